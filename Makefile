@@ -1,0 +1,50 @@
+# Two commands: `make demo` and `make test`. Both create .venv and install what is missing.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+export OPENBLAS_CORETYPE ?= Haswell
+
+# Tests and CI talk to real PostgreSQL and Redis on localhost.
+TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/crowdvl} \
+            CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
+            DJANGO_ALLOW_ASYNC_UNSAFE=true
+
+.PHONY: demo test lint pytest bench serve worker clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) manage.py demo
+
+test: $(STAMP)
+	scripts/ensure_services.sh
+	scripts/ensure_chromium.sh
+	$(MAKE) --no-print-directory lint
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+
+pytest: $(STAMP)
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(PY) manage.py makemigrations --check --dry-run
+
+bench: $(STAMP)
+	$(PY) benchmarks/stage1_neighbours.py
+
+serve: $(STAMP)
+	$(PY) manage.py migrate && $(PY) manage.py runserver
+
+worker: $(STAMP)
+	$(VENV)/bin/celery -A config worker -l info
+
+clean:
+	rm -rf var .pytest_cache

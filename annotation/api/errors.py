@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
+from pipeline.errors import InputError
+
+
+class ServiceAPIView(APIView):
+    """Turns service errors into clear JSON responses."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, InputError):
+            body: dict[str, Any] = {
+                "error": str(exc),
+                "file": exc.file,
+                "record": exc.record,
+                "field": exc.field,
+            }
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, NotAssignmentHolder | PoolConflict):
+            return Response({"error": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+        if isinstance(exc, ServiceError):
+            return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return super().handle_exception(exc)

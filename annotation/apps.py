@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AnnotationConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "annotation"
+    verbose_name = "Crowd annotation"

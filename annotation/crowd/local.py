@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+
+from annotation.crowd.base import ServerSideProvider
+from annotation.models import Batch
+
+
+class LocalProvider(ServerSideProvider):
+    """Workers open a link on this server, take their next HIT, answer and submit."""
+
+    name = "local"
+
+    def worker_url(self, *, batch: Batch) -> str:
+        return settings.CROWDVL_PUBLIC_URL.rstrip("/") + reverse("work-start", args=[batch.pk])

@@ -1,0 +1,130 @@
+"""Programmatic workers with a configurable accuracy and seed.
+
+They claim HITs and submit through the same services as the web form; they see each image
+only through its captions (excluding the query itself), a text stand-in for looking at it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from annotation.crowd.base import ServerSideProvider
+from annotation.models import Assignment, Batch, Question, Stage
+from pipeline.simulate import (
+    WorkerProfile,
+    answer_seconds,
+    discriminative_choice,
+    noisy,
+    verification_choice,
+)
+from pipeline.text import tokenize
+
+
+@dataclass
+class SimulationReport:
+    workers: int = 0
+    assignments: int = 0
+    answers: int = 0
+    worker_ids: list[str] = field(default_factory=list)
+
+
+def _tokens_of(image: Any, *, skip_caption: int | None = None) -> list[list[str]]:
+    return [tokenize(c.text) for c in image.captions.all() if c.pk != skip_caption]
+
+
+class SimulatedProvider(ServerSideProvider):
+    name = "simulated"
+
+    def answer(self, *, question: Question, profile: WorkerProfile, rng: random.Random) -> str:
+        from annotation.tasktypes import task_type_for
+
+        task = task_type_for(question.hit.batch.stage)
+        item = question.item
+        choices = task.worker_choices(question=question)
+        if question.hit.batch.stage == Stage.BISON_SELECTION:
+            captions = [
+                (str(c.coco_id), tokenize(c.text))
+                for c in sorted(item.positive.captions.all(), key=lambda c: c.coco_id)
+            ]
+            correct = discriminative_choice(captions, _tokens_of(item.negative))
+        else:
+            shown = (
+                (item.negative, item.positive)
+                if question.swapped
+                else (item.positive, item.negative)
+            )
+            skip = item.caption_id
+            correct = verification_choice(
+                tokenize(item.caption.text),
+                _tokens_of(shown[0], skip_caption=skip),
+                _tokens_of(shown[1], skip_caption=skip),
+            )
+        return noisy(correct, choices, accuracy=profile.accuracy, rng=rng)
+
+    def work(
+        self,
+        *,
+        batch: Batch,
+        workers: int,
+        profile: WorkerProfile,
+        seed: int = 0,
+        id_prefix: str | None = None,
+    ) -> SimulationReport:
+        """Let `workers` simulated workers take turns claiming and answering HITs until none
+        are left. Each worker keeps a simulated clock, so timings follow the profile."""
+        from annotation.services.assignments import (
+            assignment_claim_next,
+            assignment_submit,
+            worker_get_or_create,
+        )
+
+        rng = random.Random(f"{seed}:{batch.pk}")
+        prefix = id_prefix or f"sim-r{batch.run_id}-{batch.stage}"
+        report = SimulationReport()
+        team = [
+            worker_get_or_create(provider=self.name, external_id=f"{prefix}-{i:03d}")
+            for i in range(workers)
+        ]
+        clocks = {w.pk: timezone.now() for w in team}
+        active = list(team)
+        while active:
+            for worker in list(active):
+                assignment = assignment_claim_next(
+                    batch=batch, worker=worker, now=clocks[worker.pk]
+                )
+                if assignment is None:
+                    active.remove(worker)
+                    continue
+                answers, seconds = self._answers(assignment, profile, rng)
+                clocks[worker.pk] = assignment.accepted_at + timedelta(seconds=seconds)
+                assignment_submit(
+                    assignment_id=assignment.pk,
+                    worker=worker,
+                    answers=answers,
+                    submitted_at=clocks[worker.pk],
+                )
+                report.assignments += 1
+                report.answers += len(answers)
+        report.workers = sum(1 for w in team if w.assignments.filter(hit__batch=batch).exists())
+        report.worker_ids = [w.external_id for w in team]
+        return report
+
+    def _answers(
+        self, assignment: Assignment, profile: WorkerProfile, rng: random.Random
+    ) -> tuple[dict[str, str], float]:
+        questions = assignment.hit.questions.select_related(
+            "hit__batch", "item__caption", "item__positive", "item__negative"
+        ).prefetch_related("item__positive__captions", "item__negative__captions")
+        answers: dict[str, str] = {}
+        seconds = 0.0
+        for question in questions:
+            answers[f"q{question.position}"] = self.answer(
+                question=question, profile=profile, rng=rng
+            )
+            seconds += answer_seconds(profile, rng)
+        return answers, seconds

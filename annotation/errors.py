@@ -1,0 +1,22 @@
+"""Errors raised by services; views, APIs and commands turn them into clear messages."""
+
+from pipeline.errors import InputError
+
+
+class ServiceError(Exception):
+    """A request that cannot be carried out in the current state."""
+
+
+class PoolConflict(ServiceError):
+    """The worker belongs to another stage's pool in this run."""
+
+
+class NotAssignmentHolder(ServiceError):
+    """The worker does not hold the assignment they act on."""
+
+
+class AnswerError(InputError):
+    """A submission whose answers do not fit the HIT's questions."""
+
+
+__all__ = ["AnswerError", "InputError", "NotAssignmentHolder", "PoolConflict", "ServiceError"]

@@ -1,0 +1,47 @@
+"""Shared pieces of the management commands: clear errors and job progress display."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ServiceError
+from annotation.models import Job, JobState
+from pipeline.errors import InputError
+
+
+class ServiceCommand(BaseCommand):
+    """A command whose service errors print as one clear line and exit non-zero."""
+
+    def execute(self, *args: Any, **options: Any) -> str | None:
+        try:
+            return super().execute(*args, **options)
+        except (InputError, ServiceError) as exc:
+            raise CommandError(str(exc)) from exc
+
+    def wait_for_job(self, job: Job, *, poll: float = 0.5, timeout: float = 24 * 3600) -> Job:
+        """Show a job's progress until it ends; fail the command if the job failed."""
+        deadline = time.monotonic() + timeout
+        last = None
+        tty = sys.stdout.isatty()
+        while True:
+            job.refresh_from_db()
+            line = f"[job {job.pk} {job.name}] {job.progress:5.1f}% {job.message}"
+            if line != last:
+                self.stdout.write(
+                    ("\r" + line.ljust(100)) if tty else line, ending="" if tty else "\n"
+                )
+                last = line
+            if job.state in (JobState.SUCCEEDED, JobState.FAILED):
+                if tty:
+                    self.stdout.write("")
+                break
+            if time.monotonic() > deadline:
+                raise CommandError(f"job {job.pk} did not finish within {timeout:.0f} s")
+            time.sleep(poll)
+        if job.state == JobState.FAILED:
+            raise CommandError(f"job {job.pk} failed: {job.error}")
+        return job

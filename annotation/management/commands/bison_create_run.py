@@ -1,0 +1,30 @@
+from django.core.management.base import CommandError
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Dataset, RunKind
+from annotation.services.runs import run_create
+
+
+class Command(ServiceCommand):
+    help = "Create a COCO-BISON run on an imported dataset."
+
+    def add_arguments(self, parser):
+        parser.add_argument("dataset", help="dataset name or id")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--verifiers", type=int, default=2, help="stage-3 workers per triple")
+
+    def handle(self, *args, **opts):
+        key = opts["dataset"]
+        dataset = Dataset.objects.filter(
+            **({"pk": int(key)} if key.isdigit() else {"name": key})
+        ).first()
+        if dataset is None:
+            raise CommandError(f"no dataset {key!r}; import one with import_coco")
+        run = run_create(
+            dataset=dataset,
+            kind=RunKind.BISON,
+            name=opts["name"],
+            config={"seed": opts["seed"], "verifiers": opts["verifiers"]},
+        )
+        self.stdout.write(f"run {run.pk} created on dataset '{dataset.name}'")

@@ -1,0 +1,20 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Job
+
+
+class Command(ServiceCommand):
+    help = "Show a background job's progress (or follow it with --wait)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("job", type=int)
+        parser.add_argument("--wait", action="store_true")
+
+    def handle(self, *args, **opts):
+        job = get_object_or_404(Job, pk=opts["job"])
+        if opts["wait"]:
+            job = self.wait_for_job(job)
+        self.stdout.write(f"job {job.pk} {job.name}: {job.state} {job.progress:.1f}% {job.message}")
+        if job.error:
+            self.stdout.write(f"error: {job.error}")

@@ -1,0 +1,29 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.crowd import provider_for
+from annotation.management.base import ServiceCommand
+from annotation.models import Batch
+from pipeline.simulate import WorkerProfile
+
+
+class Command(ServiceCommand):
+    help = "Let simulated workers complete a batch published with the 'simulated' provider."
+
+    def add_arguments(self, parser):
+        parser.add_argument("batch", type=int)
+        parser.add_argument("--workers", type=int, default=10)
+        parser.add_argument("--accuracy", type=float, default=0.9)
+        parser.add_argument("--seconds", type=float, default=20.0, help="mean seconds per answer")
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **opts):
+        batch = get_object_or_404(Batch, pk=opts["batch"], provider="simulated")
+        report = provider_for("simulated").work(
+            batch=batch,
+            workers=opts["workers"],
+            seed=opts["seed"],
+            profile=WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=opts["seconds"]),
+        )
+        self.stdout.write(
+            f"{report.workers} workers submitted {report.assignments} assignments ({report.answers} answers)"
+        )

@@ -1,0 +1,358 @@
+"""Domain tables. No side effects here: state changes live in services (annotation/services)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+from django.db.models import Q
+
+
+class ImageSource(models.TextChoices):
+    COCO_URL = "coco_url", "The file's coco_url"
+    URL_PREFIX = "url_prefix", "URL prefix + file_name"
+    LOCAL_DIR = "local_dir", "Local folder served by this app"
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    source_file = models.CharField(max_length=500)
+    checksum = models.CharField(max_length=64, help_text="sha256 of the imported file")
+    image_source = models.CharField(max_length=20, choices=ImageSource.choices)
+    image_location = models.CharField(max_length=500, blank=True)
+    info = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Image(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="images")
+    coco_id = models.BigIntegerField()
+    file_name = models.CharField(max_length=300)
+    coco_url = models.CharField(max_length=500, blank=True)
+    width = models.IntegerField(null=True, blank=True)
+    height = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "coco_id"], name="image_unique_coco_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"image {self.coco_id}"
+
+
+class Caption(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="captions")
+    image = models.ForeignKey(Image, on_delete=models.CASCADE, related_name="captions")
+    coco_id = models.BigIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "coco_id"], name="caption_unique_coco_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"caption {self.coco_id}"
+
+
+class RunKind(models.TextChoices):
+    BISON = "bison", "COCO-BISON"
+
+
+class RunStatus(models.TextChoices):
+    CREATED = "created"
+    PAIRING = "pairing"
+    PAIRED = "paired"
+    SELECTING = "selecting"
+    VERIFYING = "verifying"
+    EXPORTED = "exported"
+    FAILED = "failed"
+
+
+class Run(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="runs")
+    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    name = models.CharField(max_length=200, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.CREATED)
+    embedding_dim = models.IntegerField(null=True, blank=True)
+    embedding_source = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} run {self.pk}"
+
+
+class Stage(models.TextChoices):
+    """A stage of a run that crowd workers take part in."""
+
+    BISON_SELECTION = "bison_selection", "BISON stage 2: caption selection"
+    BISON_VERIFICATION = "bison_verification", "BISON stage 3: verification"
+
+
+class ItemKind(models.TextChoices):
+    IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
+    TRIPLE = "triple", "Query-positive-negative triple"
+
+
+class Item(models.Model):
+    """What a question is about. BISON: image pairs from stage 1, triples from stage 2."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
+    kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    positive = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+")
+    negative = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+", null=True)
+    caption = models.ForeignKey(Caption, on_delete=models.PROTECT, related_name="+", null=True)
+    source = models.ForeignKey(
+        "self", on_delete=models.CASCADE, related_name="derived", null=True, blank=True
+    )
+    similarity = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "positive"],
+                condition=Q(kind="image_pair"),
+                name="item_one_pair_per_positive",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "source", "caption"],
+                condition=Q(kind="triple"),
+                name="item_one_triple_per_pair_caption",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "kind"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.pk}"
+
+
+class JobState(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Job(models.Model):
+    """A background job's record: what the CLI, the API and the admin read progress from."""
+
+    name = models.CharField(max_length=100)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs", null=True)
+    params = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.PENDING)
+    progress = models.FloatField(default=0.0, help_text="percent")
+    message = models.CharField(max_length=500, blank=True)
+    error = models.TextField(blank=True)
+    parts_total = models.IntegerField(default=0)
+    parts_done = models.JSONField(default=list, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.name} ({self.state})"
+
+
+class BatchStatus(models.TextChoices):
+    DRAFT = "draft"
+    PUBLISHED = "published"
+    COMPLETED = "completed"
+    EXPIRED = "expired"
+
+
+def default_qualifications() -> dict:
+    return {
+        "min_approved_hits": 500,
+        "min_approval_percent": 97,
+        "locales": ["US", "GB", "CA", "AU", "NZ", "IE"],
+    }
+
+
+class Batch(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="batches")
+    stage = models.CharField(max_length=40, choices=Stage.choices)
+    provider = models.CharField(max_length=20)
+    status = models.CharField(max_length=20, choices=BatchStatus.choices, default=BatchStatus.DRAFT)
+    title = models.CharField(max_length=200)
+    items_per_hit = models.PositiveIntegerField(default=10)
+    assignments_per_hit = models.PositiveIntegerField(default=1)
+    reward = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.10"))
+    lifetime_seconds = models.PositiveIntegerField(default=7 * 24 * 3600)
+    assignment_duration_seconds = models.PositiveIntegerField(default=3600)
+    qualifications = models.JSONField(default=default_qualifications)
+    seed = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} ({self.stage})"
+
+
+class HitStatus(models.TextChoices):
+    OPEN = "open"
+    COMPLETE = "complete"
+    EXPIRED = "expired"
+
+
+class Hit(models.Model):
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits")
+    position = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=HitStatus.choices, default=HitStatus.OPEN)
+    provider_hit_id = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "position"], name="hit_unique_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"HIT {self.pk}"
+
+
+class Question(models.Model):
+    """One item inside a HIT. Server side only: `swapped` says which side the positive is on."""
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="questions")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="questions")
+    position = models.PositiveIntegerField()
+    swapped = models.BooleanField(
+        default=False, help_text="verification: the positive is shown on the right"
+    )
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "position"], name="question_unique_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"question {self.position + 1} of HIT {self.hit_id}"
+
+
+class Worker(models.Model):
+    provider = models.CharField(max_length=20)
+    external_id = models.CharField(max_length=100)
+    blocked = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="worker_unique_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.external_id}"
+
+
+class PoolMembership(models.Model):
+    """A worker belongs to at most one stage's pool within a run: the pools stay disjoint."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pool_memberships")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="pool_memberships")
+    stage = models.CharField(max_length=40, choices=Stage.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "worker"], name="pool_one_stage_per_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} in {self.stage} of run {self.run_id}"
+
+
+class AssignmentState(models.TextChoices):
+    ACCEPTED = "accepted"
+    SUBMITTED = "submitted"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    ABANDONED = "abandoned"
+
+
+class Assignment(models.Model):
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    state = models.CharField(
+        max_length=20, choices=AssignmentState.choices, default=AssignmentState.ACCEPTED
+    )
+    provider_assignment_id = models.CharField(max_length=100, blank=True)
+    accepted_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker")
+        ]
+        indexes = [models.Index(fields=["hit", "state"])]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk}"
+
+
+class Answer(models.Model):
+    """One answer to one question. `label` is the server's reading of the worker's choice:
+    selection: a caption id or "none"; verification: positive/negative/both/neither."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    choice = models.CharField(max_length=40, help_text="what the worker clicked")
+    label = models.CharField(max_length=40)
+    caption = models.ForeignKey(Caption, on_delete=models.PROTECT, null=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "question"], name="answer_once_per_question"
+            )
+        ]
+        indexes = [models.Index(fields=["question", "label"])]
+
+    def __str__(self) -> str:
+        return f"answer {self.label} to question {self.question_id}"
+
+
+class Event(models.Model):
+    """An audit row written by every named state change."""
+
+    action = models.CharField(max_length=60)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, related_name="events")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, null=True, related_name="events")
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, null=True, related_name="events"
+    )
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, null=True, related_name="events")
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.action} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class Export(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="exports")
+    format = models.CharField(max_length=40)
+    version = models.PositiveIntegerField()
+    path = models.CharField(max_length=500)
+    checksum = models.CharField(max_length=64)
+    manifest = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "format", "version"], name="export_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.format} v{self.version} of run {self.run_id}"

@@ -1,0 +1,1 @@
+"""Selectors: reads, aggregated in the database."""

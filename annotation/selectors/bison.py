@@ -1,0 +1,114 @@
+"""BISON reads: agreement and per-stage counts, aggregated in the database."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from django.db.models import Count, F, Q, QuerySet
+
+from annotation.models import Assignment, AssignmentState, Item, ItemKind, Run, Stage
+
+DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
+
+
+def bison_required_verifiers(run: Run) -> int:
+    return int(run.config.get("verifiers", 2))
+
+
+def _answers_in(stage: str, prefix: str = "questions__") -> Q:
+    return Q(
+        **{
+            f"{prefix}hit__batch__stage": stage,
+            f"{prefix}answers__assignment__state__in": DONE_STATES,
+        }
+    )
+
+
+def bison_triples_with_votes(*, run: Run) -> QuerySet[Item]:
+    """Triples annotated with their number of verification answers and positive answers."""
+    done = _answers_in(Stage.BISON_VERIFICATION)
+    return Item.objects.filter(run=run, kind=ItemKind.TRIPLE).annotate(
+        votes=Count("questions__answers", filter=done),
+        positive_votes=Count(
+            "questions__answers", filter=done & Q(questions__answers__label="positive")
+        ),
+    )
+
+
+def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
+    """Triples every verifier (at least the required number) matched to their positive image."""
+    return (
+        bison_triples_with_votes(run=run)
+        .filter(votes__gte=bison_required_verifiers(run), positive_votes=F("votes"))
+        .order_by("pk")
+    )
+
+
+def _workers(run: Run, stage: str) -> int:
+    return (
+        Assignment.objects.filter(
+            hit__batch__run=run, hit__batch__stage=stage, state__in=DONE_STATES
+        )
+        .values("worker")
+        .distinct()
+        .count()
+    )
+
+
+def _median_seconds_per_answer(run: Run, stage: str) -> float | None:
+    rows = (
+        Assignment.objects.filter(
+            hit__batch__run=run,
+            hit__batch__stage=stage,
+            state__in=DONE_STATES,
+            submitted_at__isnull=False,
+        )
+        .annotate(n=Count("answers"))
+        .values_list("accepted_at", "submitted_at", "n")
+    )
+    per_answer = [(s - a).total_seconds() / n for a, s, n in rows if n]
+    return round(statistics.median(per_answer), 2) if per_answer else None
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 2) if whole else None
+
+
+def bison_stage_counts(*, run: Run) -> dict[str, Any]:
+    """Counts and conversion rates per stage, as the paper reports them."""
+    selection = _answers_in(Stage.BISON_SELECTION)
+    pair_counts = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).aggregate(
+        pairs=Count("pk", distinct=True),
+        judged=Count("pk", filter=selection, distinct=True),
+    )
+    triples = Item.objects.filter(run=run, kind=ItemKind.TRIPLE)
+    pairs_with_triple = triples.values("source").distinct().count()
+    required = bison_required_verifiers(run)
+    triple_counts = bison_triples_with_votes(run=run).aggregate(
+        triples=Count("pk"),
+        judged=Count("pk", filter=Q(votes__gte=required)),
+        verified=Count("pk", filter=Q(votes__gte=required, positive_votes=F("votes"))),
+    )
+    return {
+        "stage1": {"images": run.dataset.images.count(), "pairs": pair_counts["pairs"]},
+        "stage2": {
+            "pairs_judged": pair_counts["judged"],
+            "pairs_with_triple": pairs_with_triple,
+            "pairs_none": pair_counts["judged"] - pairs_with_triple,
+            "triples": triple_counts["triples"],
+            "conversion_percent": _rate(pairs_with_triple, pair_counts["judged"]),
+            "workers": _workers(run, Stage.BISON_SELECTION),
+            "median_seconds_per_annotation": _median_seconds_per_answer(run, Stage.BISON_SELECTION),
+        },
+        "stage3": {
+            "verifiers_per_triple": required,
+            "triples_judged": triple_counts["judged"],
+            "verified": triple_counts["verified"],
+            "conversion_percent": _rate(triple_counts["verified"], triple_counts["judged"]),
+            "workers": _workers(run, Stage.BISON_VERIFICATION),
+            "median_seconds_per_annotation": _median_seconds_per_answer(
+                run, Stage.BISON_VERIFICATION
+            ),
+        },
+    }

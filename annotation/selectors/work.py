@@ -1,0 +1,24 @@
+"""What a worker's page shows: built from the task type, never from gold or hidden fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.models import Assignment
+from annotation.tasktypes import task_type_for
+
+
+def hit_view(*, assignment: Assignment) -> dict[str, Any]:
+    batch = assignment.hit.batch
+    task = task_type_for(batch.stage)
+    questions = assignment.hit.questions.select_related(
+        "item__positive__dataset", "item__negative__dataset", "item__caption"
+    ).prefetch_related("item__positive__captions")
+    return {
+        "template": task.template_name,
+        "title": task.title,
+        "questions": [
+            {"key": f"q{q.position}", "number": q.position + 1, **task.question_view(question=q)}
+            for q in questions
+        ],
+    }

@@ -1,0 +1,271 @@
+"""Workers claiming HITs, submitting answers, and their work being reviewed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStatus,
+    Hit,
+    HitStatus,
+    PoolMembership,
+    Run,
+    Worker,
+)
+from annotation.services.batches import batch_refresh_status
+from annotation.services.events import event_record
+from annotation.tasktypes import task_type_for
+
+DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
+
+
+def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
+    external_id = external_id.strip()
+    if not external_id or len(external_id) > 100:
+        raise ServiceError("a worker id must be 1 to 100 characters")
+    worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
+    return worker
+
+
+def pool_join(*, run: Run, worker: Worker, stage: str) -> PoolMembership:
+    """Put `worker` in `stage`'s pool of `run`, or refuse if they work in another stage."""
+    membership, created = PoolMembership.objects.get_or_create(
+        run=run, worker=worker, defaults={"stage": stage}
+    )
+    if membership.stage != stage:
+        raise PoolConflict(
+            f"worker {worker.external_id} already works on {membership.get_stage_display()} "
+            f"in run {run.pk}; the two stages' workers must be different people"
+        )
+    if created:
+        event_record(action="pool.joined", run=run, worker=worker, data={"stage": stage})
+    return membership
+
+
+def _active_assignments(now: datetime, batch: Batch) -> Q:
+    fresh = now - timedelta(seconds=batch.assignment_duration_seconds)
+    return Q(state__in=DONE_STATES) | Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh)
+
+
+def assignment_claim_next(
+    *, batch: Batch, worker: Worker, now: datetime | None = None
+) -> Assignment | None:
+    """Give `worker` their open assignment in `batch`, or a new one on a HIT they have not done.
+
+    HIT rows are locked while a slot is taken so two workers never fill the same last slot.
+    """
+    now = now or timezone.now()
+    if worker.blocked:
+        raise ServiceError(f"worker {worker.external_id} is blocked")
+    if batch.status != BatchStatus.PUBLISHED:
+        return None
+    with transaction.atomic():
+        pool_join(run=batch.run, worker=worker, stage=batch.stage)
+        mine = (
+            Assignment.objects.filter(
+                hit__batch=batch, worker=worker, state=AssignmentState.ACCEPTED
+            )
+            .filter(_active_assignments(now, batch))
+            .first()
+        )
+        if mine is not None:
+            return mine
+        active = (
+            Assignment.objects.filter(_active_assignments(now, batch), hit=OuterRef("pk"))
+            .order_by()
+            .values("hit")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        candidates = (
+            Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
+            .exclude(assignments__worker=worker)
+            .annotate(active=Coalesce(Subquery(active), Value(0)))
+            .filter(active__lt=batch.assignments_per_hit)
+            .order_by("position")
+        )
+        for hit in candidates.select_for_update(skip_locked=True, of=("self",))[:20]:
+            # Recount under the lock: the annotation was read before the row was locked.
+            taken = hit.assignments.filter(_active_assignments(now, batch)).count()
+            if taken >= batch.assignments_per_hit:
+                continue
+            # An expired, never-submitted assignment by someone else frees its slot.
+            assignment = Assignment.objects.create(hit=hit, worker=worker, accepted_at=now)
+            event_record(
+                action="assignment.accepted",
+                run=batch.run,
+                batch=batch,
+                assignment=assignment,
+                worker=worker,
+            )
+            return assignment
+    return None
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    assignment: Assignment
+    created: bool
+
+
+def _stored_choices(assignment: Assignment) -> dict[str, str]:
+    return {
+        f"q{position}": choice
+        for position, choice in assignment.answers.values_list("question__position", "choice")
+    }
+
+
+def assignment_submit(
+    *,
+    assignment_id: int,
+    worker: Worker,
+    answers: Mapping[str, str],
+    submitted_at: datetime | None = None,
+) -> SubmitResult:
+    """Validate and store a worker's answers (keys `q<position>`). Idempotent on resubmission."""
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("hit__batch__run", "worker")
+            .get(pk=assignment_id)
+        )
+        if assignment.worker_id != worker.pk:
+            raise NotAssignmentHolder(
+                f"assignment {assignment_id} is not held by worker {worker.external_id}"
+            )
+        batch = assignment.hit.batch
+        answers = {str(k): str(v) for k, v in answers.items()}
+        if assignment.state != AssignmentState.ACCEPTED:
+            if assignment.state == AssignmentState.ABANDONED:
+                raise ServiceError(
+                    f"assignment {assignment_id} was abandoned and cannot be submitted"
+                )
+            if _stored_choices(assignment) == answers:
+                return SubmitResult(assignment=assignment, created=False)
+            raise ServiceError(
+                f"assignment {assignment_id} was already submitted with different answers"
+            )
+        membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
+        if membership is None or membership.stage != batch.stage:
+            raise PoolConflict(
+                f"worker {worker.external_id} is not in the {batch.stage} pool of run {batch.run_id}"
+            )
+        task = task_type_for(batch.stage)
+        questions = list(
+            assignment.hit.questions.select_related(
+                "item__positive__dataset", "item__negative__dataset", "item__caption"
+            ).prefetch_related("item__positive__captions")
+        )
+        expected = {f"q{q.position}": q for q in questions}
+        missing = [k for k in expected if k not in answers or not answers[k]]
+        if missing:
+            raise AnswerError(
+                f"{len(missing)} of {len(expected)} questions are not answered",
+                record=f"assignment {assignment_id}",
+                field=", ".join(missing),
+            )
+        extra = sorted(set(answers) - set(expected))
+        if extra:
+            raise AnswerError(
+                "answers for questions that are not in this HIT",
+                record=f"assignment {assignment_id}",
+                field=", ".join(extra),
+            )
+        rows = []
+        for key, question in expected.items():
+            parsed = task.parse_answer(question=question, value=answers[key])
+            rows.append(
+                Answer(
+                    assignment=assignment,
+                    question=question,
+                    choice=parsed.choice,
+                    label=parsed.label,
+                    caption=parsed.caption,
+                )
+            )
+        Answer.objects.bulk_create(rows)
+        assignment.state = AssignmentState.SUBMITTED
+        assignment.submitted_at = submitted_at or timezone.now()
+        assignment.save(update_fields=["state", "submitted_at"])
+        event_record(
+            action="assignment.submitted",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=worker,
+            data={"answers": len(rows)},
+        )
+        _hit_refresh(hit=assignment.hit)
+    batch_refresh_status(batch=batch)
+    return SubmitResult(assignment=assignment, created=True)
+
+
+def _hit_refresh(*, hit: Hit) -> None:
+    done = hit.assignments.filter(state__in=DONE_STATES).count()
+    status = HitStatus.COMPLETE if done >= hit.batch.assignments_per_hit else HitStatus.OPEN
+    if hit.status != status and hit.status != HitStatus.EXPIRED:
+        Hit.objects.filter(pk=hit.pk).update(status=status)
+        hit.status = status
+
+
+def assignment_approve(*, assignment: Assignment) -> Assignment:
+    from annotation.crowd import provider_for
+
+    if assignment.state == AssignmentState.APPROVED:
+        return assignment
+    if assignment.state != AssignmentState.SUBMITTED:
+        raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not submitted")
+    batch = assignment.hit.batch
+    provider_for(batch.provider).approve(assignment=assignment)
+    with transaction.atomic():
+        Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.APPROVED)
+        assignment.state = AssignmentState.APPROVED
+        event_record(
+            action="assignment.approved",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+        )
+    return assignment
+
+
+def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
+    """Reject submitted work; its answers stop counting and the HIT reopens for another worker."""
+    from annotation.crowd import provider_for
+
+    if not feedback.strip():
+        raise ServiceError("rejecting work needs feedback for the worker")
+    if assignment.state == AssignmentState.REJECTED:
+        return assignment
+    if assignment.state != AssignmentState.SUBMITTED:
+        raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not submitted")
+    batch = assignment.hit.batch
+    provider_for(batch.provider).reject(assignment=assignment, feedback=feedback)
+    with transaction.atomic():
+        Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.REJECTED)
+        assignment.state = AssignmentState.REJECTED
+        event_record(
+            action="assignment.rejected",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"feedback": feedback},
+        )
+        _hit_refresh(hit=assignment.hit)
+        if assignment.hit.status == HitStatus.OPEN and batch.status == BatchStatus.COMPLETED:
+            Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+    return assignment

@@ -1,0 +1,41 @@
+"""Creating runs and moving them between states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.errors import ServiceError
+from annotation.models import Dataset, Run, RunKind, RunStatus
+from annotation.services.events import event_record
+
+
+def run_create(
+    *,
+    dataset: Dataset,
+    kind: str = RunKind.BISON,
+    name: str = "",
+    config: dict[str, Any] | None = None,
+) -> Run:
+    if kind not in RunKind.values:
+        raise ServiceError(f"unknown run kind {kind!r}; known: {', '.join(RunKind.values)}")
+    run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config or {})
+    event_record(action="run.created", run=run, data={"config": run.config})
+    return run
+
+
+def run_set_status(*, run: Run, status: str, **data: Any) -> None:
+    previous = run.status
+    Run.objects.filter(pk=run.pk).update(status=status)
+    run.status = status
+    event_record(action="run.status", run=run, data={"from": previous, "to": status, **data})
+
+
+def run_require_status(*, run: Run, allowed: set[str], action: str) -> None:
+    if run.status not in allowed:
+        raise ServiceError(
+            f"cannot {action}: run {run.pk} is {run.status!r} "
+            f"(needs one of {', '.join(sorted(allowed))})"
+        )
+
+
+__all__ = ["RunStatus", "run_create", "run_require_status", "run_set_status"]

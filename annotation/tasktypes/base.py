@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotation.models import Caption, Item, Question, Run
+from annotation.selectors.images import image_url
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    choice: str
+    label: str
+    caption: Caption | None = None
+
+
+class TaskType(ABC):
+    stage: str
+    title: str
+    template_name: str
+    default_assignments: int = 1
+    default_items_per_hit: int = 10
+    choices: tuple[str, ...] = ()
+
+    @abstractmethod
+    def items_for_batch(self, *, run: Run) -> QuerySet[Item]:
+        """Items this stage asks about that no batch of this stage holds yet."""
+
+    @abstractmethod
+    def question_view(self, *, question: Question) -> dict[str, Any]:
+        """What the worker sees for one question. Never gold, never which image is positive."""
+
+    @abstractmethod
+    def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
+        """Read one submitted value; raise AnswerError if it does not fit the question."""
+
+    def worker_choices(self, *, question: Question) -> list[str]:
+        """The values a worker may submit for `question` (used by simulated workers)."""
+        return list(self.choices)
+
+    @staticmethod
+    def image_view(image: Any) -> dict[str, Any]:
+        return {"url": image_url(image), "width": image.width, "height": image.height}

@@ -1,0 +1,108 @@
+"""Worker pages for the local provider: parse the request, call a service, render."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from annotation.errors import AnswerError, PoolConflict, ServiceError
+from annotation.models import Assignment, AssignmentState, Batch, Image, ImageSource, Worker
+from annotation.selectors.work import hit_view
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+
+SESSION_WORKER = "crowdvl_worker"
+PROVIDER = "local"
+
+
+def _session_worker(request: HttpRequest) -> Worker | None:
+    pk = request.session.get(SESSION_WORKER)
+    return Worker.objects.filter(pk=pk).first() if pk else None
+
+
+@require_http_methods(["GET", "POST"])
+def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
+    if request.method == "POST":
+        try:
+            worker = worker_get_or_create(
+                provider=PROVIDER, external_id=request.POST.get("worker_id", "")
+            )
+        except ServiceError as exc:
+            return render(
+                request,
+                "annotation/work_start.html",
+                {"batch": batch, "error": str(exc)},
+                status=400,
+            )
+        request.session[SESSION_WORKER] = worker.pk
+        return redirect("work-next", batch_id=batch.pk)
+    return render(
+        request, "annotation/work_start.html", {"batch": batch, "worker": _session_worker(request)}
+    )
+
+
+def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
+    worker = _session_worker(request)
+    if worker is None:
+        return redirect("work-start", batch_id=batch.pk)
+    try:
+        assignment = assignment_claim_next(batch=batch, worker=worker)
+    except (PoolConflict, ServiceError) as exc:
+        return render(
+            request, "annotation/work_done.html", {"batch": batch, "reason": str(exc)}, status=403
+        )
+    if assignment is None:
+        return render(request, "annotation/work_done.html", {"batch": batch})
+    return redirect("work-assignment", assignment_id=assignment.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    worker = _session_worker(request)
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("hit__batch"), pk=assignment_id
+    )
+    if worker is None or assignment.worker_id != worker.pk:
+        raise Http404("no such assignment for this worker")
+    batch = assignment.hit.batch
+    error = None
+    if request.method == "POST":
+        answers = {k: v for k, v in request.POST.items() if k.startswith("q")}
+        try:
+            assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+        except (AnswerError, ServiceError) as exc:
+            error = str(exc)
+        else:
+            messages.success(request, "Thank you, your answers were saved.")
+            return redirect("work-next", batch_id=batch.pk)
+    elif assignment.state != AssignmentState.ACCEPTED:
+        return redirect("work-next", batch_id=batch.pk)
+    view = hit_view(assignment=assignment)
+    return render(
+        request,
+        view["template"],
+        {**view, "assignment": assignment, "batch": batch, "error": error},
+        status=400 if error else 200,
+    )
+
+
+def image_file(request: HttpRequest, image_id: int) -> FileResponse:
+    """Serve an image from a dataset's local folder (the `local_dir` image source)."""
+    image = get_object_or_404(Image.objects.select_related("dataset"), pk=image_id)
+    dataset = image.dataset
+    if dataset.image_source != ImageSource.LOCAL_DIR:
+        raise Http404("image is not served by this server")
+    from pathlib import Path
+
+    root = Path(dataset.image_location).resolve()
+    path = (root / image.file_name).resolve()
+    if root not in path.parents or not path.is_file():
+        raise Http404("image file missing")
+    return FileResponse(path.open("rb"))

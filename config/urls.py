@@ -1,0 +1,13 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from annotation import views
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", include("annotation.api.urls")),
+    path("work/<int:batch_id>/", views.work_start, name="work-start"),
+    path("work/<int:batch_id>/next/", views.work_next, name="work-next"),
+    path("work/assignment/<int:assignment_id>/", views.work_assignment, name="work-assignment"),
+    path("images/<int:image_id>/", views.image_file, name="image-file"),
+]

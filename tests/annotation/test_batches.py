@@ -1,0 +1,79 @@
+from decimal import Decimal
+
+import pytest
+
+from annotation.errors import ServiceError
+from annotation.models import Batch, Hit, Question, Stage
+from annotation.services.batches import batch_create, batch_publish
+from pipeline.errors import InputError
+from tests.factories import selection_done_factory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_selection_batch_packs_pairs_into_hits(paired_run):
+    batch = batch_create(
+        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=4
+    )
+    hits = list(batch.hits.order_by("position"))
+    assert [h.questions.count() for h in hits] == [4, 2]
+    assert Question.objects.filter(hit__batch=batch).values("item").distinct().count() == 6
+    assert batch.assignments_per_hit == 1 and batch.reward == Decimal("0.10")
+    assert batch.qualifications == {
+        "min_approved_hits": 500,
+        "min_approval_percent": 97,
+        "locales": ["US", "GB", "CA", "AU", "NZ", "IE"],
+    }
+    with pytest.raises(ServiceError, match="no items waiting"):
+        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+
+
+def test_default_is_ten_pairs_per_hit_and_two_verifiers(paired_run):
+    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
+    assert batch.items_per_hit == 10
+    batch_publish(batch=batch)
+    from annotation.crowd import provider_for
+    from pipeline.simulate import WorkerProfile
+
+    provider_for("simulated").work(batch=batch, workers=1, profile=WorkerProfile(accuracy=1.0))
+    verification = batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+    assert verification.assignments_per_hit == 2 and verification.items_per_hit == 10
+
+
+def test_stage3_before_stage2_results_is_refused(paired_run):
+    with pytest.raises(ServiceError, match="no stage-2 results"):
+        batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+    batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    with pytest.raises(ServiceError, match="no stage-2 results"):
+        batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+    assert Batch.objects.filter(stage=Stage.BISON_VERIFICATION).count() == 0
+
+
+def test_verification_sides_are_drawn_on_the_server_and_mixed(paired_run):
+    selection_done_factory(paired_run)
+    batch = batch_create(
+        run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=2
+    )
+    swapped = list(Question.objects.filter(hit__batch=batch).values_list("swapped", flat=True))
+    assert len(swapped) >= 4
+    assert any(swapped) and not all(swapped)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"reward": "0"}, "reward"),
+        ({"reward": "0.105"}, "reward"),
+        ({"reward": "ten"}, "reward"),
+        ({"qualifications": {"min_karma": 3}}, "qualifications"),
+        ({"qualifications": {"min_approval_percent": 120}}, "min_approval_percent"),
+        ({"qualifications": {"locales": ["usa"]}}, "locales"),
+        ({"provider": "carrier-pigeon"}, "provider"),
+    ],
+)
+def test_bad_batch_settings_write_nothing(paired_run, kwargs, field):
+    args = {"run": paired_run, "stage": Stage.BISON_SELECTION, "provider": "local", **kwargs}
+    with pytest.raises(InputError) as err:
+        batch_create(**args)
+    assert err.value.field == field
+    assert Batch.objects.count() == 0 and Hit.objects.count() == 0

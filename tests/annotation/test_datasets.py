@@ -1,0 +1,135 @@
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Caption, Dataset, Image
+from annotation.services.datasets import dataset_import
+from pipeline.errors import InputError
+from tests.factories import coco_document, write_coco
+
+pytestmark = pytest.mark.django_db
+
+
+def test_import_real_sample_and_reimport_changes_nothing(sample_path):
+    first = dataset_import(path=sample_path)
+    assert first.created and (first.images, first.captions) == (462, 2312)
+    caption = Caption.objects.get(coco_id=324)
+    assert caption.text == "A tray of black and white sprinkled doughnuts "  # kept as-is
+    assert caption.image.coco_id == 183786
+    again = dataset_import(path=sample_path)
+    assert not again.created and again.dataset.pk == first.dataset.pk
+    assert Image.objects.count() == 462 and Caption.objects.count() == 2312
+
+
+def test_same_name_from_a_different_file_is_refused(tmp_path):
+    write_coco(tmp_path / "a" / "toy.json")
+    dataset_import(path=tmp_path / "a" / "toy.json")
+    doc = coco_document()
+    doc["annotations"][0]["caption"] = "changed"
+    write_coco(tmp_path / "b" / "toy.json", doc)
+    with pytest.raises(InputError, match="different file"):
+        dataset_import(path=tmp_path / "b" / "toy.json")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "record"),
+    [
+        (lambda d: d.pop("annotations"), "annotations", None),
+        (lambda d: d.pop("images"), "images", None),
+        (
+            lambda d: d["annotations"].append({"id": 5, "image_id": 4242, "caption": "x"}),
+            "image_id",
+            5,
+        ),
+        (lambda d: d["images"].append(dict(d["images"][0])), "id", 100),
+        (lambda d: d["annotations"].append(dict(d["annotations"][0])), "id", 1000),
+        (lambda d: d["annotations"][3].update(caption="   "), "caption", 1003),
+    ],
+    ids=[
+        "no-annotations",
+        "no-images",
+        "unknown-image",
+        "dup-image",
+        "dup-caption",
+        "empty-caption",
+    ],
+)
+def test_bad_files_name_file_record_field_and_write_nothing(tmp_path, mutate, field, record):
+    doc = coco_document()
+    mutate(doc)
+    path = write_coco(tmp_path / "bad.json", doc)
+    with pytest.raises(InputError) as err:
+        dataset_import(path=path)
+    assert err.value.file == str(path)
+    assert err.value.field == field
+    if record is not None:
+        assert str(record) in str(err.value.record)
+    assert (
+        Dataset.objects.count() == 0 and Image.objects.count() == 0 and Caption.objects.count() == 0
+    )
+
+
+def test_malformed_json_names_the_position(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"images": [,]}')
+    with pytest.raises(InputError, match="line 1") as err:
+        dataset_import(path=path)
+    assert err.value.file == str(path)
+    assert Dataset.objects.count() == 0
+
+
+def test_images_without_captions_are_skipped_with_a_warning(tmp_path):
+    path = write_coco(tmp_path / "x.json", coco_document(extra_images=2))
+    result = dataset_import(path=path)
+    assert result.images == 6 and sorted(result.skipped_images) == [900, 901]
+    assert len(result.warnings) == 2
+    assert not Image.objects.filter(coco_id__in=[900, 901]).exists()
+
+
+def test_local_folder_must_exist(tmp_path):
+    path = write_coco(tmp_path / "x.json")
+    with pytest.raises(InputError, match="does not exist") as err:
+        dataset_import(path=path, image_source="local_dir", image_location=str(tmp_path / "nope"))
+    assert err.value.field == "image_location"
+    assert Dataset.objects.count() == 0
+
+
+def test_command_and_api(tmp_path, admin_client, capsys):
+    path = write_coco(tmp_path / "cmd.json")
+    call_command(
+        "import_coco",
+        str(path),
+        "--image-source",
+        "url_prefix",
+        "--image-location",
+        "https://img.example/",
+    )
+    assert "6 images, 30 captions" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="field 'image_id'"):
+        doc = coco_document()
+        doc["annotations"][0]["image_id"] = 1
+        call_command("import_coco", str(write_coco(tmp_path / "bad.json", doc)))
+
+    api_path = write_coco(tmp_path / "api.json")
+    response = admin_client.post(
+        "/api/datasets/import/", {"path": str(api_path)}, content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["images"] == 6
+    again = admin_client.post(
+        "/api/datasets/import/", {"path": str(api_path)}, content_type="application/json"
+    )
+    assert again.status_code == 200 and again.json()["created"] is False
+    bad = tmp_path / "bad2.json"
+    bad.write_text(json.dumps({"images": []}))
+    response = admin_client.post(
+        "/api/datasets/import/", {"path": str(bad)}, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "annotations" and response.json()["file"] == str(bad)
+
+
+def test_api_requires_admin(client, tmp_path):
+    response = client.post("/api/datasets/import/", {"path": "x"}, content_type="application/json")
+    assert response.status_code in (401, 403)

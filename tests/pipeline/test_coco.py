@@ -1,0 +1,230 @@
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from pipeline.coco import CocoCaption, CocoImage, load_coco_captions, parse_coco_captions
+from pipeline.errors import InputError
+from tests.pipeline.conftest import COCO_SAMPLE
+
+FILE = "captions.json"
+
+
+def valid_doc() -> dict[str, Any]:
+    return {
+        "info": {"description": "test"},
+        "images": [
+            {"id": 30, "file_name": "c.jpg", "coco_url": "http://x/c.jpg", "width": 640, "height": 480},
+            {"id": 10, "file_name": "a.jpg"},
+            {"id": 20, "file_name": "b.jpg", "coco_url": None, "width": 10, "height": 20},
+        ],
+        "annotations": [
+            {"id": 5, "image_id": 30, "caption": "A cat. "},
+            {"id": 2, "image_id": 10, "caption": "Two\nlines"},
+            {"id": 9, "image_id": 30, "caption": "Another cat"},
+        ],
+    }  # fmt: skip
+
+
+def parse(doc: Any) -> Any:
+    return parse_coco_captions(json.dumps(doc), file=FILE)
+
+
+def error_for(doc: Any) -> InputError:
+    with pytest.raises(InputError) as info:
+        parse(doc)
+    assert info.value.file == FILE
+    return info.value
+
+
+def test_valid_document_keeps_file_order_and_exact_text() -> None:
+    result = parse(valid_doc())
+    assert result.images == [
+        CocoImage(id=30, file_name="c.jpg", coco_url="http://x/c.jpg", width=640, height=480),
+        CocoImage(id=10, file_name="a.jpg", coco_url=None, width=None, height=None),
+    ]
+    assert result.captions == [
+        CocoCaption(id=5, image_id=30, text="A cat. "),
+        CocoCaption(id=2, image_id=10, text="Two\nlines"),
+        CocoCaption(id=9, image_id=30, text="Another cat"),
+    ]
+    assert result.info == {"description": "test"}
+
+
+def test_image_without_captions_is_skipped_with_warning() -> None:
+    result = parse(valid_doc())
+    assert result.skipped_images == [20]
+    assert len(result.warnings) == 1
+    assert "image 20" in result.warnings[0] and "b.jpg" in result.warnings[0]
+
+
+def test_bytes_input_with_byte_order_mark() -> None:
+    raw = b"\xef\xbb\xbf" + json.dumps(valid_doc()).encode()
+    assert len(parse_coco_captions(raw, file=FILE).captions) == 3
+
+
+def test_real_sample_file() -> None:
+    result = load_coco_captions(COCO_SAMPLE)
+    assert len(result.images) == 462
+    assert len(result.captions) == 2312
+    assert result.skipped_images == [] and result.warnings == []
+    assert result.images[0] == CocoImage(
+        id=544,
+        file_name="COCO_val2014_000000000544.jpg",
+        coco_url="http://images.cocodataset.org/val2014/COCO_val2014_000000000544.jpg",
+        width=640,
+        height=427,
+    )
+    assert result.captions[0] == CocoCaption(
+        id=324, image_id=183786, text="A tray of black and white sprinkled doughnuts "
+    )
+    # The README says 5 captions contain an embedded newline; they must survive untouched.
+    assert sum("\n" in caption.text for caption in result.captions) == 5
+    assert [image.id for image in result.images] == sorted(image.id for image in result.images)
+    assert result.info["date_created"] == "2017/09/01"
+
+
+def test_malformed_json_reports_line_and_column() -> None:
+    with pytest.raises(InputError) as info:
+        parse_coco_captions('{"images": [\n  {"id": 1,}\n]}', file=FILE)
+    assert info.value.file == FILE
+    assert "line 2, column 12" in str(info.value)
+
+
+def test_not_utf8() -> None:
+    with pytest.raises(InputError, match="UTF-8"):
+        parse_coco_captions(b'{"images": "\xff"}', file=FILE)
+
+
+def test_nan_is_not_json() -> None:
+    with pytest.raises(InputError, match="NaN"):
+        parse_coco_captions('{"images": [], "annotations": [], "x": NaN}', file=FILE)
+
+
+@pytest.mark.parametrize("top", [[], "text", 3, None])
+def test_top_level_must_be_object(top: Any) -> None:
+    assert "top level" in error_for(top).message
+
+
+@pytest.mark.parametrize("key", ["images", "annotations"])
+def test_missing_section(key: str) -> None:
+    doc = valid_doc()
+    del doc[key]
+    error = error_for(doc)
+    assert (error.field, error.message) == (key, "missing")
+
+
+@pytest.mark.parametrize("key", ["images", "annotations"])
+def test_section_not_a_list(key: str) -> None:
+    doc = valid_doc()
+    doc[key] = {"0": {}}
+    assert error_for(doc).field == key
+
+
+def test_info_must_be_object() -> None:
+    doc = valid_doc()
+    doc["info"] = "x"
+    assert error_for(doc).field == "info"
+
+
+def with_image(**changes: Any) -> dict[str, Any]:
+    doc = valid_doc()
+    image = doc["images"][1]
+    for key, value in changes.items():
+        if value is KeyError:
+            del image[key]
+        else:
+            image[key] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("changes", "record", "field"),
+    [
+        ({"id": KeyError}, "images[1]", "id"),
+        ({"id": "10"}, "images[1]", "id"),
+        ({"id": 10.0}, "images[1]", "id"),
+        ({"id": True}, "images[1]", "id"),
+        ({"file_name": KeyError}, 10, "file_name"),
+        ({"file_name": 7}, 10, "file_name"),
+        ({"file_name": "  "}, 10, "file_name"),
+        ({"coco_url": 3}, 10, "coco_url"),
+        ({"width": "640"}, 10, "width"),
+        ({"height": 0}, 10, "height"),
+        ({"height": 1.5}, 10, "height"),
+    ],
+)
+def test_bad_image_record(changes: dict[str, Any], record: Any, field: str) -> None:
+    error = error_for(with_image(**changes))
+    assert (error.record, error.field) == (record, field)
+
+
+def test_image_record_not_an_object() -> None:
+    doc = valid_doc()
+    doc["images"][2] = [20, "b.jpg"]
+    error = error_for(doc)
+    assert error.record == "images[2]"
+
+
+def test_duplicate_image_id() -> None:
+    doc = valid_doc()
+    doc["images"][2]["id"] = 30
+    error = error_for(doc)
+    assert (error.record, error.field) == (30, "id")
+    assert "images[0]" in error.message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "record", "field"),
+    [
+        ("id", KeyError, "annotations[1]", "id"),
+        ("id", "2", "annotations[1]", "id"),
+        ("image_id", KeyError, 2, "image_id"),
+        ("image_id", None, 2, "image_id"),
+        ("caption", KeyError, 2, "caption"),
+        ("caption", ["a"], 2, "caption"),
+        ("caption", "", 2, "caption"),
+        ("caption", " \n\t ", 2, "caption"),
+    ],
+)
+def test_bad_caption_record(key: str, value: Any, record: Any, field: str) -> None:
+    doc = valid_doc()
+    if value is KeyError:
+        del doc["annotations"][1][key]
+    else:
+        doc["annotations"][1][key] = value
+    error = error_for(doc)
+    assert (error.record, error.field) == (record, field)
+
+
+def test_caption_for_unknown_image() -> None:
+    doc = valid_doc()
+    doc["annotations"][2]["image_id"] = 999
+    error = error_for(doc)
+    assert (error.record, error.field) == (9, "image_id")
+    assert "999" in error.message
+
+
+def test_duplicate_caption_id() -> None:
+    doc = valid_doc()
+    doc["annotations"][2]["id"] = 5
+    error = error_for(doc)
+    assert (error.record, error.field) == (5, "id")
+    assert "annotations[0]" in error.message
+
+
+def test_input_document_is_not_modified() -> None:
+    doc = valid_doc()
+    before = copy.deepcopy(doc)
+    parse(doc)
+    assert doc == before
+
+
+def test_load_missing_file(tmp_path: Any) -> None:
+    path = tmp_path / "absent.json"
+    with pytest.raises(InputError) as info:
+        load_coco_captions(path)
+    assert info.value.file == str(path)
