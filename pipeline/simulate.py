@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 STOPWORDS = frozenset(
-    "a an the of on in at to and with is are its it this that there some two one".split()
+    ["a", "an", "the", "of", "on", "in", "at", "to", "and", "with", "is", "are", "its", "it", "this", "that", "there", "some", "two", "one"]
 )
 
 
@@ -66,28 +66,3 @@ def answer_seconds(profile: WorkerProfile, rng: random.Random) -> float:
     """Time spent on one answer: log-normal around the profile's mean."""
     return profile.seconds_per_answer * rng.lognormvariate(0.0, 0.35) / 1.063
 
-
-def _similarity(query: set[str], tokens: Sequence[str]) -> float:
-    words = _content(tokens)
-    union = query | words
-    return len(query & words) / len(union) if union else 0.0
-
-
-def verification_choice(
-    query_tokens: Sequence[str],
-    left_captions: Sequence[Sequence[str]],
-    right_captions: Sequence[Sequence[str]],
-    *,
-    tie_margin: float = 0.02,
-    floor: float = 0.05,
-) -> str:
-    """left / right / both / neither, judged by the query's best word overlap with each image's
-    captions (a text-only stand-in for looking at the two images)."""
-    query = _content(query_tokens)
-    left = max((_similarity(query, c) for c in left_captions), default=0.0)
-    right = max((_similarity(query, c) for c in right_captions), default=0.0)
-    if max(left, right) < floor:
-        return "neither"
-    if abs(left - right) <= tie_margin:
-        return "both"
-    return "left" if left > right else "right"

@@ -1,7 +1,9 @@
 """Programmatic workers with a configurable accuracy and seed.
 
-They claim HITs and submit through the same services as the web form; they see each image
-only through its captions (excluding the query itself), a text stand-in for looking at it.
+They claim HITs and submit through the same services as the web form. In stage 2 they see
+each image only through its captions, a text stand-in for looking at it; in stage 3 a careful
+verifier (probability `accuracy`) recognises the positive image, a careless one answers at
+random.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from pipeline.simulate import (
     answer_seconds,
     discriminative_choice,
     noisy,
-    verification_choice,
 )
 from pipeline.text import tokenize
 
@@ -33,8 +34,8 @@ class SimulationReport:
     worker_ids: list[str] = field(default_factory=list)
 
 
-def _tokens_of(image: Any, *, skip_caption: int | None = None) -> list[list[str]]:
-    return [tokenize(c.text) for c in image.captions.all() if c.pk != skip_caption]
+def _tokens_of(image: Any) -> list[list[str]]:
+    return [tokenize(c.text) for c in image.captions.all()]
 
 
 class SimulatedProvider(ServerSideProvider):
@@ -53,17 +54,8 @@ class SimulatedProvider(ServerSideProvider):
             ]
             correct = discriminative_choice(captions, _tokens_of(item.negative))
         else:
-            shown = (
-                (item.negative, item.positive)
-                if question.swapped
-                else (item.positive, item.negative)
-            )
-            skip = item.caption_id
-            correct = verification_choice(
-                tokenize(item.caption.text),
-                _tokens_of(shown[0], skip_caption=skip),
-                _tokens_of(shown[1], skip_caption=skip),
-            )
+            # A careful verifier sees which image the query describes: the positive's side.
+            correct = "right" if question.swapped else "left"
         return noisy(correct, choices, accuracy=profile.accuracy, rng=rng)
 
     def work(
