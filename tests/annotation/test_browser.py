@@ -1,0 +1,122 @@
+"""Full HITs answered in headless Chromium (Debian's build, driven by Playwright)."""
+
+import os
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from annotation.models import Answer, Assignment, AssignmentState, Question, Stage
+from annotation.services.batches import batch_create, batch_publish
+from tests.factories import selection_done_factory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = os.environ.get("CROWDVL_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def begin(page, live_server, batch, worker_id):
+    page.goto(f"{live_server.url}/work/{batch.pk}/")
+    page.fill("#worker_id", worker_id)
+    page.click("#start")
+    page.wait_for_selector("#task-form")
+
+
+def test_stage2_hit_in_the_browser(page, live_server, paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=3
+        )
+    )
+    begin(page, live_server, batch, "browser-alice")
+    expect(page.locator("fieldset.question")).to_have_count(3)
+    expect(page.locator("img[alt='left image']").first).to_be_visible()
+    assert page.evaluate("document.querySelector('img').naturalWidth") == 64  # placeholder loaded
+    submit = page.locator("#submit")
+    expect(submit).to_be_disabled()
+
+    page.keyboard.press("2")  # question 1: its second caption, then focus moves on
+    page.keyboard.press("6")  # question 2: "None of the above" (5 captions + none)
+    expect(page.locator("#progress")).to_have_text("2 / 3 answered")
+    expect(submit).to_be_disabled()
+    page.locator("fieldset#q2 label").first.click()  # question 3 with the mouse
+    expect(submit).to_be_enabled()
+    submit.click()
+    expect(page.locator(".messages")).to_contain_text("answers were saved")
+
+    assignment = Assignment.objects.get(worker__external_id="browser-alice", hit__position=0)
+    assert assignment.state == AssignmentState.SUBMITTED
+    stored = {
+        a.question.position: a
+        for a in Answer.objects.filter(assignment=assignment).select_related(
+            "question__item__positive"
+        )
+    }
+    captions = lambda q: sorted(c.coco_id for c in stored[q].question.item.positive.captions.all())  # noqa: E731
+    assert stored[0].caption.coco_id == captions(0)[1]
+    assert stored[1].label == "none" and stored[1].caption is None
+    assert stored[2].caption.coco_id == captions(2)[0]
+
+
+def test_stage3_hit_in_the_browser_and_unavailable_images(page, live_server, paired_run):
+    selection_done_factory(paired_run)
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+        )
+    )
+    first = (
+        Question.objects.filter(hit__batch=batch, position=0).select_related("item__positive").get()
+    )
+    missing = first.item.positive
+    missing.file_name = "COCO_val2014_missing.jpg"  # the file is not in the folder
+    missing.save()
+
+    begin(page, live_server, batch, "browser-verifier")
+    questions = list(Question.objects.filter(hit__batch=batch).order_by("position"))
+    expect(page.locator("fieldset.question")).to_have_count(len(questions))
+    expect(page.locator("fieldset#q0 .unavailable")).to_have_text("Unavailable")
+    html = page.content().lower()
+    assert "positive" not in html and "swapped" not in html
+
+    keys = {"left": "1", "right": "2", "both": "3", "neither": "4"}
+    intended = {}
+    for q in questions:
+        choice = "neither" if q.position == 0 else ("right" if q.swapped else "left")
+        intended[q.position] = choice
+        page.keyboard.press(keys[choice])
+    expect(page.locator("#submit")).to_be_enabled()
+    page.keyboard.press("Enter")
+    expect(page.locator("#done")).to_be_visible()  # the only HIT is done: nothing left
+
+    answers = Answer.objects.filter(
+        assignment__worker__external_id="browser-verifier"
+    ).select_related("question")
+    assert {a.question.position: a.choice for a in answers} == intended
+    labels = {a.question.position: a.label for a in answers}
+    assert labels.pop(0) == "neither" and set(labels.values()) == {"positive"}

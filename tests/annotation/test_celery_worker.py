@@ -1,0 +1,98 @@
+"""Stage 1 through Redis and a real Celery worker process, split into block subtasks."""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotation.models import Item, Job, JobState, Run, RunStatus
+from annotation.services.pairing import pairing_start
+from annotation.services.runs import run_create
+from config import celery_app
+from tests.factories import database_name, dataset_factory, topic_vectors_file
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def worker(tmp_path, settings):
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        pytest.fail("set CELERY_BROKER_URL to a Redis URL (make test does)")
+    queue = f"crowdvl-test-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "TEST_DATABASE_NAME": database_name(),
+        "CELERY_QUEUE": queue,
+        "CROWDVL_MEDIA_ROOT": settings.MEDIA_ROOT,
+    }
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-c",
+            "2",
+            "-Q",
+            queue,
+            "-n",
+            f"{queue}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "-l",
+            "info",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    conf = celery_app.conf
+    old = conf.task_always_eager, conf.task_default_queue
+    conf.task_always_eager, conf.task_default_queue = False, queue
+    try:
+        yield proc, tmp_path / "worker.log"
+    finally:
+        conf.task_always_eager, conf.task_default_queue = old
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_stage1_runs_on_a_real_worker_in_block_subtasks(worker, tmp_path, image_dir):
+    proc, log_path = worker
+    dataset = dataset_factory(tmp_path, image_dir=image_dir)
+    vec = topic_vectors_file(tmp_path / "topics.vec")
+    run = run_create(dataset=dataset)
+    job = pairing_start(run=run, vectors_path=str(vec), block_size=2)  # autocommit: sent now
+
+    deadline = time.monotonic() + 120
+    seen_progress = set()
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        seen_progress.add(job.progress)
+        if job.state in (JobState.SUCCEEDED, JobState.FAILED):
+            break
+        assert proc.poll() is None, log_path.read_text()
+        time.sleep(0.2)
+    assert job.state == JobState.SUCCEEDED, f"{job.state} {job.error}\n{log_path.read_text()}"
+    assert job.parts_total == 3 and job.parts_done == [0, 1, 2]
+    assert Run.objects.get(pk=run.pk).status == RunStatus.PAIRED
+    pairs = dict(Item.objects.filter(run=run).values_list("positive__coco_id", "negative__coco_id"))
+    assert pairs == {100: 101, 101: 100, 102: 103, 103: 102, 104: 105, 105: 104}
+    log = log_path.read_text()
+    assert log.count("bison.pairing_block[") >= 3 and "bison.pairing_prepare[" in log
+    assert Job.objects.get(pk=job.pk).finished_at is not None
+    assert settings.DATABASES["default"]["NAME"] == database_name()

@@ -1,0 +1,99 @@
+"""Worker pages through Django's test client: flow, errors, and nothing given away."""
+
+import re
+
+import pytest
+
+from annotation.models import Answer, Assignment, PoolMembership, Question, Stage
+from annotation.services.assignments import worker_get_or_create
+from annotation.services.batches import batch_create, batch_publish
+from tests.factories import selection_done_factory
+
+pytestmark = pytest.mark.django_db
+
+
+def start(client, batch, worker_id):
+    response = client.post(f"/work/{batch.pk}/", {"worker_id": worker_id})
+    assert response.status_code == 302
+    response = client.get(response["Location"])
+    assert response.status_code == 302, response.content
+    return response["Location"]
+
+
+def test_selection_page_flow_and_error_message(client, paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=3
+        )
+    )
+    url = start(client, batch, "alice")
+    page = client.get(url).content.decode()
+    assert page.count('class="question"') == 3
+    assert "None of the above captions are suitable" in page
+    assert "/images/" in page  # local folder source
+    response = client.post(url, {"q0": "none"})
+    assert response.status_code == 400 and "not answered" in response.content.decode()
+    assert not Answer.objects.exists()
+    response = client.post(url, {"q0": "none", "q1": "none", "q2": "none"})
+    assert response.status_code == 302 and response["Location"].endswith("/next/")
+    assert Answer.objects.count() == 3
+
+
+def test_another_worker_cannot_open_an_assignment(client, paired_run):
+    batch = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    )
+    url = start(client, batch, "alice")
+    client.post(f"/work/{batch.pk}/", {"worker_id": "mallory"})
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"q0": "none"}).status_code == 404
+
+
+def test_verification_page_gives_nothing_away(client, paired_run):
+    selection_done_factory(paired_run)
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+        )
+    )
+    url = start(client, batch, "verifier")
+    html = client.get(url).content.decode()
+    assignment = Assignment.objects.get(worker__external_id="verifier")
+    questions = list(Question.objects.filter(hit=assignment.hit).select_related("item"))
+    assert any(q.swapped for q in questions) and not all(q.swapped for q in questions)
+    lowered = html.lower()
+    for word in ("positive", "negative", "swapped", "true_image", "gold"):
+        assert word not in lowered
+    # Item and image database ids other than the served image URLs do not appear.
+    for q in questions:
+        assert f'value="{q.item.positive_id}"' not in html
+    # Each question's two image URLs are in the order the server drew.
+    shown = re.findall(r'<img src="/images/(\d+)/"', html)
+    expected = []
+    for q in sorted(questions, key=lambda q: q.position):
+        pair = [q.item.positive_id, q.item.negative_id]
+        expected += [str(i) for i in (reversed(pair) if q.swapped else pair)]
+    assert shown == expected
+
+
+def test_pool_conflict_page(client, paired_run):
+    selection_done_factory(paired_run)
+    verification = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+    )
+    # A local worker who already did stage-2 work is refused stage 3.
+    alice = worker_get_or_create(provider="local", external_id="alice")
+    PoolMembership.objects.create(run=paired_run, worker=alice, stage=Stage.BISON_SELECTION)
+    client.post(f"/work/{verification.pk}/", {"worker_id": "alice"})
+    response = client.get(f"/work/{verification.pk}/next/")
+    assert response.status_code == 403 and "must be different people" in response.content.decode()
+    assert not Assignment.objects.filter(worker=alice).exists()
+
+
+def test_image_files_are_served_only_from_the_dataset_folder(client, dataset):
+    image = dataset.images.first()
+    response = client.get(f"/images/{image.pk}/")
+    assert response.status_code == 200 and b"".join(response.streaming_content)[:2] == b"\xff\xd8"
+    image.file_name = "../../etc/passwd"
+    image.save()
+    assert client.get(f"/images/{image.pk}/").status_code == 404
