@@ -11,7 +11,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 STOPWORDS = frozenset(
-    ["a", "an", "the", "of", "on", "in", "at", "to", "and", "with", "is", "are", "its", "it", "this", "that", "there", "some", "two", "one"]
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "at",
+        "to",
+        "and",
+        "with",
+        "is",
+        "are",
+        "its",
+        "it",
+        "this",
+        "that",
+        "there",
+        "some",
+        "two",
+        "one",
+    ]
 )
 
 
@@ -65,4 +86,3 @@ def noisy(correct: str, choices: Sequence[str], *, accuracy: float, rng: random.
 def answer_seconds(profile: WorkerProfile, rng: random.Random) -> float:
     """Time spent on one answer: log-normal around the profile's mean."""
     return profile.seconds_per_answer * rng.lognormvariate(0.0, 0.35) / 1.063
-
