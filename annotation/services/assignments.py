@@ -96,12 +96,20 @@ def assignment_claim_next(
             .filter(active__lt=batch.assignments_per_hit)
             .order_by("position")
         )
-        for hit in candidates.select_for_update(skip_locked=True, of=("self",))[:20]:
-            # Recount under the lock: the annotation was read before the row was locked.
-            taken = hit.assignments.filter(_active_assignments(now, batch)).count()
-            if taken >= batch.assignments_per_hit:
+        # One HIT row locked at a time, in position order (so claimers never deadlock); the
+        # lock waits rather than skips, so a worker is never told "no work" while slots remain.
+        tried: list[int] = []
+        while True:
+            hit = candidates.exclude(pk__in=tried).select_for_update(of=("self",)).first()
+            if hit is None:
+                break
+            # Recount under the lock: the annotation may predate another claimer's commit.
+            if (
+                hit.assignments.filter(_active_assignments(now, batch)).count()
+                >= batch.assignments_per_hit
+            ):
+                tried.append(hit.pk)
                 continue
-            # An expired, never-submitted assignment by someone else frees its slot.
             assignment = Assignment.objects.create(hit=hit, worker=worker, accepted_at=now)
             event_record(
                 action="assignment.accepted",

@@ -1,0 +1,47 @@
+"""Many workers claiming at once never overfill a HIT (row locks in PostgreSQL)."""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from annotation.models import Assignment, Stage
+from annotation.services.assignments import assignment_claim_next, worker_get_or_create
+from annotation.services.batches import batch_create, batch_publish
+from tests.factories import dataset_factory, paired_run_factory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commit):
+    dataset = dataset_factory(tmp_path, image_dir=image_dir)
+    run = paired_run_factory(dataset, run_on_commit=run_on_commit)
+    batch = batch_publish(
+        batch=batch_create(run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=2, assignments_per_hit=2)
+    )
+    assert batch.hits.count() == 3  # 6 slots
+    workers = [worker_get_or_create(provider="local", external_id=f"w{i}") for i in range(12)]
+    barrier = threading.Barrier(len(workers))
+    got, errors = {}, []
+
+    def claim(worker):
+        try:
+            barrier.wait()
+            got[worker.external_id] = assignment_claim_next(batch=batch, worker=worker)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    claimed = [a for a in got.values() if a is not None]
+    assert len(claimed) == 6
+    per_hit = {}
+    for a in Assignment.objects.all():
+        per_hit[a.hit_id] = per_hit.get(a.hit_id, 0) + 1
+    assert sorted(per_hit.values()) == [2, 2, 2]
