@@ -57,7 +57,7 @@ def discriminative_choice(
     negative_tokens: Sequence[Sequence[str]],
     *,
     none_value: str = "none",
-    max_overlap: float = 0.75,
+    max_overlap: float = 0.5,
 ) -> str:
     """The caption whose content words are least shared with the negative image's captions.
 

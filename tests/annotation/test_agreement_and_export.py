@@ -160,6 +160,12 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     call_command("bison_evaluate", annotations=str(path), predictions=str(wrong))
     assert "BISON accuracy: 0.00%" in capsys.readouterr().out
 
+    # A redelivered export task writes no second version.
+    from annotation.services.exports import bison_export_write
+
+    assert bison_export_write(job_id=job.pk) == export
+    assert Export.objects.filter(run=run).count() == 1
+
     # A second export is a new version; the first file is untouched.
     run_on_commit(bison_export_start, run=run)
     assert sorted(Export.objects.filter(run=run).values_list("version", flat=True)) == [1, 2]

@@ -17,7 +17,13 @@ def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commi
     dataset = dataset_factory(tmp_path, image_dir=image_dir)
     run = paired_run_factory(dataset, run_on_commit=run_on_commit)
     batch = batch_publish(
-        batch=batch_create(run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=2, assignments_per_hit=2)
+        batch=batch_create(
+            run=run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=2,
+            assignments_per_hit=2,
+        )
     )
     assert batch.hits.count() == 3  # 6 slots
     workers = [worker_get_or_create(provider="local", external_id=f"w{i}") for i in range(12)]
