@@ -12,13 +12,12 @@ import numpy as np
 from gensim.models import FastText
 from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes, load_facebook_vectors
 from gensim.models.keyedvectors import KeyedVectors
+from scipy.sparse import csr_array
 
 from pipeline.errors import InputError
 
 # First four bytes of every facebook fastText .bin model (int32 little-endian 793712314).
 _FASTTEXT_MAGIC = struct.pack("<i", 793712314)
-# Tokens gathered per np.add.reduceat call: 65,536 x 300 float32 is about 80 MB.
-_CHUNK_TOKENS = 1 << 16
 # gensim and numpy report a broken model file through any of these.
 _LOAD_ERRORS = (
     ValueError,
@@ -97,8 +96,10 @@ class WordVectors:
             index = new_index.get(word)
             if index is None:
                 vector = self._subword_vector(word)
-                index = -1 if vector is None else base + len(rows)
-                if vector is not None:
+                if vector is None:
+                    index = -1
+                else:
+                    index = base + len(rows)
                     rows.append(vector)
                 new_index[word] = index
             ids[position] = index
@@ -248,27 +249,30 @@ def image_embeddings(
     """
     n = len(token_groups)
     lengths = np.fromiter((len(group) for group in token_groups), dtype=np.int64, count=n)
-    tokens = list(chain.from_iterable(token_groups))
-    ids, extra = vectors._token_ids(tokens)
+    ids, extra = vectors._token_ids(list(chain.from_iterable(token_groups)))
+    owner = np.repeat(np.arange(n, dtype=np.int64), lengths)
     known = ids >= 0
-    owner = np.repeat(np.arange(n, dtype=np.int64), lengths)[known]
-    ids = ids[known]
+    owner, ids = owner[known], ids[known]
     counts = np.bincount(owner, minlength=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
 
+    in_vocab = ids < vectors.vocab_size
+    sums = _sum_rows(owner[in_vocab], ids[in_vocab], vectors._table, n)
+    if extra.shape[0]:
+        sums += _sum_rows(owner[~in_vocab], ids[~in_vocab] - vectors.vocab_size, extra, n)
+    has_word = counts > 0
     out = np.zeros((n, vectors.dim), dtype=np.float32)
-    start = 0
-    while start < n:
-        # Gather at most about _CHUNK_TOKENS rows at once so memory stays bounded.
-        stop = int(np.searchsorted(offsets, offsets[start] + _CHUNK_TOKENS, side="right")) - 1
-        stop = min(max(stop, start + 1), n)
-        chunk_counts = counts[start:stop]
-        nonempty = chunk_counts > 0
-        if nonempty.any():
-            rows = vectors._gather(ids[offsets[start] : offsets[stop]], extra)
-            starts = (offsets[start:stop] - offsets[start])[nonempty]
-            sums = np.add.reduceat(rows, starts, axis=0)
-            out[start:stop][nonempty] = sums / chunk_counts[nonempty, None].astype(np.float32)
-        start = stop
-    return out, counts > 0
+    out[has_word] = sums[has_word] / counts[has_word, None].astype(np.float32)
+    return out, has_word
+
+
+def _sum_rows(owner: np.ndarray, rows: np.ndarray, table: np.ndarray, n: int) -> np.ndarray:
+    """``out[i] = sum of table[rows[j]] for j with owner[j] == i`` (owner non-decreasing).
+
+    A sparse count matrix times the table: unlike gathering every token's row first
+    (tokens x dim floats), this reads each table row in place and needs no big buffer.
+    """
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=n), out=indptr[1:])
+    ones = np.ones(rows.size, dtype=np.float32)
+    counts = csr_array((ones, rows, indptr), shape=(n, table.shape[0]))
+    return np.asarray(counts @ table, dtype=np.float32)

@@ -40,8 +40,10 @@ def nearest_neighbours(
     matrix = _as_matrix(unit, "unit")
     n = matrix.shape[0]
     stop = n if stop is None else stop
-    if not 0 <= start <= stop <= n:
-        raise InputError(f"need 0 <= start <= stop <= {n}, got {start}..{stop}", field="start")
+    if not 0 <= start <= n:
+        raise InputError(f"must be within 0..{n}, got {start}", field="start")
+    if not start <= stop <= n:
+        raise InputError(f"must be within {start}..{n}, got {stop}", field="stop")
     if block_size < 1:
         raise InputError(f"must be at least 1, got {block_size}", field="block_size")
     usable = _valid_mask(valid, n)
@@ -67,7 +69,7 @@ def nearest_neighbours(
     for first in range(start, stop, block_size):
         last = min(first + block_size, stop)
         block = buffer[: last - first]
-        np.matmul(matrix[first:last], gallery.T, out=block)
+        _similarities(matrix[first:last], gallery, out=block)
         rows = np.arange(last - first)
         own = column_of[first - start : last - start]
         in_gallery = own >= 0
@@ -124,7 +126,7 @@ def top_k(
     for first in range(0, n_queries, block_size):
         last = min(first + block_size, n_queries)
         block = buffer[: last - first]
-        np.matmul(q[first:last], g.T, out=block)
+        _similarities(q[first:last], g, out=block)
         if skip is not None:
             rows = np.flatnonzero(skip[first:last] >= 0)
             block[rows, skip[first:last][rows]] = -np.inf
@@ -138,6 +140,15 @@ def top_k(
             indices[at] = np.take_along_axis(chosen, order, axis=1)
             sims[at] = np.take_along_axis(chosen_sims, order, axis=1)
     return indices, sims
+
+
+def _similarities(queries: np.ndarray, gallery: np.ndarray, *, out: np.ndarray) -> None:
+    """``out = queries @ gallery.T`` through SGEMM."""
+    if queries.shape == gallery.shape and queries.ctypes.data == gallery.ctypes.data:
+        # numpy sends A @ A.T on one buffer to SSYRK, which some OpenBLAS builds get wrong
+        # (numpy issues 31776, 19685); a copy of the queries keeps it on SGEMM.
+        queries = queries.copy()
+    np.matmul(queries, gallery.T, out=out)
 
 
 def _select_top(sims: np.ndarray, k: int) -> np.ndarray:

@@ -179,16 +179,11 @@ def test_export_without_verified_triples_is_refused(paired_run):
         bison_export_start(run=paired_run)
 
 
-def test_reference_files_score_as_the_official_script(capsys):
-    data = Path("/work/shared/data")
-    here = Path(__file__).resolve().parents[1] / "data"
-    annotations = here / "bison_annotations.cocoval2014.subset.reconstructed.json"
-    predictions = here / "bison_fake_predictions.cocoval2014.subset.json"
-    if not annotations.exists():
-        annotations = data / annotations.name
-        predictions = data / predictions.name
+def test_reference_files_score_as_the_official_script(reference_data, capsys):
+    annotations = reference_data / "bison_annotations.cocoval2014.subset.reconstructed.json"
+    predictions = reference_data / "bison_fake_predictions.cocoval2014.subset.json"
     call_command("bison_evaluate", annotations=str(annotations), predictions=str(predictions))
-    assert "BISON accuracy: 52.15%" in capsys.readouterr().out
+    assert "BISON accuracy: 52.15% (413/792)" in capsys.readouterr().out
 
 
 def test_answers_store_the_label_not_just_the_click(verification):
