@@ -187,6 +187,10 @@ class Batch(models.Model):
     assignment_duration_seconds = models.PositiveIntegerField(default=3600)
     qualifications = models.JSONField(default=default_qualifications)
     seed = models.IntegerField(default=0)
+    description = models.TextField(blank=True)
+    keywords = models.CharField(max_length=500, blank=True)
+    auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
+    provider_hit_type_id = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
 
@@ -201,6 +205,7 @@ class HitStatus(models.TextChoices):
     OPEN = "open"
     COMPLETE = "complete"
     EXPIRED = "expired"
+    UNKNOWN = "unknown", "Unknown to the provider"
 
 
 class Hit(models.Model):
@@ -208,6 +213,9 @@ class Hit(models.Model):
     position = models.PositiveIntegerField()
     status = models.CharField(max_length=20, choices=HitStatus.choices, default=HitStatus.OPEN)
     provider_hit_id = models.CharField(max_length=100, blank=True)
+    extra_assignments = models.PositiveIntegerField(
+        default=0, help_text="assignments added after publishing"
+    )
 
     class Meta:
         constraints = [
@@ -216,6 +224,10 @@ class Hit(models.Model):
 
     def __str__(self) -> str:
         return f"HIT {self.pk}"
+
+    @property
+    def capacity(self) -> int:
+        return self.batch.assignments_per_hit + self.extra_assignments
 
 
 class Question(models.Model):
@@ -260,6 +272,9 @@ class PoolMembership(models.Model):
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="pool_memberships")
     stage = models.CharField(max_length=40, choices=Stage.choices)
     created_at = models.DateTimeField(auto_now_add=True)
+    granted_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the provider's pool qualification was granted"
+    )
 
     class Meta:
         constraints = [
@@ -290,12 +305,50 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker")
+            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker"),
+            models.UniqueConstraint(
+                fields=["provider_assignment_id"],
+                condition=~Q(provider_assignment_id=""),
+                name="assignment_unique_provider_id",
+            ),
         ]
         indexes = [models.Index(fields=["hit", "state"])]
 
     def __str__(self) -> str:
         return f"assignment {self.pk}"
+
+
+class PoolQualification(models.Model):
+    """A provider-side qualification marking the workers of one stage's pool in a run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pool_qualifications")
+    stage = models.CharField(max_length=40, choices=Stage.choices)
+    provider = models.CharField(max_length=20)
+    qualification_id = models.CharField(max_length=100)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "stage", "provider"], name="pool_qualification_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} qualification {self.qualification_id} ({self.stage})"
+
+
+class Bonus(models.Model):
+    """A bonus payment; `token` makes sending it idempotent at the provider too."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="bonuses")
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    reason = models.TextField()
+    token = models.CharField(max_length=64, unique=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"bonus ${self.amount} for assignment {self.assignment_id}"
 
 
 class Answer(models.Model):

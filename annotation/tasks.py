@@ -30,3 +30,17 @@ def pairing_block(job_id: int, part: int, start: int, stop: int) -> None:
 @shared_task(name="bison.export")
 def bison_export(job_id: int) -> None:
     exports.bison_export_write(job_id=job_id)
+
+
+@shared_task(name="mturk.publish")
+def mturk_publish(job_id: int) -> None:
+    from annotation.services.mturk import mturk_publish_job
+
+    mturk_publish_job(job_id=job_id)
+
+
+@shared_task(name="mturk.sync_open")
+def mturk_sync_open() -> None:
+    from annotation.services.mturk import mturk_sync_open as sync
+
+    sync()

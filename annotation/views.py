@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,6 +20,11 @@ from annotation.services.assignments import (
 
 SESSION_WORKER = "crowdvl_worker"
 PROVIDER = "local"
+
+
+def answers_from(data: Any) -> dict[str, str]:
+    """The answer fields (q0, q1, …) of a submitted task form."""
+    return {k: v for k, v in data.items() if k[:1] == "q" and k[1:].isdigit()}
 
 
 def _session_worker(request: HttpRequest) -> Worker | None:
@@ -74,7 +81,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     batch = assignment.hit.batch
     error = None
     if request.method == "POST":
-        answers = {k: v for k, v in request.POST.items() if k.startswith("q")}
+        answers = answers_from(request.POST)
         try:
             assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
         except (AnswerError, ServiceError) as exc:
@@ -84,7 +91,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return redirect("work-next", batch_id=batch.pk)
     elif assignment.state != AssignmentState.ACCEPTED:
         return redirect("work-next", batch_id=batch.pk)
-    view = hit_view(assignment=assignment)
+    view = hit_view(hit=assignment.hit)
     return render(
         request,
         view["template"],

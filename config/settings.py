@@ -102,6 +102,16 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", "crowdvl")
 
+# MTurk (credentials come from the standard AWS chain, never from settings).
+CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
+CROWDVL_MTURK_BUDGET = env("CROWDVL_MTURK_BUDGET") or None  # dollars; unset = no budget
+CELERY_BEAT_SCHEDULE = {
+    "mturk-sync": {
+        "task": "mturk.sync_open",
+        "schedule": float(env("CROWDVL_MTURK_SYNC_SECONDS", "300")),
+    }
+}
+
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
 # Where the local crowd provider's worker pages are reached (used in printed links).

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from annotation import views
+from annotation import mturk_views, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -10,4 +10,5 @@ urlpatterns = [
     path("work/<int:batch_id>/next/", views.work_next, name="work-next"),
     path("work/assignment/<int:assignment_id>/", views.work_assignment, name="work-assignment"),
     path("images/<int:image_id>/", views.image_file, name="image-file"),
+    path("mturk/hit/<int:hit_id>/", mturk_views.mturk_task, name="mturk-task"),
 ]

@@ -1,27 +1,41 @@
-"""The crowd-provider interface: local, simulated and (later) MTurk implement it."""
+"""The crowd-provider interface: local, simulated and MTurk implement it."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from decimal import Decimal
 
-from annotation.models import Assignment, Batch
+from annotation.models import Assignment, Batch, Hit, Worker
+
+Progress = Callable[[float, str], None]
 
 
 class CrowdProvider(ABC):
-    """Where a batch's HITs are offered to workers and how their work is reviewed.
+    """Where a batch's HITs are offered to workers and how their work is reviewed and paid.
 
     Work always reaches the database through `assignment_submit`, whatever the provider.
+    The review and payment methods only make the provider-side call; services record the
+    state change and its event.
     """
 
     name: str
 
     @abstractmethod
-    def publish(self, *, batch: Batch) -> None:
-        """Offer the batch's open HITs to workers."""
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> None:
+        """Offer the batch's HITs to workers. Safe to call again after a crash."""
 
     @abstractmethod
     def expire(self, *, batch: Batch) -> None:
-        """Stop offering the batch's HITs."""
+        """Stop offering the batch's HITs now."""
+
+    @abstractmethod
+    def extend(self, *, batch: Batch, seconds: int) -> None:
+        """Keep the batch's HITs on offer for `seconds` from now."""
+
+    @abstractmethod
+    def add_assignments(self, *, hit: Hit, count: int, token: str) -> None:
+        """Let `count` more workers do `hit`; `token` makes a retry harmless."""
 
     def sync(self, *, batch: Batch) -> int:
         """Bring remote results into the database; returns how many assignments changed."""
@@ -29,11 +43,28 @@ class CrowdProvider(ABC):
 
     @abstractmethod
     def approve(self, *, assignment: Assignment) -> None:
-        """Tell the provider the work is accepted (and paid, where the provider pays)."""
+        """Accept the work (and pay it, where the provider pays)."""
 
     @abstractmethod
     def reject(self, *, assignment: Assignment, feedback: str) -> None:
-        """Tell the provider the work is rejected, with feedback for the worker."""
+        """Reject the work, with feedback for the worker."""
+
+    @abstractmethod
+    def bonus(self, *, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
+        """Pay a bonus once per `token`."""
+
+    @abstractmethod
+    def block(self, *, worker: Worker, reason: str) -> None: ...
+
+    @abstractmethod
+    def unblock(self, *, worker: Worker, reason: str) -> None: ...
+
+    @abstractmethod
+    def notify(self, *, workers: list[Worker], subject: str, message: str) -> None: ...
+
+    def grant_pool(self, *, qualification_id: str, worker: Worker) -> None:
+        """Mark a worker as a member of a stage's pool at the provider (if it has such marks)."""
+        return None
 
     def worker_url(self, *, batch: Batch) -> str | None:
         """A link workers open to take part, if the provider has one."""
@@ -41,16 +72,34 @@ class CrowdProvider(ABC):
 
 
 class ServerSideProvider(CrowdProvider):
-    """A provider whose workers act on this server: HITs are open rows and need no remote call."""
+    """Workers act on this server: HITs are rows here, so no call leaves the server."""
 
-    def publish(self, *, batch: Batch) -> None:
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> None:
         return None
 
     def expire(self, *, batch: Batch) -> None:
+        return None
+
+    def extend(self, *, batch: Batch, seconds: int) -> None:
+        return None
+
+    def add_assignments(self, *, hit: Hit, count: int, token: str) -> None:
         return None
 
     def approve(self, *, assignment: Assignment) -> None:
         return None
 
     def reject(self, *, assignment: Assignment, feedback: str) -> None:
+        return None
+
+    def bonus(self, *, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
+        return None
+
+    def block(self, *, worker: Worker, reason: str) -> None:
+        return None
+
+    def unblock(self, *, worker: Worker, reason: str) -> None:
+        return None
+
+    def notify(self, *, workers: list[Worker], subject: str, message: str) -> None:
         return None

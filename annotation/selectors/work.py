@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import Assignment
+from annotation.models import Hit
 from annotation.tasktypes import task_type_for
 
 
-def hit_view(*, assignment: Assignment) -> dict[str, Any]:
-    batch = assignment.hit.batch
-    task = task_type_for(batch.stage)
-    questions = assignment.hit.questions.select_related(
+def hit_view(*, hit: Hit) -> dict[str, Any]:
+    task = task_type_for(hit.batch.stage)
+    questions = hit.questions.select_related(
         "item__positive__dataset", "item__negative__dataset", "item__caption"
     ).prefetch_related("item__positive__captions")
     return {

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -93,7 +93,7 @@ def assignment_claim_next(
             Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
             .exclude(assignments__worker=worker)
             .annotate(active=Coalesce(Subquery(active), Value(0)))
-            .filter(active__lt=batch.assignments_per_hit)
+            .filter(active__lt=Value(batch.assignments_per_hit) + F("extra_assignments"))
             .order_by("position")
         )
         # One HIT row locked at a time, in position order (so claimers never deadlock); the
@@ -104,10 +104,8 @@ def assignment_claim_next(
             if hit is None:
                 break
             # Recount under the lock: the annotation may predate another claimer's commit.
-            if (
-                hit.assignments.filter(_active_assignments(now, batch)).count()
-                >= batch.assignments_per_hit
-            ):
+            capacity = batch.assignments_per_hit + hit.extra_assignments
+            if hit.assignments.filter(_active_assignments(now, batch)).count() >= capacity:
                 tried.append(hit.pk)
                 continue
             assignment = Assignment.objects.create(hit=hit, worker=worker, accepted_at=now)
@@ -222,10 +220,33 @@ def assignment_submit(
 
 def _hit_refresh(*, hit: Hit) -> None:
     done = hit.assignments.filter(state__in=DONE_STATES).count()
-    status = HitStatus.COMPLETE if done >= hit.batch.assignments_per_hit else HitStatus.OPEN
-    if hit.status != status and hit.status != HitStatus.EXPIRED:
+    status = HitStatus.COMPLETE if done >= hit.capacity else HitStatus.OPEN
+    if hit.status != status and hit.status not in (HitStatus.EXPIRED, HitStatus.UNKNOWN):
         Hit.objects.filter(pk=hit.pk).update(status=status)
         hit.status = status
+
+
+def assignment_mark(
+    *, assignment: Assignment, state: str, source: str, **data: object
+) -> Assignment:
+    """Record a review outcome decided elsewhere (by us via the provider, or by the provider)."""
+    batch = assignment.hit.batch
+    with transaction.atomic():
+        Assignment.objects.filter(pk=assignment.pk).update(state=state)
+        assignment.state = state
+        event_record(
+            action=f"assignment.{state}",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"source": source, **data},
+        )
+        if state == AssignmentState.REJECTED:
+            _hit_refresh(hit=assignment.hit)
+            if assignment.hit.status == HitStatus.OPEN and batch.status == BatchStatus.COMPLETED:
+                Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+    return assignment
 
 
 def assignment_approve(*, assignment: Assignment) -> Assignment:
@@ -235,19 +256,10 @@ def assignment_approve(*, assignment: Assignment) -> Assignment:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:
         raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not submitted")
-    batch = assignment.hit.batch
-    provider_for(batch.provider).approve(assignment=assignment)
-    with transaction.atomic():
-        Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.APPROVED)
-        assignment.state = AssignmentState.APPROVED
-        event_record(
-            action="assignment.approved",
-            run=batch.run,
-            batch=batch,
-            assignment=assignment,
-            worker=assignment.worker,
-        )
-    return assignment
+    provider_for(assignment.hit.batch.provider).approve(assignment=assignment)
+    return assignment_mark(
+        assignment=assignment, state=AssignmentState.APPROVED, source="requester"
+    )
 
 
 def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
@@ -260,20 +272,7 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:
         raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not submitted")
-    batch = assignment.hit.batch
-    provider_for(batch.provider).reject(assignment=assignment, feedback=feedback)
-    with transaction.atomic():
-        Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.REJECTED)
-        assignment.state = AssignmentState.REJECTED
-        event_record(
-            action="assignment.rejected",
-            run=batch.run,
-            batch=batch,
-            assignment=assignment,
-            worker=assignment.worker,
-            data={"feedback": feedback},
-        )
-        _hit_refresh(hit=assignment.hit)
-        if assignment.hit.status == HitStatus.OPEN and batch.status == BatchStatus.COMPLETED:
-            Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
-    return assignment
+    provider_for(assignment.hit.batch.provider).reject(assignment=assignment, feedback=feedback)
+    return assignment_mark(
+        assignment=assignment, state=AssignmentState.REJECTED, source="requester", feedback=feedback
+    )

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.crowd.base import Progress
 from annotation.errors import ServiceError
 from annotation.models import (
     Batch,
@@ -26,7 +27,17 @@ from annotation.services.runs import run_set_status
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
-QUALIFICATION_KEYS = {"min_approved_hits", "min_approval_percent", "locales"}
+QUALIFICATION_KEYS = {"min_approved_hits", "min_approval_percent", "locales", "custom"}
+COMPARATORS = {
+    "LessThan",
+    "LessThanOrEqualTo",
+    "GreaterThan",
+    "GreaterThanOrEqualTo",
+    "EqualTo",
+    "NotEqualTo",
+    "Exists",
+    "DoesNotExist",
+}
 
 
 def _check_qualifications(rules: dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +59,19 @@ def _check_qualifications(rules: dict[str, Any]) -> dict[str, Any]:
         isinstance(c, str) and len(c) == 2 and c.isupper() for c in locales
     ):
         raise InputError("must be a list of ISO 3166 two-letter codes", field="locales")
+    for n, custom in enumerate(merged.get("custom", [])):
+        if (
+            not isinstance(custom, dict)
+            or not isinstance(custom.get("id"), str)
+            or not custom["id"]
+        ):
+            raise InputError("needs a qualification 'id'", record=n, field="custom")
+        if custom.get("comparator") not in COMPARATORS:
+            raise InputError(
+                f"comparator must be one of {', '.join(sorted(COMPARATORS))}",
+                record=n,
+                field="custom",
+            )
     return merged
 
 
@@ -143,12 +167,12 @@ def batch_create(
     return batch
 
 
-def batch_publish(*, batch: Batch) -> Batch:
+def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
     from annotation.crowd import provider_for
 
     if batch.status != BatchStatus.DRAFT:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
-    provider_for(batch.provider).publish(batch=batch)
+    provider_for(batch.provider).publish(batch=batch, progress=progress)
     with transaction.atomic():
         Batch.objects.filter(pk=batch.pk).update(
             status=BatchStatus.PUBLISHED, published_at=timezone.now()

@@ -1,46 +1,52 @@
-"""The contract every crowd provider passes (the MTurk provider will join the parameter list)."""
+"""The contract every crowd provider passes: local, simulated and MTurk (stubbed)."""
 
 import pytest
+from botocore.stub import ANY
 
 from annotation.crowd import PROVIDERS, provider_for
 from annotation.errors import ServiceError
 from annotation.models import AssignmentState, BatchStatus, Event, HitStatus, Stage
-from annotation.services.assignments import (
-    assignment_approve,
-    assignment_claim_next,
-    assignment_reject,
-    assignment_submit,
-    worker_get_or_create,
-)
+from annotation.services.assignments import assignment_approve, assignment_reject
 from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.review import hit_add_assignments, worker_block, worker_bonus
 from pipeline.errors import InputError
+from tests.annotation.drivers import MTurkDriver, ServerDriver
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(params=sorted(PROVIDERS))
-def published(request, paired_run):
+def driver(request, client, settings):
+    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
+    driver = MTurkDriver(client) if request.param == "mturk" else ServerDriver(request.param)
+    yield driver
+    driver.done()
+
+
+@pytest.fixture
+def published(driver, paired_run):
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider=request.param, items_per_hit=3
+        run=paired_run, stage=Stage.BISON_SELECTION, provider=driver.name, items_per_hit=3
     )
     assert batch.status == BatchStatus.DRAFT
-    return batch_publish(batch=batch)
+    return driver.publish(batch)
 
 
-def submit_none(batch, name):
-    worker = worker_get_or_create(provider=batch.provider, external_id=name)
-    assignment = assignment_claim_next(batch=batch, worker=worker)
+def work(driver, batch, name):
+    assignment = driver.take(batch, name)
     answers = {f"q{q.position}": "none" for q in assignment.hit.questions.all()}
-    assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+    driver.submit(assignment, answers)
     assignment.refresh_from_db()
     return assignment
 
 
-def test_publish_makes_hits_claimable(published):
+def test_publish_makes_hits_available_and_work_comes_back(driver, published):
     assert published.status == BatchStatus.PUBLISHED and published.published_at is not None
     assert Event.objects.filter(batch=published, action="batch.published").exists()
-    assignment = submit_none(published, "w1")
+    assignment = work(driver, published, "w1")
     assert assignment.state == AssignmentState.SUBMITTED
+    assert assignment.answers.count() == 3
+    assert set(assignment.answers.values_list("label", flat=True)) == {"none"}
 
 
 def test_publishing_twice_is_refused(published):
@@ -48,14 +54,32 @@ def test_publishing_twice_is_refused(published):
         batch_publish(batch=published)
 
 
-def test_approve_and_reject_write_events_and_reject_reopens_the_hit(published):
-    a = submit_none(published, "w1")
-    b = submit_none(published, "w2")
+def test_approve_and_reject_write_events_and_the_hit_takes_another_worker(driver, published):
+    a = work(driver, published, "w1")
+    b = work(driver, published, "w2")
+    driver.expect("ApproveAssignment", {}, {"AssignmentId": a.provider_assignment_id})
     assignment_approve(assignment=a)
-    assignment_approve(assignment=a)  # idempotent
+    assignment_approve(assignment=a)  # idempotent: no second call, no second event
     assert Event.objects.filter(assignment=a, action="assignment.approved").count() == 1
     with pytest.raises(ServiceError, match="feedback"):
         assignment_reject(assignment=b, feedback="  ")
+    driver.expect(
+        "RejectAssignment",
+        {},
+        {
+            "AssignmentId": b.provider_assignment_id,
+            "RequesterFeedback": "Captions chosen at random.",
+        },
+    )
+    driver.expect(
+        "CreateAdditionalAssignmentsForHIT",
+        {},
+        {
+            "HITId": b.hit.provider_hit_id,
+            "NumberOfAdditionalAssignments": 1,
+            "UniqueRequestToken": f"crowdvl-redo-{b.pk}",
+        },
+    )
     assignment_reject(assignment=b, feedback="Captions chosen at random.")
     b.refresh_from_db()
     assert b.state == AssignmentState.REJECTED and b.hit.status == HitStatus.OPEN
@@ -63,21 +87,63 @@ def test_approve_and_reject_write_events_and_reject_reopens_the_hit(published):
     assert event.data["feedback"] == "Captions chosen at random."
     with pytest.raises(ServiceError):
         assignment_approve(assignment=b)
-    # The reopened HIT goes to another worker, never back to the rejected one.
-    c_worker = worker_get_or_create(provider=published.provider, external_id="w3")
-    assert assignment_claim_next(batch=published, worker=c_worker).hit_id == b.hit_id
+    third = driver.take(published, "w3")
+    assert third.hit_id == b.hit_id  # the reopened HIT goes to a new worker
+    assert driver.take(published, "w2") is None  # never back to the rejected worker
 
 
-def test_expired_batches_offer_no_work(published):
+def test_expired_batches_offer_no_work(driver, published):
+    for hit in published.hits.exclude(provider_hit_id=""):
+        driver.expect("UpdateExpirationForHIT", {}, {"HITId": hit.provider_hit_id, "ExpireAt": ANY})
     batch_expire(batch=published)
     published.refresh_from_db()
     assert published.status == BatchStatus.EXPIRED
     assert not published.hits.filter(status=HitStatus.OPEN).exists()
-    worker = worker_get_or_create(provider=published.provider, external_id="late")
-    assert assignment_claim_next(batch=published, worker=worker) is None
+    assert driver.take(published, "late") is None
 
 
-def test_sync_of_a_server_side_provider_changes_nothing(published):
+def test_bonus_block_and_added_assignments_are_idempotent(driver, published):
+    a = work(driver, published, "w1")
+    driver.expect(
+        "SendBonus",
+        {},
+        {
+            "WorkerId": "w1",
+            "AssignmentId": a.provider_assignment_id,
+            "BonusAmount": "0.25",
+            "Reason": "Careful work",
+            "UniqueRequestToken": ANY,
+        },
+    )
+    first = worker_bonus(assignment=a, amount="0.25", reason="Careful work")
+    again = worker_bonus(assignment=a, amount="0.25", reason="Careful work")
+    assert first.pk == again.pk and again.sent_at is not None
+    assert Event.objects.filter(action="worker.bonus_sent").count() == 1
+    driver.expect("CreateWorkerBlock", {}, {"WorkerId": "w1", "Reason": "spam"})
+    worker_block(worker=a.worker, reason="spam")
+    worker_block(worker=a.worker, reason="spam")
+    assert Event.objects.filter(action="worker.blocked").count() == 1
+    hit = a.hit
+    driver.expect(
+        "CreateAdditionalAssignmentsForHIT",
+        {},
+        {
+            "HITId": hit.provider_hit_id,
+            "NumberOfAdditionalAssignments": 2,
+            "UniqueRequestToken": ANY,
+        },
+    )
+    hit = hit_add_assignments(hit=hit, count=2)
+    assert hit.capacity == published.assignments_per_hit + 2 and hit.status == HitStatus.OPEN
+
+
+def test_sync_of_a_published_batch_changes_nothing_when_nothing_happened(driver, published):
+    for hit in published.hits.exclude(provider_hit_id="").order_by("position"):
+        driver.expect(
+            "ListAssignmentsForHIT",
+            {"Assignments": [], "NumResults": 0},
+            {"HITId": hit.provider_hit_id, "MaxResults": 100, "AssignmentStatuses": ANY},
+        )
     assert provider_for(published.provider).sync(batch=published) == 0
 
 

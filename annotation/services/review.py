@@ -1,0 +1,161 @@
+"""Reviewing and paying: bonuses, blocks, notifications, and changing a batch's HITs.
+
+Each action asks the batch's crowd provider to act, records the outcome and writes an event;
+each is idempotent, so a repeated request changes nothing and pays nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from decimal import Decimal, InvalidOperation
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStatus,
+    Bonus,
+    Event,
+    Hit,
+    HitStatus,
+    Worker,
+)
+from annotation.services.events import event_record
+from pipeline.errors import InputError
+
+
+def _provider(name: str):  # noqa: ANN202 - avoids importing providers at module load
+    from annotation.crowd import provider_for
+
+    return provider_for(name)
+
+
+def _token(*parts: object) -> str:
+    return "crowdvl-" + hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:48]
+
+
+def _amount(value: Decimal | str | float) -> Decimal:
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        raise InputError(f"{value!r} is not an amount", field="amount") from None
+    if amount <= 0 or amount != amount.quantize(Decimal("0.01")):
+        raise InputError(f"{value} is not a positive amount in dollars and cents", field="amount")
+    return amount
+
+
+def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reason: str) -> Bonus:
+    """Pay a bonus for an assignment once: the same amount and reason again pays nothing."""
+    amount = _amount(amount)
+    if not reason.strip():
+        raise InputError("a bonus needs a reason the worker will read", field="reason")
+    if assignment.state not in (AssignmentState.SUBMITTED, AssignmentState.APPROVED):
+        raise ServiceError(
+            f"assignment {assignment.pk} is {assignment.state}; bonus submitted work"
+        )
+    token = _token("bonus", assignment.pk, amount, reason)
+    bonus, _ = Bonus.objects.get_or_create(
+        token=token, defaults={"assignment": assignment, "amount": amount, "reason": reason}
+    )
+    if bonus.sent_at is not None:
+        return bonus
+    batch = assignment.hit.batch
+    _provider(batch.provider).bonus(
+        assignment=assignment, amount=amount, reason=reason, token=token
+    )
+    with transaction.atomic():
+        Bonus.objects.filter(pk=bonus.pk).update(sent_at=timezone.now())
+        bonus.refresh_from_db()
+        event_record(
+            action="worker.bonus_sent",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"amount": str(amount), "reason": reason, "token": token},
+        )
+    return bonus
+
+
+def worker_block(*, worker: Worker, reason: str) -> Worker:
+    if not reason.strip():
+        raise InputError("blocking a worker needs a reason", field="reason")
+    if worker.blocked:
+        return worker
+    _provider(worker.provider).block(worker=worker, reason=reason)
+    Worker.objects.filter(pk=worker.pk).update(blocked=True)
+    worker.blocked = True
+    event_record(action="worker.blocked", worker=worker, data={"reason": reason})
+    return worker
+
+
+def worker_unblock(*, worker: Worker, reason: str) -> Worker:
+    if not worker.blocked:
+        return worker
+    _provider(worker.provider).unblock(worker=worker, reason=reason or "unblocked")
+    Worker.objects.filter(pk=worker.pk).update(blocked=False)
+    worker.blocked = False
+    event_record(action="worker.unblocked", worker=worker, data={"reason": reason})
+    return worker
+
+
+def workers_notify(*, workers: list[Worker], subject: str, message: str) -> int:
+    """Send a message once to each worker; returns how many were newly notified."""
+    if not subject.strip() or not message.strip():
+        raise InputError("a notification needs a subject and a message", field="subject/message")
+    token = _token("notify", subject, message)
+    already = set(
+        Event.objects.filter(action="worker.notified", data__token=token).values_list(
+            "worker_id", flat=True
+        )
+    )
+    todo = [w for w in workers if w.pk not in already]
+    by_provider: dict[str, list[Worker]] = {}
+    for worker in todo:
+        by_provider.setdefault(worker.provider, []).append(worker)
+    for name, group in by_provider.items():
+        _provider(name).notify(workers=group, subject=subject, message=message)
+        for worker in group:
+            event_record(
+                action="worker.notified", worker=worker, data={"subject": subject, "token": token}
+            )
+    return len(todo)
+
+
+def batch_extend(*, batch: Batch, seconds: int) -> Batch:
+    """Keep the batch's HITs on offer for `seconds` from now (expired HITs reopen)."""
+    if batch.status not in (BatchStatus.PUBLISHED, BatchStatus.EXPIRED, BatchStatus.COMPLETED):
+        raise ServiceError(f"batch {batch.pk} is {batch.status}; publish it first")
+    _provider(batch.provider).extend(batch=batch, seconds=seconds)
+    with transaction.atomic():
+        batch.hits.filter(status=HitStatus.EXPIRED).update(status=HitStatus.OPEN)
+        if batch.status == BatchStatus.EXPIRED:
+            Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+        event_record(action="batch.extended", run=batch.run, batch=batch, data={"seconds": seconds})
+    batch.refresh_from_db()
+    return batch
+
+
+def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
+    """Let `count` more workers do `hit`. The provider token is derived from the new total,
+    so retrying the same request does not add twice."""
+    if count < 1:
+        raise InputError("must be at least 1", field="count")
+    total = hit.extra_assignments + count
+    _provider(hit.batch.provider).add_assignments(
+        hit=hit, count=count, token=_token("add", hit.pk, total)
+    )
+    with transaction.atomic():
+        Hit.objects.filter(pk=hit.pk).update(extra_assignments=total, status=HitStatus.OPEN)
+        hit.refresh_from_db()
+        event_record(
+            action="hit.assignments_added",
+            run=hit.batch.run,
+            batch=hit.batch,
+            data={"hit": hit.pk, "added": count, "extra_total": total},
+        )
+    return hit
