@@ -1,0 +1,12 @@
+from annotation.management.base import ServiceCommand
+from annotation.services.mturk import mturk_provider
+
+
+class Command(ServiceCommand):
+    help = "Show the MTurk endpoint in use and the account balance (nothing is changed)."
+
+    def handle(self, *args, **opts):
+        provider = mturk_provider()
+        gateway = provider.gateway
+        self.stdout.write(f"endpoint: {gateway.endpoint}")
+        self.stdout.write(f"balance:  ${provider.account_balance()}")

@@ -1,0 +1,28 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Batch
+from annotation.services.mturk import mturk_cost_estimate, mturk_publish_start
+
+
+class Command(ServiceCommand):
+    help = "Publish a draft batch to MTurk (a Celery job). Shows the cost first."
+
+    def add_arguments(self, parser):
+        parser.add_argument("batch", type=int)
+        parser.add_argument("--dry-run", action="store_true", help="only show the estimated cost")
+        parser.add_argument("--no-wait", action="store_true")
+
+    def handle(self, *args, **opts):
+        batch = get_object_or_404(Batch, pk=opts["batch"])
+        self.stdout.write(
+            f"estimated cost: {mturk_cost_estimate(batch=batch, unpublished_only=True).describe()}"
+        )
+        if opts["dry_run"]:
+            return
+        job = mturk_publish_start(batch=batch)
+        if opts["no_wait"]:
+            self.stdout.write(f"job {job.pk} enqueued")
+            return
+        job = self.wait_for_job(job)
+        self.stdout.write(f"published: {job.result}")

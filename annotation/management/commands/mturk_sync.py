@@ -1,0 +1,23 @@
+from annotation.management.base import ServiceCommand
+from annotation.models import Batch
+from annotation.services.mturk import mturk_sync_batch
+
+
+class Command(ServiceCommand):
+    help = "Bring MTurk assignments into the app and reconcile states (all published MTurk batches by default)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--batch", type=int, action="append", help="only these batches")
+
+    def handle(self, *args, **opts):
+        batches = Batch.objects.filter(provider="mturk", status="published")
+        if opts["batch"]:
+            batches = Batch.objects.filter(pk__in=opts["batch"], provider="mturk")
+        for batch in batches.order_by("pk"):
+            report = mturk_sync_batch(batch=batch)
+            self.stdout.write(
+                f"batch {batch.pk}: {report.hits} HITs, {report.ingested} assignments ingested, "
+                f"{report.changed} changed, {len(report.unknown_hits)} unknown HITs"
+            )
+            for error in report.errors:
+                self.stderr.write(self.style.WARNING(f"  {error}"))

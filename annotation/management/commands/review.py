@@ -1,0 +1,99 @@
+from django.core.management.base import CommandError
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Assignment, Batch, Hit, Worker
+from annotation.services import review
+from annotation.services.assignments import assignment_approve, assignment_reject
+from annotation.services.batches import batch_expire
+
+
+def _assignment(key: str) -> Assignment:
+    query = Assignment.objects.select_related("hit__batch", "worker")
+    found = query.filter(pk=int(key)).first() if key.isdigit() else None
+    found = found or query.filter(provider_assignment_id=key).first()
+    if found is None:
+        raise CommandError(f"no assignment {key!r} (local id or provider id)")
+    return found
+
+
+def _worker(key: str) -> Worker:
+    found = Worker.objects.filter(external_id=key).first()
+    if found is None:
+        raise CommandError(f"no worker {key!r}")
+    return found
+
+
+class Command(ServiceCommand):
+    help = "Review and pay: approve, reject, bonus, block, unblock, notify, expire, extend, add-assignments."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        p = sub.add_parser("approve")
+        p.add_argument("assignment")
+        p = sub.add_parser("reject")
+        p.add_argument("assignment")
+        p.add_argument("--feedback", required=True)
+        p = sub.add_parser("bonus")
+        p.add_argument("assignment")
+        p.add_argument("--amount", required=True)
+        p.add_argument("--reason", required=True)
+        for name in ("block", "unblock"):
+            p = sub.add_parser(name)
+            p.add_argument("worker")
+            p.add_argument("--reason", required=name == "block", default="")
+        p = sub.add_parser("notify")
+        p.add_argument("workers", nargs="+")
+        p.add_argument("--subject", required=True)
+        p.add_argument("--message", required=True)
+        p = sub.add_parser("expire")
+        p.add_argument("batch", type=int)
+        p = sub.add_parser("extend")
+        p.add_argument("batch", type=int)
+        p.add_argument("--seconds", type=int, required=True)
+        p = sub.add_parser("add-assignments")
+        p.add_argument("hit", type=int)
+        p.add_argument("--count", type=int, required=True)
+
+    def handle(self, *args, **opts):
+        action = opts["action"]
+        if action == "approve":
+            a = assignment_approve(assignment=_assignment(opts["assignment"]))
+            self.stdout.write(f"assignment {a.pk}: {a.state}")
+        elif action == "reject":
+            a = assignment_reject(
+                assignment=_assignment(opts["assignment"]), feedback=opts["feedback"]
+            )
+            self.stdout.write(f"assignment {a.pk}: {a.state}")
+        elif action == "bonus":
+            b = review.worker_bonus(
+                assignment=_assignment(opts["assignment"]),
+                amount=opts["amount"],
+                reason=opts["reason"],
+            )
+            self.stdout.write(f"bonus ${b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
+        elif action in ("block", "unblock"):
+            fn = review.worker_block if action == "block" else review.worker_unblock
+            w = fn(worker=_worker(opts["worker"]), reason=opts["reason"])
+            self.stdout.write(
+                f"worker {w.external_id}: {'blocked' if w.blocked else 'not blocked'}"
+            )
+        elif action == "notify":
+            n = review.workers_notify(
+                workers=[_worker(k) for k in opts["workers"]],
+                subject=opts["subject"],
+                message=opts["message"],
+            )
+            self.stdout.write(f"{n} workers notified")
+        elif action == "expire":
+            b = batch_expire(batch=Batch.objects.get(pk=opts["batch"]))
+            self.stdout.write(f"batch {b.pk}: {b.status}")
+        elif action == "extend":
+            b = review.batch_extend(
+                batch=Batch.objects.get(pk=opts["batch"]), seconds=opts["seconds"]
+            )
+            self.stdout.write(f"batch {b.pk}: {b.status}")
+        elif action == "add-assignments":
+            h = review.hit_add_assignments(
+                hit=Hit.objects.select_related("batch").get(pk=opts["hit"]), count=opts["count"]
+            )
+            self.stdout.write(f"HIT {h.pk}: capacity {h.capacity}")
