@@ -44,7 +44,7 @@ serve: $(STAMP)
 	$(PY) manage.py migrate && $(PY) manage.py runserver
 
 worker: $(STAMP)
-	$(VENV)/bin/celery -A config worker -l info
+	$(VENV)/bin/celery -A config worker -B -l info
 
 clean:
 	rm -rf var .pytest_cache
