@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -26,6 +26,7 @@ from annotation.services.events import event_record
 from annotation.services.runs import run_set_status
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
+from pipeline.money import dollars
 
 QUALIFICATION_KEYS = {"min_approved_hits", "min_approval_percent", "locales", "custom"}
 COMPARATORS = {
@@ -75,16 +76,6 @@ def _check_qualifications(rules: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _check_reward(reward: Decimal | str | float) -> Decimal:
-    try:
-        value = Decimal(str(reward))
-    except InvalidOperation:
-        raise InputError(f"{reward!r} is not an amount", field="reward") from None
-    if value <= 0 or value != value.quantize(Decimal("0.01")):
-        raise InputError(f"{reward} is not a positive amount in dollars and cents", field="reward")
-    return value
-
-
 def batch_create(
     *,
     run: Run,
@@ -111,7 +102,7 @@ def batch_create(
     assignments_per_hit = assignments_per_hit or task.default_assignments
     if items_per_hit < 1 or assignments_per_hit < 1:
         raise InputError("must be >= 1", field="items_per_hit/assignments_per_hit")
-    value = _check_reward(reward)
+    value = dollars(reward, field="reward")
     rules = _check_qualifications(qualifications or {})
 
     with transaction.atomic():

@@ -7,7 +7,7 @@ each is idempotent, so a repeated request changes nothing and pays nothing twice
 from __future__ import annotations
 
 import hashlib
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
@@ -26,6 +26,7 @@ from annotation.models import (
 )
 from annotation.services.events import event_record
 from pipeline.errors import InputError
+from pipeline.money import dollars
 
 
 def _provider(name: str):  # noqa: ANN202 - avoids importing providers at module load
@@ -38,19 +39,9 @@ def _token(*parts: object) -> str:
     return "crowdvl-" + hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:48]
 
 
-def _amount(value: Decimal | str | float) -> Decimal:
-    try:
-        amount = Decimal(str(value))
-    except InvalidOperation:
-        raise InputError(f"{value!r} is not an amount", field="amount") from None
-    if amount <= 0 or amount != amount.quantize(Decimal("0.01")):
-        raise InputError(f"{value} is not a positive amount in dollars and cents", field="amount")
-    return amount
-
-
 def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reason: str) -> Bonus:
     """Pay a bonus for an assignment once: the same amount and reason again pays nothing."""
-    amount = _amount(amount)
+    amount = dollars(amount, field="amount")
     if not reason.strip():
         raise InputError("a bonus needs a reason the worker will read", field="reason")
     if assignment.state not in (AssignmentState.SUBMITTED, AssignmentState.APPROVED):
