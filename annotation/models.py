@@ -61,6 +61,7 @@ class Caption(models.Model):
 
 class RunKind(models.TextChoices):
     BISON = "bison", "COCO-BISON"
+    ECCV = "eccv", "ECCV Caption"
 
 
 class RunStatus(models.TextChoices):
@@ -92,11 +93,15 @@ class Stage(models.TextChoices):
 
     BISON_SELECTION = "bison_selection", "BISON stage 2: caption selection"
     BISON_VERIFICATION = "bison_verification", "BISON stage 3: verification"
+    ECCV_JUDGMENT = "eccv_judgment", "ECCV Caption: image-caption judgments"
 
 
 class ItemKind(models.TextChoices):
     IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
     TRIPLE = "triple", "Query-positive-negative triple"
+    CANDIDATE = "candidate", "Image-caption pair proposed by models"
+    GOLD_POSITIVE = "gold_positive", "Gold: an original COCO pair"
+    GOLD_NEGATIVE = "gold_negative", "Gold: a pair in no model's top list"
 
 
 class Item(models.Model):
@@ -123,6 +128,11 @@ class Item(models.Model):
                 fields=["run", "source", "caption"],
                 condition=Q(kind="triple"),
                 name="item_one_triple_per_pair_caption",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "positive", "caption"],
+                condition=Q(kind="candidate"),
+                name="item_one_candidate_per_pair",
             ),
         ]
         indexes = [models.Index(fields=["run", "kind"])]
@@ -187,6 +197,7 @@ class Batch(models.Model):
     assignment_duration_seconds = models.PositiveIntegerField(default=3600)
     qualifications = models.JSONField(default=default_qualifications)
     seed = models.IntegerField(default=0)
+    options = models.JSONField(default=dict, blank=True, help_text="task options, e.g. follow_ups")
     description = models.TextField(blank=True)
     keywords = models.CharField(max_length=500, blank=True)
     auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
@@ -351,6 +362,91 @@ class Bonus(models.Model):
         return f"bonus ${self.amount} for assignment {self.assignment_id}"
 
 
+class AnnotatorKind(models.TextChoices):
+    FASTTEXT = "fasttext", "Built in: FastText bag of words over co-captions"
+    MINILM = "minilm", "Built in: all-MiniLM-L6-v2 sentence encoder over co-captions"
+    EMBEDDINGS = "embeddings", "Imported image and caption embeddings (.npz)"
+    RANKINGS = "rankings", "Imported ranked lists (.json)"
+
+
+class Annotator(models.Model):
+    """A machine annotator (retrieval model) proposing candidates in an ECCV run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="annotators")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=20, choices=AnnotatorKind.choices)
+    source = models.CharField(max_length=500, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="annotator_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class Proposal(models.Model):
+    """Provenance of a candidate: which model proposed it, for which query direction, at
+    which rank (1-based)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="proposals")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="proposals")
+    direction = models.CharField(
+        max_length=3, choices=[("i2t", "image to text"), ("t2i", "text to image")]
+    )
+    rank = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator", "direction"], name="proposal_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} {self.direction} rank {self.rank}"
+
+
+class ExternalPositive(models.Model):
+    """A positive pair from another benchmark (e.g. CxC) merged in as a further source."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="external_positives")
+    source = models.CharField(max_length=40)
+    image = models.ForeignKey(Image, on_delete=models.CASCADE, related_name="+")
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "source", "image", "caption"], name="external_positive_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} positive ({self.image_id}, {self.caption_id})"
+
+
+class ReviewStatus(models.TextChoices):
+    OPEN = "open"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class Review(models.Model):
+    """Submitted work held for a person to decide, e.g. because it failed gold questions."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="review")
+    reasons = models.JSONField(default=list)
+    status = models.CharField(
+        max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.OPEN
+    )
+    feedback = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"review of assignment {self.assignment_id} ({self.status})"
+
+
 class Answer(models.Model):
     """One answer to one question. `label` is the server's reading of the worker's choice:
     selection: a caption id or "none"; verification: positive/negative/both/neither."""
@@ -360,6 +456,8 @@ class Answer(models.Model):
     choice = models.CharField(max_length=40, help_text="what the worker clicked")
     label = models.CharField(max_length=40)
     caption = models.ForeignKey(Caption, on_delete=models.PROTECT, null=True, related_name="+")
+    details = models.JSONField(default=dict, blank=True, help_text="rationale follow-ups")
+    raw = models.TextField(blank=True, help_text="the submitted value, as sent")
 
     class Meta:
         constraints = [

@@ -20,7 +20,7 @@ from annotation.crowd.mturk import PREVIEW_ASSIGNMENT, SUBMIT_HOSTS
 from annotation.errors import AnswerError, ServiceError
 from annotation.models import Assignment, AssignmentState, Hit
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import assignment_submit
+from annotation.services.assignments import assignment_submit, stored_answers
 from annotation.services.mturk import (
     mturk_assignment_open,
     mturk_pool_grant_pending,
@@ -32,10 +32,7 @@ SALT = "crowdvl.mturk.task"
 
 
 def _submit_page(request: HttpRequest, assignment: Assignment, turk_submit_to: str) -> HttpResponse:
-    answers = {
-        f"q{position}": choice
-        for position, choice in assignment.answers.values_list("question__position", "choice")
-    }
+    answers = stored_answers(assignment)
     return render(
         request,
         "annotation/mturk_submit.html",
@@ -91,7 +88,9 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
         return HttpResponseBadRequest("assignmentId does not match this task form")
     try:
         assignment_submit(
-            assignment_id=assignment.pk, worker=assignment.worker, answers=answers_from(params)
+            assignment_id=assignment.pk,
+            worker=assignment.worker,
+            answers=answers_from(params, hit.batch.stage),
         )
     except (AnswerError, ServiceError) as exc:
         hidden = {

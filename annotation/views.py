@@ -17,14 +17,16 @@ from annotation.services.assignments import (
     assignment_submit,
     worker_get_or_create,
 )
+from annotation.tasktypes import task_type_for
 
 SESSION_WORKER = "crowdvl_worker"
 PROVIDER = "local"
 
 
-def answers_from(data: Any) -> dict[str, str]:
-    """The answer fields (q0, q1, …) of a submitted task form."""
-    return {k: v for k, v in data.items() if k[:1] == "q" and k[1:].isdigit()}
+def answers_from(data: Any, stage: str) -> dict[str, str]:
+    """The answers (q0, q1, …) of a submitted task form, as the stage's task type reads them."""
+    task = task_type_for(stage)
+    return {k: task.form_value(data=data, key=k) for k in data if k[:1] == "q" and k[1:].isdigit()}
 
 
 def _session_worker(request: HttpRequest) -> Worker | None:
@@ -81,7 +83,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     batch = assignment.hit.batch
     error = None
     if request.method == "POST":
-        answers = answers_from(request.POST)
+        answers = answers_from(request.POST, batch.stage)
         try:
             assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
         except (AnswerError, ServiceError) as exc:

@@ -21,6 +21,7 @@ from annotation.models import (
     Hit,
     HitStatus,
     PoolMembership,
+    Review,
     Run,
     Worker,
 )
@@ -126,10 +127,11 @@ class SubmitResult:
     created: bool
 
 
-def _stored_choices(assignment: Assignment) -> dict[str, str]:
+def stored_answers(assignment: Assignment) -> dict[str, str]:
+    """The values a worker submitted, keyed as they were sent (q0, q1, …)."""
     return {
-        f"q{position}": choice
-        for position, choice in assignment.answers.values_list("question__position", "choice")
+        f"q{position}": raw
+        for position, raw in assignment.answers.values_list("question__position", "raw")
     }
 
 
@@ -158,7 +160,7 @@ def assignment_submit(
                 raise ServiceError(
                     f"assignment {assignment_id} was abandoned and cannot be submitted"
                 )
-            if _stored_choices(assignment) == answers:
+            if stored_answers(assignment) == answers:
                 return SubmitResult(assignment=assignment, created=False)
             raise ServiceError(
                 f"assignment {assignment_id} was already submitted with different answers"
@@ -199,6 +201,8 @@ def assignment_submit(
                     choice=parsed.choice,
                     label=parsed.label,
                     caption=parsed.caption,
+                    details=parsed.details or {},
+                    raw=answers[key],
                 )
             )
         Answer.objects.bulk_create(rows)
@@ -214,6 +218,17 @@ def assignment_submit(
             data={"answers": len(rows)},
         )
         _hit_refresh(hit=assignment.hit)
+        reasons = task.review_reasons(questions=questions, answers=rows)
+        if reasons:
+            Review.objects.create(assignment=assignment, reasons=reasons)
+            event_record(
+                action="review.opened",
+                run=batch.run,
+                batch=batch,
+                assignment=assignment,
+                worker=worker,
+                data={"reasons": reasons},
+            )
     batch_refresh_status(batch=batch)
     return SubmitResult(assignment=assignment, created=True)
 

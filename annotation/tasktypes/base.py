@@ -15,6 +15,7 @@ class ParsedAnswer:
     choice: str
     label: str
     caption: Caption | None = None
+    details: dict[str, Any] | None = None
 
 
 class TaskType(ABC):
@@ -36,6 +37,16 @@ class TaskType(ABC):
     @abstractmethod
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         """Read one submitted value; raise AnswerError if it does not fit the question."""
+
+    def form_value(self, *, data: Any, key: str) -> str:
+        """The submitted value of question `key` from a posted form (a QueryDict)."""
+        return str(data.get(key, ""))
+
+    def review_reasons(
+        self, *, questions: list[Question], answers: list[Any]
+    ) -> list[dict[str, Any]]:
+        """Why a submission needs a person to look at it (empty: it does not)."""
+        return []
 
     def worker_choices(self, *, question: Question) -> list[str]:
         """The values a worker may submit for `question` (used by simulated workers)."""
