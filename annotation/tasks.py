@@ -44,3 +44,22 @@ def mturk_sync_open() -> None:
     from annotation.services.mturk import mturk_sync_open as sync
 
     sync()
+
+
+@shared_task(name="eccv.propose_prepare")
+def eccv_propose_prepare(job_id: int) -> None:
+    from annotation.services import eccv
+
+    parts = eccv.eccv_propose_prepare(job_id=job_id)
+    group(eccv_propose_part.s(job_id, part) for part in parts).delay()
+
+
+@shared_task(name="eccv.propose_part")
+def eccv_propose_part(job_id: int, part: int) -> None:
+    from annotation.services import eccv
+
+    try:
+        eccv.eccv_propose_part(job_id=job_id, part=part)
+    except Exception as exc:
+        eccv.eccv_propose_fail(job_id=job_id, error=f"part {part}: {type(exc).__name__}: {exc}")
+        raise

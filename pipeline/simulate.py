@@ -40,10 +40,12 @@ STOPWORDS = frozenset(
 class WorkerProfile:
     accuracy: float = 0.9
     seconds_per_answer: float = 20.0
+    gold_accuracy: float = 0.95
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.accuracy <= 1.0:
-            raise ValueError(f"accuracy must be within 0..1, got {self.accuracy}")
+        for name in ("accuracy", "gold_accuracy"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be within 0..1, got {getattr(self, name)}")
         if self.seconds_per_answer <= 0:
             raise ValueError("seconds_per_answer must be positive")
 
@@ -86,3 +88,31 @@ def noisy(correct: str, choices: Sequence[str], *, accuracy: float, rng: random.
 def answer_seconds(profile: WorkerProfile, rng: random.Random) -> float:
     """Time spent on one answer: log-normal around the profile's mean."""
     return profile.seconds_per_answer * rng.lognormvariate(0.0, 0.35) / 1.063
+
+
+def judgment_from_overlap(
+    caption_tokens: Sequence[str],
+    image_captions: Sequence[Sequence[str]],
+    *,
+    own: bool = False,
+    thresholds: tuple[float, float, float] = (0.45, 0.3, 0.15),
+) -> str:
+    """ECCV's four answers from the caption's best word overlap (Jaccard of content words)
+    with the image's other captions; a caption written for the image is a YES."""
+    if own:
+        return "yes"
+    words = _content(caption_tokens)
+    best = 0.0
+    for tokens in image_captions:
+        other = _content(tokens)
+        union = words | other
+        if union:
+            best = max(best, len(words & other) / len(union))
+    yes, partial, mostly_no = thresholds
+    if best >= yes:
+        return "yes"
+    if best >= partial:
+        return "partially_yes"
+    if best >= mostly_no:
+        return "mostly_no"
+    return "no"

@@ -21,6 +21,7 @@ from pipeline.simulate import (
     WorkerProfile,
     answer_seconds,
     discriminative_choice,
+    judgment_from_overlap,
     noisy,
 )
 from pipeline.text import tokenize
@@ -47,6 +48,8 @@ class SimulatedProvider(ServerSideProvider):
         task = task_type_for(question.hit.batch.stage)
         item = question.item
         choices = task.worker_choices(question=question)
+        if question.hit.batch.stage == Stage.ECCV_JUDGMENT:
+            return self._eccv_answer(question=question, profile=profile, rng=rng)
         if question.hit.batch.stage == Stage.BISON_SELECTION:
             captions = [
                 (str(c.coco_id), tokenize(c.text))
@@ -57,6 +60,40 @@ class SimulatedProvider(ServerSideProvider):
             # A careful verifier sees which image the query describes: the positive's side.
             correct = "right" if question.swapped else "left"
         return noisy(correct, choices, accuracy=profile.accuracy, rng=rng)
+
+    def _eccv_answer(
+        self, *, question: Question, profile: WorkerProfile, rng: random.Random
+    ) -> str:
+        """Judge by the caption's word overlap with the image's own captions (the caption itself
+        excluded); gold items are answered right with probability `gold_accuracy`."""
+        import json
+
+        from annotation.tasktypes.eccv import UNCERTAIN
+
+        item = question.item
+        assert item.caption is not None
+        others = [c for c in item.positive.captions.all() if c.pk != item.caption_id]
+        correct = judgment_from_overlap(
+            tokenize(item.caption.text),
+            [tokenize(c.text) for c in others],
+            own=item.caption.image_id == item.positive_id,
+        )
+        gold = item.kind in ("gold_positive", "gold_negative")
+        accuracy = profile.gold_accuracy if gold else profile.accuracy
+        answer = noisy(
+            correct, ("yes", "partially_yes", "mostly_no", "no"), accuracy=accuracy, rng=rng
+        )
+        if answer in UNCERTAIN and question.hit.batch.options.get("follow_ups", True):
+            reasons = [
+                rng.choice(["extra_concepts", "missing_concepts", "wrong_description", "grammar"])
+            ]
+            errors = (
+                [rng.choice(["quantity", "color", "action", "location"])]
+                if reasons == ["wrong_description"]
+                else []
+            )
+            return json.dumps({"answer": answer, "reasons": reasons, "errors": errors})
+        return answer
 
     def work(
         self,

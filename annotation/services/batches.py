@@ -89,6 +89,7 @@ def batch_create(
     qualifications: dict[str, Any] | None = None,
     seed: int = 0,
     limit: int | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Batch:
     """Pack the stage's unbatched items into HITs, in a seeded order, in one transaction."""
     from annotation.crowd import provider_for  # providers use batch services
@@ -113,7 +114,7 @@ def batch_create(
                     f"run {run.pk} has no stage-2 results yet: publish stage 2 and collect "
                     "its answers before asking for stage 3"
                 )
-        items = list(task.items_for_batch(run=run))
+        items = list(task.items_for_batch(run=run).select_related("positive", "caption"))
         if not items:
             raise ServiceError(f"run {run.pk} has no items waiting for {stage}")
         random.Random(seed).shuffle(items)
@@ -131,21 +132,22 @@ def batch_create(
             assignment_duration_seconds=assignment_duration_seconds,
             qualifications=rules,
             seed=seed,
+            options=options or {},
         )
+        plans = task.plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         # Which side the positive is shown on is drawn here, on the server, and stays here.
         sides = random.Random(f"{seed}:{batch.pk}:sides")
-        hits = Hit.objects.bulk_create(
-            [Hit(batch=batch, position=i) for i in range(0, -(-len(items) // items_per_hit))]
-        )
+        hits = Hit.objects.bulk_create([Hit(batch=batch, position=i) for i in range(len(plans))])
         Question.objects.bulk_create(
             [
                 Question(
-                    hit=hits[n // items_per_hit],
+                    hit=hit,
                     item=item,
-                    position=n % items_per_hit,
+                    position=position,
                     swapped=stage == Stage.BISON_VERIFICATION and sides.random() < 0.5,
                 )
-                for n, item in enumerate(items)
+                for hit, plan in zip(hits, plans, strict=True)
+                for position, item in enumerate(plan)
             ],
             batch_size=5000,
         )

@@ -6,8 +6,11 @@ class here and registers it in REGISTRY.
 
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 from annotation.tasktypes.bison import SelectionTask, VerificationTask
+from annotation.tasktypes.eccv import EccvJudgmentTask
 
-REGISTRY: dict[str, TaskType] = {t.stage: t for t in (SelectionTask(), VerificationTask())}
+REGISTRY: dict[str, TaskType] = {
+    t.stage: t for t in (SelectionTask(), VerificationTask(), EccvJudgmentTask())
+}
 
 
 def task_type_for(stage: str) -> TaskType:

@@ -38,6 +38,12 @@ class TaskType(ABC):
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         """Read one submitted value; raise AnswerError if it does not fit the question."""
 
+    def plan_hits(
+        self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
+    ) -> list[list[Item]]:
+        """The questions of each HIT in display order (items arrive in a seeded order)."""
+        return [items[i : i + items_per_hit] for i in range(0, len(items), items_per_hit)]
+
     def form_value(self, *, data: Any, key: str) -> str:
         """The submitted value of question `key` from a posted form (a QueryDict)."""
         return str(data.get(key, ""))

@@ -21,7 +21,34 @@ document.addEventListener("DOMContentLoaded", () => {
   const progress = document.getElementById("progress");
   let current = 0;
 
-  const answered = (q) => q.querySelector("input[type=radio]:checked") !== null;
+  // A question is answered when a choice is made and, where follow-ups are shown for an
+  // uncertain answer, a shortcoming (and for "described wrongly", an error type) is given.
+  function answered(q) {
+    const choice = q.querySelector("input[type=radio]:checked");
+    if (choice === null) return false;
+    const follow = q.querySelector(".follow-ups");
+    if (!follow || !choice.dataset.uncertain) return true;
+    const reasons = follow.querySelectorAll("input[type=checkbox][name$=_reason]:checked");
+    if (reasons.length === 0) return false;
+    const wrong = follow.querySelector("input[data-wrong]:checked");
+    return !wrong || follow.querySelectorAll("input[name$=_error]:checked").length > 0;
+  }
+
+  function showFollowUps(q) {
+    const follow = q.querySelector(".follow-ups");
+    if (!follow) return;
+    const choice = q.querySelector("input[type=radio]:checked");
+    const open = Boolean(choice && choice.dataset.uncertain);
+    follow.hidden = !open;
+    follow.querySelectorAll("input").forEach((box) => { box.disabled = !open; });
+    const wrong = follow.querySelector("input[data-wrong]");
+    const types = follow.querySelector(".error-types");
+    if (types) {
+      const show = open && wrong && wrong.checked;
+      types.hidden = !show;
+      types.querySelectorAll("input").forEach((box) => { box.disabled = !show; });
+    }
+  }
 
   function refresh() {
     const done = questions.filter(answered).length;
@@ -50,7 +77,8 @@ document.addEventListener("DOMContentLoaded", () => {
 
   questions.forEach((q, i) => {
     q.addEventListener("click", () => { current = i; refresh(); });
-    q.addEventListener("change", () => { current = i; refresh(); });
+    q.addEventListener("change", () => { current = i; showFollowUps(q); refresh(); });
+    showFollowUps(q);
   });
 
   document.addEventListener("keydown", (ev) => {
@@ -60,7 +88,10 @@ document.addEventListener("DOMContentLoaded", () => {
     if (/^[1-9]$/.test(ev.key) && Number(ev.key) <= radios.length) {
       radios[Number(ev.key) - 1].checked = true;
       ev.preventDefault();
+      showFollowUps(questions[current]);
       refresh();
+      // An uncertain answer keeps the question open for its follow-ups.
+      if (!answered(questions[current])) return;
       if (questions.every(answered)) { submit.focus(); } else { focus(nextUnanswered()); }
     } else if (ev.key === "ArrowDown" || ev.key === "j") {
       ev.preventDefault(); focus(current + 1);
