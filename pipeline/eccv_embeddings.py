@@ -1,0 +1,369 @@
+"""Users' retrieval models for ECCV Caption: embeddings (.npz) or ranked lists (JSON).
+
+An ``.npz`` holds four arrays: ``image_ids`` and ``caption_ids`` (1-D integers, COCO ids),
+``image_embeddings`` and ``caption_embeddings`` (2-D, one row per id, same width). A ranked
+list file is ``{"i2t": {"<image id>": [caption ids]}, "t2i": {"<caption id>": [image ids]}}``,
+best first. Errors name the file, the record (an id, or a row) and the field.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.eccv_candidates import DIRECTIONS, I2T, ModelRanking
+from pipeline.eccv_metrics import parse_id_key, rankings_from_embeddings
+from pipeline.errors import InputError
+from pipeline.jsonio import decode_json, describe
+
+ID_ARRAYS = ("image_ids", "caption_ids")
+EMBEDDING_ARRAYS = ("image_embeddings", "caption_embeddings")
+
+
+@dataclass(frozen=True, eq=False)
+class ModelEmbeddings:
+    """Validated embeddings: int64 ids and float32 rows in file order."""
+
+    image_ids: np.ndarray
+    image_embeddings: np.ndarray
+    caption_ids: np.ndarray
+    caption_embeddings: np.ndarray
+    source: str
+
+    @property
+    def dim(self) -> int:
+        return int(self.image_embeddings.shape[1])
+
+
+def load_model_embeddings(
+    path: str | Path,
+    *,
+    known_image_ids: Collection[int],
+    known_caption_ids: Collection[int],
+    require_all: bool = False,
+) -> ModelEmbeddings:
+    """Read and validate a model's ``.npz`` embeddings (see parse_model_embeddings)."""
+    name = str(path)
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"not a readable .npz archive: {exc}", file=name) from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise InputError("not an .npz archive (a single .npy array?)", file=name)
+    with loaded:
+        try:
+            arrays = _read_arrays(loaded, name)
+        except InputError:
+            raise
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            # A damaged member, or an object array that would need pickle.
+            raise InputError(f"cannot read an array: {exc}", file=name) from None
+    return parse_model_embeddings(
+        arrays,
+        file=name,
+        known_image_ids=known_image_ids,
+        known_caption_ids=known_caption_ids,
+        require_all=require_all,
+    )
+
+
+def parse_model_embeddings(
+    arrays: Mapping[str, Any],
+    *,
+    file: str,
+    known_image_ids: Collection[int],
+    known_caption_ids: Collection[int],
+    require_all: bool = False,
+) -> ModelEmbeddings:
+    """Validate the four arrays; with ``require_all`` every known id needs a row.
+
+    Checks, in order: presence, ids 1-D integer, embeddings 2-D numeric with one row per
+    id and at least one column, finite values (record = the row's id), equal widths,
+    duplicate ids, ids unknown to the dataset.
+    """
+    checked: dict[str, np.ndarray] = {}
+    for ids_name, emb_name in zip(ID_ARRAYS, EMBEDDING_ARRAYS, strict=True):
+        ids = _id_array(arrays, ids_name, file)
+        emb = _embedding_array(arrays, emb_name, ids, file)
+        checked[ids_name], checked[emb_name] = ids, emb
+    image_dim = checked["image_embeddings"].shape[1]
+    caption_dim = checked["caption_embeddings"].shape[1]
+    if image_dim != caption_dim:
+        raise InputError(
+            f"caption embeddings have {caption_dim} columns but image embeddings {image_dim}",
+            file=file,
+            field="caption_embeddings",
+        )
+    for ids_name, known in (("image_ids", known_image_ids), ("caption_ids", known_caption_ids)):
+        ids = checked[ids_name]
+        unique, counts = np.unique(ids, return_counts=True)
+        if (counts > 1).any():
+            raise InputError(
+                "id appears twice", file=file, record=int(unique[counts > 1][0]), field=ids_name
+            )
+        known_array = np.fromiter((int(v) for v in known), dtype=np.int64, count=len(known))
+        unknown = ids[~np.isin(ids, known_array)]
+        if unknown.size:
+            raise InputError(
+                f"id is not in the dataset ({unknown.size} unknown id(s) in all)",
+                file=file,
+                record=int(unknown[0]),
+                field=ids_name,
+            )
+        if require_all:
+            absent = np.setdiff1d(known_array, ids)
+            if absent.size:
+                raise InputError(
+                    f"no embedding for this dataset id ({absent.size} missing in all)",
+                    file=file,
+                    record=int(absent[0]),
+                    field=ids_name,
+                )
+    n_images, n_captions = checked["image_ids"].size, checked["caption_ids"].size
+    return ModelEmbeddings(
+        image_ids=checked["image_ids"],
+        image_embeddings=checked["image_embeddings"],
+        caption_ids=checked["caption_ids"],
+        caption_embeddings=checked["caption_embeddings"],
+        source=f"{file} ({n_images} images, {n_captions} captions, {image_dim}-d)",
+    )
+
+
+def model_ranking(
+    embeddings: ModelEmbeddings,
+    *,
+    depth: int = 25,
+    image_queries: Sequence[int] | None = None,
+    caption_queries: Sequence[int] | None = None,
+    block_size: int = 2048,
+) -> ModelRanking:
+    """Top-``depth`` cosine retrievals of a model over its whole galleries.
+
+    Queries default to every embedded image / caption; a query id must have an embedding.
+    """
+    queries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for direction, ids, emb, chosen in (
+        (I2T, embeddings.image_ids, embeddings.image_embeddings, image_queries),
+        ("t2i", embeddings.caption_ids, embeddings.caption_embeddings, caption_queries),
+    ):
+        if chosen is None:
+            queries[direction] = (ids, emb)
+            continue
+        wanted = np.asarray(chosen, dtype=np.int64)
+        row_of = {int(v): i for i, v in enumerate(ids.tolist())}
+        missing = [int(v) for v in wanted.tolist() if int(v) not in row_of]
+        if missing:
+            field = "image_queries" if direction == I2T else "caption_queries"
+            raise InputError("query has no embedding", record=missing[0], field=field)
+        rows = np.fromiter(
+            (row_of[int(v)] for v in wanted.tolist()), dtype=np.int64, count=wanted.size
+        )
+        queries[direction] = (ids[rows], emb[rows])
+    i2t = rankings_from_embeddings(
+        *queries[I2T],
+        embeddings.caption_ids,
+        embeddings.caption_embeddings,
+        depth,
+        block_size=block_size,
+    )
+    t2i = rankings_from_embeddings(
+        *queries["t2i"],
+        embeddings.image_ids,
+        embeddings.image_embeddings,
+        depth,
+        block_size=block_size,
+    )
+    return ModelRanking(i2t=i2t, t2i=t2i)
+
+
+def load_ranked_lists(
+    path: str | Path,
+    *,
+    known_image_ids: Collection[int],
+    known_caption_ids: Collection[int],
+    min_length: int = 1,
+) -> ModelRanking:
+    """Read and validate a ranked-list JSON file (see parse_ranked_lists)."""
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
+    return parse_ranked_lists(
+        raw,
+        file=name,
+        known_image_ids=known_image_ids,
+        known_caption_ids=known_caption_ids,
+        min_length=min_length,
+    )
+
+
+def parse_ranked_lists(
+    raw: bytes | str,
+    *,
+    file: str,
+    known_image_ids: Collection[int],
+    known_caption_ids: Collection[int],
+    min_length: int = 1,
+) -> ModelRanking:
+    """Validate ``{"i2t": {...}, "t2i": {...}}``; each list holds at least ``min_length``
+    distinct known ids of the other modality. Records are query ids, fields ``i2t`` /
+    ``t2i``; other top-level keys are ignored."""
+    if min_length < 1:
+        raise InputError(f"must be at least 1, got {min_length}", field="min_length")
+    doc = decode_json(raw, file=file)
+    if not isinstance(doc, dict):
+        raise InputError(f"top level must be a JSON object, got {describe(doc)}", file=file)
+    images = set(known_image_ids)
+    captions = set(known_caption_ids)
+    parsed: dict[str, dict[int, list[int]]] = {}
+    for direction in DIRECTIONS:
+        if direction not in doc:
+            raise InputError("missing", file=file, field=direction)
+        block = doc[direction]
+        if not isinstance(block, dict):
+            raise InputError(
+                f"must be an object of query id -> ranked ids, got {describe(block)}",
+                file=file,
+                field=direction,
+            )
+        query_known, item_known = (images, captions) if direction == I2T else (captions, images)
+        query_kind, item_kind = ("image", "caption") if direction == I2T else ("caption", "image")
+        lists: dict[int, list[int]] = {}
+        for key, value in block.items():
+            query = parse_id_key(key, file=file, field=direction)
+            if query not in query_known:
+                raise InputError(
+                    f"query is not a {query_kind} of the dataset",
+                    file=file,
+                    record=query,
+                    field=direction,
+                )
+            lists[query] = _ranked_list(
+                value,
+                file=file,
+                record=query,
+                field=direction,
+                known=item_known,
+                kind=item_kind,
+                min_length=min_length,
+            )
+        parsed[direction] = lists
+    return ModelRanking(i2t=parsed[I2T], t2i=parsed["t2i"])
+
+
+def _read_arrays(archive: Any, file: str) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    for name in (*ID_ARRAYS, *EMBEDDING_ARRAYS):
+        if name not in archive.files:
+            raise InputError(
+                f"missing array (the archive has: {', '.join(archive.files) or 'none'})",
+                file=file,
+                field=name,
+            )
+        arrays[name] = archive[name]
+    return arrays
+
+
+def _id_array(arrays: Mapping[str, Any], name: str, file: str) -> np.ndarray:
+    if name not in arrays:
+        raise InputError("missing array", file=file, field=name)
+    ids = np.asarray(arrays[name])
+    if ids.ndim != 1:
+        raise InputError(f"must be a 1-D array, got shape {ids.shape}", file=file, field=name)
+    if ids.size == 0:
+        raise InputError("must not be empty", file=file, field=name)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise InputError(f"must hold integer ids, got dtype {ids.dtype}", file=file, field=name)
+    return ids.astype(np.int64, copy=False)
+
+
+def _embedding_array(
+    arrays: Mapping[str, Any], name: str, ids: np.ndarray, file: str
+) -> np.ndarray:
+    if name not in arrays:
+        raise InputError("missing array", file=file, field=name)
+    emb = np.asarray(arrays[name])
+    if emb.ndim != 2:
+        raise InputError(f"must be a 2-D array, got shape {emb.shape}", file=file, field=name)
+    if not (np.issubdtype(emb.dtype, np.floating) or np.issubdtype(emb.dtype, np.integer)):
+        raise InputError(f"must be numeric, got dtype {emb.dtype}", file=file, field=name)
+    if emb.shape[0] != ids.size:
+        raise InputError(
+            f"{emb.shape[0]} rows for {ids.size} ids; need one row per id", file=file, field=name
+        )
+    if emb.shape[1] == 0:
+        raise InputError("rows have no columns", file=file, field=name)
+    finite = np.isfinite(emb).all(axis=1)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        raise InputError(
+            f"NaN or infinity in row {row}", file=file, record=int(ids[row]), field=name
+        )
+    if np.issubdtype(emb.dtype, np.floating) and emb.dtype.itemsize > 4:
+        overflow = (np.abs(emb) > np.finfo(np.float32).max).any(axis=1)
+        if overflow.any():
+            row = int(np.flatnonzero(overflow)[0])
+            raise InputError(
+                f"row {row} overflows float32", file=file, record=int(ids[row]), field=name
+            )
+    out = emb.astype(np.float32, copy=False)
+    return np.ascontiguousarray(out)
+
+
+def _ranked_list(
+    value: Any,
+    *,
+    file: str,
+    record: int,
+    field: str,
+    known: set[int],
+    kind: str,
+    min_length: int,
+) -> list[int]:
+    if not isinstance(value, list):
+        raise InputError(
+            f"must be a list of {kind} ids, got {describe(value)}",
+            file=file,
+            record=record,
+            field=field,
+        )
+    if len(value) < min_length:
+        raise InputError(
+            f"ranks {len(value)} {kind}s, fewer than the {min_length} required",
+            file=file,
+            record=record,
+            field=field,
+        )
+    seen: set[int] = set()
+    for position, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise InputError(
+                f"item {position} must be an integer id, got {describe(item)}",
+                file=file,
+                record=record,
+                field=field,
+            )
+        if item in seen:
+            raise InputError(
+                f"{kind} {item} appears twice (item {position})",
+                file=file,
+                record=record,
+                field=field,
+            )
+        if item not in known:
+            raise InputError(
+                f"item {position}: {kind} {item} is not in the dataset",
+                file=file,
+                record=record,
+                field=field,
+            )
+        seen.add(item)
+    return value

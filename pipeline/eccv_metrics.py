@@ -1,0 +1,256 @@
+"""ECCV Caption retrieval metrics (mAP@R, R-Precision, R@K) on ranked id lists.
+
+Definitions follow the paper (Musgrave et al.'s mAP@R and R-Precision) and agree with the
+``eccv-caption`` package's ``compute_eccv_metrics`` / ``compute_r_at_k``: for a query with R
+distinct positives and ``hit(i)`` = 1 when the i-th retrieved id is a positive,
+
+* ``P@i = (hits among the first i) / i``
+* mAP@R ``= (1/R) * sum_{i=1..R} P@i * hit(i)``
+* R-Precision ``= P@R``
+* R@K ``= 1`` if any of the first K ids is a positive, else 0 (a hit rate, as in COCO
+  retrieval papers, not the fraction of positives found).
+
+Means are plain averages over queries, reported as fractions in 0..1 like the package
+(the paper's tables show percentages).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import InputError
+from pipeline.jsonio import decode_json, describe
+from pipeline.neighbours import normalize_rows, top_k
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalScores:
+    """Mean and per-query metrics; per-query arrays follow ``query_ids``."""
+
+    map_at_r: float
+    r_precision: float
+    recall_at_k: dict[int, float]
+    query_ids: np.ndarray
+    per_query_map_at_r: np.ndarray
+    per_query_r_precision: np.ndarray
+    per_query_recall_at_k: dict[int, np.ndarray]
+    # Queries in ``rankings`` without positives; the metrics skip them, as eccv-caption does.
+    ignored_queries: int = 0
+
+
+def map_at_r(positives: Collection[int], ranking: Sequence[int]) -> float:
+    """mAP@R of one ranked list (see the module docstring)."""
+    hits, r = _query_hits(positives, ranking, 0)
+    precision = np.cumsum(hits[:r]) / np.arange(1, r + 1)
+    return float((precision * hits[:r]).sum() / r)
+
+
+def r_precision(positives: Collection[int], ranking: Sequence[int]) -> float:
+    """R-Precision: the fraction of positives among the first R retrieved ids."""
+    hits, r = _query_hits(positives, ranking, 0)
+    return float(hits[:r].sum() / r)
+
+
+def recall_at_k(positives: Collection[int], ranking: Sequence[int], k: int) -> float:
+    """1.0 when one of the first ``k`` retrieved ids is a positive, else 0.0."""
+    _check_ks((k,))
+    hits, _ = _query_hits(positives, ranking, k)
+    return float(hits[:k].any())
+
+
+def retrieval_metrics(
+    positives: Mapping[int, Collection[int]],
+    rankings: Mapping[int, Sequence[int]],
+    *,
+    ks: Sequence[int] = (1, 5, 10),
+    file: str = "rankings",
+) -> RetrievalScores:
+    """mAP@R, R-Precision and R@K over every query of ``positives``, in its order.
+
+    Every query needs a ranking of distinct ids at least ``max(R, max(ks))`` long, where R is
+    its number of distinct positives; otherwise InputError names ``file``, the query id
+    (record) and field ``ranking``. A query with no positives is an error too (field
+    ``positives``): its metrics would be 0/0.
+    """
+    _check_ks(ks)
+    deepest = max(ks)
+    query_ids: list[int] = []
+    r_values: list[int] = []
+    lengths: list[int] = []
+    hit_lists: list[list[bool]] = []
+    for query, query_positives in positives.items():
+        if query not in rankings:
+            raise InputError("no ranking for this query", file=file, record=query, field="ranking")
+        try:
+            hit_list, r = _hit_list(query_positives, rankings[query], deepest)
+        except InputError as exc:
+            raise InputError(exc.message, file=file, record=query, field=exc.field) from None
+        query_ids.append(query)
+        r_values.append(r)
+        lengths.append(len(hit_list))
+        hit_lists.append(hit_list)
+
+    n = len(query_ids)
+    if n == 0:
+        raise InputError("no queries with positives", file=file, field="positives")
+    hits = np.fromiter(chain.from_iterable(hit_lists), dtype=bool, count=sum(lengths))
+    length = np.asarray(lengths, dtype=np.int64)
+    r_arr = np.asarray(r_values, dtype=np.int64)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(length[:-1], out=starts[1:])
+    # Rank (0-based) of every flattened entry within its own query's list.
+    rank = np.arange(hits.size, dtype=np.int64) - np.repeat(starts, length)
+    running = np.cumsum(hits, dtype=np.int64)
+    before = np.concatenate(([0], running))[starts]
+    seen = running - np.repeat(before, length)
+    precision_at = seen / (rank + 1)
+    within_r = rank < np.repeat(r_arr, length)
+    contribution = np.where(hits & within_r, precision_at, 0.0)
+    per_map = np.add.reduceat(contribution, starts) / r_arr
+    per_rp = seen[starts + r_arr - 1] / r_arr
+    per_recall = {k: (seen[starts + k - 1] > 0).astype(np.float64) for k in ks}
+    return RetrievalScores(
+        map_at_r=float(per_map.mean()),
+        r_precision=float(per_rp.mean()),
+        recall_at_k={k: float(values.mean()) for k, values in per_recall.items()},
+        query_ids=np.asarray(query_ids, dtype=np.int64),
+        per_query_map_at_r=per_map,
+        per_query_r_precision=per_rp,
+        per_query_recall_at_k=per_recall,
+        ignored_queries=sum(1 for query in rankings if query not in positives),
+    )
+
+
+def rankings_from_embeddings(
+    query_ids: Sequence[int] | np.ndarray,
+    query_vecs: np.ndarray,
+    gallery_ids: Sequence[int] | np.ndarray,
+    gallery_vecs: np.ndarray,
+    k: int,
+    *,
+    block_size: int = 2048,
+) -> dict[int, list[int]]:
+    """The ``k`` most cosine-similar gallery ids per query id, best first.
+
+    Ties go to the earlier gallery row (see pipeline.neighbours.top_k).
+    """
+    queries = _ids_array(query_ids, "query_ids", np.shape(query_vecs), "query_vecs")
+    gallery = _ids_array(gallery_ids, "gallery_ids", np.shape(gallery_vecs), "gallery_vecs")
+    if not 1 <= k <= gallery.size:
+        raise InputError(f"must be between 1 and {gallery.size} (gallery size), got {k}", field="k")
+    index, _ = top_k(
+        normalize_rows(query_vecs), normalize_rows(gallery_vecs), k, block_size=block_size
+    )
+    ranked = gallery[index].tolist()
+    return dict(zip(queries.tolist(), ranked, strict=True))
+
+
+def load_positives(path: str | Path) -> dict[int, list[int]]:
+    """Read an ECCV positives file (``eccv_image_to_caption.json`` layout)."""
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
+    return parse_positives(raw, file=name)
+
+
+def parse_positives(raw: bytes | str, *, file: str) -> dict[int, list[int]]:
+    """Validate ``{"<query id>": [positive ids]}``: int ids, non-empty, no repeats."""
+    doc = decode_json(raw, file=file)
+    if not isinstance(doc, dict):
+        raise InputError(f"top level must be a JSON object, got {describe(doc)}", file=file)
+    out: dict[int, list[int]] = {}
+    for key, value in doc.items():
+        query = parse_id_key(key, file=file, field="query id")
+        out[query] = _id_list(value, file=file, record=query, field="positives")
+    return out
+
+
+def parse_id_key(key: str, *, file: str, field: str) -> int:
+    """A JSON object key holding a non-negative decimal id, e.g. ``"191069"``."""
+    if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0"):
+        raise InputError(f"not a decimal id: {key[:40]!r}", file=file, record=key, field=field)
+    return int(key)
+
+
+def _id_list(value: Any, *, file: str, record: int, field: str) -> list[int]:
+    if not isinstance(value, list) or not value:
+        raise InputError(
+            f"must be a non-empty list of ids, got {describe(value)}",
+            file=file,
+            record=record,
+            field=field,
+        )
+    seen: set[int] = set()
+    for position, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise InputError(
+                f"item {position} must be an integer id, got {describe(item)}",
+                file=file,
+                record=record,
+                field=field,
+            )
+        if item in seen:
+            raise InputError(f"id {item} appears twice", file=file, record=record, field=field)
+        seen.add(item)
+    return value
+
+
+def _hit_list(
+    positives: Collection[int], ranking: Sequence[int], deepest: int
+) -> tuple[list[bool], int]:
+    """Whether each of the first ``max(R, deepest)`` ranked ids is a positive, and R."""
+    positive_set = set(positives)
+    r = len(positive_set)
+    if r == 0:
+        raise InputError("the query has no positives", field="positives")
+    # Set of the ranking catches repeats; a repeated id would count twice in P@i.
+    distinct = len(set(ranking))
+    if distinct != len(ranking):
+        raise InputError(f"ranking repeats {len(ranking) - distinct} id(s)", field="ranking")
+    needed = max(r, deepest)
+    if len(ranking) < needed:
+        raise InputError(
+            f"ranking has {len(ranking)} ids but needs at least {needed} "
+            f"(R = {r} positives, largest K = {deepest})",
+            field="ranking",
+        )
+    return [item in positive_set for item in ranking[:needed]], r
+
+
+def _query_hits(
+    positives: Collection[int], ranking: Sequence[int], deepest: int
+) -> tuple[np.ndarray, int]:
+    hit_list, r = _hit_list(positives, ranking, deepest)
+    return np.asarray(hit_list, dtype=bool), r
+
+
+def _check_ks(ks: Sequence[int]) -> None:
+    if len(ks) == 0:
+        raise InputError("need at least one K", field="ks")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise InputError(f"K must be a positive integer, got {k!r}", field="ks")
+
+
+def _ids_array(
+    ids: Sequence[int] | np.ndarray, name: str, shape: tuple[int, ...], vecs: str
+) -> np.ndarray:
+    array = np.asarray(ids)
+    if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype, np.integer)):
+        raise InputError("must be a 1-D sequence of integer ids", field=name)
+    if len(shape) != 2 or shape[0] != array.size:
+        raise InputError(
+            f"{array.size} ids but {vecs} has shape {shape}; need one row per id", field=vecs
+        )
+    unique, counts = np.unique(array, return_counts=True)
+    if (counts > 1).any():
+        raise InputError("id appears twice", record=int(unique[counts > 1][0]), field=name)
+    return array.astype(np.int64, copy=False)
