@@ -63,3 +63,17 @@ def eccv_propose_part(job_id: int, part: int) -> None:
     except Exception as exc:
         eccv.eccv_propose_fail(job_id=job_id, error=f"part {part}: {type(exc).__name__}: {exc}")
         raise
+
+
+@shared_task(name="eccv.export")
+def eccv_export(job_id: int) -> None:
+    from annotation.services.eccv_export import eccv_export_write
+
+    eccv_export_write(job_id=job_id)
+
+
+@shared_task(name="assignments.auto_approve")
+def assignments_auto_approve() -> None:
+    from annotation.services.reviews import assignments_auto_approve as approve
+
+    approve()

@@ -140,6 +140,7 @@ class PairSet(AbstractSet[Pair]):
 
     def __init__(self, keys: np.ndarray) -> None:
         self.keys = _sorted_unique(np.asarray(keys, dtype=np.int64))
+        self.keys.flags.writeable = False
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[Pair]) -> PairSet:
@@ -154,7 +155,9 @@ class PairSet(AbstractSet[Pair]):
         if not (isinstance(pair, tuple) and len(pair) == 2):
             return False
         image, caption = pair
-        if not (0 <= image < _ID_LIMIT and 0 <= caption < _ID_LIMIT):
+        if not all(
+            isinstance(v, int | np.integer) and 0 <= v < _ID_LIMIT for v in (image, caption)
+        ):
             return False
         key = (int(image) << _SHIFT) | int(caption)
         at = int(np.searchsorted(self.keys, key))

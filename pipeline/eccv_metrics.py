@@ -58,7 +58,10 @@ def r_precision(positives: Collection[int], ranking: Sequence[int]) -> float:
 
 
 def recall_at_k(positives: Collection[int], ranking: Sequence[int], k: int) -> float:
-    """1.0 when one of the first ``k`` retrieved ids is a positive, else 0.0."""
+    """1.0 when one of the first ``k`` retrieved ids is a positive, else 0.0.
+
+    Like retrieval_metrics, needs a ranking of at least ``max(R, k)`` distinct ids.
+    """
     _check_ks((k,))
     hits, _ = _query_hits(positives, ranking, k)
     return float(hits[:k].any())

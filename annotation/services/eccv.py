@@ -225,6 +225,12 @@ def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> Model
     )
 
 
+def eccv_saved_ranking(*, annotator: Annotator) -> ModelRanking | None:
+    """The rankings the proposal job saved for `annotator`, if it has run."""
+    path = _workdir(annotator.run) / f"ranking-{annotator.pk}.json"
+    return _load_ranking(path) if path.exists() else None
+
+
 def _save_ranking(path: Path, ranking: ModelRanking) -> None:
     data = {
         "i2t": {str(k): list(map(int, v)) for k, v in ranking.i2t.items()},

@@ -23,44 +23,9 @@ from annotation.services.batches import batch_create, batch_publish
 from annotation.services.eccv import eccv_annotator_add, eccv_propose_start, eccv_run_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
+from tests.annotation.conftest import rankings_file  # noqa: F401
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def eccv_run(dataset):
-    return eccv_run_create(
-        dataset=dataset,
-        config={"image_queries": 3, "caption_queries": 4, "k": 2, "models": 2, "seed": 1},
-    )
-
-
-def rankings_file(tmp_path, run, *, reverse=False):
-    images = sorted(run.dataset.images.values_list("coco_id", flat=True))
-    captions = sorted(run.dataset.captions.values_list("coco_id", flat=True))
-    order = (lambda xs: list(reversed(xs))) if reverse else list
-    data = {
-        "i2t": {str(i): order(captions) for i in run.config["query_images"]},
-        "t2i": {str(c): order(images) for c in run.config["query_captions"]},
-    }
-    path = tmp_path / f"ranked{'-rev' if reverse else ''}.json"
-    path.write_text(json.dumps(data))
-    return str(path)
-
-
-@pytest.fixture
-def proposed(eccv_run, tmp_path, run_on_commit):
-    eccv_annotator_add(
-        run=eccv_run, name="fasttext", kind="fasttext", params={"dim": 16, "epochs": 5}
-    )
-    eccv_annotator_add(
-        run=eccv_run, name="listed", kind="rankings", source=rankings_file(tmp_path, eccv_run)
-    )
-    job = run_on_commit(eccv_propose_start, run=eccv_run)
-    job.refresh_from_db()
-    assert job.state == "succeeded", job.error
-    eccv_run.refresh_from_db()
-    return eccv_run
 
 
 def test_queries_are_sampled_and_seeded(dataset):

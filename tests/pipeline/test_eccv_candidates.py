@@ -154,6 +154,7 @@ def test_pair_set() -> None:
     assert list(pairs) == [(1, 7), (2, 5)]
     assert (1, 7) in pairs and (7, 1) not in pairs
     assert "x" not in pairs and (-1, 7) not in pairs and (1, 2, 3) not in pairs
+    assert ("1", 7) not in pairs
     assert pairs == {(1, 7), (2, 5)}
     assert pairs & {(1, 7), (3, 3)} == {(1, 7)}
     assert pairs.keys.tolist() == [(1 << 32) | 7, (2 << 32) | 5]

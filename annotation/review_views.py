@@ -1,0 +1,67 @@
+"""The reviewer's pages: the queue of held HITs, and one HIT with its failed gold items marked."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotation.errors import ServiceError
+from annotation.models import Review, ReviewStatus
+from annotation.services.reviews import review_decide
+
+
+@staff_member_required
+def review_queue(request: HttpRequest) -> HttpResponse:
+    reviews = (
+        Review.objects.filter(status=ReviewStatus.OPEN)
+        .select_related("assignment__worker", "assignment__hit__batch")
+        .order_by("created_at")
+    )
+    return render(request, "annotation/review_queue.html", {"reviews": reviews})
+
+
+@staff_member_required
+def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
+    review = get_object_or_404(
+        Review.objects.select_related("assignment__worker", "assignment__hit__batch"), pk=review_id
+    )
+    error = None
+    if request.method == "POST":
+        decision = request.POST.get("decision")
+        try:
+            review_decide(
+                review=review,
+                approve=decision == "approve",
+                feedback=request.POST.get("feedback", ""),
+            )
+        except ServiceError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, f"Review {review.pk}: {review.status}.")
+            return redirect("review-queue")
+    failed = {r["position"]: r for r in review.reasons}
+    answers = review.assignment.answers.select_related(
+        "question__item__positive__dataset", "question__item__caption"
+    ).order_by("question__position")
+    from annotation.selectors.images import image_url
+
+    rows = [
+        {
+            "position": a.question.position + 1,
+            "image": image_url(a.question.item.positive),
+            "caption": a.question.item.caption.text if a.question.item.caption else "",
+            "answer": a.label,
+            "details": a.details,
+            "gold": a.question.item.kind if a.question.item.kind.startswith("gold") else "",
+            "failed": failed.get(a.question.position),
+        }
+        for a in answers
+    ]
+    return render(
+        request,
+        "annotation/review_detail.html",
+        {"review": review, "rows": rows, "error": error},
+        status=400 if error else 200,
+    )

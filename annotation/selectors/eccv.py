@@ -1,0 +1,151 @@
+"""ECCV Caption reads: verified positives, exclusions and the paper's counts, aggregated in SQL."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, F, Q, QuerySet
+
+from annotation.models import (
+    AssignmentState,
+    Caption,
+    ExternalPositive,
+    Item,
+    ItemKind,
+    Proposal,
+    Run,
+)
+
+POSITIVE = ("yes", "partially_yes")
+DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
+
+
+def _counted(prefix: str) -> Q:
+    """Answers that count: submitted or approved work not waiting in (or failed by) review."""
+    p = prefix
+    return Q(
+        **{f"{p}assignment__state__in": (AssignmentState.SUBMITTED, AssignmentState.APPROVED)}
+    ) & (
+        Q(**{f"{p}assignment__review__isnull": True})
+        | Q(**{f"{p}assignment__review__status": "approved"})
+    )
+
+
+def eccv_judged_pairs(*, run: Run) -> QuerySet[Item]:
+    """Candidates with their counted answers: `n` in all, `n_positive` YES or Partially YES."""
+    counted = _counted("questions__answers__")
+    return (
+        Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
+        .annotate(
+            n=Count("questions__answers", filter=counted),
+            n_yes=Count("questions__answers", filter=counted & Q(questions__answers__label="yes")),
+            n_positive=Count(
+                "questions__answers", filter=counted & Q(questions__answers__label__in=POSITIVE)
+            ),
+        )
+        .filter(n__gt=0)
+    )
+
+
+def eccv_positive_pairs(*, run: Run) -> QuerySet[Item]:
+    """Judged candidates most of whose answers are YES or Partially YES (ties count positive)."""
+    return eccv_judged_pairs(run=run).filter(n_positive__gte=F("n") - F("n_positive"))
+
+
+def eccv_exclusions(*, run: Run) -> tuple[set[int], set[int]]:
+    """Caption ids and image ids dropped in post-processing (default: the paper's lists)."""
+    path = Path(run.config.get("exclusions") or DEFAULT_EXCLUSIONS)
+    data = json.loads(path.read_text())
+    captions = {
+        int(c["caption_id"])
+        for key in ("meaningless_captions", "semantically_wrong_captions")
+        for c in data.get(key, [])
+    }
+    captions |= {int(c) for c in data.get("caption_ids", [])}
+    images = {int(i["image_id"]) for i in data.get("duplicate_images", [])}
+    images |= {int(i) for i in data.get("image_ids", [])}
+    return captions, images
+
+
+def eccv_positives(*, run: Run) -> dict[str, Any]:
+    """The post-processed positives of the run's queries, with the source of every link.
+
+    Sources: "human" (verified candidates) and "cxc" (imported CxC positives); excluded
+    captions and images are dropped.
+    """
+    bad_captions, bad_images = eccv_exclusions(run=run)
+    links: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for image, caption in eccv_positive_pairs(run=run).values_list(
+        "positive__coco_id", "caption__coco_id"
+    ):
+        links[(image, caption)].add("human")
+    for image, caption in ExternalPositive.objects.filter(run=run).values_list(
+        "image__coco_id", "caption__coco_id"
+    ):
+        links[(image, caption)].add("cxc")
+    query_images = [i for i in run.config["query_images"] if i not in bad_images]
+    query_captions = [c for c in run.config["query_captions"] if c not in bad_captions]
+    wanted_images, wanted_captions = set(query_images), set(query_captions)
+    i2t: dict[int, set[int]] = defaultdict(set)
+    t2i: dict[int, set[int]] = defaultdict(set)
+    dropped = 0
+    for (image, caption), _ in links.items():
+        if image in bad_images or caption in bad_captions:
+            dropped += 1
+            continue
+        if image in wanted_images:
+            i2t[image].add(caption)
+        if caption in wanted_captions:
+            t2i[caption].add(image)
+    return {
+        "i2t": {q: sorted(i2t[q]) for q in query_images if i2t.get(q)},
+        "t2i": {q: sorted(t2i[q]) for q in query_captions if t2i.get(q)},
+        "sources": {f"{i}:{c}": sorted(s) for (i, c), s in links.items()},
+        "dropped_by_exclusions": dropped,
+        "queries_without_positives": {
+            "i2t": sum(1 for q in query_images if not i2t.get(q)),
+            "t2i": sum(1 for q in query_captions if not t2i.get(q)),
+        },
+    }
+
+
+def eccv_original_positives(*, run: Run) -> dict[str, dict[int, list[int]]]:
+    """The original COCO pairs of the run's queries (each caption's own image)."""
+    rows = Caption.objects.filter(dataset=run.dataset).values_list("image__coco_id", "coco_id")
+    i2t: dict[int, list[int]] = defaultdict(list)
+    t2i: dict[int, list[int]] = {}
+    for image, caption in rows:
+        i2t[image].append(caption)
+        t2i[caption] = [image]
+    return {
+        "i2t": {q: sorted(i2t[q]) for q in run.config["query_images"] if q in i2t},
+        "t2i": {q: t2i[q] for q in run.config["query_captions"] if q in t2i},
+    }
+
+
+def eccv_answer_shares(*, run: Run) -> dict[str, dict[str, dict[str, float]]]:
+    """For each model and rank, the share of each answer among its proposals' answers."""
+    counted = _counted("item__questions__answers__")
+    rows = (
+        Proposal.objects.filter(item__run=run)
+        .filter(counted)
+        .values("annotator__name", "rank", label=F("item__questions__answers__label"))
+        .annotate(n=Count("pk"))
+    )
+    totals: dict[tuple[str, int], int] = defaultdict(int)
+    counts: dict[tuple[str, int], dict[str, int]] = defaultdict(dict)
+    for row in rows:
+        key = (row["annotator__name"], row["rank"])
+        counts[key][row["label"]] = row["n"]
+        totals[key] += row["n"]
+    shares: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+    for (model, rank), labels in sorted(counts.items()):
+        shares[model][str(rank)] = {
+            label: round(100.0 * labels.get(label, 0) / totals[(model, rank)], 2)
+            for label in ("yes", "partially_yes", "mostly_no", "no")
+        }
+    return dict(shares)

@@ -1,0 +1,62 @@
+"""The manual review queue and automatic approval of everything else."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.models import Assignment, AssignmentState, Review, ReviewStatus
+from annotation.services.assignments import assignment_approve, assignment_reject
+from annotation.services.events import event_record
+
+
+def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Review:
+    """Approve or reject held work. Rejected work stops counting and its HIT reopens, so its
+    pairs are judged again by someone else."""
+    if review.status != ReviewStatus.OPEN:
+        raise ServiceError(f"review {review.pk} was already decided ({review.status})")
+    assignment = review.assignment
+    if approve:
+        assignment_approve(assignment=assignment)
+    else:
+        assignment_reject(assignment=assignment, feedback=feedback)
+    with transaction.atomic():
+        review.status = ReviewStatus.APPROVED if approve else ReviewStatus.REJECTED
+        review.feedback = feedback
+        review.decided_at = timezone.now()
+        review.save(update_fields=["status", "feedback", "decided_at"])
+        batch = assignment.hit.batch
+        event_record(
+            action="review.decided",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"status": review.status, "feedback": feedback},
+        )
+    return review
+
+
+def assignments_auto_approve(*, now: datetime | None = None) -> int:
+    """Approve submitted work past its batch's approval delay, unless it waits for review.
+
+    MTurk approves on its own schedule (the HIT type's delay); synchronisation records it.
+    """
+    now = now or timezone.now()
+    due = (
+        Assignment.objects.filter(state=AssignmentState.SUBMITTED, submitted_at__isnull=False)
+        .exclude(hit__batch__provider="mturk")
+        .filter(Q(review__isnull=True) | Q(review__status=ReviewStatus.APPROVED))
+        .select_related("hit__batch__run", "worker")
+    )
+    approved = 0
+    for assignment in due:
+        delay = timedelta(seconds=assignment.hit.batch.auto_approval_delay_seconds)
+        if assignment.submitted_at is not None and assignment.submitted_at + delay <= now:
+            assignment_approve(assignment=assignment)
+            approved += 1
+    return approved
