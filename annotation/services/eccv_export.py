@@ -15,7 +15,17 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Export, Item, ItemKind, Job, JobState, Run, RunKind, RunStatus
+from annotation.models import (
+    Annotator,
+    Export,
+    Item,
+    ItemKind,
+    Job,
+    JobState,
+    Run,
+    RunKind,
+    RunStatus,
+)
 from annotation.selectors.eccv import (
     eccv_answer_shares,
     eccv_judged_pairs,
@@ -238,6 +248,21 @@ def eccv_evaluate(
     return {
         direction: _scores(positives, lists, ks=ks, file=file)
         for direction, positives, lists in (("i2t", i2t, ranking.i2t), ("t2i", t2i, ranking.t2i))
+    }
+
+
+def eccv_evaluate_annotator(
+    *, export: Export, annotator: Annotator, ks: tuple[int, ...] = (1, 5, 10)
+) -> dict[str, dict[str, Any]]:
+    """The metrics of one of the run's own annotators, ranking as deep as the export needs."""
+    from annotation.services.eccv import annotator_ranking
+
+    i2t, t2i = _load_export(Path(export.path))
+    depth = max([*ks, *(len(v) for v in i2t.values()), *(len(v) for v in t2i.values())])
+    ranking = annotator_ranking(annotator=annotator, depth=depth)
+    return {
+        "i2t": _scores(i2t, ranking.i2t, ks=ks, file=annotator.name),
+        "t2i": _scores(t2i, ranking.t2i, ks=ks, file=annotator.name),
     }
 
 

@@ -9,7 +9,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Review, ReviewStatus
+from annotation.models import Assignment, AssignmentState, Batch, Review, ReviewStatus
 from annotation.services.assignments import assignment_approve, assignment_reject
 from annotation.services.events import event_record
 
@@ -41,7 +41,7 @@ def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Revie
     return review
 
 
-def assignments_auto_approve(*, now: datetime | None = None) -> int:
+def assignments_auto_approve(*, now: datetime | None = None, batch: Batch | None = None) -> int:
     """Approve submitted work past its batch's approval delay, unless it waits for review.
 
     MTurk approves on its own schedule (the HIT type's delay); synchronisation records it.
@@ -53,6 +53,8 @@ def assignments_auto_approve(*, now: datetime | None = None) -> int:
         .filter(Q(review__isnull=True) | Q(review__status=ReviewStatus.APPROVED))
         .select_related("hit__batch__run", "worker")
     )
+    if batch is not None:
+        due = due.filter(hit__batch=batch)
     approved = 0
     for assignment in due:
         delay = timedelta(seconds=assignment.hit.batch.auto_approval_delay_seconds)

@@ -120,3 +120,37 @@ def test_stage3_hit_in_the_browser_and_unavailable_images(page, live_server, pai
     assert {a.question.position: a.choice for a in answers} == intended
     labels = {a.question.position: a.label for a in answers}
     assert labels.pop(0) == "neither" and set(labels.values()) == {"positive"}
+
+
+def test_eccv_hit_with_follow_ups_in_the_browser(page, live_server, proposed):
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6
+        )
+    )
+    begin(page, live_server, batch, "browser-judge")
+    questions = page.locator("fieldset.question")
+    total = questions.count()
+    assert total >= 3
+    html = page.content().lower()
+    assert "gold" not in html and "candidate" not in html
+    submit = page.locator("#submit")
+    page.keyboard.press("2")  # question 1: "Partially YES, but" opens the follow-ups
+    follow = page.locator("fieldset#q0 .follow-ups")
+    expect(follow).to_be_visible()
+    expect(page.locator("#progress")).to_have_text(f"0 / {total} answered")
+    page.locator("fieldset#q0 input[value=wrong_description]").check()
+    expect(page.locator("fieldset#q0 .error-types")).to_be_visible()
+    expect(page.locator("#progress")).to_have_text(f"0 / {total} answered")  # needs an error type
+    page.locator("fieldset#q0 input[value=color]").check()
+    expect(page.locator("#progress")).to_have_text(f"1 / {total} answered")
+    for n in range(1, total):
+        page.locator(f"fieldset#q{n} input[value=yes]").check()
+    expect(submit).to_be_enabled()
+    submit.click()
+    expect(page.locator(".messages")).to_contain_text("answers were saved")
+    answer = Answer.objects.get(
+        assignment__worker__external_id="browser-judge", question__position=0
+    )
+    assert answer.label == "partially_yes"
+    assert answer.details == {"reasons": ["wrong_description"], "errors": ["color"]}

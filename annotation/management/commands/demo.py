@@ -4,14 +4,16 @@ import json
 import logging
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
+from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.management.base import ServiceCommand
-from annotation.models import Caption, ImageSource, RunKind, Stage
+from annotation.models import Caption, Export, ImageSource, RunKind, Stage
 from annotation.selectors.bison import bison_stage_counts
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.datasets import dataset_import
@@ -20,6 +22,7 @@ from annotation.services.pairing import pairing_start
 from annotation.services.runs import run_create
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
+from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from pipeline.text import tokenize
 
@@ -38,6 +41,16 @@ class Command(ServiceCommand):
             "--accuracy", type=float, default=0.92, help="simulated workers' accuracy"
         )
         parser.add_argument("--vectors", help="FastText .vec/.bin (default: train on the captions)")
+        parser.add_argument("--skip-eccv", action="store_true", help="run the BISON flow only")
+        parser.add_argument(
+            "--eccv-queries", type=int, default=60, help="ECCV image and caption queries each"
+        )
+        parser.add_argument(
+            "--gold-accuracy",
+            type=float,
+            default=0.9,
+            help="simulated workers' accuracy on gold items",
+        )
 
     def step(self, text: str) -> None:
         self.t = getattr(self, "t", time.monotonic())
@@ -53,6 +66,8 @@ class Command(ServiceCommand):
         jobs_log.propagate = False
         try:
             self._demo(opts)
+            if not opts["skip_eccv"]:
+                self._eccv_demo(opts)
         finally:
             jobs_log.removeHandler(handler)
         self.stdout.write(f"finished in {time.monotonic() - started:.1f} s")
@@ -160,3 +175,118 @@ class Command(ServiceCommand):
         width = max(len(k) for k, _ in rows)
         for key, value in rows:
             self.stdout.write(f"    {key.ljust(width)}  {value}")
+
+    def _eccv_demo(self, opts):
+        from annotation.models import Dataset, Review
+        from annotation.services.eccv import (
+            eccv_annotator_add,
+            eccv_cxc_import,
+            eccv_propose_start,
+            eccv_run_create,
+        )
+        from annotation.services.eccv_export import eccv_evaluate_annotator, eccv_export_start
+        from annotation.services.reviews import assignments_auto_approve, review_decide
+
+        dataset = Dataset.objects.get(name=Path(opts["captions"]).stem)
+        n = opts["eccv_queries"]
+        run = eccv_run_create(
+            dataset=dataset,
+            name="demo",
+            config={
+                "image_queries": n,
+                "caption_queries": n,
+                "k": 5,
+                "models": 2,
+                "seed": opts["seed"],
+            },
+        )
+        self.step(f"ECCV run {run.pk}: {n} image and {n} caption queries, 2 built-in annotators")
+        eccv_annotator_add(
+            run=run,
+            name="fasttext-100d",
+            kind="fasttext",
+            params={"dim": 100, "seed": opts["seed"]},
+        )
+        try:
+            eccv_annotator_add(run=run, name="minilm", kind="minilm")
+        except InputError as exc:
+            self.stdout.write(
+                f"    MiniLM skipped ({exc}); using a second FastText annotator instead"
+            )
+            eccv_annotator_add(
+                run=run,
+                name="fasttext-50d",
+                kind="fasttext",
+                params={"dim": 50, "seed": opts["seed"] + 1},
+            )
+        job = self.wait_for_job(eccv_propose_start(run=run), poll=0.2)
+        self.stdout.write(
+            f"    {job.result['proposed']} proposals -> {job.result['candidates']} candidate pairs"
+        )
+        cxc = Path(settings.BASE_DIR) / "data" / "sample" / "cxc" / "sits_test.subset.csv"
+        merged = eccv_cxc_import(run=run, path=str(cxc), skip_unknown=True)
+        self.stdout.write(f"    {merged} CxC positives (agg_score >= 3) merged as a further source")
+
+        self.step("judgments: 20 pairs per HIT (18 candidates + 2 gold), simulated workers")
+        profile = WorkerProfile(
+            accuracy=opts["accuracy"], gold_accuracy=opts["gold_accuracy"], seconds_per_answer=8.0
+        )
+        batch = batch_publish(
+            batch=batch_create(
+                run=run, stage=Stage.ECCV_JUDGMENT, provider="simulated", seed=opts["seed"]
+            )
+        )
+        simulated = provider_for("simulated")
+        report = simulated.work(batch=batch, workers=10, profile=profile, seed=opts["seed"])
+        held = Review.objects.filter(assignment__hit__batch=batch, status="open")
+        self.stdout.write(
+            f"    {batch.hits.count()} HITs; {report.assignments} submitted; {held.count()} held for review (failed gold)"
+        )
+        # The demo's reviewer rejects work that failed both gold items and approves the rest.
+        rejected = 0
+        for review in held:
+            reject = len(review.reasons) >= 2
+            review_decide(
+                review=review,
+                approve=not reject,
+                feedback="Both gold items were answered wrongly." if reject else "",
+            )
+            rejected += reject
+        if rejected:
+            again = simulated.work(
+                batch=batch,
+                workers=4,
+                profile=profile,
+                seed=opts["seed"] + 7,
+                id_prefix=f"sim-r{run.pk}-redo",
+            )
+            self.stdout.write(
+                f"    {rejected} rejected and judged again by other workers ({again.assignments} HITs)"
+            )
+        approved = assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+        self.stdout.write(f"    {approved} assignments approved after the approval delay")
+
+        self.step("ECCV export and the built-in models' metrics on it")
+        job = self.wait_for_job(eccv_export_start(run=run), poll=0.2)
+        export = Export.objects.get(pk=job.result["export"])
+        counts = job.result["counts"]
+        for key in (
+            "pairs_proposed",
+            "pairs_after_merging_duplicates",
+            "pairs_judged",
+            "i2t_positive_links",
+            "positives_per_image_query",
+            "original_positives_per_image_query",
+            "positives_per_caption_query",
+            "original_positives_per_caption_query",
+            "cxc_links",
+        ):
+            self.stdout.write(f"    {key.ljust(38)} {counts[key]}")
+        for annotator in run.annotators.order_by("name"):
+            scores = eccv_evaluate_annotator(export=export, annotator=annotator)
+            for direction, values in scores.items():
+                self.stdout.write(
+                    f"    {annotator.name:<14} {direction}  "
+                    + "  ".join(f"{k} {v}" for k, v in values.items() if k != "queries")
+                )
+        self.stdout.write(f"    export: {export.path}")
