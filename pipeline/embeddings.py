@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
@@ -215,12 +216,19 @@ def train_word_vectors(
         min_count=min_count,
         bucket=bucket,
         workers=1,
+        hashfxn=stable_hash,
     )
     source = (
         f"trained on {len(corpus)} captions, seed {seed}, dim {dim}, epochs {epochs}, "
         f"min_count {min_count}, bucket {bucket}"
     )
     return WordVectors(model.wv, source=source)
+
+
+def stable_hash(text: str) -> int:
+    """A hash that is the same in every process, for gensim's `hashfxn` (its default, Python's
+    `hash`, changes with PYTHONHASHSEED; gensim's reproducibility notes ask for a fixed one)."""
+    return zlib.crc32(text.encode("utf-8"))
 
 
 def _sentence(sentence: Iterable[str], index: int) -> list[str]:

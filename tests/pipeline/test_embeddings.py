@@ -238,3 +238,25 @@ def test_from_arrays() -> None:
         WordVectors.from_arrays(["a"], np.eye(2), source="test")
     with pytest.raises(InputError):
         WordVectors.from_arrays(["a"], np.array([[np.nan]]), source="test")
+
+
+def test_trained_vectors_are_the_same_in_every_process() -> None:
+    """Same seed, different PYTHONHASHSEED, separate processes: identical vectors."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from pipeline.embeddings import train_word_vectors;"
+        "v = train_word_vectors([['a', 'red', 'bus'], ['a', 'blue', 'car'], ['red', 'car']] * 5,"
+        " dim=8, epochs=3, seed=3);"
+        "print(repr(v.vectors_for(['red', 'bus']).round(6).tolist()))"
+    )
+    outputs = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        result = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
