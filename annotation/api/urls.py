@@ -11,4 +11,10 @@ urlpatterns = [
     path("runs/<int:run_id>/exports/", views.ExportStartApi.as_view(), name="api-export-start"),
     path("jobs/<int:job_id>/", views.JobDetailApi.as_view(), name="api-job-detail"),
     path("bison/evaluate/", views.BisonEvaluateApi.as_view(), name="api-bison-evaluate"),
+    path("eccv/evaluate/", views.EccvEvaluateApi.as_view(), name="api-eccv-evaluate"),
+    path(
+        "batches/<int:batch_id>/mturk/publish/",
+        views.MTurkPublishApi.as_view(),
+        name="api-mturk-publish",
+    ),
 ]

@@ -191,3 +191,42 @@ class BisonEvaluateApi(ServiceAPIView):
                 "unknown": len(score.unknown),
             }
         )
+
+
+class EccvEvaluateApi(ServiceAPIView):
+    """Score a model's ranked lists against an ECCV export (mAP@R, R-Precision, R@K)."""
+
+    class InputSerializer(serializers.Serializer):
+        export = serializers.PrimaryKeyRelatedField(queryset=Export.objects.all())
+        rankings = serializers.JSONField(
+            help_text='{"i2t": {image: [captions]}, "t2i": {caption: [images]}}'
+        )
+        ks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=[1, 5, 10])
+
+    def post(self, request: Request) -> Response:
+        import json
+        import tempfile
+
+        from annotation.services.eccv_export import eccv_evaluate
+
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="rankings-") as fh:
+            json.dump(data.validated_data["rankings"], fh)
+            fh.flush()
+            scores = eccv_evaluate(
+                export=data.validated_data["export"],
+                rankings_path=fh.name,
+                ks=tuple(data.validated_data["ks"]),
+            )
+        return Response(scores)
+
+
+class MTurkPublishApi(ServiceAPIView):
+    """Check, estimate and enqueue publishing a draft MTurk batch."""
+
+    def post(self, request: Request, batch_id: int) -> Response:
+        from annotation.services.mturk import mturk_publish_start
+
+        job = mturk_publish_start(batch=get_object_or_404(Batch, pk=batch_id))
+        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)

@@ -117,7 +117,9 @@ def test_exclusions_and_cxc_merge(judged, run_on_commit, tmp_path):
     assert export2.version == export.version + 1
 
 
-def test_evaluation_of_rankings_on_the_export(judged, run_on_commit, tmp_path, capsys):
+def test_evaluation_of_rankings_on_the_export(
+    judged, run_on_commit, tmp_path, capsys, admin_client
+):
     export = export_of(judged, run_on_commit)
     folder = Path(export.path)
     i2t = {
@@ -147,10 +149,23 @@ def test_evaluation_of_rankings_on_the_export(judged, run_on_commit, tmp_path, c
     assert scores["i2t"]["R@1"] == 0.0
     call_command("eccv_evaluate", str(export.pk), "--rankings", str(path), "--ks", "1,5")
     assert "i2t: mAP@R" in capsys.readouterr().out
+    response = admin_client.post(
+        "/api/eccv/evaluate/",
+        {"export": export.pk, "rankings": perfect, "ks": [1, 5]},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["i2t"]["mAP@R"] == 100.0
     short = {"i2t": {str(q): v[:1] for q, v in i2t.items()}, "t2i": perfect["t2i"]}
     path.write_text(json.dumps(short))
     with pytest.raises(InputError, match="ranking"):
         eccv_evaluate(export=export, rankings_path=str(path), ks=(1, 5))
+    response = admin_client.post(
+        "/api/eccv/evaluate/",
+        {"export": export.pk, "rankings": short, "ks": [1, 5]},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and response.json()["field"] == "ranking"
 
 
 def test_report_has_precision_recall_tau_and_bias(judged):

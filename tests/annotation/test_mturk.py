@@ -505,3 +505,11 @@ def test_stub_rejects_requests_that_do_not_fit_the_service_model():
 
     with pytest.raises(ParamValidationError):
         gateway.client.notify_workers(Subject="x")  # missing MessageText and WorkerIds
+
+
+def test_publish_api_refuses_over_budget_with_a_clear_message(mt, draft, settings, admin_client):
+    settings.CROWDVL_MTURK_BUDGET = "1.00"
+    response = admin_client.post(f"/api/batches/{draft.pk}/mturk/publish/")
+    assert response.status_code == 409
+    assert "over the budget of $1.00" in response.json()["error"]
+    assert "3 HITs x 1 assignments x $0.50" in response.json()["error"]
