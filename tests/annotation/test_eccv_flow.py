@@ -82,8 +82,14 @@ def test_minilm_without_the_extra_is_a_clear_message(eccv_run):
     except ImportError:
         with pytest.raises(InputError, match=r"optional extra"):
             eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
-    else:
-        eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
+    else:  # with the optional extra installed: a real sentence-encoder ranking
+        from annotation.services.eccv import annotator_ranking
+
+        annotator = eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
+        ranking = annotator_ranking(annotator=annotator, depth=3)
+        owner = dict(eccv_run.dataset.captions.values_list("coco_id", "image__coco_id"))
+        for caption, images in ranking.t2i.items():
+            assert images[0] == owner[caption]
 
 
 def judgment_batch(run, **kwargs):
