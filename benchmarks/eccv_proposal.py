@@ -22,9 +22,7 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -35,17 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
+from harness import blas_name, fmt_mb, in_subprocess, peak_rss  # noqa: E402
 
-MB = 1024 * 1024
 MODELS = ("CLIP", "PCME", "PVSE", "ViLT", "VSRN")
 
 
 # ----------------------------------------------------------------------------- child side
-
-
-def peak_rss() -> int:
-    """Peak resident set size of this process so far, in bytes (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def synthetic_models(
@@ -238,15 +231,6 @@ CHILDREN = {
 # ---------------------------------------------------------------------------- parent side
 
 
-def in_subprocess(name: str, argv: list[str]) -> dict[str, Any]:
-    """Run one measurement in a fresh interpreter (same environment) and read its JSON."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--child", name, *argv]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"measurement {name!r} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def interleaved(names: list[str], argv: list[str], repeats: int) -> dict[str, list[dict]]:
     """One fresh subprocess per repeat and measurement, alternating (a), (b), (a), (b)...
 
@@ -255,24 +239,12 @@ def interleaved(names: list[str], argv: list[str], repeats: int) -> dict[str, li
     runs: dict[str, list[dict]] = {name: [] for name in names}
     for _ in range(repeats):
         for name in names:
-            runs[name].append(in_subprocess(name, argv))
+            runs[name].append(in_subprocess(__file__, name, argv))
     return runs
 
 
 def times(runs: list[dict]) -> list[float]:
     return [t for run in runs for t in run["times"]]
-
-
-def fmt_mb(value: float) -> str:
-    return f"{value / MB:,.0f}"
-
-
-def blas_name() -> str:
-    try:
-        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        return f"{blas['name']} {blas['version']}"
-    except (KeyError, TypeError, AttributeError):
-        return "unknown BLAS"
 
 
 def row(label: str, runs: list[dict], baseline: list[dict] | None, width: int) -> str:

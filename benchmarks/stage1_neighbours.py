@@ -15,9 +15,7 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -28,19 +26,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
+from harness import MB, blas_name, fmt_mb, in_subprocess, peak_rss  # noqa: E402
 
 from pipeline.neighbours import nearest_neighbours, normalize_rows  # noqa: E402
 
 SAMPLE = REPO / "data" / "sample" / "coco_captions_val2014.subset.json"
-MB = 1024 * 1024
 
 
 # ----------------------------------------------------------------------------- child side
-
-
-def peak_rss() -> int:
-    """Peak resident set size of this process so far, in bytes (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def synthetic_unit(n: int, dim: int, seed: int) -> np.ndarray:
@@ -245,15 +238,6 @@ CHILDREN: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
 # ---------------------------------------------------------------------------- parent side
 
 
-def in_subprocess(name: str, argv: list[str]) -> dict[str, Any]:
-    """Run one measurement in a fresh interpreter (same environment) and read its JSON."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--child", name, *argv]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"measurement {name!r} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def interleaved(names: list[str], argv: list[str], repeats: int) -> dict[str, dict[str, Any]]:
     """One fresh subprocess per repeat and measurement, alternating (a), (b), (a), (b)...
 
@@ -262,7 +246,7 @@ def interleaved(names: list[str], argv: list[str], repeats: int) -> dict[str, di
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for _ in range(repeats):
         for name in names:
-            runs[name].append(in_subprocess(name, [*argv, "--repeats", "1"]))
+            runs[name].append(in_subprocess(__file__, name, [*argv, "--repeats", "1"]))
     return {
         name: {
             "times": [t for run in results for t in run["times"]],
@@ -271,18 +255,6 @@ def interleaved(names: list[str], argv: list[str], repeats: int) -> dict[str, di
         }
         for name, results in runs.items()
     }
-
-
-def fmt_mb(value: int) -> str:
-    return f"{value / MB:,.0f}"
-
-
-def blas_name() -> str:
-    try:
-        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        return f"{blas['name']} {blas['version']}"
-    except (KeyError, TypeError, AttributeError):
-        return "unknown BLAS"
 
 
 def print_neighbour_table(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
@@ -427,8 +399,8 @@ def main() -> None:
     names = ["neighbours", "bare-blocked"] + (["bare-full"] if args.full_product else [])
     results = interleaved(names, argv, args.repeats)
     print_neighbour_table(args, results)
-    sample = in_subprocess("pipeline-sample", argv)
-    synthetic = in_subprocess("pipeline-synthetic", argv)
+    sample = in_subprocess(__file__, "pipeline-sample", argv)
+    synthetic = in_subprocess(__file__, "pipeline-synthetic", argv)
     print_pipeline_table(sample, synthetic)
 
 

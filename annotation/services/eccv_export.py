@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -32,6 +31,7 @@ from annotation.selectors.eccv import (
     eccv_original_positives,
     eccv_positives,
 )
+from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status
 from pipeline.eccv_candidates import ModelRanking
@@ -56,13 +56,6 @@ def eccv_export_start(*, run: Run) -> Job:
         job = job_create(name="eccv.export", run=run)
         transaction.on_commit(lambda: tasks.eccv_export.delay(job.pk))
     return job
-
-
-def _write(path: Path, data: bytes) -> str:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return hashlib.sha256(data).hexdigest()
 
 
 def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
@@ -135,9 +128,12 @@ def eccv_export_write(*, job_id: int) -> Export | None:
                 T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
                 PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
             }
-            manifest["files"] = {name: _write(folder / name, data) for name, data in files.items()}
+            manifest["files"] = {
+                name: file_write_atomic(path=folder / name, data=data)
+                for name, data in files.items()
+            }
             manifest_bytes = json.dumps(manifest, indent=2).encode()
-            _write(folder / "manifest.json", manifest_bytes)
+            file_write_atomic(path=folder / "manifest.json", data=manifest_bytes)
             export = Export.objects.create(
                 run=run,
                 format=ECCV_FORMAT,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.models import Export, Job, JobState, Run, RunStatus
 from annotation.selectors.bison import bison_stage_counts, bison_verified_triples
+from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status
 from pipeline.bison import BisonRecord, bison_document
@@ -34,12 +34,6 @@ def bison_export_start(*, run: Run) -> Job:
         job = job_create(name=JOB_NAME, run=run)
         transaction.on_commit(lambda: tasks.bison_export.delay(job.pk))
     return job
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def bison_records(*, run: Run) -> list[BisonRecord]:
@@ -92,8 +86,10 @@ def bison_export_write(*, job_id: int) -> Export | None:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"bison_annotations.coco{split}.json"
             manifest = _manifest(run=run, records=len(records), checksum=checksum, path=path)
-            _write_atomically(path, data)
-            _write_atomically(folder / "manifest.json", json.dumps(manifest, indent=2).encode())
+            file_write_atomic(path=path, data=data)
+            file_write_atomic(
+                path=folder / "manifest.json", data=json.dumps(manifest, indent=2).encode()
+            )
             export = Export.objects.create(
                 run=run,
                 format=BISON_FORMAT,
