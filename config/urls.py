@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from annotation import mturk_views, review_views, views
+from annotation import mturk_views, researcher_views, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("work/assignment/<int:assignment_id>/", views.work_assignment, name="work-assignment"),
     path("images/<int:image_id>/", views.image_file, name="image-file"),
     path("mturk/hit/<int:hit_id>/", mturk_views.mturk_task, name="mturk-task"),
-    path("review/", review_views.review_queue, name="review-queue"),
-    path("review/<int:review_id>/", review_views.review_detail, name="review-detail"),
+    path("", researcher_views.dashboard, name="dashboard"),
+    path("review/", researcher_views.review_queue, name="review-queue"),
+    path("review/<int:review_id>/", researcher_views.review_detail, name="review-detail"),
 ]

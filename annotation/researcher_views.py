@@ -1,4 +1,4 @@
-"""The reviewer's pages: the queue of held HITs, and one HIT with its failed gold items marked."""
+"""Researcher pages (staff only): the dashboard of runs, and the review queue of held HITs."""
 
 from __future__ import annotations
 
@@ -64,4 +64,13 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         "annotation/review_detail.html",
         {"review": review, "rows": rows, "error": error},
         status=400 if error else 200,
+    )
+
+
+@staff_member_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    from annotation.selectors.dashboard import dashboard_busy, dashboard_runs
+
+    return render(
+        request, "annotation/dashboard.html", {"runs": dashboard_runs(), "busy": dashboard_busy()}
     )

@@ -1,0 +1,57 @@
+"""What the researcher's dashboard shows: runs with their jobs, batches and exports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q
+
+from annotation.crowd import provider_for
+from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
+
+
+def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
+    runs = (
+        Run.objects.select_related("dataset")
+        .prefetch_related("jobs", "exports")
+        .order_by("-pk")[:limit]
+    )
+    batches = (
+        Batch.objects.filter(run__in=[r.pk for r in runs])
+        .annotate(
+            n_hits=Count("hits", distinct=True),
+            open_hits=Count("hits", filter=Q(hits__status=HitStatus.OPEN), distinct=True),
+            held=Count(
+                "hits__assignments__review",
+                filter=Q(hits__assignments__review__status=ReviewStatus.OPEN),
+                distinct=True,
+            ),
+        )
+        .order_by("pk")
+    )
+    by_run: dict[int, list[dict[str, Any]]] = {}
+    for batch in batches:
+        by_run.setdefault(batch.run_id, []).append(
+            {
+                "batch": batch,
+                "hits": batch.n_hits,
+                "open": batch.open_hits,
+                "held": batch.held,
+                "link": provider_for(batch.provider).worker_url(batch=batch),
+            }
+        )
+    return [
+        {
+            "run": run,
+            "jobs": sorted(run.jobs.all(), key=lambda j: -j.pk)[:5],
+            "batches": by_run.get(run.pk, []),
+            "exports": sorted(run.exports.all(), key=lambda e: -e.pk)[:3],
+        }
+        for run in runs
+    ]
+
+
+def dashboard_busy() -> bool:
+    from annotation.models import Job
+
+    return Job.objects.filter(state__in=(JobState.PENDING, JobState.RUNNING)).exists()
