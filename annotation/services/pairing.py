@@ -22,6 +22,7 @@ from annotation.services.jobs import (
     job_part_done,
     job_parts_set,
     job_progress,
+    job_start,
     job_succeed,
 )
 from annotation.services.runs import run_require_status, run_set_status
@@ -140,7 +141,7 @@ def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
     run = job.run
     assert run is not None
     try:
-        job_progress(job_id=job_id, progress=1, message="tokenising captions")
+        job_start(job_id=job_id, message="tokenising captions")
         images = list(run.dataset.images.order_by("pk").values_list("pk", flat=True))
         index = {pk: i for i, pk in enumerate(images)}
         caption_tokens: list[list[str]] = []
@@ -177,6 +178,9 @@ def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
             (i, start, min(start + size, len(images)))
             for i, start in enumerate(range(0, len(images), size))
         ]
+        if not blocks:
+            pairing_fail(job_id=job_id, error=f"dataset {run.dataset.name!r} has no images to pair")
+            return []
         job_parts_set(job_id=job_id, total=len(blocks))
         Job.objects.filter(pk=job_id).update(
             result={

@@ -26,6 +26,7 @@ def test_user_vectors_give_the_known_nearest_neighbours_in_blocks(dataset, run_o
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.parts_total == 3 and job.parts_done == [0, 1, 2]
     assert job.progress == 100.0 and job.result["pairs"] == 6 and job.result["dimension"] == 12
+    assert job.started_at is not None and job.finished_at >= job.started_at
     assert pairs_of(run) == {100: 101, 101: 100, 102: 103, 103: 102, 104: 105, 105: 104}
     sims = Item.objects.filter(run=run).values_list("similarity", flat=True)
     assert all(0.5 < s <= 1.0 for s in sims)
