@@ -11,7 +11,7 @@ from botocore import xform_name
 from botocore.stub import ANY, Stubber
 
 from annotation.crowd import provider_for
-from annotation.crowd.mturk import MTurkGateway
+from annotation.crowd.mturk import MTurkGateway, gateway_default
 from annotation.models import Assignment, AssignmentState, Batch, HitStatus
 from annotation.services.assignments import (
     assignment_claim_next,
@@ -168,4 +168,5 @@ class MTurkDriver:
         assert b"/mturk/externalSubmit" in response.content
 
     def done(self) -> None:
+        self.provider.use_gateway(gateway_default)  # later tests get the real client factory
         self.stubber.assert_no_pending_responses()

@@ -154,3 +154,51 @@ def test_eccv_hit_with_follow_ups_in_the_browser(page, live_server, proposed):
     )
     assert answer.label == "partially_yes"
     assert answer.details == {"reasons": ["wrong_description"], "errors": ["color"]}
+
+
+def test_mturk_worker_page_stores_then_posts_to_external_submit(
+    page, live_server, paired_run, settings
+):
+    """The page as MTurk frames it: no cookies needed, answers saved here, then posted to MTurk."""
+    from urllib.parse import parse_qs
+
+    from tests.annotation.drivers import MTurkDriver
+
+    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
+    from django.test import Client
+
+    driver = MTurkDriver(Client())
+    batch = driver.publish(
+        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=3)
+    )
+    hit = batch.hits.order_by("position").first()
+    posted = []
+
+    def external_submit(route):
+        posted.append(parse_qs(route.request.post_data))
+        route.fulfill(
+            status=200, body="<p id='mturk-ok'>MTurk received it</p>", content_type="text/html"
+        )
+
+    page.route("https://workersandbox.mturk.com/**", external_submit)
+    query = f"assignmentId=BROWSERASSIGNMENT1&hitId={hit.provider_hit_id}&workerId=BROWSERW1&turkSubmitTo=https://workersandbox.mturk.com"
+    page.goto(
+        f"{live_server.url}/mturk/hit/{hit.pk}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId={hit.provider_hit_id}"
+    )
+    expect(page.locator("#preview")).to_be_visible()
+    expect(page.locator("#submit")).to_be_disabled()
+    page.goto(f"{live_server.url}/mturk/hit/{hit.pk}/?{query}")
+    for _ in range(3):
+        page.keyboard.press("6")  # "None of the above" for each pair
+    driver.expect("AssociateQualificationWithWorker", {})
+    page.locator("#submit").click()
+    expect(page.locator("#mturk-ok")).to_be_visible()
+    assert posted and posted[0]["assignmentId"] == ["BROWSERASSIGNMENT1"]
+    assert {k: v for k, v in posted[0].items() if k.startswith("q")} == {
+        "q0": ["none"],
+        "q1": ["none"],
+        "q2": ["none"],
+    }
+    assignment = Assignment.objects.get(provider_assignment_id="BROWSERASSIGNMENT1")
+    assert assignment.state == AssignmentState.SUBMITTED and assignment.answers.count() == 3
+    driver.done()
