@@ -6,9 +6,20 @@ import numpy as np
 
 from pipeline.errors import InputError
 
-# Rows handed to argpartition at once in top_k: its int64 index output is twice the size
-# of the float32 similarities, so it gets a smaller slice than the product block.
+# float64 values per chunk in normalize_rows (256 KiB: stays in cache).
+_NORMALIZE_ELEMENTS = 1 << 15
+# Rows handed to the selection at once in top_k: keeps its temporaries (a boolean mask, the
+# group maxima, or argpartition's int64 output on the fallback path) small next to the block.
 _SELECT_ROWS = 256
+# Columns folded into one maximum when _top_rows picks its threshold: the partition then runs
+# on 1/32 of a row while the threshold still passes only about k + a few values.
+_GROUP = 32
+# _top_rows gives up (top_k falls back to argpartition) when more than this fraction of a
+# slice passes the threshold, which only many ties at the k-th value cause.
+_MAX_PASSING = 1 / 16
+# Bound on |dot product| (largest |value| of each side times the width) below which no partial
+# sum can reach float32 infinity whatever the summation order, so the products hold no NaN.
+_SAFE_BOUND = 1e37
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -18,7 +29,18 @@ def normalize_rows(x: np.ndarray) -> np.ndarray:
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
     scale = np.zeros_like(norms)
     np.divide(1.0, norms, out=scale, where=norms > 0)
-    return (matrix * scale[:, None]).astype(np.float32, copy=False)
+    n, width = matrix.shape
+    out = np.empty((n, width), dtype=np.float32)
+    # Scale in float64 and round to float32 as before, but a few rows at a time: a float64
+    # copy of the whole matrix costs more (page faults, cache misses) than the arithmetic.
+    rows = max(1, _NORMALIZE_ELEMENTS // max(1, width))
+    wide = np.empty((min(rows, n), width), dtype=np.float64)
+    for first in range(0, n, rows):
+        last = min(first + rows, n)
+        chunk = wide[: last - first]
+        np.multiply(matrix[first:last], scale[first:last, None], out=chunk)
+        out[first:last] = chunk
+    return out
 
 
 def nearest_neighbours(
@@ -122,23 +144,23 @@ def top_k(
     sims = np.empty((n_queries, k), dtype=np.float32)
     if n_queries == 0:
         return indices, sims
+    # The threshold selection needs NaN-free similarities; NaN only comes from an overflow.
+    threshold_ok = _products_stay_finite(q, g)
     buffer = np.empty((min(block_size, n_queries), n_gallery), dtype=np.float32)
     for first in range(0, n_queries, block_size):
         last = min(first + block_size, n_queries)
         block = buffer[: last - first]
+        # The same products in the same blocks as ever: sgemm rounds an entry differently
+        # depending on the block's shape, and callers rely on the exact float32 values.
         _similarities(q[first:last], g, out=block)
         if skip is not None:
             rows = np.flatnonzero(skip[first:last] >= 0)
             block[rows, skip[first:last][rows]] = -np.inf
         for sub in range(0, last - first, _SELECT_ROWS):
             part = block[sub : sub + _SELECT_ROWS]
-            chosen = _select_top(part, k)
-            chosen_sims = np.take_along_axis(part, chosen, axis=1)
-            # Primary key: similarity descending; secondary: index ascending.
-            order = np.lexsort((chosen, -chosen_sims), axis=1)
+            found = _top_rows(part, k) if threshold_ok else None
             at = slice(first + sub, first + sub + part.shape[0])
-            indices[at] = np.take_along_axis(chosen, order, axis=1)
-            sims[at] = np.take_along_axis(chosen_sims, order, axis=1)
+            indices[at], sims[at] = _top_rows_by_argpartition(part, k) if found is None else found
     return indices, sims
 
 
@@ -149,6 +171,86 @@ def _similarities(queries: np.ndarray, gallery: np.ndarray, *, out: np.ndarray) 
         # (numpy issues 31776, 19685); a copy of the queries keeps it on SGEMM.
         queries = queries.copy()
     np.matmul(queries, gallery.T, out=out)
+
+
+def _products_stay_finite(queries: np.ndarray, gallery: np.ndarray) -> bool:
+    """True when no dot product of a query and a gallery row can overflow float32.
+
+    Every partial sum is at most ``width * max|q| * max|g|`` times (1 + rounding error) in
+    any order, so below _SAFE_BOUND the products are finite and hold no NaN.
+    """
+    if queries.size == 0 or gallery.size == 0:
+        return True
+    q_max = max(float(queries.max()), -float(queries.min()))
+    g_max = max(float(gallery.max()), -float(gallery.min()))
+    # The width limit keeps that rounding factor (about 1 + width * 2**-24) below 2.
+    width = queries.shape[1]
+    return width < 2**22 and width * q_max * g_max < _SAFE_BOUND
+
+
+def _top_rows(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Indices and values of the k largest per row, best first, lower index on ties.
+
+    Exact for values without NaN: split each row into disjoint groups and take the k-th
+    largest group maximum as a threshold; k groups reach it, so at least k values do and the
+    top k all pass. Only the few passing values get sorted. Returns None (use
+    _top_rows_by_argpartition) when too many values pass or the sort key does not fit.
+    """
+    rows, n = sims.shape
+    col_bits = (n - 1).bit_length()
+    row_bits = (rows - 1).bit_length()
+    if row_bits + 32 + col_bits > 64:
+        return None
+    group = max(1, min(_GROUP, n // (4 * k)))
+    if group == 1:
+        maxima = sims
+    else:
+        # Group j holds columns j, j + width, ...: an elementwise maximum of contiguous
+        # slices, far cheaper than a maximum over short runs of adjacent columns.
+        width = n // group
+        maxima = sims[:, : width * group].reshape(rows, group, width).max(axis=1)
+        if width * group < n:
+            maxima = np.concatenate([maxima, sims[:, width * group :]], axis=1)
+    count = maxima.shape[1]
+    threshold = np.partition(maxima, count - k, axis=1)[:, count - k]
+    passing = sims >= threshold[:, None]
+    if np.count_nonzero(passing) > max(rows * 4 * k, sims.size * _MAX_PASSING):
+        return None
+    # flatnonzero: np.nonzero on a 2-D mask is several times slower.
+    flat = np.flatnonzero(passing)
+    row, col = np.divmod(flat, n)
+    # One uint64 per candidate: row, then similarity descending, then column ascending.
+    key = (
+        (row.astype(np.uint64) << np.uint64(32 + col_bits))
+        | (_descending_keys(sims.ravel()[flat]).astype(np.uint64) << np.uint64(col_bits))
+        | col.astype(np.uint64)
+    )
+    key.sort()
+    per_row = np.bincount(row, minlength=rows)
+    starts = np.cumsum(per_row) - per_row
+    best = key[starts[:, None] + np.arange(k)]
+    indices = (best & np.uint64((1 << col_bits) - 1)).astype(np.int64)
+    return indices, np.take_along_axis(sims, indices, axis=1)
+
+
+def _descending_keys(values: np.ndarray) -> np.ndarray:
+    """uint32 keys whose ascending order is the descending order of float32 ``values``.
+
+    -0.0 gets the key of 0.0: the two compare equal, so their order must come from the index.
+    """
+    bits = (values + np.float32(0)).view(np.uint32)
+    # Non-negative floats order like their bits; flip them below the negative ones, whose
+    # bits already grow as the values fall.
+    return np.where(bits >= np.uint32(0x80000000), bits, bits ^ np.uint32(0x7FFFFFFF))
+
+
+def _top_rows_by_argpartition(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """_top_rows for any input (NaN and many ties included), through argpartition."""
+    chosen = _select_top(sims, k)
+    chosen_sims = np.take_along_axis(sims, chosen, axis=1)
+    # Primary key: similarity descending; secondary: index ascending.
+    order = np.lexsort((chosen, -chosen_sims), axis=1)
+    return np.take_along_axis(chosen, order, axis=1), np.take_along_axis(chosen_sims, order, axis=1)
 
 
 def _select_top(sims: np.ndarray, k: int) -> np.ndarray:

@@ -15,6 +15,7 @@ from pipeline.eccv_embeddings import (
     parse_ranked_lists,
 )
 from pipeline.errors import InputError
+from pipeline.neighbours import normalize_rows
 
 IMAGES = [1, 2, 3]
 CAPTIONS = [10, 11, 12, 13]
@@ -180,3 +181,43 @@ def test_ranked_lists_malformed_json() -> None:
     with pytest.raises(InputError) as info:
         parse_ranked_lists("{", file="r.json", known_image_ids=IMAGES, known_caption_ids=CAPTIONS)
     assert info.value.file == "r.json"
+
+
+@pytest.mark.parametrize(("depth", "block_size"), [(1, 7), (25, 2048), (60, 16)])
+def test_model_ranking_matches_a_full_sort(depth: int, block_size: int) -> None:
+    # Enough captions that top_k's threshold groups columns; duplicated embeddings and zero
+    # rows give exact ties, which must go to the earlier row. depth 60 = every image.
+    rng = np.random.default_rng(depth)
+    images = rng.standard_normal((60, 8)).astype(np.float32)
+    captions = rng.standard_normal((3300, 8)).astype(np.float32)
+    captions[1000:1100] = captions[:100]
+    captions[::50] = 0
+    images[30:40] = images[:10]
+    image_ids = np.arange(60) * 3 + 1
+    caption_ids = np.arange(3300) + 1000
+    embeddings = parse_model_embeddings(
+        {
+            "image_ids": image_ids,
+            "image_embeddings": images,
+            "caption_ids": caption_ids,
+            "caption_embeddings": captions,
+        },
+        file="model.npz",
+        known_image_ids=image_ids.tolist(),
+        known_caption_ids=caption_ids.tolist(),
+    )
+    ranking = model_ranking(embeddings, depth=depth, block_size=block_size)
+    unit_images, unit_captions = normalize_rows(images), normalize_rows(captions)
+    for found, queries, gallery, gallery_ids in (
+        (ranking.i2t, unit_images, unit_captions, caption_ids),
+        (ranking.t2i, unit_captions, unit_images, image_ids),
+    ):
+        expected = []
+        for first in range(0, queries.shape[0], block_size):
+            # The same product blocks as top_k: sgemm rounding depends on the block's shape.
+            part = queries[first : first + block_size]
+            sims = np.empty((part.shape[0], gallery.shape[0]), dtype=np.float32)
+            np.matmul(part, gallery.T, out=sims)
+            order = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
+            expected.extend(gallery_ids[order].tolist())
+        assert list(found.values()) == expected

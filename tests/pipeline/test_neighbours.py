@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 
 from pipeline.errors import InputError
-from pipeline.neighbours import nearest_neighbours, normalize_rows, top_k
+from pipeline.neighbours import (
+    _products_stay_finite,
+    _similarities,
+    _top_rows,
+    _top_rows_by_argpartition,
+    nearest_neighbours,
+    normalize_rows,
+    top_k,
+)
 
 
 def brute_force(unit: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -236,3 +244,132 @@ def test_top_k_dimension_mismatch() -> None:
 def test_top_k_without_queries() -> None:
     indices, sims = top_k(np.zeros((0, 3)), random_unit(5, 3, seed=0), 2)
     assert indices.shape == (0, 2) and sims.shape == (0, 2)
+
+
+def stable_top(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reference on the float32 values themselves: a stable sort of the negated values."""
+    order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    return order, np.take_along_axis(sims, order, axis=1)
+
+
+def assert_same_top(found: tuple[np.ndarray, np.ndarray], expected: tuple[np.ndarray, ...]) -> None:
+    assert found[0].dtype == np.int64 and found[1].dtype == np.float32
+    np.testing.assert_array_equal(found[0], expected[0])
+    # Bit patterns, so that -0.0 and 0.0 count as different.
+    np.testing.assert_array_equal(found[1].view(np.uint32), expected[1].view(np.uint32))
+
+
+def tricky_rows(rows: int, n: int, seed: int) -> dict[str, np.ndarray]:
+    """Float32 matrices with continuous values, heavy ties, duplicated columns, -inf
+    (an excluded item), both zeros, and rows sorted so the top sits in one corner."""
+    rng = np.random.default_rng(seed)
+    continuous = rng.standard_normal((rows, n)).astype(np.float32)
+    ties = rng.integers(-3, 4, size=(rows, n)).astype(np.float32)
+    signed_zeros = ties.copy()
+    signed_zeros[rng.random((rows, n)) < 0.3] = -0.0
+    with_excluded = continuous.copy()
+    with_excluded[np.arange(rows), rng.integers(0, n, size=rows)] = -np.inf
+    return {
+        "continuous": continuous,
+        "ties": ties,
+        "duplicated": continuous[:, rng.integers(0, max(1, n // 5), size=n)],
+        "signed zeros": signed_zeros,
+        "excluded": with_excluded,
+        "sorted": np.sort(continuous, axis=1),
+    }
+
+
+@pytest.mark.parametrize(
+    ("rows", "n", "k"),
+    [(1, 1, 1), (5, 9, 9), (7, 40, 3), (64, 301, 1), (64, 301, 25), (33, 4000, 25), (3, 5000, 7)],
+)
+def test_threshold_selection_matches_a_full_sort(rows: int, n: int, k: int) -> None:
+    for name, matrix in tricky_rows(rows, n, seed=rows * n + k).items():
+        expected = stable_top(matrix, k)
+        found = _top_rows(matrix, k)
+        # It may only give up when a seventh of each row ties at the top value.
+        assert found is not None or name in ("ties", "signed zeros"), name
+        if found is not None:
+            assert_same_top(found, expected)
+        # The argpartition path it falls back to gives the same answer.
+        assert_same_top(_top_rows_by_argpartition(matrix, k), expected)
+
+
+def test_threshold_selection_gives_up_on_mass_ties() -> None:
+    matrix = np.zeros((4, 1000), dtype=np.float32)
+    matrix[:, 500] = 1
+    assert _top_rows(matrix, 3) is None
+    # top_k falls back and still breaks the ties by the lower index.
+    queries = np.ones((4, 1), dtype=np.float32)
+    gallery = np.zeros((1000, 1), dtype=np.float32)
+    gallery[500] = 1
+    indices, sims = top_k(queries, gallery, 3)
+    np.testing.assert_array_equal(indices, [[500, 0, 1]] * 4)
+    np.testing.assert_array_equal(sims, [[1, 0, 0]] * 4)
+
+
+@pytest.mark.parametrize(("block_size", "k"), [(1, 3), (13, 25), (64, 500), (2048, 500), (50, 1)])
+def test_top_k_exact_on_integer_data(block_size: int, k: int) -> None:
+    # Small integers give exact float32 products, so float64 sorting is the exact answer;
+    # duplicated gallery rows and zero rows give many ties, some at the k-th value.
+    rng = np.random.default_rng(k + block_size)
+    queries = rng.integers(-2, 3, size=(150, 6)).astype(np.float32)
+    gallery = rng.integers(-2, 3, size=(500, 6)).astype(np.float32)
+    gallery[300:400] = gallery[:100]
+    gallery[::11] = 0
+    indices, sims = top_k(queries, gallery, k, block_size=block_size)
+    expected_indices, expected_sims = reference_top_k(queries, gallery, k)
+    np.testing.assert_array_equal(indices, expected_indices)
+    np.testing.assert_array_equal(sims, expected_sims)
+    exclude = rng.integers(-1, 500, size=150)
+    indices, sims = top_k(queries, gallery, min(k, 499), block_size=block_size, exclude=exclude)
+    expected_indices, expected_sims = reference_top_k(queries, gallery, min(k, 499), exclude)
+    np.testing.assert_array_equal(indices, expected_indices)
+    np.testing.assert_array_equal(sims, expected_sims)
+
+
+@pytest.mark.parametrize("block_size", [7, 100, 2048])
+def test_top_k_equals_a_full_sort_of_its_products(block_size: int) -> None:
+    # Continuous values at a width where the threshold groups columns (n >= 128 k).
+    queries = random_unit(120, 24, seed=block_size)
+    gallery = random_unit(4000, 24, seed=block_size + 1)
+    gallery[2000:2100] = gallery[:100]
+    indices, sims = top_k(queries, gallery, 25, block_size=block_size)
+    expected = [np.empty((120, 25), dtype=np.int64), np.empty((120, 25), dtype=np.float32)]
+    for first in range(0, 120, block_size):
+        # Products of the very blocks top_k multiplies: sgemm rounding depends on the shape.
+        block = np.empty((min(block_size, 120 - first), 4000), dtype=np.float32)
+        _similarities(queries[first : first + block_size], gallery, out=block)
+        at = slice(first, first + block.shape[0])
+        expected[0][at], expected[1][at] = stable_top(block, 25)
+    assert_same_top((indices, sims), expected)
+    # Every gallery row, in order, when k is the gallery size.
+    whole, _ = top_k(queries[:3], gallery[:300], 300, block_size=2)
+    np.testing.assert_array_equal(np.sort(whole, axis=1), np.tile(np.arange(300), (3, 1)))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_top_k_overflowing_products_use_the_argpartition_path() -> None:
+    queries = np.array([[1e30, 1e30], [1.0, 0.0]], dtype=np.float32)
+    gallery = np.array([[1e30, -1e30], [1e30, 1e30], [-1e30, 0], [0, 1]], dtype=np.float32)
+    assert not _products_stay_finite(queries, gallery)
+    assert _products_stay_finite(queries / 1e30, gallery / 1e30)
+    products = np.empty((2, 4), dtype=np.float32)
+    _similarities(queries, gallery, out=products)
+    found = top_k(queries, gallery, 2)
+    assert_same_top(found, _top_rows_by_argpartition(products, 2))
+
+
+def test_normalize_rows_rounds_like_one_float64_product() -> None:
+    # Several of normalize_rows' row chunks, float64 input, zero rows, large values.
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((700, 300)) * np.logspace(-20, 20, 700)[:, None]
+    x[::9] = 0
+    for data in (x, x.astype(np.float32)):
+        matrix = np.asarray(data, dtype=np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        expected = (matrix * scale[:, None]).astype(np.float32)
+        np.testing.assert_array_equal(
+            normalize_rows(data).view(np.uint32), expected.view(np.uint32)
+        )
