@@ -20,7 +20,6 @@ from annotation.models import (
     Item,
     ItemKind,
     Job,
-    JobState,
     Run,
     RunKind,
     RunStatus,
@@ -32,7 +31,14 @@ from annotation.selectors.eccv import (
     eccv_positives,
 )
 from annotation.services.files import file_write_atomic
-from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finished_result,
+    job_progress,
+    job_start,
+    job_succeed,
+)
 from annotation.services.runs import run_set_status
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
@@ -102,11 +108,7 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
 
 
 def eccv_export_write(*, job_id: int) -> Export | None:
-    done = (
-        Job.objects.filter(pk=job_id, state=JobState.SUCCEEDED)
-        .values_list("result", flat=True)
-        .first()
-    )
+    done = job_finished_result(job_id=job_id)
     if done is not None:  # a redelivered task writes no second version
         return Export.objects.filter(pk=done.get("export")).first()
     job = job_start(job_id=job_id, message="post-processing positives")

@@ -14,10 +14,17 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Export, Job, JobState, Run, RunStatus
+from annotation.models import Export, Job, Run, RunStatus
 from annotation.selectors.bison import bison_stage_counts, bison_verified_triples
 from annotation.services.files import file_write_atomic
-from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finished_result,
+    job_progress,
+    job_start,
+    job_succeed,
+)
 from annotation.services.runs import run_set_status
 from pipeline.bison import BisonRecord, bison_document
 
@@ -60,11 +67,7 @@ def bison_records(*, run: Run) -> list[BisonRecord]:
 
 
 def bison_export_write(*, job_id: int) -> Export | None:
-    done = (
-        Job.objects.filter(pk=job_id, state=JobState.SUCCEEDED)
-        .values_list("result", flat=True)
-        .first()
-    )
+    done = job_finished_result(job_id=job_id)
     if done is not None:  # a redelivered task: the export exists, write no second version
         return Export.objects.filter(pk=done.get("export")).first()
     job = job_start(job_id=job_id, message="collecting verified triples")

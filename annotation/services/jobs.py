@@ -75,3 +75,12 @@ def job_fail(*, job_id: int, error: str) -> None:
         state=JobState.FAILED, error=error, message="failed", finished_at=timezone.now()
     )
     log.warning("job %s failed: %s", job_id, error)
+
+
+def job_finished_result(*, job_id: int) -> dict[str, Any] | None:
+    """The result of a job that already succeeded (a redelivered task then does nothing)."""
+    return (
+        Job.objects.filter(pk=job_id, state=JobState.SUCCEEDED)
+        .values_list("result", flat=True)
+        .first()
+    )
