@@ -84,9 +84,9 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
+    from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Caption
     from annotation.services.datasets import dataset_import
-    from annotation.services.pairing import pairing_start
     from annotation.services.runs import run_create
     from pipeline.text import tokenize
 

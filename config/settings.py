@@ -28,6 +28,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "annotation",
+    # Dataset flows, each a folder over the core (see docs/architecture.md).
+    "annotation.flows.bison",
+    "annotation.flows.eccv",
 ]
 
 MIDDLEWARE = [

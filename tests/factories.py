@@ -143,8 +143,8 @@ def dataset_factory(
 
 def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int = 2):
     """A run whose stage 1 has finished (tasks in-process)."""
+    from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Run
-    from annotation.services.pairing import pairing_start
     from annotation.services.runs import run_create
 
     run = run_create(dataset=dataset, config={"seed": seed, "verifiers": verifiers})
@@ -154,8 +154,8 @@ def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int 
 
 def selection_done_factory(run, *, workers: int = 2, accuracy: float = 1.0, seed: int = 0):
     """Stage 2 published to simulated workers and completed."""
-    from annotation.crowd import provider_for
     from annotation.services.batches import batch_create, batch_publish
+    from annotation.simulation import simulate_crowd
     from pipeline.simulate import WorkerProfile
 
     batch = batch_publish(
@@ -163,7 +163,7 @@ def selection_done_factory(run, *, workers: int = 2, accuracy: float = 1.0, seed
             run=run, stage="bison_selection", provider="simulated", items_per_hit=3, seed=seed
         )
     )
-    provider_for("simulated").work(
+    simulate_crowd(
         batch=batch, workers=workers, profile=WorkerProfile(accuracy=accuracy), seed=seed
     )
     return batch

@@ -1,29 +1,28 @@
-"""The crowd-provider interface: local, simulated and MTurk implement it."""
+"""The crowd-provider interface: vendor adapters that services call (local, simulated, MTurk).
+
+An adapter makes the provider-side call and nothing else: it never writes a row and never
+imports a service. Services (`annotation/services/`) record every state change and event.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from decimal import Decimal
 
 from annotation.models import Assignment, Batch, Hit, Worker
-
-Progress = Callable[[float, str], None]
 
 
 class CrowdProvider(ABC):
     """Where a batch's HITs are offered to workers and how their work is reviewed and paid.
 
     Work always reaches the database through `assignment_submit`, whatever the provider.
-    The review and payment methods only make the provider-side call; services record the
-    state change and its event.
+    Every method only makes the provider-side call; services record the state change and its
+    event. A `remote` provider keeps its own copy of the HITs: publishing and synchronising
+    them are services of their own (`annotation/services/mturk.py`).
     """
 
     name: str
-
-    @abstractmethod
-    def publish(self, *, batch: Batch, progress: Progress | None = None) -> None:
-        """Offer the batch's HITs to workers. Safe to call again after a crash."""
+    remote: bool = False
 
     @abstractmethod
     def expire(self, *, batch: Batch) -> None:
@@ -36,10 +35,6 @@ class CrowdProvider(ABC):
     @abstractmethod
     def add_assignments(self, *, hit: Hit, count: int, token: str) -> None:
         """Let `count` more workers do `hit`; `token` makes a retry harmless."""
-
-    def sync(self, *, batch: Batch) -> int:
-        """Bring remote results into the database; returns how many assignments changed."""
-        return 0
 
     @abstractmethod
     def approve(self, *, assignment: Assignment) -> None:
@@ -73,9 +68,6 @@ class CrowdProvider(ABC):
 
 class ServerSideProvider(CrowdProvider):
     """Workers act on this server: HITs are rows here, so no call leaves the server."""
-
-    def publish(self, *, batch: Batch, progress: Progress | None = None) -> None:
-        return None
 
     def expire(self, *, batch: Batch) -> None:
         return None

@@ -22,7 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.crowd.base import CrowdProvider, Progress
+from annotation.crowd.base import CrowdProvider
 from annotation.errors import ServiceError
 from annotation.models import Assignment, Batch, Hit, Stage, Worker
 from pipeline.errors import InputError
@@ -288,6 +288,7 @@ def task_url(hit: Hit) -> str:
 
 class MTurkProvider(CrowdProvider):
     name = "mturk"
+    remote = True
 
     def __init__(self) -> None:
         self._gateway_factory: Callable[[], MTurkGateway] = gateway_default
@@ -363,11 +364,6 @@ class MTurkProvider(CrowdProvider):
                     return str(item["HITId"])
             raise
 
-    def publish(self, *, batch: Batch, progress: Progress | None = None) -> None:
-        from annotation.services.mturk import mturk_publish_hits
-
-        mturk_publish_hits(batch=batch, provider=self, progress=progress)
-
     def expire(self, *, batch: Batch) -> None:
         epoch = datetime(1970, 1, 1, tzinfo=UTC)
         for hit in batch.hits.exclude(provider_hit_id=""):
@@ -386,11 +382,6 @@ class MTurkProvider(CrowdProvider):
             NumberOfAdditionalAssignments=count,
             UniqueRequestToken=token[:MAX_TOKEN],
         )
-
-    def sync(self, *, batch: Batch) -> int:
-        from annotation.services.mturk import mturk_sync_batch
-
-        return mturk_sync_batch(batch=batch, provider=self).changed
 
     def list_assignments(self, *, hit: Hit) -> Iterator[dict[str, Any]]:
         return self.gateway.pages(

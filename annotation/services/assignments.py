@@ -11,6 +11,7 @@ from django.db.models import Count, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.crowd import provider_for
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.models import (
     Answer,
@@ -25,7 +26,6 @@ from annotation.models import (
     Run,
     Worker,
 )
-from annotation.services.batches import batch_refresh_status
 from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
 
@@ -233,6 +233,20 @@ def assignment_submit(
     return SubmitResult(assignment=assignment, created=True)
 
 
+def batch_refresh_status(*, batch: Batch) -> Batch:
+    """Mark the batch completed when no HIT is open any more."""
+    if (
+        batch.status == BatchStatus.PUBLISHED
+        and not batch.hits.filter(status=HitStatus.OPEN).exists()
+    ):
+        Batch.objects.filter(pk=batch.pk, status=BatchStatus.PUBLISHED).update(
+            status=BatchStatus.COMPLETED
+        )
+        batch.refresh_from_db()
+        event_record(action="batch.completed", run=batch.run, batch=batch)
+    return batch
+
+
 def _hit_refresh(*, hit: Hit) -> None:
     done = hit.assignments.filter(state__in=DONE_STATES).count()
     status = HitStatus.COMPLETE if done >= hit.capacity else HitStatus.OPEN
@@ -265,8 +279,6 @@ def assignment_mark(
 
 
 def assignment_approve(*, assignment: Assignment) -> Assignment:
-    from annotation.crowd import provider_for
-
     if assignment.state == AssignmentState.APPROVED:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:
@@ -279,8 +291,6 @@ def assignment_approve(*, assignment: Assignment) -> Assignment:
 
 def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
     """Reject submitted work; its answers stop counting and the HIT reopens for another worker."""
-    from annotation.crowd import provider_for
-
     if not feedback.strip():
         raise ServiceError("rejecting work needs feedback for the worker")
     if assignment.state == AssignmentState.REJECTED:

@@ -1,4 +1,8 @@
-"""Packaging a stage's items into HITs and publishing them through a crowd provider."""
+"""Packaging a stage's items into HITs and publishing them through a crowd provider.
+
+Server-side providers need no remote step; a remote provider's HITs are created and read back
+by its own service (`REMOTE`), which this module calls, never the other way round.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd.base import Progress
+from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import (
     Batch,
@@ -18,11 +22,12 @@ from annotation.models import (
     HitStatus,
     Question,
     Run,
-    RunStatus,
     Stage,
     default_qualifications,
 )
+from annotation.services import mturk
 from annotation.services.events import event_record
+from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
@@ -92,9 +97,6 @@ def batch_create(
     options: dict[str, Any] | None = None,
 ) -> Batch:
     """Pack the stage's unbatched items into HITs, in a seeded order, in one transaction."""
-    from annotation.crowd import provider_for  # providers use batch services
-    from annotation.services.bison import bison_triples_create
-
     if stage not in Stage.values:
         raise InputError(f"unknown stage {stage!r}", field="stage")
     provider_for(provider)  # unknown provider names fail here, before anything is written
@@ -107,13 +109,7 @@ def batch_create(
     rules = _check_qualifications(qualifications or {})
 
     with transaction.atomic():
-        if stage == Stage.BISON_VERIFICATION:
-            made = bison_triples_create(run=run)
-            if made.selection_answers == 0:
-                raise ServiceError(
-                    f"run {run.pk} has no stage-2 results yet: publish stage 2 and collect "
-                    "its answers before asking for stage 3"
-                )
+        task.prepare_batch(run=run)
         items = list(task.items_for_batch(run=run).select_related("positive", "caption"))
         if not items:
             raise ServiceError(f"run {run.pk} has no items waiting for {stage}")
@@ -144,7 +140,7 @@ def batch_create(
                     hit=hit,
                     item=item,
                     position=position,
-                    swapped=stage == Stage.BISON_VERIFICATION and sides.random() < 0.5,
+                    swapped=task.draws_sides and sides.random() < 0.5,
                 )
                 for hit, plan in zip(hits, plans, strict=True)
                 for position, item in enumerate(plan)
@@ -160,47 +156,65 @@ def batch_create(
     return batch
 
 
-def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
-    from annotation.crowd import provider_for
+# The remote step of each provider whose HITs live elsewhere: (publish, sync).
+REMOTE = {
+    mturk.PROVIDER: (mturk.mturk_publish_hits, mturk.mturk_sync_changes),
+}
 
+
+def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
     if batch.status != BatchStatus.DRAFT:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
-    provider_for(batch.provider).publish(batch=batch, progress=progress)
+    if provider_for(batch.provider).remote:
+        publish, _ = REMOTE[batch.provider]
+        publish(batch=batch, progress=progress)
     with transaction.atomic():
         Batch.objects.filter(pk=batch.pk).update(
             status=BatchStatus.PUBLISHED, published_at=timezone.now()
         )
         batch.refresh_from_db()
-        run_status = (
-            RunStatus.SELECTING if batch.stage == Stage.BISON_SELECTION else RunStatus.VERIFYING
-        )
+        run_status = task_type_for(batch.stage).publish_status
         if batch.run.status != run_status:
             run_set_status(run=batch.run, status=run_status, batch=batch.pk)
         event_record(action="batch.published", run=batch.run, batch=batch)
     return batch
 
 
-def batch_expire(*, batch: Batch) -> Batch:
-    from annotation.crowd import provider_for
+def batch_publish_job(*, job_id: int) -> None:
+    """The publishing job (`mturk_publish_start`): safe to run again; HITs already created are
+    not created twice."""
+    job = job_start(job_id=job_id, message="publishing to MTurk")
+    batch = Batch.objects.get(pk=job.params["batch"])
+    try:
+        if batch.status == BatchStatus.DRAFT:
+            batch_publish(
+                batch=batch,
+                progress=lambda pct, msg: job_progress(job_id=job_id, progress=pct, message=msg),
+            )
+    except (mturk.MTurkError, InputError, ServiceError) as exc:
+        job_fail(job_id=job_id, error=str(exc))
+        raise
+    hits = batch.hits.exclude(provider_hit_id="").count()
+    job_succeed(
+        job_id=job_id,
+        result={"batch": batch.pk, "hits": hits, "hit_type": batch.provider_hit_type_id},
+        message=f"{hits} HITs on MTurk",
+    )
 
+
+def batch_sync(*, batch: Batch) -> int:
+    """Bring a remote provider's results into the database; how many assignments changed."""
+    if not provider_for(batch.provider).remote:
+        return 0
+    _, sync = REMOTE[batch.provider]
+    return sync(batch=batch)
+
+
+def batch_expire(*, batch: Batch) -> Batch:
     provider_for(batch.provider).expire(batch=batch)
     with transaction.atomic():
         batch.hits.filter(status=HitStatus.OPEN).update(status=HitStatus.EXPIRED)
         Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.EXPIRED)
         batch.refresh_from_db()
         event_record(action="batch.expired", run=batch.run, batch=batch)
-    return batch
-
-
-def batch_refresh_status(*, batch: Batch) -> Batch:
-    """Mark the batch completed when no HIT is open any more."""
-    if (
-        batch.status == BatchStatus.PUBLISHED
-        and not batch.hits.filter(status=HitStatus.OPEN).exists()
-    ):
-        Batch.objects.filter(pk=batch.pk, status=BatchStatus.PUBLISHED).update(
-            status=BatchStatus.COMPLETED
-        )
-        batch.refresh_from_db()
-        event_record(action="batch.completed", run=batch.run, batch=batch)
     return batch

@@ -11,6 +11,9 @@ from django.utils import timezone
 
 from annotation.models import Job, JobState, Run
 
+# A long step's report: (percent done, message).
+Progress = Callable[[float, str], None]
+
 log = logging.getLogger("annotation.jobs")
 
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd.base import Progress
+from annotation.crowd import provider_for
 from annotation.crowd.mturk import (
     CostEstimate,
     MTurkError,
@@ -21,6 +21,7 @@ from annotation.crowd.mturk import (
     validate_batch,
 )
 from annotation.errors import AnswerError, PoolConflict, ServiceError
+from annotation.flows import disjoint_stages
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -32,21 +33,22 @@ from annotation.models import (
     Job,
     PoolMembership,
     PoolQualification,
-    Stage,
 )
-from annotation.services.assignments import assignment_submit, pool_join, worker_get_or_create
+from annotation.services.assignments import (
+    assignment_mark,
+    assignment_submit,
+    pool_join,
+    worker_get_or_create,
+)
 from annotation.services.events import event_record
-from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
+from annotation.services.jobs import Progress, job_create
 from pipeline.errors import InputError
 from pipeline.mturk_xml import parse_answer_xml
 
 PROVIDER = "mturk"
-BISON_STAGES = (Stage.BISON_SELECTION, Stage.BISON_VERIFICATION)
 
 
 def mturk_provider() -> MTurkProvider:
-    from annotation.crowd import provider_for
-
     provider = provider_for(PROVIDER)
     assert isinstance(provider, MTurkProvider)
     return provider
@@ -119,35 +121,11 @@ def mturk_publish_start(*, batch: Batch) -> Job:
     return job
 
 
-def mturk_publish_job(*, job_id: int) -> None:
-    """The publishing job: safe to run again; HITs already created are not created twice."""
-    from annotation.services.batches import batch_publish
-
-    job = job_start(job_id=job_id, message="publishing to MTurk")
-    batch = Batch.objects.get(pk=job.params["batch"])
-    try:
-        if batch.status == BatchStatus.DRAFT:
-            batch_publish(
-                batch=batch,
-                progress=lambda pct, msg: job_progress(job_id=job_id, progress=pct, message=msg),
-            )
-    except (MTurkError, InputError, ServiceError) as exc:
-        job_fail(job_id=job_id, error=str(exc))
-        raise
-    hits = batch.hits.exclude(provider_hit_id="").count()
-    job_succeed(
-        job_id=job_id,
-        result={"batch": batch.pk, "hits": hits, "hit_type": batch.provider_hit_type_id},
-        message=f"{hits} HITs on MTurk",
-    )
-
-
 def _pool_qualifications(*, batch: Batch, provider: MTurkProvider) -> dict[str, str]:
     """Both stages' pool qualifications of the run, created once and saved at once."""
     run = batch.run
     ids: dict[str, str] = {}
-    stages = BISON_STAGES if batch.stage in BISON_STAGES else (batch.stage,)
-    for stage in stages:
+    for stage in disjoint_stages(batch.stage):
         row = PoolQualification.objects.filter(run=run, stage=stage, provider=PROVIDER).first()
         qid = provider.ensure_pool_qualification(
             run_id=run.pk, stage=stage, existing=row.qualification_id if row else None
@@ -167,9 +145,10 @@ def _pool_qualifications(*, batch: Batch, provider: MTurkProvider) -> dict[str, 
 
 
 def mturk_publish_hits(
-    *, batch: Batch, provider: MTurkProvider, progress: Progress | None = None
+    *, batch: Batch, provider: MTurkProvider | None = None, progress: Progress | None = None
 ) -> None:
     """Create the HIT type and every HIT not yet on MTurk, saving each id as soon as it exists."""
+    provider = provider or mturk_provider()
     validate_batch(batch)
     _check_custom_qualifications(batch, provider)
     mturk_cost_check(batch=batch, provider=provider, unpublished_only=True)
@@ -333,8 +312,6 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
 def _reconcile(
     *, local: Assignment, remote_status: str, provider: MTurkProvider, report: SyncReport
 ) -> None:
-    from annotation.services.assignments import assignment_mark
-
     if remote_status == "Approved" and local.state == AssignmentState.SUBMITTED:
         assignment_mark(assignment=local, state=AssignmentState.APPROVED, source="mturk")
     elif remote_status == "Rejected" and local.state == AssignmentState.SUBMITTED:
@@ -389,6 +366,11 @@ def mturk_sync_batch(*, batch: Batch, provider: MTurkProvider | None = None) -> 
         },
     )
     return report
+
+
+def mturk_sync_changes(*, batch: Batch) -> int:
+    """`mturk_sync_batch` reduced to how many assignments changed."""
+    return mturk_sync_batch(batch=batch).changed
 
 
 def mturk_sync_open() -> list[SyncReport]:

@@ -12,6 +12,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import (
     Assignment,
@@ -27,12 +28,6 @@ from annotation.models import (
 from annotation.services.events import event_record
 from pipeline.errors import InputError
 from pipeline.money import dollars
-
-
-def _provider(name: str):  # noqa: ANN202 - avoids importing providers at module load
-    from annotation.crowd import provider_for
-
-    return provider_for(name)
 
 
 def _token(*parts: object) -> str:
@@ -55,7 +50,7 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
     if bonus.sent_at is not None:
         return bonus
     batch = assignment.hit.batch
-    _provider(batch.provider).bonus(
+    provider_for(batch.provider).bonus(
         assignment=assignment, amount=amount, reason=reason, token=token
     )
     with transaction.atomic():
@@ -77,7 +72,7 @@ def worker_block(*, worker: Worker, reason: str) -> Worker:
         raise InputError("blocking a worker needs a reason", field="reason")
     if worker.blocked:
         return worker
-    _provider(worker.provider).block(worker=worker, reason=reason)
+    provider_for(worker.provider).block(worker=worker, reason=reason)
     Worker.objects.filter(pk=worker.pk).update(blocked=True)
     worker.blocked = True
     event_record(action="worker.blocked", worker=worker, data={"reason": reason})
@@ -87,7 +82,7 @@ def worker_block(*, worker: Worker, reason: str) -> Worker:
 def worker_unblock(*, worker: Worker, reason: str) -> Worker:
     if not worker.blocked:
         return worker
-    _provider(worker.provider).unblock(worker=worker, reason=reason or "unblocked")
+    provider_for(worker.provider).unblock(worker=worker, reason=reason or "unblocked")
     Worker.objects.filter(pk=worker.pk).update(blocked=False)
     worker.blocked = False
     event_record(action="worker.unblocked", worker=worker, data={"reason": reason})
@@ -109,7 +104,7 @@ def workers_notify(*, workers: list[Worker], subject: str, message: str) -> int:
     for worker in todo:
         by_provider.setdefault(worker.provider, []).append(worker)
     for name, group in by_provider.items():
-        _provider(name).notify(workers=group, subject=subject, message=message)
+        provider_for(name).notify(workers=group, subject=subject, message=message)
         for worker in group:
             event_record(
                 action="worker.notified", worker=worker, data={"subject": subject, "token": token}
@@ -121,7 +116,7 @@ def batch_extend(*, batch: Batch, seconds: int) -> Batch:
     """Keep the batch's HITs on offer for `seconds` from now (expired HITs reopen)."""
     if batch.status not in (BatchStatus.PUBLISHED, BatchStatus.EXPIRED, BatchStatus.COMPLETED):
         raise ServiceError(f"batch {batch.pk} is {batch.status}; publish it first")
-    _provider(batch.provider).extend(batch=batch, seconds=seconds)
+    provider_for(batch.provider).extend(batch=batch, seconds=seconds)
     with transaction.atomic():
         batch.hits.filter(status=HitStatus.EXPIRED).update(status=HitStatus.OPEN)
         if batch.status == BatchStatus.EXPIRED:
@@ -137,7 +132,7 @@ def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
     if count < 1:
         raise InputError("must be at least 1", field="count")
     total = hit.extra_assignments + count
-    _provider(hit.batch.provider).add_assignments(
+    provider_for(hit.batch.provider).add_assignments(
         hit=hit, count=count, token=_token("add", hit.pk, total)
     )
     with transaction.atomic():

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from annotation.models import Caption, Item, Question, Run
+from annotation.models import Caption, Item, Question, Run, RunStatus
 from annotation.selectors.images import image_url
 
 
@@ -20,11 +20,22 @@ class ParsedAnswer:
 
 class TaskType(ABC):
     stage: str
+    # The stage's name on the command line (`create_batch --stage <cli_name>`).
+    cli_name: str
     title: str
     template_name: str
     default_assignments: int = 1
     default_items_per_hit: int = 10
     choices: tuple[str, ...] = ()
+    # Whether each question's two images are shown in a server-drawn order (`Question.swapped`).
+    draws_sides: bool = False
+    # The run's status once a batch of this stage is published.
+    publish_status: str = RunStatus.VERIFYING
+
+    def prepare_batch(self, *, run: Run) -> None:
+        """Make this stage's items from earlier stages' results, inside `batch_create`'s
+        transaction; raise ServiceError when there is nothing to make them from."""
+        return None
 
     @abstractmethod
     def items_for_batch(self, *, run: Run) -> QuerySet[Item]:

@@ -61,7 +61,7 @@ def paired_run(dataset, run_on_commit):
 
 @pytest.fixture
 def eccv_run(dataset):
-    from annotation.services.eccv import eccv_run_create
+    from annotation.flows.eccv.services.proposals import eccv_run_create
 
     return eccv_run_create(
         dataset=dataset,
@@ -84,7 +84,7 @@ def rankings_file(tmp_path, run, *, reverse=False):
 
 @pytest.fixture
 def proposed(eccv_run, tmp_path, run_on_commit):
-    from annotation.services.eccv import eccv_annotator_add, eccv_propose_start
+    from annotation.flows.eccv.services.proposals import eccv_annotator_add, eccv_propose_start
 
     eccv_annotator_add(
         run=eccv_run, name="fasttext", kind="fasttext", params={"dim": 16, "epochs": 5}

@@ -32,10 +32,10 @@ def test_default_is_ten_pairs_per_hit_and_two_verifiers(paired_run):
     batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
     assert batch.items_per_hit == 10
     batch_publish(batch=batch)
-    from annotation.crowd import provider_for
+    from annotation.simulation import simulate_crowd
     from pipeline.simulate import WorkerProfile
 
-    provider_for("simulated").work(batch=batch, workers=1, profile=WorkerProfile(accuracy=1.0))
+    simulate_crowd(batch=batch, workers=1, profile=WorkerProfile(accuracy=1.0))
     verification = batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
     assert verification.assignments_per_hit == 2 and verification.items_per_hit == 10
 

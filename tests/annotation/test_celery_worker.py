@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from annotation.flows.bison.services.pairing import pairing_start
 from annotation.models import Item, Job, JobState, Run, RunStatus
-from annotation.services.pairing import pairing_start
 from annotation.services.runs import run_create
 from config import celery_app
 from tests.factories import database_name, dataset_factory, topic_vectors_file

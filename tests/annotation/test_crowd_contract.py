@@ -7,7 +7,7 @@ from annotation.crowd import PROVIDERS, provider_for
 from annotation.errors import ServiceError
 from annotation.models import AssignmentState, BatchStatus, Event, HitStatus, Stage
 from annotation.services.assignments import assignment_approve, assignment_reject
-from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
 from annotation.services.review import hit_add_assignments, worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver, ServerDriver
@@ -144,7 +144,7 @@ def test_sync_of_a_published_batch_changes_nothing_when_nothing_happened(driver,
             {"Assignments": [], "NumResults": 0},
             {"HITId": hit.provider_hit_id, "MaxResults": 100, "AssignmentStatuses": ANY},
         )
-    assert provider_for(published.provider).sync(batch=published) == 0
+    assert batch_sync(batch=published) == 0
 
 
 def test_unknown_provider_is_a_clear_error():

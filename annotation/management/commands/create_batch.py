@@ -1,15 +1,15 @@
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
+from annotation.flows import flows
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch, Run, Stage
+from annotation.models import Batch, Run
 from annotation.services.batches import batch_create, batch_publish
 
-STAGES = {
-    "selection": Stage.BISON_SELECTION,
-    "verification": Stage.BISON_VERIFICATION,
-    "eccv": Stage.ECCV_JUDGMENT,
-}
+
+def stages() -> dict[str, str]:
+    """Every registered flow's stages by their command-line names."""
+    return {task.cli_name: task.stage for flow in flows() for task in flow.task_types}
 
 
 class Command(ServiceCommand):
@@ -17,7 +17,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("run", type=int)
-        parser.add_argument("--stage", choices=sorted(STAGES), required=True)
+        parser.add_argument("--stage", choices=sorted(stages()), required=True)
         parser.add_argument("--provider", default="local")
         parser.add_argument("--items-per-hit", type=int)
         parser.add_argument("--assignments", type=int, help="workers per HIT")
@@ -35,7 +35,7 @@ class Command(ServiceCommand):
         run = get_object_or_404(Run, pk=opts["run"])
         batch = batch_create(
             run=run,
-            stage=STAGES[opts["stage"]],
+            stage=stages()[opts["stage"]],
             provider=opts["provider"],
             items_per_hit=opts["items_per_hit"],
             assignments_per_hit=opts["assignments"],

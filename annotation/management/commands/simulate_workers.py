@@ -1,8 +1,8 @@
 from django.shortcuts import get_object_or_404
 
-from annotation.crowd import provider_for
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
+from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 
@@ -18,7 +18,7 @@ class Command(ServiceCommand):
 
     def handle(self, *args, **opts):
         batch = get_object_or_404(Batch, pk=opts["batch"], provider="simulated")
-        report = provider_for("simulated").work(
+        report = simulate_crowd(
             batch=batch,
             workers=opts["workers"],
             seed=opts["seed"],

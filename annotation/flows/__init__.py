@@ -1,0 +1,99 @@
+"""The registry of dataset flows. Each flow is a folder under `annotation/flows/` and a Django
+app (no tables of its own yet) whose `AppConfig.ready()` calls `flow_register`.
+
+The core (runs, batches, HITs, assignments, providers, the demo, the API) asks this registry
+which task type serves a stage, how a simulated worker answers it, which stages' worker pools
+must stay disjoint at the provider, and which demo steps and API routes a flow adds. The core
+never imports a flow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from annotation.models import Dataset, Question
+    from annotation.tasktypes.base import TaskType
+    from pipeline.simulate import WorkerProfile
+
+# How a simulated worker answers one question: (question, allowed values, profile, rng) -> value.
+Answerer = Callable[["Question", list[str], "WorkerProfile", random.Random], str]
+
+
+@dataclass(frozen=True)
+class DemoContext:
+    """What a flow's demo step gets from the `demo` command: its output helpers, the imported
+    sample dataset and the command's options."""
+
+    command: Any
+    dataset: Dataset
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Flow:
+    name: str
+    run_kind: str
+    task_types: tuple[TaskType, ...]
+    # Simulated workers' answer per stage (the simulated crowd client asks here).
+    answerers: Mapping[str, Answerer] = field(default_factory=dict)
+    # Stages whose workers must be different people; providers with pool marks (MTurk
+    # qualifications) keep each stage's workers out of the others' HITs.
+    disjoint_stages: tuple[str, ...] = ()
+    # The `demo` command: extra options, then this flow's part, in registration order.
+    demo_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    demo: Callable[[DemoContext], None] | None = None
+    # A module with `urlpatterns`, included under /api/.
+    api_urls: str | None = None
+
+
+_FLOWS: dict[str, Flow] = {}
+_STAGES: dict[str, tuple[Flow, TaskType]] = {}
+
+
+def flow_register(flow: Flow) -> Flow:
+    """Add a flow; registering the same name again replaces it (Django may call ready() twice
+    in tests), but two flows may not claim one stage."""
+    for task in flow.task_types:
+        owner = _STAGES.get(task.stage)
+        if owner is not None and owner[0].name != flow.name:
+            raise ValueError(f"stage {task.stage!r} already belongs to flow {owner[0].name!r}")
+    _FLOWS[flow.name] = flow
+    for task in flow.task_types:
+        _STAGES[task.stage] = (flow, task)
+    return flow
+
+
+def flows() -> list[Flow]:
+    return list(_FLOWS.values())
+
+
+def task_type_for(stage: str) -> TaskType:
+    try:
+        return _STAGES[stage][1]
+    except KeyError:
+        raise KeyError(f"no task type for stage {stage!r}") from None
+
+
+def flow_for_stage(stage: str) -> Flow:
+    try:
+        return _STAGES[stage][0]
+    except KeyError:
+        raise KeyError(f"no flow has stage {stage!r}") from None
+
+
+def answerer_for(stage: str) -> Answerer:
+    try:
+        return flow_for_stage(stage).answerers[stage]
+    except KeyError:
+        raise KeyError(f"no simulated answers for stage {stage!r}") from None
+
+
+def disjoint_stages(stage: str) -> tuple[str, ...]:
+    """The stages whose pools must not overlap `stage`'s, `stage` included."""
+    group = flow_for_stage(stage).disjoint_stages
+    return group if stage in group else (stage,)

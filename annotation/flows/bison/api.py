@@ -1,0 +1,77 @@
+"""The BISON flow's API operations."""
+
+from __future__ import annotations
+
+import json
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotation.api.errors import ServiceAPIView
+from annotation.api.views import JobOutput
+from annotation.flows.bison.selectors import bison_stage_counts
+from annotation.flows.bison.services.export import bison_export_start
+from annotation.flows.bison.services.pairing import pairing_start
+from annotation.models import Export, Run
+from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
+
+
+class PairingStartApi(ServiceAPIView):
+    class InputSerializer(serializers.Serializer):
+        vectors_path = serializers.CharField(required=False, allow_null=True, default=None)
+        dim = serializers.IntegerField(min_value=2, max_value=2048, default=100)
+        epochs = serializers.IntegerField(min_value=1, max_value=100, default=5)
+        seed = serializers.IntegerField(default=0)
+        block_size = serializers.IntegerField(
+            min_value=1, required=False, allow_null=True, default=None
+        )
+        allow_new_dim = serializers.BooleanField(default=False)
+
+    def post(self, request: Request, run_id: int) -> Response:
+        run = get_object_or_404(Run, pk=run_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = pairing_start(run=run, **data.validated_data)
+        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunSummaryApi(ServiceAPIView):
+    def get(self, request: Request, run_id: int) -> Response:
+        run = get_object_or_404(Run, pk=run_id)
+        return Response({"run": run.pk, "status": run.status, **bison_stage_counts(run=run)})
+
+
+class ExportStartApi(ServiceAPIView):
+    def post(self, request: Request, run_id: int) -> Response:
+        job = bison_export_start(run=get_object_or_404(Run, pk=run_id))
+        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class BisonEvaluateApi(ServiceAPIView):
+    """Score predictions (uploaded JSON) against a stored export."""
+
+    class InputSerializer(serializers.Serializer):
+        export = serializers.PrimaryKeyRelatedField(queryset=Export.objects.all())
+        predictions = serializers.JSONField()
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        path = data.validated_data["export"].path
+        with open(path, "rb") as fh:
+            records = parse_bison_annotations(fh.read(), file=path)
+        predictions = parse_bison_predictions(
+            json.dumps(data.validated_data["predictions"]), file="predictions"
+        )
+        score = bison_accuracy(records, predictions)
+        return Response(
+            {
+                "accuracy": score.accuracy,
+                "correct": score.correct,
+                "total": score.total,
+                "missing": len(score.missing),
+                "unknown": len(score.unknown),
+            }
+        )

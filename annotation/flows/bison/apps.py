@@ -1,0 +1,31 @@
+from django.apps import AppConfig
+
+
+class BisonConfig(AppConfig):
+    """COCO-BISON: stage 1 pairing, stage 2 caption selection, stage 3 verification."""
+
+    name = "annotation.flows.bison"
+    label = "bison"
+    verbose_name = "COCO-BISON"
+
+    def ready(self) -> None:
+        from annotation.flows import Flow, flow_register
+        from annotation.flows.bison import demo, simulate
+        from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
+        from annotation.models import RunKind, Stage
+
+        flow_register(
+            Flow(
+                name="bison",
+                run_kind=RunKind.BISON,
+                task_types=(SelectionTask(), VerificationTask()),
+                answerers={
+                    Stage.BISON_SELECTION: simulate.selection_answer,
+                    Stage.BISON_VERIFICATION: simulate.verification_answer,
+                },
+                disjoint_stages=(Stage.BISON_SELECTION, Stage.BISON_VERIFICATION),
+                demo_arguments=demo.add_arguments,
+                demo=demo.run_demo,
+                api_urls="annotation.flows.bison.urls",
+            )
+        )

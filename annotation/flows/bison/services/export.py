@@ -1,0 +1,152 @@
+"""Exports: background jobs writing versioned files with a manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
+from annotation.models import Export, Job, Run, RunStatus
+from annotation.services.files import file_write_atomic
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finished_result,
+    job_progress,
+    job_start,
+    job_succeed,
+)
+from annotation.services.runs import run_set_status
+from pipeline.bison import BisonRecord, bison_document
+
+BISON_FORMAT = "coco-bison"
+JOB_NAME = "bison.export"
+
+
+def bison_export_start(*, run: Run) -> Job:
+    from annotation.flows.bison import tasks
+
+    if not bison_verified_triples(run=run).exists():
+        raise ServiceError(f"run {run.pk} has no verified triples to export yet")
+    with transaction.atomic():
+        job = job_create(name=JOB_NAME, run=run)
+        transaction.on_commit(lambda: tasks.bison_export.delay(job.pk))
+    return job
+
+
+def bison_records(*, run: Run) -> list[BisonRecord]:
+    """The verified triples as official records; candidate order is seeded per run."""
+    seed = int(run.config.get("seed", 0))
+    records = []
+    triples = bison_verified_triples(run=run).select_related("caption", "positive", "negative")
+    for bison_id, triple in enumerate(triples):
+        assert triple.caption is not None and triple.negative is not None
+        pair = [
+            (triple.positive.coco_id, triple.positive.file_name),
+            (triple.negative.coco_id, triple.negative.file_name),
+        ]
+        random.Random(f"{seed}:{triple.pk}").shuffle(pair)
+        records.append(
+            BisonRecord(
+                bison_id=bison_id,
+                caption_id=triple.caption.coco_id,
+                true_image_id=triple.positive.coco_id,
+                candidates=(pair[0], pair[1]),
+            )
+        )
+    return records
+
+
+def bison_export_write(*, job_id: int) -> Export | None:
+    done = job_finished_result(job_id=job_id)
+    if done is not None:  # a redelivered task: the export exists, write no second version
+        return Export.objects.filter(pk=done.get("export")).first()
+    job = job_start(job_id=job_id, message="collecting verified triples")
+    run = job.run
+    assert run is not None
+    try:
+        records = bison_records(run=run)
+        job_progress(job_id=job_id, progress=50, message=f"writing {len(records)} records")
+        split = str(run.dataset.info.get("split") or run.config.get("split") or "val2014")
+        document = bison_document(records, source="coco", split=split)
+        data = json.dumps(document, indent=None, separators=(",", ":")).encode()
+        checksum = hashlib.sha256(data).hexdigest()
+        with transaction.atomic():
+            # Lock the run so two exports never take the same version number.
+            Run.objects.select_for_update().get(pk=run.pk)
+            last = Export.objects.filter(run=run, format=BISON_FORMAT).aggregate(v=Max("version"))
+            version = (last["v"] or 0) + 1
+            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"bison-v{version}"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"bison_annotations.coco{split}.json"
+            manifest = _manifest(run=run, records=len(records), checksum=checksum, path=path)
+            file_write_atomic(path=path, data=data)
+            file_write_atomic(
+                path=folder / "manifest.json", data=json.dumps(manifest, indent=2).encode()
+            )
+            export = Export.objects.create(
+                run=run,
+                format=BISON_FORMAT,
+                version=version,
+                path=str(path),
+                checksum=checksum,
+                manifest=manifest,
+            )
+            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        job_succeed(
+            job_id=job_id,
+            result={"export": export.pk, "path": str(path), "records": len(records)},
+            message=f"{len(records)} records -> {path}",
+        )
+        return export
+    except Exception as exc:
+        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _manifest(*, run: Run, records: int, checksum: str, path: Path) -> dict[str, Any]:
+    counts = bison_stage_counts(run=run)
+    pairing = run.jobs.filter(name="bison.pairing", state="succeeded").order_by("-pk").first()
+    return {
+        "format": BISON_FORMAT,
+        "file": path.name,
+        "sha256": checksum,
+        "records": records,
+        "created_at": timezone.now().isoformat(),
+        "run": {"id": run.pk, "kind": run.kind, "name": run.name, "config": run.config},
+        "dataset": {
+            "name": run.dataset.name,
+            "source_file": run.dataset.source_file,
+            "sha256": run.dataset.checksum,
+        },
+        "stage1": {
+            **counts["stage1"],
+            "embedding_dim": run.embedding_dim,
+            "embedding_source": run.embedding_source,
+            "params": pairing.params if pairing else None,
+        },
+        "stage2": counts["stage2"],
+        "stage3": counts["stage3"],
+        "batches": [
+            {
+                "id": b.pk,
+                "stage": b.stage,
+                "provider": b.provider,
+                "hits": b.hits.count(),
+                "items_per_hit": b.items_per_hit,
+                "assignments_per_hit": b.assignments_per_hit,
+                "reward": str(b.reward),
+                "qualifications": b.qualifications,
+            }
+            for b in run.batches.order_by("pk")
+        ],
+    }

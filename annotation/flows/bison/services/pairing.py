@@ -1,0 +1,255 @@
+"""BISON stage 1: pair every image with its FastText nearest neighbour.
+
+The job runs as a `prepare` task (tokenise, load or train vectors, average per image, save
+the matrix) followed by one subtask per block of query images, so more Celery workers
+finish it sooner. The last block to finish closes the job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+
+from annotation.errors import ServiceError
+from annotation.models import Caption, Image, Item, ItemKind, Job, Run, RunStatus
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_part_done,
+    job_parts_set,
+    job_progress,
+    job_start,
+    job_succeed,
+)
+from annotation.services.runs import run_require_status, run_set_status
+from pipeline.embeddings import WordVectors, image_embeddings, load_word_vectors, train_word_vectors
+from pipeline.errors import InputError
+from pipeline.neighbours import nearest_neighbours, normalize_rows
+from pipeline.text import tokenize
+
+JOB_NAME = "bison.pairing"
+
+
+def _workdir(run: Run) -> Path:
+    path = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "pairing"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _vec_header_dim(path: Path) -> int | None:
+    """Dimension from a .vec header, read cheaply so a mismatch is refused before the job."""
+    if path.suffix != ".vec":
+        return None
+    with path.open("rb") as fh:
+        head = fh.readline().split()
+    if len(head) != 2 or not all(p.isdigit() for p in head):
+        raise InputError(
+            "not a FastText .vec file: the first line must be '<words> <dimension>'",
+            file=str(path),
+            record="line 1",
+            field="header",
+        )
+    return int(head[1])
+
+
+def _previous_dim(run: Run) -> tuple[int, int] | None:
+    prev = (
+        Run.objects.filter(dataset=run.dataset, embedding_dim__isnull=False)
+        .order_by("-pk")
+        .values_list("pk", "embedding_dim")
+        .first()
+    )
+    return prev
+
+
+def _check_dim(*, run: Run, dim: int, file: str, allow_new_dim: bool) -> None:
+    prev = _previous_dim(run)
+    if prev is not None and prev[1] != dim and not allow_new_dim:
+        raise InputError(
+            f"vectors have dimension {dim}, but run {prev[0]} on this dataset used {prev[1]}; "
+            "use vectors of the same dimension or pass allow_new_dim (--new-embedding-space)",
+            file=file,
+            field="dimension",
+        )
+
+
+def pairing_start(
+    *,
+    run: Run,
+    vectors_path: str | None = None,
+    dim: int = 100,
+    epochs: int = 5,
+    seed: int = 0,
+    block_size: int | None = None,
+    allow_new_dim: bool = False,
+) -> Job:
+    """Validate the request and enqueue stage 1 for `run`."""
+    from annotation.flows.bison import tasks  # tasks import services: import here
+
+    run_require_status(
+        run=run, allowed={RunStatus.CREATED, RunStatus.FAILED}, action="start stage 1"
+    )
+    if vectors_path is not None:
+        path = Path(vectors_path)
+        if not path.is_file():
+            raise InputError("vectors file does not exist", file=vectors_path)
+        if path.suffix not in {".vec", ".bin"}:
+            raise InputError(
+                "expected a FastText .vec (text) or .bin (binary) file", file=vectors_path
+            )
+        header_dim = _vec_header_dim(path)
+        if header_dim is not None:
+            _check_dim(run=run, dim=header_dim, file=vectors_path, allow_new_dim=allow_new_dim)
+    else:
+        _check_dim(run=run, dim=dim, file="(trained vectors)", allow_new_dim=allow_new_dim)
+    params = {
+        "vectors_path": vectors_path,
+        "dim": dim,
+        "epochs": epochs,
+        "seed": seed,
+        "block_size": block_size or settings.CROWDVL_STAGE1_BLOCK,
+        "allow_new_dim": allow_new_dim,
+    }
+    with transaction.atomic():
+        job = job_create(name=JOB_NAME, run=run, params=params)
+        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        transaction.on_commit(lambda: tasks.pairing_prepare.delay(job.pk))
+    return job
+
+
+def _load_or_train(*, job: Job, token_groups: list[list[str]]) -> WordVectors:
+    p = job.params
+    if p["vectors_path"]:
+        job_progress(job_id=job.pk, progress=2, message=f"loading vectors {p['vectors_path']}")
+        return load_word_vectors(p["vectors_path"])
+    sentences = token_groups  # one sentence per caption, see pairing_prepare
+    job_progress(
+        job_id=job.pk,
+        progress=2,
+        message=f"training FastText on {len(sentences)} captions (dim {p['dim']}, seed {p['seed']})",
+    )
+    return train_word_vectors(sentences, dim=p["dim"], epochs=p["epochs"], seed=p["seed"])
+
+
+def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
+    """Build the image matrix; return the (part, start, stop) blocks still to compute."""
+    job = Job.objects.select_related("run").get(pk=job_id)
+    run = job.run
+    assert run is not None
+    try:
+        job_start(job_id=job_id, message="tokenising captions")
+        images = list(run.dataset.images.order_by("pk").values_list("pk", flat=True))
+        index = {pk: i for i, pk in enumerate(images)}
+        caption_tokens: list[list[str]] = []
+        per_image: list[list[str]] = [[] for _ in images]
+        for image_pk, text in (
+            Caption.objects.filter(dataset=run.dataset)
+            .order_by("pk")
+            .values_list("image_id", "text")
+        ):
+            tokens = tokenize(text)
+            caption_tokens.append(tokens)
+            per_image[index[image_pk]].extend(tokens)
+        vectors = _load_or_train(job=job, token_groups=caption_tokens)
+        _check_dim(
+            run=run,
+            dim=vectors.dim,
+            file=job.params["vectors_path"] or "(trained vectors)",
+            allow_new_dim=job.params["allow_new_dim"],
+        )
+        job_progress(
+            job_id=job_id, progress=5, message=f"averaging vectors of {len(images)} images"
+        )
+        matrix, valid = image_embeddings(per_image, vectors)
+        unit = normalize_rows(matrix)
+        workdir = _workdir(run)
+        np.save(workdir / "unit.npy", unit)
+        np.save(workdir / "valid.npy", valid)
+        np.save(workdir / "image_pks.npy", np.asarray(images, dtype=np.int64))
+        Run.objects.filter(pk=run.pk).update(
+            embedding_dim=vectors.dim, embedding_source=vectors.source[:500]
+        )
+        size = int(job.params["block_size"])
+        blocks = [
+            (i, start, min(start + size, len(images)))
+            for i, start in enumerate(range(0, len(images), size))
+        ]
+        if not blocks:
+            pairing_fail(job_id=job_id, error=f"dataset {run.dataset.name!r} has no images to pair")
+            return []
+        job_parts_set(job_id=job_id, total=len(blocks))
+        Job.objects.filter(pk=job_id).update(
+            result={
+                "images": len(images),
+                "images_without_known_words": int((~valid).sum()),
+                "dimension": vectors.dim,
+                "vectors": vectors.source,
+            }
+        )
+        job_progress(
+            job_id=job_id, progress=10, message=f"searching neighbours in {len(blocks)} blocks"
+        )
+        return blocks
+    except (InputError, OSError, ValueError) as exc:
+        pairing_fail(job_id=job_id, error=str(exc))
+        return []
+
+
+def pairing_block(*, job_id: int, part: int, start: int, stop: int) -> bool:
+    """Compute and store the pairs of one block of query images. Safe to retry."""
+    job = Job.objects.select_related("run").get(pk=job_id)
+    run = job.run
+    assert run is not None
+    workdir = _workdir(run)
+    unit = np.load(workdir / "unit.npy", mmap_mode="r")
+    valid = np.load(workdir / "valid.npy")
+    pks = np.load(workdir / "image_pks.npy")
+    idx, sims = nearest_neighbours(np.asarray(unit), start=start, stop=stop, valid=valid)
+    rows = [
+        Item(
+            run=run,
+            kind=ItemKind.IMAGE_PAIR,
+            positive_id=int(pks[start + i]),
+            negative_id=int(pks[j]),
+            similarity=float(s),
+        )
+        for i, (j, s) in enumerate(zip(idx, sims, strict=True))
+        if j >= 0
+    ]
+    # The conditional unique constraint makes a retried block insert nothing twice.
+    Item.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
+    last = job_part_done(
+        job_id=job_id, part=part, message=f"block {part} done (images {start}-{stop - 1})"
+    )
+    if last:
+        pairing_finish(job_id=job_id)
+    return last
+
+
+def pairing_finish(*, job_id: int) -> None:
+    job = Job.objects.select_related("run").get(pk=job_id)
+    run = job.run
+    assert run is not None
+    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).count()
+    result: dict[str, Any] = {**job.result, "pairs": pairs}
+    run_set_status(run=run, status=RunStatus.PAIRED, pairs=pairs)
+    job_succeed(job_id=job_id, result=result, message=f"{pairs} pairs")
+
+
+def pairing_fail(*, job_id: int, error: str) -> None:
+    job = Job.objects.select_related("run").get(pk=job_id)
+    job_fail(job_id=job_id, error=error)
+    if job.run is not None:
+        run_set_status(run=job.run, status=RunStatus.FAILED, error=error)
+
+
+def pairing_require_done(*, run: Run) -> None:
+    if not Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).exists():
+        raise ServiceError(f"run {run.pk} has no image pairs yet: run stage 1 first")
+
+
+__all__ = ["Image", "pairing_block", "pairing_prepare", "pairing_start"]

@@ -1,0 +1,58 @@
+"""BISON stage 2 -> 3: turn chosen captions into query-positive-negative triples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from annotation.flows.bison.selectors import DONE_STATES
+from annotation.flows.bison.vocabulary import NONE
+from annotation.models import Answer, Item, ItemKind, Run, Stage
+from annotation.services.events import event_record
+
+
+@dataclass(frozen=True)
+class TriplesResult:
+    selection_answers: int
+    created: int
+
+
+def bison_triples_create(*, run: Run) -> TriplesResult:
+    """One triple per (pair, chosen caption) from submitted stage-2 answers. Idempotent."""
+    answers = Answer.objects.filter(
+        question__hit__batch__run=run,
+        question__hit__batch__stage=Stage.BISON_SELECTION,
+        assignment__state__in=DONE_STATES,
+    )
+    chosen = (
+        answers.exclude(label=NONE)
+        .values_list(
+            "question__item_id",
+            "question__item__positive_id",
+            "question__item__negative_id",
+            "caption_id",
+        )
+        .distinct()
+    )
+    with transaction.atomic():
+        before = Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count()
+        Item.objects.bulk_create(
+            [
+                Item(
+                    run=run,
+                    kind=ItemKind.TRIPLE,
+                    source_id=pair,
+                    positive_id=positive,
+                    negative_id=negative,
+                    caption_id=caption,
+                )
+                for pair, positive, negative, caption in chosen
+            ],
+            batch_size=5000,
+            ignore_conflicts=True,
+        )
+        created = Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count() - before
+        if created:
+            event_record(action="bison.triples_created", run=run, data={"created": created})
+    return TriplesResult(selection_answers=answers.count(), created=created)

@@ -1,0 +1,32 @@
+"""Celery entry points of the BISON flow: thin, take ids, safe to retry."""
+
+from __future__ import annotations
+
+from celery import group, shared_task
+
+from annotation.flows.bison.services import export, pairing
+
+
+@shared_task(name="bison.pairing_prepare")
+def pairing_prepare(job_id: int) -> None:
+    try:
+        blocks = pairing.pairing_prepare(job_id=job_id)
+    except Exception as exc:
+        pairing.pairing_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+    if blocks:
+        group(pairing_block.s(job_id, part, start, stop) for part, start, stop in blocks).delay()
+
+
+@shared_task(name="bison.pairing_block")
+def pairing_block(job_id: int, part: int, start: int, stop: int) -> None:
+    try:
+        pairing.pairing_block(job_id=job_id, part=part, start=start, stop=stop)
+    except Exception as exc:
+        pairing.pairing_fail(job_id=job_id, error=f"block {part}: {type(exc).__name__}: {exc}")
+        raise
+
+
+@shared_task(name="bison.export")
+def bison_export(job_id: int) -> None:
+    export.bison_export_write(job_id=job_id)

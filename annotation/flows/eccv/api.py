@@ -1,0 +1,38 @@
+"""The ECCV Caption flow's API operations."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotation.api.errors import ServiceAPIView
+from annotation.flows.eccv.services.export import eccv_evaluate
+from annotation.models import Export
+
+
+class EccvEvaluateApi(ServiceAPIView):
+    """Score a model's ranked lists against an ECCV export (mAP@R, R-Precision, R@K)."""
+
+    class InputSerializer(serializers.Serializer):
+        export = serializers.PrimaryKeyRelatedField(queryset=Export.objects.all())
+        rankings = serializers.JSONField(
+            help_text='{"i2t": {image: [captions]}, "t2i": {caption: [images]}}'
+        )
+        ks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=[1, 5, 10])
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="rankings-") as fh:
+            json.dump(data.validated_data["rankings"], fh)
+            fh.flush()
+            scores = eccv_evaluate(
+                export=data.validated_data["export"],
+                rankings_path=fh.name,
+                ks=tuple(data.validated_data["ks"]),
+            )
+        return Response(scores)

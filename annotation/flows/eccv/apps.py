@@ -1,0 +1,27 @@
+from django.apps import AppConfig
+
+
+class EccvConfig(AppConfig):
+    """ECCV Caption: machine-proposed candidates judged by workers, with gold items."""
+
+    name = "annotation.flows.eccv"
+    label = "eccv"
+    verbose_name = "ECCV Caption"
+
+    def ready(self) -> None:
+        from annotation.flows import Flow, flow_register
+        from annotation.flows.eccv import demo, simulate
+        from annotation.flows.eccv.tasktypes import EccvJudgmentTask
+        from annotation.models import RunKind, Stage
+
+        flow_register(
+            Flow(
+                name="eccv",
+                run_kind=RunKind.ECCV,
+                task_types=(EccvJudgmentTask(),),
+                answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
+                demo_arguments=demo.add_arguments,
+                demo=demo.run_demo,
+                api_urls="annotation.flows.eccv.urls",
+            )
+        )

@@ -1,0 +1,143 @@
+"""The ECCV Caption flow's part of `manage.py demo`: proposals, judgments, export, metrics."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from annotation.flows import DemoContext
+from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
+from annotation.flows.eccv.services.proposals import (
+    eccv_annotator_add,
+    eccv_cxc_import,
+    eccv_propose_start,
+    eccv_run_create,
+)
+from annotation.models import Export, Review, Stage
+from annotation.services.batches import batch_create, batch_publish
+from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.simulation import simulate_crowd
+from pipeline.errors import InputError
+from pipeline.simulate import WorkerProfile
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--skip-eccv", action="store_true", help="run the BISON flow only")
+    parser.add_argument(
+        "--eccv-queries", type=int, default=60, help="ECCV image and caption queries each"
+    )
+    parser.add_argument(
+        "--gold-accuracy",
+        type=float,
+        default=0.9,
+        help="simulated workers' accuracy on gold items",
+    )
+
+
+def run_demo(ctx: DemoContext) -> None:
+    cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
+    if opts["skip_eccv"]:
+        return
+    n = opts["eccv_queries"]
+    run = eccv_run_create(
+        dataset=dataset,
+        name="demo",
+        config={
+            "image_queries": n,
+            "caption_queries": n,
+            "k": 5,
+            "models": 2,
+            "seed": opts["seed"],
+        },
+    )
+    cmd.step(f"ECCV run {run.pk}: {n} image and {n} caption queries, 2 built-in annotators")
+    eccv_annotator_add(
+        run=run,
+        name="fasttext-100d",
+        kind="fasttext",
+        params={"dim": 100, "seed": opts["seed"]},
+    )
+    try:
+        eccv_annotator_add(run=run, name="minilm", kind="minilm")
+    except InputError as exc:
+        cmd.stdout.write(f"    MiniLM skipped ({exc}); using a second FastText annotator instead")
+        eccv_annotator_add(
+            run=run,
+            name="fasttext-50d",
+            kind="fasttext",
+            params={"dim": 50, "seed": opts["seed"] + 1},
+        )
+    job = cmd.wait_for_job(eccv_propose_start(run=run), poll=0.2)
+    cmd.stdout.write(
+        f"    {job.result['proposed']} proposals -> {job.result['candidates']} candidate pairs"
+    )
+    cxc = Path(settings.BASE_DIR) / "data" / "sample" / "cxc" / "sits_test.subset.csv"
+    merged = eccv_cxc_import(run=run, path=str(cxc), skip_unknown=True)
+    cmd.stdout.write(f"    {merged} CxC positives (agg_score >= 3) merged as a further source")
+
+    cmd.step("judgments: 20 pairs per HIT (18 candidates + 2 gold), simulated workers")
+    profile = WorkerProfile(
+        accuracy=opts["accuracy"], gold_accuracy=opts["gold_accuracy"], seconds_per_answer=8.0
+    )
+    batch = batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.ECCV_JUDGMENT, provider="simulated", seed=opts["seed"]
+        )
+    )
+    report = simulate_crowd(batch=batch, workers=10, profile=profile, seed=opts["seed"])
+    held = Review.objects.filter(assignment__hit__batch=batch, status="open")
+    cmd.stdout.write(
+        f"    {batch.hits.count()} HITs; {report.assignments} submitted; {held.count()} held for review (failed gold)"
+    )
+    # The demo's reviewer rejects work that failed both gold items and approves the rest.
+    rejected = 0
+    for review in held:
+        reject = len(review.reasons) >= 2
+        review_decide(
+            review=review,
+            approve=not reject,
+            feedback="Both gold items were answered wrongly." if reject else "",
+        )
+        rejected += reject
+    if rejected:
+        again = simulate_crowd(
+            batch=batch,
+            workers=4,
+            profile=profile,
+            seed=opts["seed"] + 7,
+            id_prefix=f"sim-r{run.pk}-redo",
+        )
+        cmd.stdout.write(
+            f"    {rejected} rejected and judged again by other workers ({again.assignments} HITs)"
+        )
+    approved = assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+    cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
+
+    cmd.step("ECCV export and the built-in models' metrics on it")
+    job = cmd.wait_for_job(eccv_export_start(run=run), poll=0.2)
+    export = Export.objects.get(pk=job.result["export"])
+    counts = job.result["counts"]
+    for key in (
+        "pairs_proposed",
+        "pairs_after_merging_duplicates",
+        "pairs_judged",
+        "i2t_positive_links",
+        "positives_per_image_query",
+        "original_positives_per_image_query",
+        "positives_per_caption_query",
+        "original_positives_per_caption_query",
+        "cxc_links",
+    ):
+        cmd.stdout.write(f"    {key.ljust(38)} {counts[key]}")
+    for annotator in run.annotators.order_by("name"):
+        scores = eccv_evaluate_annotator(export=export, annotator=annotator)
+        for direction, values in scores.items():
+            cmd.stdout.write(
+                f"    {annotator.name:<14} {direction}  "
+                + "  ".join(f"{k} {v}" for k, v in values.items() if k != "queries")
+            )
+    cmd.stdout.write(f"    export: {export.path}")

@@ -1,0 +1,33 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.eccv.services.proposals import eccv_annotator_add
+from annotation.management.base import ServiceCommand
+from annotation.models import AnnotatorKind, Run
+
+
+class Command(ServiceCommand):
+    help = (
+        "Add a machine annotator to an ECCV run: built-in 'fasttext' or 'minilm' (optional extra), "
+        "or imported 'embeddings' (.npz: image_ids, image_embeddings, caption_ids, caption_embeddings) "
+        'or \'rankings\' (.json: {"i2t": {image: [captions]}, "t2i": {caption: [images]}}).'
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("name")
+        parser.add_argument("--kind", choices=AnnotatorKind.values, required=True)
+        parser.add_argument(
+            "--file", default="", help="the .npz or .json file of an imported model"
+        )
+        parser.add_argument("--dim", type=int, help="fasttext: vector dimension")
+
+    def handle(self, *args, **opts):
+        params = {"dim": opts["dim"]} if opts["dim"] else {}
+        annotator = eccv_annotator_add(
+            run=get_object_or_404(Run, pk=opts["run"]),
+            name=opts["name"],
+            kind=opts["kind"],
+            source=opts["file"],
+            params=params,
+        )
+        self.stdout.write(f"annotator {annotator.name} ({annotator.kind}) added")

@@ -1,0 +1,47 @@
+from django.core.management.base import CommandError
+
+from annotation.flows.eccv.services.proposals import eccv_run_create
+from annotation.management.base import ServiceCommand
+from annotation.models import Dataset
+
+
+class Command(ServiceCommand):
+    help = "Create an ECCV Caption run: a seeded sample of image and caption queries over the whole gallery."
+
+    def add_arguments(self, parser):
+        parser.add_argument("dataset", help="dataset name or id")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--image-queries", type=int, default=100)
+        parser.add_argument("--caption-queries", type=int, default=100)
+        parser.add_argument("--k", type=int, default=5, help="top-k proposals per model and query")
+        parser.add_argument(
+            "--models", type=int, default=2, help="how many annotators the run needs"
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--exclusions", help="JSON of excluded captions/images (default: the paper's list)"
+        )
+        parser.add_argument("--cxc-threshold", type=float, default=3.0)
+
+    def handle(self, *args, **opts):
+        key = opts["dataset"]
+        dataset = Dataset.objects.filter(
+            **({"pk": int(key)} if key.isdigit() else {"name": key})
+        ).first()
+        if dataset is None:
+            raise CommandError(f"no dataset {key!r}; import one with import_coco")
+        config = {
+            "image_queries": opts["image_queries"],
+            "caption_queries": opts["caption_queries"],
+            "k": opts["k"],
+            "models": opts["models"],
+            "seed": opts["seed"],
+            "cxc_threshold": opts["cxc_threshold"],
+        }
+        if opts["exclusions"]:
+            config["exclusions"] = opts["exclusions"]
+        run = eccv_run_create(dataset=dataset, name=opts["name"], config=config)
+        self.stdout.write(
+            f"run {run.pk}: {len(run.config['query_images'])} image and "
+            f"{len(run.config['query_captions'])} caption queries"
+        )

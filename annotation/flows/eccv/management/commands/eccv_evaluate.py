@@ -1,0 +1,33 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.eccv.services.export import eccv_evaluate
+from annotation.management.base import ServiceCommand
+from annotation.models import Export
+
+
+class Command(ServiceCommand):
+    help = (
+        "mAP@R, R-Precision and R@1/5/10 of a model's rankings (or embeddings) on an ECCV export."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("export", type=int, help="export id")
+        group = parser.add_mutually_exclusive_group(required=True)
+        group.add_argument(
+            "--rankings", help='JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}}'
+        )
+        group.add_argument(
+            "--embeddings",
+            help=".npz with image_ids, image_embeddings, caption_ids, caption_embeddings",
+        )
+        parser.add_argument("--ks", default="1,5,10", help="the K of R@K, comma-separated")
+
+    def handle(self, *args, **opts):
+        scores = eccv_evaluate(
+            export=get_object_or_404(Export, pk=opts["export"]),
+            rankings_path=opts["rankings"],
+            embeddings_path=opts["embeddings"],
+            ks=tuple(int(k) for k in opts["ks"].split(",")),
+        )
+        for direction, values in scores.items():
+            self.stdout.write(direction + ": " + ", ".join(f"{k} {v}" for k, v in values.items()))

@@ -1,0 +1,18 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.eccv.services.export import eccv_export_start
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+
+
+class Command(ServiceCommand):
+    help = "Export an ECCV run: eccv_image_to_caption.json, eccv_caption_to_image.json, judged pairs JSONL, manifest."
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+
+    def handle(self, *args, **opts):
+        job = self.wait_for_job(eccv_export_start(run=get_object_or_404(Run, pk=opts["run"])))
+        self.stdout.write(f"exported to {job.result['path']}")
+        for key, value in job.result["counts"].items():
+            self.stdout.write(f"  {key}: {value}")

@@ -1,0 +1,26 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.eccv.services.proposals import eccv_cxc_import
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+
+
+class Command(ServiceCommand):
+    help = "Merge CxC caption-image positives (sits CSV, agg_score >= threshold) into an ECCV run."
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("path")
+        parser.add_argument("--threshold", type=float)
+        parser.add_argument(
+            "--skip-unknown", action="store_true", help="skip rows naming ids the dataset lacks"
+        )
+
+    def handle(self, *args, **opts):
+        n = eccv_cxc_import(
+            run=get_object_or_404(Run, pk=opts["run"]),
+            path=opts["path"],
+            threshold=opts["threshold"],
+            skip_unknown=opts["skip_unknown"],
+        )
+        self.stdout.write(f"{n} CxC positives imported")

@@ -1,0 +1,20 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.eccv.services.proposals import eccv_propose_start
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+
+
+class Command(ServiceCommand):
+    help = (
+        "Every annotator proposes its top-k for each query; duplicates are merged (a Celery job)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+
+    def handle(self, *args, **opts):
+        job = self.wait_for_job(eccv_propose_start(run=get_object_or_404(Run, pk=opts["run"])))
+        self.stdout.write(
+            f"{job.result['proposed']} proposals -> {job.result['candidates']} candidate pairs"
+        )

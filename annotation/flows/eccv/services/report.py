@@ -1,0 +1,116 @@
+"""The ECCV paper's analyses of a run: benchmark precision/recall (Table 2), agreement between
+annotators (Kendall tau-b, Table A.1) and model bias (Appendix E)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from itertools import combinations
+from typing import Any
+
+from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_original_positives
+from annotation.flows.eccv.services.proposals import eccv_saved_ranking
+from annotation.models import ExternalPositive, Proposal, Run
+from pipeline.eccv_analysis import (
+    JudgedPair,
+    benchmark_precision_recall,
+    model_bias,
+    ranking_agreement,
+)
+
+
+def _round(value: float) -> float | None:
+    return None if math.isnan(value) else round(100 * value, 2)
+
+
+def eccv_report(*, run: Run) -> dict[str, Any]:
+    judged = list(
+        eccv_judged_pairs(run=run).values_list(
+            "pk", "positive__coco_id", "caption__coco_id", "n", "n_yes", "n_positive"
+        )
+    )
+    proposers: dict[tuple[int, str], set[str]] = defaultdict(set)
+    for item, name, direction in Proposal.objects.filter(item__run=run).values_list(
+        "item_id", "annotator__name", "direction"
+    ):
+        proposers[(item, direction)].add(name)
+
+    verified: dict[str, dict[int, set[int]]] = {"i2t": defaultdict(set), "t2i": defaultdict(set)}
+    seen: dict[str, dict[int, set[int]]] = {"i2t": defaultdict(set), "t2i": defaultdict(set)}
+    pairs: dict[str, list[JudgedPair]] = {"i2t": [], "t2i": []}
+    queries = {"i2t": set(run.config["query_images"]), "t2i": set(run.config["query_captions"])}
+    for item, image, caption, n, n_yes, n_positive in judged:
+        score = (n_yes + 0.5 * (n_positive - n_yes)) / n  # 1 YES, 0.5 Partially YES (App. E)
+        for direction, query, target in (("i2t", image, caption), ("t2i", caption, image)):
+            if query not in queries[direction]:
+                continue
+            seen[direction][query].add(target)
+            if n_positive >= n - n_positive:
+                verified[direction][query].add(target)
+            models = proposers.get((item, direction))
+            if models:
+                pairs[direction].append(
+                    JudgedPair(
+                        query_id=query, item_id=target, proposers=frozenset(models), score=score
+                    )
+                )
+
+    original = eccv_original_positives(run=run)
+    cxc: dict[str, dict[int, set[int]]] = {"i2t": defaultdict(set), "t2i": defaultdict(set)}
+    for image, caption in ExternalPositive.objects.filter(run=run, source="cxc").values_list(
+        "image__coco_id", "caption__coco_id"
+    ):
+        cxc["i2t"][image].add(caption)
+        cxc["t2i"][caption].add(image)
+    table2: dict[str, dict[str, Any]] = {}
+    for name, bench in (("coco", original), ("cxc", cxc)):
+        table2[name] = {}
+        for direction in ("i2t", "t2i"):
+            pr = benchmark_precision_recall(
+                {q: v for q, v in bench[direction].items() if q in queries[direction]},
+                verified[direction],
+                judged=seen[direction],
+            )
+            table2[name][direction] = {
+                "precision": _round(pr.precision),
+                "recall": _round(pr.recall),
+                "queries": pr.n_queries,
+            }
+
+    saved = {a.name: eccv_saved_ranking(annotator=a) for a in run.annotators.order_by("name")}
+    rankings = {name: r for name, r in saved.items() if r is not None}
+    tau = {
+        f"{a} vs {b}": {
+            d: round(
+                ranking_agreement(getattr(rankings[a], d), getattr(rankings[b], d)).mean_tau, 3
+            )
+            for d in ("i2t", "t2i")
+        }
+        for a, b in combinations(sorted(rankings), 2)
+    }
+    bias: dict[str, Any] = {}
+    for direction in ("i2t", "t2i"):
+        if not pairs[direction] or not rankings:
+            continue
+        result = model_bias(
+            pairs[direction], {m: getattr(r, direction) for m, r in rankings.items()}
+        )
+        bias[direction] = {
+            "models": list(result.models),
+            "all": {
+                "recall_at_1": {m: _round(v) for m, v in result.all.recall_at_1.items()},
+                "r_precision": {m: _round(v) for m, v in result.all.r_precision.items()},
+            },
+            "subsets": [
+                {
+                    "subset": list(s.subset),
+                    "pairs": s.n_pairs,
+                    "recall_at_1": {m: _round(v) for m, v in s.recall_at_1.items()},
+                    "r_precision": {m: _round(v) for m, v in s.r_precision.items()},
+                    "B_recall_at_1": _round(s.recall_bias.total),
+                    "B_r_precision": _round(s.precision_bias.total),
+                }
+                for s in result.subsets
+            ],
+        }
+    return {"benchmark_precision_recall": table2, "kendall_tau_b": tau, "model_bias": bias}

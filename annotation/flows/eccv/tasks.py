@@ -1,0 +1,29 @@
+"""Celery entry points of the ECCV Caption flow: thin, take ids, safe to retry."""
+
+from __future__ import annotations
+
+from celery import group, shared_task
+
+from annotation.flows.eccv.services import export, proposals
+
+
+@shared_task(name="eccv.propose_prepare")
+def eccv_propose_prepare(job_id: int) -> None:
+    parts = proposals.eccv_propose_prepare(job_id=job_id)
+    group(eccv_propose_part.s(job_id, part) for part in parts).delay()
+
+
+@shared_task(name="eccv.propose_part")
+def eccv_propose_part(job_id: int, part: int) -> None:
+    try:
+        proposals.eccv_propose_part(job_id=job_id, part=part)
+    except Exception as exc:
+        proposals.eccv_propose_fail(
+            job_id=job_id, error=f"part {part}: {type(exc).__name__}: {exc}"
+        )
+        raise
+
+
+@shared_task(name="eccv.export")
+def eccv_export(job_id: int) -> None:
+    export.eccv_export_write(job_id=job_id)

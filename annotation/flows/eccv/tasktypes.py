@@ -1,0 +1,202 @@
+"""ECCV Caption: is this caption a correct description of this image? (4 levels + rationale)"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotation.errors import AnswerError
+from annotation.flows.eccv.services.proposals import eccv_gold_pools
+from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
+from annotation.tasktypes.base import ParsedAnswer, TaskType
+from pipeline.eccv_candidates import (
+    GOLD_NEGATIVE,
+    GOLD_POSITIVE,
+    NEGATIVE_ANSWERS,
+    POSITIVE_ANSWERS,
+    hits_needed,
+    pack_hits,
+    sample_gold_negatives,
+)
+
+ANSWER_LABELS = {
+    "yes": "100% YES",
+    "partially_yes": "Partially YES, but",
+    "mostly_no": "Mostly NO, because",
+    "no": "100% NO",
+}
+UNCERTAIN = ("partially_yes", "mostly_no")
+SHORTCOMINGS = {
+    "extra_concepts": "The caption mentions concepts that are not in the image",
+    "missing_concepts": "The caption does not describe the main concepts of the image",
+    "wrong_description": "The caption describes the main concepts of the image wrongly",
+    "grammar": "The caption is grammatically incorrect",
+}
+ERROR_TYPES = (
+    "quantity",
+    "color",
+    "species",
+    "gender",
+    "age",
+    "action",
+    "emotion",
+    "location",
+    "orientation",
+    "others",
+)
+EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
+
+
+class EccvJudgmentTask(TaskType):
+    stage = Stage.ECCV_JUDGMENT
+    cli_name = "eccv"
+    title = "Does the caption describe the image?"
+    template_name = "annotation/task_eccv_judgment.html"
+    default_assignments = 1
+    default_items_per_hit = 20
+    choices = tuple(ANSWER_LABELS)
+
+    def items_for_batch(self, *, run: Run) -> QuerySet[Item]:
+        return (
+            Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
+            .exclude(questions__hit__batch__stage=self.stage)
+            .order_by("pk")
+        )
+
+    def plan_hits(
+        self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
+    ) -> list[list[Item]]:
+        """18 candidates + 1 gold positive + 1 gold negative per HIT (sizes from items_per_hit),
+        shuffled on the server; gold items are created here."""
+        n_hits = hits_needed(len(items), pairs_per_hit=items_per_hit)
+        originals, excluded, image_ids, caption_ids = eccv_gold_pools(run=run)
+        candidate_pairs = {(i.positive.coco_id, i.caption.coco_id) for i in items if i.caption}
+        rng = random.Random(f"{seed}:gold-positives")
+        pool = sorted(p for p in originals if p not in candidate_pairs)
+        gold_pos = rng.sample(pool, min(n_hits, len(pool)))
+        gold_neg = sample_gold_negatives(
+            image_ids, caption_ids, excluded, n_hits, seed, original_pairs=originals
+        )
+        by_pair = {(i.positive.coco_id, i.caption.coco_id): i for i in items if i.caption}
+        plans = pack_hits(
+            [(i.positive.coco_id, i.caption.coco_id) for i in items if i.caption],
+            gold_pos,
+            gold_neg,
+            pairs_per_hit=items_per_hit,
+            seed=seed,
+        )
+        images = dict(run.dataset.images.values_list("coco_id", "pk"))
+        captions = dict(Caption.objects.filter(dataset=run.dataset).values_list("coco_id", "pk"))
+        golds: dict[tuple[str, int, int], Item] = {}
+        for plan in plans:
+            for hi in plan.items:
+                if hi.is_gold:
+                    golds[(hi.kind, hi.image_id, hi.caption_id)] = Item(
+                        run=run,
+                        kind=hi.kind,
+                        positive_id=images[hi.image_id],
+                        caption_id=captions[hi.caption_id],
+                    )
+        Item.objects.bulk_create(list(golds.values()))
+        return [
+            [
+                golds[(hi.kind, hi.image_id, hi.caption_id)]
+                if hi.is_gold
+                else by_pair[(hi.image_id, hi.caption_id)]
+                for hi in plan.items
+            ]
+            for plan in plans
+        ]
+
+    def question_view(self, *, question: Question) -> dict[str, Any]:
+        item = question.item
+        assert item.caption is not None
+        return {
+            "image": self.image_view(item.positive),
+            "caption": item.caption.text,
+            "answers": ANSWER_LABELS,
+            "follow_ups": self._follow_ups(question),
+            "shortcomings": SHORTCOMINGS,
+            "error_types": ERROR_TYPES,
+        }
+
+    @staticmethod
+    def _follow_ups(question: Question) -> bool:
+        return bool(question.hit.batch.options.get("follow_ups", True))
+
+    def form_value(self, *, data: Any, key: str) -> str:
+        answer = str(data.get(key, ""))
+        getlist = getattr(data, "getlist", None)
+        reasons = getlist(f"{key}_reason") if getlist else []
+        errors = getlist(f"{key}_error") if getlist else []
+        if answer in UNCERTAIN and (reasons or errors):
+            return json.dumps({"answer": answer, "reasons": reasons, "errors": errors})
+        return answer
+
+    def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
+        where = {"record": f"question {question.position + 1}"}
+        details: dict[str, Any] = {}
+        if value.startswith("{"):
+            try:
+                data = json.loads(value)
+                answer = str(data["answer"])
+                reasons = [str(r) for r in data.get("reasons", [])]
+                errors = [str(e) for e in data.get("errors", [])]
+            except (ValueError, KeyError, TypeError):
+                raise AnswerError("the answer is not readable", field="answer", **where) from None
+        else:
+            answer, reasons, errors = value, [], []
+        if answer not in ANSWER_LABELS:
+            raise AnswerError(
+                f"answer {answer!r} is not one of {', '.join(ANSWER_LABELS)}",
+                field="answer",
+                **where,
+            )
+        if reasons or errors:
+            if answer not in UNCERTAIN:
+                raise AnswerError(
+                    "follow-ups are only asked for uncertain answers", field="reasons", **where
+                )
+            unknown = [r for r in reasons if r not in SHORTCOMINGS] + [
+                e for e in errors if e not in ERROR_TYPES
+            ]
+            if unknown:
+                raise AnswerError(
+                    f"unknown follow-up answer {unknown[0]!r}", field="reasons", **where
+                )
+            if errors and "wrong_description" not in reasons:
+                raise AnswerError(
+                    "error types go with 'described wrongly'", field="errors", **where
+                )
+            details = {"reasons": reasons, "errors": errors}
+        if answer in UNCERTAIN and self._follow_ups(question):
+            if not reasons:
+                raise AnswerError("say which shortcoming the caption has", field="reasons", **where)
+            if "wrong_description" in reasons and not errors:
+                raise AnswerError(
+                    "say how the caption describes the image wrongly", field="errors", **where
+                )
+        return ParsedAnswer(choice=answer, label=answer, details=details)
+
+    def review_reasons(
+        self, *, questions: list[Question], answers: list[Answer]
+    ) -> list[dict[str, Any]]:
+        failed = []
+        for question, answer in zip(questions, answers, strict=True):
+            expected = EXPECTED.get(question.item.kind)
+            if expected is not None and answer.label not in expected:
+                failed.append(
+                    {
+                        "position": question.position,
+                        "gold": question.item.kind,
+                        "expected": sorted(expected),
+                        "answer": answer.label,
+                    }
+                )
+        return failed
+
+
+__all__ = ["GOLD_NEGATIVE", "GOLD_POSITIVE", "EccvJudgmentTask"]

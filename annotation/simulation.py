@@ -1,0 +1,92 @@
+"""The simulated crowd: a client that drives the services from above, as workers' browsers do.
+
+Seeded programmatic workers claim HITs and submit answers through the same services as the
+web form (`assignment_claim_next`, `assignment_submit`); how they answer each stage comes from
+the stage's flow (`Flow.answerers`). Each worker keeps a simulated clock, so timings follow the
+profile. Batches it works on use the `simulated` provider, which makes no remote call.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.utils import timezone
+
+from annotation.flows import answerer_for
+from annotation.models import Assignment, Batch
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.tasktypes import task_type_for
+from pipeline.simulate import WorkerProfile, answer_seconds
+
+PROVIDER = "simulated"
+
+
+@dataclass
+class SimulationReport:
+    workers: int = 0
+    assignments: int = 0
+    answers: int = 0
+    worker_ids: list[str] = field(default_factory=list)
+
+
+def simulate_crowd(
+    *,
+    batch: Batch,
+    workers: int,
+    profile: WorkerProfile,
+    seed: int = 0,
+    id_prefix: str | None = None,
+) -> SimulationReport:
+    """Let `workers` simulated workers take turns claiming and answering HITs until none
+    are left."""
+    rng = random.Random(f"{seed}:{batch.pk}")
+    prefix = id_prefix or f"sim-r{batch.run_id}-{batch.stage}"
+    report = SimulationReport()
+    team = [
+        worker_get_or_create(provider=PROVIDER, external_id=f"{prefix}-{i:03d}")
+        for i in range(workers)
+    ]
+    clocks = {w.pk: timezone.now() for w in team}
+    active = list(team)
+    while active:
+        for worker in list(active):
+            assignment = assignment_claim_next(batch=batch, worker=worker, now=clocks[worker.pk])
+            if assignment is None:
+                active.remove(worker)
+                continue
+            answers, seconds = _answers(assignment, profile, rng)
+            clocks[worker.pk] = assignment.accepted_at + timedelta(seconds=seconds)
+            assignment_submit(
+                assignment_id=assignment.pk,
+                worker=worker,
+                answers=answers,
+                submitted_at=clocks[worker.pk],
+            )
+            report.assignments += 1
+            report.answers += len(answers)
+    report.workers = sum(1 for w in team if w.assignments.filter(hit__batch=batch).exists())
+    report.worker_ids = [w.external_id for w in team]
+    return report
+
+
+def _answers(
+    assignment: Assignment, profile: WorkerProfile, rng: random.Random
+) -> tuple[dict[str, str], float]:
+    stage = assignment.hit.batch.stage
+    task, answer = task_type_for(stage), answerer_for(stage)
+    questions = assignment.hit.questions.select_related(
+        "hit__batch", "item__caption", "item__positive", "item__negative"
+    ).prefetch_related("item__positive__captions", "item__negative__captions")
+    answers: dict[str, str] = {}
+    seconds = 0.0
+    for question in questions:
+        choices = task.worker_choices(question=question)
+        answers[f"q{question.position}"] = answer(question, choices, profile, rng)
+        seconds += answer_seconds(profile, rng)
+    return answers, seconds

