@@ -120,9 +120,9 @@ class Item(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "positive"],
+                fields=["run", "positive", "negative"],
                 condition=Q(kind="image_pair"),
-                name="item_one_pair_per_positive",
+                name="item_one_pair_per_ordered_images",
             ),
             models.UniqueConstraint(
                 fields=["run", "source", "caption"],

@@ -143,12 +143,17 @@ def dataset_factory(
 
 def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int = 2):
     """A run whose stage 1 has finished (tasks in-process)."""
+    from django.conf import settings
+
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Run
     from annotation.services.runs import run_create
 
     run = run_create(dataset=dataset, config={"seed": seed, "verifiers": verifiers})
-    run_on_commit(pairing_start, run=run, dim=16, epochs=20, seed=seed)
+    # Vectors with known neighbours (three mutual edges): six ordered pairs, both orders.
+    Path(settings.MEDIA_ROOT).mkdir(parents=True, exist_ok=True)
+    vectors = topic_vectors_file(Path(settings.MEDIA_ROOT) / "topics.vec")
+    run_on_commit(pairing_start, run=run, vectors_path=str(vectors), seed=seed)
     return Run.objects.get(pk=run.pk)
 
 

@@ -13,7 +13,7 @@ from annotation.api.errors import ServiceAPIView
 from annotation.api.views import JobOutput
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
-from annotation.flows.bison.services.pairing import pairing_start
+from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
 from annotation.models import Export, Run
 from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
 
@@ -22,7 +22,7 @@ class PairingStartApi(ServiceAPIView):
     class InputSerializer(serializers.Serializer):
         vectors_path = serializers.CharField(required=False, allow_null=True, default=None)
         dim = serializers.IntegerField(min_value=2, max_value=2048, default=100)
-        epochs = serializers.IntegerField(min_value=1, max_value=100, default=5)
+        epochs = serializers.IntegerField(min_value=1, max_value=500, default=DEFAULT_EPOCHS)
         seed = serializers.IntegerField(default=0)
         block_size = serializers.IntegerField(
             min_value=1, required=False, allow_null=True, default=None

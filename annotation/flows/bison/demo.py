@@ -41,7 +41,7 @@ def run_demo(ctx: DemoContext) -> None:
     job = pairing_start(
         run=run, vectors_path=opts["vectors"], seed=opts["seed"], allow_new_dim=True
     )
-    cmd.wait_for_job(job, poll=0.2)
+    pairing = cmd.wait_for_job(job, poll=0.2).result
 
     profile2 = WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=25.9)
     profile3 = WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=12.7)
@@ -99,7 +99,17 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.step("summary")
     rows = [
         ("images", s1["images"]),
-        ("stage 1 pairs", s1["pairs"]),
+        (
+            "stage 1 pairs",
+            f"{s1['pairs']} ordered pairs = both orders of {pairing['edges']} nearest-"
+            f"neighbour edges ({pairing['mutual_edges']} mutual; paper 67,564 = 2 x 33,782)",
+        ),
+        (
+            "stage 1 cosines",
+            f"nearest neighbour median {pairing['cosines']['nn_median']}, random pairs "
+            f"median {pairing['cosines']['random_median']}"
+            + (" DEGENERATE" if pairing["cosines"]["degenerate"] else ""),
+        ),
         (
             "stage 2 triples",
             f"{s2['triples']} ({s2['conversion_percent']}% of {s2['pairs_judged']} judged pairs; paper 91.56%)",

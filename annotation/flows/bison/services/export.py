@@ -130,6 +130,12 @@ def _manifest(*, run: Run, records: int, checksum: str, path: Path) -> dict[str,
         },
         "stage1": {
             **counts["stage1"],
+            # Both orders of every distinct nearest-neighbour edge (paper: 2 x 33,782).
+            "edges": pairing.result.get("edges") if pairing else None,
+            "mutual_edges": pairing.result.get("mutual_edges") if pairing else None,
+            "ordered_pairs": counts["stage1"]["pairs"],
+            "cosines": pairing.result.get("cosines") if pairing else None,
+            "warning": pairing.result.get("warning") if pairing else None,
             "embedding_dim": run.embedding_dim,
             "embedding_source": run.embedding_source,
             "params": pairing.params if pairing else None,

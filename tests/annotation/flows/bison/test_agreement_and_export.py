@@ -129,7 +129,11 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
 
     manifest = json.loads((path.parent / "manifest.json").read_text())
     assert manifest["sha256"] == export.checksum and manifest["records"] == verified
-    assert manifest["stage1"]["pairs"] == 6 and manifest["stage1"]["embedding_dim"] == 16
+    assert manifest["stage1"]["pairs"] == 6 and manifest["stage1"]["embedding_dim"] == 12
+    # The factory's vectors make three mutual nearest-neighbour edges, each in both orders.
+    assert manifest["stage1"]["edges"] == 3 and manifest["stage1"]["mutual_edges"] == 3
+    assert manifest["stage1"]["ordered_pairs"] == 6
+    assert manifest["stage1"]["cosines"]["degenerate"] is False
     assert manifest["stage2"]["workers"] == 2 and manifest["stage3"]["workers"] == 3
     assert manifest["stage3"]["conversion_percent"] == 100.0
     assert manifest["stage2"]["median_seconds_per_annotation"] > 0

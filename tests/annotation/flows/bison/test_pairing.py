@@ -5,7 +5,8 @@ from annotation.flows.bison.services.pairing import pairing_block, pairing_start
 from annotation.models import Item, ItemKind, Job, JobState, Run, RunStatus
 from annotation.services.runs import run_create
 from pipeline.errors import InputError
-from tests.factories import topic_vectors_file
+from pipeline.text import tokenize
+from tests.factories import TOPICS, topic_vectors_file
 
 pytestmark = pytest.mark.django_db
 
@@ -116,4 +117,57 @@ def test_api_starts_the_job_and_reports_progress(
         )
     assert response.status_code == 202, response.content
     job = admin_client.get(f"/api/jobs/{response.json()['id']}/").json()
-    assert job["state"] == "succeeded" and job["progress"] == 100.0 and job["result"]["pairs"] == 6
+    assert job["state"] == "succeeded" and job["progress"] == 100.0
+    # Every image is a positive at least once, and each edge is stored in both orders.
+    assert job["result"]["pairs"] >= 6 and job["result"]["pairs"] == 2 * job["result"]["edges"]
+
+
+def test_default_stage1_on_the_sample_pairs_both_orders_in_a_sound_space(
+    sample_path, run_on_commit, admin_client
+):
+    """The bundled 462 real COCO images with the default training: every nearest-neighbour
+    edge is stored in both orders, and the space is not degenerate."""
+    from annotation.services.datasets import dataset_import
+
+    dataset = dataset_import(path=sample_path).dataset
+    run = run_create(dataset=dataset)
+    job = run_on_commit(pairing_start, run=run)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.params["epochs"] == 50
+    ordered = set(
+        Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).values_list(
+            "positive_id", "negative_id"
+        )
+    )
+    assert ordered == {(b, a) for a, b in ordered}  # closed under reversal
+    assert len(ordered) == job.result["pairs"] == 2 * job.result["edges"]
+    assert job.result["edges"] > 462 / 2 and 0 < job.result["mutual_edges"] < job.result["edges"]
+    per_positive: dict[int, int] = {}
+    for positive, _ in ordered:
+        per_positive[positive] = per_positive.get(positive, 0) + 1
+    assert len(per_positive) == 462 and max(per_positive.values()) >= 3
+    cosines = job.result["cosines"]
+    assert not cosines["degenerate"] and "warning" not in job.result
+    assert cosines["random_median"] < 0.9 < cosines["nn_median"]
+
+
+def test_a_degenerate_space_is_flagged_on_the_job_and_the_dashboard(
+    dataset, run_on_commit, tmp_path, admin_client
+):
+    # Every word is the same direction plus a tiny difference: every image pair at cosine ~1.
+    words = sorted({w for _, caps in TOPICS for caption in caps for w in tokenize(caption)})
+    rows = [
+        w + " " + " ".join(f"{1.0 + (0.0001 if k == i % 8 else 0.0):.4f}" for k in range(8))
+        for i, w in enumerate(words)
+    ]
+    vec = tmp_path / "flat.vec"
+    vec.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n")
+    run = run_create(dataset=dataset)
+    job = run_on_commit(pairing_start, run=run, vectors_path=str(vec))
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED
+    assert job.result["cosines"]["degenerate"] is True
+    assert "degenerate vector space" in job.result["warning"] and "degenerate" in job.message
+    page = admin_client.get("/").content.decode()
+    assert "Warning: degenerate vector space" in page

@@ -1,6 +1,6 @@
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.bison.services.pairing import pairing_start
+from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
@@ -14,7 +14,9 @@ class Command(ServiceCommand):
             "--vectors", help="FastText .vec or .bin file; default: train on the captions"
         )
         parser.add_argument("--dim", type=int, default=100, help="dimension when training")
-        parser.add_argument("--epochs", type=int, default=5, help="epochs when training")
+        parser.add_argument(
+            "--epochs", type=int, default=DEFAULT_EPOCHS, help="epochs when training"
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed when training")
         parser.add_argument("--block-size", type=int, help="query images per subtask")
         parser.add_argument(
