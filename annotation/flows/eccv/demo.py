@@ -130,9 +130,15 @@ def run_demo(ctx: DemoContext) -> None:
         "original_positives_per_image_query",
         "positives_per_caption_query",
         "original_positives_per_caption_query",
+        "coco_links",
+        "human_links",
         "cxc_links",
     ):
         cmd.stdout.write(f"    {key.ljust(38)} {counts[key]}")
+    missing = counts["queries_without_positives"]
+    cmd.stdout.write(
+        f"    {'queries_without_positives'.ljust(38)} i2t {missing['i2t']}, t2i {missing['t2i']}"
+    )
     for annotator in run.annotators.order_by("name"):
         scores = eccv_evaluate_annotator(export=export, annotator=annotator)
         for direction, values in scores.items():

@@ -74,11 +74,20 @@ def eccv_exclusions(*, run: Run) -> tuple[set[int], set[int]]:
 def eccv_positives(*, run: Run) -> dict[str, Any]:
     """The post-processed positives of the run's queries, with the source of every link.
 
-    Sources: "human" (verified candidates) and "cxc" (imported CxC positives); excluded
-    captions and images are dropped.
+    Sources: "coco" (the original COCO pairs of the queries, as ECCV Caption keeps them; on
+    unless the run's config sets `original_positives` false), "human" (verified candidates)
+    and "cxc" (imported CxC positives); excluded captions and images are dropped.
     """
     bad_captions, bad_images = eccv_exclusions(run=run)
+    query_images = [i for i in run.config["query_images"] if i not in bad_images]
+    query_captions = [c for c in run.config["query_captions"] if c not in bad_captions]
     links: dict[tuple[int, int], set[str]] = defaultdict(set)
+    if run.config.get("original_positives", True):
+        originals = Caption.objects.filter(dataset=run.dataset).filter(
+            Q(image__coco_id__in=query_images) | Q(coco_id__in=query_captions)
+        )
+        for image, caption in originals.values_list("image__coco_id", "coco_id"):
+            links[(image, caption)].add("coco")
     for image, caption in eccv_positive_pairs(run=run).values_list(
         "positive__coco_id", "caption__coco_id"
     ):
@@ -87,8 +96,6 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
         "image__coco_id", "caption__coco_id"
     ):
         links[(image, caption)].add("cxc")
-    query_images = [i for i in run.config["query_images"] if i not in bad_images]
-    query_captions = [c for c in run.config["query_captions"] if c not in bad_captions]
     wanted_images, wanted_captions = set(query_images), set(query_captions)
     i2t: dict[int, set[int]] = defaultdict(set)
     t2i: dict[int, set[int]] = defaultdict(set)
@@ -106,9 +113,12 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
         "t2i": {q: sorted(t2i[q]) for q in query_captions if t2i.get(q)},
         "sources": {f"{i}:{c}": sorted(s) for (i, c), s in links.items()},
         "dropped_by_exclusions": dropped,
+        # Reported, not silently dropped: these queries cannot be evaluated.
         "queries_without_positives": {
             "i2t": sum(1 for q in query_images if not i2t.get(q)),
             "t2i": sum(1 for q in query_captions if not t2i.get(q)),
+            "i2t_ids": [q for q in query_images if not i2t.get(q)],
+            "t2i_ids": [q for q in query_captions if not t2i.get(q)],
         },
     }
 

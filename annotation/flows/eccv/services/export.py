@@ -189,6 +189,8 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
             "queries_without_positives": positives["queries_without_positives"],
             "links_dropped_by_exclusions": positives["dropped_by_exclusions"],
             "cxc_links": sum(1 for s in positives["sources"].values() if "cxc" in s),
+            "coco_links": sum(1 for s in positives["sources"].values() if "coco" in s),
+            "human_links": sum(1 for s in positives["sources"].values() if "human" in s),
         },
         "answer_share_percent_by_model_and_rank": eccv_answer_shares(run=run),
     }

@@ -8,7 +8,11 @@ from collections import defaultdict
 from itertools import combinations
 from typing import Any
 
-from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_original_positives
+from annotation.flows.eccv.selectors import (
+    eccv_judged_pairs,
+    eccv_original_positives,
+    eccv_positives,
+)
 from annotation.flows.eccv.services.proposals import eccv_saved_ranking
 from annotation.models import ExternalPositive, Proposal, Run
 from pipeline.eccv_analysis import (
@@ -113,4 +117,9 @@ def eccv_report(*, run: Run) -> dict[str, Any]:
                 for s in result.subsets
             ],
         }
-    return {"benchmark_precision_recall": table2, "kendall_tau_b": tau, "model_bias": bias}
+    return {
+        "benchmark_precision_recall": table2,
+        "kendall_tau_b": tau,
+        "model_bias": bias,
+        "queries_without_positives": eccv_positives(run=run)["queries_without_positives"],
+    }

@@ -15,6 +15,7 @@ from annotation.flows.eccv.services.report import eccv_report
 from annotation.models import (
     Assignment,
     AssignmentState,
+    Caption,
     Export,
     ExternalPositive,
     HitStatus,
@@ -66,8 +67,13 @@ def test_export_files_and_manifest(judged, run_on_commit):
     )
     assert all(line["proposals"] and line["answers"] for line in lines)
     positives = {(line["image_id"], line["caption_id"]) for line in lines if line["positive"]}
+    originals = set(
+        Caption.objects.filter(dataset=judged.dataset).values_list("image__coco_id", "coco_id")
+    )
+    # Every exported link is a verified candidate or an original COCO pair (source "coco").
     for image, captions in i2t.items():
-        assert all((int(image), c) in positives for c in captions)
+        assert all((int(image), c) in positives | originals for c in captions)
+    assert counts["coco_links"] > 0 and counts["human_links"] == len(positives)
     assert set(t2i) <= {str(q) for q in judged.config["query_captions"]}
     shares = manifest["answer_share_percent_by_model_and_rank"]
     assert set(shares) == {"fasttext", "listed"}
