@@ -34,10 +34,63 @@ class ModelEmbeddings:
     caption_ids: np.ndarray
     caption_embeddings: np.ndarray
     source: str
+    # Set when each image row is the mean of its captions' rows (built-in text annotators):
+    # the image row of each caption (-1: none) and how many captions each image mean holds.
+    # Rankings then score a query against its own image/captions without the query's caption.
+    caption_owner_rows: np.ndarray | None = None
+    image_caption_counts: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
         return int(self.image_embeddings.shape[1])
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def leave_one_out_replacements(
+    embeddings: ModelEmbeddings, direction: str, query_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For co-caption image means: the cosines of each query with its own image (t2i) or own
+    captions (i2t) when the image's mean leaves that caption out, as `top_k`'s `replace`.
+
+    Otherwise a caption query finds its own image trivially (the mean contains it) and an
+    image query its own captions. An image with no other caption scores -1.
+    """
+    owners, counts = embeddings.caption_owner_rows, embeddings.image_caption_counts
+    if owners is None or counts is None:
+        return None
+    captions = embeddings.caption_embeddings.astype(np.float64)
+    sums = embeddings.image_embeddings.astype(np.float64) * counts[:, None]
+
+    def loo_cosine(image_rows: np.ndarray, caption_rows: np.ndarray) -> np.ndarray:
+        rest = counts[image_rows] - 1
+        means = (sums[image_rows] - captions[caption_rows]) / np.maximum(rest, 1)[:, None]
+        cos = np.einsum("ij,ij->i", _unit(means), _unit(captions[caption_rows]))
+        return np.where(rest > 0, cos, -1.0).astype(np.float32)
+
+    if direction == I2T:
+        per_image: dict[int, list[int]] = {}
+        for row, owner in enumerate(owners.tolist()):
+            if owner >= 0:
+                per_image.setdefault(owner, []).append(row)
+        width = max((len(v) for v in per_image.values()), default=0)
+        cols = np.full((len(query_rows), max(width, 1)), -1, dtype=np.int64)
+        values = np.zeros(cols.shape, dtype=np.float32)
+        for i, image in enumerate(query_rows.tolist()):
+            own = np.asarray(per_image.get(image, []), dtype=np.int64)
+            if own.size:
+                cols[i, : own.size] = own
+                values[i, : own.size] = loo_cosine(np.full(own.size, image), own)
+        return cols, values
+    own_images = owners[query_rows]
+    cols = own_images[:, None].astype(np.int64)
+    values = np.zeros(cols.shape, dtype=np.float32)
+    has = own_images >= 0
+    values[has, 0] = loo_cosine(own_images[has], query_rows[has])
+    return cols, values
 
 
 def load_model_embeddings(
@@ -149,12 +202,14 @@ def model_ranking(
     Queries default to every embedded image / caption; a query id must have an embedding.
     """
     queries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    query_rows: dict[str, np.ndarray] = {}
     for direction, ids, emb, chosen in (
         (I2T, embeddings.image_ids, embeddings.image_embeddings, image_queries),
         ("t2i", embeddings.caption_ids, embeddings.caption_embeddings, caption_queries),
     ):
         if chosen is None:
             queries[direction] = (ids, emb)
+            query_rows[direction] = np.arange(ids.size, dtype=np.int64)
             continue
         wanted = np.asarray(chosen, dtype=np.int64)
         row_of = {int(v): i for i, v in enumerate(ids.tolist())}
@@ -166,12 +221,14 @@ def model_ranking(
             (row_of[int(v)] for v in wanted.tolist()), dtype=np.int64, count=wanted.size
         )
         queries[direction] = (ids[rows], emb[rows])
+        query_rows[direction] = rows
     i2t = rankings_from_embeddings(
         *queries[I2T],
         embeddings.caption_ids,
         embeddings.caption_embeddings,
         depth,
         block_size=block_size,
+        replace=leave_one_out_replacements(embeddings, I2T, query_rows[I2T]),
     )
     t2i = rankings_from_embeddings(
         *queries["t2i"],
@@ -179,6 +236,7 @@ def model_ranking(
         embeddings.image_embeddings,
         depth,
         block_size=block_size,
+        replace=leave_one_out_replacements(embeddings, "t2i", query_rows["t2i"]),
     )
     return ModelRanking(i2t=i2t, t2i=t2i)
 

@@ -138,17 +138,23 @@ def rankings_from_embeddings(
     k: int,
     *,
     block_size: int = 2048,
+    replace: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[int, list[int]]:
     """The ``k`` most cosine-similar gallery ids per query id, best first.
 
-    Ties go to the earlier gallery row (see pipeline.neighbours.top_k).
+    Ties go to the earlier gallery row (see pipeline.neighbours.top_k); ``replace`` gives
+    cosines to use instead for some (query row, gallery row) pairs.
     """
     queries = _ids_array(query_ids, "query_ids", np.shape(query_vecs), "query_vecs")
     gallery = _ids_array(gallery_ids, "gallery_ids", np.shape(gallery_vecs), "gallery_vecs")
     if not 1 <= k <= gallery.size:
         raise InputError(f"must be between 1 and {gallery.size} (gallery size), got {k}", field="k")
     index, _ = top_k(
-        normalize_rows(query_vecs), normalize_rows(gallery_vecs), k, block_size=block_size
+        normalize_rows(query_vecs),
+        normalize_rows(gallery_vecs),
+        k,
+        block_size=block_size,
+        replace=replace,
     )
     ranked = gallery[index].tolist()
     return dict(zip(queries.tolist(), ranked, strict=True))

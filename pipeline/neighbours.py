@@ -115,12 +115,15 @@ def top_k(
     *,
     block_size: int = 2048,
     exclude: np.ndarray | None = None,
+    replace: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` gallery rows with the largest dot product for each query row.
 
     Returns int64 indices and float32 similarities, each ``n_queries x k``, ordered by
     decreasing similarity with ties broken by lower gallery index. ``exclude[i]`` is a
-    gallery index query ``i`` must not return (-1 for none).
+    gallery index query ``i`` must not return (-1 for none). ``replace = (cols, values)``,
+    both ``n_queries x m``, sets query ``i``'s similarity to gallery ``cols[i, j]`` to
+    ``values[i, j]`` (finite; -1 in ``cols`` for none) before selecting.
     """
     q = _as_matrix(queries, "queries")
     g = _as_matrix(gallery, "gallery")
@@ -132,6 +135,7 @@ def top_k(
     if block_size < 1:
         raise InputError(f"must be at least 1, got {block_size}", field="block_size")
     skip = _exclude_array(exclude, n_queries, n_gallery)
+    swap = _replace_arrays(replace, n_queries, n_gallery)
     available = n_gallery - (1 if skip is not None and (skip >= 0).any() else 0)
     if not 1 <= k <= available:
         raise InputError(
@@ -153,6 +157,10 @@ def top_k(
         # The same products in the same blocks as ever: sgemm rounds an entry differently
         # depending on the block's shape, and callers rely on the exact float32 values.
         _similarities(q[first:last], g, out=block)
+        if swap is not None:
+            cols, values = swap[0][first:last], swap[1][first:last]
+            hit_rows, hit_at = np.nonzero(cols >= 0)
+            block[hit_rows, cols[hit_rows, hit_at]] = values[hit_rows, hit_at]
         if skip is not None:
             rows = np.flatnonzero(skip[first:last] >= 0)
             block[rows, skip[first:last][rows]] = -np.inf
@@ -289,6 +297,31 @@ def _valid_mask(valid: np.ndarray | None, n: int) -> np.ndarray | None:
             f"must be a boolean array of length {n}, got {mask.dtype} {mask.shape}", field="valid"
         )
     return None if mask.all() else mask
+
+
+def _replace_arrays(
+    replace: tuple[np.ndarray, np.ndarray] | None, n_queries: int, n_gallery: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    if replace is None:
+        return None
+    cols = np.asarray(replace[0])
+    values = np.asarray(replace[1], dtype=np.float32)
+    if (
+        cols.ndim != 2
+        or cols.shape[0] != n_queries
+        or cols.shape != values.shape
+        or not np.issubdtype(cols.dtype, np.integer)
+    ):
+        raise InputError(
+            f"must be two n_queries x m arrays (integer columns, values), got "
+            f"{cols.dtype} {cols.shape} and {values.shape}",
+            field="replace",
+        )
+    if cols.size and (cols.min() < -1 or cols.max() >= n_gallery):
+        raise InputError(f"columns must be -1 or a gallery index < {n_gallery}", field="replace")
+    if not np.isfinite(values[cols >= 0]).all():
+        raise InputError("replacement similarities must be finite", field="replace")
+    return cols.astype(np.int64, copy=False), values
 
 
 def _exclude_array(exclude: np.ndarray | None, n_queries: int, n_gallery: int) -> np.ndarray | None:

@@ -71,11 +71,23 @@ def eccv_run(dataset):
 
 def rankings_file(tmp_path, run, *, reverse=False):
     images = sorted(run.dataset.images.values_list("coco_id", flat=True))
-    captions = sorted(run.dataset.captions.values_list("coco_id", flat=True))
+    owner = dict(run.dataset.captions.values_list("coco_id", "image__coco_id"))
+    captions = sorted(owner)
     order = (lambda xs: list(reversed(xs))) if reverse else list
+
+    def own_first(items, own):
+        # A model that finds a query's original pairs first, then lists the rest in order.
+        return sorted(order(items), key=lambda x: not own(x))
+
     data = {
-        "i2t": {str(i): order(captions) for i in run.config["query_images"]},
-        "t2i": {str(c): order(images) for c in run.config["query_captions"]},
+        "i2t": {
+            str(i): own_first(captions, lambda c, i=i: owner[c] == i)
+            for i in run.config["query_images"]
+        },
+        "t2i": {
+            str(c): own_first(images, lambda i, c=c: owner[c] == i)
+            for c in run.config["query_captions"]
+        },
     }
     path = tmp_path / f"ranked{'-rev' if reverse else ''}.json"
     path.write_text(json.dumps(data))

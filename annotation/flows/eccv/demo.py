@@ -139,6 +139,11 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.stdout.write(
         f"    {'queries_without_positives'.ljust(38)} i2t {missing['i2t']}, t2i {missing['t2i']}"
     )
+    # The paper's own warning: a model that proposed the candidates is favoured by them.
+    cmd.stdout.write(
+        "    note: both models below proposed the candidates, so their scores on this "
+        "export are biased upwards (ECCV Caption, model bias)"
+    )
     for annotator in run.annotators.order_by("name"):
         scores = eccv_evaluate_annotator(export=export, annotator=annotator)
         for direction, values in scores.items():

@@ -60,6 +60,8 @@ from pipeline.errors import InputError
 from pipeline.text import tokenize
 
 JOB_NAME = "eccv.propose"
+# As in BISON stage 1: fewer epochs on captions alone leave a degenerate space (cosine ~1).
+FASTTEXT_EPOCHS = 50
 GOLD_DEPTH = 25  # gold negatives are in no model's top-25 (paper, 3.2)
 DEFAULTS: dict[str, Any] = {
     "image_queries": 100,
@@ -155,6 +157,9 @@ def _co_caption_embeddings(
         caption_ids=np.asarray(caption_ids, dtype=np.int64),
         caption_embeddings=caption_vectors.astype(np.float32),
         source=source,
+        # The image means hold their captions: rank queries without their own caption.
+        caption_owner_rows=np.asarray([row[o] for o in owners], dtype=np.int64),
+        image_caption_counts=counts,
     )
 
 
@@ -181,7 +186,10 @@ def _builtin_embeddings(annotator: Annotator) -> ModelEmbeddings:
         dim = int(annotator.params.get("dim", 100))
         seed = int(annotator.params.get("seed", annotator.run.config.get("seed", 0)))
         vectors = train_word_vectors(
-            tokens, dim=dim, epochs=int(annotator.params.get("epochs", 5)), seed=seed
+            tokens,
+            dim=dim,
+            epochs=int(annotator.params.get("epochs", FASTTEXT_EPOCHS)),
+            seed=seed,
         )
         caption_vectors, _ = image_embeddings(tokens, vectors)
         return _co_caption_embeddings(dataset, caption_vectors, caption_ids, owners, vectors.source)

@@ -199,3 +199,15 @@ def test_simulated_workers_answer_eccv_hits(proposed):
     )
     assert set(labels.values()) == {"yes"}
     assert not Review.objects.exists()  # perfect gold accuracy: nothing to review
+
+
+def test_builtin_annotators_rank_without_the_query_caption(proposed):
+    """Images are means of their captions; the rankings leave the query's caption out."""
+    from annotation.flows.eccv.services.proposals import _builtin_embeddings
+
+    annotator = proposed.annotators.get(name="fasttext")
+    model = _builtin_embeddings(annotator)
+    owners = dict(proposed.dataset.captions.values_list("coco_id", "image__coco_id"))
+    rows = model.caption_owner_rows.tolist()
+    assert [int(model.image_ids[r]) for r in rows] == [owners[int(c)] for c in model.caption_ids]
+    assert model.image_caption_counts.tolist() == [5.0] * len(model.image_ids)
