@@ -127,66 +127,77 @@ def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarr
     return float(difference / math.sqrt((total - x_ties) * (total - y_ties)))
 
 
-def ranking_tau_b(first: Sequence[int], second: Sequence[int]) -> float:
-    """tau-b between two ranked lists of ids over the union of their items.
+def top_list_tau(other_ranks: Sequence[float]) -> float:
+    """tau-b between a model's top list (positions 0..n-1) and another model's ranks of the same
+    items, as the paper's Table A.1(a) compares two annotators' top-25 retrievals.
 
-    Each item's score in a list is its position there; items the list does not contain all
-    tie just below its last item. So identical lists give 1, reversed lists -1, and two
-    disjoint top-k lists -2k/(3k-1) (every cross pair is discordant).
+    With the other model's full-gallery ranks no item is "missing": two unrelated models give
+    tau near 0, not the strong negative value that tying every unlisted item would produce.
+    Ranks that are NaN (the other model cannot rank the item) are left out.
     """
-    for name, items in (("first", first), ("second", second)):
-        if len(set(items)) != len(items):
-            raise InputError("ranking repeats an id", field=name)
-    union = list(dict.fromkeys([*first, *second]))
-    place_first = {item: i for i, item in enumerate(first)}
-    place_second = {item: i for i, item in enumerate(second)}
-    x = [place_first.get(item, len(first)) for item in union]
-    y = [place_second.get(item, len(second)) for item in union]
-    return kendall_tau_b(x, y)
+    ranks = np.asarray(other_ranks, dtype=np.float64)
+    keep = ~np.isnan(ranks)
+    if keep.sum() < 2:
+        return math.nan
+    return kendall_tau_b(np.flatnonzero(keep).astype(np.float64), ranks[keep])
+
+
+def list_ranks(ranking: Sequence[int], items: Sequence[int]) -> list[float]:
+    """An item's position in a ranked list, NaN for items the list does not hold (a list
+    says nothing about where its unlisted items rank)."""
+    place = {item: float(i) for i, item in enumerate(ranking)}
+    return [place.get(item, math.nan) for item in items]
 
 
 @dataclass(frozen=True)
 class RankingAgreement:
-    """Per-query ranking_tau_b of two models' top ``depth`` lists and their mean.
-
-    ``mean_tau`` averages the queries where tau-b is defined (``n_defined`` of them).
-    """
+    """Per-query top_list_tau of model A's top ``depth`` list against model B's ranks, and
+    the mean over the queries where it is defined (``n_defined`` of them)."""
 
     depth: int
     mean_tau: float
     n_defined: int
     per_query: dict[int, float]
+    # Where B ranks A's first item, averaged (1 = B's first too; Table A.1(b)).
+    mean_rank_of_top1: float
 
 
 def ranking_agreement(
-    first: Mapping[int, Sequence[int]],
-    second: Mapping[int, Sequence[int]],
+    top_lists: Mapping[int, Sequence[int]],
+    other_ranks: Mapping[int, Sequence[float]],
     *,
     depth: int = 25,
 ) -> RankingAgreement:
-    """Compare two models' rankings query by query (both must rank the same queries).
-
-    For every query, ranking_tau_b of the two lists cut to their first ``depth`` ids; the
-    paper compares its five annotator models this way on their top-25 retrievals (Table A.1).
-    """
+    """Compare model A's top lists with model B's (0-based) ranks of the same items, query by
+    query. ``other_ranks[q][i]`` is B's rank of ``top_lists[q][i]`` (NaN: unknown)."""
     if depth < 1:
         raise InputError(f"must be at least 1, got {depth}", field="depth")
-    missing = set(first) ^ set(second)
+    missing = set(top_lists) ^ set(other_ranks)
     if missing:
         query = min(missing)
-        side = "second" if query in first else "first"
+        side = "other_ranks" if query in top_lists else "top_lists"
         raise InputError("query is ranked by only one of the models", record=query, field=side)
     per_query: dict[int, float] = {}
-    for query in sorted(first):
-        try:
-            per_query[query] = ranking_tau_b(
-                list(first[query])[:depth], list(second[query])[:depth]
+    firsts: list[float] = []
+    for query in sorted(top_lists):
+        top = list(top_lists[query])[:depth]
+        ranks = list(other_ranks[query])[: len(top)]
+        if len(set(top)) != len(top):
+            raise InputError("ranking repeats an id", record=query, field="top_lists")
+        if len(ranks) != len(top):
+            raise InputError(
+                "needs a rank for every listed item", record=query, field="other_ranks"
             )
-        except InputError as exc:
-            raise InputError(exc.message, record=query, field=exc.field) from None
+        per_query[query] = top_list_tau(ranks)
+        if ranks and not math.isnan(ranks[0]):
+            firsts.append(ranks[0] + 1)
     defined = [tau for tau in per_query.values() if not math.isnan(tau)]
     return RankingAgreement(
-        depth=depth, mean_tau=_mean(defined), n_defined=len(defined), per_query=per_query
+        depth=depth,
+        mean_tau=_mean(defined),
+        n_defined=len(defined),
+        per_query=per_query,
+        mean_rank_of_top1=_mean(firsts),
     )
 
 

@@ -20,6 +20,7 @@ from pipeline.eccv_candidates import DIRECTIONS, I2T, ModelRanking
 from pipeline.eccv_metrics import parse_id_key, rankings_from_embeddings
 from pipeline.errors import InputError
 from pipeline.jsonio import decode_json, describe
+from pipeline.neighbours import gallery_ranks, normalize_rows
 
 ID_ARRAYS = ("image_ids", "caption_ids")
 EMBEDDING_ARRAYS = ("image_embeddings", "caption_embeddings")
@@ -239,6 +240,45 @@ def model_ranking(
         replace=leave_one_out_replacements(embeddings, "t2i", query_rows["t2i"]),
     )
     return ModelRanking(i2t=i2t, t2i=t2i)
+
+
+def item_ranks(
+    embeddings: ModelEmbeddings,
+    direction: str,
+    items: Mapping[int, Sequence[int]],
+    *,
+    block_size: int = 2048,
+) -> dict[int, list[int]]:
+    """For each query id, the model's full-gallery rank (0 = first) of each listed gallery id,
+    scored as `model_ranking` scores (cosine, leave-one-out for co-caption images)."""
+    if direction == I2T:
+        query_ids, query_emb = embeddings.image_ids, embeddings.image_embeddings
+        gallery_ids, gallery_emb = embeddings.caption_ids, embeddings.caption_embeddings
+    else:
+        query_ids, query_emb = embeddings.caption_ids, embeddings.caption_embeddings
+        gallery_ids, gallery_emb = embeddings.image_ids, embeddings.image_embeddings
+    query_row = {int(v): i for i, v in enumerate(query_ids.tolist())}
+    gallery_row = {int(v): i for i, v in enumerate(gallery_ids.tolist())}
+    queries = sorted(items)
+    for query in queries:
+        if query not in query_row:
+            raise InputError("query has no embedding", record=query, field=direction)
+        for item in items[query]:
+            if item not in gallery_row:
+                raise InputError(f"item {item} has no embedding", record=query, field=direction)
+    rows = np.asarray([query_row[q] for q in queries], dtype=np.int64)
+    width = max((len(items[q]) for q in queries), default=0)
+    wanted = np.full((len(queries), max(width, 1)), -1, dtype=np.int64)
+    for i, query in enumerate(queries):
+        wanted[i, : len(items[query])] = [gallery_row[item] for item in items[query]]
+    ranks = gallery_ranks(
+        normalize_rows(query_emb[rows]),
+        normalize_rows(gallery_emb),
+        wanted,
+        block_size=block_size,
+        replace=leave_one_out_replacements(embeddings, direction, rows),
+    )
+    return {q: ranks[i, : len(items[q])].tolist() for i, q in enumerate(queries)}
 
 
 def load_ranked_lists(

@@ -172,6 +172,52 @@ def top_k(
     return indices, sims
 
 
+def gallery_ranks(
+    queries: np.ndarray,
+    gallery: np.ndarray,
+    items: np.ndarray,
+    *,
+    block_size: int = 2048,
+    replace: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Where chosen gallery rows rank for each query over the whole gallery.
+
+    ``items`` is ``n_queries x m`` gallery indices (-1 for none); the result holds, for each,
+    how many gallery rows have a strictly larger dot product (0 = first), or -1. ``replace``
+    is as in `top_k`. The products are computed in the same blocks as `top_k`'s.
+    """
+    q = _as_matrix(queries, "queries")
+    g = _as_matrix(gallery, "gallery")
+    if q.shape[1] != g.shape[1]:
+        raise InputError(
+            f"queries have {q.shape[1]} columns but gallery has {g.shape[1]}", field="gallery"
+        )
+    wanted = np.asarray(items)
+    if wanted.ndim != 2 or wanted.shape[0] != q.shape[0]:
+        raise InputError(f"must be n_queries x m, got {wanted.shape}", field="items")
+    if wanted.size and (wanted.min() < -1 or wanted.max() >= g.shape[0]):
+        raise InputError(f"values must be -1 or a gallery index < {g.shape[0]}", field="items")
+    swap = _replace_arrays(replace, q.shape[0], g.shape[0])
+    ranks = np.full(wanted.shape, -1, dtype=np.int64)
+    if q.shape[0] == 0:
+        return ranks
+    buffer = np.empty((min(block_size, q.shape[0]), g.shape[0]), dtype=np.float32)
+    for first in range(0, q.shape[0], block_size):
+        last = min(first + block_size, q.shape[0])
+        block = buffer[: last - first]
+        _similarities(q[first:last], g, out=block)
+        if swap is not None:
+            cols, values = swap[0][first:last], swap[1][first:last]
+            hit_rows, hit_at = np.nonzero(cols >= 0)
+            block[hit_rows, cols[hit_rows, hit_at]] = values[hit_rows, hit_at]
+        chosen = wanted[first:last]
+        for row in range(last - first):
+            present = chosen[row] >= 0
+            targets = block[row, chosen[row][present]]
+            ranks[first + row, present] = (block[row][None, :] > targets[:, None]).sum(axis=1)
+    return ranks
+
+
 def _similarities(queries: np.ndarray, gallery: np.ndarray, *, out: np.ndarray) -> None:
     """``out = queries @ gallery.T`` through SGEMM."""
     if queries.shape == gallery.shape and queries.ctypes.data == gallery.ctypes.data:

@@ -12,9 +12,10 @@ from pipeline.eccv_analysis import (
     bias_of,
     graded_scores,
     kendall_tau_b,
+    list_ranks,
     model_bias,
     ranking_agreement,
-    ranking_tau_b,
+    top_list_tau,
 )
 from pipeline.errors import InputError
 
@@ -94,32 +95,39 @@ def test_kendall_tau_b_undefined_and_bad_input() -> None:
     assert (info.value.record, info.value.field) == (1, "x")
 
 
-def test_ranking_tau_b() -> None:
-    assert ranking_tau_b([1, 2, 3], [1, 2, 3]) == 1.0
-    assert ranking_tau_b([1, 2, 3], [3, 2, 1]) == -1.0
-    # Union [1, 2, 3, 4]; positions (absent = list length): x = [0, 1, 2, 3], y = [1, 0, 3, 2].
-    assert ranking_tau_b([1, 2, 3], [2, 1, 4]) == pytest.approx(1 / 3)
-    assert ranking_tau_b([1, 2, 3], [2, 1, 4]) == pytest.approx(
-        kendalltau([0, 1, 2, 3], [1, 0, 3, 2]).statistic
-    )
-    # Disjoint top-25 lists: -2k / (3k - 1).
-    assert ranking_tau_b(list(range(25)), list(range(100, 125))) == pytest.approx(-50 / 74)
-    with pytest.raises(InputError) as info:
-        ranking_tau_b([1, 1], [1, 2])
-    assert info.value.field == "first"
+def test_top_list_tau_compares_a_top_list_with_the_other_models_full_ranks() -> None:
+    assert top_list_tau([0, 1, 2]) == 1.0  # B ranks A's list in the same order
+    assert top_list_tau([2, 1, 0]) == -1.0
+    assert top_list_tau([1, 0, 3]) == pytest.approx(kendalltau([0, 1, 2], [1, 0, 3]).statistic)
+    # B ranks A's top-25 far down, in an unrelated order: tau near 0, not the -2k/(3k-1) = -0.68
+    # that tying every unlisted item below both lists gave.
+    rng = np.random.default_rng(0)
+    unrelated = [
+        top_list_tau(rng.permutation(np.arange(1000, 26000))[:25].tolist()) for _ in range(400)
+    ]
+    assert abs(float(np.mean(unrelated))) < 0.02
+    assert math.isnan(top_list_tau([math.nan, 3.0, math.nan]))  # fewer than two known
+
+
+def test_list_ranks_leave_unlisted_items_unknown() -> None:
+    ranks = list_ranks([7, 8, 9], [9, 1, 7])
+    assert ranks[0] == 2.0 and math.isnan(ranks[1]) and ranks[2] == 0.0
+    # Two disjoint lists: nothing to compare, so undefined rather than strongly negative.
+    assert math.isnan(top_list_tau(list_ranks(list(range(100, 125)), list(range(25)))))
 
 
 def test_ranking_agreement() -> None:
-    first = {1: [1, 2, 3, 9], 2: [5, 6], 3: [7]}
-    second = {1: [1, 2, 3, 8], 2: [6, 5], 3: [7]}
-    result = ranking_agreement(first, second, depth=3)
-    assert result.per_query[1] == 1.0  # cut to depth 3: identical
+    top = {1: [1, 2, 3, 9], 2: [5, 6], 3: [7]}
+    other = {1: [0, 1, 2, 40], 2: [1, 0], 3: [4]}
+    result = ranking_agreement(top, other, depth=3)
+    assert result.per_query[1] == 1.0  # cut to depth 3: same order
     assert result.per_query[2] == -1.0
     assert math.isnan(result.per_query[3])  # one item: tau undefined
     assert (result.mean_tau, result.n_defined) == (0.0, 2)
+    assert result.mean_rank_of_top1 == pytest.approx((1 + 2 + 5) / 3)
     with pytest.raises(InputError) as info:
-        ranking_agreement(first, {1: [1], 2: [5]})
-    assert (info.value.record, info.value.field) == (3, "second")
+        ranking_agreement(top, {1: [0], 2: [5]})
+    assert (info.value.record, info.value.field) == (3, "other_ranks")
 
 
 # -------------------------------------------------------------------------- model bias

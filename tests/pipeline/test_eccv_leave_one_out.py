@@ -4,7 +4,12 @@ find its own image (or captions) through its own caption inside that mean."""
 import numpy as np
 import pytest
 
-from pipeline.eccv_embeddings import ModelEmbeddings, leave_one_out_replacements, model_ranking
+from pipeline.eccv_embeddings import (
+    ModelEmbeddings,
+    item_ranks,
+    leave_one_out_replacements,
+    model_ranking,
+)
 from pipeline.errors import InputError
 from pipeline.neighbours import top_k
 
@@ -97,3 +102,17 @@ def test_top_k_replace_overrides_chosen_similarities():
         top_k(q, g, 1, replace=(np.array([[5], [0]]), np.zeros((2, 1))))
     with pytest.raises(InputError, match="finite"):
         top_k(q, g, 1, replace=(np.array([[0], [0]]), np.array([[np.nan], [0.0]])))
+
+
+def test_item_ranks_are_full_gallery_ranks_under_the_same_scoring():
+    model = co_caption_model(seed=3)
+    i2t, t2i = brute_force(model)
+    wanted = {caption: t2i[caption][::-1][:3] for caption in list(t2i)[:5]}  # its worst items
+    ranks = item_ranks(model, "t2i", wanted)
+    for caption, items in wanted.items():
+        assert ranks[caption] == [t2i[caption].index(item) for item in items]
+    wanted = {image: i2t[image][:4] for image in i2t}
+    ranks = item_ranks(model, "i2t", wanted)
+    assert all(r == [0, 1, 2, 3] for r in ranks.values())
+    with pytest.raises(InputError, match="no embedding"):
+        item_ranks(model, "i2t", {999: [1000]})

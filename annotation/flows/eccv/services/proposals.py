@@ -198,6 +198,48 @@ def _builtin_embeddings(annotator: Annotator) -> ModelEmbeddings:
     return _co_caption_embeddings(dataset, caption_vectors, caption_ids, owners, "all-MiniLM-L6-v2")
 
 
+def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
+    """The annotator's vectors (None for ranked-list annotators): imported from its file,
+    or, for built-ins, the ones the proposal job saved (computed now if it has not run)."""
+    if annotator.kind == AnnotatorKind.RANKINGS:
+        return None
+    if annotator.kind == AnnotatorKind.EMBEDDINGS:
+        dataset = annotator.run.dataset
+        return load_model_embeddings(
+            annotator.source,
+            known_image_ids=set(dataset.images.values_list("coco_id", flat=True)),
+            known_caption_ids=set(
+                Caption.objects.filter(dataset=dataset).values_list("coco_id", flat=True)
+            ),
+        )
+    saved = _workdir(annotator.run) / f"embeddings-{annotator.pk}.npz"
+    if saved.exists():
+        with np.load(saved) as f:
+            return ModelEmbeddings(
+                image_ids=f["image_ids"],
+                image_embeddings=f["image_embeddings"],
+                caption_ids=f["caption_ids"],
+                caption_embeddings=f["caption_embeddings"],
+                source=str(f["source"]),
+                caption_owner_rows=f["caption_owner_rows"],
+                image_caption_counts=f["image_caption_counts"],
+            )
+    embeddings = _builtin_embeddings(annotator)
+    tmp = saved.with_suffix(".tmp.npz")
+    np.savez(
+        tmp,
+        image_ids=embeddings.image_ids,
+        image_embeddings=embeddings.image_embeddings,
+        caption_ids=embeddings.caption_ids,
+        caption_embeddings=embeddings.caption_embeddings,
+        source=np.asarray(embeddings.source),
+        caption_owner_rows=embeddings.caption_owner_rows,
+        image_caption_counts=embeddings.image_caption_counts,
+    )
+    tmp.replace(saved)
+    return embeddings
+
+
 def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> ModelRanking:
     """The annotator's top-`depth` lists for the run's image and caption queries."""
     run = annotator.run
@@ -225,12 +267,8 @@ def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> Model
                     field=direction,
                 )
         return ranking
-    if annotator.kind == AnnotatorKind.EMBEDDINGS:
-        embeddings = load_model_embeddings(
-            annotator.source, known_image_ids=known_images, known_caption_ids=known_captions
-        )
-    else:
-        embeddings = _builtin_embeddings(annotator)
+    embeddings = annotator_embeddings(annotator=annotator)
+    assert embeddings is not None
     depth = min(depth, embeddings.image_ids.size, embeddings.caption_ids.size)
     return model_ranking(
         embeddings, depth=depth, image_queries=image_queries, caption_queries=caption_queries

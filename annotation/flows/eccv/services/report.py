@@ -13,18 +13,67 @@ from annotation.flows.eccv.selectors import (
     eccv_original_positives,
     eccv_positives,
 )
-from annotation.flows.eccv.services.proposals import eccv_saved_ranking
+from annotation.flows.eccv.services.proposals import annotator_embeddings, eccv_saved_ranking
 from annotation.models import ExternalPositive, Proposal, Run
 from pipeline.eccv_analysis import (
     JudgedPair,
     benchmark_precision_recall,
+    list_ranks,
     model_bias,
     ranking_agreement,
 )
+from pipeline.eccv_embeddings import item_ranks
 
 
 def _round(value: float) -> float | None:
     return None if math.isnan(value) else round(100 * value, 2)
+
+
+def _round_mean(*values: float | None) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(sum(known) / len(known), 3) if known else None
+
+
+def eccv_model_agreement(*, run: Run, depth: int = 25) -> dict[str, dict[str, dict[str, Any]]]:
+    """The paper's Table A.1 for the run's annotators, per direction: for every ordered pair
+    (A, B), Kendall tau-b between A's top-`depth` list and B's ranks of the same items over
+    the whole gallery (mean over queries), and where B ranks A's first item on average.
+
+    B's ranks are exact for annotators with vectors; for a ranked-list annotator they are its
+    list positions, and items it does not list are left out (`exact` false)."""
+    annotators = list(run.annotators.order_by("name"))
+    rankings = {a.name: eccv_saved_ranking(annotator=a) for a in annotators}
+    vectors = {a.name: annotator_embeddings(annotator=a) for a in annotators}
+    names = [a.name for a in annotators if rankings[a.name] is not None]
+    table: dict[str, dict[str, dict[str, Any]]] = {"i2t": {}, "t2i": {}}
+    for direction in ("i2t", "t2i"):
+        for a in names:
+            table[direction][a] = {}
+            tops = {
+                q: list(ranked)[:depth] for q, ranked in getattr(rankings[a], direction).items()
+            }
+            for b in names:
+                if a == b:
+                    continue
+                other = vectors[b]
+                if other is not None:
+                    ranks: dict[int, list[float]] = {
+                        q: [float(r) for r in rs]
+                        for q, rs in item_ranks(other, direction, tops).items()
+                    }
+                else:
+                    lists = getattr(rankings[b], direction)
+                    ranks = {q: list_ranks(lists.get(q, []), top) for q, top in tops.items()}
+                result = ranking_agreement(tops, ranks, depth=depth)
+                table[direction][a][b] = {
+                    "tau": None if math.isnan(result.mean_tau) else round(result.mean_tau, 3),
+                    "queries": result.n_defined,
+                    "mean_rank_of_top1": None
+                    if math.isnan(result.mean_rank_of_top1)
+                    else round(result.mean_rank_of_top1, 2),
+                    "exact": other is not None,
+                }
+    return table
 
 
 def eccv_report(*, run: Run) -> dict[str, Any]:
@@ -83,11 +132,11 @@ def eccv_report(*, run: Run) -> dict[str, Any]:
 
     saved = {a.name: eccv_saved_ranking(annotator=a) for a in run.annotators.order_by("name")}
     rankings = {name: r for name, r in saved.items() if r is not None}
+    agreement = eccv_model_agreement(run=run)
+    # Symmetric summary: the mean of A's top-25 against B's ranks and B's against A's.
     tau = {
         f"{a} vs {b}": {
-            d: round(
-                ranking_agreement(getattr(rankings[a], d), getattr(rankings[b], d)).mean_tau, 3
-            )
+            d: _round_mean(agreement[d][a][b]["tau"], agreement[d][b][a]["tau"])
             for d in ("i2t", "t2i")
         }
         for a, b in combinations(sorted(rankings), 2)

@@ -2,6 +2,7 @@
 
 import json
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,22 @@ def test_unreviewed_work_is_approved_after_the_delay(proposed):
     approved = assignments_auto_approve(now=later)
     assert approved == Assignment.objects.filter(state=AssignmentState.APPROVED).count()
     assert not Assignment.objects.filter(pk__in=held, state=AssignmentState.APPROVED).exists()
+
+
+def test_model_agreement_table_and_command(proposed):
+    from django.core.management import call_command
+
+    from annotation.flows.eccv.services.report import eccv_model_agreement
+
+    table = eccv_model_agreement(run=proposed)
+    for direction in ("i2t", "t2i"):
+        fasttext_row = table[direction]["fasttext"]["listed"]
+        listed_row = table[direction]["listed"]["fasttext"]
+        # The FastText annotator has vectors: exact full-gallery ranks of the list's items.
+        assert listed_row["exact"] is True and not fasttext_row["exact"]
+        assert listed_row["tau"] is not None and -1 <= listed_row["tau"] <= 1
+        assert listed_row["mean_rank_of_top1"] >= 1
+    out = StringIO()
+    call_command("eccv_model_agreement", str(proposed.pk), stdout=out)
+    text = out.getvalue()
+    assert "i2t: Kendall tau-b" in text and "t2i: average rank" in text and "fasttext" in text
