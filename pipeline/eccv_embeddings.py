@@ -51,6 +51,31 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
+def restrict_gallery(
+    embeddings: ModelEmbeddings, image_ids: Collection[int], caption_ids: Collection[int]
+) -> ModelEmbeddings:
+    """Only the listed images and captions (a split's gallery); co-caption owners follow."""
+    keep_images = np.isin(embeddings.image_ids, np.fromiter(image_ids, dtype=np.int64))
+    keep_captions = np.isin(embeddings.caption_ids, np.fromiter(caption_ids, dtype=np.int64))
+    owners = embeddings.caption_owner_rows
+    counts = embeddings.image_caption_counts
+    if owners is not None:
+        new_row = np.full(len(embeddings.image_ids), -1, dtype=np.int64)
+        new_row[keep_images] = np.arange(int(keep_images.sum()))
+        kept_owners = owners[keep_captions]
+        owners = np.where(kept_owners >= 0, new_row[np.maximum(kept_owners, 0)], -1)
+        counts = counts[keep_images] if counts is not None else None
+    return ModelEmbeddings(
+        image_ids=embeddings.image_ids[keep_images],
+        image_embeddings=embeddings.image_embeddings[keep_images],
+        caption_ids=embeddings.caption_ids[keep_captions],
+        caption_embeddings=embeddings.caption_embeddings[keep_captions],
+        source=embeddings.source,
+        caption_owner_rows=owners,
+        image_caption_counts=counts,
+    )
+
+
 def leave_one_out_replacements(
     embeddings: ModelEmbeddings, direction: str, query_rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:

@@ -54,9 +54,11 @@ from pipeline.eccv_embeddings import (
     load_model_embeddings,
     load_ranked_lists,
     model_ranking,
+    restrict_gallery,
 )
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError
+from pipeline.splits import load_split
 from pipeline.text import tokenize
 
 JOB_NAME = "eccv.propose"
@@ -85,7 +87,31 @@ def eccv_run_create(
     """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
     config = {**DEFAULTS, **(config or {})}
     image_ids = list(dataset.images.values_list("coco_id", flat=True))
-    caption_ids = list(Caption.objects.filter(dataset=dataset).values_list("coco_id", flat=True))
+    caption_rows = list(
+        Caption.objects.filter(dataset=dataset).values_list("coco_id", "image__coco_id")
+    )
+    caption_ids = [c for c, _ in caption_rows]
+    if config.get("split"):
+        # Queries and gallery both come from the split (the paper: the COCO 5k test split).
+        path = str(config["split"])
+        split = load_split(path)
+        wanted = set(split.image_ids)
+        image_ids = [i for i in image_ids if i in wanted]
+        if not image_ids:
+            raise InputError(
+                f"none of the split's {len(wanted)} images is in dataset {dataset.name!r}",
+                file=path,
+                field="split",
+            )
+        caption_ids = [c for c, owner in caption_rows if owner in wanted]
+        config["split"] = {
+            "file": path,
+            "sha256": split.sha256,
+            "images_in_split": len(wanted),
+            "images_in_dataset": len(image_ids),
+            **split.provenance,
+        }
+        config["gallery_images"] = sorted(image_ids)
     sample = subsample_queries(
         image_ids,
         caption_ids,
@@ -198,6 +224,19 @@ def _builtin_embeddings(annotator: Annotator) -> ModelEmbeddings:
     return _co_caption_embeddings(dataset, caption_vectors, caption_ids, owners, "all-MiniLM-L6-v2")
 
 
+def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:
+    """The image and caption ids a split limits the run to (None: the whole dataset)."""
+    if "gallery_images" not in run.config:
+        return None
+    images = set(run.config["gallery_images"])
+    captions = set(
+        Caption.objects.filter(dataset=run.dataset, image__coco_id__in=images).values_list(
+            "coco_id", flat=True
+        )
+    )
+    return images, captions
+
+
 def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
     """The annotator's vectors (None for ranked-list annotators): imported from its file,
     or, for built-ins, the ones the proposal job saved (computed now if it has not run)."""
@@ -266,9 +305,19 @@ def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> Model
                     record=missing[0],
                     field=direction,
                 )
-        return ranking
+        gallery = eccv_gallery(run=run)
+        if gallery is None:
+            return ranking
+        images, captions = gallery
+        return ModelRanking(
+            i2t={q: [c for c in ranked if c in captions] for q, ranked in ranking.i2t.items()},
+            t2i={q: [i for i in ranked if i in images] for q, ranked in ranking.t2i.items()},
+        )
     embeddings = annotator_embeddings(annotator=annotator)
     assert embeddings is not None
+    gallery = eccv_gallery(run=run)
+    if gallery is not None:
+        embeddings = restrict_gallery(embeddings, *gallery)
     depth = min(depth, embeddings.image_ids.size, embeddings.caption_ids.size)
     return model_ranking(
         embeddings, depth=depth, image_queries=image_queries, caption_queries=caption_queries
@@ -434,6 +483,10 @@ def eccv_gold_pools(*, run: Run) -> tuple[set[tuple[int, int]], PairSet, list[in
     path = _workdir(run) / "top_pairs.npy"
     excluded = PairSet(np.load(path)) if path.exists() else PairSet(np.zeros(0, dtype=np.int64))
     image_ids = sorted(run.dataset.images.values_list("coco_id", flat=True))
+    gallery = eccv_gallery(run=run)
+    if gallery is not None:
+        originals = {(i, c) for i, c in originals if i in gallery[0]}
+        image_ids = [i for i in image_ids if i in gallery[0]]
     caption_ids = sorted(c for _, c in originals)
     return originals, excluded, image_ids, caption_ids
 

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +212,52 @@ def test_builtin_annotators_rank_without_the_query_caption(proposed):
     rows = model.caption_owner_rows.tolist()
     assert [int(model.image_ids[r]) for r in rows] == [owners[int(c)] for c in model.caption_ids]
     assert model.image_caption_counts.tolist() == [5.0] * len(model.image_ids)
+
+
+def test_a_split_limits_queries_gallery_and_gold_items(sample_path, run_on_commit, tmp_path):
+    """The paper's setting: queries and gallery from the COCO 5k test split."""
+    from django.conf import settings
+
+    from annotation.flows.eccv.services.proposals import (
+        eccv_annotator_add,
+        eccv_gold_pools,
+        eccv_propose_start,
+        eccv_run_create,
+    )
+    from annotation.services.datasets import dataset_import
+
+    split_path = str(settings.BASE_DIR / "data" / "eccv" / "coco_5k_test_image_ids.json")
+    split = set(json.loads(Path(split_path).read_text())["image_ids"])
+    dataset = dataset_import(path=sample_path).dataset
+    run = eccv_run_create(
+        dataset=dataset,
+        config={
+            "image_queries": 20,
+            "caption_queries": 20,
+            "k": 3,
+            "models": 1,
+            "split": split_path,
+        },
+    )
+    gallery = set(run.config["gallery_images"])
+    assert gallery == split & set(dataset.images.values_list("coco_id", flat=True))
+    assert len(gallery) == 231 and run.config["split"]["images_in_split"] == 5000
+    assert set(run.config["query_images"]) <= gallery
+    owners = dict(dataset.captions.values_list("coco_id", "image__coco_id"))
+    assert {owners[c] for c in run.config["query_captions"]} <= gallery
+    eccv_annotator_add(run=run, name="ft", kind="fasttext", params={"dim": 16, "epochs": 5})
+    job = run_on_commit(eccv_propose_start, run=run)
+    job.refresh_from_db()
+    assert job.state == "succeeded", job.error
+    pairs = Item.objects.filter(run=run, kind="candidate").values_list(
+        "positive__coco_id", "caption__coco_id"
+    )
+    assert pairs and all(i in gallery and owners[c] in gallery for i, c in pairs)
+    originals, _, image_ids, caption_ids = eccv_gold_pools(run=run)
+    assert set(image_ids) == gallery and {owners[c] for c in caption_ids} <= gallery
+
+    with pytest.raises(InputError) as info:
+        bad = tmp_path / "split.json"
+        bad.write_text("[1, 2]")
+        eccv_run_create(dataset=dataset, config={"split": str(bad)})
+    assert info.value.field == "split" and "none of the split" in info.value.message

@@ -22,6 +22,11 @@ class Command(ServiceCommand):
             "--exclusions", help="JSON of excluded captions/images (default: the paper's list)"
         )
         parser.add_argument("--cxc-threshold", type=float, default=3.0)
+        parser.add_argument(
+            "--split",
+            help="JSON of image ids limiting queries and gallery (the paper: "
+            "data/eccv/coco_5k_test_image_ids.json, the COCO 5k test split)",
+        )
 
     def handle(self, *args, **opts):
         key = opts["dataset"]
@@ -40,8 +45,15 @@ class Command(ServiceCommand):
         }
         if opts["exclusions"]:
             config["exclusions"] = opts["exclusions"]
+        if opts["split"]:
+            config["split"] = opts["split"]
         run = eccv_run_create(dataset=dataset, name=opts["name"], config=config)
         self.stdout.write(
             f"run {run.pk}: {len(run.config['query_images'])} image and "
             f"{len(run.config['query_captions'])} caption queries"
+            + (
+                f" from a gallery of {len(run.config['gallery_images'])} split images"
+                if "gallery_images" in run.config
+                else ""
+            )
         )
