@@ -30,6 +30,7 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
+from annotation.flows.eccv.selectors import eccv_exclusions
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -487,6 +488,11 @@ def eccv_gold_pools(*, run: Run) -> tuple[set[tuple[int, int]], PairSet, list[in
     if gallery is not None:
         originals = {(i, c) for i, c in originals if i in gallery[0]}
         image_ids = [i for i in image_ids if i in gallery[0]]
+    # Gold items never use the paper's invalid captions or excluded images: a worker judging
+    # "a a a" against its own image would fail a gold positive through no fault of theirs.
+    bad_captions, bad_images = eccv_exclusions(run=run)
+    originals = {(i, c) for i, c in originals if i not in bad_images and c not in bad_captions}
+    image_ids = [i for i in image_ids if i not in bad_images]
     caption_ids = sorted(c for _, c in originals)
     return originals, excluded, image_ids, caption_ids
 

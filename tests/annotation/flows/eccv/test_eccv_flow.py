@@ -261,3 +261,18 @@ def test_a_split_limits_queries_gallery_and_gold_items(sample_path, run_on_commi
         bad.write_text("[1, 2]")
         eccv_run_create(dataset=dataset, config={"split": str(bad)})
     assert info.value.field == "split" and "none of the split" in info.value.message
+
+
+def test_gold_items_avoid_invalid_captions_and_excluded_images(eccv_run, tmp_path):
+    from annotation.flows.eccv.services.proposals import eccv_gold_pools
+
+    originals, _, image_ids, caption_ids = eccv_gold_pools(run=eccv_run)
+    some_caption = sorted(caption_ids)[0]
+    some_image = sorted(image_ids)[-1]
+    exclusions = tmp_path / "exclusions.json"
+    exclusions.write_text(json.dumps({"caption_ids": [some_caption], "image_ids": [some_image]}))
+    eccv_run.config["exclusions"] = str(exclusions)
+    eccv_run.save(update_fields=["config"])
+    originals, _, image_ids, caption_ids = eccv_gold_pools(run=eccv_run)
+    assert some_caption not in caption_ids and some_image not in image_ids
+    assert all(c != some_caption and i != some_image for i, c in originals)
