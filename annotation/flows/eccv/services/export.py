@@ -26,6 +26,8 @@ from annotation.models import (
     Item,
     ItemKind,
     Job,
+    Review,
+    ReviewStatus,
     Run,
     RunKind,
     RunStatus,
@@ -51,15 +53,37 @@ T2I_FILE = "eccv_caption_to_image.json"
 PAIRS_FILE = "eccv_judged_pairs.jsonl"
 
 
-def eccv_export_start(*, run: Run) -> Job:
+def _open_reviews(run: Run) -> list[dict[str, Any]]:
+    return [
+        {"assignment": a, "hit": h, "reasons": len(r)}
+        for a, h, r in Review.objects.filter(
+            assignment__hit__batch__run=run, status=ReviewStatus.OPEN
+        )
+        .order_by("assignment_id")
+        .values_list("assignment_id", "assignment__hit_id", "reasons")
+    ]
+
+
+def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
+    """Export once every held submission has been reviewed: held work does not count, so
+    exporting before would silently drop it. `allow_open_reviews` exports anyway and lists the
+    excluded work in the manifest."""
     from annotation.flows.eccv import tasks
 
     if run.kind != RunKind.ECCV:
         raise ServiceError(f"run {run.pk} is not an ECCV run")
     if not eccv_judged_pairs(run=run).exists():
         raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
+    held = _open_reviews(run)
+    if held and not allow_open_reviews:
+        raise ServiceError(
+            f"run {run.pk} has {len(held)} submission(s) waiting for review (/review/); "
+            "decide them first, or export with --allow-open-reviews to leave them out"
+        )
     with transaction.atomic():
-        job = job_create(name="eccv.export", run=run)
+        job = job_create(
+            name="eccv.export", run=run, params={"allow_open_reviews": allow_open_reviews}
+        )
         transaction.on_commit(lambda: tasks.eccv_export.delay(job.pk))
     return job
 
@@ -119,6 +143,8 @@ def eccv_export_write(*, job_id: int) -> Export | None:
         job_progress(job_id=job_id, progress=40, message="writing the judged pairs")
         lines = _judged_lines(run, positives["sources"])
         manifest = _manifest(run=run, positives=positives, judged=len(lines))
+        # Work still held for review does not count; say which, so nothing is lost silently.
+        manifest["excluded_open_reviews"] = _open_reviews(run)
         with transaction.atomic():
             Run.objects.select_for_update().get(pk=run.pk)
             last = Export.objects.filter(run=run, format=ECCV_FORMAT).aggregate(v=Max("version"))

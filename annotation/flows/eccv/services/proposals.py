@@ -16,6 +16,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
+from annotation.flows.eccv.selectors import eccv_exclusions
 from annotation.models import (
     Annotator,
     AnnotatorKind,
@@ -30,7 +31,6 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
-from annotation.flows.eccv.selectors import eccv_exclusions
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,

@@ -253,3 +253,23 @@ def test_model_agreement_table_and_command(proposed):
     call_command("eccv_model_agreement", str(proposed.pk), stdout=out)
     text = out.getvalue()
     assert "i2t: Kendall tau-b" in text and "t2i: average rank" in text and "fasttext" in text
+
+
+def test_export_waits_for_open_reviews_or_lists_the_work_it_leaves_out(proposed, run_on_commit):
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+        )
+    )
+    # Workers who get every gold item wrong: each submission is held for review.
+    simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=0.0))
+    held = Review.objects.filter(assignment__hit__batch=batch, status="open")
+    assert held.exists()
+    with pytest.raises(ServiceError, match="waiting for review"):
+        eccv_export_start(run=proposed)
+    job = run_on_commit(eccv_export_start, run=proposed, allow_open_reviews=True)
+    job.refresh_from_db()
+    assert job.state == "succeeded", job.error
+    manifest = json.loads((Path(job.result["path"]) / "manifest.json").read_text())
+    listed = {row["assignment"] for row in manifest["excluded_open_reviews"]}
+    assert listed == set(held.values_list("assignment_id", flat=True))

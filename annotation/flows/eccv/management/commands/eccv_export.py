@@ -10,9 +10,17 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("run", type=int)
+        parser.add_argument(
+            "--allow-open-reviews",
+            action="store_true",
+            help="export although some work waits for review (it is left out and listed)",
+        )
 
     def handle(self, *args, **opts):
-        job = self.wait_for_job(eccv_export_start(run=get_object_or_404(Run, pk=opts["run"])))
+        run = get_object_or_404(Run, pk=opts["run"])
+        job = self.wait_for_job(
+            eccv_export_start(run=run, allow_open_reviews=opts["allow_open_reviews"])
+        )
         self.stdout.write(f"exported to {job.result['path']}")
         for key, value in job.result["counts"].items():
             self.stdout.write(f"  {key}: {value}")
