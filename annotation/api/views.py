@@ -98,6 +98,9 @@ class BatchCreateApi(ServiceAPIView):
         qualifications = serializers.DictField(required=False, default=dict)
         seed = serializers.IntegerField(default=0)
         publish = serializers.BooleanField(default=True)
+        # Task options: ECCV rounds take a direction and may skip the rationale questions.
+        direction = serializers.ChoiceField(choices=["i2t", "t2i"], required=False)
+        follow_ups = serializers.BooleanField(default=True)
 
     class OutputSerializer(serializers.ModelSerializer):
         hits = serializers.IntegerField(source="hits.count")
@@ -124,7 +127,10 @@ class BatchCreateApi(ServiceAPIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         publish = data.validated_data.pop("publish")
-        batch = batch_create(run=run, **data.validated_data)
+        options = {"follow_ups": data.validated_data.pop("follow_ups")}
+        if "direction" in data.validated_data:
+            options["direction"] = data.validated_data.pop("direction")
+        batch = batch_create(run=run, options=options, **data.validated_data)
         if publish:
             batch = batch_publish(batch=batch)
         return Response(self.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)

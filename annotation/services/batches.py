@@ -110,7 +110,11 @@ def batch_create(
 
     with transaction.atomic():
         task.prepare_batch(run=run)
-        items = list(task.items_for_batch(run=run).select_related("positive", "caption"))
+        items = list(
+            task.items_for_batch(run=run, options=options or {}).select_related(
+                "positive", "caption"
+            )
+        )
         if not items:
             raise ServiceError(f"run {run.pk} has no items waiting for {stage}")
         random.Random(seed).shuffle(items)

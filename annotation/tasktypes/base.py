@@ -38,8 +38,9 @@ class TaskType(ABC):
         return None
 
     @abstractmethod
-    def items_for_batch(self, *, run: Run) -> QuerySet[Item]:
-        """Items this stage asks about that no batch of this stage holds yet."""
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        """Items this stage asks about that no batch of this stage holds yet (`options` are
+        the batch's, e.g. an ECCV round's direction); raise InputError for a bad option."""
 
     @abstractmethod
     def question_view(self, *, question: Question) -> dict[str, Any]:

@@ -21,7 +21,7 @@ class SelectionTask(TaskType):
     template_name = "annotation/task_bison_selection.html"
     default_assignments = 1
 
-    def items_for_batch(self, *, run: Run) -> QuerySet[Item]:
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         return (
             Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR)
             .exclude(questions__hit__batch__stage=self.stage)
@@ -74,7 +74,7 @@ class VerificationTask(TaskType):
                 "its answers before asking for stage 3"
             )
 
-    def items_for_batch(self, *, run: Run) -> QuerySet[Item]:
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         return (
             Item.objects.filter(run=run, kind=ItemKind.TRIPLE)
             .exclude(questions__hit__batch__stage=self.stage)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.errors import ServiceError
 from annotation.flows import DemoContext
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposals import (
@@ -79,43 +81,33 @@ def run_demo(ctx: DemoContext) -> None:
     merged = eccv_cxc_import(run=run, path=str(cxc), skip_unknown=True)
     cmd.stdout.write(f"    {merged} CxC positives (agg_score >= 3) merged as a further source")
 
-    cmd.step("judgments: 20 pairs per HIT (18 candidates + 2 gold), simulated workers")
     profile = WorkerProfile(
         accuracy=opts["accuracy"], gold_accuracy=opts["gold_accuracy"], seconds_per_answer=8.0
     )
-    batch = batch_publish(
-        batch=batch_create(
-            run=run, stage=Stage.ECCV_JUDGMENT, provider="simulated", seed=opts["seed"]
+    # The paper's two rounds: image-to-caption pairs with the rationale questions, then
+    # caption-to-image pairs without them.
+    for number, direction, follow_ups in ((1, "i2t", True), (2, "t2i", False)):
+        cmd.step(
+            f"round {number}: {direction} pairs, 20 per HIT (18 candidates + 2 gold), "
+            f"{'with' if follow_ups else 'without'} rationale questions, simulated workers"
         )
-    )
-    report = simulate_crowd(batch=batch, workers=10, profile=profile, seed=opts["seed"])
-    held = Review.objects.filter(assignment__hit__batch=batch, status="open")
-    cmd.stdout.write(
-        f"    {batch.hits.count()} HITs; {report.assignments} submitted; {held.count()} held for review (failed gold)"
-    )
-    # The demo's reviewer rejects work that failed both gold items and approves the rest.
-    rejected = 0
-    for review in held:
-        reject = len(review.reasons) >= 2
-        review_decide(
-            review=review,
-            approve=not reject,
-            feedback="Both gold items were answered wrongly." if reject else "",
-        )
-        rejected += reject
-    if rejected:
-        again = simulate_crowd(
-            batch=batch,
-            workers=4,
-            profile=profile,
-            seed=opts["seed"] + 7,
-            id_prefix=f"sim-r{run.pk}-redo",
-        )
-        cmd.stdout.write(
-            f"    {rejected} rejected and judged again by other workers ({again.assignments} HITs)"
-        )
-    approved = assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
-    cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
+        try:
+            batch = batch_create(
+                run=run,
+                stage=Stage.ECCV_JUDGMENT,
+                provider="simulated",
+                seed=opts["seed"] + number,
+                options={"direction": direction, "follow_ups": follow_ups},
+            )
+        except ServiceError as exc:  # every pair of this direction was judged in round 1
+            cmd.stdout.write(f"    nothing to judge: {exc}")
+            continue
+        batch = batch_publish(batch=batch)
+        report = simulate_crowd(batch=batch, workers=10, profile=profile, seed=opts["seed"])
+        cmd.stdout.write(f"    {batch.hits.count()} HITs; {report.assignments} submitted")
+        _review(cmd, run=run, batch=batch, profile=profile, seed=opts["seed"] + 7 * number)
+        approved = assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+        cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
 
     cmd.step("ECCV export and the built-in models' metrics on it")
     job = cmd.wait_for_job(eccv_export_start(run=run), poll=0.2)
@@ -152,3 +144,35 @@ def run_demo(ctx: DemoContext) -> None:
                 + "  ".join(f"{k} {v}" for k, v in values.items() if k != "queries")
             )
     cmd.stdout.write(f"    export: {export.path}")
+
+
+def _review(cmd: Any, *, run: Any, batch: Any, profile: WorkerProfile, seed: int) -> None:
+    """Every gold failure is held for review, as in the paper. The demo's reviewer rejects work
+    that failed both gold items (its HIT goes to another worker) and approves the rest, until
+    nothing is held."""
+    for attempt in range(3):
+        held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
+        if not held:
+            return
+        rejected = 0
+        for review in held:
+            reject = len(review.reasons) >= 2 and attempt < 2
+            review_decide(
+                review=review,
+                approve=not reject,
+                feedback="Both gold items were answered wrongly." if reject else "",
+            )
+            rejected += reject
+        cmd.stdout.write(
+            f"    {len(held)} held for review (failed gold): {rejected} rejected, "
+            f"{len(held) - rejected} approved"
+        )
+        if rejected:
+            again = simulate_crowd(
+                batch=batch,
+                workers=4,
+                profile=profile,
+                seed=seed + attempt,
+                id_prefix=f"sim-r{run.pk}-b{batch.pk}-redo{attempt}",
+            )
+            cmd.stdout.write(f"    rejected HITs judged again by others ({again.assignments})")

@@ -13,6 +13,7 @@ from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 from pipeline.eccv_candidates import (
+    DIRECTIONS,
     GOLD_NEGATIVE,
     GOLD_POSITIVE,
     NEGATIVE_ANSWERS,
@@ -21,6 +22,7 @@ from pipeline.eccv_candidates import (
     pack_hits,
     sample_gold_negatives,
 )
+from pipeline.errors import InputError
 
 ANSWER_LABELS = {
     "yes": "100% YES",
@@ -59,12 +61,20 @@ class EccvJudgmentTask(TaskType):
     default_items_per_hit = 20
     choices = tuple(ANSWER_LABELS)
 
-    def items_for_batch(self, *, run: Run) -> QuerySet[Item]:
-        return (
-            Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
-            .exclude(questions__hit__batch__stage=self.stage)
-            .order_by("pk")
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        """Candidates not judged yet; a round may take one direction (the paper: round 1
+        image-to-caption pairs, round 2 caption-to-image pairs)."""
+        items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
+            questions__hit__batch__stage=self.stage
         )
+        direction = options.get("direction")
+        if direction is not None:
+            if direction not in DIRECTIONS:
+                raise InputError(
+                    f"must be one of {', '.join(DIRECTIONS)}, got {direction!r}", field="direction"
+                )
+            items = items.filter(proposals__direction=direction).distinct()
+        return items.order_by("pk")
 
     def plan_hits(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int

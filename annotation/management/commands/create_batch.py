@@ -28,6 +28,11 @@ class Command(ServiceCommand):
             "--no-follow-ups", action="store_true", help="ECCV: skip the rationale questions"
         )
         parser.add_argument(
+            "--direction",
+            choices=["i2t", "t2i"],
+            help="ECCV: one round's direction (the paper: round 1 i2t, round 2 t2i)",
+        )
+        parser.add_argument(
             "--approval-delay", type=int, help="seconds before unreviewed work is approved"
         )
 
@@ -41,7 +46,10 @@ class Command(ServiceCommand):
             assignments_per_hit=opts["assignments"],
             reward=opts["reward"],
             seed=opts["seed"],
-            options={"follow_ups": not opts["no_follow_ups"]},
+            options={
+                "follow_ups": not opts["no_follow_ups"],
+                **({"direction": opts["direction"]} if opts["direction"] else {}),
+            },
         )
         if opts["approval_delay"] is not None:
             Batch.objects.filter(pk=batch.pk).update(

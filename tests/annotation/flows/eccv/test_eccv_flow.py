@@ -276,3 +276,37 @@ def test_gold_items_avoid_invalid_captions_and_excluded_images(eccv_run, tmp_pat
     originals, _, image_ids, caption_ids = eccv_gold_pools(run=eccv_run)
     assert some_caption not in caption_ids and some_image not in image_ids
     assert all(c != some_caption and i != some_image for i, c in originals)
+
+
+def test_rounds_take_one_direction_each(proposed, admin_client):
+    round1 = batch_create(
+        run=proposed,
+        stage=Stage.ECCV_JUDGMENT,
+        provider="local",
+        items_per_hit=6,
+        options={"direction": "i2t"},
+    )
+    candidates = Question.objects.filter(hit__batch=round1, item__kind=ItemKind.CANDIDATE)
+    assert candidates.exists()
+    assert all(
+        q.item.proposals.filter(direction="i2t").exists() for q in candidates.select_related("item")
+    )
+    response = admin_client.post(
+        f"/api/runs/{proposed.pk}/batches/",
+        {"stage": Stage.ECCV_JUDGMENT, "direction": "t2i", "follow_ups": False, "items_per_hit": 6},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    round2 = proposed.batches.get(pk=response.json()["id"])
+    assert round2.options == {"direction": "t2i", "follow_ups": False}
+    second = Question.objects.filter(hit__batch=round2, item__kind=ItemKind.CANDIDATE)
+    assert second.exists()
+    assert all(q.item.proposals.filter(direction="t2i").exists() for q in second)
+    assert not set(second.values_list("item", flat=True)) & set(
+        candidates.values_list("item", flat=True)
+    )
+    with pytest.raises(InputError) as info:
+        batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", options={"direction": "x"}
+        )
+    assert info.value.field == "direction"
