@@ -7,6 +7,13 @@ COPY pipeline ./pipeline
 COPY frontend ./frontend
 COPY data ./data
 COPY manage.py ./
-RUN pip install --no-cache-dir . gunicorn
-ENV OPENBLAS_CORETYPE=Haswell
+RUN pip install --no-cache-dir .
+ENV OPENBLAS_CORETYPE=Haswell \
+    DJANGO_STATIC_ROOT=/app/static \
+    CROWDVL_VAR_DIR=/data/var
+# Static files are collected into the image and served by WhiteNoise (the key is build-only).
+RUN DJANGO_SECRET_KEY=build-only-never-used-at-run-time python manage.py collectstatic --noinput
+RUN useradd --create-home crowdvl && mkdir -p /data/var /data/media && chown -R crowdvl /data
+USER crowdvl
 EXPOSE 8000
+CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "4", "--access-logfile", "-"]

@@ -10,7 +10,7 @@ TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:543
             CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
             DJANGO_ALLOW_ASYNC_UNSAFE=true
 
-.PHONY: demo test lint pytest bench serve worker clean
+.PHONY: demo test lint pytest bench serve serve-prod worker clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
@@ -42,6 +42,11 @@ bench: $(STAMP)
 
 serve: $(STAMP)
 	$(PY) manage.py migrate && $(PY) manage.py runserver
+
+# Production web server (set the environment the README lists first).
+serve-prod: $(STAMP)
+	$(PY) manage.py migrate && $(PY) manage.py collectstatic --noinput && \
+	$(VENV)/bin/gunicorn config.wsgi -b 127.0.0.1:8000 -w 4 --access-logfile -
 
 worker: $(STAMP)
 	$(VENV)/bin/celery -A config worker -B -l info

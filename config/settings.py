@@ -6,15 +6,63 @@ CELERY_BROKER_URL (Redis).
 """
 
 import os
+import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = os.environ.get
 
-DEBUG = env("DJANGO_DEBUG", "1") == "1"
-SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-set-DJANGO_SECRET_KEY-in-production")
+
+def env_flag(name: str, default: bool) -> bool:
+    value = env(name)
+    if value is None or value == "":
+        return default
+    if value not in ("0", "1"):
+        raise ImproperlyConfigured(f"{name} must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+# Off unless explicitly on (`make demo`/`make serve` and the tests turn it on).
+DEBUG = env_flag("DJANGO_DEBUG", False)
+# The test process itself (processes the tests start get their settings from the environment).
+TESTING = "pytest" in sys.modules
+EMBEDDED = "DATABASE_URL" not in os.environ
+# A deployment: off DEBUG, on a real database, not under test. Secure defaults apply.
+PRODUCTION = not DEBUG and not EMBEDDED and not TESTING
+
+VAR_DIR = Path(env("CROWDVL_VAR_DIR", str(BASE_DIR / "var")))
+if EMBEDDED:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded SQLite file lives here
+
+
+def _embedded_secret_key() -> str:
+    """A random key created once per embedded installation (var/secret_key, owner-only)."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+# The key signs sessions, CSRF tokens and the MTurk page's form tokens: never a known string
+# outside development and tests.
+SECRET_KEY = env("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if DEBUG or TESTING:
+        SECRET_KEY = "insecure-development-and-test-key-never-used-in-production"
+    elif EMBEDDED:
+        SECRET_KEY = _embedded_secret_key()
+    else:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set. Set it to a long random string (e.g. "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'), or set "
+            "DJANGO_DEBUG=1 for development only."
+        )
 ALLOWED_HOSTS = [
     h for h in env("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h
 ]
@@ -35,6 +83,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files in every mode, without a separate web server (collected in the image).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -61,9 +111,6 @@ TEMPLATES = [
     },
 ]
 
-VAR_DIR = Path(env("CROWDVL_VAR_DIR", str(BASE_DIR / "var")))
-if "DATABASE_URL" not in os.environ:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded SQLite file lives here
 DATABASES = {
     "default": dj_database_url.parse(
         env("DATABASE_URL", f"sqlite:///{VAR_DIR / 'crowdvl.sqlite3'}"), conn_max_age=0
@@ -82,7 +129,35 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(env("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
+# Deployments serve the files `collectstatic` gathered; elsewhere they are found where they are.
+WHITENOISE_USE_FINDERS = not PRODUCTION or env_flag("CROWDVL_STATIC_FINDERS", False)
+if WHITENOISE_USE_FINDERS:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns when it is missing
+
+# --- HTTPS and cookies: on by default in a deployment, each overridable -------------------
+# Behind a TLS-terminating proxy, e.g. DJANGO_SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO.
+_proxy_header = env("DJANGO_SECURE_PROXY_SSL_HEADER", "")
+if _proxy_header:
+    SECURE_PROXY_SSL_HEADER = (_proxy_header, "https")
+_public = env("CROWDVL_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# Forms posted from the public address pass CSRF behind a proxy (Django checks the Origin).
+CSRF_TRUSTED_ORIGINS = [
+    o
+    for o in env(
+        "DJANGO_CSRF_TRUSTED_ORIGINS", _public if _public.startswith("https://") else ""
+    ).split(",")
+    if o
+]
+SECURE_SSL_REDIRECT = env_flag("DJANGO_SECURE_SSL_REDIRECT", PRODUCTION)
+SESSION_COOKIE_SECURE = env_flag("DJANGO_SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = env_flag("DJANGO_CSRF_COOKIE_SECURE", PRODUCTION)
+SECURE_HSTS_SECONDS = int(env("DJANGO_SECURE_HSTS_SECONDS", str(31_536_000 if PRODUCTION else 0)))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_flag("DJANGO_SECURE_HSTS_PRELOAD", PRODUCTION)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"  # the MTurk page opts out for MTurk's frame only
 MEDIA_ROOT = Path(env("CROWDVL_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
 
@@ -118,7 +193,7 @@ CELERY_BEAT_SCHEDULE = {
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
 # Where the local crowd provider's worker pages are reached (used in printed links).
-CROWDVL_PUBLIC_URL = env("CROWDVL_PUBLIC_URL", "http://127.0.0.1:8000")
+CROWDVL_PUBLIC_URL = _public
 
 LOGGING = {
     "version": 1,

@@ -30,6 +30,7 @@ def worker(tmp_path, settings):
         "TEST_DATABASE_NAME": database_name(),
         "CELERY_QUEUE": queue,
         "CROWDVL_MEDIA_ROOT": settings.MEDIA_ROOT,
+        "DJANGO_SECRET_KEY": settings.SECRET_KEY,
     }
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
