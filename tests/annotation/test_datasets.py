@@ -133,3 +133,84 @@ def test_command_and_api(tmp_path, admin_client, capsys):
 def test_api_requires_admin(client, tmp_path):
     response = client.post("/api/datasets/import/", {"path": "x"}, content_type="application/json")
     assert response.status_code in (401, 403)
+
+
+def _nothing_written() -> bool:
+    return not (Dataset.objects.exists() or Image.objects.exists() or Caption.objects.exists())
+
+
+@pytest.mark.parametrize(("column", "limit"), [("file_name", 300), ("coco_url", 500)])
+def test_over_long_image_text_is_refused_before_writing(tmp_path, column, limit):
+    doc = coco_document()
+    doc["images"][2][column] = "x" * (limit + 1)
+    path = write_coco(tmp_path / "long.json", doc)
+    with pytest.raises(InputError, match=f"longer than {limit}") as err:
+        dataset_import(path=path)
+    assert (err.value.file, err.value.record, err.value.field) == (str(path), 102, column)
+    assert _nothing_written()
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"name": "n" * 201}, "name"),
+        ({"name": "a\x00b"}, "name"),
+        ({"image_source": "url_prefix", "image_location": "/" + "p" * 500}, "image_location"),
+    ],
+    ids=["long-name", "nul-name", "long-location"],
+)
+def test_bad_options_are_refused_before_writing(tmp_path, options, field):
+    path = write_coco(tmp_path / "x.json")
+    with pytest.raises(InputError) as err:
+        dataset_import(path=path, **options)
+    assert err.value.field == field and err.value.file == str(path)
+    assert _nothing_written()
+
+
+def test_bad_value_late_in_the_file_writes_nothing(tmp_path):
+    doc = coco_document()
+    doc["annotations"][-1]["id"] = 2**63
+    path = write_coco(tmp_path / "late.json", doc)
+    with pytest.raises(InputError, match="64-bit") as err:
+        dataset_import(path=path)
+    assert err.value.field == "id"
+    assert _nothing_written()
+
+
+def test_counts_are_rows_in_the_database_and_progress_is_reported(tmp_path):
+    reports = []
+    path = write_coco(tmp_path / "x.json", coco_document(extra_images=1))
+    result = dataset_import(path=path, progress=lambda p, m: reports.append((p, m)))
+    assert (
+        (result.images, result.captions)
+        == (
+            Image.objects.filter(dataset=result.dataset).count(),
+            Caption.objects.filter(dataset=result.dataset).count(),
+        )
+        == (6, 30)
+    )
+    percents = [p for p, _ in reports]
+    assert percents == sorted(percents) and percents[0] == 0.0 and len(percents) >= 3
+
+
+def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
+    # The batched-INSERT writer is what SQLite uses; run it here so both writers are checked.
+    from annotation.services import dataset_rows
+    from pipeline.coco import load_coco_captions
+
+    path = write_coco(tmp_path / "x.json")
+    copied = dataset_import(path=path, name="copied")
+    parsed = load_coco_captions(path)
+    inserted = Dataset.objects.create(name="inserted", checksum="x", image_source="coco_url")
+    rows = dataset_rows._insert(
+        Image,
+        ["dataset", "coco_id", "file_name", "coco_url", "width", "height"],
+        ((inserted.pk, im.id, im.file_name, im.coco_url or "", im.width, im.height)
+         for im in parsed.images),
+    )  # fmt: skip
+    assert rows == copied.images == 6
+
+    def rows_of(dataset):
+        return sorted(dataset.images.values_list("coco_id", "file_name", "coco_url", "width"))
+
+    assert rows_of(inserted) == rows_of(copied.dataset)
