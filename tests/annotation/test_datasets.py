@@ -1,11 +1,13 @@
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Caption, Dataset, Image
+from annotation.models import Caption, Dataset, Image, Job, JobState
 from annotation.services.datasets import dataset_import
 from pipeline.errors import InputError
+from tests.annotation.test_celery_worker import worker  # noqa: F401  (fixture)
 from tests.factories import coco_document, write_coco
 
 pytestmark = pytest.mark.django_db
@@ -111,23 +113,64 @@ def test_command_and_api(tmp_path, admin_client, capsys):
         doc["annotations"][0]["image_id"] = 1
         call_command("import_coco", str(write_coco(tmp_path / "bad.json", doc)))
 
-    api_path = write_coco(tmp_path / "api.json")
-    response = admin_client.post(
-        "/api/datasets/import/", {"path": str(api_path)}, content_type="application/json"
+
+def _upload(admin_client, path, **options):
+    with open(path, "rb") as fh:
+        return admin_client.post("/api/datasets/import/", {"file": fh, **options})
+
+
+def test_api_upload_is_stored_then_imported_by_a_job(
+    tmp_path, admin_client, settings, run_on_commit
+):
+    path = write_coco(tmp_path / "api.json")
+    response = run_on_commit(_upload, admin_client, path)
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.state == JobState.SUCCEEDED and job.progress == 100.0
+    assert job.result["images"] == 6 and job.result["captions"] == 30
+    stored = Path(job.params["path"])
+    assert stored.is_relative_to(settings.MEDIA_ROOT) and stored.read_bytes() == path.read_bytes()
+    dataset = Dataset.objects.get(name="api")
+    assert (dataset.images.count(), dataset.captions.count()) == (6, 30)
+    polled = admin_client.get(response.json()["url"]).json()
+    assert polled["state"] == "succeeded" and polled["result"]["dataset"] == dataset.pk
+
+    again = run_on_commit(_upload, admin_client, path)
+    assert Job.objects.get(pk=again.json()["id"]).result["created"] is False
+    assert Image.objects.count() == 6
+
+
+def test_api_bad_upload_fails_the_job_naming_the_field(tmp_path, admin_client, run_on_commit):
+    doc = coco_document()
+    doc["annotations"][4]["caption"] = "PLACEHOLDER"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc).replace("PLACEHOLDER", "a\\u0000b"))
+    response = run_on_commit(_upload, admin_client, bad)
+    assert response.status_code == 202
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.state == JobState.FAILED and "NUL" in job.error
+    assert job.result["field"] == "caption" and job.result["record"] == 1004
+    assert _nothing_written()
+
+
+def test_api_path_import_and_option_errors(tmp_path, admin_client, run_on_commit):
+    path = write_coco(tmp_path / "server.json")
+    response = run_on_commit(
+        admin_client.post,
+        "/api/datasets/import/",
+        {"path": str(path), "image_source": "url_prefix", "image_location": "https://img/"},
+        content_type="application/json",
     )
-    assert response.status_code == 201, response.content
-    assert response.json()["images"] == 6
-    again = admin_client.post(
-        "/api/datasets/import/", {"path": str(api_path)}, content_type="application/json"
+    assert response.status_code == 202
+    assert Job.objects.get(pk=response.json()["id"]).state == JobState.SUCCEEDED
+    missing = admin_client.post(
+        "/api/datasets/import/",
+        {"path": str(tmp_path / "nope.json")},
+        content_type="application/json",
     )
-    assert again.status_code == 200 and again.json()["created"] is False
-    bad = tmp_path / "bad2.json"
-    bad.write_text(json.dumps({"images": []}))
-    response = admin_client.post(
-        "/api/datasets/import/", {"path": str(bad)}, content_type="application/json"
-    )
-    assert response.status_code == 400
-    assert response.json()["field"] == "annotations" and response.json()["file"] == str(bad)
+    assert missing.status_code == 400 and missing.json()["field"] == "path"
+    neither = admin_client.post("/api/datasets/import/", {}, content_type="application/json")
+    assert neither.status_code == 400
 
 
 def test_api_requires_admin(client, tmp_path):
@@ -214,3 +257,23 @@ def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
         return sorted(dataset.images.values_list("coco_id", "file_name", "coco_url", "width"))
 
     assert rows_of(inserted) == rows_of(copied.dataset)
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_import_job_runs_on_a_real_worker(worker, tmp_path):  # noqa: F811
+    import time
+
+    from annotation.services.dataset_jobs import dataset_import_start
+
+    path = write_coco(tmp_path / "worker.json", coco_document(extra_images=1))
+    job = dataset_import_start(path=path)  # autocommit: the task is sent now
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.state in (JobState.SUCCEEDED, JobState.FAILED):
+            break
+        time.sleep(0.2)
+    assert job.state == JobState.SUCCEEDED, (job.error, worker[1].read_text())
+    assert job.result["images"] == Image.objects.filter(dataset__name="worker").count() == 6
+    assert job.result["skipped_images"] == [900]
