@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import io
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import numpy as np
 
 from pipeline.errors import InputError
 from pipeline.jsonio import (
@@ -54,6 +58,7 @@ class CocoCaptions:
     skipped_images: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    caption_count: int = 0
 
 
 def load_coco_captions(path: str | Path) -> CocoCaptions:
@@ -78,11 +83,41 @@ def read_coco_captions(fh: BinaryIO, *, file: str, chunk_bytes: int = CHUNK_BYTE
     """Validate a COCO captions file read from ``fh``; raise InputError on the first bad
     record. Records are checked as they stream in; references between sections (which may
     come in either order) once all are read."""
+    return _read(fh, file=file, chunk_bytes=chunk_bytes, keep_captions=True)
+
+
+def scan_coco_captions(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> CocoCaptions:
+    """Validate a file completely like ``load_coco_captions`` but keep no captions (their
+    ``captions`` list is empty; ``caption_count`` says how many): the first pass of a
+    two-pass import, whose memory is the images plus 16 bytes a caption."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            return _read(fh, file=name, chunk_bytes=chunk_bytes, keep_captions=False)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
+
+
+def iter_coco_captions(
+    path: str | Path, *, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[CocoCaption]:
+    """The captions of a file ``scan_coco_captions`` accepted, streamed again in file order."""
+    name = str(path)
+    with open(path, "rb") as fh:
+        for key, index, value in iter_object(
+            fh, file=name, streamed=_SECTIONS, chunk_bytes=chunk_bytes
+        ):
+            if key == "annotations" and index is not None and index >= 0:
+                yield _parse_caption(value, index, file=name)
+
+
+def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> CocoCaptions:
     info: dict[str, Any] = {}
     images: list[CocoImage] = []
     captions: list[CocoCaption] = []
+    # Caption ids and their image ids in file order, 8 bytes each, checked once all are read.
+    caption_ids, caption_images = array("q"), array("q")
     position: dict[int, int] = {}
-    seen_captions: dict[int, int] = {}
     sections: set[str] = set()
     for key, index, value in iter_object(
         fh, file=file, streamed=_SECTIONS, chunk_bytes=chunk_bytes
@@ -111,30 +146,27 @@ def read_coco_captions(fh: BinaryIO, *, file: str, chunk_bytes: int = CHUNK_BYTE
         elif key == "annotations":
             assert index is not None
             caption = _parse_caption(value, index, file=file)
-            if caption.id in seen_captions:
-                raise InputError(
-                    f"duplicate caption id (also annotations[{seen_captions[caption.id]}])",
-                    file=file,
-                    record=caption.id,
-                    field="id",
-                )
-            seen_captions[caption.id] = index
-            captions.append(caption)
+            caption_ids.append(caption.id)
+            caption_images.append(caption.image_id)
+            if keep_captions:
+                captions.append(caption)
     for key in ("images", "annotations"):
         if key not in sections:
             raise InputError("missing", file=file, field=key)
-    del seen_captions
 
-    captioned: set[int] = set()
-    for caption in captions:
-        if caption.image_id not in position:
-            raise InputError(
-                f"caption refers to unknown image {caption.image_id}",
-                file=file,
-                record=caption.id,
-                field="image_id",
-            )
-        captioned.add(caption.image_id)
+    ids = np.frombuffer(caption_ids, dtype=np.int64)
+    _check_unique_captions(ids, file=file)
+    image_ids = np.frombuffer(caption_images, dtype=np.int64)
+    known = np.isin(image_ids, np.fromiter(position, dtype=np.int64, count=len(position)))
+    if not known.all():
+        first = int(np.argmin(known))
+        raise InputError(
+            f"caption refers to unknown image {int(image_ids[first])}",
+            file=file,
+            record=int(ids[first]),
+            field="image_id",
+        )
+    captioned = set(np.unique(image_ids).tolist())
 
     kept = [image for image in images if image.id in captioned]
     skipped = [image.id for image in images if image.id not in captioned]
@@ -144,7 +176,31 @@ def read_coco_captions(fh: BinaryIO, *, file: str, chunk_bytes: int = CHUNK_BYTE
         if image.id not in captioned
     ]
     return CocoCaptions(
-        images=kept, captions=captions, skipped_images=skipped, warnings=warnings, info=info
+        images=kept,
+        captions=captions,
+        skipped_images=skipped,
+        warnings=warnings,
+        info=info,
+        caption_count=len(ids),
+    )
+
+
+def _check_unique_captions(ids: np.ndarray, *, file: str) -> None:
+    """Raise for the first caption (file order) whose id an earlier caption already has."""
+    order = np.argsort(ids, kind="stable")
+    ordered = ids[order]
+    repeated = ordered[1:] == ordered[:-1]
+    if not repeated.any():
+        return
+    later = order[1:][repeated]
+    at = int(np.argmin(later))
+    second = int(later[at])
+    first = int(np.flatnonzero(ids == ids[second])[0])
+    raise InputError(
+        f"duplicate caption id (also annotations[{first}])",
+        file=file,
+        record=int(ids[second]),
+        field="id",
     )
 
 

@@ -9,7 +9,7 @@ from django.db import connection
 
 from annotation.models import Caption, Dataset, Image
 from annotation.services.jobs import Progress
-from pipeline.coco import CocoCaptions
+from pipeline.coco import CocoCaption, CocoCaptions
 
 BATCH = 5000
 # Progress between these percents covers the writing (validation comes first).
@@ -17,10 +17,14 @@ _START, _END = 50.0, 99.0
 
 
 def dataset_rows_write(
-    *, dataset: Dataset, parsed: CocoCaptions, progress: Progress | None = None
+    *,
+    dataset: Dataset,
+    parsed: CocoCaptions,
+    captions: Iterable[CocoCaption],
+    progress: Progress | None = None,
 ) -> tuple[int, int]:
-    """Write ``parsed``'s images and captions into ``dataset``; returns the rows written
-    (images, captions), as counted by the database."""
+    """Write ``parsed``'s images and the (already validated) ``captions`` into ``dataset``;
+    returns the rows written (images, captions), as counted by the database."""
     copy = connection.vendor == "postgresql"
     image_rows = (
         (dataset.pk, im.id, im.file_name, im.coco_url or "", im.width, im.height)
@@ -35,20 +39,20 @@ def dataset_rows_write(
         progress(_START, f"wrote {images} images")
 
     pk_by_coco = dict(Image.objects.filter(dataset=dataset).values_list("coco_id", "pk"))
-    total = max(len(parsed.captions), 1)
+    total = max(parsed.caption_count, 1)
 
     def caption_rows() -> Iterator[tuple]:
-        for done, c in enumerate(parsed.captions, 1):
+        for done, c in enumerate(captions, 1):
             if progress is not None and done % 50_000 == 0:
                 progress(_START + (_END - _START) * done / total, f"wrote {done} captions")
             yield (dataset.pk, pk_by_coco[c.image_id], c.id, c.text)
 
     caption_columns = ["dataset", "image", "coco_id", "text"]
     if copy:
-        captions = _copy(Caption, caption_columns, caption_rows())
+        written = _copy(Caption, caption_columns, caption_rows())
     else:
-        captions = _insert(Caption, caption_columns, caption_rows())
-    return images, captions
+        written = _insert(Caption, caption_columns, caption_rows())
+    return images, written
 
 
 def _copy(model: type, fields: list[str], rows: Iterable[tuple]) -> int:

@@ -11,7 +11,7 @@ from django.db import transaction
 from annotation.models import Dataset, Image, ImageSource
 from annotation.services.dataset_rows import dataset_rows_write
 from annotation.services.jobs import Progress
-from pipeline.coco import CocoCaptions, load_coco_captions
+from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 
@@ -121,9 +121,10 @@ def dataset_import(
         checksum = _sha256(path)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=file) from exc
-    parsed = load_coco_captions(path)
+    # First pass: validate everything, keeping images but not captions (memory).
+    parsed = scan_coco_captions(path)
     _report(
-        progress, 40.0, f"validated {len(parsed.images)} images, {len(parsed.captions)} captions"
+        progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
     )
     if image_source == ImageSource.LOCAL_DIR:
         image_location = str(Path(image_location).resolve())
@@ -164,7 +165,13 @@ def dataset_import(
             image_location=image_location,
             info=parsed.info,
         )
-        images, captions = dataset_rows_write(dataset=dataset, parsed=parsed, progress=progress)
+        # Second pass: the captions stream from the file again into COPY.
+        images, captions = dataset_rows_write(
+            dataset=dataset,
+            parsed=parsed,
+            captions=iter_coco_captions(path),
+            progress=progress,
+        )
     return DatasetImportResult(
         dataset=dataset,
         created=True,

@@ -339,3 +339,20 @@ def test_number_too_large_for_a_float_is_refused() -> None:
     text = json.dumps(valid_doc()).replace('"test"', "1e400")
     with pytest.raises(InputError, match="out of range"):
         parse_coco_captions(text, file=FILE)
+
+
+def test_third_copy_of_a_caption_id_names_the_first() -> None:
+    doc = valid_doc()
+    doc["annotations"] += [{"id": 2, "image_id": 10, "caption": "x"}] * 2
+    error = error_for(doc)
+    assert (error.record, error.field) == (2, "id") and "annotations[1]" in error.message
+
+
+def test_scan_keeps_no_captions_and_iter_streams_them_again(tmp_path: Any) -> None:
+    from pipeline.coco import iter_coco_captions, scan_coco_captions
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(valid_doc()))
+    scanned = scan_coco_captions(path)
+    assert scanned.captions == [] and scanned.caption_count == 3
+    assert [c.id for c in iter_coco_captions(path)] == [5, 2, 9]
