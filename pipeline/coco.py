@@ -14,6 +14,8 @@ import numpy as np
 from pipeline.errors import InputError
 from pipeline.jsonio import (
     CHUNK_BYTES,
+    INT64_MAX,
+    INT64_MIN,
     LIST_START,
     check_json_text,
     check_text,
@@ -212,7 +214,7 @@ INT32_MAX = 2**31 - 1
 def _record_name(row: dict[str, Any], section: str, index: int) -> str | int:
     # Name a record by its id when it has a usable one, else by its position.
     value = row.get("id")
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX:
         return value
     return f"{section}[{index}]"
 

@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Caption, Dataset, Image, Job, JobState
 from annotation.services.datasets import dataset_import
 from pipeline.errors import InputError
+from tests.annotation.test_browser import browser  # noqa: F401  (fixture)
 from tests.annotation.test_celery_worker import worker  # noqa: F401  (fixture)
 from tests.factories import coco_document, write_coco
 
@@ -277,3 +278,68 @@ def test_import_job_runs_on_a_real_worker(worker, tmp_path):  # noqa: F811
     assert job.state == JobState.SUCCEEDED, (job.error, worker[1].read_text())
     assert job.result["images"] == Image.objects.filter(dataset__name="worker").count() == 6
     assert job.result["skipped_images"] == [900]
+
+
+def test_import_page_is_for_staff_only(client, tmp_path):
+    response = client.get("/datasets/import/")
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_import_page_refuses_bad_options_before_starting_a_job(admin_client, tmp_path):
+    path = write_coco(tmp_path / "x.json")
+    with open(path, "rb") as fh:
+        response = admin_client.post(
+            "/datasets/import/", {"file": fh, "image_source": "local_dir", "image_location": ""}
+        )
+    # local_dir needs a folder that exists: the job fails and says which option.
+    job = Job.objects.get()
+    assert response.status_code == 302 and job.state in (JobState.PENDING, JobState.FAILED)
+    with open(path, "rb") as fh:
+        response = admin_client.post(
+            "/datasets/import/", {"file": fh, "image_source": "nope", "name": "n" * 300}
+        )
+    assert response.status_code == 400 and Job.objects.count() == 1
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_import_page_uploads_and_follows_the_job_in_the_browser(
+    browser,  # noqa: F811
+    live_server,
+    tmp_path,
+    django_user_model,
+):
+    from django.conf import settings as django_settings
+    from django.test import Client
+
+    admin = django_user_model.objects.create_superuser("boss", "boss@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value
+    context = browser.new_context()
+    context.add_cookies(
+        [{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
+    page = context.new_page()
+    try:
+        good = write_coco(tmp_path / "browser.json", coco_document(extra_images=1))
+        page.goto(f"{live_server.url}/datasets/import/")
+        page.set_input_files("input[name=file]", str(good))
+        page.click("#import")
+        page.wait_for_selector("#state:text('succeeded')", timeout=30_000)
+        assert "6 images, 30 captions" in page.inner_text("#message")
+        assert "has no captions" in page.inner_text("#warnings")
+        assert Caption.objects.filter(dataset__name="browser").count() == 30
+
+        doc = coco_document()
+        doc["annotations"][2]["id"] = 2**64
+        bad = write_coco(tmp_path / "bad.json", doc)
+        page.goto(f"{live_server.url}/datasets/import/")
+        page.set_input_files("input[name=file]", str(bad))
+        page.click("#import")
+        page.wait_for_selector("#state:text('failed')", timeout=30_000)
+        error = page.inner_text("#job-error")
+        assert "record annotations[2]" in error and "field 'id'" in error and "64-bit" in error
+        assert not Dataset.objects.filter(name="bad").exists()
+    finally:
+        context.close()
