@@ -25,3 +25,10 @@ def assignments_auto_approve() -> None:
     from annotation.services.reviews import assignments_auto_approve as approve
 
     approve()
+
+
+@shared_task(name="datasets.import")
+def dataset_import(job_id: int) -> None:
+    from annotation.services.dataset_jobs import dataset_import_job
+
+    dataset_import_job(job_id=job_id)

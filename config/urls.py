@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from annotation import mturk_views, researcher_views, views
+from annotation import dataset_import_views, mturk_views, researcher_views, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -13,5 +13,11 @@ urlpatterns = [
     path("mturk/hit/<int:hit_id>/", mturk_views.mturk_task, name="mturk-task"),
     path("", researcher_views.dashboard, name="dashboard"),
     path("review/", researcher_views.review_queue, name="review-queue"),
+    path("datasets/import/", dataset_import_views.dataset_import_page, name="dataset-import"),
+    path(
+        "datasets/import/jobs/<int:job_id>/",
+        dataset_import_views.dataset_import_job_page,
+        name="dataset-import-job",
+    ),
     path("review/<int:review_id>/", researcher_views.review_detail, name="review-detail"),
 ]

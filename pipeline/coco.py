@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import io
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+import numpy as np
 
 from pipeline.errors import InputError
-from pipeline.jsonio import decode_json, describe, require_int, require_object, require_str
+from pipeline.jsonio import (
+    CHUNK_BYTES,
+    INT64_MAX,
+    INT64_MIN,
+    LIST_START,
+    check_json_text,
+    check_text,
+    describe,
+    iter_object,
+    require_int,
+    require_object,
+    require_str,
+)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CocoImage:
     """One image record; optional COCO fields are None when absent."""
 
@@ -21,7 +38,7 @@ class CocoImage:
     height: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CocoCaption:
     """One caption; ``text`` is exactly as in the file (spaces and newlines kept)."""
 
@@ -43,62 +60,115 @@ class CocoCaptions:
     skipped_images: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    caption_count: int = 0
 
 
 def load_coco_captions(path: str | Path) -> CocoCaptions:
-    """Read and validate a COCO captions JSON file."""
+    """Read and validate a COCO captions JSON file, streaming it (memory stays well under
+    the file's size plus the parsed records)."""
     name = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            return read_coco_captions(fh, file=name)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
-    return parse_coco_captions(raw, file=name)
 
 
 def parse_coco_captions(raw: bytes | str, *, file: str) -> CocoCaptions:
     """Validate COCO captions JSON text; raise InputError on the first bad record."""
-    doc = decode_json(raw, file=file)
-    if not isinstance(doc, dict):
-        raise InputError(f"top level must be a JSON object, got {describe(doc)}", file=file)
-    info = doc.get("info", {})
-    if info is None:
-        info = {}
-    info = require_object(info, file=file, record=None, field="info")
-    image_rows = _require_list(doc, "images", file=file)
-    caption_rows = _require_list(doc, "annotations", file=file)
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    return read_coco_captions(io.BytesIO(raw), file=file)
 
-    images = [_parse_image(row, i, file=file) for i, row in enumerate(image_rows)]
+
+def read_coco_captions(fh: BinaryIO, *, file: str, chunk_bytes: int = CHUNK_BYTES) -> CocoCaptions:
+    """Validate a COCO captions file read from ``fh``; raise InputError on the first bad
+    record. Records are checked as they stream in; references between sections (which may
+    come in either order) once all are read."""
+    return _read(fh, file=file, chunk_bytes=chunk_bytes, keep_captions=True)
+
+
+def scan_coco_captions(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> CocoCaptions:
+    """Validate a file completely like ``load_coco_captions`` but keep no captions (their
+    ``captions`` list is empty; ``caption_count`` says how many): the first pass of a
+    two-pass import, whose memory is the images plus 16 bytes a caption."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            return _read(fh, file=name, chunk_bytes=chunk_bytes, keep_captions=False)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
+
+
+def iter_coco_captions(
+    path: str | Path, *, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[CocoCaption]:
+    """The captions of a file ``scan_coco_captions`` accepted, streamed again in file order."""
+    name = str(path)
+    with open(path, "rb") as fh:
+        for key, index, value in iter_object(
+            fh, file=name, streamed=_SECTIONS, chunk_bytes=chunk_bytes
+        ):
+            if key == "annotations" and index is not None and index >= 0:
+                yield _parse_caption(value, index, file=name)
+
+
+def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> CocoCaptions:
+    info: dict[str, Any] = {}
+    images: list[CocoImage] = []
+    captions: list[CocoCaption] = []
+    # Caption ids and their image ids in file order, 8 bytes each, checked once all are read.
+    caption_ids, caption_images = array("q"), array("q")
     position: dict[int, int] = {}
-    for i, image in enumerate(images):
-        if image.id in position:
-            raise InputError(
-                f"duplicate image id (also images[{position[image.id]}])",
-                file=file,
-                record=image.id,
-                field="id",
+    sections: set[str] = set()
+    for key, index, value in iter_object(
+        fh, file=file, streamed=_SECTIONS, chunk_bytes=chunk_bytes
+    ):
+        if key == "info":
+            info = (
+                {} if value is None else require_object(value, file=file, record=None, field="info")
             )
-        position[image.id] = i
+            check_json_text(info, file=file, record=None, field="info")
+        elif key in _SECTIONS and index is None:
+            raise InputError(f"must be a list, got {describe(value)}", file=file, field=key)
+        elif index == LIST_START:
+            sections.add(key)
+        elif key == "images":
+            assert index is not None
+            image = _parse_image(value, index, file=file)
+            if image.id in position:
+                raise InputError(
+                    f"duplicate image id (also images[{position[image.id]}])",
+                    file=file,
+                    record=image.id,
+                    field="id",
+                )
+            position[image.id] = index
+            images.append(image)
+        elif key == "annotations":
+            assert index is not None
+            caption = _parse_caption(value, index, file=file)
+            caption_ids.append(caption.id)
+            caption_images.append(caption.image_id)
+            if keep_captions:
+                captions.append(caption)
+    for key in ("images", "annotations"):
+        if key not in sections:
+            raise InputError("missing", file=file, field=key)
 
-    captions = [_parse_caption(row, i, file=file) for i, row in enumerate(caption_rows)]
-    seen_captions: dict[int, int] = {}
-    captioned: set[int] = set()
-    for i, caption in enumerate(captions):
-        if caption.id in seen_captions:
-            raise InputError(
-                f"duplicate caption id (also annotations[{seen_captions[caption.id]}])",
-                file=file,
-                record=caption.id,
-                field="id",
-            )
-        seen_captions[caption.id] = i
-        if caption.image_id not in position:
-            raise InputError(
-                f"caption refers to unknown image {caption.image_id}",
-                file=file,
-                record=caption.id,
-                field="image_id",
-            )
-        captioned.add(caption.image_id)
+    ids = np.frombuffer(caption_ids, dtype=np.int64)
+    _check_unique_captions(ids, file=file)
+    image_ids = np.frombuffer(caption_images, dtype=np.int64)
+    known = np.isin(image_ids, np.fromiter(position, dtype=np.int64, count=len(position)))
+    if not known.all():
+        first = int(np.argmin(known))
+        raise InputError(
+            f"caption refers to unknown image {int(image_ids[first])}",
+            file=file,
+            record=int(ids[first]),
+            field="image_id",
+        )
+    captioned = set(np.unique(image_ids).tolist())
 
     kept = [image for image in images if image.id in captioned]
     skipped = [image.id for image in images if image.id not in captioned]
@@ -108,23 +178,43 @@ def parse_coco_captions(raw: bytes | str, *, file: str) -> CocoCaptions:
         if image.id not in captioned
     ]
     return CocoCaptions(
-        images=kept, captions=captions, skipped_images=skipped, warnings=warnings, info=info
+        images=kept,
+        captions=captions,
+        skipped_images=skipped,
+        warnings=warnings,
+        info=info,
+        caption_count=len(ids),
     )
 
 
-def _require_list(doc: dict[str, Any], key: str, *, file: str) -> list[Any]:
-    if key not in doc:
-        raise InputError("missing", file=file, field=key)
-    value = doc[key]
-    if not isinstance(value, list):
-        raise InputError(f"must be a list, got {describe(value)}", file=file, field=key)
-    return value
+def _check_unique_captions(ids: np.ndarray, *, file: str) -> None:
+    """Raise for the first caption (file order) whose id an earlier caption already has."""
+    order = np.argsort(ids, kind="stable")
+    ordered = ids[order]
+    repeated = ordered[1:] == ordered[:-1]
+    if not repeated.any():
+        return
+    later = order[1:][repeated]
+    at = int(np.argmin(later))
+    second = int(later[at])
+    first = int(np.flatnonzero(ids == ids[second])[0])
+    raise InputError(
+        f"duplicate caption id (also annotations[{first}])",
+        file=file,
+        record=int(ids[second]),
+        field="id",
+    )
+
+
+_SECTIONS = frozenset({"images", "annotations"})
+# What a database INTEGER column (width, height) holds.
+INT32_MAX = 2**31 - 1
 
 
 def _record_name(row: dict[str, Any], section: str, index: int) -> str | int:
     # Name a record by its id when it has a usable one, else by its position.
     value = row.get("id")
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX:
         return value
     return f"{section}[{index}]"
 
@@ -142,6 +232,8 @@ def _parse_image(row: Any, index: int, *, file: str) -> CocoImage:
             record=record,
             field="coco_url",
         )
+    if coco_url is not None:
+        check_text(coco_url, file=file, record=record, field="coco_url")
     return CocoImage(
         id=image_id,
         file_name=file_name,
@@ -155,8 +247,10 @@ def _optional_size(row: dict[str, Any], key: str, *, file: str, record: str | in
     if row.get(key) is None:
         return None
     value = require_int(row, key, file=file, record=record)
-    if value <= 0:
-        raise InputError(f"must be positive, got {value}", file=file, record=record, field=key)
+    if not 0 < value <= INT32_MAX:
+        raise InputError(
+            f"must be between 1 and {INT32_MAX}, got {value}", file=file, record=record, field=key
+        )
     return value
 
 

@@ -3,15 +3,18 @@ The core's operations are here; each flow adds its own in `annotation/flows/<flo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.shortcuts import get_object_or_404
 from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ServiceAPIView
 from annotation.models import Batch, Dataset, ImageSource, Job, Run, RunKind, Stage
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.datasets import dataset_import
+from annotation.services.dataset_jobs import dataset_import_start, dataset_upload_store
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.runs import run_create
 
@@ -37,29 +40,38 @@ class JobOutput(serializers.ModelSerializer):
 
 
 class DatasetImportApi(ServiceAPIView):
+    """Start importing a COCO captions file: a multipart upload (`file`) or a file already on
+    the server (`path`). Answers 202 with the job; poll /api/jobs/<id>/ for progress."""
+
+    parser_classes = [JSONParser, MultiPartParser]
+
     class InputSerializer(serializers.Serializer):
-        path = serializers.CharField()
-        name = serializers.CharField(required=False)
+        path = serializers.CharField(required=False, max_length=500)
+        file = serializers.FileField(required=False)
+        name = serializers.CharField(required=False, max_length=200)
         image_source = serializers.ChoiceField(
             choices=ImageSource.values, default=ImageSource.COCO_URL
         )
-        image_location = serializers.CharField(required=False, default="", allow_blank=True)
+        image_location = serializers.CharField(
+            required=False, default="", allow_blank=True, max_length=500
+        )
 
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField(source="dataset.pk")
-        name = serializers.CharField(source="dataset.name")
-        created = serializers.BooleanField()
-        images = serializers.IntegerField()
-        captions = serializers.IntegerField()
-        skipped_images = serializers.ListField(child=serializers.IntegerField())
-        warnings = serializers.ListField(child=serializers.CharField())
+        def validate(self, attrs: dict) -> dict:
+            if ("path" in attrs) == ("file" in attrs):
+                raise serializers.ValidationError("give exactly one of 'file' (upload) or 'path'")
+            return attrs
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = dataset_import(**data.validated_data)
-        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(self.OutputSerializer(result).data, status=code)
+        options = dict(data.validated_data)
+        upload = options.pop("file", None)
+        if upload is not None:
+            options.setdefault("name", Path(upload.name or "upload").stem)
+            options["path"] = dataset_upload_store(upload=upload)
+        job = dataset_import_start(**options)
+        body = {**JobOutput(job).data, "url": f"/api/jobs/{job.pk}/"}
+        return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
 class RunCreateApi(ServiceAPIView):

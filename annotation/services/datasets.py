@@ -8,9 +8,12 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation.models import Caption, Dataset, Image, ImageSource
-from pipeline.coco import CocoCaptions, parse_coco_captions
+from annotation.models import Dataset, Image, ImageSource
+from annotation.services.dataset_rows import dataset_rows_write
+from annotation.services.jobs import Progress
+from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
 from pipeline.errors import InputError
+from pipeline.jsonio import check_text
 
 
 @dataclass
@@ -56,31 +59,84 @@ def _check_image_source(
         )
 
 
+def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
+    """Refuse what the columns cannot hold, before anything is written."""
+    for option, (model, column) in _OPTION_COLUMNS.items():
+        limit = model._meta.get_field(column).max_length
+        check_text(values[option], file=file, record=None, field=option)
+        if limit is not None and len(values[option]) > limit:
+            raise InputError(
+                f"longer than {limit} characters ({len(values[option])})", file=file, field=option
+            )
+    for column in ("file_name", "coco_url"):
+        limit = Image._meta.get_field(column).max_length
+        assert limit is not None
+        for image in parsed.images:
+            value = getattr(image, column) or ""
+            if len(value) > limit:
+                raise InputError(
+                    f"longer than {limit} characters ({len(value)})",
+                    file=file,
+                    record=image.id,
+                    field=column,
+                )
+
+
+# The options a user gives that land in a column: (model, column).
+_OPTION_COLUMNS = {
+    "name": (Dataset, "name"),
+    "path": (Dataset, "source_file"),
+    "image_location": (Dataset, "image_location"),
+}
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _report(progress: Progress | None, percent: float, message: str) -> None:
+    if progress is not None:
+        progress(percent, message)
+
+
 def dataset_import(
     *,
     path: str | Path,
     image_source: str = ImageSource.COCO_URL,
     image_location: str = "",
     name: str | None = None,
+    progress: Progress | None = None,
 ) -> DatasetImportResult:
     """Validate a COCO captions file completely, then write it in one transaction.
 
-    Re-importing the same file (same name, same checksum) changes nothing.
+    The file is streamed (peak memory is the parsed records, not the JSON tree); rows are
+    written with COPY on PostgreSQL and large batched INSERTs elsewhere. Re-importing the
+    same file (same name, same checksum) changes nothing.
     """
     path = Path(path)
     file = str(path)
+    _report(progress, 0.0, "checking the file")
     try:
-        raw = path.read_bytes()
+        checksum = _sha256(path)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=file) from exc
-    checksum = hashlib.sha256(raw).hexdigest()
-    parsed = parse_coco_captions(raw, file=file)
+    # First pass: validate everything, keeping images but not captions (memory).
+    parsed = scan_coco_captions(path)
+    _report(
+        progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
+    )
     if image_source == ImageSource.LOCAL_DIR:
         image_location = str(Path(image_location).resolve())
     _check_image_source(
         parsed=parsed, file=file, image_source=image_source, image_location=image_location
     )
     name = name or path.stem
+    _check_lengths(
+        parsed=parsed,
+        file=file,
+        values={"name": name, "path": file, "image_location": image_location},
+    )
 
     existing = Dataset.objects.filter(name=name).first()
     if existing is not None:
@@ -109,33 +165,18 @@ def dataset_import(
             image_location=image_location,
             info=parsed.info,
         )
-        Image.objects.bulk_create(
-            [
-                Image(
-                    dataset=dataset,
-                    coco_id=im.id,
-                    file_name=im.file_name,
-                    coco_url=im.coco_url or "",
-                    width=im.width,
-                    height=im.height,
-                )
-                for im in parsed.images
-            ],
-            batch_size=5000,
-        )
-        pk_by_coco = dict(dataset.images.values_list("coco_id", "pk"))
-        Caption.objects.bulk_create(
-            [
-                Caption(dataset=dataset, image_id=pk_by_coco[c.image_id], coco_id=c.id, text=c.text)
-                for c in parsed.captions
-            ],
-            batch_size=5000,
+        # Second pass: the captions stream from the file again into COPY.
+        images, captions = dataset_rows_write(
+            dataset=dataset,
+            parsed=parsed,
+            captions=iter_coco_captions(path),
+            progress=progress,
         )
     return DatasetImportResult(
         dataset=dataset,
         created=True,
-        images=len(parsed.images),
-        captions=len(parsed.captions),
+        images=images,
+        captions=captions,
         skipped_images=parsed.skipped_images,
         warnings=parsed.warnings,
     )

@@ -1,11 +1,14 @@
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Caption, Dataset, Image
+from annotation.models import Caption, Dataset, Image, Job, JobState
 from annotation.services.datasets import dataset_import
 from pipeline.errors import InputError
+from tests.annotation.test_browser import browser  # noqa: F401  (fixture)
+from tests.annotation.test_celery_worker import worker  # noqa: F401  (fixture)
 from tests.factories import coco_document, write_coco
 
 pytestmark = pytest.mark.django_db
@@ -111,25 +114,232 @@ def test_command_and_api(tmp_path, admin_client, capsys):
         doc["annotations"][0]["image_id"] = 1
         call_command("import_coco", str(write_coco(tmp_path / "bad.json", doc)))
 
-    api_path = write_coco(tmp_path / "api.json")
-    response = admin_client.post(
-        "/api/datasets/import/", {"path": str(api_path)}, content_type="application/json"
+
+def _upload(admin_client, path, **options):
+    with open(path, "rb") as fh:
+        return admin_client.post("/api/datasets/import/", {"file": fh, **options})
+
+
+def test_api_upload_is_stored_then_imported_by_a_job(
+    tmp_path, admin_client, settings, run_on_commit
+):
+    path = write_coco(tmp_path / "api.json")
+    response = run_on_commit(_upload, admin_client, path)
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.state == JobState.SUCCEEDED and job.progress == 100.0
+    assert job.result["images"] == 6 and job.result["captions"] == 30
+    stored = Path(job.params["path"])
+    assert stored.is_relative_to(settings.MEDIA_ROOT) and stored.read_bytes() == path.read_bytes()
+    dataset = Dataset.objects.get(name="api")
+    assert (dataset.images.count(), dataset.captions.count()) == (6, 30)
+    polled = admin_client.get(response.json()["url"]).json()
+    assert polled["state"] == "succeeded" and polled["result"]["dataset"] == dataset.pk
+
+    again = run_on_commit(_upload, admin_client, path)
+    assert Job.objects.get(pk=again.json()["id"]).result["created"] is False
+    assert Image.objects.count() == 6
+
+
+def test_api_bad_upload_fails_the_job_naming_the_field(tmp_path, admin_client, run_on_commit):
+    doc = coco_document()
+    doc["annotations"][4]["caption"] = "PLACEHOLDER"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc).replace("PLACEHOLDER", "a\\u0000b"))
+    response = run_on_commit(_upload, admin_client, bad)
+    assert response.status_code == 202
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.state == JobState.FAILED and "NUL" in job.error
+    assert job.result["field"] == "caption" and job.result["record"] == 1004
+    assert _nothing_written()
+
+
+def test_api_path_import_and_option_errors(tmp_path, admin_client, run_on_commit):
+    path = write_coco(tmp_path / "server.json")
+    response = run_on_commit(
+        admin_client.post,
+        "/api/datasets/import/",
+        {"path": str(path), "image_source": "url_prefix", "image_location": "https://img/"},
+        content_type="application/json",
     )
-    assert response.status_code == 201, response.content
-    assert response.json()["images"] == 6
-    again = admin_client.post(
-        "/api/datasets/import/", {"path": str(api_path)}, content_type="application/json"
+    assert response.status_code == 202
+    assert Job.objects.get(pk=response.json()["id"]).state == JobState.SUCCEEDED
+    missing = admin_client.post(
+        "/api/datasets/import/",
+        {"path": str(tmp_path / "nope.json")},
+        content_type="application/json",
     )
-    assert again.status_code == 200 and again.json()["created"] is False
-    bad = tmp_path / "bad2.json"
-    bad.write_text(json.dumps({"images": []}))
-    response = admin_client.post(
-        "/api/datasets/import/", {"path": str(bad)}, content_type="application/json"
-    )
-    assert response.status_code == 400
-    assert response.json()["field"] == "annotations" and response.json()["file"] == str(bad)
+    assert missing.status_code == 400 and missing.json()["field"] == "path"
+    neither = admin_client.post("/api/datasets/import/", {}, content_type="application/json")
+    assert neither.status_code == 400
 
 
 def test_api_requires_admin(client, tmp_path):
     response = client.post("/api/datasets/import/", {"path": "x"}, content_type="application/json")
     assert response.status_code in (401, 403)
+
+
+def _nothing_written() -> bool:
+    return not (Dataset.objects.exists() or Image.objects.exists() or Caption.objects.exists())
+
+
+@pytest.mark.parametrize(("column", "limit"), [("file_name", 300), ("coco_url", 500)])
+def test_over_long_image_text_is_refused_before_writing(tmp_path, column, limit):
+    doc = coco_document()
+    doc["images"][2][column] = "x" * (limit + 1)
+    path = write_coco(tmp_path / "long.json", doc)
+    with pytest.raises(InputError, match=f"longer than {limit}") as err:
+        dataset_import(path=path)
+    assert (err.value.file, err.value.record, err.value.field) == (str(path), 102, column)
+    assert _nothing_written()
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"name": "n" * 201}, "name"),
+        ({"name": "a\x00b"}, "name"),
+        ({"image_source": "url_prefix", "image_location": "/" + "p" * 500}, "image_location"),
+    ],
+    ids=["long-name", "nul-name", "long-location"],
+)
+def test_bad_options_are_refused_before_writing(tmp_path, options, field):
+    path = write_coco(tmp_path / "x.json")
+    with pytest.raises(InputError) as err:
+        dataset_import(path=path, **options)
+    assert err.value.field == field and err.value.file == str(path)
+    assert _nothing_written()
+
+
+def test_bad_value_late_in_the_file_writes_nothing(tmp_path):
+    doc = coco_document()
+    doc["annotations"][-1]["id"] = 2**63
+    path = write_coco(tmp_path / "late.json", doc)
+    with pytest.raises(InputError, match="64-bit") as err:
+        dataset_import(path=path)
+    assert err.value.field == "id"
+    assert _nothing_written()
+
+
+def test_counts_are_rows_in_the_database_and_progress_is_reported(tmp_path):
+    reports = []
+    path = write_coco(tmp_path / "x.json", coco_document(extra_images=1))
+    result = dataset_import(path=path, progress=lambda p, m: reports.append((p, m)))
+    assert (
+        (result.images, result.captions)
+        == (
+            Image.objects.filter(dataset=result.dataset).count(),
+            Caption.objects.filter(dataset=result.dataset).count(),
+        )
+        == (6, 30)
+    )
+    percents = [p for p, _ in reports]
+    assert percents == sorted(percents) and percents[0] == 0.0 and len(percents) >= 3
+
+
+def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
+    # The batched-INSERT writer is what SQLite uses; run it here so both writers are checked.
+    from annotation.services import dataset_rows
+    from pipeline.coco import load_coco_captions
+
+    path = write_coco(tmp_path / "x.json")
+    copied = dataset_import(path=path, name="copied")
+    parsed = load_coco_captions(path)
+    inserted = Dataset.objects.create(name="inserted", checksum="x", image_source="coco_url")
+    rows = dataset_rows._insert(
+        Image,
+        ["dataset", "coco_id", "file_name", "coco_url", "width", "height"],
+        ((inserted.pk, im.id, im.file_name, im.coco_url or "", im.width, im.height)
+         for im in parsed.images),
+    )  # fmt: skip
+    assert rows == copied.images == 6
+
+    def rows_of(dataset):
+        return sorted(dataset.images.values_list("coco_id", "file_name", "coco_url", "width"))
+
+    assert rows_of(inserted) == rows_of(copied.dataset)
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_import_job_runs_on_a_real_worker(worker, tmp_path):  # noqa: F811
+    import time
+
+    from annotation.services.dataset_jobs import dataset_import_start
+
+    path = write_coco(tmp_path / "worker.json", coco_document(extra_images=1))
+    job = dataset_import_start(path=path)  # autocommit: the task is sent now
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.state in (JobState.SUCCEEDED, JobState.FAILED):
+            break
+        time.sleep(0.2)
+    assert job.state == JobState.SUCCEEDED, (job.error, worker[1].read_text())
+    assert job.result["images"] == Image.objects.filter(dataset__name="worker").count() == 6
+    assert job.result["skipped_images"] == [900]
+
+
+def test_import_page_is_for_staff_only(client, tmp_path):
+    response = client.get("/datasets/import/")
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_import_page_refuses_bad_options_before_starting_a_job(admin_client, tmp_path):
+    path = write_coco(tmp_path / "x.json")
+    with open(path, "rb") as fh:
+        response = admin_client.post(
+            "/datasets/import/", {"file": fh, "image_source": "local_dir", "image_location": ""}
+        )
+    # local_dir needs a folder that exists: the job fails and says which option.
+    job = Job.objects.get()
+    assert response.status_code == 302 and job.state in (JobState.PENDING, JobState.FAILED)
+    with open(path, "rb") as fh:
+        response = admin_client.post(
+            "/datasets/import/", {"file": fh, "image_source": "nope", "name": "n" * 300}
+        )
+    assert response.status_code == 400 and Job.objects.count() == 1
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_import_page_uploads_and_follows_the_job_in_the_browser(
+    browser,  # noqa: F811
+    live_server,
+    tmp_path,
+    django_user_model,
+):
+    from django.conf import settings as django_settings
+    from django.test import Client
+
+    admin = django_user_model.objects.create_superuser("boss", "boss@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value
+    context = browser.new_context()
+    context.add_cookies(
+        [{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
+    page = context.new_page()
+    try:
+        good = write_coco(tmp_path / "browser.json", coco_document(extra_images=1))
+        page.goto(f"{live_server.url}/datasets/import/")
+        page.set_input_files("input[name=file]", str(good))
+        page.click("#import")
+        page.wait_for_selector("#state:text('succeeded')", timeout=30_000)
+        assert "6 images, 30 captions" in page.inner_text("#message")
+        assert "has no captions" in page.inner_text("#warnings")
+        assert Caption.objects.filter(dataset__name="browser").count() == 30
+
+        doc = coco_document()
+        doc["annotations"][2]["id"] = 2**64
+        bad = write_coco(tmp_path / "bad.json", doc)
+        page.goto(f"{live_server.url}/datasets/import/")
+        page.set_input_files("input[name=file]", str(bad))
+        page.click("#import")
+        page.wait_for_selector("#state:text('failed')", timeout=30_000)
+        error = page.inner_text("#job-error")
+        assert "record annotations[2]" in error and "field 'id'" in error and "64-bit" in error
+        assert not Dataset.objects.filter(name="bad").exists()
+    finally:
+        context.close()

@@ -228,3 +228,131 @@ def test_load_missing_file(tmp_path: Any) -> None:
     with pytest.raises(InputError) as info:
         load_coco_captions(path)
     assert info.value.file == str(path)
+
+
+# --- Streaming reader: same result whatever the chunking, and bad values named. ---
+
+
+def test_streaming_matches_whole_file_parse_at_any_chunk_size() -> None:
+    import io
+
+    from pipeline.coco import read_coco_captions
+
+    raw = COCO_SAMPLE.read_bytes()
+    doc = json.loads(raw)
+    for chunk in (1, 7, 4096):
+        result = read_coco_captions(io.BytesIO(raw), file=FILE, chunk_bytes=chunk)
+        assert [c.text for c in result.captions] == [a["caption"] for a in doc["annotations"]]
+        assert [c.id for c in result.captions] == [a["id"] for a in doc["annotations"]]
+        assert result.info == doc["info"]
+        assert len(result.images) + len(result.skipped_images) == len(doc["images"])
+
+
+def test_error_position_is_right_when_the_file_is_read_in_small_chunks() -> None:
+    import io
+
+    from pipeline.coco import read_coco_captions
+
+    text = '{"images": [\n  {"id": 1, "file_name": "a.jpg"},\n  {"id": 2,}\n]}'
+    with pytest.raises(InputError) as info:
+        read_coco_captions(io.BytesIO(text.encode()), file=FILE, chunk_bytes=3)
+    assert "line 3, column 12" in str(info.value)
+
+
+def test_captions_before_images_are_accepted() -> None:
+    doc = valid_doc()
+    reordered = {"annotations": doc["annotations"], "images": doc["images"]}
+    assert [c.id for c in parse(reordered).captions] == [5, 2, 9]
+
+
+def test_duplicate_top_level_key_is_refused() -> None:
+    text = '{"images": [], "annotations": [], "images": []}'
+    with pytest.raises(InputError, match="duplicate key") as info:
+        parse_coco_captions(text, file=FILE)
+    assert info.value.field == "images"
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
+@pytest.mark.parametrize(
+    ("section", "index", "key"),
+    [("images", 1, "id"), ("annotations", 1, "id"), ("annotations", 1, "image_id")],
+)
+def test_ids_outside_64_bits_are_refused(section: str, index: int, key: str, value: int) -> None:
+    doc = valid_doc()
+    doc[section][index][key] = value
+    error = error_for(doc)
+    assert error.field == key and "64-bit" in error.message
+
+
+@pytest.mark.parametrize("key", ["width", "height"])
+def test_sizes_outside_32_bits_are_refused(key: str) -> None:
+    error = error_for(with_image(**{key: 2**31}))
+    assert (error.record, error.field) == (10, key)
+
+
+# JSON escapes that decode to text PostgreSQL cannot store.
+BAD_TEXT = {"lone-surrogate": "\\ud800x", "nul": "a\\u0000b"}
+
+
+@pytest.mark.parametrize("escape", BAD_TEXT.values(), ids=BAD_TEXT.keys())
+@pytest.mark.parametrize(
+    ("section", "index", "key", "record"),
+    [
+        ("annotations", 0, "caption", 5),
+        ("images", 0, "file_name", 30),
+        ("images", 0, "coco_url", 30),
+    ],
+)
+def test_text_a_database_cannot_store_is_refused(
+    escape: str, section: str, index: int, key: str, record: int
+) -> None:
+    doc = valid_doc()
+    doc[section][index][key] = "PLACEHOLDER"
+    text = json.dumps(doc).replace("PLACEHOLDER", escape)
+    with pytest.raises(InputError) as info:
+        parse_coco_captions(text, file=FILE)
+    assert (info.value.file, info.value.record, info.value.field) == (FILE, record, key)
+
+
+@pytest.mark.parametrize("escape", BAD_TEXT.values(), ids=BAD_TEXT.keys())
+def test_bad_text_in_info_is_refused(escape: str) -> None:
+    text = json.dumps(valid_doc()).replace('"test"', f'"{escape}"')
+    with pytest.raises(InputError) as info:
+        parse_coco_captions(text, file=FILE)
+    assert info.value.field == "info"
+
+
+@pytest.mark.parametrize("where", ["info", "record"])
+def test_json_nested_5000_deep_is_a_clear_error(where: str) -> None:
+    deep = "[" * 5000 + "]" * 5000
+    doc = json.dumps(valid_doc())
+    if where == "info":
+        text = doc.replace('"test"', deep)
+    else:
+        text = doc.replace('"caption": "A cat. "', f'"caption": "A cat. ", "x": {deep}')
+    with pytest.raises(InputError, match="nested") as info:
+        parse_coco_captions(text, file=FILE)
+    assert info.value.record == ("info" if where == "info" else "annotations[0]")
+
+
+def test_number_too_large_for_a_float_is_refused() -> None:
+    text = json.dumps(valid_doc()).replace('"test"', "1e400")
+    with pytest.raises(InputError, match="out of range"):
+        parse_coco_captions(text, file=FILE)
+
+
+def test_third_copy_of_a_caption_id_names_the_first() -> None:
+    doc = valid_doc()
+    doc["annotations"] += [{"id": 2, "image_id": 10, "caption": "x"}] * 2
+    error = error_for(doc)
+    assert (error.record, error.field) == (2, "id") and "annotations[1]" in error.message
+
+
+def test_scan_keeps_no_captions_and_iter_streams_them_again(tmp_path: Any) -> None:
+    from pipeline.coco import iter_coco_captions, scan_coco_captions
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(valid_doc()))
+    scanned = scan_coco_captions(path)
+    assert scanned.captions == [] and scanned.caption_count == 3
+    assert [c.id for c in iter_coco_captions(path)] == [5, 2, 9]

@@ -1,0 +1,51 @@
+"""The staff page that starts a COCO import: the upload is stored, a job imports it, and a
+status page follows the job's progress."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotation.models import ImageSource, Job, JobState
+from annotation.services.dataset_jobs import JOB_NAME, dataset_import_start, dataset_upload_store
+from pipeline.errors import InputError
+
+
+class DatasetImportForm(forms.Form):
+    file = forms.FileField(help_text="COCO captions JSON (captions_*.json layout)")
+    name = forms.CharField(
+        max_length=200, required=False, help_text="default: the file name without .json"
+    )
+    image_source = forms.ChoiceField(choices=ImageSource.choices, initial=ImageSource.COCO_URL)
+    image_location = forms.CharField(
+        max_length=500, required=False, help_text="URL prefix or local folder, if chosen"
+    )
+
+
+@staff_member_required
+def dataset_import_page(request: HttpRequest) -> HttpResponse:
+    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            job = dataset_import_start(
+                path=dataset_upload_store(upload=upload),
+                name=form.cleaned_data["name"] or None,
+                image_source=form.cleaned_data["image_source"],
+                image_location=form.cleaned_data["image_location"],
+            )
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("dataset-import-job", job_id=job.pk)
+    status = 400 if form.errors else 200
+    return render(request, "annotation/dataset_import.html", {"form": form}, status=status)
+
+
+@staff_member_required
+def dataset_import_job_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id, name=JOB_NAME)
+    busy = job.state in (JobState.PENDING, JobState.RUNNING)
+    return render(request, "annotation/dataset_import_job.html", {"job": job, "busy": busy})

@@ -1,0 +1,106 @@
+"""Imports as background jobs: the file (uploaded or on the server) is stored first, then a
+Celery task validates and writes it while the Job row reports progress."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from annotation.models import ImageSource, Job
+from annotation.services.datasets import dataset_import
+from annotation.services.events import event_record
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finished_result,
+    job_progress,
+    job_start,
+    job_succeed,
+)
+from pipeline.errors import InputError
+
+JOB_NAME = "dataset.import"
+
+
+def dataset_upload_store(*, upload: UploadedFile) -> Path:
+    """Copy an upload (Django has already spooled a large one to a temporary file) under
+    MEDIA_ROOT/imports/, chunk by chunk; the stored name keeps a safe form of the original."""
+    stem = Path(upload.name or "upload").stem
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:100].strip("._") or "upload"
+    folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{safe}.json"
+    with path.open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    return path
+
+
+def dataset_import_start(
+    *,
+    path: str | Path,
+    name: str | None = None,
+    image_source: str = ImageSource.COCO_URL,
+    image_location: str = "",
+) -> Job:
+    """Record and enqueue an import job for a file already on this server."""
+    from annotation import tasks
+
+    if not Path(path).is_file():
+        raise InputError("no such file on the server", file=str(path), field="path")
+    params = {
+        "path": str(path),
+        "name": name or Path(path).stem,
+        "image_source": image_source,
+        "image_location": image_location,
+    }
+    with transaction.atomic():
+        job = job_create(name=JOB_NAME, params=params)
+        event_record(action="dataset.import_requested", data={"job": job.pk, **params})
+        transaction.on_commit(lambda: tasks.dataset_import.delay(job.pk))
+    return job
+
+
+def dataset_import_job(*, job_id: int) -> None:
+    """The import task's body. A bad file fails the job with the error naming file, record
+    and field (retrying cannot help); a redelivered finished job does nothing."""
+    if job_finished_result(job_id=job_id) is not None:
+        return
+    job = job_start(job_id=job_id, message="importing")
+    params = job.params
+    try:
+        result = dataset_import(
+            path=params["path"],
+            name=params["name"],
+            image_source=params["image_source"],
+            image_location=params["image_location"],
+            progress=lambda pct, msg: job_progress(job_id=job_id, progress=pct, message=msg),
+        )
+    except InputError as exc:
+        job_fail(job_id=job_id, error=str(exc))
+        Job.objects.filter(pk=job_id).update(
+            result={"file": exc.file, "record": exc.record, "field": exc.field}
+        )
+        return
+    summary = {
+        "dataset": result.dataset.pk,
+        "name": result.dataset.name,
+        "created": result.created,
+        "images": result.images,
+        "captions": result.captions,
+        "skipped_images": result.skipped_images,
+        "warnings": result.warnings[:100],
+    }
+    if result.created:
+        event_record(action="dataset.imported", data={"job": job_id, **summary, "warnings": []})
+    verb = "imported" if result.created else "already imported, nothing changed:"
+    job_succeed(
+        job_id=job_id,
+        result=summary,
+        message=f"{verb} {result.images} images, {result.captions} captions",
+    )

@@ -1,0 +1,220 @@
+"""COCO captions import: the app's import (stream, validate, COPY) against a bare COPY.
+
+Writes synthetic COCO-shaped files the size of captions_val2014.json (40,504 images,
+202,520 captions) and N times larger, then for each measures, each in a fresh interpreter:
+
+- app: `dataset_import` (streamed parse, full validation, COPY in one transaction);
+- bare COPY: `json.load` of the file, then psycopg 3 COPY of the same rows into the same
+  tables (seconds are the COPY alone; peak memory includes the json.load).
+
+Prints the median seconds and the peak RSS of each. Needs PostgreSQL (COPY):
+
+    .venv/bin/python benchmarks/import_coco.py --database-url postgres://postgres@127.0.0.1:5432/postgres \
+        [--repeats 3] [--scales 1,5]
+
+A database named crowdvl_bench_import is created on that server and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import fmt_mb, in_subprocess, peak_rss  # noqa: E402
+
+DB = "crowdvl_bench_import"
+VAL2014_IMAGES, CAPTIONS_PER_IMAGE = 40504, 5
+
+
+def write_synthetic(path: Path, *, images: int, seed: int = 0) -> None:
+    """A COCO-shaped file written record by record (the generator never holds it whole)."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(5000)]
+    with path.open("w") as fh:
+        fh.write('{"info": {"description": "synthetic"}, "licenses": [], "images": [')
+        for i in range(1, images + 1):
+            image = {
+                "id": i,
+                "file_name": f"COCO_val2014_{i:012d}.jpg",
+                "coco_url": f"http://images.cocodataset.org/val2014/COCO_val2014_{i:012d}.jpg",
+                "width": 640,
+                "height": 480,
+                "date_captured": "2013-11-14 16:28:13",
+                "license": 3,
+            }
+            fh.write(("," if i > 1 else "") + json.dumps(image))
+        fh.write('], "annotations": [')
+        cid = 0
+        for i in range(1, images + 1):
+            for _ in range(CAPTIONS_PER_IMAGE):
+                cid += 1
+                text = "A " + " ".join(rng.choices(words, k=9)) + " on a table."
+                row = {"image_id": i, "id": cid, "caption": text}
+                fh.write(("," if cid > 1 else "") + json.dumps(row))
+        fh.write("]}")
+
+
+def _django(url: str) -> None:
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def child_app(url: str, path: str) -> dict:
+    _django(url)
+    from annotation.services.datasets import dataset_import
+
+    base = current_rss()
+    t = time.perf_counter()
+    result = dataset_import(path=path, image_source="coco_url")
+    return {
+        "seconds": time.perf_counter() - t,
+        "peak": peak_rss(),
+        "base": base,
+        "rows": result.images + result.captions,
+    }
+
+
+def child_copy(url: str, path: str) -> dict:
+    import psycopg
+
+    base = current_rss()
+    with open(path, "rb") as fh:
+        doc = json.load(fh)
+    images = [
+        (im["id"], im["file_name"], im["coco_url"], im["width"], im["height"])
+        for im in doc["images"]
+    ]
+    captions = [(c["id"], c["image_id"], c["caption"]) for c in doc["annotations"]]
+    del doc
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        t = time.perf_counter()
+        cur.execute(
+            "INSERT INTO annotation_dataset (name, source_file, checksum, image_source, "
+            "image_location, info, created_at) VALUES ('bare', '', '', 'coco_url', '', '{}', now())"
+            " RETURNING id"
+        )
+        (dataset,) = cur.fetchone()  # type: ignore[misc]
+        with cur.copy(
+            "COPY annotation_image (dataset_id, coco_id, file_name, coco_url, width, height)"
+            " FROM STDIN"
+        ) as copy:
+            for row in images:
+                copy.write_row((dataset, *row))
+        cur.execute("SELECT coco_id, id FROM annotation_image WHERE dataset_id = %s", [dataset])
+        pk = dict(cur.fetchall())
+        with cur.copy(
+            "COPY annotation_caption (dataset_id, coco_id, image_id, text) FROM STDIN"
+        ) as copy:
+            for cid, image_id, text in captions:
+                copy.write_row((dataset, cid, pk[image_id], text))
+        conn.commit()
+        seconds = time.perf_counter() - t
+    return {
+        "seconds": seconds,
+        "peak": peak_rss(),
+        "base": base,
+        "rows": len(images) + len(captions),
+    }
+
+
+def current_rss() -> int:
+    """Resident set size now, in bytes: what the interpreter and its imports already use."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+CHILDREN = {"app": child_app, "copy": child_copy}
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        name, url, path = sys.argv[2:5]
+        print(json.dumps(CHILDREN[name](url, path)))
+        return
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", required=True, help="any database on the server")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scales", default="1,5", help="multiples of val2014's size")
+    args = parser.parse_args()
+
+    import psycopg
+
+    base = args.database_url.rsplit("/", 1)[0]
+    url = f"{base}/{DB}"
+    with psycopg.connect(args.database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+        conn.execute(f"CREATE DATABASE {DB}")
+    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-import-"))
+    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ.pop("CELERY_BROKER_URL", None)
+    _django(url)
+    from django.core.management import call_command
+    from django.db import connections
+
+    call_command("migrate", verbosity=0)
+    connections.close_all()
+
+    def truncate() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "TRUNCATE annotation_caption, annotation_image, annotation_dataset CASCADE"
+            )
+
+    rows = []
+    try:
+        for scale in (int(s) for s in args.scales.split(",")):
+            images = VAL2014_IMAGES * scale
+            path = tmp / f"synthetic_x{scale}.json"
+            write_synthetic(path, images=images)
+            size = path.stat().st_size
+            for name in ("app", "copy"):
+                runs = []
+                for _ in range(args.repeats):
+                    truncate()
+                    runs.append(in_subprocess(__file__, name, [url, str(path)]))
+                expected = images * (1 + CAPTIONS_PER_IMAGE)
+                assert all(r["rows"] == expected for r in runs), runs
+                rows.append(
+                    (
+                        f"x{scale} ({images:,} img, {images * CAPTIONS_PER_IMAGE:,} cap)",
+                        size,
+                        "app import" if name == "app" else "bare COPY",
+                        statistics.median(r["seconds"] for r in runs),
+                        max(r["peak"] for r in runs),
+                        max(r["peak"] - r["base"] for r in runs),
+                    )
+                )
+            path.unlink()
+    finally:
+        with psycopg.connect(args.database_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+
+    print(f"\nCOCO import on PostgreSQL, median of {args.repeats}, each run in a fresh process")
+    print("(peak RSS: the whole process; growth: peak minus RSS before reading the file)")
+    print(
+        f"{'file':<34}{'MB':>7}  {'what':<12}{'median s':>10}{'peak RSS MB':>13}{'growth MB':>11}"
+    )
+    for label, size, what, seconds, peak, growth in rows:
+        print(
+            f"{label:<34}{fmt_mb(size):>7}  {what:<12}{seconds:>10.2f}"
+            f"{fmt_mb(peak):>13}{fmt_mb(growth):>11}"
+        )
+
+
+if __name__ == "__main__":
+    main()
