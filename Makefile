@@ -35,7 +35,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(PY) manage.py makemigrations --check --dry-run
+	DJANGO_DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
 
 bench: $(STAMP)
 	$(PY) benchmarks/stage1_neighbours.py
