@@ -7,6 +7,7 @@ by its own service (`REMOTE`), which this module calls, never the other way roun
 from __future__ import annotations
 
 import random
+import secrets
 from decimal import Decimal
 from typing import Any
 
@@ -134,20 +135,22 @@ def batch_create(
             seed=seed,
             options=options or {},
         )
-        plans = task.plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
-        # Which side the positive is shown on is drawn here, on the server, and stays here.
-        sides = random.Random(f"{seed}:{batch.pk}:sides")
+        # What a worker could exploit (positions of gold items, which side the positive is
+        # on) comes from a secret source, never from the run's public seed or the ids; what
+        # was drawn is stored (questions, and the layout seed in the staff-only event log).
+        layout_seed = secrets.randbits(63)
+        plans = task.plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=layout_seed)
         hits = Hit.objects.bulk_create([Hit(batch=batch, position=i) for i in range(len(plans))])
+        placed = [
+            (hit, position, item)
+            for hit, plan in zip(hits, plans, strict=True)
+            for position, item in enumerate(plan)
+        ]
+        sides = _balanced_sides(len(placed)) if task.draws_sides else [False] * len(placed)
         Question.objects.bulk_create(
             [
-                Question(
-                    hit=hit,
-                    item=item,
-                    position=position,
-                    swapped=task.draws_sides and sides.random() < 0.5,
-                )
-                for hit, plan in zip(hits, plans, strict=True)
-                for position, item in enumerate(plan)
+                Question(hit=hit, item=item, position=position, swapped=swapped)
+                for (hit, position, item), swapped in zip(placed, sides, strict=True)
             ],
             batch_size=5000,
         )
@@ -155,9 +158,25 @@ def batch_create(
             action="batch.created",
             run=run,
             batch=batch,
-            data={"hits": len(hits), "items": len(items), "provider": provider},
+            data={
+                "hits": len(hits),
+                "items": len(items),
+                "provider": provider,
+                "layout_seed": layout_seed,
+            },
         )
     return batch
+
+
+def _balanced_sides(n: int) -> list[bool]:
+    """Half the positives on the right, in an order no one can predict (an odd one out is a
+    coin flip), so neither side is a better guess."""
+    draw = secrets.SystemRandom()
+    sides = [True] * (n // 2) + [False] * (n // 2)
+    if n % 2:
+        sides.append(draw.random() < 0.5)
+    draw.shuffle(sides)
+    return sides
 
 
 # The remote step of each provider whose HITs live elsewhere: (publish, sync).

@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 
 from annotation.errors import ServiceError
-from annotation.models import Batch, Hit, Question, Stage
+from annotation.models import Batch, Event, Hit, Question, Stage
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
@@ -77,3 +77,25 @@ def test_bad_batch_settings_write_nothing(paired_run, kwargs, field):
         batch_create(**args)
     assert err.value.field == field
     assert Batch.objects.count() == 0 and Hit.objects.count() == 0
+
+
+def test_hidden_layout_does_not_follow_the_public_seed(paired_run):
+    """Sides come from a secret source: the same public seed twice gives different sides,
+    always balanced between left and right; the drawn layout seed is kept for staff."""
+    selection_done_factory(paired_run)
+    layouts = []
+    for _ in range(8):
+        batch = batch_create(
+            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", seed=0
+        )
+        swapped = list(
+            Question.objects.filter(hit__batch=batch)
+            .order_by("item_id")
+            .values_list("swapped", flat=True)
+        )
+        assert len(swapped) >= 4 and abs(sum(swapped) - len(swapped) / 2) <= 0.5
+        layouts.append(tuple(swapped))
+        event = Event.objects.get(batch=batch, action="batch.created")
+        assert isinstance(event.data["layout_seed"], int)
+        Batch.objects.filter(pk=batch.pk).delete()  # its triples wait for the next batch
+    assert len(set(layouts)) > 1

@@ -32,6 +32,7 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
+from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -72,14 +73,14 @@ def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
 
     if run.kind != RunKind.ECCV:
         raise ServiceError(f"run {run.pk} is not an ECCV run")
-    if not eccv_judged_pairs(run=run).exists():
-        raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
     held = _open_reviews(run)
     if held and not allow_open_reviews:
         raise ServiceError(
             f"run {run.pk} has {len(held)} submission(s) waiting for review (/review/); "
             "decide them first, or export with --allow-open-reviews to leave them out"
         )
+    if not eccv_judged_pairs(run=run).exists():
+        raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
     with transaction.atomic():
         job = job_create(
             name="eccv.export", run=run, params={"allow_open_reviews": allow_open_reviews}
@@ -100,7 +101,10 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
         assert item.caption is not None
         answers = [
             {
-                "worker": a.assignment.worker.external_id,
+                "worker": worker_pseudonym(
+                    provider=a.assignment.worker.provider,
+                    external_id=a.assignment.worker.external_id,
+                ),
                 "answer": a.label,
                 "reasons": a.details.get("reasons", []),
                 "errors": a.details.get("errors", []),

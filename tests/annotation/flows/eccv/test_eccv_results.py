@@ -40,6 +40,10 @@ def judged(proposed):
         )
     )
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0))
+    # The simulated judge reads word overlap, so a random gold negative can look positive to
+    # it: a reviewer approves what was held, as before an export.
+    for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
+        review_decide(review=review, approve=True)
     return proposed
 
 
@@ -264,6 +268,8 @@ def test_export_waits_for_open_reviews_or_lists_the_work_it_leaves_out(proposed,
     # Workers who get every gold item wrong: each submission is held for review.
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=0.0))
     held = Review.objects.filter(assignment__hit__batch=batch, status="open")
+    assert held.count() >= 2
+    review_decide(review=held.order_by("pk").first(), approve=True)  # some work counts
     assert held.exists()
     with pytest.raises(ServiceError, match="waiting for review"):
         eccv_export_start(run=proposed)
@@ -273,3 +279,16 @@ def test_export_waits_for_open_reviews_or_lists_the_work_it_leaves_out(proposed,
     manifest = json.loads((Path(job.result["path"]) / "manifest.json").read_text())
     listed = {row["assignment"] for row in manifest["excluded_open_reviews"]}
     assert listed == set(held.values_list("assignment_id", flat=True))
+
+
+def test_exports_name_workers_by_a_keyed_pseudonym_only(judged, run_on_commit):
+    export = export_of(judged, run_on_commit)
+    text = (Path(export.path) / "eccv_judged_pairs.jsonl").read_text()
+    raw_ids = set(
+        Assignment.objects.filter(hit__batch__run=judged).values_list(
+            "worker__external_id", flat=True
+        )
+    )
+    assert raw_ids and not any(raw in text for raw in raw_ids)
+    workers = {a["worker"] for line in text.splitlines() for a in json.loads(line)["answers"]}
+    assert len(workers) == len(raw_ids) and all(w.startswith("w-") for w in workers)
