@@ -49,6 +49,8 @@ class Flow:
     demo: Callable[[DemoContext], None] | None = None
     # A module with `urlpatterns`, included under /api/.
     api_urls: str | None = None
+    # Checks a run's config (defaults filled in) and returns it; InputError names the field.
+    check_config: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 _FLOWS: dict[str, Flow] = {}
@@ -70,6 +72,10 @@ def flow_register(flow: Flow) -> Flow:
 
 def flows() -> list[Flow]:
     return list(_FLOWS.values())
+
+
+def flow_for_kind(run_kind: str) -> Flow | None:
+    return next((f for f in _FLOWS.values() if f.run_kind == run_kind), None)
 
 
 def task_type_for(stage: str) -> TaskType:

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.http import Http404
 
 from annotation.errors import ServiceError
 from annotation.models import Job, JobState
@@ -21,6 +22,8 @@ class ServiceCommand(BaseCommand):
             return super().execute(*args, **options)
         except (InputError, ServiceError) as exc:
             raise CommandError(str(exc)) from exc
+        except Http404 as exc:  # get_object_or_404 with an id that does not exist
+            raise CommandError(str(exc).replace("matches the given query", "has that id")) from None
 
     def wait_for_job(self, job: Job, *, poll: float = 0.5, timeout: float = 24 * 3600) -> Job:
         """Show a job's progress until it ends; fail the command if the job failed."""

@@ -27,12 +27,12 @@ from annotation.models import (
     default_qualifications,
 )
 from annotation.services import mturk
+from annotation.services.checks import check_batch_counts, check_reward
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
-from pipeline.money import dollars
 
 QUALIFICATION_KEYS = {"min_approved_hits", "min_approval_percent", "locales", "custom"}
 COMPARATORS = {
@@ -104,9 +104,8 @@ def batch_create(
     task = task_type_for(stage)
     items_per_hit = items_per_hit or task.default_items_per_hit
     assignments_per_hit = assignments_per_hit or task.default_assignments
-    if items_per_hit < 1 or assignments_per_hit < 1:
-        raise InputError("must be >= 1", field="items_per_hit/assignments_per_hit")
-    value = dollars(reward, field="reward")
+    check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
+    value = check_reward(reward)
     rules = _check_qualifications(qualifications or {})
 
     with transaction.atomic():

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.errors import ServiceError
+from annotation.flows import flow_for_kind
 from annotation.models import Dataset, Run, RunKind, RunStatus
+from annotation.services.checks import check_name
 from annotation.services.events import event_record
 
 
@@ -18,7 +20,12 @@ def run_create(
 ) -> Run:
     if kind not in RunKind.values:
         raise ServiceError(f"unknown run kind {kind!r}; known: {', '.join(RunKind.values)}")
-    run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config or {})
+    check_name(name)
+    config = dict(config or {})
+    flow = flow_for_kind(kind)
+    if flow is not None and flow.check_config is not None:
+        config = flow.check_config(config)
+    run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config)
     event_record(action="run.created", run=run, data={"config": run.config})
     return run
 

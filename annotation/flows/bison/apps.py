@@ -11,6 +11,7 @@ class BisonConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.bison import demo, simulate
+        from annotation.flows.bison.selectors import bison_check_config
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, Stage
 
@@ -27,5 +28,6 @@ class BisonConfig(AppConfig):
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
                 api_urls="annotation.flows.bison.urls",
+                check_config=bison_check_config,
             )
         )

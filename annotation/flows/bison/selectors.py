@@ -7,13 +7,27 @@ from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet
 
+from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Item, ItemKind, Run, Stage
+from annotation.services.checks import SEED_RANGE, check_int
+from pipeline.errors import InputError
 
 DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
 
 
+def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A BISON run's settings: `verifiers` per triple (the paper: 2) and the public `seed`."""
+    config = {"verifiers": 2, "seed": 0, **config}
+    check_int(config, "verifiers", low=1, high=10)
+    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
+    return config
+
+
 def bison_required_verifiers(run: Run) -> int:
-    return int(run.config.get("verifiers", 2))
+    try:
+        return check_int({"verifiers": 2, **run.config}, "verifiers", low=1, high=10)
+    except InputError as exc:  # stored before settings were checked
+        raise ServiceError(f"run {run.pk} has a bad setting: {exc}") from None
 
 
 def _answers_in(stage: str, prefix: str = "questions__") -> Q:

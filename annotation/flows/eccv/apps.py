@@ -11,6 +11,7 @@ class EccvConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.eccv import demo, simulate
+        from annotation.flows.eccv.services.proposals import eccv_check_config
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, Stage
 
@@ -23,5 +24,6 @@ class EccvConfig(AppConfig):
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
                 api_urls="annotation.flows.eccv.urls",
+                check_config=eccv_check_config,
             )
         )

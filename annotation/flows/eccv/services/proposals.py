@@ -31,6 +31,7 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
+from annotation.services.checks import SEED_RANGE, check_int, check_number
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -82,11 +83,23 @@ def _workdir(run: Run) -> Path:
     return path
 
 
+def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
+    """An ECCV run's settings, each in its range (InputError names the field)."""
+    config = {**DEFAULTS, **config}
+    check_int(config, "image_queries", low=1, high=1_000_000)
+    check_int(config, "caption_queries", low=1, high=5_000_000)
+    check_int(config, "k", low=1, high=GOLD_DEPTH)
+    check_int(config, "models", low=1, high=50)
+    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
+    check_number(config, "cxc_threshold", low=0.0, high=5.0)
+    return config
+
+
 def eccv_run_create(
     *, dataset: Dataset, name: str = "", config: dict[str, Any] | None = None
 ) -> Run:
     """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
-    config = {**DEFAULTS, **(config or {})}
+    config = eccv_check_config({**DEFAULTS, **(config or {})})
     image_ids = list(dataset.images.values_list("coco_id", flat=True))
     caption_rows = list(
         Caption.objects.filter(dataset=dataset).values_list("coco_id", "image__coco_id")
@@ -529,7 +542,9 @@ def eccv_cxc_import(
         )
     chosen = [r for r in rows if r.score >= threshold]
     with transaction.atomic():
-        made = ExternalPositive.objects.bulk_create(
+        # bulk_create(ignore_conflicts) returns every object, written or not: count rows.
+        before = ExternalPositive.objects.filter(run=run, source="cxc").count()
+        ExternalPositive.objects.bulk_create(
             [
                 ExternalPositive(
                     run=run,
@@ -542,6 +557,7 @@ def eccv_cxc_import(
             ],
             ignore_conflicts=True,
         )
+        written = ExternalPositive.objects.filter(run=run, source="cxc").count() - before
         event_record(
             action="eccv.cxc_imported",
             run=run,
@@ -550,6 +566,7 @@ def eccv_cxc_import(
                 "threshold": threshold,
                 "rows": len(rows),
                 "positives": len(chosen),
+                "written": written,
             },
         )
-    return len(made)
+    return written

@@ -45,7 +45,10 @@ def test_queries_are_sampled_and_seeded(dataset):
     )
     assert len(a.config["query_captions"]) == 4
     with pytest.raises(InputError, match="larger than the gallery") as err:
-        eccv_run_create(dataset=dataset, config={"k": 50})
+        eccv_run_create(dataset=dataset, config={"k": 10})  # 6 images in the toy gallery
+    assert err.value.field == "k"
+    with pytest.raises(InputError, match="must be from 1 to 25") as err:
+        eccv_run_create(dataset=dataset, config={"k": 50})  # rankings go 25 deep
     assert err.value.field == "k"
 
 

@@ -104,6 +104,7 @@ def test_exclusions_and_cxc_merge(judged, run_on_commit, tmp_path):
         f"COCO_val2014:sentid:{caption.coco_id},COCO_val2014_{judged.config['query_images'][1]:012d}.jpg,1.0,c2i_intrasim\n"
     )
     assert eccv_cxc_import(run=judged, path=str(csv)) == 1
+    assert eccv_cxc_import(run=judged, path=str(csv)) == 0  # counts rows actually written
     bad = tmp_path / "bad.csv"
     bad.write_text(
         "caption,image,agg_score,sampling_method\nCOCO_val2014:sentid:1,COCO_val2014_000000000001.jpg,7,x\n"

@@ -2,6 +2,21 @@ from pathlib import Path
 
 from annotation.management.base import ServiceCommand
 from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
+from pipeline.errors import InputError
+
+
+def read_file(name: str) -> bytes:
+    path = Path(name)
+    if path.is_dir():
+        raise InputError(
+            "is a folder; give the BISON annotations file inside a BISON export "
+            "(bison_annotations.coco<split>.json), not an export folder",
+            file=name,
+        )
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
 
 
 class Command(ServiceCommand):
@@ -12,11 +27,9 @@ class Command(ServiceCommand):
         parser.add_argument("--predictions", required=True)
 
     def handle(self, *args, **opts):
-        records = parse_bison_annotations(
-            Path(opts["annotations"]).read_bytes(), file=opts["annotations"]
-        )
+        records = parse_bison_annotations(read_file(opts["annotations"]), file=opts["annotations"])
         predictions = parse_bison_predictions(
-            Path(opts["predictions"]).read_bytes(), file=opts["predictions"]
+            read_file(opts["predictions"]), file=opts["predictions"]
         )
         score = bison_accuracy(records, predictions)
         if score.missing:

@@ -1,0 +1,119 @@
+"""Bad values are refused at the boundary with a clear error naming the field, and write
+nothing (issue 8, part 5). The COCO-import cases are in test_datasets.py."""
+
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.flows.eccv.services.proposals import eccv_run_create
+from annotation.models import Batch, Run, Stage
+from annotation.services.batches import batch_create
+from annotation.services.runs import run_create
+from pipeline.errors import InputError
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("verifiers", ["abc", 0, -1, 2.5, True, 11])
+def test_run_settings_are_checked_for_cli_api_and_services(dataset, admin_client, verifiers):
+    before = Run.objects.count()
+    with pytest.raises(InputError) as info:
+        run_create(dataset=dataset, config={"verifiers": verifiers})
+    assert info.value.field == "verifiers"
+    response = admin_client.post(
+        "/api/runs/",
+        {"dataset": dataset.pk, "config": {"verifiers": verifiers}},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and response.json()["field"] == "verifiers"
+    assert Run.objects.count() == before
+
+
+def test_a_run_stored_with_a_bad_setting_answers_clearly_not_500(dataset, admin_client):
+    run = run_create(dataset=dataset)
+    Run.objects.filter(pk=run.pk).update(config={"verifiers": "abc"})  # stored before checks
+    response = admin_client.get(f"/api/runs/{run.pk}/summary/")
+    assert response.status_code == 409 and "verifiers" in response.json()["error"]
+    assert admin_client.get("/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"image_queries": "abc"}, "image_queries"),
+        ({"k": 0}, "k"),
+        ({"models": -1}, "models"),
+        ({"seed": 2**70}, "seed"),
+        ({"cxc_threshold": "high"}, "cxc_threshold"),
+    ],
+)
+def test_eccv_run_settings_are_checked(dataset, config, field):
+    with pytest.raises(InputError) as info:
+        eccv_run_create(dataset=dataset, config=config)
+    assert info.value.field == field
+    assert not Run.objects.exists()
+
+
+def test_run_names_have_a_length_limit(dataset):
+    with pytest.raises(InputError) as info:
+        run_create(dataset=dataset, name="x" * 201)
+    assert info.value.field == "name"
+
+
+@pytest.mark.parametrize("reward", ["1000000", "1000000.00", "0", "-1", "0.005", "abc", "NaN"])
+def test_rewards_outside_the_columns_and_mturks_limits_are_refused(
+    paired_run, admin_client, reward
+):
+    with pytest.raises(InputError) as info:
+        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", reward=reward)
+    assert info.value.field == "reward"
+    response = admin_client.post(
+        f"/api/runs/{paired_run.pk}/batches/",
+        {"stage": Stage.BISON_SELECTION, "reward": reward},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert not Batch.objects.exists()
+    batch = batch_create(
+        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", reward="999999.99"
+    )
+    assert batch.reward == Decimal("999999.99")
+
+
+def test_batch_sizes_have_limits(paired_run):
+    with pytest.raises(InputError) as info:
+        batch_create(
+            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=10**6
+        )
+    assert info.value.field == "items_per_hit"
+
+
+def test_json_nested_5000_deep_is_a_400(admin_client, dataset):
+    body = "[" * 5000 + "]" * 5000
+    response = admin_client.post("/api/runs/", body, content_type="application/json")
+    assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("run_id", ["99999", str(2**63), str(2**70)])
+def test_unknown_ids_on_the_cli_are_a_clear_error(run_id):
+    with pytest.raises(CommandError, match="No Run has that id"):
+        call_command("bison_export", run_id)
+
+
+def test_huge_ids_in_urls_are_404(admin_client):
+    assert admin_client.get(f"/api/jobs/{2**70}/").status_code == 404
+
+
+def test_bad_ks_are_a_clear_error():
+    with pytest.raises(CommandError, match="--ks"):
+        call_command("eccv_evaluate", "1", "--rankings", "x.json", "--ks", "abc")
+
+
+def test_bison_evaluate_given_an_export_folder_names_it(tmp_path):
+    predictions = tmp_path / "p.json"
+    predictions.write_text(json.dumps([]))
+    with pytest.raises(CommandError, match="is a folder") as info:
+        call_command("bison_evaluate", annotations=str(tmp_path), predictions=str(predictions))
+    assert str(tmp_path) in str(info.value)
