@@ -49,8 +49,17 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["id", "hit", "worker", "state", "accepted_at", "submitted_at"]
-    list_filter = ["state"]
+    list_display = [
+        "id",
+        "hit",
+        "worker",
+        "state",
+        "confirmed",
+        "excluded",
+        "accepted_at",
+        "submitted_at",
+    ]
+    list_filter = ["state", "confirmed", "excluded"]
 
 
 @admin.register(models.Worker)

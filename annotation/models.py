@@ -313,14 +313,33 @@ class Assignment(models.Model):
     provider_assignment_id = models.CharField(max_length=100, blank=True)
     accepted_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    confirmed = models.BooleanField(
+        default=True,
+        help_text="the provider has seen this assignment (MTurk: found by synchronisation); "
+        "unconfirmed work never counts",
+    )
+    excluded = models.BooleanField(
+        default=False,
+        help_text="confirmed but not counted: the worker also did an earlier stage of the run",
+    )
 
     class Meta:
+        # Unconfirmed rows are claims from a browser: they must never block the real ones.
         constraints = [
-            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker"),
+            models.UniqueConstraint(
+                fields=["hit", "worker"],
+                condition=Q(confirmed=True),
+                name="assignment_once_per_worker",
+            ),
             models.UniqueConstraint(
                 fields=["provider_assignment_id"],
-                condition=~Q(provider_assignment_id=""),
+                condition=~Q(provider_assignment_id="") & Q(confirmed=True),
                 name="assignment_unique_provider_id",
+            ),
+            models.UniqueConstraint(
+                fields=["provider_assignment_id", "hit", "worker"],
+                condition=Q(confirmed=False),
+                name="assignment_unconfirmed_once",
             ),
         ]
         indexes = [models.Index(fields=["hit", "state"])]

@@ -1,13 +1,14 @@
 """The worker page inside MTurk's frame (ExternalQuestion).
 
 MTurk frames the page cross-site, so session and CSRF cookies are not available: the form
-carries a signed token naming the local assignment instead. Answers are stored here first,
-then posted to MTurk's externalSubmit.
+carries a signed token binding the HIT, the MTurk assignment and the worker instead. Nothing
+from the URL is proof: opening the page writes nothing, and answers posted here are stored as
+unconfirmed work that counts only once synchronisation finds the assignment at MTurk.
 """
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Mapping
 
 from django.core import signing
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -18,30 +19,32 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.crowd.mturk import PREVIEW_ASSIGNMENT, SUBMIT_HOSTS
 from annotation.errors import AnswerError, ServiceError
-from annotation.models import Assignment, AssignmentState, Hit
+from annotation.models import Hit
+from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import assignment_submit, stored_answers
-from annotation.services.mturk import (
-    mturk_assignment_open,
-    mturk_pool_grant_pending,
-    mturk_provider,
-)
+from annotation.services.assignments import stored_answers
+from annotation.services.mturk import TooManyUnconfirmed, mturk_answers_receive, mturk_task_open
 from annotation.views import answers_from
 
 SALT = "crowdvl.mturk.task"
 
 
-def _submit_page(request: HttpRequest, assignment: Assignment, turk_submit_to: str) -> HttpResponse:
-    answers = stored_answers(assignment)
+def _submit_page(
+    request: HttpRequest, assignment_id: str, answers: Mapping[str, str], turk_submit_to: str
+) -> HttpResponse:
     return render(
         request,
         "annotation/mturk_submit.html",
         {
             "submit_url": turk_submit_to.rstrip("/") + "/mturk/externalSubmit",
-            "assignment_id": assignment.provider_assignment_id,
-            "answers": answers,
+            "assignment_id": assignment_id,
+            "answers": dict(answers),
         },
     )
+
+
+def _refused(request: HttpRequest, reason: str) -> HttpResponse:
+    return render(request, "annotation/work_done.html", {"reason": reason}, status=403)
 
 
 @xframe_options_exempt
@@ -51,46 +54,58 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
     hit = get_object_or_404(
         Hit.objects.select_related("batch__run"), pk=hit_id, batch__provider="mturk"
     )
+    batch = hit.batch
     params = request.GET if request.method == "GET" else request.POST
     assignment_id = params.get("assignmentId", "")
     turk_submit_to = params.get("turkSubmitTo", "")
     view = hit_view(hit=hit)
-    context = {**view, "batch": hit.batch, "external": True}
+    context = {**view, "batch": batch, "external": True}
     if request.method == "GET" and assignment_id in ("", PREVIEW_ASSIGNMENT):
         return render(request, view["template"], {**context, "preview": True})
     if turk_submit_to.rstrip("/") not in SUBMIT_HOSTS:
         return HttpResponseBadRequest("turkSubmitTo must be MTurk's own submit address")
+    if not assignment_id or len(assignment_id) > 100:
+        return HttpResponseBadRequest("assignmentId is missing or too long")
 
     if request.method == "GET":
         worker_id = params.get("workerId", "")
-        if params.get("hitId") and params["hitId"] != hit.provider_hit_id:
-            return HttpResponseBadRequest("hitId does not match this HIT")
         try:
-            assignment = mturk_assignment_open(
-                hit=hit, worker_id=worker_id, assignment_id=assignment_id
+            done = mturk_task_open(
+                hit=hit,
+                hit_id=params.get("hitId", ""),
+                worker_id=worker_id,
+                assignment_id=assignment_id,
             )
         except ServiceError as exc:
-            return render(request, "annotation/work_done.html", {"reason": str(exc)}, status=403)
-        if assignment.state != AssignmentState.ACCEPTED:
-            return _submit_page(request, assignment, turk_submit_to)  # answers are already here
-        token = signing.dumps({"a": assignment.pk, "m": assignment_id}, salt=SALT)
+            return _refused(request, str(exc))
+        if done is not None:  # answers are already here: offer MTurk's submit form again
+            return _submit_page(request, assignment_id, stored_answers(done), turk_submit_to)
+        token = signing.dumps({"h": hit.pk, "a": assignment_id, "w": worker_id}, salt=SALT)
         hidden = {"assignmentId": assignment_id, "turkSubmitTo": turk_submit_to, "token": token}
         return render(request, view["template"], {**context, "hidden_fields": hidden})
 
     try:
-        signed = signing.loads(params.get("token", ""), salt=SALT, max_age=7 * 24 * 3600)
+        max_age = batch.assignment_duration_seconds + 3600
+        signed = signing.loads(params.get("token", ""), salt=SALT, max_age=max_age)
     except signing.BadSignature:
         return HttpResponseBadRequest("this task form is not valid any more; reload the HIT")
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("worker", "hit__batch"), pk=signed["a"], hit=hit
-    )
-    if signed["m"] != assignment_id or assignment.provider_assignment_id != assignment_id:
+    if signed.get("h") != hit.pk or signed.get("a") != assignment_id:
         return HttpResponseBadRequest("assignmentId does not match this task form")
+    answers = answers_from(params, batch.stage)
+    keys = {q["key"] for q in view["questions"]}
+    if not rate_allow("mturk-post", client_address(request)):
+        # Store nothing more from this address for now; the answers still go to MTurk, and
+        # synchronisation brings them in from there.
+        return _submit_page(
+            request, assignment_id, {k: v for k, v in answers.items() if k in keys}, turk_submit_to
+        )
     try:
-        assignment_submit(
-            assignment_id=assignment.pk,
-            worker=assignment.worker,
-            answers=answers_from(params, hit.batch.stage),
+        assignment = mturk_answers_receive(
+            hit=hit, worker_id=signed["w"], assignment_id=assignment_id, answers=answers
+        )
+    except TooManyUnconfirmed:
+        return _submit_page(
+            request, assignment_id, {k: v for k, v in answers.items() if k in keys}, turk_submit_to
         )
     except (AnswerError, ServiceError) as exc:
         hidden = {
@@ -104,8 +119,4 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
             {**context, "hidden_fields": hidden, "error": str(exc)},
             status=400,
         )
-    # If MTurk is unreachable now, the periodic sync grants it later; the answers are safe.
-    with contextlib.suppress(ServiceError):
-        mturk_pool_grant_pending(batch=hit.batch, provider=mturk_provider())
-    assignment.refresh_from_db()
-    return _submit_page(request, assignment, turk_submit_to)
+    return _submit_page(request, assignment_id, stored_answers(assignment), turk_submit_to)

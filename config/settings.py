@@ -195,6 +195,20 @@ CELERY_BEAT_SCHEDULE = {
     }
 }
 
+# Anonymous requests that would write rows, per client address and minute (0: no limit).
+CROWDVL_RATE_LIMITS = {"mturk-post": int(env("CROWDVL_MTURK_POSTS_PER_MINUTE", "60"))}
+# The header a trusted reverse proxy puts the client's address in (e.g. HTTP_X_REAL_IP).
+CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
+# A cache shared by every server process (rate limits): Redis when configured.
+_cache_url = env("CROWDVL_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        if _cache_url
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
 # Where the local crowd provider's worker pages are reached (used in printed links).

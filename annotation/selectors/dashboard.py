@@ -26,6 +26,11 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 filter=Q(hits__assignments__review__status=ReviewStatus.OPEN),
                 distinct=True,
             ),
+            unconfirmed=Count(
+                "hits__assignments",
+                filter=Q(hits__assignments__confirmed=False),
+                distinct=True,
+            ),
         )
         .order_by("pk")
     )
@@ -37,6 +42,7 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 "hits": batch.n_hits,
                 "open": batch.open_hits,
                 "held": batch.held,
+                "unconfirmed": batch.unconfirmed,
                 "link": provider_for(batch.provider).worker_url(batch=batch),
             }
         )

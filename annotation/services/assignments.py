@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
+from annotation.flows import disjoint_stages
 from annotation.models import (
     Answer,
     Assignment,
@@ -22,14 +23,19 @@ from annotation.models import (
     Hit,
     HitStatus,
     PoolMembership,
+    Question,
     Review,
     Run,
     Worker,
 )
+from annotation.selectors.counting import (
+    COUNTED_STATES,
+    counted,
+    earlier_stages,
+    pool_bar_reason,
+)
 from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
-
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
 
 
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
@@ -56,8 +62,10 @@ def pool_join(*, run: Run, worker: Worker, stage: str) -> PoolMembership:
 
 
 def _active_assignments(now: datetime, batch: Batch) -> Q:
+    """Assignments holding a slot of their HIT: counted work and fresh claims. Unconfirmed rows
+    (a browser's word only) never hold one."""
     fresh = now - timedelta(seconds=batch.assignment_duration_seconds)
-    return Q(state__in=DONE_STATES) | Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh)
+    return counted() | Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh, confirmed=True)
 
 
 def assignment_claim_next(
@@ -141,8 +149,12 @@ def assignment_submit(
     worker: Worker,
     answers: Mapping[str, str],
     submitted_at: datetime | None = None,
+    check_pool: bool = True,
 ) -> SubmitResult:
-    """Validate and store a worker's answers (keys `q<position>`). Idempotent on resubmission."""
+    """Validate and store a worker's answers (keys `q<position>`). Idempotent on resubmission.
+
+    Unconfirmed work (a browser's claim) is refused from a worker barred from the stage, unless
+    `check_pool` is off: the provider's own record, whose pool rules apply on confirmation."""
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update(of=("self",))
@@ -165,11 +177,17 @@ def assignment_submit(
             raise ServiceError(
                 f"assignment {assignment_id} was already submitted with different answers"
             )
-        membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
-        if membership is None or membership.stage != batch.stage:
-            raise PoolConflict(
-                f"worker {worker.external_id} is not in the {batch.stage} pool of run {batch.run_id}"
-            )
+        if assignment.confirmed:
+            membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
+            if membership is None or membership.stage != batch.stage:
+                raise PoolConflict(
+                    f"worker {worker.external_id} is not in the {batch.stage} pool "
+                    f"of run {batch.run_id}"
+                )
+        elif check_pool:
+            reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
+            if reason:
+                raise PoolConflict(reason)
         task = task_type_for(batch.stage)
         questions = list(
             assignment.hit.questions.select_related(
@@ -215,22 +233,109 @@ def assignment_submit(
             batch=batch,
             assignment=assignment,
             worker=worker,
-            data={"answers": len(rows)},
+            data={"answers": len(rows), "confirmed": assignment.confirmed},
         )
-        _hit_refresh(hit=assignment.hit)
-        reasons = task.review_reasons(questions=questions, answers=rows)
-        if reasons:
-            Review.objects.create(assignment=assignment, reasons=reasons)
-            event_record(
-                action="review.opened",
-                run=batch.run,
-                batch=batch,
-                assignment=assignment,
-                worker=worker,
-                data={"reasons": reasons},
-            )
+        if assignment.confirmed:
+            _hit_recount(hit=assignment.hit)
+            _review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
     batch_refresh_status(batch=batch)
     return SubmitResult(assignment=assignment, created=True)
+
+
+def _review_open_if_needed(
+    *, assignment: Assignment, questions: list[Question], answers: list[Answer]
+) -> None:
+    batch = assignment.hit.batch
+    reasons = task_type_for(batch.stage).review_reasons(questions=questions, answers=answers)
+    if reasons and not Review.objects.filter(assignment=assignment).exists():
+        Review.objects.create(assignment=assignment, reasons=reasons)
+        event_record(
+            action="review.opened",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"reasons": reasons},
+        )
+
+
+def assignment_confirm(*, assignment: Assignment, source: str) -> Assignment:
+    """Record that the provider has seen `assignment` (MTurk: synchronisation found it for this
+    HIT and worker), so its work counts from now on.
+
+    Refused (ServiceError; the row stays unconfirmed) when the HIT already holds its capacity
+    of counted work or the worker already holds a confirmed assignment of the HIT. Confirmed
+    but excluded when the worker has confirmed work in an earlier stage of the run; confirming
+    earlier-stage work excludes the worker's later-stage work instead.
+    """
+    with transaction.atomic():
+        hit = Hit.objects.select_for_update().select_related("batch__run").get(pk=assignment.hit_id)
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("worker")
+            .get(pk=assignment.pk)
+        )
+        if assignment.confirmed:
+            return assignment
+        batch, worker = hit.batch, assignment.worker
+        run = batch.run
+        if Assignment.objects.filter(hit=hit, worker=worker, confirmed=True).exists():
+            raise ServiceError(
+                f"worker {worker.external_id} already holds a confirmed assignment of HIT {hit.pk}"
+            )
+        earlier = Assignment.objects.filter(
+            worker=worker,
+            hit__batch__run=run,
+            hit__batch__stage__in=earlier_stages(batch.stage),
+            confirmed=True,
+            state__in=COUNTED_STATES,
+        )
+        excluded = earlier.exists()
+        if not excluded and hit.assignments.filter(counted()).count() >= hit.capacity:
+            raise ServiceError(f"HIT {hit.pk} already holds {hit.capacity} counted assignments")
+        Assignment.objects.filter(pk=assignment.pk).update(confirmed=True, excluded=excluded)
+        assignment.confirmed, assignment.excluded = True, excluded
+        event_record(
+            action="assignment.confirmed",
+            run=run,
+            batch=batch,
+            assignment=assignment,
+            worker=worker,
+            data={"source": source, "excluded": excluded},
+        )
+        if not excluded and assignment.state in COUNTED_STATES:
+            _pool_take(run=run, worker=worker, stage=batch.stage)
+            _hit_recount(hit=hit)
+            questions = list(hit.questions.select_related("item"))
+            answers = list(assignment.answers.order_by("question__position"))
+            _review_open_if_needed(assignment=assignment, questions=questions, answers=answers)
+    batch_refresh_status(batch=batch)
+    return assignment
+
+
+def _pool_take(*, run: Run, worker: Worker, stage: str) -> None:
+    """Put `worker` in `stage`'s pool on confirmed work. Their counted work in later stages of
+    the run is excluded and they leave those pools: the stages' workers stay disjoint."""
+    group = disjoint_stages(stage)
+    later = group[group.index(stage) + 1 :] if stage in group else ()
+    if later:
+        for other in Assignment.objects.filter(
+            counted(), worker=worker, hit__batch__run=run, hit__batch__stage__in=later
+        ).select_related("hit__batch"):
+            Assignment.objects.filter(pk=other.pk).update(excluded=True)
+            event_record(
+                action="assignment.excluded",
+                run=run,
+                batch=other.hit.batch,
+                assignment=other,
+                worker=worker,
+                data={"reason": f"the worker's {stage} work was confirmed"},
+            )
+            _hit_recount(hit=other.hit)
+        PoolMembership.objects.filter(run=run, worker=worker, stage__in=later).update(
+            stage=stage, granted_at=None
+        )
+    pool_join(run=run, worker=worker, stage=stage)
 
 
 def batch_refresh_status(*, batch: Batch) -> Batch:
@@ -247,12 +352,18 @@ def batch_refresh_status(*, batch: Batch) -> Batch:
     return batch
 
 
-def _hit_refresh(*, hit: Hit) -> None:
-    done = hit.assignments.filter(state__in=DONE_STATES).count()
+def _hit_recount(*, hit: Hit) -> None:
+    """Complete a HIT holding its capacity of counted work; reopen it (and its batch) when
+    work stopped counting."""
+    done = hit.assignments.filter(counted()).count()
     status = HitStatus.COMPLETE if done >= hit.capacity else HitStatus.OPEN
     if hit.status != status and hit.status not in (HitStatus.EXPIRED, HitStatus.UNKNOWN):
         Hit.objects.filter(pk=hit.pk).update(status=status)
         hit.status = status
+        if status == HitStatus.OPEN:
+            Batch.objects.filter(pk=hit.batch_id, status=BatchStatus.COMPLETED).update(
+                status=BatchStatus.PUBLISHED
+            )
 
 
 def assignment_mark(
@@ -272,13 +383,20 @@ def assignment_mark(
             data={"source": source, **data},
         )
         if state == AssignmentState.REJECTED:
-            _hit_refresh(hit=assignment.hit)
-            if assignment.hit.status == HitStatus.OPEN and batch.status == BatchStatus.COMPLETED:
-                Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+            _hit_recount(hit=assignment.hit)
     return assignment
 
 
+def _check_confirmed(assignment: Assignment) -> None:
+    if not assignment.confirmed:
+        raise ServiceError(
+            f"assignment {assignment.pk} is not confirmed by its provider yet; "
+            "synchronise the batch first"
+        )
+
+
 def assignment_approve(*, assignment: Assignment) -> Assignment:
+    _check_confirmed(assignment)
     if assignment.state == AssignmentState.APPROVED:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:
@@ -293,6 +411,7 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
     """Reject submitted work; its answers stop counting and the HIT reopens for another worker."""
     if not feedback.strip():
         raise ServiceError("rejecting work needs feedback for the worker")
+    _check_confirmed(assignment)
     if assignment.state == AssignmentState.REJECTED:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -33,11 +34,13 @@ from annotation.models import (
     Job,
     PoolMembership,
     PoolQualification,
+    Worker,
 )
+from annotation.selectors.counting import COUNTED_STATES, pool_bar_reason
 from annotation.services.assignments import (
+    assignment_confirm,
     assignment_mark,
     assignment_submit,
-    pool_join,
     worker_get_or_create,
 )
 from annotation.services.events import event_record
@@ -173,40 +176,88 @@ def mturk_publish_hits(
 
 # --- workers arriving from MTurk --------------------------------------------------------------
 
+# Browser claims wait for synchronisation; past this many per slot a HIT stores no more (the
+# answers still reach MTurk through its own form, and synchronisation brings them in).
+UNCONFIRMED_PER_SLOT = 2
 
-def mturk_assignment_open(*, hit: Hit, worker_id: str, assignment_id: str) -> Assignment:
-    """The local assignment for an MTurk assignment a worker has accepted (created once)."""
+
+class TooManyUnconfirmed(ServiceError):
+    """A HIT holds as many unconfirmed submissions as it will take."""
+
+
+def _check_open(*, hit: Hit, now: datetime | None = None) -> None:
+    now = now or timezone.now()
+    batch = hit.batch
+    if batch.status != BatchStatus.PUBLISHED or hit.status != HitStatus.OPEN:
+        raise ServiceError("this HIT is not open for work")
+    if batch.published_at and batch.published_at + timedelta(seconds=batch.lifetime_seconds) < now:
+        raise ServiceError("this HIT has expired")
+
+
+def mturk_task_open(
+    *, hit: Hit, hit_id: str, worker_id: str, assignment_id: str, now: datetime | None = None
+) -> Assignment | None:
+    """Check that `worker_id` may open `hit` from MTurk's frame, writing nothing.
+
+    Returns the worker's submission already stored here (to show its MTurk submit form again),
+    or None. Raises ServiceError naming why the HIT cannot be worked on.
+    """
+    batch = hit.batch
+    if not hit.provider_hit_id or hit_id != hit.provider_hit_id:
+        raise ServiceError("this page does not belong to that MTurk HIT")
+    external_id = worker_id.strip()
+    if not external_id or len(external_id) > 100:
+        raise ServiceError("a worker id must be 1 to 100 characters")
+    worker = Worker.objects.filter(provider=PROVIDER, external_id=external_id).first()
+    done = (
+        Assignment.objects.filter(hit=hit, worker=worker, provider_assignment_id=assignment_id)
+        .exclude(state=AssignmentState.ACCEPTED)
+        .first()
+        if worker is not None
+        else None
+    )
+    if done is not None:
+        return done
+    _check_open(hit=hit, now=now)
+    if worker is None:
+        return None
+    if worker.blocked:
+        raise ServiceError(f"worker {external_id} is blocked")
+    reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
+    if reason:
+        raise PoolConflict(reason)
+    return None
+
+
+def mturk_answers_receive(
+    *, hit: Hit, worker_id: str, assignment_id: str, answers: Mapping[str, str]
+) -> Assignment:
+    """Store answers posted from MTurk's frame as unconfirmed work: they count only once
+    synchronisation finds the assignment at MTurk for this HIT and worker."""
     worker = worker_get_or_create(provider=PROVIDER, external_id=worker_id)
     if worker.blocked:
-        raise ServiceError(f"worker {worker_id} is blocked")
+        raise ServiceError(f"worker {worker.external_id} is blocked")
     with transaction.atomic():
         Hit.objects.select_for_update().get(pk=hit.pk)
-        pool_join(run=hit.batch.run, worker=worker, stage=hit.batch.stage)
-        existing = Assignment.objects.filter(provider_assignment_id=assignment_id).first()
-        if existing is not None:
-            if existing.worker_id != worker.pk or existing.hit_id != hit.pk:
-                raise ServiceError(f"assignment {assignment_id} belongs to another worker or HIT")
-            return existing
-        mine = Assignment.objects.filter(hit=hit, worker=worker).first()
-        if mine is not None:
-            if mine.state != AssignmentState.ACCEPTED:
-                raise ServiceError(f"worker {worker_id} has already done this HIT")
-            # The worker returned the HIT and accepted it again: MTurk made a new assignment.
-            mine.provider_assignment_id = assignment_id
-            mine.save(update_fields=["provider_assignment_id"])
-            return mine
-        assignment = Assignment.objects.create(
-            hit=hit, worker=worker, provider_assignment_id=assignment_id, accepted_at=timezone.now()
-        )
-        event_record(
-            action="assignment.accepted",
-            run=hit.batch.run,
-            batch=hit.batch,
-            assignment=assignment,
-            worker=worker,
-            data={"provider_assignment_id": assignment_id},
-        )
-    return assignment
+        same = Assignment.objects.filter(
+            provider_assignment_id=assignment_id, hit=hit, worker=worker
+        ).first()
+        if same is None or same.state == AssignmentState.ACCEPTED:
+            _check_open(hit=hit)
+        if same is None:
+            waiting = hit.assignments.filter(confirmed=False).count()
+            if waiting >= UNCONFIRMED_PER_SLOT * hit.capacity:
+                raise TooManyUnconfirmed(f"HIT {hit.pk} holds {waiting} unconfirmed submissions")
+            same = Assignment.objects.create(
+                hit=hit,
+                worker=worker,
+                provider_assignment_id=assignment_id,
+                accepted_at=timezone.now(),
+                confirmed=False,
+            )
+        assignment_submit(assignment_id=same.pk, worker=worker, answers=answers)
+    same.refresh_from_db()
+    return same
 
 
 def mturk_pool_grant_pending(*, batch: Batch, provider: MTurkProvider) -> int:
@@ -222,7 +273,9 @@ def mturk_pool_grant_pending(*, batch: Batch, provider: MTurkProvider) -> int:
         worker__provider=PROVIDER,
         granted_at__isnull=True,
         worker__assignments__hit__batch=batch,
-        worker__assignments__state__in=(AssignmentState.SUBMITTED, AssignmentState.APPROVED),
+        worker__assignments__state__in=COUNTED_STATES,
+        worker__assignments__confirmed=True,
+        worker__assignments__excluded=False,
     ).distinct()
     granted = 0
     for membership in pending.select_related("worker"):
@@ -256,44 +309,48 @@ def _last_feedback(assignment: Assignment) -> str:
 
 
 def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: SyncReport) -> None:
+    """Bring one assignment MTurk lists for `hit` in: store its answers if they never reached
+    us, confirm the local copy for this HIT and worker, and reconcile review states."""
     batch = hit.batch
     remote_id = str(item["AssignmentId"])
+    status = str(item["AssignmentStatus"])
     worker = worker_get_or_create(provider=PROVIDER, external_id=str(item["WorkerId"]))
-    local = Assignment.objects.filter(provider_assignment_id=remote_id).first()
+    local = Assignment.objects.filter(provider_assignment_id=remote_id, confirmed=True).first()
     if local is None:
-        try:
-            local = mturk_assignment_open(
-                hit=hit, worker_id=worker.external_id, assignment_id=remote_id
+        local = Assignment.objects.filter(
+            provider_assignment_id=remote_id, hit=hit, worker=worker, confirmed=False
+        ).first()
+        if local is None:
+            accept = item.get("AcceptTime")
+            local = Assignment.objects.create(
+                hit=hit,
+                worker=worker,
+                provider_assignment_id=remote_id,
+                accepted_at=accept if isinstance(accept, datetime) else timezone.now(),
+                confirmed=False,
             )
-        except (PoolConflict, ServiceError) as exc:
+            event_record(
+                action="assignment.accepted",
+                run=batch.run,
+                batch=batch,
+                assignment=local,
+                worker=worker,
+                data={"provider_assignment_id": remote_id, "source": "mturk"},
+            )
+        if local.state == AssignmentState.ACCEPTED and not _store_remote_answers(
+            local=local, item=item, report=report
+        ):
+            return
+        if status == "Rejected":
+            assignment_mark(assignment=local, state=AssignmentState.REJECTED, source="mturk")
+            report.changed += 1
+            return
+        try:
+            assignment_confirm(assignment=local, source="mturk")
+        except ServiceError as exc:
             report.errors.append(f"assignment {remote_id}: {exc}")
             event_record(
                 action="mturk.assignment_refused",
-                run=batch.run,
-                batch=batch,
-                worker=worker,
-                data={"assignment": remote_id, "error": str(exc)},
-            )
-            return
-        accept = item.get("AcceptTime")
-        if isinstance(accept, datetime):
-            Assignment.objects.filter(pk=local.pk).update(accepted_at=accept)
-    if local.state == AssignmentState.ACCEPTED:
-        try:
-            answers = parse_answer_xml(
-                str(item.get("Answer", "")), record=f"assignment {remote_id}"
-            )
-            submitted = item.get("SubmitTime")
-            assignment_submit(
-                assignment_id=local.pk,
-                worker=worker,
-                answers=answers,
-                submitted_at=submitted if isinstance(submitted, datetime) else None,
-            )
-        except (InputError, AnswerError, ServiceError) as exc:
-            report.errors.append(f"assignment {remote_id}: {exc}")
-            event_record(
-                action="mturk.answers_refused",
                 run=batch.run,
                 batch=batch,
                 assignment=local,
@@ -301,12 +358,39 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
                 data={"error": str(exc)},
             )
             return
-        report.ingested += 1
         report.changed += 1
         local.refresh_from_db()
-    _reconcile(
-        local=local, remote_status=str(item["AssignmentStatus"]), provider=provider, report=report
-    )
+    _reconcile(local=local, remote_status=status, provider=provider, report=report)
+
+
+def _store_remote_answers(*, local: Assignment, item: dict[str, Any], report: SyncReport) -> bool:
+    """Store the answers MTurk holds for an assignment that never posted them here."""
+    remote_id = local.provider_assignment_id
+    batch = local.hit.batch
+    try:
+        answers = parse_answer_xml(str(item.get("Answer", "")), record=f"assignment {remote_id}")
+        submitted = item.get("SubmitTime")
+        assignment_submit(
+            assignment_id=local.pk,
+            worker=local.worker,
+            answers=answers,
+            submitted_at=submitted if isinstance(submitted, datetime) else None,
+            check_pool=False,
+        )
+    except (InputError, AnswerError, ServiceError) as exc:
+        report.errors.append(f"assignment {remote_id}: {exc}")
+        event_record(
+            action="mturk.answers_refused",
+            run=batch.run,
+            batch=batch,
+            assignment=local,
+            worker=local.worker,
+            data={"error": str(exc)},
+        )
+        return False
+    report.ingested += 1
+    local.refresh_from_db()
+    return True
 
 
 def _reconcile(
@@ -325,6 +409,28 @@ def _reconcile(
     report.changed += 1
 
 
+def mturk_sync_hit(*, hit: Hit, provider: MTurkProvider, report: SyncReport) -> None:
+    """Bring in every assignment MTurk lists for one HIT (see `mturk_sync_batch`)."""
+    batch = hit.batch
+    report.hits += 1
+    try:
+        items = list(provider.list_assignments(hit=hit))
+    except MTurkError as exc:
+        if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
+            raise
+        Hit.objects.filter(pk=hit.pk).update(status=HitStatus.UNKNOWN)
+        report.unknown_hits.append(hit.provider_hit_id)
+        event_record(
+            action="mturk.hit_unknown",
+            run=batch.run,
+            batch=batch,
+            data={"hit": hit.provider_hit_id, "error": str(exc)},
+        )
+        return
+    for item in items:
+        _ingest(hit=hit, item=item, provider=provider, report=report)
+
+
 def mturk_sync_batch(*, batch: Batch, provider: MTurkProvider | None = None) -> SyncReport:
     """Bring every assignment of the batch's HITs in from MTurk and reconcile states both ways."""
     provider = provider or mturk_provider()
@@ -335,23 +441,7 @@ def mturk_sync_batch(*, batch: Batch, provider: MTurkProvider | None = None) -> 
         .select_related("batch__run")
     )
     for hit in hits.order_by("position"):
-        report.hits += 1
-        try:
-            items = list(provider.list_assignments(hit=hit))
-        except MTurkError as exc:
-            if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
-                raise
-            Hit.objects.filter(pk=hit.pk).update(status=HitStatus.UNKNOWN)
-            report.unknown_hits.append(hit.provider_hit_id)
-            event_record(
-                action="mturk.hit_unknown",
-                run=batch.run,
-                batch=batch,
-                data={"hit": hit.provider_hit_id, "error": str(exc)},
-            )
-            continue
-        for item in items:
-            _ingest(hit=hit, item=item, provider=provider, report=report)
+        mturk_sync_hit(hit=hit, provider=provider, report=report)
     mturk_pool_grant_pending(batch=batch, provider=provider)
     event_record(
         action="mturk.synced",

@@ -48,7 +48,9 @@ def assignments_auto_approve(*, now: datetime | None = None, batch: Batch | None
     """
     now = now or timezone.now()
     due = (
-        Assignment.objects.filter(state=AssignmentState.SUBMITTED, submitted_at__isnull=False)
+        Assignment.objects.filter(
+            state=AssignmentState.SUBMITTED, submitted_at__isnull=False, confirmed=True
+        )
         .exclude(hit__batch__provider="mturk")
         .filter(Q(review__isnull=True) | Q(review__status=ReviewStatus.APPROVED))
         .select_related("hit__batch__run", "worker")

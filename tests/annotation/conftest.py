@@ -33,6 +33,14 @@ def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Rate-limit counters must not leak from one test into the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def run_on_commit(django_capture_on_commit_callbacks):
     """Run on_commit callbacks (task enqueues) inside a test's transaction."""

@@ -12,13 +12,24 @@ from botocore.stub import ANY, Stubber
 
 from annotation.crowd import provider_for
 from annotation.crowd.mturk import MTurkGateway, gateway_default
-from annotation.models import Assignment, AssignmentState, Batch, HitStatus
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    Hit,
+    HitStatus,
+    PoolMembership,
+    Worker,
+)
+from annotation.selectors.counting import counted
 from annotation.services.assignments import (
     assignment_claim_next,
     assignment_submit,
     worker_get_or_create,
 )
 from annotation.services.batches import batch_publish
+from annotation.services.mturk import SyncReport, mturk_pool_grant_pending, mturk_sync_hit
+from pipeline.mturk_xml import answer_xml
 
 SUBMIT_TO = "https://workersandbox.mturk.com"
 
@@ -71,7 +82,8 @@ class MTurkDriver:
         _, self.stubber, self.gateway, self.sleeps = stubbed_mturk()
         self.provider = provider_for("mturk")
         self.provider.use_gateway(lambda: self.gateway)
-        self.tokens: dict[int, str] = {}
+        self.open: dict[str, tuple[int, str, str]] = {}  # remote id: HIT pk, worker, token
+        self.remote: dict[int, dict[str, tuple[str, dict[str, str]]]] = {}  # what MTurk holds
         self.counter = 0
 
     def expect(self, operation: str, response: dict | None = None, params: Any = None) -> None:
@@ -116,15 +128,16 @@ class MTurkDriver:
         return batch_publish(batch=batch)
 
     def take(self, batch: Batch, worker_name: str) -> Assignment | None:
-        # MTurk offers the worker a HIT with a free slot they have not done; we pick the same.
+        """MTurk offers the worker a HIT with a free slot they have not done; we pick the same.
+        Opening the page writes nothing: the assignment returned is not saved yet."""
         for hit in batch.hits.filter(status=HitStatus.OPEN).order_by("position"):
-            active = hit.assignments.exclude(
-                state__in=[AssignmentState.REJECTED, AssignmentState.ABANDONED]
+            held = hit.assignments.filter(counted()).count() + sum(
+                1 for h, _, _ in self.open.values() if h == hit.pk
             )
-            if (
-                active.count() >= hit.capacity
-                or hit.assignments.filter(worker__external_id=worker_name).exists()
-            ):
+            mine = hit.assignments.filter(worker__external_id=worker_name).exists() or any(
+                h == hit.pk and w == worker_name for h, w, _ in self.open.values()
+            )
+            if held >= hit.capacity or mine:
                 continue
             self.counter += 1
             remote = fake_id(f"A{worker_name}", self.counter)
@@ -139,33 +152,86 @@ class MTurkDriver:
             )
             assert response.status_code == 200, response.content
             token = re.search(rb'name="token" value="([^"]+)"', response.content)
-            assignment = Assignment.objects.get(provider_assignment_id=remote)
-            self.tokens[assignment.pk] = token.group(1).decode()
-            return assignment
+            assert token is not None, response.content
+            self.open[remote] = (hit.pk, worker_name, token.group(1).decode())
+            return Assignment(
+                hit=hit,
+                worker=Worker(provider="mturk", external_id=worker_name),
+                provider_assignment_id=remote,
+            )
         return None
 
-    def submit(self, assignment: Assignment, answers: dict[str, str]) -> None:
-        self.expect(
-            "AssociateQualificationWithWorker",
-            {},
-            {
-                "QualificationTypeId": ANY,
-                "WorkerId": assignment.worker.external_id,
-                "IntegerValue": 1,
-                "SendNotification": False,
-            },
-        )
-        response = self.http.post(
+    def post(self, assignment: Assignment, answers: dict[str, str]) -> Any:
+        """The worker's browser posts the task form (MTurk's frame)."""
+        remote = assignment.provider_assignment_id
+        return self.http.post(
             f"/mturk/hit/{assignment.hit_id}/",
             {
                 **answers,
-                "assignmentId": assignment.provider_assignment_id,
+                "assignmentId": remote,
                 "turkSubmitTo": SUBMIT_TO,
-                "token": self.tokens[assignment.pk],
+                "token": self.open[remote][2],
             },
         )
+
+    def submit(self, assignment: Assignment, answers: dict[str, str]) -> None:
+        """Post the form, submit to MTurk, then let synchronisation confirm it."""
+        response = self.post(assignment, answers)
         assert response.status_code == 200, response.content
         assert b"/mturk/externalSubmit" in response.content
+        self.submit_confirm(assignment, answers)
+
+    def submit_confirm(self, assignment: Assignment, answers: dict[str, str]) -> None:
+        """The worker submits to MTurk; synchronisation then finds and confirms the work."""
+        remote = assignment.provider_assignment_id
+        hit_pk, worker_name, _ = self.open.pop(remote)
+        self.remote.setdefault(hit_pk, {})[remote] = (worker_name, answers)
+        self.sync_hit(Hit.objects.select_related("batch__run").get(pk=hit_pk), grant=worker_name)
+        assignment.pk = Assignment.objects.get(provider_assignment_id=remote, confirmed=True).pk
+        assignment.refresh_from_db()
+
+    def sync_hit(self, hit: Hit, grant: str | None = None) -> None:
+        """MTurk lists what it holds for `hit`, with the states our own calls left it in."""
+        states = {
+            AssignmentState.APPROVED: "Approved",
+            AssignmentState.REJECTED: "Rejected",
+        }
+        listed = []
+        for remote, (worker_name, answers) in self.remote.get(hit.pk, {}).items():
+            local = Assignment.objects.filter(provider_assignment_id=remote, confirmed=True).first()
+            status = states.get(local.state, "Submitted") if local else "Submitted"
+            listed.append(
+                {
+                    "AssignmentId": remote,
+                    "WorkerId": worker_name,
+                    "HITId": hit.provider_hit_id,
+                    "AssignmentStatus": status,
+                    "Answer": answer_xml(answers),
+                }
+            )
+        self.expect(
+            "ListAssignmentsForHIT",
+            {"Assignments": listed, "NumResults": len(listed)},
+            {"HITId": hit.provider_hit_id, "MaxResults": 100, "AssignmentStatuses": ANY},
+        )
+        report = SyncReport()
+        mturk_sync_hit(hit=hit, provider=self.provider, report=report)
+        assert not report.errors, report.errors
+        waiting = PoolMembership.objects.filter(
+            run=hit.batch.run, worker__external_id=grant, granted_at__isnull=True
+        )
+        if grant is not None and waiting.exists():
+            self.expect(
+                "AssociateQualificationWithWorker",
+                {},
+                {
+                    "QualificationTypeId": ANY,
+                    "WorkerId": grant,
+                    "IntegerValue": 1,
+                    "SendNotification": False,
+                },
+            )
+        mturk_pool_grant_pending(batch=hit.batch, provider=self.provider)
 
     def done(self) -> None:
         self.provider.use_gateway(gateway_default)  # later tests get the real client factory

@@ -190,7 +190,6 @@ def test_mturk_worker_page_stores_then_posts_to_external_submit(
     page.goto(f"{live_server.url}/mturk/hit/{hit.pk}/?{query}")
     for _ in range(3):
         page.keyboard.press("6")  # "None of the above" for each pair
-    driver.expect("AssociateQualificationWithWorker", {})
     page.locator("#submit").click()
     expect(page.locator("#mturk-ok")).to_be_visible()
     assert posted and posted[0]["assignmentId"] == ["BROWSERASSIGNMENT1"]
@@ -201,4 +200,11 @@ def test_mturk_worker_page_stores_then_posts_to_external_submit(
     }
     assignment = Assignment.objects.get(provider_assignment_id="BROWSERASSIGNMENT1")
     assert assignment.state == AssignmentState.SUBMITTED and assignment.answers.count() == 3
+    assert not assignment.confirmed  # counts once synchronisation finds it at MTurk
+    driver.remote[hit.pk] = {
+        "BROWSERASSIGNMENT1": ("BROWSERW1", {"q0": "none", "q1": "none", "q2": "none"})
+    }
+    driver.sync_hit(hit, grant="BROWSERW1")
+    assignment.refresh_from_db()
+    assert assignment.confirmed
     driver.done()

@@ -266,7 +266,7 @@ def test_preview_shows_the_task_without_taking_answers(mt, draft, client):
 def test_worker_page_stores_answers_then_posts_them_to_mturk(mt, draft, client):
     batch = published_batch(mt, draft)
     assignment = mt.take(batch, "WORKER1")
-    assert assignment.worker.provider == "mturk"
+    assert not Assignment.objects.exists()  # opening the page wrote nothing
     # The page refuses a turkSubmitTo that is not MTurk's.
     hit = assignment.hit
     bad = client.get(
@@ -275,9 +275,16 @@ def test_worker_page_stores_answers_then_posts_them_to_mturk(mt, draft, client):
     )
     assert bad.status_code == 400
     answers = {f"q{q.position}": "none" for q in hit.questions.all()}
-    mt.submit(assignment, answers)
-    assert Answer.objects.filter(assignment=assignment).count() == 2
-    assert PoolMembership.objects.get(worker=assignment.worker).granted_at is not None
+    response = mt.post(assignment, answers)
+    assert b"https://workersandbox.mturk.com/mturk/externalSubmit" in response.content
+    stored = Assignment.objects.get()
+    assert not stored.confirmed and stored.answers.count() == 2
+    assert not PoolMembership.objects.exists()  # unconfirmed work grants no pool
+    mt.open[assignment.provider_assignment_id] = (hit.pk, "WORKER1", "")
+    mt.submit_confirm(assignment, answers)
+    stored.refresh_from_db()
+    assert stored.confirmed and stored.state == AssignmentState.SUBMITTED
+    assert PoolMembership.objects.get(worker=stored.worker).granted_at is not None
     # Reloading after submitting shows the MTurk submit form again, nothing stored twice.
     again = client.get(
         f"/mturk/hit/{hit.pk}/",
@@ -289,14 +296,14 @@ def test_worker_page_stores_answers_then_posts_them_to_mturk(mt, draft, client):
         },
     )
     assert b"https://workersandbox.mturk.com/mturk/externalSubmit" in again.content
-    assert Answer.objects.filter(assignment=assignment).count() == 2
+    assert Answer.objects.filter(assignment=stored).count() == 2
 
 
 def test_a_forged_form_is_refused(mt, draft, client):
     batch = published_batch(mt, draft)
     assignment = mt.take(batch, "WORKER1")
     response = client.post(
-        f"/mturk/hit/{assignment.hit_id}/",
+        f"/mturk/hit/{assignment.hit.pk}/",
         {
             "q0": "none",
             "q1": "none",

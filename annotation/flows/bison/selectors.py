@@ -8,11 +8,10 @@ from typing import Any
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Item, ItemKind, Run, Stage
+from annotation.models import Assignment, Item, ItemKind, Run, Stage
+from annotation.selectors.counting import counted
 from annotation.services.checks import SEED_RANGE, check_int
 from pipeline.errors import InputError
-
-DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
 
 
 def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -31,12 +30,7 @@ def bison_required_verifiers(run: Run) -> int:
 
 
 def _answers_in(stage: str, prefix: str = "questions__") -> Q:
-    return Q(
-        **{
-            f"{prefix}hit__batch__stage": stage,
-            f"{prefix}answers__assignment__state__in": DONE_STATES,
-        }
-    )
+    return Q(**{f"{prefix}hit__batch__stage": stage}) & counted(f"{prefix}answers__assignment__")
 
 
 def bison_triples_with_votes(*, run: Run) -> QuerySet[Item]:
@@ -61,9 +55,7 @@ def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
 
 def _workers(run: Run, stage: str) -> int:
     return (
-        Assignment.objects.filter(
-            hit__batch__run=run, hit__batch__stage=stage, state__in=DONE_STATES
-        )
+        Assignment.objects.filter(counted(), hit__batch__run=run, hit__batch__stage=stage)
         .values("worker")
         .distinct()
         .count()
@@ -73,10 +65,7 @@ def _workers(run: Run, stage: str) -> int:
 def _median_seconds_per_answer(run: Run, stage: str) -> float | None:
     rows = (
         Assignment.objects.filter(
-            hit__batch__run=run,
-            hit__batch__stage=stage,
-            state__in=DONE_STATES,
-            submitted_at__isnull=False,
+            counted(), hit__batch__run=run, hit__batch__stage=stage, submitted_at__isnull=False
         )
         .annotate(n=Count("answers"))
         .values_list("accepted_at", "submitted_at", "n")

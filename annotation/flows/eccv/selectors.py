@@ -11,7 +11,6 @@ from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.models import (
-    AssignmentState,
     Caption,
     ExternalPositive,
     Item,
@@ -19,6 +18,7 @@ from annotation.models import (
     Proposal,
     Run,
 )
+from annotation.selectors.counting import counted
 
 POSITIVE = ("yes", "partially_yes")
 DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
@@ -27,9 +27,7 @@ DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusion
 def _counted(prefix: str) -> Q:
     """Answers that count: submitted or approved work not waiting in (or failed by) review."""
     p = prefix
-    return Q(
-        **{f"{p}assignment__state__in": (AssignmentState.SUBMITTED, AssignmentState.APPROVED)}
-    ) & (
+    return counted(f"{p}assignment__") & (
         Q(**{f"{p}assignment__review__isnull": True})
         | Q(**{f"{p}assignment__review__status": "approved"})
     )

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.flows.bison.selectors import DONE_STATES
 from annotation.flows.bison.vocabulary import NONE
 from annotation.models import Answer, Item, ItemKind, Run, Stage
+from annotation.selectors.counting import counted
 from annotation.services.events import event_record
 
 
@@ -21,9 +21,9 @@ class TriplesResult:
 def bison_triples_create(*, run: Run) -> TriplesResult:
     """One triple per (pair, chosen caption) from submitted stage-2 answers. Idempotent."""
     answers = Answer.objects.filter(
+        counted("assignment__"),
         question__hit__batch__run=run,
         question__hit__batch__stage=Stage.BISON_SELECTION,
-        assignment__state__in=DONE_STATES,
     )
     chosen = (
         answers.exclude(label=NONE)

@@ -1,0 +1,59 @@
+"""Which work counts. One definition, used by every flow's agreement, triples and positives,
+by pool membership and by HIT and batch completion."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from annotation.flows import disjoint_stages
+from annotation.models import Assignment, AssignmentState, PoolMembership, Run, Stage, Worker
+
+COUNTED_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
+
+
+def counted(prefix: str = "") -> Q:
+    """Assignments (reached through `prefix`, e.g. "answers__assignment__") whose work counts:
+    submitted or approved, confirmed by their provider, and not excluded."""
+    return Q(
+        **{
+            f"{prefix}state__in": COUNTED_STATES,
+            f"{prefix}confirmed": True,
+            f"{prefix}excluded": False,
+        }
+    )
+
+
+def earlier_stages(stage: str) -> tuple[str, ...]:
+    """The stages of `stage`'s disjoint group that come before it (BISON stage 3: stage 2)."""
+    group = disjoint_stages(stage)
+    return group[: group.index(stage)] if stage in group else ()
+
+
+def pool_bar_reason(*, run: Run, worker: Worker, stage: str) -> str | None:
+    """Why `worker` may not work on `stage` of `run`, or None if they may.
+
+    Barred: a member of another stage's pool, or anyone who submitted work in an earlier
+    stage, even work not yet confirmed (a selector must never verify their own captions).
+    """
+    membership = PoolMembership.objects.filter(run=run, worker=worker).first()
+    if membership is not None and membership.stage != stage:
+        return (
+            f"worker {worker.external_id} already works on {membership.get_stage_display()} "
+            f"in run {run.pk}; the two stages' workers must be different people"
+        )
+    earlier = earlier_stages(stage)
+    if (
+        earlier
+        and Assignment.objects.filter(
+            worker=worker,
+            hit__batch__run=run,
+            hit__batch__stage__in=earlier,
+            state__in=COUNTED_STATES,
+        ).exists()
+    ):
+        names = ", ".join(Stage(s).label for s in earlier)
+        return (
+            f"worker {worker.external_id} submitted work on {names} in run {run.pk}; "
+            "the two stages' workers must be different people"
+        )
+    return None
