@@ -192,7 +192,12 @@ CELERY_BEAT_SCHEDULE = {
     "mturk-sync": {
         "task": "mturk.sync_open",
         "schedule": float(env("CROWDVL_MTURK_SYNC_SECONDS", "300")),
-    }
+    },
+    # Approval policies (holds for review) first, then auto-approval of local work.
+    "auto-approve": {
+        "task": "assignments.auto_approve",
+        "schedule": float(env("CROWDVL_AUTO_APPROVE_SECONDS", "600")),
+    },
 }
 
 # Anonymous requests that would write rows, per client address and minute (0: no limit).

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ServiceAPIView
 from annotation.models import Batch, Dataset, ImageSource, Job, Run, RunKind, Stage
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.dataset_jobs import dataset_import_start, dataset_upload_store
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.runs import run_create
@@ -145,7 +145,10 @@ class BatchCreateApi(ServiceAPIView):
         batch = batch_create(run=run, options=options, **data.validated_data)
         if publish:
             batch = batch_publish(batch=batch)
-        return Response(self.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)
+        return Response(
+            {**self.OutputSerializer(batch).data, "warnings": batch_warnings(batch=batch)},
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class MTurkPublishApi(ServiceAPIView):

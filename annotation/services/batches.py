@@ -133,6 +133,11 @@ def batch_create(
             qualifications=rules,
             seed=seed,
             options=options or {},
+            **(
+                {"auto_approval_delay_seconds": task.default_auto_approval_seconds}
+                if task.default_auto_approval_seconds is not None
+                else {}
+            ),
         )
         # What a worker could exploit (positions of gold items, which side the positive is
         # on) comes from a secret source, never from the run's public seed or the ids; what
@@ -198,8 +203,18 @@ def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
         run_status = task_type_for(batch.stage).publish_status
         if batch.run.status != run_status:
             run_set_status(run=batch.run, status=run_status, batch=batch.pk)
-        event_record(action="batch.published", run=batch.run, batch=batch)
+        event_record(
+            action="batch.published",
+            run=batch.run,
+            batch=batch,
+            data={"warnings": batch_warnings(batch=batch)},
+        )
     return batch
+
+
+def batch_warnings(*, batch: Batch) -> list[str]:
+    """What to know before publishing `batch`: its task type's warnings."""
+    return task_type_for(batch.stage).publish_warnings(batch=batch)
 
 
 def batch_publish_job(*, job_id: int) -> None:

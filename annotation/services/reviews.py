@@ -9,9 +9,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Batch, Review, ReviewStatus
+from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
+from annotation.selectors.counting import counted
 from annotation.services.assignments import assignment_approve, assignment_reject
 from annotation.services.events import event_record
+from annotation.tasktypes import task_type_for
 
 
 def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Review:
@@ -41,12 +43,60 @@ def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Revie
     return review
 
 
+def reviews_hold_by_policy(*, batch: Batch) -> int:
+    """Open a review for submitted, unpaid work the batch's approval policy holds (its task
+    type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected)."""
+    waiting = list(
+        Assignment.objects.filter(
+            counted(), hit__batch=batch, state=AssignmentState.SUBMITTED, review__isnull=True
+        ).select_related("worker")
+    )
+    if not waiting:
+        return 0
+    held = task_type_for(batch.stage).hold_reasons(batch=batch, assignments=waiting)
+    opened = 0
+    for assignment in waiting:
+        reasons = held.get(assignment.pk)
+        if not reasons:
+            continue
+        with transaction.atomic():
+            _, created = Review.objects.get_or_create(
+                assignment=assignment, defaults={"reasons": reasons}
+            )
+            if created:
+                opened += 1
+                event_record(
+                    action="review.opened",
+                    run=batch.run,
+                    batch=batch,
+                    assignment=assignment,
+                    worker=assignment.worker,
+                    data={"reasons": reasons},
+                )
+    return opened
+
+
+def reviews_hold_all() -> int:
+    """The approval policies of every batch with unpaid work (periodic, before auto-approval;
+    for MTurk it must run before MTurk's own auto-approval deadline)."""
+    batches = Batch.objects.filter(
+        status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED),
+        hits__assignments__state=AssignmentState.SUBMITTED,
+    ).distinct()
+    return sum(reviews_hold_by_policy(batch=batch) for batch in batches)
+
+
 def assignments_auto_approve(*, now: datetime | None = None, batch: Batch | None = None) -> int:
-    """Approve submitted work past its batch's approval delay, unless it waits for review.
+    """Approve submitted work past its batch's approval delay, unless it waits for review
+    (the batch's approval policy is applied first).
 
     MTurk approves on its own schedule (the HIT type's delay); synchronisation records it.
     """
     now = now or timezone.now()
+    if batch is not None:
+        reviews_hold_by_policy(batch=batch)
+    else:
+        reviews_hold_all()
     due = (
         Assignment.objects.filter(
             state=AssignmentState.SUBMITTED, submitted_at__isnull=False, confirmed=True

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from annotation.models import Caption, Item, Question, Run, RunStatus
+from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.images import image_url
 
 
@@ -31,6 +31,9 @@ class TaskType(ABC):
     draws_sides: bool = False
     # The run's status once a batch of this stage is published.
     publish_status: str = RunStatus.VERIFYING
+    # The stage's own auto-approval delay (None: the batch default), e.g. long enough for a
+    # later stage to check the work before it is paid.
+    default_auto_approval_seconds: int | None = None
 
     def prepare_batch(self, *, run: Run) -> None:
         """Make this stage's items from earlier stages' results, inside `batch_create`'s
@@ -64,6 +67,17 @@ class TaskType(ABC):
         self, *, questions: list[Question], answers: list[Any]
     ) -> list[dict[str, Any]]:
         """Why a submission needs a person to look at it (empty: it does not)."""
+        return []
+
+    def hold_reasons(
+        self, *, batch: Batch, assignments: list[Assignment]
+    ) -> dict[int, list[dict[str, Any]]]:
+        """Submitted work the batch's approval policy holds for a person before it is paid,
+        by assignment pk, with the reasons (e.g. later stages rejected the worker's answers)."""
+        return {}
+
+    def publish_warnings(self, *, batch: Batch) -> list[str]:
+        """What the researcher should know before publishing `batch` (shown, not enforced)."""
         return []
 
     def worker_choices(self, *, question: Question) -> list[str]:

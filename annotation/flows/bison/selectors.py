@@ -5,11 +5,13 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, Item, ItemKind, Run, Stage
+from annotation.flows.bison.vocabulary import NONE
+from annotation.models import Answer, Assignment, Item, ItemKind, Run, Stage, Worker
 from annotation.selectors.counting import counted
+from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.checks import SEED_RANGE, check_int
 from pipeline.errors import InputError
 
@@ -53,6 +55,56 @@ def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
     )
 
 
+def bison_selection_outcomes(*, run: Run) -> dict[int, dict[str, Any]]:
+    """Per stage-2 worker (by Worker pk): how many of their caption selections stage 3 has
+    judged (the required number of verifiers answered), and how many it rejected (no verifier
+    matched the caption to its positive image: "bad caption selections will not be rewarded")."""
+    required = bison_required_verifiers(run)
+    triple = bison_triples_with_votes(run=run).filter(
+        source=OuterRef("question__item"), caption=OuterRef("caption")
+    )
+    rows = (
+        Answer.objects.filter(
+            counted("assignment__"),
+            question__hit__batch__run=run,
+            question__hit__batch__stage=Stage.BISON_SELECTION,
+        )
+        .exclude(label=NONE)
+        .annotate(
+            votes=Subquery(triple.values("votes")[:1]),
+            positive=Subquery(triple.values("positive_votes")[:1]),
+        )
+        .filter(votes__gte=required)
+        .values("assignment__worker")
+        .annotate(judged=Count("pk"), rejected=Count("pk", filter=Q(positive=0)))
+        .order_by("assignment__worker")
+    )
+    return {
+        row["assignment__worker"]: {
+            "judged": row["judged"],
+            "rejected": row["rejected"],
+            "rejected_share": round(row["rejected"] / row["judged"], 4),
+        }
+        for row in rows
+    }
+
+
+def bison_selector_report(*, run: Run) -> list[dict[str, Any]]:
+    """Each stage-2 worker's judged and rejected selections, workers pseudonymised (for
+    manifests and staff pages)."""
+    outcomes = bison_selection_outcomes(run=run)
+    workers = Worker.objects.in_bulk(list(outcomes))
+    return [
+        {
+            "worker": worker_pseudonym(
+                provider=workers[pk].provider, external_id=workers[pk].external_id
+            ),
+            **outcome,
+        }
+        for pk, outcome in sorted(outcomes.items(), key=lambda kv: -kv[1]["rejected_share"])
+    ]
+
+
 def _workers(run: Run, stage: str) -> int:
     return (
         Assignment.objects.filter(counted(), hit__batch__run=run, hit__batch__stage=stage)
@@ -88,6 +140,7 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
     triples = Item.objects.filter(run=run, kind=ItemKind.TRIPLE)
     pairs_with_triple = triples.values("source").distinct().count()
     required = bison_required_verifiers(run)
+    outcomes = bison_selection_outcomes(run=run)
     triple_counts = bison_triples_with_votes(run=run).aggregate(
         triples=Count("pk"),
         judged=Count("pk", filter=Q(votes__gte=required)),
@@ -103,6 +156,9 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
             "conversion_percent": _rate(pairs_with_triple, pair_counts["judged"]),
             "workers": _workers(run, Stage.BISON_SELECTION),
             "median_seconds_per_annotation": _median_seconds_per_answer(run, Stage.BISON_SELECTION),
+            # Selections stage 3 has judged, and those no verifier matched to the positive.
+            "selections_judged": sum(o["judged"] for o in outcomes.values()),
+            "selections_rejected": sum(o["rejected"] for o in outcomes.values()),
         },
         "stage3": {
             "verifiers_per_triple": required,

@@ -7,10 +7,37 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError, ServiceError
+from annotation.flows.bison.selectors import bison_selection_outcomes
 from annotation.flows.bison.services.triples import bison_triples_create
 from annotation.flows.bison.vocabulary import NONE
-from annotation.models import Caption, Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.models import (
+    Assignment,
+    Batch,
+    Caption,
+    Item,
+    ItemKind,
+    Question,
+    Run,
+    RunStatus,
+    Stage,
+)
+from annotation.services.checks import check_int, check_number
 from annotation.tasktypes.base import ParsedAnswer, TaskType
+
+DAY = 24 * 3600
+# "Bad caption selections will not be rewarded": by default a stage-2 worker with at least
+# `hold_min_judged` selections judged in stage 3, more than `hold_rejected_share` of them
+# rejected, is held for review before being paid. Options of a stage-2 batch.
+SELECTION_POLICY = {"hold_min_judged": 10, "hold_rejected_share": 0.30, "stage3_seconds": 7 * DAY}
+
+
+def selection_policy(options: dict[str, Any]) -> dict[str, Any]:
+    """A stage-2 batch's approval policy options, checked (InputError names the option)."""
+    policy = {**SELECTION_POLICY, **{k: options[k] for k in SELECTION_POLICY if k in options}}
+    check_int(policy, "hold_min_judged", low=1, high=1_000_000)
+    check_number(policy, "hold_rejected_share", low=0.0, high=1.0)
+    check_int(policy, "stage3_seconds", low=0, high=365 * DAY)
+    return policy
 
 
 class SelectionTask(TaskType):
@@ -20,8 +47,12 @@ class SelectionTask(TaskType):
     title = "Pick the caption that describes the left image but not the right one"
     template_name = "annotation/task_bison_selection.html"
     default_assignments = 1
+    # Long enough for stage 3 to judge the selections before they are paid: the default
+    # lifetime (7 days) plus the planned stage-3 time (7 days).
+    default_auto_approval_seconds = 14 * DAY
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        selection_policy(options)
         return (
             Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR)
             .exclude(questions__hit__batch__stage=self.stage)
@@ -43,6 +74,42 @@ class SelectionTask(TaskType):
 
     def worker_choices(self, *, question: Question) -> list[str]:
         return [str(c.coco_id) for c in self._captions(question)] + [NONE]
+
+    def hold_reasons(
+        self, *, batch: Batch, assignments: list[Assignment]
+    ) -> dict[int, list[dict[str, Any]]]:
+        policy = selection_policy(batch.options)
+        outcomes = bison_selection_outcomes(run=batch.run)
+        held: dict[int, list[dict[str, Any]]] = {}
+        for assignment in assignments:
+            outcome = outcomes.get(assignment.worker_id)
+            if (
+                outcome
+                and outcome["judged"] >= policy["hold_min_judged"]
+                and outcome["rejected_share"] > policy["hold_rejected_share"]
+            ):
+                held[assignment.pk] = [
+                    {
+                        "policy": "rejected_selections",
+                        "judged": outcome["judged"],
+                        "rejected": outcome["rejected"],
+                        "rejected_share": outcome["rejected_share"],
+                        "limit": policy["hold_rejected_share"],
+                    }
+                ]
+        return held
+
+    def publish_warnings(self, *, batch: Batch) -> list[str]:
+        policy = selection_policy(batch.options)
+        needed = batch.lifetime_seconds + policy["stage3_seconds"]
+        if batch.auto_approval_delay_seconds >= needed:
+            return []
+        return [
+            f"stage 2's auto-approval delay ({batch.auto_approval_delay_seconds / DAY:g} days) "
+            f"is shorter than its lifetime plus the planned stage-3 time "
+            f"({batch.lifetime_seconds / DAY:g} + {policy['stage3_seconds'] / DAY:g} days): "
+            "selections may be paid before stage 3 has judged them (MTurk allows up to 30 days)"
+        ]
 
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         if value == NONE:

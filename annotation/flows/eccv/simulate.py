@@ -15,16 +15,22 @@ def judgment_answer(
     question: Question, choices: list[str], profile: WorkerProfile, rng: random.Random
 ) -> str:
     """Judge by the caption's word overlap with the image's own captions (the caption itself
-    excluded); gold items are answered right with probability `gold_accuracy`."""
+    excluded); gold items are answered right with probability `gold_accuracy`. A gold item's
+    right answer is its kind (an original pair: yes; a pair no model proposed: no), as a person
+    looking at the image would see it; word overlap would sometimes miss a gold negative that
+    happens to share words, failing workers at random."""
     item = question.item
     assert item.caption is not None
-    others = [c for c in item.positive.captions.all() if c.pk != item.caption_id]
-    correct = judgment_from_overlap(
-        tokenize(item.caption.text),
-        [tokenize(c.text) for c in others],
-        own=item.caption.image_id == item.positive_id,
-    )
     gold = item.kind in ("gold_positive", "gold_negative")
+    if gold:
+        correct = "yes" if item.kind == "gold_positive" else "no"
+    else:
+        others = [c for c in item.positive.captions.all() if c.pk != item.caption_id]
+        correct = judgment_from_overlap(
+            tokenize(item.caption.text),
+            [tokenize(c.text) for c in others],
+            own=item.caption.image_id == item.positive_id,
+        )
     accuracy = profile.gold_accuracy if gold else profile.accuracy
     answer = noisy(correct, ("yes", "partially_yes", "mostly_no", "no"), accuracy=accuracy, rng=rng)
     if answer in UNCERTAIN and question.hit.batch.options.get("follow_ups", True):

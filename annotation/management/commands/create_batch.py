@@ -4,7 +4,7 @@ from annotation.crowd import provider_for
 from annotation.flows import flows
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch, Run
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.batches import batch_create, batch_publish, batch_warnings
 
 
 def stages() -> dict[str, str]:
@@ -58,6 +58,8 @@ class Command(ServiceCommand):
         if not opts["no_publish"]:
             batch = batch_publish(batch=batch)
         self.stdout.write(f"batch {batch.pk}: {batch.hits.count()} HITs, {batch.status}")
+        for warning in batch_warnings(batch=batch):
+            self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
         url = provider_for(batch.provider).worker_url(batch=batch)
         if url:
             self.stdout.write(f"workers start at {url}")

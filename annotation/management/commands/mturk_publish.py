@@ -2,6 +2,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
+from annotation.services.batches import batch_warnings
 from annotation.services.mturk import mturk_cost_estimate, mturk_publish_start
 
 
@@ -18,6 +19,8 @@ class Command(ServiceCommand):
         self.stdout.write(
             f"estimated cost: {mturk_cost_estimate(batch=batch, unpublished_only=True).describe()}"
         )
+        for warning in batch_warnings(batch=batch):
+            self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
         if opts["dry_run"]:
             return
         job = mturk_publish_start(batch=batch)

@@ -14,7 +14,11 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
+from annotation.flows.bison.selectors import (
+    bison_selector_report,
+    bison_stage_counts,
+    bison_verified_triples,
+)
 from annotation.models import Export, Job, Run, RunStatus
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
@@ -140,7 +144,7 @@ def _manifest(*, run: Run, records: int, checksum: str, path: Path) -> dict[str,
             "embedding_source": run.embedding_source,
             "params": pairing.params if pairing else None,
         },
-        "stage2": counts["stage2"],
+        "stage2": {**counts["stage2"], "selectors": bison_selector_report(run=run)},
         "stage3": counts["stage3"],
         "batches": [
             {

@@ -1,0 +1,157 @@
+"""BISON: "Bad caption selections will not be rewarded" -- stage 3 judges stage 2's selections,
+each selector's rejected share is computed, and the approval policy holds bad selectors."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.flows.bison.selectors import (
+    bison_selection_outcomes,
+    bison_selector_report,
+    bison_stage_counts,
+)
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentState,
+    Batch,
+    Item,
+    ItemKind,
+    Review,
+    Stage,
+)
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.reviews import assignments_auto_approve
+from pipeline.errors import InputError
+
+pytestmark = pytest.mark.django_db
+DAY = 24 * 3600
+
+
+def worker(name):
+    return worker_get_or_create(provider="local", external_id=name)
+
+
+def first_captions(assignment):
+    return {
+        f"q{q.position}": str(min(c.coco_id for c in q.item.positive.captions.all()))
+        for q in assignment.hit.questions.select_related("item__positive")
+    }
+
+
+def run_stage2(run, options=None):
+    """GOOD takes the first HIT, BAD the rest; both pick a caption for every pair."""
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=2,
+            options=options or {},
+        )
+    )
+    names = ["GOOD"] + ["BAD"] * (batch.hits.count() - 1)
+    for name in names:
+        w = worker(name)
+        a = assignment_claim_next(batch=batch, worker=w)
+        assignment_submit(assignment_id=a.pk, worker=w, answers=first_captions(a))
+    return batch
+
+
+def run_stage3(run):
+    """Two verifiers match GOOD's captions to the positive and BAD's to the negative."""
+    batch = batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=1000
+        )
+    )
+    selector = {
+        (a.question.item_id, a.caption_id): a.assignment.worker.external_id
+        for a in Answer.objects.filter(question__hit__batch__stage=Stage.BISON_SELECTION)
+        .exclude(caption=None)
+        .select_related("assignment__worker", "question")
+    }
+    for name in ("V1", "V2"):
+        w = worker(name)
+        a = assignment_claim_next(batch=batch, worker=w)
+        answers = {}
+        for q in a.hit.questions.select_related("item"):
+            positive, negative = ("right", "left") if q.swapped else ("left", "right")
+            good = selector[(q.item.source_id, q.item.caption_id)] == "GOOD"
+            answers[f"q{q.position}"] = positive if good else negative
+        assignment_submit(assignment_id=a.pk, worker=w, answers=answers)
+    return batch
+
+
+def test_selections_no_verifier_matched_are_rejected_per_worker(paired_run):
+    run_stage2(paired_run)
+    run_stage3(paired_run)
+    triples = Item.objects.filter(run=paired_run, kind=ItemKind.TRIPLE).count()
+    outcomes = {
+        Assignment.objects.filter(worker_id=pk).first().worker.external_id: o
+        for pk, o in bison_selection_outcomes(run=paired_run).items()
+    }
+    assert outcomes["GOOD"]["judged"] == 2 and outcomes["GOOD"]["rejected"] == 0
+    assert outcomes["BAD"]["judged"] == triples - 2
+    assert outcomes["BAD"]["rejected"] == outcomes["BAD"]["judged"]
+    assert outcomes["BAD"]["rejected_share"] == 1.0
+    counts = bison_stage_counts(run=paired_run)["stage2"]
+    assert counts["selections_judged"] == triples
+    assert counts["selections_rejected"] == triples - 2
+    report = bison_selector_report(run=paired_run)
+    assert report[0]["rejected_share"] == 1.0 and report[0]["worker"].startswith("w-")
+    assert "BAD" not in str(report)  # pseudonymised
+
+
+def test_the_approval_policy_holds_a_worker_whose_selections_were_rejected(paired_run):
+    stage2 = run_stage2(paired_run, options={"hold_min_judged": 2, "hold_rejected_share": 0.3})
+    run_stage3(paired_run)
+    approved = assignments_auto_approve(now=timezone.now() + timedelta(days=60))
+    bad = Assignment.objects.filter(hit__batch=stage2, worker__external_id="BAD")
+    good = Assignment.objects.get(hit__batch=stage2, worker__external_id="GOOD")
+    assert good.state == AssignmentState.APPROVED
+    assert all(a.state == AssignmentState.SUBMITTED for a in bad)
+    reviews = Review.objects.filter(assignment__in=bad)
+    assert reviews.count() == bad.count()
+    reason = reviews.first().reasons[0]
+    assert reason["policy"] == "rejected_selections" and reason["rejected_share"] == 1.0
+    # Stage 3's verifiers are paid: their stage has no such policy.
+    assert approved == 1 + 2
+
+
+def test_below_the_minimum_of_judged_selections_nobody_is_held(paired_run):
+    stage2 = run_stage2(paired_run)  # default: hold only with >= 10 judged selections
+    run_stage3(paired_run)
+    assignments_auto_approve(now=timezone.now() + timedelta(days=60))
+    assert not Review.objects.exists()
+    assert not stage2.hits.filter(assignments__state=AssignmentState.SUBMITTED).exists()
+
+
+def test_stage2_approval_delay_covers_stage3_and_publishing_warns_when_not(paired_run):
+    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    assert batch.auto_approval_delay_seconds == 14 * DAY  # lifetime 7 d + planned stage 3 7 d
+    assert batch_warnings(batch=batch) == []
+    Batch.objects.filter(pk=batch.pk).update(lifetime_seconds=10 * DAY)
+    batch.refresh_from_db()
+    (warning,) = batch_warnings(batch=batch)
+    assert "shorter than its lifetime plus the planned stage-3 time" in warning
+    published = batch_publish(batch=batch)
+    event = published.events.get(action="batch.published")
+    assert event.data["warnings"] == [warning]
+
+
+def test_a_bad_policy_option_is_refused_before_anything_is_written(paired_run):
+    with pytest.raises(InputError, match="hold_rejected_share"):
+        batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            options={"hold_rejected_share": 2},
+        )
+    assert not Batch.objects.exists()
