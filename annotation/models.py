@@ -14,6 +14,17 @@ class ImageSource(models.TextChoices):
     LOCAL_DIR = "local_dir", "Local folder served by this app"
 
 
+class Installation(models.Model):
+    """This database's identity (one row): random, made once, carried by every MTurk token and
+    name so a second database on the same AWS account never adopts this one's HITs."""
+
+    key = models.CharField(max_length=16, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"installation {self.key}"
+
+
 class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     source_file = models.CharField(max_length=500)
@@ -202,6 +213,10 @@ class Batch(models.Model):
     keywords = models.CharField(max_length=500, blank=True)
     auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
     provider_hit_type_id = models.CharField(max_length=100, blank=True)
+    environment = models.CharField(
+        max_length=20, blank=True, help_text="MTurk: sandbox or production, fixed at publishing"
+    )
+    sync_error = models.TextField(blank=True, help_text="the last synchronisation's failure")
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
 
@@ -226,6 +241,9 @@ class Hit(models.Model):
     provider_hit_id = models.CharField(max_length=100, blank=True)
     extra_assignments = models.PositiveIntegerField(
         default=0, help_text="assignments added after publishing"
+    )
+    create_attempted_at = models.DateTimeField(
+        null=True, blank=True, help_text="when creating it at the provider was first tried"
     )
 
     class Meta:
@@ -354,12 +372,14 @@ class PoolQualification(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pool_qualifications")
     stage = models.CharField(max_length=40, choices=Stage.choices)
     provider = models.CharField(max_length=20)
+    environment = models.CharField(max_length=20, blank=True)
     qualification_id = models.CharField(max_length=100)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "stage", "provider"], name="pool_qualification_once"
+                fields=["run", "stage", "provider", "environment"],
+                name="pool_qualification_once",
             )
         ]
 
@@ -374,6 +394,7 @@ class Bonus(models.Model):
     amount = models.DecimalField(max_digits=8, decimal_places=2)
     reason = models.TextField()
     token = models.CharField(max_length=64, unique=True)
+    attempted_at = models.DateTimeField(null=True, blank=True, help_text="first sending attempt")
     sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

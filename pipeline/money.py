@@ -10,11 +10,12 @@ CENT = Decimal("0.01")
 
 
 def dollars(value: Decimal | str | float | int, *, field: str) -> Decimal:
-    """`value` as a Decimal amount; InputError naming `field` unless positive whole cents."""
+    """`value` as a canonical Decimal amount with two places ("0.5" -> 0.50); InputError
+    naming `field` unless positive whole cents."""
     try:
         amount = Decimal(str(value))
     except InvalidOperation:
         raise InputError(f"{value!r} is not an amount", field=field) from None
     if not amount.is_finite() or amount <= 0 or amount != amount.quantize(CENT):
         raise InputError(f"{value} is not a positive amount in dollars and cents", field=field)
-    return amount
+    return amount.quantize(CENT)

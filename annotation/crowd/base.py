@@ -41,12 +41,21 @@ class CrowdProvider(ABC):
         """Accept the work (and pay it, where the provider pays)."""
 
     @abstractmethod
-    def reject(self, *, assignment: Assignment, feedback: str) -> None:
-        """Reject the work, with feedback for the worker."""
+    def reject(self, *, assignment: Assignment, feedback: str) -> bool:
+        """Reject the work, with feedback for the worker; False when the HIT cannot take
+        another worker in its place (the rejection stands either way)."""
 
     @abstractmethod
-    def bonus(self, *, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
-        """Pay a bonus once per `token`."""
+    def bonus(
+        self,
+        *,
+        assignment: Assignment,
+        amount: Decimal,
+        reason: str,
+        token: str,
+        look_first: bool = False,
+    ) -> None:
+        """Pay a bonus once per `token`; `look_first`: an earlier attempt may have paid it."""
 
     @abstractmethod
     def block(self, *, worker: Worker, reason: str) -> None: ...
@@ -81,10 +90,18 @@ class ServerSideProvider(CrowdProvider):
     def approve(self, *, assignment: Assignment) -> None:
         return None
 
-    def reject(self, *, assignment: Assignment, feedback: str) -> None:
-        return None
+    def reject(self, *, assignment: Assignment, feedback: str) -> bool:
+        return True  # the HIT reopens here by itself: rejected work holds no slot
 
-    def bonus(self, *, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
+    def bonus(
+        self,
+        *,
+        assignment: Assignment,
+        amount: Decimal,
+        reason: str,
+        token: str,
+        look_first: bool = False,
+    ) -> None:
         return None
 
     def block(self, *, worker: Worker, reason: str) -> None:

@@ -25,10 +25,12 @@ from django.urls import reverse
 from annotation.crowd.base import CrowdProvider
 from annotation.errors import ServiceError
 from annotation.models import Assignment, Batch, Hit, Stage, Worker
+from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
 from pipeline.mturk_xml import external_question_xml
 
 SANDBOX, PRODUCTION = "sandbox", "production"
+CENT = Decimal("0.01")
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 
@@ -58,9 +60,12 @@ HIT_ID = re.compile(r"\b[0-9A-Z]{30}\b")
 class MTurkError(ServiceError):
     """MTurk refused a request; the message is MTurk's own."""
 
-    def __init__(self, message: str, *, operation: str, code: str = "") -> None:
+    def __init__(
+        self, message: str, *, operation: str, code: str = "", turk_code: str = ""
+    ) -> None:
         self.operation = operation
         self.code = code
+        self.turk_code = turk_code  # MTurk's own TurkErrorCode, e.g. ...HitAlreadyExists
         super().__init__(f"MTurk {operation}: {message}")
 
 
@@ -251,7 +256,10 @@ class MTurkGateway:
                     continue
                 if retryable:
                     message = f"{message} (gave up after {attempt} attempts)"
-                raise MTurkError(message, operation=operation, code=code) from None
+                turk_code = str(exc.response.get("TurkErrorCode", ""))
+                raise MTurkError(
+                    message, operation=operation, code=code, turk_code=turk_code
+                ) from None
             except BotoCoreError as exc:
                 if attempt < self.max_attempts:
                     self.sleep(self.base_delay * 2 ** (attempt - 1))
@@ -270,20 +278,56 @@ class MTurkGateway:
                 return
 
 
-def gateway_default() -> MTurkGateway:
-    return MTurkGateway(make_client())
+def gateway_default(environment: str | None = None) -> MTurkGateway:
+    return MTurkGateway(make_client(environment))
 
 
-# --- the provider ----------------------------------------------------------------------------
+# --- identity: tokens and names carry the installation, the environment and the object -------
+
+ENV_TAGS = {SANDBOX: "sb", PRODUCTION: "live"}
+HIT_EXISTS = "AWS.MechanicalTurk.HitAlreadyExists"
+CANNOT_GROW = "AWS.MechanicalTurk.InvalidMaximumAssignmentsIncrease"
+
+
+def batch_environment(batch: Batch) -> str:
+    """The environment a batch lives in: fixed when it was published, else the default."""
+    return batch.environment or settings.CROWDVL_MTURK_ENV
+
+
+def request_token(kind: str, pk: int | str, environment: str) -> str:
+    """A UniqueRequestToken / RequesterAnnotation: installation, environment, object."""
+    return f"crowdvl-{installation_id()}-{ENV_TAGS.get(environment, environment)}-{kind}-{pk}"[
+        :MAX_TOKEN
+    ]
 
 
 def hit_token(hit: Hit) -> str:
     """The UniqueRequestToken of a HIT's CreateHIT call: the same on every retry."""
-    return f"crowdvl-hit-{hit.pk}"[:MAX_TOKEN]
+    return request_token("hit", hit.pk, batch_environment(hit.batch))
+
+
+def pool_name(*, run_id: int, stage: str, environment: str) -> str:
+    return f"crowdvl {installation_id()} {ENV_TAGS.get(environment, environment)} run {run_id} {stage} pool"
 
 
 def task_url(hit: Hit) -> str:
     return public_url() + reverse("mturk-task", args=[hit.pk])
+
+
+def mturk_amount(value: Decimal) -> str:
+    """An amount as it is sent to MTurk: dollars with exactly two decimals ("0.50")."""
+    amount = Decimal(value)
+    if amount != amount.quantize(CENT):
+        raise InputError(f"{value} is not a whole number of cents", field="amount")
+    return f"{amount.quantize(CENT):.2f}"
+
+
+def _duplicate(exc: MTurkError, turk_code: str, *words: str) -> bool:
+    """Whether MTurk refused a request as a repeat: by its TurkErrorCode, wording as fallback.
+    Only a RequestError can be one (an expired-credentials error mentioning a "token" is not)."""
+    if exc.turk_code:
+        return exc.turk_code == turk_code
+    return exc.code == "RequestError" and any(w in str(exc).lower() for w in words)
 
 
 class MTurkProvider(CrowdProvider):
@@ -291,15 +335,19 @@ class MTurkProvider(CrowdProvider):
     remote = True
 
     def __init__(self) -> None:
-        self._gateway_factory: Callable[[], MTurkGateway] = gateway_default
+        self._gateway_factory: Callable[..., MTurkGateway] = gateway_default
 
-    # Tests and tools swap the gateway (e.g. a Stubber-wrapped client).
-    def use_gateway(self, factory: Callable[[], MTurkGateway]) -> None:
+    # Tests and tools swap the gateway (e.g. a Stubber-wrapped client); the factory takes
+    # the environment.
+    def use_gateway(self, factory: Callable[..., MTurkGateway]) -> None:
         self._gateway_factory = factory
 
     @property
     def gateway(self) -> MTurkGateway:
-        return self._gateway_factory()
+        return self._gateway_factory(settings.CROWDVL_MTURK_ENV)
+
+    def gateway_for(self, batch: Batch) -> MTurkGateway:
+        return self._gateway_factory(batch_environment(batch))
 
     def account_balance(self) -> Decimal:
         return Decimal(self.gateway.call("GetAccountBalance")["AvailableBalance"])
@@ -312,24 +360,45 @@ class MTurkProvider(CrowdProvider):
                 f"unknown MTurk qualification {qualification_id!r}: {exc}", field="qualifications"
             ) from None
 
-    def ensure_pool_qualification(self, *, run_id: int, stage: str, existing: str | None) -> str:
+    def ensure_pool_qualification(
+        self, *, run_id: int, stage: str, existing: str | None, environment: str = ""
+    ) -> str:
+        """The pool qualification's id; one a crash left unsaved is found by its name."""
         if existing:
             return existing
-        response = self.gateway.call(
-            "CreateQualificationType",
-            Name=f"crowdvl run {run_id} {stage} pool",
-            Description=f"Workers who did {Stage(stage).label} work in crowdvl run {run_id}.",
-            QualificationTypeStatus="Active",
-        )
-        return str(response["QualificationType"]["QualificationTypeId"])
+        environment = environment or settings.CROWDVL_MTURK_ENV
+        gateway = self._gateway_factory(environment)
+        name = pool_name(run_id=run_id, stage=stage, environment=environment)
+        try:
+            response = gateway.call(
+                "CreateQualificationType",
+                Name=name,
+                Description=f"Workers who did {Stage(stage).label} work in crowdvl run {run_id}.",
+                QualificationTypeStatus="Active",
+            )
+            return str(response["QualificationType"]["QualificationTypeId"])
+        except MTurkError as exc:
+            if exc.code != "RequestError":
+                raise
+            for item in gateway.pages(
+                "ListQualificationTypes",
+                "QualificationTypes",
+                Query=name,
+                MustBeRequestable=False,
+                MustBeOwnedByCaller=True,
+                MaxResults=100,
+            ):
+                if item.get("Name") == name:
+                    return str(item["QualificationTypeId"])
+            raise
 
     def create_hit_type(self, *, batch: Batch, exclude_pools: list[str]) -> str:
-        response = self.gateway.call(
+        response = self.gateway_for(batch).call(
             "CreateHITType",
             Title=batch.title[:128],
             Description=(batch.description or batch.title)[:2000],
             Keywords=batch.keywords or "image, caption, vision, language",
-            Reward=str(batch.reward),
+            Reward=mturk_amount(batch.reward),
             AssignmentDurationInSeconds=batch.assignment_duration_seconds,
             AutoApprovalDelayInSeconds=batch.auto_approval_delay_seconds,
             QualificationRequirements=qualification_requirements(
@@ -338,53 +407,89 @@ class MTurkProvider(CrowdProvider):
         )
         return str(response["HITTypeId"])
 
-    def create_hit(self, *, hit: Hit, hit_type_id: str) -> str:
+    def find_hit(self, *, hit: Hit) -> str | None:
+        """The id of the HIT MTurk holds for `hit`, found by its annotation (ListHITs)."""
+        wanted = hit_token(hit)
+        for item in self.gateway_for(hit.batch).pages("ListHITs", "HITs", MaxResults=100):
+            if item.get("RequesterAnnotation") == wanted:
+                return str(item["HITId"])
+        return None
+
+    def _verified(self, *, hit: Hit, hit_id: str) -> str:
+        """Adopt an existing HIT only if its annotation names this installation and HIT."""
+        found = self.gateway_for(hit.batch).call("GetHIT", HITId=hit_id)["HIT"]
+        if found.get("RequesterAnnotation") != hit_token(hit):
+            raise MTurkError(
+                f"HIT {hit_id} exists but is not this installation's HIT {hit.pk} "
+                f"(annotation {found.get('RequesterAnnotation')!r})",
+                operation="GetHIT",
+            )
+        return hit_id
+
+    def create_hit(self, *, hit: Hit, hit_type_id: str, look_first: bool = False) -> str:
         """CreateHITWithHITType with a token derived from the HIT; a retry after a crash finds
-        the HIT the first call made instead of making a second one."""
-        token = hit_token(hit)
+        the HIT the first call made instead of making a second one. With `look_first` (the
+        first attempt is older than MTurk's 24 h token memory) ListHITs is searched first."""
+        if look_first:
+            found = self.find_hit(hit=hit)
+            if found:
+                return found
+        annotation = hit_token(hit)
         try:
-            response = self.gateway.call(
+            response = self.gateway_for(hit.batch).call(
                 "CreateHITWithHITType",
                 HITTypeId=hit_type_id,
                 MaxAssignments=hit.capacity,
                 LifetimeInSeconds=hit.batch.lifetime_seconds,
                 Question=external_question_xml(task_url(hit)),
-                RequesterAnnotation=token,
-                UniqueRequestToken=token,
+                RequesterAnnotation=annotation,
+                UniqueRequestToken=annotation,
             )
             return str(response["HIT"]["HITId"])
         except MTurkError as exc:
-            if "already exists" not in str(exc).lower() and "HitAlreadyExists" not in exc.code:
+            if not _duplicate(exc, HIT_EXISTS, "already exists"):
                 raise
-            found = HIT_ID.search(str(exc))
+            named = HIT_ID.search(str(exc))
+            if named:
+                return self._verified(hit=hit, hit_id=named.group(0))
+            found = self.find_hit(hit=hit)
             if found:
-                return found.group(0)
-            for item in self.gateway.pages("ListHITs", "HITs", MaxResults=100):
-                if item.get("RequesterAnnotation") == token:
-                    return str(item["HITId"])
+                return found
             raise
 
     def expire(self, *, batch: Batch) -> None:
+        """Expire every HIT of the batch on MTurk, including one whose id a crash lost."""
         epoch = datetime(1970, 1, 1, tzinfo=UTC)
-        for hit in batch.hits.exclude(provider_hit_id=""):
-            self.gateway.call("UpdateExpirationForHIT", HITId=hit.provider_hit_id, ExpireAt=epoch)
+        gateway = self.gateway_for(batch)
+        for hit in batch.hits.all():
+            hit_id = hit.provider_hit_id
+            if not hit_id and hit.create_attempted_at is not None:
+                hit_id = self.find_hit(hit=hit) or ""
+            if hit_id:
+                gateway.call("UpdateExpirationForHIT", HITId=hit_id, ExpireAt=epoch)
 
     def extend(self, *, batch: Batch, seconds: int) -> None:
         _check_range(seconds, LIFETIME_RANGE, "seconds")
         until = datetime.now(UTC) + timedelta(seconds=seconds)
+        gateway = self.gateway_for(batch)
         for hit in batch.hits.exclude(provider_hit_id=""):
-            self.gateway.call("UpdateExpirationForHIT", HITId=hit.provider_hit_id, ExpireAt=until)
+            gateway.call("UpdateExpirationForHIT", HITId=hit.provider_hit_id, ExpireAt=until)
 
     def add_assignments(self, *, hit: Hit, count: int, token: str) -> None:
-        self.gateway.call(
-            "CreateAdditionalAssignmentsForHIT",
-            HITId=hit.provider_hit_id,
-            NumberOfAdditionalAssignments=count,
-            UniqueRequestToken=token[:MAX_TOKEN],
-        )
+        try:
+            self.gateway_for(hit.batch).call(
+                "CreateAdditionalAssignmentsForHIT",
+                HITId=hit.provider_hit_id,
+                NumberOfAdditionalAssignments=count,
+                UniqueRequestToken=token[:MAX_TOKEN],
+            )
+        except MTurkError as exc:
+            # The same token again: MTurk already added them.
+            if not _duplicate(exc, "AWS.MechanicalTurk.DuplicateRequest", "uniquerequesttoken"):
+                raise
 
     def list_assignments(self, *, hit: Hit) -> Iterator[dict[str, Any]]:
-        return self.gateway.pages(
+        return self.gateway_for(hit.batch).pages(
             "ListAssignmentsForHIT",
             "Assignments",
             HITId=hit.provider_hit_id,
@@ -393,23 +498,26 @@ class MTurkProvider(CrowdProvider):
         )
 
     def _assignment_status(self, assignment: Assignment) -> str:
-        response = self.gateway.call(
+        response = self.gateway_for(assignment.hit.batch).call(
             "GetAssignment", AssignmentId=assignment.provider_assignment_id
         )
         return str(response["Assignment"]["AssignmentStatus"])
 
     def approve(self, *, assignment: Assignment) -> None:
         try:
-            self.gateway.call("ApproveAssignment", AssignmentId=assignment.provider_assignment_id)
+            self.gateway_for(assignment.hit.batch).call(
+                "ApproveAssignment", AssignmentId=assignment.provider_assignment_id
+            )
         except MTurkError:
             # Approving twice is an error at MTurk; if it is already approved, we are done.
             if self._assignment_status(assignment) != "Approved":
                 raise
 
-    def reject(self, *, assignment: Assignment, feedback: str) -> None:
-        """Reject, and let one more worker take the HIT so its items are judged again."""
+    def reject(self, *, assignment: Assignment, feedback: str) -> bool:
+        """Reject, then let one more worker take the HIT so its items are judged again; False
+        when MTurk will not grow the HIT (the rejection stands either way)."""
         try:
-            self.gateway.call(
+            self.gateway_for(assignment.hit.batch).call(
                 "RejectAssignment",
                 AssignmentId=assignment.provider_assignment_id,
                 RequesterFeedback=feedback[:1024],
@@ -417,22 +525,55 @@ class MTurkProvider(CrowdProvider):
         except MTurkError:
             if self._assignment_status(assignment) != "Rejected":
                 raise
-        self.add_assignments(hit=assignment.hit, count=1, token=f"crowdvl-redo-{assignment.pk}")
-
-    def bonus(self, *, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
         try:
-            self.gateway.call(
+            self.add_assignments(
+                hit=assignment.hit,
+                count=1,
+                token=request_token("redo", assignment.pk, batch_environment(assignment.hit.batch)),
+            )
+        except MTurkError as exc:
+            if exc.turk_code == CANNOT_GROW or "maximum" in str(exc).lower():
+                return False
+            raise
+        return True
+
+    def bonus(
+        self,
+        *,
+        assignment: Assignment,
+        amount: Decimal,
+        reason: str,
+        token: str,
+        look_first: bool = False,
+    ) -> None:
+        """SendBonus once: the Reason carries the bonus's reference, so a retry after MTurk
+        forgot the token (24 h; `look_first`) or a refused repeat finds the payment in
+        ListBonusPayments instead of paying again."""
+        reference = f"[ref {token[-12:]}]"
+        if look_first and self._bonus_paid(assignment, reference):
+            return
+        try:
+            self.gateway_for(assignment.hit.batch).call(
                 "SendBonus",
                 WorkerId=assignment.worker.external_id,
                 AssignmentId=assignment.provider_assignment_id,
-                BonusAmount=str(amount),
-                Reason=reason,
+                BonusAmount=mturk_amount(amount),
+                Reason=f"{reason} {reference}",
                 UniqueRequestToken=token[:MAX_TOKEN],
             )
         except MTurkError as exc:
-            # The same token again means MTurk already paid this bonus.
-            if "token" not in str(exc).lower():
+            # Only a RequestError can mean "already paid"; and then only if MTurk lists it.
+            if exc.code != "RequestError" or not self._bonus_paid(assignment, reference):
                 raise
+
+    def _bonus_paid(self, assignment: Assignment, reference: str) -> bool:
+        payments = self.gateway_for(assignment.hit.batch).pages(
+            "ListBonusPayments",
+            "BonusPayments",
+            AssignmentId=assignment.provider_assignment_id,
+            MaxResults=100,
+        )
+        return any(reference in str(p.get("Reason", "")) for p in payments)
 
     def block(self, *, worker: Worker, reason: str) -> None:
         self.gateway.call("CreateWorkerBlock", WorkerId=worker.external_id, Reason=reason)
@@ -456,8 +597,8 @@ class MTurkProvider(CrowdProvider):
                 )
                 raise MTurkError(f"could not notify {detail}", operation="NotifyWorkers")
 
-    def grant_pool(self, *, qualification_id: str, worker: Worker) -> None:
-        self.gateway.call(
+    def grant_pool(self, *, qualification_id: str, worker: Worker, environment: str = "") -> None:
+        self._gateway_factory(environment or settings.CROWDVL_MTURK_ENV).call(
             "AssociateQualificationWithWorker",
             QualificationTypeId=qualification_id,
             WorkerId=worker.external_id,

@@ -31,6 +31,9 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 filter=Q(hits__assignments__confirmed=False),
                 distinct=True,
             ),
+            refused=Count(
+                "events", filter=Q(events__action="mturk.answers_refused"), distinct=True
+            ),
         )
         .order_by("pk")
     )
@@ -43,6 +46,7 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 "open": batch.open_hits,
                 "held": batch.held,
                 "unconfirmed": batch.unconfirmed,
+                "refused": batch.refused,
                 "link": provider_for(batch.provider).worker_url(batch=batch),
             }
         )

@@ -416,7 +416,24 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:
         raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not submitted")
-    provider_for(assignment.hit.batch.provider).reject(assignment=assignment, feedback=feedback)
-    return assignment_mark(
+    grown = provider_for(assignment.hit.batch.provider).reject(
+        assignment=assignment, feedback=feedback
+    )
+    # Recorded as soon as the provider accepted the rejection, whether or not the HIT grew.
+    assignment = assignment_mark(
         assignment=assignment, state=AssignmentState.REJECTED, source="requester", feedback=feedback
     )
+    if not grown:
+        batch = assignment.hit.batch
+        event_record(
+            action="hit.cannot_grow",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            data={
+                "hit": assignment.hit_id,
+                "note": "the provider will not add an assignment to this HIT: its items need "
+                "another HIT to be judged again",
+            },
+        )
+    return assignment

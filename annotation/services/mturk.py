@@ -18,6 +18,7 @@ from annotation.crowd.mturk import (
     CostEstimate,
     MTurkError,
     MTurkProvider,
+    batch_environment,
     estimate_cost,
     validate_batch,
 )
@@ -49,6 +50,7 @@ from pipeline.errors import InputError
 from pipeline.mturk_xml import parse_answer_xml
 
 PROVIDER = "mturk"
+TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken
 
 
 def mturk_provider() -> MTurkProvider:
@@ -127,15 +129,25 @@ def mturk_publish_start(*, batch: Batch) -> Job:
 def _pool_qualifications(*, batch: Batch, provider: MTurkProvider) -> dict[str, str]:
     """Both stages' pool qualifications of the run, created once and saved at once."""
     run = batch.run
+    environment = batch_environment(batch)
     ids: dict[str, str] = {}
     for stage in disjoint_stages(batch.stage):
-        row = PoolQualification.objects.filter(run=run, stage=stage, provider=PROVIDER).first()
+        row = PoolQualification.objects.filter(
+            run=run, stage=stage, provider=PROVIDER, environment=environment
+        ).first()
         qid = provider.ensure_pool_qualification(
-            run_id=run.pk, stage=stage, existing=row.qualification_id if row else None
+            run_id=run.pk,
+            stage=stage,
+            existing=row.qualification_id if row else None,
+            environment=environment,
         )
         if row is None:
             PoolQualification.objects.create(
-                run=run, stage=stage, provider=PROVIDER, qualification_id=qid
+                run=run,
+                stage=stage,
+                provider=PROVIDER,
+                environment=environment,
+                qualification_id=qid,
             )
             event_record(
                 action="mturk.pool_qualification_created",
@@ -153,6 +165,9 @@ def mturk_publish_hits(
     """Create the HIT type and every HIT not yet on MTurk, saving each id as soon as it exists."""
     provider = provider or mturk_provider()
     validate_batch(batch)
+    if not batch.environment:  # fixed now: every later call for this batch uses it
+        batch.environment = batch_environment(batch)
+        Batch.objects.filter(pk=batch.pk).update(environment=batch.environment)
     _check_custom_qualifications(batch, provider)
     mturk_cost_check(batch=batch, provider=provider, unpublished_only=True)
     pools = _pool_qualifications(batch=batch, provider=provider)
@@ -162,7 +177,17 @@ def mturk_publish_hits(
         Batch.objects.filter(pk=batch.pk).update(provider_hit_type_id=batch.provider_hit_type_id)
     todo = list(batch.hits.filter(provider_hit_id="").select_related("batch").order_by("position"))
     for n, hit in enumerate(todo, start=1):
-        hit_id = provider.create_hit(hit=hit, hit_type_id=batch.provider_hit_type_id)
+        # The intent is recorded first: a retry past MTurk's 24 h token memory looks the HIT
+        # up by its annotation before creating anything.
+        now = timezone.now()
+        if hit.create_attempted_at is None:
+            Hit.objects.filter(pk=hit.pk).update(create_attempted_at=now)
+        look_first = hit.create_attempted_at is not None and (
+            now - hit.create_attempted_at > TOKEN_MEMORY
+        )
+        hit_id = provider.create_hit(
+            hit=hit, hit_type_id=batch.provider_hit_type_id, look_first=look_first
+        )
         Hit.objects.filter(pk=hit.pk).update(provider_hit_id=hit_id)
         if progress:
             progress(100.0 * n / len(todo), f"HIT {n}/{len(todo)} created ({hit_id})")
@@ -263,7 +288,10 @@ def mturk_answers_receive(
 def mturk_pool_grant_pending(*, batch: Batch, provider: MTurkProvider) -> int:
     """Grant the pool qualification to workers of `batch`'s stage who do not have it yet."""
     qualification = PoolQualification.objects.filter(
-        run=batch.run, stage=batch.stage, provider=PROVIDER
+        run=batch.run,
+        stage=batch.stage,
+        provider=PROVIDER,
+        environment=batch_environment(batch),
     ).first()
     if qualification is None:
         return 0
@@ -280,7 +308,9 @@ def mturk_pool_grant_pending(*, batch: Batch, provider: MTurkProvider) -> int:
     granted = 0
     for membership in pending.select_related("worker"):
         provider.grant_pool(
-            qualification_id=qualification.qualification_id, worker=membership.worker
+            qualification_id=qualification.qualification_id,
+            worker=membership.worker,
+            environment=qualification.environment,
         )
         PoolMembership.objects.filter(pk=membership.pk).update(granted_at=timezone.now())
         granted += 1
@@ -310,36 +340,31 @@ def _last_feedback(assignment: Assignment) -> str:
 
 def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: SyncReport) -> None:
     """Bring one assignment MTurk lists for `hit` in: store its answers if they never reached
-    us, confirm the local copy for this HIT and worker, and reconcile review states."""
+    us (all or nothing: refused answers write no row), confirm the local copy for this HIT and
+    worker, and reconcile review states."""
     batch = hit.batch
     remote_id = str(item["AssignmentId"])
     status = str(item["AssignmentStatus"])
-    worker = worker_get_or_create(provider=PROVIDER, external_id=str(item["WorkerId"]))
+    worker_id = str(item["WorkerId"])
     local = Assignment.objects.filter(provider_assignment_id=remote_id, confirmed=True).first()
     if local is None:
         local = Assignment.objects.filter(
-            provider_assignment_id=remote_id, hit=hit, worker=worker, confirmed=False
+            provider_assignment_id=remote_id,
+            hit=hit,
+            worker__provider=PROVIDER,
+            worker__external_id=worker_id,
+            confirmed=False,
         ).first()
-        if local is None:
-            accept = item.get("AcceptTime")
-            local = Assignment.objects.create(
-                hit=hit,
-                worker=worker,
-                provider_assignment_id=remote_id,
-                accepted_at=accept if isinstance(accept, datetime) else timezone.now(),
-                confirmed=False,
-            )
-            event_record(
-                action="assignment.accepted",
-                run=batch.run,
-                batch=batch,
-                assignment=local,
-                worker=worker,
-                data={"provider_assignment_id": remote_id, "source": "mturk"},
-            )
-        if local.state == AssignmentState.ACCEPTED and not _store_remote_answers(
-            local=local, item=item, report=report
-        ):
+        try:
+            with transaction.atomic():
+                if local is None:
+                    local = _remote_assignment_create(hit=hit, item=item)
+                if local.state == AssignmentState.ACCEPTED:
+                    _store_remote_answers(local=local, item=item)
+                    report.ingested += 1
+        except (InputError, AnswerError, ServiceError) as exc:
+            _refused(hit=hit, remote_id=remote_id, worker_id=worker_id, status=status, exc=exc)
+            report.errors.append(f"assignment {remote_id}: {exc}")
             return
         if status == "Rejected":
             assignment_mark(assignment=local, state=AssignmentState.REJECTED, source="mturk")
@@ -354,7 +379,7 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
                 run=batch.run,
                 batch=batch,
                 assignment=local,
-                worker=worker,
+                worker=local.worker,
                 data={"error": str(exc)},
             )
             return
@@ -363,34 +388,63 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
     _reconcile(local=local, remote_status=status, provider=provider, report=report)
 
 
-def _store_remote_answers(*, local: Assignment, item: dict[str, Any], report: SyncReport) -> bool:
+def _remote_assignment_create(*, hit: Hit, item: dict[str, Any]) -> Assignment:
+    batch = hit.batch
+    worker = worker_get_or_create(provider=PROVIDER, external_id=str(item["WorkerId"]))
+    accept = item.get("AcceptTime")
+    local = Assignment.objects.create(
+        hit=hit,
+        worker=worker,
+        provider_assignment_id=str(item["AssignmentId"]),
+        accepted_at=accept if isinstance(accept, datetime) else timezone.now(),
+        confirmed=False,
+    )
+    event_record(
+        action="assignment.accepted",
+        run=batch.run,
+        batch=batch,
+        assignment=local,
+        worker=worker,
+        data={"provider_assignment_id": local.provider_assignment_id, "source": "mturk"},
+    )
+    return local
+
+
+def _refused(*, hit: Hit, remote_id: str, worker_id: str, status: str, exc: Exception) -> None:
+    """List answers MTurk holds that we cannot store, once per assignment: they are still
+    "Submitted" at MTurk and will be auto-approved and paid unless someone rejects them."""
+    batch = hit.batch
+    if Event.objects.filter(
+        batch=batch, action="mturk.answers_refused", data__assignment=remote_id
+    ).exists():
+        return
+    event_record(
+        action="mturk.answers_refused",
+        run=batch.run,
+        batch=batch,
+        data={
+            "assignment": remote_id,
+            "worker": worker_id,
+            "hit": hit.provider_hit_id,
+            "status": status,
+            "error": str(exc),
+        },
+    )
+
+
+def _store_remote_answers(*, local: Assignment, item: dict[str, Any]) -> None:
     """Store the answers MTurk holds for an assignment that never posted them here."""
     remote_id = local.provider_assignment_id
-    batch = local.hit.batch
-    try:
-        answers = parse_answer_xml(str(item.get("Answer", "")), record=f"assignment {remote_id}")
-        submitted = item.get("SubmitTime")
-        assignment_submit(
-            assignment_id=local.pk,
-            worker=local.worker,
-            answers=answers,
-            submitted_at=submitted if isinstance(submitted, datetime) else None,
-            check_pool=False,
-        )
-    except (InputError, AnswerError, ServiceError) as exc:
-        report.errors.append(f"assignment {remote_id}: {exc}")
-        event_record(
-            action="mturk.answers_refused",
-            run=batch.run,
-            batch=batch,
-            assignment=local,
-            worker=local.worker,
-            data={"error": str(exc)},
-        )
-        return False
-    report.ingested += 1
+    answers = parse_answer_xml(str(item.get("Answer", "")), record=f"assignment {remote_id}")
+    submitted = item.get("SubmitTime")
+    assignment_submit(
+        assignment_id=local.pk,
+        worker=local.worker,
+        answers=answers,
+        submitted_at=submitted if isinstance(submitted, datetime) else None,
+        check_pool=False,
+    )
     local.refresh_from_db()
-    return True
 
 
 def _reconcile(
@@ -463,9 +517,42 @@ def mturk_sync_changes(*, batch: Batch) -> int:
     return mturk_sync_batch(batch=batch).changed
 
 
+def mturk_batches_to_sync() -> list[Batch]:
+    """Published MTurk batches, and completed or expired ones until their work is final: late
+    submissions, MTurk's auto-approvals and unconfirmed answers still to be settled."""
+    now = timezone.now()
+    batches = Batch.objects.filter(provider=PROVIDER).exclude(provider_hit_type_id="")
+    found = []
+    for batch in batches.filter(
+        status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED, BatchStatus.EXPIRED)
+    ).order_by("pk"):
+        horizon = (batch.published_at or now) + timedelta(
+            seconds=batch.lifetime_seconds
+            + batch.assignment_duration_seconds
+            + batch.auto_approval_delay_seconds
+        )
+        unsettled = Assignment.objects.filter(
+            hit__batch=batch, state__in=(AssignmentState.ACCEPTED, AssignmentState.SUBMITTED)
+        ).exists()
+        if batch.status == BatchStatus.PUBLISHED or unsettled or now <= horizon:
+            found.append(batch)
+    return found
+
+
 def mturk_sync_open() -> list[SyncReport]:
-    """Synchronise every published MTurk batch (the periodic job)."""
-    return [
-        mturk_sync_batch(batch=batch)
-        for batch in Batch.objects.filter(provider=PROVIDER, status=BatchStatus.PUBLISHED)
-    ]
+    """Synchronise every MTurk batch whose work is not final yet (the periodic job). A batch
+    that fails records its error (shown on the dashboard) and the others go on."""
+    reports = []
+    for batch in mturk_batches_to_sync():
+        try:
+            reports.append(mturk_sync_batch(batch=batch))
+        except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the rest
+            message = f"{type(exc).__name__}: {exc}"
+            Batch.objects.filter(pk=batch.pk).update(sync_error=message[:2000])
+            event_record(
+                action="mturk.sync_failed", run=batch.run, batch=batch, data={"error": message}
+            )
+            continue
+        if batch.sync_error:
+            Batch.objects.filter(pk=batch.pk).update(sync_error="")
+    return reports

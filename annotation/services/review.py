@@ -7,6 +7,7 @@ each is idempotent, so a repeated request changes nothing and pays nothing twice
 from __future__ import annotations
 
 import hashlib
+from datetime import timedelta
 from decimal import Decimal
 
 from django.db import transaction
@@ -25,13 +26,18 @@ from annotation.models import (
     HitStatus,
     Worker,
 )
+from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
 from pipeline.errors import InputError
 from pipeline.money import dollars
 
+TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken
+
 
 def _token(*parts: object) -> str:
-    return "crowdvl-" + hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:48]
+    """A request token unique to this installation (a copied database gets its own)."""
+    text = "|".join(map(str, (installation_id(), *parts)))
+    return "crowdvl-" + hashlib.sha256(text.encode()).hexdigest()[:48]
 
 
 def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reason: str) -> Bonus:
@@ -43,15 +49,25 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
         raise ServiceError(
             f"assignment {assignment.pk} is {assignment.state}; bonus submitted work"
         )
-    token = _token("bonus", assignment.pk, amount, reason)
+    if not assignment.confirmed:
+        raise ServiceError(f"assignment {assignment.pk} is not confirmed by its provider yet")
+    batch = assignment.hit.batch
+    # From the canonical amount ("0.5" and "0.50" are one bonus) and this installation.
+    token = _token("bonus", batch.environment, assignment.pk, f"{amount:.2f}", reason)
     bonus, _ = Bonus.objects.get_or_create(
         token=token, defaults={"assignment": assignment, "amount": amount, "reason": reason}
     )
     if bonus.sent_at is not None:
         return bonus
-    batch = assignment.hit.batch
+    now = timezone.now()
+    first = Bonus.objects.filter(pk=bonus.pk, attempted_at__isnull=True).update(attempted_at=now)
+    bonus.refresh_from_db()
+    # An earlier attempt may have paid it; past MTurk's 24 h token memory, look first.
+    look_first = (
+        not first and bonus.attempted_at is not None and (now - bonus.attempted_at > TOKEN_MEMORY)
+    )
     provider_for(batch.provider).bonus(
-        assignment=assignment, amount=amount, reason=reason, token=token
+        assignment=assignment, amount=amount, reason=reason, token=token, look_first=look_first
     )
     with transaction.atomic():
         Bonus.objects.filter(pk=bonus.pk).update(sent_at=timezone.now())

@@ -11,7 +11,7 @@ from botocore import xform_name
 from botocore.stub import ANY, Stubber
 
 from annotation.crowd import provider_for
-from annotation.crowd.mturk import MTurkGateway, gateway_default
+from annotation.crowd.mturk import MTurkGateway, gateway_default, hit_token
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -81,7 +81,7 @@ class MTurkDriver:
         self.http = client
         _, self.stubber, self.gateway, self.sleeps = stubbed_mturk()
         self.provider = provider_for("mturk")
-        self.provider.use_gateway(lambda: self.gateway)
+        self.provider.use_gateway(lambda environment=None: self.gateway)
         self.open: dict[str, tuple[int, str, str]] = {}  # remote id: HIT pk, worker, token
         self.remote: dict[int, dict[str, tuple[str, dict[str, str]]]] = {}  # what MTurk holds
         self.counter = 0
@@ -118,8 +118,8 @@ class MTurkDriver:
                     "MaxAssignments": batch.assignments_per_hit,
                     "LifetimeInSeconds": batch.lifetime_seconds,
                     "Question": ANY,
-                    "RequesterAnnotation": f"crowdvl-hit-{hit.pk}",
-                    "UniqueRequestToken": f"crowdvl-hit-{hit.pk}",
+                    "RequesterAnnotation": hit_token(hit),
+                    "UniqueRequestToken": hit_token(hit),
                 },
             )
 

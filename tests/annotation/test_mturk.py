@@ -21,6 +21,7 @@ from annotation.models import (
     Job,
     PoolMembership,
     Stage,
+    Worker,
 )
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.mturk import mturk_publish_start, mturk_sync_batch
@@ -82,8 +83,8 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
     hits = list(draft.hits.order_by("position"))
     real = mturk.MTurkProvider.create_hit
 
-    def crash_on_second(self, *, hit, hit_type_id):
-        made = real(self, hit=hit, hit_type_id=hit_type_id)
+    def crash_on_second(self, *, hit, hit_type_id, look_first=False):
+        made = real(self, hit=hit, hit_type_id=hit_type_id, look_first=look_first)
         if hit.pk == hits[1].pk:
             raise RuntimeError("worker killed before saving the HIT id")
         return made
@@ -97,7 +98,7 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
         )
     mt.expect("CreateHITType", {"HITTypeId": "TYPE1".ljust(30, "X")})
     for hit in hits[:2]:
-        token = f"crowdvl-hit-{hit.pk}"
+        token = mturk.hit_token(hit)
         mt.expect(
             "CreateHITWithHITType",
             {"HIT": {"HITId": fake_id("H", hit.pk)}},
@@ -118,7 +119,7 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
     monkeypatch.setattr(mturk.MTurkProvider, "create_hit", real)
     mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
     lost = fake_id("H", hits[1].pk)
-    token = f"crowdvl-hit-{hits[1].pk}"
+    token = mturk.hit_token(hits[1])
     mt.expect_error(
         "CreateHITWithHITType",
         "RequestError",
@@ -132,7 +133,9 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
             "UniqueRequestToken": token,
         },
     )
-    token = f"crowdvl-hit-{hits[2].pk}"
+    # The HIT MTurk names is adopted only after checking it is this installation's HIT.
+    mt.expect("GetHIT", {"HIT": {"HITId": lost, "RequesterAnnotation": token}}, {"HITId": lost})
+    token = mturk.hit_token(hits[2])
     mt.expect(
         "CreateHITWithHITType",
         {"HIT": {"HITId": fake_id("H", hits[2].pk)}},
@@ -389,8 +392,11 @@ def test_sync_ingests_answers_that_reached_mturk_only_and_reconciles(mt, draft):
     ingested = Assignment.objects.get(provider_assignment_id=lost["AssignmentId"])
     assert ingested.state == AssignmentState.SUBMITTED and ingested.answers.count() == 2
     assert (ingested.submitted_at - ingested.accepted_at).total_seconds() == 180
-    refused = Assignment.objects.get(provider_assignment_id=bad["AssignmentId"])
-    assert refused.state == AssignmentState.ACCEPTED and not refused.answers.exists()
+    # Refused answers write nothing (no worker, assignment or pool row) and are listed once.
+    assert not Assignment.objects.filter(provider_assignment_id=bad["AssignmentId"]).exists()
+    assert not Worker.objects.filter(external_id="BADW").exists()
+    refused = Event.objects.get(action="mturk.answers_refused")
+    assert refused.data["assignment"] == bad["AssignmentId"] and refused.data["worker"] == "BADW"
     assert Hit.objects.get(pk=hits[2].pk).status == HitStatus.UNKNOWN
     assert Event.objects.filter(action="mturk.hit_unknown").count() == 1
 
@@ -405,7 +411,9 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
         "CreateQualificationType",
         {"QualificationType": {"QualificationTypeId": "POOLSELECTION".ljust(30, "X")}},
         {
-            "Name": f"crowdvl run {paired_run.pk} bison_selection pool",
+            "Name": mturk.pool_name(
+                run_id=paired_run.pk, stage="bison_selection", environment="sandbox"
+            ),
             "Description": ANY,
             "QualificationTypeStatus": "Active",
         },
@@ -414,7 +422,9 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
         "CreateQualificationType",
         {"QualificationType": {"QualificationTypeId": "POOLVERIFY".ljust(30, "X")}},
         {
-            "Name": f"crowdvl run {paired_run.pk} bison_verification pool",
+            "Name": mturk.pool_name(
+                run_id=paired_run.pk, stage="bison_verification", environment="sandbox"
+            ),
             "Description": ANY,
             "QualificationTypeStatus": "Active",
         },
