@@ -259,6 +259,21 @@ class Hit(models.Model):
         return self.batch.assignments_per_hit + self.extra_assignments
 
 
+class BatchImage(models.Model):
+    """How a batch's pages name an image: a random token, never its pk, file name or source
+    URL, and different in every batch."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="images")
+    image = models.ForeignKey(Image, on_delete=models.CASCADE, related_name="+")
+    token = models.CharField(max_length=43, unique=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["batch", "image"], name="batch_image_once")]
+
+    def __str__(self) -> str:
+        return f"image of batch {self.batch_id}"
+
+
 class Question(models.Model):
     """One item inside a HIT. Server side only: `swapped` says which side the positive is on."""
 

@@ -45,12 +45,12 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
     answers = review.assignment.answers.select_related(
         "question__item__positive__dataset", "question__item__caption"
     ).order_by("question__position")
-    from annotation.selectors.images import image_url
+    from annotation.selectors.images import STAFF_LINKS
 
     rows = [
         {
             "position": a.question.position + 1,
-            "image": image_url(a.question.item.positive),
+            "image": STAFF_LINKS.url(a.question.item.positive),
             "caption": a.question.item.caption.text if a.question.item.caption else "",
             "answer": a.label,
             "details": a.details,

@@ -32,3 +32,10 @@ def dataset_import(job_id: int) -> None:
     from annotation.services.dataset_jobs import dataset_import_job
 
     dataset_import_job(job_id=job_id)
+
+
+@shared_task(name="images.cache")
+def images_cache(job_id: int) -> None:
+    from annotation.services.images import images_cache_job
+
+    images_cache_job(job_id=job_id)

@@ -5,18 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import AnswerError, PoolConflict, ServiceError
-from annotation.models import Assignment, AssignmentState, Batch, Image, ImageSource, Worker
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchImage,
+    Image,
+    ImageSource,
+    Worker,
+)
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import (
     assignment_claim_next,
     assignment_submit,
     worker_get_or_create,
 )
+from annotation.services.images import ImageUnavailable, cache_path, image_cached
 from annotation.tasktypes import task_type_for
 
 SESSION_WORKER = "crowdvl_worker"
@@ -102,16 +112,32 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     )
 
 
-def image_file(request: HttpRequest, image_id: int) -> FileResponse:
-    """Serve an image from a dataset's local folder (the `local_dir` image source)."""
-    image = get_object_or_404(Image.objects.select_related("dataset"), pk=image_id)
-    dataset = image.dataset
-    if dataset.image_source != ImageSource.LOCAL_DIR:
-        raise Http404("image is not served by this server")
-    from pathlib import Path
+def _image_response(image: Image) -> HttpResponse:
+    """The re-encoded JPEG: only ever an image type, no file name, nothing to sniff."""
+    try:
+        if image.dataset.image_source == ImageSource.LOCAL_DIR:
+            data = image_cached(image=image)  # a local read: fine inside a request
+        else:
+            path = cache_path(image)  # remote sources are fetched by the caching job only
+            if not path.exists():
+                raise Http404("image not cached yet")
+            data = path.read_bytes()
+    except ImageUnavailable:
+        raise Http404("image unavailable") from None
+    response = HttpResponse(data, content_type="image/jpeg")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, max-age=86400"
+    response["Content-Security-Policy"] = "default-src 'none'"
+    return response
 
-    root = Path(dataset.image_location).resolve()
-    path = (root / image.file_name).resolve()
-    if root not in path.parents or not path.is_file():
-        raise Http404("image file missing")
-    return FileResponse(path.open("rb"))
+
+def batch_image(request: HttpRequest, token: str) -> HttpResponse:
+    """An image of a batch's pages, by the batch's random token for it."""
+    row = get_object_or_404(BatchImage.objects.select_related("image__dataset"), token=token)
+    return _image_response(row.image)
+
+
+@staff_member_required
+def staff_image(request: HttpRequest, image_id: int) -> HttpResponse:
+    """Any image by its id, for staff pages (the review queue) only."""
+    return _image_response(get_object_or_404(Image.objects.select_related("dataset"), pk=image_id))

@@ -1,15 +1,37 @@
+"""How pages name images. Workers' pages use a batch's random tokens: no image pk, file name,
+COCO id or source URL reaches a worker's browser."""
+
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from django.urls import reverse
 
-from annotation.models import Image, ImageSource
+from annotation.models import Batch, BatchImage, Image
 
 
-def image_url(image: Image) -> str:
-    """Where a worker's browser loads `image` from, by the dataset's image source."""
-    dataset = image.dataset
-    if dataset.image_source == ImageSource.COCO_URL:
-        return image.coco_url
-    if dataset.image_source == ImageSource.URL_PREFIX:
-        return dataset.image_location.rstrip("/") + "/" + image.file_name
-    return reverse("image-file", args=[image.pk])
+class ImageLinks:
+    """The URLs a page loads its images from."""
+
+    def __init__(self, tokens: dict[int, str] | None = None, *, staff: bool = False) -> None:
+        self.tokens = tokens or {}
+        self.staff = staff
+
+    def url(self, image: Image) -> str:
+        if self.staff:
+            return reverse("staff-image", args=[image.pk])
+        token = self.tokens.get(image.pk)
+        # An image without a token of this batch is shown as "Unavailable", never by its pk.
+        return reverse("batch-image", args=[token]) if token else ""
+
+
+def batch_image_links(*, batch: Batch, image_ids: Iterable[int]) -> ImageLinks:
+    tokens = dict(
+        BatchImage.objects.filter(batch=batch, image_id__in=set(image_ids)).values_list(
+            "image_id", "token"
+        )
+    )
+    return ImageLinks(tokens)
+
+
+STAFF_LINKS = ImageLinks(staff=True)

@@ -21,6 +21,7 @@ from annotation.models import (
     BatchStatus,
     Hit,
     HitStatus,
+    ImageSource,
     Question,
     Run,
     Stage,
@@ -29,6 +30,7 @@ from annotation.models import (
 from annotation.services import mturk
 from annotation.services.checks import check_batch_counts, check_reward
 from annotation.services.events import event_record
+from annotation.services.images import batch_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status
 from annotation.tasktypes import task_type_for
@@ -158,6 +160,10 @@ def batch_create(
             ],
             batch_size=5000,
         )
+        image_ids = {i.positive_id for i in items} | {i.negative_id for i in items if i.negative_id}
+        batch_images_create(batch=batch, image_ids=image_ids)
+        if run.dataset.image_source != ImageSource.LOCAL_DIR:  # local files are read on request
+            images_cache_start(batch=batch)
         event_record(
             action="batch.created",
             run=run,

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
-from annotation.selectors.images import image_url
+from annotation.selectors.images import ImageLinks
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class TaskType(ABC):
         the batch's, e.g. an ECCV round's direction); raise InputError for a bad option."""
 
     @abstractmethod
-    def question_view(self, *, question: Question) -> dict[str, Any]:
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         """What the worker sees for one question. Never gold, never which image is positive."""
 
     @abstractmethod
@@ -85,5 +85,6 @@ class TaskType(ABC):
         return list(self.choices)
 
     @staticmethod
-    def image_view(image: Any) -> dict[str, Any]:
-        return {"url": image_url(image), "width": image.width, "height": image.height}
+    def image_view(image: Any, images: ImageLinks) -> dict[str, Any]:
+        # No width or height: the COCO file lists them, so they would identify the image.
+        return {"url": images.url(image)}

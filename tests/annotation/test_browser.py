@@ -56,7 +56,9 @@ def test_stage2_hit_in_the_browser(page, live_server, paired_run):
     begin(page, live_server, batch, "browser-alice")
     expect(page.locator("fieldset.question")).to_have_count(3)
     expect(page.locator("img[alt='left image']").first).to_be_visible()
-    assert page.evaluate("document.querySelector('img').naturalWidth") == 64  # placeholder loaded
+    assert (
+        page.evaluate("document.querySelector('img').naturalWidth") == 512
+    )  # loaded through the token proxy, re-encoded
     submit = page.locator("#submit")
     expect(submit).to_be_disabled()
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from annotation.models import Answer, Assignment, PoolMembership, Question, Stage
+from annotation.models import Answer, Assignment, BatchImage, PoolMembership, Question, Stage
 from annotation.services.assignments import worker_get_or_create
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import selection_done_factory
@@ -30,7 +30,7 @@ def test_selection_page_flow_and_error_message(client, paired_run):
     page = client.get(url).content.decode()
     assert page.count('class="question"') == 3
     assert "None of the above captions are suitable" in page
-    assert "/images/" in page  # local folder source
+    assert "/img/" in page  # through this server, by the batch's tokens
     response = client.post(url, {"q0": "none"})
     assert response.status_code == 400 and "not answered" in response.content.decode()
     assert not Answer.objects.exists()
@@ -68,7 +68,8 @@ def test_verification_page_gives_nothing_away(client, paired_run):
     for q in questions:
         assert f'value="{q.item.positive_id}"' not in html
     # Each question's two image URLs are in the order the server drew.
-    shown = re.findall(r'<img src="/images/(\d+)/"', html)
+    tokens = dict(BatchImage.objects.filter(batch=batch).values_list("token", "image_id"))
+    shown = [str(tokens[t]) for t in re.findall(r'<img src="/img/([^"]+)"', html)]
     expected = []
     for q in sorted(questions, key=lambda q: q.position):
         pair = [q.item.positive_id, q.item.negative_id]
@@ -90,10 +91,11 @@ def test_pool_conflict_page(client, paired_run):
     assert not Assignment.objects.filter(worker=alice).exists()
 
 
-def test_image_files_are_served_only_from_the_dataset_folder(client, dataset):
-    image = dataset.images.first()
-    response = client.get(f"/images/{image.pk}/")
-    assert response.status_code == 200 and b"".join(response.streaming_content)[:2] == b"\xff\xd8"
-    image.file_name = "../../etc/passwd"
-    image.save()
-    assert client.get(f"/images/{image.pk}/").status_code == 404
+def test_image_files_are_served_only_from_the_dataset_folder(client, admin_client, dataset):
+    image, other = dataset.images.order_by("pk")[:2]
+    assert client.get(f"/staff/images/{image.pk}/").status_code == 302  # staff only
+    response = admin_client.get(f"/staff/images/{image.pk}/")
+    assert response.status_code == 200 and response.content[:2] == b"\xff\xd8"
+    other.file_name = "../../etc/passwd"
+    other.save()
+    assert admin_client.get(f"/staff/images/{other.pk}/").status_code == 404

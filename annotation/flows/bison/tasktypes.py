@@ -21,6 +21,7 @@ from annotation.models import (
     RunStatus,
     Stage,
 )
+from annotation.selectors.images import ImageLinks
 from annotation.services.checks import check_int, check_number
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 
@@ -62,11 +63,11 @@ class SelectionTask(TaskType):
     def _captions(self, question: Question) -> list[Caption]:
         return sorted(question.item.positive.captions.all(), key=lambda c: c.coco_id)
 
-    def question_view(self, *, question: Question) -> dict[str, Any]:
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         item = question.item
         return {
-            "left": self.image_view(item.positive),
-            "right": self.image_view(item.negative),
+            "left": self.image_view(item.positive, images),
+            "right": self.image_view(item.negative, images),
             "captions": [
                 {"value": str(c.coco_id), "text": c.text} for c in self._captions(question)
             ],
@@ -154,13 +155,13 @@ class VerificationTask(TaskType):
             return item.negative, item.positive
         return item.positive, item.negative
 
-    def question_view(self, *, question: Question) -> dict[str, Any]:
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         left, right = self._sides(question)
         assert question.item.caption is not None
         return {
             "query": question.item.caption.text,
-            "left": self.image_view(left),
-            "right": self.image_view(right),
+            "left": self.image_view(left, images),
+            "right": self.image_view(right, images),
         }
 
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:

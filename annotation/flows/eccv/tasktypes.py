@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from annotation.errors import AnswerError
 from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
+from annotation.selectors.images import ImageLinks
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 from pipeline.eccv_candidates import (
     DIRECTIONS,
@@ -121,11 +122,11 @@ class EccvJudgmentTask(TaskType):
             for plan in plans
         ]
 
-    def question_view(self, *, question: Question) -> dict[str, Any]:
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         item = question.item
         assert item.caption is not None
         return {
-            "image": self.image_view(item.positive),
+            "image": self.image_view(item.positive, images),
             "caption": item.caption.text,
             "answers": ANSWER_LABELS,
             "follow_ups": self._follow_ups(question),

@@ -1,0 +1,169 @@
+"""Images as workers receive them: fetched from the dataset's source, decoded, and re-encoded
+into one fixed-size JPEG without metadata, so neither a name, a header nor the image's size
+identifies the COCO image. Cached on disk by image pk (never exposed by name)."""
+
+from __future__ import annotations
+
+import io
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from PIL import Image as PILImage
+from PIL import ImageFilter, UnidentifiedImageError
+
+from annotation.models import Batch, BatchImage, Image, ImageSource, Job
+from annotation.services.events import event_record
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_progress,
+    job_start,
+    job_succeed,
+)
+
+# Every image is served as a SIZE x SIZE JPEG: the picture fitted inside, the rest filled with
+# a blurred copy of itself, so its own width and height (public in the COCO file) never show.
+SIZE = 512
+MAX_BYTES = 20 * 1024 * 1024
+MAX_PIXELS = 60_000_000
+TIMEOUT = (5, 20)  # connect, read (seconds)
+ACCEPTED_FORMATS = {"JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF"}
+
+
+class ImageUnavailable(Exception):
+    """The image could not be fetched or decoded."""
+
+
+def batch_images_create(*, batch: Batch, image_ids: Iterable[int]) -> int:
+    """A random token per image of the batch (in batch_create's transaction)."""
+    rows = [
+        BatchImage(batch=batch, image_id=pk, token=secrets.token_urlsafe(24))
+        for pk in sorted(set(image_ids))
+    ]
+    BatchImage.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
+    return len(rows)
+
+
+def cache_path(image: Image) -> Path:
+    return Path(settings.MEDIA_ROOT) / "image-cache" / f"{image.pk}.jpg"
+
+
+def _source_bytes(image: Image) -> bytes:
+    dataset = image.dataset
+    if dataset.image_source == ImageSource.LOCAL_DIR:
+        root = Path(dataset.image_location).resolve()
+        path = (root / image.file_name).resolve()
+        if root not in path.parents or not path.is_file():
+            raise ImageUnavailable("file missing")
+        if path.stat().st_size > MAX_BYTES:
+            raise ImageUnavailable("file too large")
+        return path.read_bytes()
+    if dataset.image_source == ImageSource.COCO_URL:
+        url = image.coco_url
+    else:
+        url = dataset.image_location.rstrip("/") + "/" + image.file_name
+    return download(url)
+
+
+def download(url: str) -> bytes:
+    """GET `url` (http/https only) with timeouts and a size cap."""
+    if not url.startswith(("https://", "http://")):
+        raise ImageUnavailable("not an http(s) URL")
+    try:
+        with requests.get(url, timeout=TIMEOUT, stream=True) as response:
+            if response.status_code != 200:
+                raise ImageUnavailable(f"HTTP {response.status_code}")
+            data = bytearray()
+            for chunk in response.iter_content(64 * 1024):
+                data.extend(chunk)
+                if len(data) > MAX_BYTES:
+                    raise ImageUnavailable("too large")
+            return bytes(data)
+    except requests.RequestException as exc:
+        raise ImageUnavailable(type(exc).__name__) from None
+
+
+def reencode(data: bytes) -> bytes:
+    """Decode an image (raster formats only: an SVG or HTML file is refused) and re-encode it
+    as a SIZE x SIZE JPEG carrying no metadata."""
+    try:
+        with PILImage.open(io.BytesIO(data)) as source:
+            if source.format not in ACCEPTED_FORMATS:
+                raise ImageUnavailable(f"not an accepted image format ({source.format})")
+            if source.width * source.height > MAX_PIXELS:
+                raise ImageUnavailable("too many pixels")
+            picture = source.convert("RGB")  # first frame; drops alpha, palette and EXIF
+    except (UnidentifiedImageError, OSError, PILImage.DecompressionBombError):
+        raise ImageUnavailable("not an image") from None
+    scale = SIZE / max(picture.width, picture.height)
+    fitted = picture.resize(
+        (max(1, round(picture.width * scale)), max(1, round(picture.height * scale))),
+        PILImage.Resampling.LANCZOS,
+    )
+    canvas = picture.resize((SIZE, SIZE), PILImage.Resampling.BILINEAR).filter(
+        ImageFilter.GaussianBlur(24)
+    )
+    canvas.paste(fitted, ((SIZE - fitted.width) // 2, (SIZE - fitted.height) // 2))
+    out = io.BytesIO()
+    canvas.save(out, format="JPEG", quality=88, optimize=True)
+    return out.getvalue()
+
+
+def image_cached(*, image: Image) -> bytes:
+    """The served bytes of `image`, fetched and re-encoded once (ImageUnavailable if not)."""
+    path = cache_path(image)
+    if path.exists():
+        return path.read_bytes()
+    encoded = reencode(_source_bytes(image))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
+    tmp.write_bytes(encoded)
+    tmp.replace(path)  # atomic: a reader never sees half a file
+    return encoded
+
+
+def images_cache_start(*, batch: Batch) -> Job:
+    """Fetch and cache a batch's images as a Celery job, so no worker's request waits on a
+    remote fetch."""
+    from annotation import tasks
+
+    job = job_create(name="images.cache", run=batch.run, params={"batch": batch.pk})
+    transaction.on_commit(lambda: tasks.images_cache.delay(job.pk))
+    return job
+
+
+def images_cache_job(*, job_id: int) -> None:
+    job = job_start(job_id=job_id, message="caching images")
+    batch = Batch.objects.select_related("run").get(pk=job.params["batch"])
+    try:
+        images = list(
+            Image.objects.filter(pk__in=batch.images.values("image_id"))
+            .select_related("dataset")
+            .order_by("pk")
+        )
+        failed = 0
+        for n, image in enumerate(images, start=1):
+            try:
+                image_cached(image=image)
+            except ImageUnavailable:
+                failed += 1
+            if n % 25 == 0 or n == len(images):
+                job_progress(
+                    job_id=job_id,
+                    progress=100.0 * n / len(images),
+                    message=f"{n}/{len(images)} images cached",
+                )
+    except Exception as exc:
+        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+    result = {"batch": batch.pk, "images": len(images), "unavailable": failed}
+    event_record(action="images.cached", run=batch.run, batch=batch, data=result)
+    job_succeed(
+        job_id=job_id,
+        result=result,
+        message=f"{len(images) - failed}/{len(images)} images cached, {failed} unavailable",
+    )

@@ -1,0 +1,265 @@
+"""No page or URL reveals which image is which (issue 8, part 2).
+
+The attacker holds the public COCO captions file (file names, ids, URLs, widths and heights
+of every image, and every caption) and every byte the browser receives, but no copy of the
+images. Before this change image URLs named the COCO file and the served file had its own
+size: such a client answered BISON stage 3 without looking at an image."""
+
+import io
+import json
+import math
+import re
+
+import pytest
+from PIL import Image as PILImage
+
+from annotation.models import (
+    BatchImage,
+    Hit,
+    Image,
+    Item,
+    ItemKind,
+    Job,
+    Run,
+    RunStatus,
+    Stage,
+)
+from annotation.services import images as image_service
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.services.batches import batch_create, batch_publish
+from annotation.services.images import ImageUnavailable, image_cached, reencode
+from tests.factories import dataset_factory
+
+pytestmark = pytest.mark.django_db
+N = 410  # stage-3 items the attacker answers
+
+
+def coco_file(n: int) -> dict:
+    """Images of distinct sizes (as in COCO, where the size often identifies the image)."""
+    images, annotations = [], []
+    for i in range(n):
+        images.append(
+            {
+                "id": 5000 + i,
+                "file_name": f"COCO_val2014_{5000 + i:012d}.jpg",
+                "coco_url": f"http://images.cocodataset.org/val2014/COCO_val2014_{5000 + i:012d}.jpg",
+                "width": 40 + i % 97,
+                "height": 30 + i // 97,
+            }
+        )
+        annotations.append(
+            {"id": 90000 + i, "image_id": 5000 + i, "caption": f"a photo of thing number {i}"}
+        )
+    return {"info": {}, "images": images, "annotations": annotations, "licenses": []}
+
+
+@pytest.fixture
+def big_run(tmp_path):
+    document = coco_file(N)
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for n, record in enumerate(document["images"]):
+        colour = ((n * 67) % 256, (n * 131) % 256, (n * 29 + 80) % 256)
+        image = PILImage.new("RGB", (record["width"], record["height"]), colour)
+        image.save(folder / record["file_name"], exif=b"Exif\x00\x00secret-id-" + str(n).encode())
+    dataset = dataset_factory(tmp_path, image_dir=folder, document=document, name="big")
+    run = Run.objects.create(dataset=dataset, kind="bison", status=RunStatus.PAIRED)
+    ordered = list(dataset.images.order_by("coco_id"))
+    Item.objects.bulk_create(
+        Item(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=ordered[(i + 1) % N])
+        for i, a in enumerate(ordered)
+    )
+    selection = batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1000
+        )
+    )
+    selector = worker_get_or_create(provider="local", external_id="selector")
+    taken = assignment_claim_next(batch=selection, worker=selector)
+    answers = {
+        f"q{q.position}": str(q.item.positive.captions.get().coco_id)
+        for q in taken.hit.questions.select_related("item__positive")
+    }
+    assignment_submit(assignment_id=taken.pk, worker=selector, answers=answers)
+    return run, document, folder
+
+
+def attack(document, page_bytes, fetch):
+    """Answer each stage-3 question from everything the browser got plus the COCO file.
+
+    For the caption shown, the file says which image it belongs to: that image's id, file
+    name, URL and size. A side whose URL, headers or bytes carry any of them is the positive;
+    with no clue the attacker answers "left"."""
+    by_caption = {a["caption"]: a["image_id"] for a in document["annotations"]}
+    meta = {i["id"]: i for i in document["images"]}
+    html = page_bytes.decode()
+    questions = re.findall(
+        r'<p class="query">(.*?)</p>.*?<img src="([^"]*)".*?<img src="([^"]*)"', html, re.S
+    )
+    answers = []
+    for caption, left, right in questions:
+        target = meta[by_caption[caption.strip().strip('\u201c\u201d"')]]
+        clues = {str(target["id"]), target["file_name"], target["coco_url"]}
+
+        def matches(url, target=target, clues=clues):
+            body, headers = fetch(url)
+            text = url + json.dumps(headers)
+            if any(c in text for c in clues) or any(c.encode() in body for c in clues):
+                return True
+            try:
+                size = PILImage.open(io.BytesIO(body)).size
+            except Exception:  # noqa: BLE001 - unreadable bytes are simply no clue
+                return False
+            return size == (target["width"], target["height"])
+
+        if matches(left):
+            answers.append("left")
+        elif matches(right):
+            answers.append("right")
+        else:
+            answers.append("left")
+    return answers
+
+
+def test_a_client_with_the_coco_file_and_every_byte_sent_answers_stage3_at_chance(client, big_run):
+    run, document, folder = big_run
+    verification = batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=1000
+        )
+    )
+    hit = verification.hits.get()
+    assert hit.questions.count() >= 400
+    worker = worker_get_or_create(provider="local", external_id="attacker")
+    assignment = assignment_claim_next(batch=verification, worker=worker)
+    session = client.session
+    session["crowdvl_worker"] = worker.pk
+    session.save()
+    page = client.get(f"/work/assignment/{assignment.pk}/").content
+    fetched = {}
+
+    def fetch(url):
+        if url not in fetched:
+            response = client.get(url)
+            fetched[url] = (response.content, dict(response.headers))
+        return fetched[url]
+
+    answers = attack(document, page, fetch)
+    questions = list(hit.questions.order_by("position"))
+    assert len(answers) == len(questions)
+    truth = ["right" if q.swapped else "left" for q in questions]
+    n = len(truth)
+    accuracy = sum(a == t for a, t in zip(answers, truth, strict=True)) / n
+    half_width = 2.576 * math.sqrt(0.25 / n)  # the 99% binomial interval around 0.5
+    assert abs(accuracy - 0.5) <= half_width, accuracy
+    # Every served image is the same size and format, whatever its source.
+    sizes = {PILImage.open(io.BytesIO(body)).size for body, _ in fetched.values()}
+    assert sizes == {(image_service.SIZE, image_service.SIZE)}
+    assert {h["Content-Type"] for _, h in fetched.values()} == {"image/jpeg"}
+    assert not any("Content-Disposition" in h for _, h in fetched.values())
+
+    # The same client against the files themselves (what the old /images/<pk>/ sent) wins.
+    def fetch_original(url):
+        image = BatchImage.objects.select_related("image").get(token=url.split("/img/")[1]).image
+        return (folder / image.file_name).read_bytes(), {}
+
+    leaked = attack(document, page, fetch_original)
+    assert sum(a == t for a, t in zip(leaked, truth, strict=True)) / n > 0.95
+
+
+def test_tokens_are_per_batch_unguessable_and_unknown_ones_404(client, paired_run):
+    first = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
+    second = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
+    a = dict(BatchImage.objects.filter(batch=first).values_list("image_id", "token"))
+    b = dict(BatchImage.objects.filter(batch=second).values_list("image_id", "token"))
+    assert a and b and not set(a.values()) & set(b.values())
+    assert all(len(t) >= 32 for t in a.values())
+    image = Image.objects.get(pk=next(iter(a)))
+    for token in a.values():
+        assert str(image.coco_id) not in token and str(image.pk) != token
+    assert client.get("/img/not-a-token").status_code == 404
+    assert client.get(f"/img/{image.pk}").status_code == 404
+    assert client.get(f"/images/{image.pk}/").status_code == 404  # the old sequential URL
+
+
+def test_eccv_pages_and_images_carry_no_identifier(client, proposed):
+    """Gold items are original COCO pairs and pairs no model proposed: with no image
+    identifier in the page or the image responses, only the caption text is left to go on."""
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6
+        )
+    )
+    worker = worker_get_or_create(provider="local", external_id="judge")
+    assignment = assignment_claim_next(batch=batch, worker=worker)
+    session = client.session
+    session["crowdvl_worker"] = worker.pk
+    session.save()
+    page = client.get(f"/work/assignment/{assignment.pk}/").content
+    received = [page]
+    for url in re.findall(rb'<img src="([^"]+)"', page):
+        response = client.get(url.decode())
+        assert response.status_code == 200
+        received += [response.content, json.dumps(dict(response.headers)).encode()]
+    blob = b"".join(received)
+    for image in proposed.dataset.images.all():
+        for clue in (image.file_name, image.coco_url, f"/images/{image.pk}/"):
+            assert clue.encode() not in blob
+    assert b"gold" not in page.lower()
+
+
+def test_only_raster_images_are_served_and_metadata_is_stripped(tmp_path):
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    html = b"<html><script>alert(1)</script></html>"
+    for data in (svg, html, b""):
+        with pytest.raises(ImageUnavailable):
+            reencode(data)
+    source = io.BytesIO()
+    PILImage.new("RGB", (80, 60), (10, 200, 30)).save(
+        source, format="JPEG", exif=b"Exif\x00\x00COCO_val2014_000000005000"
+    )
+    out = reencode(source.getvalue())
+    served = PILImage.open(io.BytesIO(out))
+    assert served.format == "JPEG" and served.size == (512, 512)
+    assert not served.info.get("exif") and b"COCO_val2014" not in out
+
+
+def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
+    tmp_path, monkeypatch, run_on_commit, client
+):
+    from tests.factories import coco_document
+
+    dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
+    run = Run.objects.create(dataset=dataset, kind="bison", status=RunStatus.PAIRED)
+    a, b = dataset.images.order_by("pk")
+    Item.objects.create(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=b)
+    picture = io.BytesIO()
+    PILImage.new("RGB", (64, 48), (1, 2, 3)).save(picture, format="PNG")
+    fetched = []
+
+    def fake_download(url):  # tests never touch the network
+        fetched.append(url)
+        if url == b.coco_url:
+            raise ImageUnavailable("HTTP 404")
+        return picture.getvalue()
+
+    monkeypatch.setattr(image_service, "download", fake_download)
+    batch = run_on_commit(
+        batch_create, run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1
+    )
+    job = Job.objects.get(name="images.cache")
+    assert job.state == "succeeded" and job.progress == 100.0
+    assert job.result["images"] == 2 and job.result["unavailable"] == 1
+    assert sorted(fetched) == sorted([a.coco_url, b.coco_url])
+    tokens = dict(BatchImage.objects.filter(batch=batch).values_list("image_id", "token"))
+    assert client.get(f"/img/{tokens[a.pk]}").status_code == 200
+    assert client.get(f"/img/{tokens[b.pk]}").status_code == 404  # shown as "Unavailable"
+    # A request never fetches: a second call serves from the cache only.
+    fetched.clear()
+    assert client.get(f"/img/{tokens[a.pk]}").status_code == 200 and fetched == []
+    assert image_cached(image=a)[:2] == b"\xff\xd8"
+    assert Hit.objects.filter(batch=batch).exists()
