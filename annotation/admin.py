@@ -1,8 +1,80 @@
-"""Admin: read-mostly views of runs, jobs (with progress), batches and the event log."""
+"""Admin: read-mostly views of runs, jobs (with progress), batches and the event log. Settings
+edited here pass the same checks as the CLI and the API; states change through services only."""
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
 from annotation import models
+from annotation.services.checks import (
+    check_batch_counts,
+    check_batch_times,
+    check_name,
+    check_reward,
+)
+from annotation.services.runs import run_check_config
+from pipeline.errors import InputError
+
+
+def _field_error(form: forms.ModelForm, exc: InputError, default: str) -> None:
+    field = (exc.field or default).split(".")[0]
+    form.add_error(field if field in form.fields else None, str(exc))
+
+
+class RunForm(forms.ModelForm):
+    class Meta:
+        model = models.Run
+        fields = ["name", "config"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        try:
+            check_name(data.get("name", ""))
+            kind = self.instance.kind
+            data["config"] = run_check_config(kind=kind, config=data.get("config") or {})
+        except InputError as exc:
+            self.add_error("name" if exc.field == "name" else "config", str(exc))
+        return data
+
+
+class BatchForm(forms.ModelForm):
+    class Meta:
+        model = models.Batch
+        fields = [
+            "title",
+            "description",
+            "keywords",
+            "reward",
+            "lifetime_seconds",
+            "assignment_duration_seconds",
+            "auto_approval_delay_seconds",
+            "qualifications",
+            "options",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        data = {
+            "items_per_hit": self.instance.items_per_hit,
+            "assignments_per_hit": self.instance.assignments_per_hit,
+            **cleaned,
+        }
+        try:
+            cleaned["reward"] = check_reward(data.get("reward"))
+            check_batch_counts(
+                items_per_hit=data.get("items_per_hit"),
+                assignments_per_hit=data.get("assignments_per_hit"),
+            )
+            check_batch_times(
+                lifetime_seconds=data.get("lifetime_seconds"),
+                assignment_duration_seconds=data.get("assignment_duration_seconds"),
+                auto_approval_delay_seconds=data.get("auto_approval_delay_seconds"),
+                options=data.get("options") or {},
+            )
+        except InputError as exc:
+            _field_error(self, exc, "options")
+        return cleaned
 
 
 @admin.register(models.Dataset)
@@ -12,6 +84,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
 @admin.register(models.Run)
 class RunAdmin(admin.ModelAdmin):
+    form = RunForm
+    readonly_fields = ["status", "kind", "dataset", "embedding_dim", "embedding_source"]
     list_display = ["id", "kind", "name", "dataset", "status", "embedding_dim", "created_at"]
     list_filter = ["kind", "status"]
 
@@ -34,6 +108,20 @@ class JobAdmin(admin.ModelAdmin):
 
 @admin.register(models.Batch)
 class BatchAdmin(admin.ModelAdmin):
+    form = BatchForm
+    readonly_fields = [
+        "run",
+        "stage",
+        "provider",
+        "status",
+        "items_per_hit",
+        "assignments_per_hit",
+        "seed",
+        "environment",
+        "published_at",
+        "sync_error",
+        "provider_hit_type_id",
+    ]
     list_display = [
         "id",
         "run",
@@ -79,3 +167,11 @@ class EventAdmin(admin.ModelAdmin):
 class ExportAdmin(admin.ModelAdmin):
     list_display = ["id", "run", "format", "version", "path", "checksum", "created_at"]
     readonly_fields = [f.name for f in models.Export._meta.fields]
+
+
+@admin.register(models.Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ["id", "run", "label", "worker", "consent_version", "consented_at", "revoked_at"]
+    list_filter = ["run"]
+    search_fields = ["label"]
+    readonly_fields = [f.name for f in models.Invitation._meta.fields]

@@ -15,8 +15,19 @@ class NotAssignmentHolder(ServiceError):
     """The worker does not hold the assignment they act on."""
 
 
+class TooLate(ServiceError):
+    """Work submitted after its claim ran out, its batch expired or its HIT filled up."""
+
+
 class AnswerError(InputError):
     """A submission whose answers do not fit the HIT's questions."""
 
 
-__all__ = ["AnswerError", "InputError", "NotAssignmentHolder", "PoolConflict", "ServiceError"]
+__all__ = [
+    "AnswerError",
+    "InputError",
+    "NotAssignmentHolder",
+    "PoolConflict",
+    "ServiceError",
+    "TooLate",
+]

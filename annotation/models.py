@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import models
@@ -226,6 +227,12 @@ class Batch(models.Model):
     def __str__(self) -> str:
         return f"batch {self.pk} ({self.stage})"
 
+    def past_lifetime(self, now: datetime) -> bool:
+        """Whether the batch's lifetime since publishing is over (no claims, no submissions)."""
+        if self.published_at is None:
+            return False
+        return self.published_at + timedelta(seconds=self.lifetime_seconds) < now
+
 
 class HitStatus(models.TextChoices):
     OPEN = "open"
@@ -307,6 +314,28 @@ class Worker(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.external_id}"
+
+
+class Invitation(models.Model):
+    """A local worker's way in: a random link staff hand to one person, revocable. The worker
+    is whoever holds the link, never whoever types an id."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="invitations")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="invitations")
+    label = models.CharField(max_length=200, help_text="as staff entered it (email or id)")
+    token = models.CharField(max_length=43, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    consent_version = models.CharField(max_length=20, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "worker"], name="invitation_once_per_worker")
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.label} to run {self.run_id}"
 
 
 class PoolMembership(models.Model):

@@ -10,23 +10,23 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation.errors import AnswerError, PoolConflict, ServiceError
+from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
 from annotation.models import (
     Assignment,
     AssignmentState,
     Batch,
     BatchImage,
+    BatchStatus,
     Image,
     ImageSource,
+    Run,
     Worker,
 )
+from annotation.selectors.invitations import invitation_by_token, invitation_for, run_consent
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
+from annotation.services.assignments import assignment_claim_next, assignment_submit
 from annotation.services.images import ImageUnavailable, cache_path, image_cached
+from annotation.services.invitations import invitation_consent
 from annotation.tasktypes import task_type_for
 
 SESSION_WORKER = "crowdvl_worker"
@@ -39,38 +39,69 @@ def answers_from(data: Any, stage: str) -> dict[str, str]:
     return {k: task.form_value(data=data, key=k) for k in data if k[:1] == "q" and k[1:].isdigit()}
 
 
-def _session_worker(request: HttpRequest) -> Worker | None:
+def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
+    """The worker whose invitation link opened this session, if it is still valid for `run`
+    and its consent is current. A typed id, a staff login or a revoked link is no one."""
     pk = request.session.get(SESSION_WORKER)
-    return Worker.objects.filter(pk=pk).first() if pk else None
+    worker = Worker.objects.filter(pk=pk, provider=PROVIDER).first() if pk else None
+    if worker is None or invitation_for(run=run, worker=worker) is None:
+        return None
+    return worker
+
+
+def _not_invited(request: HttpRequest) -> HttpResponse:
+    reason = (
+        "This page is for invited workers. Open the invitation link the researchers sent you "
+        "(it may have been revoked)."
+    )
+    return render(request, "annotation/work_done.html", {"reason": reason}, status=403)
 
 
 @require_http_methods(["GET", "POST"])
-def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
+def work_join(request: HttpRequest, token: str) -> HttpResponse:
+    """An invitation link: the information and consent page first, then the run's batches."""
+    invitation = invitation_by_token(token)
+    if invitation is None:
+        reason = "This invitation link is not valid: it was revoked or never existed."
+        return render(request, "annotation/work_done.html", {"reason": reason}, status=404)
+    run = invitation.run
+    consent = run_consent(run)
+    error = None
     if request.method == "POST":
         try:
-            worker = worker_get_or_create(
-                provider=PROVIDER, external_id=request.POST.get("worker_id", "")
-            )
+            invitation_consent(invitation=invitation, version=request.POST.get("version", ""))
         except ServiceError as exc:
-            return render(
-                request,
-                "annotation/work_start.html",
-                {"batch": batch, "error": str(exc)},
-                status=400,
-            )
-        request.session[SESSION_WORKER] = worker.pk
-        return redirect("work-next", batch_id=batch.pk)
-    return render(
-        request, "annotation/work_start.html", {"batch": batch, "worker": _session_worker(request)}
-    )
+            error = str(exc)
+    if invitation.consent_version != consent["version"]:
+        return render(
+            request,
+            "annotation/work_consent.html",
+            {"consent": consent, "error": error},
+            status=400 if error else 200,
+        )
+    if request.session.get(SESSION_WORKER) != invitation.worker_id:
+        request.session.cycle_key()  # a new session for a new person
+    request.session[SESSION_WORKER] = invitation.worker_id
+    batches = Batch.objects.filter(
+        run=run, provider=PROVIDER, status=BatchStatus.PUBLISHED
+    ).order_by("pk")
+    return render(request, "annotation/work_join.html", {"run": run, "batches": batches})
+
+
+@require_http_methods(["GET"])
+def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
+    worker = _invited_worker(request, batch.run)
+    if worker is None:
+        return _not_invited(request)
+    return render(request, "annotation/work_start.html", {"batch": batch, "worker": worker})
 
 
 def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
-    worker = _session_worker(request)
+    worker = _invited_worker(request, batch.run)
     if worker is None:
-        return redirect("work-start", batch_id=batch.pk)
+        return _not_invited(request)
     try:
         assignment = assignment_claim_next(batch=batch, worker=worker)
     except (PoolConflict, ServiceError) as exc:
@@ -84,10 +115,10 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    worker = _session_worker(request)
     assignment = get_object_or_404(
-        Assignment.objects.select_related("hit__batch"), pk=assignment_id
+        Assignment.objects.select_related("hit__batch__run"), pk=assignment_id
     )
+    worker = _invited_worker(request, assignment.hit.batch.run)
     if worker is None or assignment.worker_id != worker.pk:
         raise Http404("no such assignment for this worker")
     batch = assignment.hit.batch
@@ -96,6 +127,9 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
         answers = answers_from(request.POST, batch.stage)
         try:
             assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+        except TooLate as exc:  # the form cannot be sent again: offer a new task instead
+            context = {"reason": str(exc), "next": batch}
+            return render(request, "annotation/work_done.html", context, status=409)
         except (AnswerError, ServiceError) as exc:
             error = str(exc)
         else:

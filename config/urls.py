@@ -1,11 +1,29 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from annotation import dataset_import_views, mturk_views, researcher_views, views
+from annotation import (
+    dataset_import_views,
+    invitation_views,
+    mturk_views,
+    researcher_views,
+    views,
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("annotation.api.urls")),
+    path("join/<str:token>/", views.work_join, name="work-join"),
+    path("runs/<int:run_id>/invitations/", invitation_views.invitations_page, name="invitations"),
+    path(
+        "runs/<int:run_id>/invitations.csv",
+        invitation_views.invitations_csv,
+        name="invitations-csv",
+    ),
+    path(
+        "invitations/<int:invitation_id>/revoke/",
+        invitation_views.invitation_revoke_view,
+        name="invitation-revoke",
+    ),
     path("work/<int:batch_id>/", views.work_start, name="work-start"),
     path("work/<int:batch_id>/next/", views.work_next, name="work-next"),
     path("work/assignment/<int:assignment_id>/", views.work_assignment, name="work-assignment"),

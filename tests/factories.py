@@ -201,3 +201,20 @@ def topic_vectors_file(path: Path, *, dim: int = 12) -> Path:
         rows.append(token + " " + " ".join(f"{v:.4f}" for v in vec))
     path.write_text(f"{len(rows)} {dim}\n" + "\n".join(rows) + "\n")
     return path
+
+
+def invited(run, label: str = "worker"):
+    """An invitation to `run` whose holder has accepted the current consent text."""
+    from annotation.selectors.invitations import run_consent
+    from annotation.services.invitations import invitation_consent, invitations_create
+
+    invitation = invitations_create(run=run, labels=[label])[0]
+    return invitation_consent(invitation=invitation, version=run_consent(run)["version"])
+
+
+def join(client, run, label: str = "worker"):
+    """Open `label`'s invitation link in Django's test `client`; returns the worker."""
+    invitation = invited(run, label)
+    response = client.get(f"/join/{invitation.token}/")
+    assert response.status_code == 200, response.content
+    return invitation.worker

@@ -105,8 +105,10 @@ class BatchCreateApi(ServiceAPIView):
         items_per_hit = serializers.IntegerField(min_value=1, required=False)
         assignments_per_hit = serializers.IntegerField(min_value=1, required=False)
         reward = serializers.CharField(default="0.10")
-        lifetime_seconds = serializers.IntegerField(min_value=1, default=7 * 24 * 3600)
-        assignment_duration_seconds = serializers.IntegerField(min_value=1, default=3600)
+        lifetime_seconds = serializers.IntegerField(default=7 * 24 * 3600)
+        assignment_duration_seconds = serializers.IntegerField(default=3600)
+        auto_approval_delay_seconds = serializers.IntegerField(required=False)
+        first_claim_seconds = serializers.IntegerField(required=False)
         qualifications = serializers.DictField(required=False, default=dict)
         seed = serializers.IntegerField(default=0)
         publish = serializers.BooleanField(default=True)
@@ -130,6 +132,8 @@ class BatchCreateApi(ServiceAPIView):
                 "reward",
                 "lifetime_seconds",
                 "assignment_duration_seconds",
+                "auto_approval_delay_seconds",
+                "options",
                 "qualifications",
                 "hits",
             ]
@@ -140,8 +144,9 @@ class BatchCreateApi(ServiceAPIView):
         data.is_valid(raise_exception=True)
         publish = data.validated_data.pop("publish")
         options = {"follow_ups": data.validated_data.pop("follow_ups")}
-        if "direction" in data.validated_data:
-            options["direction"] = data.validated_data.pop("direction")
+        for key in ("direction", "first_claim_seconds"):
+            if key in data.validated_data:
+                options[key] = data.validated_data.pop(key)
         batch = batch_create(run=run, options=options, **data.validated_data)
         if publish:
             batch = batch_publish(batch=batch)

@@ -40,6 +40,7 @@ QUAL_PERCENT_APPROVED = "000000000000000000L0"
 QUAL_LOCALE = "00000000000000000071"
 
 # Limits from the MTurk API reference (seconds).
+# MTurk's documented limits (the batch settings check applies them to every provider).
 LIFETIME_RANGE = (30, 31_536_000)
 ASSIGNMENT_DURATION_RANGE = (30, 31_536_000)
 AUTO_APPROVAL_RANGE = (0, 2_592_000)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.crowd import provider_for
-from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
+from annotation.errors import (
+    AnswerError,
+    NotAssignmentHolder,
+    PoolConflict,
+    ServiceError,
+    TooLate,
+)
 from annotation.flows import disjoint_stages
 from annotation.models import (
     Answer,
@@ -38,8 +45,19 @@ from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
 
 
+def worker_id_normalise(external_id: str, *, provider: str) -> str:
+    """One spelling per person before any comparison: Unicode NFKC, invisible and format
+    characters (zero-width space, BOM, soft hyphen, ...) removed, spaces collapsed; ids of
+    server-side providers case-folded (MTurk's are kept as MTurk spells them: they are sent
+    back to MTurk)."""
+    text = unicodedata.normalize("NFKC", str(external_id))
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cc", "Cs", "Co", "Cn"))
+    text = " ".join(text.split())
+    return text if provider == "mturk" else text.casefold()
+
+
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
-    external_id = external_id.strip()
+    external_id = worker_id_normalise(external_id, provider=provider)
     if not external_id or len(external_id) > 100:
         raise ServiceError("a worker id must be 1 to 100 characters")
     worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
@@ -61,11 +79,30 @@ def pool_join(*, run: Run, worker: Worker, stage: str) -> PoolMembership:
     return membership
 
 
+def first_claim_seconds(batch: Batch) -> int:
+    """How long a worker with nothing submitted in `batch` holds a claimed HIT (so made-up or
+    idle claimants cannot starve a batch): option `first_claim_seconds`, by default a minute
+    per question with a 10-minute floor, never more than the assignment duration."""
+    default = max(600, 60 * batch.items_per_hit)
+    seconds = int(batch.options.get("first_claim_seconds", default))
+    return min(seconds, batch.assignment_duration_seconds)
+
+
 def _active_assignments(now: datetime, batch: Batch) -> Q:
-    """Assignments holding a slot of their HIT: counted work and fresh claims. Unconfirmed rows
-    (a browser's word only) never hold one."""
+    """Assignments holding a slot of their HIT: counted work and claims still within their
+    time (the assignment duration; the shorter first-claim time for a worker who has submitted
+    nothing in the batch). Unconfirmed rows (a browser's word only) never hold one."""
     fresh = now - timedelta(seconds=batch.assignment_duration_seconds)
-    return counted() | Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh, confirmed=True)
+    first = now - timedelta(seconds=first_claim_seconds(batch))
+    has_submitted = Exists(
+        Assignment.objects.filter(
+            worker=OuterRef("worker"), hit__batch=batch, state__in=COUNTED_STATES
+        )
+    )
+    return counted() | (
+        Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh, confirmed=True)
+        & (Q(accepted_at__gte=first) | has_submitted)
+    )
 
 
 def assignment_claim_next(
@@ -78,7 +115,7 @@ def assignment_claim_next(
     now = now or timezone.now()
     if worker.blocked:
         raise ServiceError(f"worker {worker.external_id} is blocked")
-    if batch.status != BatchStatus.PUBLISHED:
+    if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
         return None
     with transaction.atomic():
         pool_join(run=batch.run, worker=worker, stage=batch.stage)
@@ -178,6 +215,7 @@ def assignment_submit(
                 f"assignment {assignment_id} was already submitted with different answers"
             )
         if assignment.confirmed:
+            _check_in_time(assignment=assignment, now=submitted_at or timezone.now())
             membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
             if membership is None or membership.stage != batch.stage:
                 raise PoolConflict(
@@ -240,6 +278,32 @@ def assignment_submit(
             _review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
     batch_refresh_status(batch=batch)
     return SubmitResult(assignment=assignment, created=True)
+
+
+def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
+    """Refuse local work after its claim ran out or its batch expired, and never let a HIT
+    hold more work than its capacity. A first claim past its short hold (but within the
+    assignment duration) is still taken if its slot is free. MTurk keeps its own clock: work
+    it reports as submitted was accepted there."""
+    hit = assignment.hit
+    batch = hit.batch
+    if batch.provider == "mturk":
+        return
+    if batch.status == BatchStatus.EXPIRED or batch.past_lifetime(now):
+        raise TooLate("this batch has expired: your answers could not be accepted")
+    late = (
+        "your time for this task ran out, so it may have gone to another worker: your "
+        "answers could not be accepted. Please start a new task."
+    )
+    if assignment.accepted_at < now - timedelta(seconds=batch.assignment_duration_seconds):
+        raise TooLate(late)
+    Hit.objects.select_for_update().filter(pk=hit.pk).first()  # one submitter at a time
+    others = hit.assignments.exclude(pk=assignment.pk).filter(_active_assignments(now, batch))
+    if others.filter(counted()).count() >= hit.capacity:
+        raise TooLate("this task already has all the answers it needs")
+    held = Assignment.objects.filter(pk=assignment.pk).filter(_active_assignments(now, batch))
+    if not held.exists() and others.count() >= hit.capacity:
+        raise TooLate(late)
 
 
 def _review_open_if_needed(

@@ -28,7 +28,7 @@ from annotation.models import (
     default_qualifications,
 )
 from annotation.services import mturk
-from annotation.services.checks import check_batch_counts, check_reward
+from annotation.services.checks import check_batch_counts, check_batch_times, check_reward
 from annotation.services.events import event_record
 from annotation.services.images import batch_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
@@ -98,8 +98,10 @@ def batch_create(
     seed: int = 0,
     limit: int | None = None,
     options: dict[str, Any] | None = None,
+    auto_approval_delay_seconds: int | None = None,
 ) -> Batch:
-    """Pack the stage's unbatched items into HITs, in a seeded order, in one transaction."""
+    """Pack the stage's unbatched items into HITs, in a seeded order, in one transaction.
+    `auto_approval_delay_seconds` defaults to the task type's (or the model's) default."""
     if stage not in Stage.values:
         raise InputError(f"unknown stage {stage!r}", field="stage")
     provider_for(provider)  # unknown provider names fail here, before anything is written
@@ -109,6 +111,14 @@ def batch_create(
     check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
     value = check_reward(reward)
     rules = _check_qualifications(qualifications or {})
+    check_batch_times(
+        lifetime_seconds=lifetime_seconds,
+        assignment_duration_seconds=assignment_duration_seconds,
+        auto_approval_delay_seconds=auto_approval_delay_seconds,
+        options=options or {},
+    )
+    if auto_approval_delay_seconds is None:
+        auto_approval_delay_seconds = task.default_auto_approval_seconds
 
     with transaction.atomic():
         task.prepare_batch(run=run)
@@ -136,8 +146,8 @@ def batch_create(
             seed=seed,
             options=options or {},
             **(
-                {"auto_approval_delay_seconds": task.default_auto_approval_seconds}
-                if task.default_auto_approval_seconds is not None
+                {"auto_approval_delay_seconds": auto_approval_delay_seconds}
+                if auto_approval_delay_seconds is not None
                 else {}
             ),
         )

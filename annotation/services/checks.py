@@ -6,7 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from annotation.crowd.mturk import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from pipeline.errors import InputError
+from pipeline.jsonio import check_text
 from pipeline.money import dollars
 
 # Batch.reward is DecimalField(max_digits=8, decimal_places=2); MTurk takes it as a string.
@@ -35,10 +37,27 @@ def check_number(config: dict[str, Any], key: str, *, low: float, high: float) -
     return float(value)
 
 
-def check_name(name: str) -> str:
-    if not isinstance(name, str) or len(name) > MAX_NAME or "\x00" in name:
-        raise InputError(f"must be text of at most {MAX_NAME} characters", field="name")
-    return name
+def check_name(name: str, *, field: str = "name", limit: int = MAX_NAME) -> str:
+    """A name a column can hold: text, at most `limit` characters, no NUL or lone surrogate."""
+    if not isinstance(name, str) or len(name) > limit:
+        raise InputError(f"must be text of at most {limit} characters", field=field)
+    return check_text(name, file="", record=None, field=field)
+
+
+def check_stored_json(value: Any, *, field: str, depth: int = 0) -> None:
+    """JSON settings a database can store: every string (key or value) without NUL or lone
+    surrogates, nested at most 50 deep."""
+    if depth > 50:
+        raise InputError("is nested more than 50 levels deep", field=field)
+    if isinstance(value, str):
+        check_text(value, file="", record=None, field=field)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(str(key), file="", record=None, field=field)
+            check_stored_json(item, field=f"{field}.{key}", depth=depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            check_stored_json(item, field=field, depth=depth + 1)
 
 
 def check_reward(value: Decimal | str | float, *, field: str = "reward") -> Decimal:
@@ -54,3 +73,54 @@ def check_batch_counts(*, items_per_hit: int, assignments_per_hit: int) -> None:
         ("assignments_per_hit", assignments_per_hit),
     ):
         check_int({key: value}, key, low=1, high=MAX_PER_HIT)
+
+
+FIRST_CLAIM_MIN = 60
+
+
+def check_batch_times(
+    *,
+    lifetime_seconds: int,
+    assignment_duration_seconds: int,
+    auto_approval_delay_seconds: int | None,
+    options: dict[str, Any],
+) -> None:
+    """Each time setting of a batch within MTurk's ranges (for every provider, so a batch's
+    settings mean the same everywhere); the first-claim hold (option
+    `first_claim_seconds`) from a minute up to the assignment duration."""
+    low, high = LIFETIME_RANGE
+    check_int({"lifetime_seconds": lifetime_seconds}, "lifetime_seconds", low=low, high=high)
+    low, high = ASSIGNMENT_DURATION_RANGE
+    check_int(
+        {"assignment_duration_seconds": assignment_duration_seconds},
+        "assignment_duration_seconds",
+        low=low,
+        high=high,
+    )
+    if auto_approval_delay_seconds is not None:
+        low, high = AUTO_APPROVAL_RANGE
+        key = "auto_approval_delay_seconds"
+        check_int({key: auto_approval_delay_seconds}, key, low=low, high=high)
+    if "first_claim_seconds" in options:
+        check_int(
+            {"options.first_claim_seconds": options["first_claim_seconds"]},
+            "options.first_claim_seconds",
+            low=FIRST_CLAIM_MIN,
+            high=assignment_duration_seconds,
+        )
+
+
+CONSENT_LENGTH = (20, 20_000)
+
+
+def check_consent(config: dict[str, Any]) -> None:
+    """A run's own information and consent text (`consent`), if it sets one."""
+    if "consent" not in config:
+        return
+    text = config["consent"]
+    low, high = CONSENT_LENGTH
+    if not isinstance(text, str) or not low <= len(text.strip()) <= high or "\x00" in text:
+        raise InputError(
+            f"must be the information and consent text, {low} to {high} characters",
+            field="consent",
+        )

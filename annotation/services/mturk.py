@@ -43,6 +43,7 @@ from annotation.services.assignments import (
     assignment_mark,
     assignment_submit,
     worker_get_or_create,
+    worker_id_normalise,
 )
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_create
@@ -215,7 +216,7 @@ def _check_open(*, hit: Hit, now: datetime | None = None) -> None:
     batch = hit.batch
     if batch.status != BatchStatus.PUBLISHED or hit.status != HitStatus.OPEN:
         raise ServiceError("this HIT is not open for work")
-    if batch.published_at and batch.published_at + timedelta(seconds=batch.lifetime_seconds) < now:
+    if batch.past_lifetime(now):
         raise ServiceError("this HIT has expired")
 
 
@@ -230,7 +231,7 @@ def mturk_task_open(
     batch = hit.batch
     if not hit.provider_hit_id or hit_id != hit.provider_hit_id:
         raise ServiceError("this page does not belong to that MTurk HIT")
-    external_id = worker_id.strip()
+    external_id = worker_id_normalise(worker_id, provider=PROVIDER)
     if not external_id or len(external_id) > 100:
         raise ServiceError("a worker id must be 1 to 100 characters")
     worker = Worker.objects.filter(provider=PROVIDER, external_id=external_id).first()

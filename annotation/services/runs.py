@@ -7,8 +7,9 @@ from typing import Any
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.models import Dataset, Run, RunKind, RunStatus
-from annotation.services.checks import check_name
+from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
+from pipeline.errors import InputError
 
 
 def run_create(
@@ -21,13 +22,24 @@ def run_create(
     if kind not in RunKind.values:
         raise ServiceError(f"unknown run kind {kind!r}; known: {', '.join(RunKind.values)}")
     check_name(name)
-    config = dict(config or {})
-    flow = flow_for_kind(kind)
-    if flow is not None and flow.check_config is not None:
-        config = flow.check_config(config)
+    config = run_check_config(kind=kind, config=config or {})
     run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config)
     event_record(action="run.created", run=run, data={"config": run.config})
     return run
+
+
+def run_check_config(*, kind: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A run's settings checked by its flow (with defaults filled in), as the CLI, the API and
+    the admin all store them."""
+    if not isinstance(config, dict):
+        raise InputError("must be an object of settings", field="config")
+    config = dict(config)
+    check_consent(config)
+    check_stored_json(config, field="config")
+    flow = flow_for_kind(kind)
+    if flow is not None and flow.check_config is not None:
+        config = flow.check_config(config)
+    return config
 
 
 def run_set_status(*, run: Run, status: str, **data: Any) -> None:

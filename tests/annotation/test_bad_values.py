@@ -117,3 +117,117 @@ def test_bison_evaluate_given_an_export_folder_names_it(tmp_path):
     with pytest.raises(CommandError, match="is a folder") as info:
         call_command("bison_evaluate", annotations=str(tmp_path), predictions=str(predictions))
     assert str(tmp_path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "field"),
+    [
+        ("lifetime", 5, "lifetime_seconds"),
+        ("lifetime", 40_000_000, "lifetime_seconds"),
+        ("duration", 0, "assignment_duration_seconds"),
+        ("approval_delay", -5, "auto_approval_delay_seconds"),
+        ("approval_delay", 3_000_000, "auto_approval_delay_seconds"),
+        ("first_claim_seconds", 10, "options.first_claim_seconds"),
+    ],
+)
+def test_batch_times_are_checked_on_every_path(paired_run, admin_client, option, value, field):
+    with pytest.raises(CommandError, match=field):
+        call_command(
+            "create_batch",
+            str(paired_run.pk),
+            "--stage",
+            "selection",
+            f"--{option.replace('_', '-')}",
+            str(value),
+        )
+    key = {
+        "lifetime": "lifetime_seconds",
+        "duration": "assignment_duration_seconds",
+        "approval_delay": "auto_approval_delay_seconds",
+    }.get(option, option)
+    response = admin_client.post(
+        f"/api/runs/{paired_run.pk}/batches/",
+        {"stage": Stage.BISON_SELECTION, key: value},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and field in json.dumps(response.json())
+    assert not Batch.objects.exists()
+
+
+def test_a_valid_approval_delay_is_stored_at_creation(paired_run):
+    call_command(
+        "create_batch", str(paired_run.pk), "--stage", "selection", "--approval-delay", "86400"
+    )
+    assert Batch.objects.get().auto_approval_delay_seconds == 86400
+
+
+def _form_data(instance, **changes):
+    from django.forms.models import model_to_dict
+
+    data = {k: v for k, v in model_to_dict(instance).items() if v is not None}
+    for key in ("config", "options", "qualifications"):
+        if key in data:
+            data[key] = json.dumps(data[key])
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"reward": "1000000"}, "reward"),
+        ({"lifetime_seconds": "5"}, "lifetime_seconds"),
+        ({"reward": "0"}, "reward"),
+        ({"auto_approval_delay_seconds": "9999999"}, "auto_approval_delay_seconds"),
+        ({"options": json.dumps({"first_claim_seconds": 1})}, "options"),
+    ],
+)
+def test_the_admin_checks_batch_settings_like_the_cli(paired_run, admin_client, changes, field):
+    from annotation.admin import BatchForm
+
+    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    form = BatchForm(instance=batch, data=_form_data(batch, **changes))
+    assert not form.is_valid() and field in form.errors
+    assert admin_client.get(f"/admin/annotation/batch/{batch.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/annotation/batch/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "config", [{"verifiers": "abc"}, {"verifiers": 0}, {"consent": "short"}, ["not", "a", "dict"]]
+)
+def test_the_admin_checks_run_settings_like_the_cli(paired_run, config):
+    from annotation.admin import RunForm
+
+    form = RunForm(instance=paired_run, data=_form_data(paired_run, config=json.dumps(config)))
+    assert not form.is_valid() and "config" in form.errors
+    good = RunForm(
+        instance=paired_run, data=_form_data(paired_run, config=json.dumps({"verifiers": 3}))
+    )
+    assert good.is_valid(), good.errors
+    assert good.cleaned_data["config"] == {"verifiers": 3, "seed": 0}
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])
+def test_nul_and_lone_surrogates_never_reach_the_database(dataset, admin_client, bad):
+    from annotation.flows.eccv.services.proposals import eccv_annotator_add
+    from annotation.services.invitations import invitations_create
+
+    with pytest.raises(InputError) as info:
+        run_create(dataset=dataset, name=bad)
+    assert info.value.field == "name"
+    with pytest.raises(InputError) as info:
+        run_create(dataset=dataset, config={"note": bad})
+    assert info.value.field == "config.note"
+    run = run_create(dataset=dataset)
+    with pytest.raises(InputError) as info:
+        eccv_annotator_add(run=run, name=bad, kind="fasttext")
+    assert info.value.field == "name"
+    with pytest.raises(InputError) as info:
+        invitations_create(run=run, labels=[bad])
+    assert info.value.field == "labels"
+    response = admin_client.post(
+        "/api/runs/",
+        json.dumps({"dataset": dataset.name, "name": bad}),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert Run.objects.count() == 1

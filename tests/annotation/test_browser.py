@@ -7,6 +7,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from annotation.models import Answer, Assignment, AssignmentState, Question, Stage
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.invitations import invitations_create
 from tests.factories import selection_done_factory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -41,8 +42,12 @@ def page(browser):
 
 
 def begin(page, live_server, batch, worker_id):
-    page.goto(f"{live_server.url}/work/{batch.pk}/")
-    page.fill("#worker_id", worker_id)
+    """Open `worker_id`'s invitation link: consent, the batch list, Start."""
+    invitation = invitations_create(run=batch.run, labels=[worker_id])[0]
+    page.goto(f"{live_server.url}/join/{invitation.token}/")
+    expect(page.locator("#consent-text")).to_be_visible()
+    page.click("#consent")
+    page.click(f"#batches a[href='/work/{batch.pk}/']")
     page.click("#start")
     page.wait_for_selector("#task-form")
 

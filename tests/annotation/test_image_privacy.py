@@ -32,7 +32,7 @@ from annotation.services.assignments import (
 )
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.images import ImageUnavailable, image_cached, reencode
-from tests.factories import dataset_factory
+from tests.factories import dataset_factory, join
 
 pytestmark = pytest.mark.django_db
 N = 410  # stage-3 items the attacker answers
@@ -134,11 +134,8 @@ def test_a_client_with_the_coco_file_and_every_byte_sent_answers_stage3_at_chanc
     )
     hit = verification.hits.get()
     assert hit.questions.count() >= 400
-    worker = worker_get_or_create(provider="local", external_id="attacker")
+    worker = join(client, run, "attacker")
     assignment = assignment_claim_next(batch=verification, worker=worker)
-    session = client.session
-    session["crowdvl_worker"] = worker.pk
-    session.save()
     page = client.get(f"/work/assignment/{assignment.pk}/").content
     fetched = {}
 
@@ -194,11 +191,8 @@ def test_eccv_pages_and_images_carry_no_identifier(client, proposed):
             run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6
         )
     )
-    worker = worker_get_or_create(provider="local", external_id="judge")
+    worker = join(client, proposed, "judge")
     assignment = assignment_claim_next(batch=batch, worker=worker)
-    session = client.session
-    session["crowdvl_worker"] = worker.pk
-    session.save()
     page = client.get(f"/work/assignment/{assignment.pk}/").content
     received = [page]
     for url in re.findall(rb'<img src="([^"]+)"', page):

@@ -7,15 +7,14 @@ import pytest
 from annotation.models import Answer, Assignment, BatchImage, PoolMembership, Question, Stage
 from annotation.services.assignments import worker_get_or_create
 from annotation.services.batches import batch_create, batch_publish
-from tests.factories import selection_done_factory
+from tests.factories import join, selection_done_factory
 
 pytestmark = pytest.mark.django_db
 
 
 def start(client, batch, worker_id):
-    response = client.post(f"/work/{batch.pk}/", {"worker_id": worker_id})
-    assert response.status_code == 302
-    response = client.get(response["Location"])
+    join(client, batch.run, worker_id)
+    response = client.get(f"/work/{batch.pk}/next/")
     assert response.status_code == 302, response.content
     return response["Location"]
 
@@ -44,7 +43,7 @@ def test_another_worker_cannot_open_an_assignment(client, paired_run):
         batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
     )
     url = start(client, batch, "alice")
-    client.post(f"/work/{batch.pk}/", {"worker_id": "mallory"})
+    join(client, paired_run, "mallory")
     assert client.get(url).status_code == 404
     assert client.post(url, {"q0": "none"}).status_code == 404
 
@@ -85,7 +84,7 @@ def test_pool_conflict_page(client, paired_run):
     # A local worker who already did stage-2 work is refused stage 3.
     alice = worker_get_or_create(provider="local", external_id="alice")
     PoolMembership.objects.create(run=paired_run, worker=alice, stage=Stage.BISON_SELECTION)
-    client.post(f"/work/{verification.pk}/", {"worker_id": "alice"})
+    join(client, paired_run, "alice")
     response = client.get(f"/work/{verification.pk}/next/")
     assert response.status_code == 403 and "must be different people" in response.content.decode()
     assert not Assignment.objects.filter(worker=alice).exists()

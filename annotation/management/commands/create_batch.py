@@ -3,7 +3,7 @@ from django.shortcuts import get_object_or_404
 from annotation.crowd import provider_for
 from annotation.flows import flows
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch, Run
+from annotation.models import Run
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 
 
@@ -35,6 +35,17 @@ class Command(ServiceCommand):
         parser.add_argument(
             "--approval-delay", type=int, help="seconds before unreviewed work is approved"
         )
+        parser.add_argument(
+            "--lifetime", type=int, default=7 * 24 * 3600, help="seconds the HITs stay open"
+        )
+        parser.add_argument(
+            "--duration", type=int, default=3600, help="seconds a worker has for one HIT"
+        )
+        parser.add_argument(
+            "--first-claim-seconds",
+            type=int,
+            help="local: how long a HIT is held for a worker with nothing submitted yet",
+        )
 
     def handle(self, *args, **opts):
         run = get_object_or_404(Run, pk=opts["run"])
@@ -49,12 +60,16 @@ class Command(ServiceCommand):
             options={
                 "follow_ups": not opts["no_follow_ups"],
                 **({"direction": opts["direction"]} if opts["direction"] else {}),
+                **(
+                    {"first_claim_seconds": opts["first_claim_seconds"]}
+                    if opts["first_claim_seconds"] is not None
+                    else {}
+                ),
             },
+            lifetime_seconds=opts["lifetime"],
+            assignment_duration_seconds=opts["duration"],
+            auto_approval_delay_seconds=opts["approval_delay"],
         )
-        if opts["approval_delay"] is not None:
-            Batch.objects.filter(pk=batch.pk).update(
-                auto_approval_delay_seconds=opts["approval_delay"]
-            )
         if not opts["no_publish"]:
             batch = batch_publish(batch=batch)
         self.stdout.write(f"batch {batch.pk}: {batch.hits.count()} HITs, {batch.status}")
@@ -63,3 +78,8 @@ class Command(ServiceCommand):
         url = provider_for(batch.provider).worker_url(batch=batch)
         if url:
             self.stdout.write(f"workers start at {url}")
+        if batch.provider == "local":
+            self.stdout.write(
+                f"local workers need an invitation: manage.py invite_workers {batch.run_id} "
+                "alice@example.org ... (or the dashboard's 'Invite local workers')"
+            )

@@ -20,6 +20,7 @@ from annotation.flows.bison.selectors import (
     bison_verified_triples,
 )
 from annotation.models import Export, Job, Run, RunStatus
+from annotation.selectors.invitations import consent_record
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -146,6 +147,7 @@ def _manifest(*, run: Run, records: int, checksum: str, path: Path) -> dict[str,
         },
         "stage2": {**counts["stage2"], "selectors": bison_selector_report(run=run)},
         "stage3": counts["stage3"],
+        "consent": consent_record(run),
         "batches": [
             {
                 "id": b.pk,

@@ -32,6 +32,7 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
+from annotation.selectors.invitations import consent_record
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
@@ -199,6 +200,7 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
         "created_at": timezone.now().isoformat(),
         "run": {"id": run.pk, "name": run.name, "config": run.config},
         "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
+        "consent": consent_record(run),
         "annotators": [
             {"name": a.name, "kind": a.kind, "source": a.source, "params": a.params}
             for a in run.annotators.order_by("pk")

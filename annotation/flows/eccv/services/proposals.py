@@ -31,7 +31,13 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
-from annotation.services.checks import SEED_RANGE, check_int, check_number
+from annotation.services.checks import (
+    SEED_RANGE,
+    check_int,
+    check_name,
+    check_number,
+    check_stored_json,
+)
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -148,6 +154,11 @@ def eccv_annotator_add(
     *, run: Run, name: str, kind: str, source: str = "", params: dict[str, Any] | None = None
 ) -> Annotator:
     """Register a machine annotator; imported files are validated completely now."""
+    check_name(name, field="name", limit=100)
+    if not name.strip():
+        raise InputError("an annotator needs a name", field="name")
+    check_name(source, field="source", limit=500)
+    check_stored_json(params or {}, field="params")
     if kind not in AnnotatorKind.values:
         raise InputError(f"unknown annotator kind {kind!r}", field="kind")
     if kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS):

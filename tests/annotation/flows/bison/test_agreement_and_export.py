@@ -17,6 +17,7 @@ from annotation.models import (
     Question,
     Stage,
 )
+from annotation.selectors.invitations import run_consent
 from annotation.services.assignments import (
     assignment_claim_next,
     assignment_submit,
@@ -137,6 +138,9 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     assert manifest["stage2"]["workers"] == 2 and manifest["stage3"]["workers"] == 3
     assert manifest["stage3"]["conversion_percent"] == 100.0
     assert manifest["stage2"]["median_seconds_per_annotation"] > 0
+    # The information and consent text workers were shown, with its version.
+    assert manifest["consent"]["version"] == run_consent(export.run)["version"]
+    assert "research study" in manifest["consent"]["text"]
 
     # The evaluation command scores a perfect and a wrong predictions file.
     perfect = path.parent / "perfect.json"

@@ -56,7 +56,7 @@ def run_stage2(run, options=None):
             options=options or {},
         )
     )
-    names = ["GOOD"] + ["BAD"] * (batch.hits.count() - 1)
+    names = ["good-selector"] + ["bad-selector"] * (batch.hits.count() - 1)
     for name in names:
         w = worker(name)
         a = assignment_claim_next(batch=batch, worker=w)
@@ -83,7 +83,7 @@ def run_stage3(run):
         answers = {}
         for q in a.hit.questions.select_related("item"):
             positive, negative = ("right", "left") if q.swapped else ("left", "right")
-            good = selector[(q.item.source_id, q.item.caption_id)] == "GOOD"
+            good = selector[(q.item.source_id, q.item.caption_id)] == "good-selector"
             answers[f"q{q.position}"] = positive if good else negative
         assignment_submit(assignment_id=a.pk, worker=w, answers=answers)
     return batch
@@ -97,24 +97,24 @@ def test_selections_no_verifier_matched_are_rejected_per_worker(paired_run):
         Assignment.objects.filter(worker_id=pk).first().worker.external_id: o
         for pk, o in bison_selection_outcomes(run=paired_run).items()
     }
-    assert outcomes["GOOD"]["judged"] == 2 and outcomes["GOOD"]["rejected"] == 0
-    assert outcomes["BAD"]["judged"] == triples - 2
-    assert outcomes["BAD"]["rejected"] == outcomes["BAD"]["judged"]
-    assert outcomes["BAD"]["rejected_share"] == 1.0
+    assert outcomes["good-selector"]["judged"] == 2 and outcomes["good-selector"]["rejected"] == 0
+    assert outcomes["bad-selector"]["judged"] == triples - 2
+    assert outcomes["bad-selector"]["rejected"] == outcomes["bad-selector"]["judged"]
+    assert outcomes["bad-selector"]["rejected_share"] == 1.0
     counts = bison_stage_counts(run=paired_run)["stage2"]
     assert counts["selections_judged"] == triples
     assert counts["selections_rejected"] == triples - 2
     report = bison_selector_report(run=paired_run)
     assert report[0]["rejected_share"] == 1.0 and report[0]["worker"].startswith("w-")
-    assert "BAD" not in str(report)  # pseudonymised
+    assert "bad-selector" not in str(report)  # pseudonymised
 
 
 def test_the_approval_policy_holds_a_worker_whose_selections_were_rejected(paired_run):
     stage2 = run_stage2(paired_run, options={"hold_min_judged": 2, "hold_rejected_share": 0.3})
     run_stage3(paired_run)
     approved = assignments_auto_approve(now=timezone.now() + timedelta(days=60))
-    bad = Assignment.objects.filter(hit__batch=stage2, worker__external_id="BAD")
-    good = Assignment.objects.get(hit__batch=stage2, worker__external_id="GOOD")
+    bad = Assignment.objects.filter(hit__batch=stage2, worker__external_id="bad-selector")
+    good = Assignment.objects.get(hit__batch=stage2, worker__external_id="good-selector")
     assert good.state == AssignmentState.APPROVED
     assert all(a.state == AssignmentState.SUBMITTED for a in bad)
     reviews = Review.objects.filter(assignment__in=bad)

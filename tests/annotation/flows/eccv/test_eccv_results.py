@@ -23,6 +23,7 @@ from annotation.models import (
     Review,
     Stage,
 )
+from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from annotation.simulation import simulate_crowd
@@ -65,6 +66,7 @@ def test_export_files_and_manifest(judged, run_on_commit):
         json.loads(line) for line in (folder / "eccv_judged_pairs.jsonl").read_text().splitlines()
     ]
     manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["consent"]["version"] == run_consent(judged)["version"]
     counts = manifest["counts"]
     assert (
         counts["pairs_proposed"] == 28

@@ -1,0 +1,71 @@
+"""Staff pages for inviting local workers: create links in bulk, download them, revoke."""
+
+from __future__ import annotations
+
+import csv
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.errors import ServiceError
+from annotation.models import Invitation, Run
+from annotation.selectors.invitations import run_consent
+from annotation.services.invitations import (
+    invitation_revoke,
+    invitations_create,
+    labels_from,
+)
+
+
+def invitation_link(request: HttpRequest, invitation: Invitation) -> str:
+    return request.build_absolute_uri(reverse("work-join", args=[invitation.token]))
+
+
+@staff_member_required
+def invitations_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    error = None
+    if request.method == "POST":
+        try:
+            made = invitations_create(run=run, labels=labels_from(request.POST.get("labels", "")))
+        except ServiceError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, f"{len(made)} invitation links ready.")
+            return redirect("invitations", run_id=run.pk)
+    invitations = run.invitations.select_related("worker").order_by("pk")
+    rows = [{"invitation": i, "link": invitation_link(request, i)} for i in invitations]
+    context = {"run": run, "rows": rows, "error": error, "consent": run_consent(run)}
+    return render(request, "annotation/invitations.html", context, status=400 if error else 200)
+
+
+@staff_member_required
+def invitations_csv(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-invitations.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["label", "link", "revoked", "consented_at"])
+    for invitation in run.invitations.order_by("pk"):
+        writer.writerow(
+            [
+                invitation.label,
+                invitation_link(request, invitation),
+                "yes" if invitation.revoked_at else "",
+                invitation.consented_at.isoformat() if invitation.consented_at else "",
+            ]
+        )
+    return response
+
+
+@staff_member_required
+@require_POST
+def invitation_revoke_view(request: HttpRequest, invitation_id: int) -> HttpResponse:
+    invitation = get_object_or_404(Invitation, pk=invitation_id)
+    invitation_revoke(invitation=invitation)
+    messages.success(request, f"Invitation of {invitation.label} revoked.")
+    return redirect("invitations", run_id=invitation.run_id)

@@ -1,0 +1,54 @@
+import csv
+
+from django.conf import settings
+from django.core.management.base import CommandError
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+from annotation.services.invitations import (
+    invitation_of,
+    invitation_revoke,
+    invitations_create,
+    labels_from,
+)
+
+
+class Command(ServiceCommand):
+    help = (
+        "Create invitation links for local workers of a run (emails or ids as arguments or "
+        "the first column of a CSV, header row allowed) and print them as CSV (label,link); "
+        "--revoke stops links at once."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("labels", nargs="*", help="emails or worker ids")
+        parser.add_argument("--csv", help="a CSV file whose first column holds emails or ids")
+        parser.add_argument("--revoke", nargs="+", metavar="LABEL", help="revoke these links")
+
+    def handle(self, *args, **opts):
+        run = get_object_or_404(Run, pk=opts["run"])
+        if opts["revoke"]:
+            missing = [label for label in opts["revoke"] if not invitation_of(run=run, label=label)]
+            if missing:
+                raise CommandError(f"run {run.pk} has no invitation for {', '.join(missing)}")
+            for label in opts["revoke"]:
+                invitation_revoke(invitation=invitation_of(run=run, label=label))
+                self.stdout.write(f"revoked {label}")
+            return
+        labels = list(opts["labels"])
+        if opts["csv"]:
+            try:
+                with open(opts["csv"], newline="", encoding="utf-8-sig") as handle:
+                    labels += labels_from(handle.read())
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(f"{opts['csv']}: cannot read the CSV file ({exc})") from exc
+        base = settings.CROWDVL_PUBLIC_URL.rstrip("/")
+        writer = csv.writer(self.stdout)
+        writer.writerow(["label", "link"])
+        for invitation in invitations_create(run=run, labels=labels):
+            writer.writerow(
+                [invitation.label, base + reverse("work-join", args=[invitation.token])]
+            )
