@@ -35,6 +35,7 @@ def dataset_import_page(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"] or None,
                 image_source=form.cleaned_data["image_source"],
                 image_location=form.cleaned_data["image_location"],
+                uploaded=True,
             )
         except InputError as exc:
             form.add_error(None, str(exc))

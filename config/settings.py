@@ -160,6 +160,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"  # the MTurk page opts out for MTurk's frame only
 MEDIA_ROOT = Path(env("CROWDVL_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
+# The only server folder the API may import a COCO file from by `path` (uploads need none).
+CROWDVL_IMPORT_DIR = Path(env("CROWDVL_IMPORT_DIR", str(VAR_DIR / "import")))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -16,6 +16,9 @@ def dollars(value: Decimal | str | float | int, *, field: str) -> Decimal:
         amount = Decimal(str(value))
     except InvalidOperation:
         raise InputError(f"{value!r} is not an amount", field=field) from None
-    if not amount.is_finite() or amount <= 0 or amount != amount.quantize(CENT):
-        raise InputError(f"{value} is not a positive amount in dollars and cents", field=field)
+    bad = InputError(f"{value} is not a positive amount in dollars and cents", field=field)
+    if not amount.is_finite() or amount <= 0 or amount.adjusted() > 15:
+        raise bad  # (a huge exponent cannot even be rounded to cents)
+    if amount != amount.quantize(CENT):
+        raise bad
     return amount.quantize(CENT)

@@ -14,7 +14,11 @@ from rest_framework.response import Response
 from annotation.api.errors import ServiceAPIView
 from annotation.models import Batch, Dataset, ImageSource, Job, Run, RunKind, Stage
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.dataset_jobs import dataset_import_start, dataset_upload_store
+from annotation.services.dataset_jobs import (
+    dataset_import_start,
+    dataset_upload_store,
+    server_file,
+)
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.runs import run_create
 
@@ -40,8 +44,9 @@ class JobOutput(serializers.ModelSerializer):
 
 
 class DatasetImportApi(ServiceAPIView):
-    """Start importing a COCO captions file: a multipart upload (`file`) or a file already on
-    the server (`path`). Answers 202 with the job; poll /api/jobs/<id>/ for progress."""
+    """Start importing a COCO captions file: a multipart upload (`file`, deleted after the
+    import) or a file already on the server (`path`, inside CROWDVL_IMPORT_DIR). Answers 202
+    with the job; poll /api/jobs/<id>/ for progress."""
 
     parser_classes = [JSONParser, MultiPartParser]
 
@@ -69,6 +74,9 @@ class DatasetImportApi(ServiceAPIView):
         if upload is not None:
             options.setdefault("name", Path(upload.name or "upload").stem)
             options["path"] = dataset_upload_store(upload=upload)
+            options["uploaded"] = True
+        else:
+            options["path"] = server_file(options["path"])
         job = dataset_import_start(**options)
         body = {**JobOutput(job).data, "url": f"/api/jobs/{job.pk}/"}
         return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -28,7 +28,12 @@ from annotation.models import (
     default_qualifications,
 )
 from annotation.services import mturk
-from annotation.services.checks import check_batch_counts, check_batch_times, check_reward
+from annotation.services.checks import (
+    check_batch_counts,
+    check_batch_times,
+    check_int,
+    check_reward,
+)
 from annotation.services.events import event_record
 from annotation.services.images import batch_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
@@ -59,10 +64,9 @@ def _check_qualifications(rules: dict[str, Any]) -> dict[str, Any]:
         )
     merged = {**default_qualifications(), **rules}
     pct = merged["min_approval_percent"]
-    if not isinstance(pct, int | float) or not 0 <= pct <= 100:
+    if isinstance(pct, bool) or not isinstance(pct, int | float) or not 0 <= pct <= 100:
         raise InputError("must be a number from 0 to 100", field="min_approval_percent")
-    if not isinstance(merged["min_approved_hits"], int) or merged["min_approved_hits"] < 0:
-        raise InputError("must be a whole number >= 0", field="min_approved_hits")
+    check_int(merged, "min_approved_hits", low=0, high=2**31 - 1)
     locales = merged["locales"]
     if not isinstance(locales, list) or not all(
         isinstance(c, str) and len(c) == 2 and c.isupper() for c in locales
@@ -109,6 +113,7 @@ def batch_create(
     items_per_hit = items_per_hit or task.default_items_per_hit
     assignments_per_hit = assignments_per_hit or task.default_assignments
     check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
+    check_int({"seed": seed}, "seed", low=-(2**31), high=2**31 - 1)  # Batch.seed's column
     value = check_reward(reward)
     rules = _check_qualifications(qualifications or {})
     check_batch_times(

@@ -4,6 +4,7 @@ Celery task validates and writes it while the Job row reports progress."""
 from __future__ import annotations
 
 import re
+import shutil
 import uuid
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def dataset_upload_store(*, upload: UploadedFile) -> Path:
     MEDIA_ROOT/imports/, chunk by chunk; the stored name keeps a safe form of the original."""
     stem = Path(upload.name or "upload").stem
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:100].strip("._") or "upload"
-    folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
+    folder = uploads_folder() / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{safe}.json"
     with path.open("wb") as out:
@@ -41,19 +42,41 @@ def dataset_upload_store(*, upload: UploadedFile) -> Path:
     return path
 
 
+def uploads_folder() -> Path:
+    return Path(settings.MEDIA_ROOT) / "imports"
+
+
+def server_file(path: str, *, field: str = "path") -> Path:
+    """A file the API may import by path: inside CROWDVL_IMPORT_DIR (links resolved), so an
+    API client cannot make the server read any other file it can reach."""
+    root = Path(settings.CROWDVL_IMPORT_DIR).resolve()
+    resolved = (root / path).resolve()
+    if not resolved.is_relative_to(root):
+        raise InputError(
+            f"only files inside the import folder {root} (CROWDVL_IMPORT_DIR) can be imported "
+            "by path; upload the file instead",
+            file=path,
+            field=field,
+        )
+    return resolved
+
+
 def dataset_import_start(
     *,
     path: str | Path,
     name: str | None = None,
     image_source: str = ImageSource.COCO_URL,
     image_location: str = "",
+    uploaded: bool = False,
 ) -> Job:
-    """Record and enqueue an import job for a file already on this server."""
+    """Record and enqueue an import job for a file already on this server. An `uploaded` file
+    (stored by `dataset_upload_store`) is deleted when the job ends, whatever its outcome."""
     from annotation import tasks
 
     if not Path(path).is_file():
         raise InputError("no such file on the server", file=str(path), field="path")
     params = {
+        "uploaded": uploaded,
         "path": str(path),
         "name": name or Path(path).stem,
         "image_source": image_source,
@@ -64,6 +87,15 @@ def dataset_import_start(
         event_record(action="dataset.import_requested", data={"job": job.pk, **params})
         transaction.on_commit(lambda: tasks.dataset_import.delay(job.pk))
     return job
+
+
+def _upload_delete(params: dict) -> None:
+    """Remove a stored upload once its import has ended (its sha256 stays on the dataset)."""
+    if not params.get("uploaded"):
+        return
+    folder = Path(params["path"]).parent
+    if folder.parent.resolve() == uploads_folder().resolve():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def dataset_import_job(*, job_id: int) -> None:
@@ -86,7 +118,9 @@ def dataset_import_job(*, job_id: int) -> None:
         Job.objects.filter(pk=job_id).update(
             result={"file": exc.file, "record": exc.record, "field": exc.field}
         )
+        _upload_delete(params)
         return
+    _upload_delete(params)
     summary = {
         "dataset": result.dataset.pk,
         "name": result.dataset.name,

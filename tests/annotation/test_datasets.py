@@ -130,7 +130,8 @@ def test_api_upload_is_stored_then_imported_by_a_job(
     assert job.state == JobState.SUCCEEDED and job.progress == 100.0
     assert job.result["images"] == 6 and job.result["captions"] == 30
     stored = Path(job.params["path"])
-    assert stored.is_relative_to(settings.MEDIA_ROOT) and stored.read_bytes() == path.read_bytes()
+    assert stored.is_relative_to(settings.MEDIA_ROOT)
+    assert not stored.exists() and not stored.parent.exists()  # deleted once imported
     dataset = Dataset.objects.get(name="api")
     assert (dataset.images.count(), dataset.captions.count()) == (6, 30)
     polled = admin_client.get(response.json()["url"]).json()
@@ -152,14 +153,16 @@ def test_api_bad_upload_fails_the_job_naming_the_field(tmp_path, admin_client, r
     assert job.state == JobState.FAILED and "NUL" in job.error
     assert job.result["field"] == "caption" and job.result["record"] == 1004
     assert _nothing_written()
+    assert not Path(job.params["path"]).exists()  # a failed import deletes its upload too
 
 
-def test_api_path_import_and_option_errors(tmp_path, admin_client, run_on_commit):
-    path = write_coco(tmp_path / "server.json")
+def test_api_path_import_and_option_errors(tmp_path, admin_client, run_on_commit, settings):
+    settings.CROWDVL_IMPORT_DIR = tmp_path
+    write_coco(tmp_path / "server.json")
     response = run_on_commit(
         admin_client.post,
         "/api/datasets/import/",
-        {"path": str(path), "image_source": "url_prefix", "image_location": "https://img/"},
+        {"path": "server.json", "image_source": "url_prefix", "image_location": "https://img/"},
         content_type="application/json",
     )
     assert response.status_code == 202
@@ -172,6 +175,21 @@ def test_api_path_import_and_option_errors(tmp_path, admin_client, run_on_commit
     assert missing.status_code == 400 and missing.json()["field"] == "path"
     neither = admin_client.post("/api/datasets/import/", {}, content_type="application/json")
     assert neither.status_code == 400
+
+
+def test_api_path_imports_only_from_the_import_folder(tmp_path, admin_client, settings):
+    folder = tmp_path / "import"
+    folder.mkdir()
+    settings.CROWDVL_IMPORT_DIR = folder
+    outside = write_coco(tmp_path / "outside.json")
+    (folder / "link.json").symlink_to(outside)
+    for path in (str(outside), "../outside.json", "link.json", "/etc/passwd"):
+        response = admin_client.post(
+            "/api/datasets/import/", {"path": path}, content_type="application/json"
+        )
+        assert response.status_code == 400, path
+        assert response.json()["field"] == "path" and "CROWDVL_IMPORT_DIR" in str(response.json())
+    assert not Job.objects.exists()
 
 
 def test_api_requires_admin(client, tmp_path):

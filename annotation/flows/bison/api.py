@@ -15,6 +15,7 @@ from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
 from annotation.models import Export, Run
+from annotation.services.dataset_jobs import server_file
 from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
 
 
@@ -33,7 +34,12 @@ class PairingStartApi(ServiceAPIView):
         run = get_object_or_404(Run, pk=run_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        job = pairing_start(run=run, **data.validated_data)
+        options = dict(data.validated_data)
+        if options["vectors_path"]:  # a server file: only from the import folder
+            options["vectors_path"] = str(
+                server_file(options["vectors_path"], field="vectors_path")
+            )
+        job = pairing_start(run=run, **options)
         return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 

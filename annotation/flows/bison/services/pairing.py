@@ -18,6 +18,7 @@ from django.db import transaction
 
 from annotation.errors import ServiceError
 from annotation.models import Caption, Image, Item, ItemKind, Job, Run, RunStatus
+from annotation.services.checks import check_int
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -99,6 +100,12 @@ def pairing_start(
     run_require_status(
         run=run, allowed={RunStatus.CREATED, RunStatus.FAILED}, action="start stage 1"
     )
+    # Checked here for every caller (CLI, API, demo): gensim takes a 32-bit seed.
+    check_int({"dim": dim}, "dim", low=2, high=2048)
+    check_int({"epochs": epochs}, "epochs", low=1, high=500)
+    check_int({"seed": seed}, "seed", low=0, high=2**32 - 1)
+    if block_size is not None:
+        check_int({"block_size": block_size}, "block_size", low=1, high=1_000_000)
     if vectors_path is not None:
         path = Path(vectors_path)
         if not path.is_file():

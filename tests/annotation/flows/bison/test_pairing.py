@@ -171,3 +171,32 @@ def test_a_degenerate_space_is_flagged_on_the_job_and_the_dashboard(
     assert "degenerate vector space" in job.result["warning"] and "degenerate" in job.message
     page = admin_client.get("/").content.decode()
     assert "Warning: degenerate vector space" in page
+
+
+def test_api_reads_vectors_only_from_the_import_folder(
+    dataset, admin_client, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    from tests.factories import topic_vectors_file
+
+    folder = tmp_path / "import"
+    folder.mkdir()
+    settings.CROWDVL_IMPORT_DIR = folder
+    outside = topic_vectors_file(tmp_path / "outside.vec")
+    run = run_create(dataset=dataset)
+    response = admin_client.post(
+        f"/api/runs/{run.pk}/pairing/",
+        {"vectors_path": str(outside)},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and response.json()["field"] == "vectors_path"
+    assert not run.jobs.exists()
+    topic_vectors_file(folder / "topics.vec")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            f"/api/runs/{run.pk}/pairing/",
+            {"vectors_path": "topics.vec"},
+            content_type="application/json",
+        )
+    assert response.status_code == 202, response.content
+    job = admin_client.get(f"/api/jobs/{response.json()['id']}/").json()
+    assert job["state"] == "succeeded"
