@@ -66,6 +66,7 @@ def write_synthetic(path: Path, *, images: int, seed: int = 0) -> None:
 
 def _django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_DEBUG", "1")  # a bench database, not a deployment
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
