@@ -19,6 +19,10 @@ class TooLate(ServiceError):
     """Work submitted after its claim ran out, its batch expired or its HIT filled up."""
 
 
+class AlreadyPaid(ServiceError):
+    """The provider approved (and paid) the work on its own before our decision reached it."""
+
+
 class AnswerError(InputError):
     """A submission whose answers do not fit the HIT's questions."""
 

@@ -252,6 +252,17 @@ class Hit(models.Model):
     create_attempted_at = models.DateTimeField(
         null=True, blank=True, help_text="when creating it at the provider was first tried"
     )
+    max_assignments = models.PositiveIntegerField(
+        null=True, blank=True, help_text="a re-offered HIT: how many workers it still needs"
+    )
+    cannot_grow_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when the provider refused another assignment: its items must be re-offered",
+    )
+    reoffered_as = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reoffer_of"
+    )
 
     class Meta:
         constraints = [
@@ -263,7 +274,10 @@ class Hit(models.Model):
 
     @property
     def capacity(self) -> int:
-        return self.batch.assignments_per_hit + self.extra_assignments
+        base = (
+            self.batch.assignments_per_hit if self.max_assignments is None else self.max_assignments
+        )
+        return base + self.extra_assignments
 
 
 class BatchImage(models.Model):
@@ -375,6 +389,11 @@ class Assignment(models.Model):
     provider_assignment_id = models.CharField(max_length=100, blank=True)
     accepted_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    auto_approve_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="MTurk's AutoApprovalTime: it pays the work then unless someone decided",
+    )
     confirmed = models.BooleanField(
         default=True,
         help_text="the provider has seen this assignment (MTurk: found by synchronisation); "
@@ -513,6 +532,7 @@ class ReviewStatus(models.TextChoices):
     OPEN = "open"
     APPROVED = "approved"
     REJECTED = "rejected"
+    AUTO_APPROVED = "auto_approved", "Paid by the provider's auto-approval before a decision"
 
 
 class Review(models.Model):

@@ -8,18 +8,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.errors import ServiceError
-from annotation.models import Review, ReviewStatus
+from annotation.models import Review
+from annotation.selectors.reviews import review_queue_view
+from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide
 
 
 @staff_member_required
 def review_queue(request: HttpRequest) -> HttpResponse:
-    reviews = (
-        Review.objects.filter(status=ReviewStatus.OPEN)
-        .select_related("assignment__worker", "assignment__hit__batch")
-        .order_by("created_at")
-    )
-    return render(request, "annotation/review_queue.html", {"reviews": reviews})
+    return render(request, "annotation/review_queue.html", review_queue_view())
 
 
 @staff_member_required
@@ -59,10 +56,11 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         }
         for a in answers
     ]
+    policy = auto_approved_policy(review.assignment.hit.batch)
     return render(
         request,
         "annotation/review_detail.html",
-        {"review": review, "rows": rows, "error": error},
+        {"review": review, "rows": rows, "error": error, "policy": policy},
         status=400 if error else 200,
     )
 

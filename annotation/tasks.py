@@ -16,8 +16,10 @@ def mturk_publish(job_id: int) -> None:
 @shared_task(name="mturk.sync_open")
 def mturk_sync_open() -> None:
     from annotation.services.mturk import mturk_sync_open as sync
+    from annotation.services.reoffer import hits_reoffer_all
 
     sync()
+    hits_reoffer_all()  # HITs MTurk would not grow get their items in a new HIT
 
 
 @shared_task(name="assignments.auto_approve")

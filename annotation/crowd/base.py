@@ -45,6 +45,11 @@ class CrowdProvider(ABC):
         """Reject the work, with feedback for the worker; False when the HIT cannot take
         another worker in its place (the rejection stands either way)."""
 
+    def redo(self, *, assignment: Assignment) -> bool:
+        """Let one more worker take `assignment`'s HIT because its work stopped counting;
+        False when the HIT cannot take another (its items must go to a new HIT)."""
+        return True  # server-side HITs reopen by themselves: excluded work holds no slot
+
     @abstractmethod
     def bonus(
         self,

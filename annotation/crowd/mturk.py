@@ -23,7 +23,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.crowd.base import CrowdProvider
-from annotation.errors import ServiceError
+from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, Batch, Hit, Stage, Worker
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
@@ -524,8 +524,19 @@ class MTurkProvider(CrowdProvider):
                 RequesterFeedback=feedback[:1024],
             )
         except MTurkError:
-            if self._assignment_status(assignment) != "Rejected":
+            status = self._assignment_status(assignment)
+            if status == "Approved":  # MTurk's auto-approval came first: it is paid
+                raise AlreadyPaid(
+                    f"MTurk approved assignment {assignment.provider_assignment_id} on its own "
+                    "before the rejection"
+                ) from None
+            if status != "Rejected":
                 raise
+        return self.redo(assignment=assignment)
+
+    def redo(self, *, assignment: Assignment) -> bool:
+        """One more assignment on the HIT (token per assignment: a retry adds nothing); False
+        when MTurk will not grow it (a HIT created with fewer than 10 cannot reach 10)."""
         try:
             self.add_assignments(
                 hit=assignment.hit,

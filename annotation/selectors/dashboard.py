@@ -34,6 +34,11 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
             refused=Count(
                 "events", filter=Q(events__action="mturk.answers_refused"), distinct=True
             ),
+            stuck=Count(
+                "hits",
+                filter=Q(hits__cannot_grow_at__isnull=False, hits__reoffered_as__isnull=True),
+                distinct=True,
+            ),
         )
         .order_by("pk")
     )
@@ -47,6 +52,7 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 "held": batch.held,
                 "unconfirmed": batch.unconfirmed,
                 "refused": batch.refused,
+                "stuck": batch.stuck,
                 "link": provider_for(batch.provider).worker_url(batch=batch),
             }
         )

@@ -138,8 +138,12 @@ def assignment_claim_next(
         candidates = (
             Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
             .exclude(assignments__worker=worker)
+            .exclude(reoffer_of__assignments__worker=worker)  # the same items, judged again
             .annotate(active=Coalesce(Subquery(active), Value(0)))
-            .filter(active__lt=Value(batch.assignments_per_hit) + F("extra_assignments"))
+            .filter(
+                active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))
+                + F("extra_assignments")
+            )
             .order_by("position")
         )
         # One HIT row locked at a time, in position order (so claimers never deadlock); the
@@ -150,7 +154,7 @@ def assignment_claim_next(
             if hit is None:
                 break
             # Recount under the lock: the annotation may predate another claimer's commit.
-            capacity = batch.assignments_per_hit + hit.extra_assignments
+            capacity = hit.capacity
             if hit.assignments.filter(_active_assignments(now, batch)).count() >= capacity:
                 tried.append(hit.pk)
                 continue
@@ -274,7 +278,7 @@ def assignment_submit(
             data={"answers": len(rows), "confirmed": assignment.confirmed},
         )
         if assignment.confirmed:
-            _hit_recount(hit=assignment.hit)
+            hit_recount(hit=assignment.hit)
             _review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
     batch_refresh_status(batch=batch)
     return SubmitResult(assignment=assignment, created=True)
@@ -369,7 +373,7 @@ def assignment_confirm(*, assignment: Assignment, source: str) -> Assignment:
         )
         if not excluded and assignment.state in COUNTED_STATES:
             _pool_take(run=run, worker=worker, stage=batch.stage)
-            _hit_recount(hit=hit)
+            hit_recount(hit=hit)
             questions = list(hit.questions.select_related("item"))
             answers = list(assignment.answers.order_by("question__position"))
             _review_open_if_needed(assignment=assignment, questions=questions, answers=answers)
@@ -395,7 +399,7 @@ def _pool_take(*, run: Run, worker: Worker, stage: str) -> None:
                 worker=worker,
                 data={"reason": f"the worker's {stage} work was confirmed"},
             )
-            _hit_recount(hit=other.hit)
+            hit_recount(hit=other.hit)
         PoolMembership.objects.filter(run=run, worker=worker, stage__in=later).update(
             stage=stage, granted_at=None
         )
@@ -416,11 +420,13 @@ def batch_refresh_status(*, batch: Batch) -> Batch:
     return batch
 
 
-def _hit_recount(*, hit: Hit) -> None:
+def hit_recount(*, hit: Hit) -> None:
     """Complete a HIT holding its capacity of counted work; reopen it (and its batch) when
     work stopped counting."""
     done = hit.assignments.filter(counted()).count()
-    status = HitStatus.COMPLETE if done >= hit.capacity else HitStatus.OPEN
+    # A HIT whose missing work went to a new HIT (`reoffered_as`) is done with.
+    full = done >= hit.capacity or hit.reoffered_as_id is not None
+    status = HitStatus.COMPLETE if full else HitStatus.OPEN
     if hit.status != status and hit.status not in (HitStatus.EXPIRED, HitStatus.UNKNOWN):
         Hit.objects.filter(pk=hit.pk).update(status=status)
         hit.status = status
@@ -447,7 +453,7 @@ def assignment_mark(
             data={"source": source, **data},
         )
         if state == AssignmentState.REJECTED:
-            _hit_recount(hit=assignment.hit)
+            hit_recount(hit=assignment.hit)
     return assignment
 
 
@@ -488,16 +494,47 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
         assignment=assignment, state=AssignmentState.REJECTED, source="requester", feedback=feedback
     )
     if not grown:
-        batch = assignment.hit.batch
+        _cannot_grow(assignment=assignment)
+    return assignment
+
+
+def assignment_exclude(*, assignment: Assignment, reason: str) -> Assignment:
+    """Stop counting work that stays paid (e.g. the provider auto-approved it before a
+    reviewer rejected it); its HIT takes another worker, or its items are re-offered. (Work
+    already held out, e.g. auto-approved under the "exclude" policy, gets its redo now; the
+    provider's token makes a repeated redo add nothing.)"""
+    batch = assignment.hit.batch
+    with transaction.atomic():
+        Assignment.objects.filter(pk=assignment.pk).update(excluded=True)
+        assignment.excluded = True
         event_record(
-            action="hit.cannot_grow",
+            action="assignment.excluded",
             run=batch.run,
             batch=batch,
             assignment=assignment,
-            data={
-                "hit": assignment.hit_id,
-                "note": "the provider will not add an assignment to this HIT: its items need "
-                "another HIT to be judged again",
-            },
+            worker=assignment.worker,
+            data={"reason": reason},
         )
+        hit_recount(hit=assignment.hit)
+    if not provider_for(batch.provider).redo(assignment=assignment):
+        _cannot_grow(assignment=assignment)
     return assignment
+
+
+def _cannot_grow(*, assignment: Assignment) -> None:
+    """Mark the HIT for re-offering (`hits_reoffer`): the provider will not add a worker."""
+    batch = assignment.hit.batch
+    Hit.objects.filter(pk=assignment.hit_id, cannot_grow_at__isnull=True).update(
+        cannot_grow_at=timezone.now()
+    )
+    event_record(
+        action="hit.cannot_grow",
+        run=batch.run,
+        batch=batch,
+        assignment=assignment,
+        data={
+            "hit": assignment.hit_id,
+            "note": "the provider will not add an assignment to this HIT: its items go to a "
+            "new HIT (or, once the batch has ended, are reported)",
+        },
+    )

@@ -167,7 +167,7 @@ def batch_create(
             for hit, plan in zip(hits, plans, strict=True)
             for position, item in enumerate(plan)
         ]
-        sides = _balanced_sides(len(placed)) if task.draws_sides else [False] * len(placed)
+        sides = balanced_sides(len(placed)) if task.draws_sides else [False] * len(placed)
         Question.objects.bulk_create(
             [
                 Question(hit=hit, item=item, position=position, swapped=swapped)
@@ -193,7 +193,7 @@ def batch_create(
     return batch
 
 
-def _balanced_sides(n: int) -> list[bool]:
+def balanced_sides(n: int) -> list[bool]:
     """Half the positives on the right, in an order no one can predict (an odd one out is a
     coin flip), so neither side is a better guess."""
     draw = secrets.SystemRandom()

@@ -101,6 +101,11 @@ def check_batch_times(
         low, high = AUTO_APPROVAL_RANGE
         key = "auto_approval_delay_seconds"
         check_int({key: auto_approval_delay_seconds}, key, low=low, high=high)
+    policy = options.get("auto_approved_reviews", "exclude")
+    if policy not in ("exclude", "count"):
+        raise InputError(
+            f'must be "exclude" or "count", got {policy!r}', field="options.auto_approved_reviews"
+        )
     if "first_claim_seconds" in options:
         check_int(
             {"options.first_claim_seconds": options["first_claim_seconds"]},

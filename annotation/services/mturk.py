@@ -35,6 +35,8 @@ from annotation.models import (
     Job,
     PoolMembership,
     PoolQualification,
+    Review,
+    ReviewStatus,
     Worker,
 )
 from annotation.selectors.counting import COUNTED_STATES, pool_bar_reason
@@ -47,6 +49,7 @@ from annotation.services.assignments import (
 )
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_create
+from annotation.services.review_closing import review_close_auto_approved
 from pipeline.errors import InputError
 from pipeline.mturk_xml import parse_answer_xml
 
@@ -386,6 +389,10 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
             return
         report.changed += 1
         local.refresh_from_db()
+    deadline = item.get("AutoApprovalTime")
+    if isinstance(deadline, datetime) and local.auto_approve_at != deadline:
+        Assignment.objects.filter(pk=local.pk).update(auto_approve_at=deadline)
+        local.auto_approve_at = deadline
     _reconcile(local=local, remote_status=status, provider=provider, report=report)
 
 
@@ -452,7 +459,11 @@ def _reconcile(
     *, local: Assignment, remote_status: str, provider: MTurkProvider, report: SyncReport
 ) -> None:
     if remote_status == "Approved" and local.state == AssignmentState.SUBMITTED:
-        assignment_mark(assignment=local, state=AssignmentState.APPROVED, source="mturk")
+        held = Review.objects.filter(assignment=local, status=ReviewStatus.OPEN).first()
+        if held is not None:  # paid before anyone decided: the batch's policy applies
+            review_close_auto_approved(review=held)
+        else:
+            assignment_mark(assignment=local, state=AssignmentState.APPROVED, source="mturk")
     elif remote_status == "Rejected" and local.state == AssignmentState.SUBMITTED:
         assignment_mark(assignment=local, state=AssignmentState.REJECTED, source="mturk")
     elif remote_status == "Submitted" and local.state == AssignmentState.APPROVED:

@@ -8,24 +8,59 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.errors import ServiceError
+from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
 from annotation.selectors.counting import counted
-from annotation.services.assignments import assignment_approve, assignment_reject
+from annotation.services.assignments import (
+    assignment_approve,
+    assignment_exclude,
+    assignment_reject,
+)
 from annotation.services.events import event_record
+from annotation.services.reoffer import hits_reoffer
+from annotation.services.review_closing import review_close_auto_approved
 from annotation.tasktypes import task_type_for
 
 
 def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Review:
     """Approve or reject held work. Rejected work stops counting and its HIT reopens, so its
-    pairs are judged again by someone else."""
-    if review.status != ReviewStatus.OPEN:
-        raise ServiceError(f"review {review.pk} was already decided ({review.status})")
+    pairs are judged again by someone else. Work the provider paid before the decision
+    (auto-approved) can still be decided: approving counts it, rejecting excludes it (the
+    payment stands) and re-offers its items."""
+    if review.status == ReviewStatus.OPEN:
+        assignment = review.assignment
+        try:
+            if approve:
+                assignment_approve(assignment=assignment)
+            else:
+                assignment_reject(assignment=assignment, feedback=feedback)
+        except AlreadyPaid:
+            review = review_close_auto_approved(review=review)
+        else:
+            review = _review_record(review=review, approve=approve, feedback=feedback, data={})
+            if not approve:
+                hits_reoffer(batch=assignment.hit.batch)
+            return review
+    if review.status == ReviewStatus.AUTO_APPROVED:
+        assignment = Assignment.objects.select_related("hit__batch__run", "worker").get(
+            pk=review.assignment_id
+        )
+        if approve:
+            Assignment.objects.filter(pk=assignment.pk).update(excluded=False)
+        else:
+            assignment_exclude(assignment=assignment, reason="rejected after auto-approval")
+        data = {"after_auto_approval": True, "excluded": not approve}
+        review = _review_record(review=review, approve=approve, feedback=feedback, data=data)
+        if not approve:
+            hits_reoffer(batch=assignment.hit.batch)
+        return review
+    raise ServiceError(f"review {review.pk} was already decided ({review.status})")
+
+
+def _review_record(
+    *, review: Review, approve: bool, feedback: str, data: dict[str, object]
+) -> Review:
     assignment = review.assignment
-    if approve:
-        assignment_approve(assignment=assignment)
-    else:
-        assignment_reject(assignment=assignment, feedback=feedback)
     with transaction.atomic():
         review.status = ReviewStatus.APPROVED if approve else ReviewStatus.REJECTED
         review.feedback = feedback
@@ -38,7 +73,7 @@ def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Revie
             batch=batch,
             assignment=assignment,
             worker=assignment.worker,
-            data={"status": review.status, "feedback": feedback},
+            data={"status": review.status, "feedback": feedback, **data},
         )
     return review
 

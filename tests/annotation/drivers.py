@@ -84,6 +84,8 @@ class MTurkDriver:
         self.provider.use_gateway(lambda environment=None: self.gateway)
         self.open: dict[str, tuple[int, str, str]] = {}  # remote id: HIT pk, worker, token
         self.remote: dict[int, dict[str, tuple[str, dict[str, str]]]] = {}  # what MTurk holds
+        self.status: dict[str, str] = {}  # MTurk's own decisions (e.g. its auto-approval)
+        self.deadlines: dict[str, Any] = {}  # AutoApprovalTime by remote assignment id
         self.counter = 0
 
     def expect(self, operation: str, response: dict | None = None, params: Any = None) -> None:
@@ -205,8 +207,13 @@ class MTurkDriver:
                     "AssignmentId": remote,
                     "WorkerId": worker_name,
                     "HITId": hit.provider_hit_id,
-                    "AssignmentStatus": status,
+                    "AssignmentStatus": self.status.get(remote, status),
                     "Answer": answer_xml(answers),
+                    **(
+                        {"AutoApprovalTime": self.deadlines[remote]}
+                        if remote in self.deadlines
+                        else {}
+                    ),
                 }
             )
         self.expect(

@@ -25,11 +25,12 @@ DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusion
 
 
 def _counted(prefix: str) -> Q:
-    """Answers that count: submitted or approved work not waiting in (or failed by) review."""
+    """Answers that count: submitted or approved work not waiting in (or failed by) review;
+    work MTurk paid before a decision counts unless the batch's policy excluded it."""
     p = prefix
     return counted(f"{p}assignment__") & (
         Q(**{f"{p}assignment__review__isnull": True})
-        | Q(**{f"{p}assignment__review__status": "approved"})
+        | Q(**{f"{p}assignment__review__status__in": ("approved", "auto_approved")})
     )
 
 

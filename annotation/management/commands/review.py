@@ -5,6 +5,7 @@ from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.services import review
 from annotation.services.assignments import assignment_approve, assignment_reject
 from annotation.services.batches import batch_expire
+from annotation.services.reoffer import hits_reoffer
 
 
 def _assignment(key: str) -> Assignment:
@@ -64,6 +65,8 @@ class Command(ServiceCommand):
                 assignment=_assignment(opts["assignment"]), feedback=opts["feedback"]
             )
             self.stdout.write(f"assignment {a.pk}: {a.state}")
+            for hit in hits_reoffer(batch=a.hit.batch):
+                self.stdout.write(f"its items are re-offered in HIT {hit.pk}")
         elif action == "bonus":
             b = review.worker_bonus(
                 assignment=_assignment(opts["assignment"]),

@@ -1,0 +1,54 @@
+"""The review queue: held work by MTurk's auto-approval deadline, the nearest first."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import Hit, Review, ReviewStatus
+
+DUE_SOON = timedelta(hours=24)
+
+
+def review_queue_view(*, now: datetime | None = None) -> dict[str, Any]:
+    """Open reviews sorted by deadline (no deadline last, then oldest first), each flagged
+    `due_soon` within 24 hours of the provider paying on its own and `overdue` past it; the
+    reviews MTurk closed by paying first; and HITs whose rejected work still waits for a new
+    HIT or, once their batch ended, never got one."""
+    now = now or timezone.now()
+    reviews = list(
+        Review.objects.filter(status=ReviewStatus.OPEN)
+        .select_related("assignment__worker", "assignment__hit__batch")
+        .order_by(F("assignment__auto_approve_at").asc(nulls_last=True), "created_at")
+    )
+    rows = []
+    for review in reviews:
+        deadline = review.assignment.auto_approve_at
+        rows.append(
+            {
+                "review": review,
+                "deadline": deadline,
+                "overdue": deadline is not None and deadline <= now,
+                "due_soon": deadline is not None and now < deadline <= now + DUE_SOON,
+            }
+        )
+    auto = (
+        Review.objects.filter(status=ReviewStatus.AUTO_APPROVED)
+        .select_related("assignment__worker", "assignment__hit__batch")
+        .order_by("-decided_at")[:50]
+    )
+    stuck = (
+        Hit.objects.filter(cannot_grow_at__isnull=False, reoffered_as__isnull=True)
+        .select_related("batch")
+        .order_by("cannot_grow_at")
+    )
+    return {
+        "rows": rows,
+        "due_soon": sum(r["due_soon"] for r in rows),
+        "overdue": sum(r["overdue"] for r in rows),
+        "auto_approved": list(auto),
+        "stuck": list(stuck),
+    }

@@ -1,0 +1,227 @@
+"""Reviews before MTurk pays on its own, and work re-offered when a HIT cannot grow (issue 9,
+items 7 and 13). Every MTurk call is checked by botocore's Stubber against MTurk's model."""
+
+from datetime import timedelta
+
+import pytest
+from botocore.stub import ANY
+from django.utils import timezone
+
+from annotation.crowd import mturk
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Event,
+    Hit,
+    HitStatus,
+    Review,
+    ReviewStatus,
+    Stage,
+)
+from annotation.selectors.counting import counted
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_reject,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.reoffer import hits_reoffer
+from annotation.services.reviews import review_decide
+from pipeline.errors import InputError
+from tests.annotation.drivers import MTurkDriver, fake_id
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def mt(client, settings):
+    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
+    driver = MTurkDriver(client)
+    yield driver
+    driver.done()
+
+
+def published(mt, run, **options):
+    batch = batch_create(
+        run=run,
+        stage=Stage.BISON_SELECTION,
+        provider="mturk",
+        items_per_hit=2,
+        reward="0.50",
+        **options,
+    )
+    return mt.publish(batch)
+
+
+def worked(mt, batch, name):
+    assignment = mt.take(batch, name)
+    mt.submit(assignment, {f"q{q.position}": "none" for q in assignment.hit.questions.all()})
+    return assignment
+
+
+def held(assignment):
+    return Review.objects.create(assignment=assignment, reasons=[{"position": 0}])
+
+
+def cannot_grow(mt):
+    mt.stubber.add_client_error(
+        "create_additional_assignments_for_hit",
+        service_error_code="RequestError",
+        service_message="The maximum number of assignments cannot be increased",
+        modeled_fields={"Message": "cannot increase", "TurkErrorCode": mturk.CANNOT_GROW},
+    )
+
+
+def test_the_deadline_is_stored_and_the_queue_sorts_and_warns(mt, paired_run, admin_client):
+    batch = published(mt, paired_run)
+    late = worked(mt, batch, "W1")
+    soon = worked(mt, batch, "W2")
+    now = timezone.now().replace(microsecond=0)
+    mt.deadlines[late.provider_assignment_id] = now + timedelta(days=3)
+    mt.deadlines[soon.provider_assignment_id] = now + timedelta(hours=2)
+    for assignment in (late, soon):
+        mt.sync_hit(assignment.hit)
+    late.refresh_from_db()
+    soon.refresh_from_db()
+    assert late.auto_approve_at == now + timedelta(days=3)
+    assert soon.auto_approve_at == now + timedelta(hours=2)
+    first, second = held(late), held(soon)
+    page = admin_client.get("/review/").content.decode()
+    assert page.index(f"#{second.pk}<") < page.index(f"#{first.pk}<")  # nearest deadline first
+    assert 'id="deadline-warning"' in page and "within 24 hours" in page
+    detail = admin_client.get(f"/review/{second.pk}/").content.decode()
+    assert "pays this work on its own at" in detail
+
+
+def test_mturk_auto_approval_closes_the_review_and_excludes_by_default(mt, paired_run):
+    batch = published(mt, paired_run)
+    a = worked(mt, batch, "W1")
+    review = held(a)
+    mt.status[a.provider_assignment_id] = "Approved"  # MTurk's deadline passed first
+    mt.sync_hit(a.hit)
+    review.refresh_from_db()
+    a.refresh_from_db()
+    assert review.status == ReviewStatus.AUTO_APPROVED
+    assert a.state == AssignmentState.APPROVED and a.excluded
+    assert not Assignment.objects.filter(counted(), pk=a.pk).exists()
+    assert Event.objects.filter(action="review.auto_approved", data__policy="exclude").exists()
+    # Deciding it still works, without any MTurk call (it is paid): approving counts it.
+    review_decide(review=review, approve=True)
+    a.refresh_from_db()
+    review.refresh_from_db()
+    assert review.status == ReviewStatus.APPROVED and not a.excluded
+
+
+def test_the_count_policy_keeps_auto_approved_answers(mt, paired_run):
+    batch = published(mt, paired_run, options={"auto_approved_reviews": "count"})
+    a = worked(mt, batch, "W1")
+    review = held(a)
+    mt.status[a.provider_assignment_id] = "Approved"
+    mt.sync_hit(a.hit)
+    a.refresh_from_db()
+    review.refresh_from_db()
+    assert review.status == ReviewStatus.AUTO_APPROVED and not a.excluded
+
+
+def test_rejecting_work_mturk_already_paid_never_fails(mt, paired_run):
+    batch = published(mt, paired_run)
+    a = worked(mt, batch, "W1")
+    review = held(a)
+    # Not synchronised yet: the reviewer rejects, MTurk says it approved it already.
+    mt.expect_error(
+        "RejectAssignment",
+        "RequestError",
+        "This operation can be called with a status of: Submitted",
+    )
+    mt.expect(
+        "GetAssignment",
+        {"Assignment": {"AssignmentId": a.provider_assignment_id, "AssignmentStatus": "Approved"}},
+    )
+    mt.expect("CreateAdditionalAssignmentsForHIT", {})  # the items are judged again
+    review = review_decide(review=review, approve=False, feedback="Random captions.")
+    a.refresh_from_db()
+    assert review.status == ReviewStatus.REJECTED
+    assert a.state == AssignmentState.APPROVED and a.excluded  # paid, and not counted
+    assert Event.objects.filter(action="review.auto_approved").exists()
+
+
+def test_a_hit_that_cannot_grow_gets_its_items_in_a_new_hit(mt, paired_run):
+    batch = published(mt, paired_run)
+    a = worked(mt, batch, "W1")
+    hit = a.hit
+    review = held(a)
+    mt.expect("RejectAssignment", {})
+    cannot_grow(mt)
+    new_pk = Hit.objects.order_by("-pk").first().pk + 1
+    mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
+    mt.expect(
+        "CreateHITWithHITType",
+        {"HIT": {"HITId": fake_id("H", new_pk)}},
+        {
+            "HITTypeId": ANY,
+            "MaxAssignments": 1,  # only the missing judgment
+            "LifetimeInSeconds": ANY,
+            "Question": ANY,
+            "RequesterAnnotation": ANY,
+            "UniqueRequestToken": ANY,
+        },
+    )
+    review_decide(review=review, approve=False, feedback="Random captions.")
+    hit.refresh_from_db()
+    new = hit.reoffered_as
+    assert new is not None and new.pk == new_pk and new.provider_hit_id == fake_id("H", new_pk)
+    assert new.capacity == 1 and hit.status == HitStatus.COMPLETE
+    assert [q.item_id for q in new.questions.order_by("position")] == [
+        q.item_id for q in hit.questions.order_by("position")
+    ]
+    assert Event.objects.filter(action="hit.reoffered", data__new_hit=new.pk).exists()
+    assert hits_reoffer(batch=batch) == []  # once
+
+
+def test_an_ended_batch_reports_instead_of_reoffering(mt, paired_run, admin_client):
+    batch = published(mt, paired_run)
+    a = worked(mt, batch, "W1")
+    mt.expect("RejectAssignment", {})
+    cannot_grow(mt)
+    assignment_reject(assignment=a, feedback="Random captions.")
+    for _hit in batch.hits.all():
+        mt.expect("UpdateExpirationForHIT", {})
+    batch_expire(batch=batch)
+    assert hits_reoffer(batch=batch) == []
+    queue = admin_client.get("/review/").content.decode()
+    assert 'id="stuck-hits"' in queue and "the batch has ended" in queue
+    assert "waiting to be re-offered" in admin_client.get("/").content.decode()
+
+
+def test_a_worker_never_judges_the_same_items_twice_in_a_reoffered_hit(paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=6
+        )
+    )
+    alice = worker_get_or_create(provider="local", external_id="alice")
+    a = assignment_claim_next(batch=batch, worker=alice)
+    assignment_submit(
+        assignment_id=a.pk,
+        worker=alice,
+        answers={f"q{q.position}": "none" for q in a.hit.questions.all()},
+    )
+    a.refresh_from_db()
+    assignment_reject(assignment=a, feedback="Random captions.")
+    Hit.objects.filter(pk=a.hit_id).update(cannot_grow_at=timezone.now())  # as MTurk would
+    (new,) = hits_reoffer(batch=batch)
+    assert assignment_claim_next(batch=batch, worker=alice) is None
+    bob = worker_get_or_create(provider="local", external_id="bob")
+    assert assignment_claim_next(batch=batch, worker=bob).hit_id == new.pk
+
+
+def test_the_auto_approved_policy_is_checked(paired_run):
+    with pytest.raises(InputError) as caught:
+        batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            options={"auto_approved_reviews": "maybe"},
+        )
+    assert caught.value.field == "options.auto_approved_reviews"
