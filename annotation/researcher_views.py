@@ -6,12 +6,15 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.models import Review
 from annotation.selectors.reviews import review_queue_view
+from annotation.services.mturk_reconcile import mturk_reconcile
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide
+from pipeline.errors import InputError
 
 
 @staff_member_required
@@ -72,3 +75,17 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(
         request, "annotation/dashboard.html", {"runs": dashboard_runs(), "busy": dashboard_busy()}
     )
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def mturk_reconcile_page(request: HttpRequest) -> HttpResponse:
+    """Asks MTurk only when staff press the button (it lists every HIT and assignment)."""
+    report, error = None, None
+    if request.method == "POST":
+        try:
+            report = mturk_reconcile(environment=request.POST.get("environment") or None)
+        except (ServiceError, InputError) as exc:
+            error = str(exc)
+    context = {"report": report, "error": error}
+    return render(request, "annotation/mturk_reconcile.html", context, status=400 if error else 200)

@@ -78,6 +78,15 @@ def mturk_fee_rate(assignments_per_hit: int) -> Decimal:
     return Decimal("0.40") if assignments_per_hit >= 10 else Decimal("0.20")
 
 
+BONUS_FEE_RATE = Decimal("0.20")
+
+
+def mturk_fee(amount: Decimal, rate: Decimal) -> Decimal:
+    """MTurk's fee on one payment: `rate` of it, rounded to the cent, at least $0.01."""
+    cent = Decimal("0.01")
+    return max(cent, (amount * rate).quantize(cent, ROUND_HALF_UP))
+
+
 @dataclass(frozen=True)
 class CostEstimate:
     hits: int
@@ -103,7 +112,7 @@ class CostEstimate:
 
 def estimate_cost(*, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
     cent = Decimal("0.01")
-    fee = max(cent, (reward * mturk_fee_rate(assignments_per_hit)).quantize(cent, ROUND_HALF_UP))
+    fee = mturk_fee(reward, mturk_fee_rate(assignments_per_hit))
     n = hits * assignments_per_hit
     return CostEstimate(
         hits=hits,
@@ -496,6 +505,15 @@ class MTurkProvider(CrowdProvider):
             HITId=hit.provider_hit_id,
             MaxResults=100,
             AssignmentStatuses=["Submitted", "Approved", "Rejected"],
+        )
+
+    def hits_listed(self, *, environment: str) -> Iterator[dict[str, Any]]:
+        """Every HIT of the account in `environment` that MTurk still lists (not disposed)."""
+        return self._gateway_factory(environment).pages("ListHITs", "HITs", MaxResults=100)
+
+    def bonus_payments(self, *, hit: Hit) -> Iterator[dict[str, Any]]:
+        return self.gateway_for(hit.batch).pages(
+            "ListBonusPayments", "BonusPayments", HITId=hit.provider_hit_id, MaxResults=100
         )
 
     def _assignment_status(self, assignment: Assignment) -> str:

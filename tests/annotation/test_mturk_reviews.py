@@ -2,6 +2,7 @@
 items 7 and 13). Every MTurk call is checked by botocore's Stubber against MTurk's model."""
 
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from botocore.stub import ANY
@@ -225,3 +226,88 @@ def test_the_auto_approved_policy_is_checked(paired_run):
             options={"auto_approved_reviews": "maybe"},
         )
     assert caught.value.field == "options.auto_approved_reviews"
+
+
+# --- reconciliation (item 14) ----------------------------------------------------------------
+
+
+def listed_hit(hit_id, annotation):
+    return {"HITId": hit_id, "RequesterAnnotation": annotation, "HITStatus": "Assignable"}
+
+
+def test_reconciliation_compares_money_and_hits_with_mturk(mt, paired_run, admin_client):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from annotation.services.mturk_reconcile import mturk_reconcile
+    from annotation.services.review import worker_bonus
+
+    batch = published(mt, paired_run)  # 3 HITs of 2 pairs, 1 assignment each, $0.50
+    a = worked(mt, batch, "W1")
+    mt.expect("ApproveAssignment", {})
+    review_decide(review=held(a), approve=True)
+    mt.expect("SendBonus", {})
+    worker_bonus(assignment=a, amount="0.25", reason="Careful work")
+    hits = list(batch.hits.order_by("position"))
+
+    def expect_remote(approved_at_mturk):
+        for hit in hits:
+            items = []
+            if hit.pk == a.hit_id:
+                items = [
+                    {
+                        "AssignmentId": a.provider_assignment_id,
+                        "WorkerId": "W1",
+                        "HITId": hit.provider_hit_id,
+                        "AssignmentStatus": "Approved",
+                    }
+                ][:approved_at_mturk]
+            mt.expect("ListAssignmentsForHIT", {"Assignments": items, "NumResults": len(items)})
+            bonuses = (
+                [
+                    {
+                        "WorkerId": "W1",
+                        "BonusAmount": "0.25",
+                        "AssignmentId": a.provider_assignment_id,
+                    }
+                ]
+                if hit.pk == a.hit_id
+                else []
+            )
+            mt.expect("ListBonusPayments", {"BonusPayments": bonuses, "NumResults": len(bonuses)})
+
+    ours = mturk.request_token("hit", 999999, "sandbox")
+    expect_remote(1)
+    mt.expect(
+        "ListHITs",
+        {
+            "HITs": [listed_hit(h.provider_hit_id, mturk.hit_token(h)) for h in hits]
+            + [listed_hit(fake_id("H", 999999), ours), listed_hit(fake_id("X", 1), "other app")],
+            "NumResults": 5,
+        },
+    )
+    report = mturk_reconcile(provider=mt.provider)
+    (row,) = report.batches
+    # $0.50 + $0.10 fee per slot, 3 slots; spent: one approved ($0.60) + bonus $0.25 + $0.05 fee.
+    assert row.committed == Decimal("1.80")
+    assert row.local.total == row.remote.total == Decimal("0.90") and row.matches
+    assert [u["hit_id"] for u in report.unknown_remote] == [fake_id("H", 999999)]
+    assert report.other_remote == 1 and report.missing_remote == []
+
+    # MTurk shows no approval and does not list the last HIT: both are reported.
+    expect_remote(0)
+    mt.expect(
+        "ListHITs",
+        {
+            "HITs": [listed_hit(h.provider_hit_id, mturk.hit_token(h)) for h in hits[:-1]],
+            "NumResults": 2,
+        },
+    )
+    with pytest.raises(CommandError, match="differ"):
+        call_command("mturk_reconcile")
+    # The page asks MTurk only on POST.
+    assert admin_client.get("/mturk/reconcile/").status_code == 200
+    expect_remote(1)
+    mt.expect("ListHITs", {"HITs": [], "NumResults": 0})
+    page = admin_client.post("/mturk/reconcile/").content.decode()
+    assert 'id="missing-remote"' in page and "ok" in page
