@@ -9,11 +9,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.models import Review
+from annotation.models import Review, Run
 from annotation.selectors.reviews import review_queue_view
+from annotation.services.batches import batches_stop
 from annotation.services.mturk_reconcile import mturk_reconcile
 from annotation.services.review_closing import auto_approved_policy
-from annotation.services.reviews import review_decide
+from annotation.services.reviews import review_decide, review_reverse
 from pipeline.errors import InputError
 
 
@@ -30,12 +31,12 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
     error = None
     if request.method == "POST":
         decision = request.POST.get("decision")
+        feedback = request.POST.get("feedback", "")
         try:
-            review_decide(
-                review=review,
-                approve=decision == "approve",
-                feedback=request.POST.get("feedback", ""),
-            )
+            if decision == "reverse":
+                review_reverse(review=review, feedback=feedback)
+            else:
+                review_decide(review=review, approve=decision == "approve", feedback=feedback)
         except ServiceError as exc:
             error = str(exc)
         else:
@@ -89,3 +90,23 @@ def mturk_reconcile_page(request: HttpRequest) -> HttpResponse:
             error = str(exc)
     context = {"report": report, "error": error}
     return render(request, "annotation/mturk_reconcile.html", context, status=400 if error else 200)
+
+
+@staff_member_required
+@require_http_methods(["POST"])
+def stop_hits(request: HttpRequest) -> HttpResponse:
+    """The kill switch: every HIT still on offer, of one run or of the installation."""
+    run_id = request.POST.get("run") or None
+    run = get_object_or_404(Run, pk=run_id) if run_id else None
+    if request.POST.get("confirm") != "STOP":
+        messages.error(request, "Type STOP to confirm: nothing was stopped.")
+        return redirect("dashboard")
+    try:
+        result = batches_stop(run=run, reason=request.POST.get("reason") or "kill switch")
+    except InputError as exc:
+        messages.error(request, str(exc))
+        return redirect("dashboard")
+    messages.success(request, f"Stopped batches: {result['stopped'] or 'none'}.")
+    for pk, error in result["failed"].items():
+        messages.error(request, f"Batch {pk} could not be stopped ({error}); press again.")
+    return redirect("dashboard")

@@ -190,6 +190,8 @@ CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", "crowdvl")
 # MTurk (credentials come from the standard AWS chain, never from settings).
 CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
 CROWDVL_MTURK_BUDGET = env("CROWDVL_MTURK_BUDGET") or None  # dollars; unset = no budget
+# Dollars committed at MTurk per rolling 24 hours (HITs, added assignments, bonuses); unset = none.
+CROWDVL_MTURK_DAILY_CAP = env("CROWDVL_MTURK_DAILY_CAP") or None
 CELERY_BEAT_SCHEDULE = {
     "mturk-sync": {
         "task": "mturk.sync_open",

@@ -32,6 +32,7 @@ urlpatterns = [
     path("mturk/hit/<int:hit_id>/", mturk_views.mturk_task, name="mturk-task"),
     path("", researcher_views.dashboard, name="dashboard"),
     path("review/", researcher_views.review_queue, name="review-queue"),
+    path("stop/", researcher_views.stop_hits, name="stop-hits"),
     path("mturk/reconcile/", researcher_views.mturk_reconcile_page, name="mturk-reconcile"),
     path("datasets/import/", dataset_import_views.dataset_import_page, name="dataset-import"),
     path(

@@ -45,6 +45,10 @@ class CrowdProvider(ABC):
         """Reject the work, with feedback for the worker; False when the HIT cannot take
         another worker in its place (the rejection stands either way)."""
 
+    def approve_rejected(self, *, assignment: Assignment, feedback: str) -> None:
+        """Reverse a rejection: the work is accepted (and paid, where the provider pays)."""
+        return None
+
     def redo(self, *, assignment: Assignment) -> bool:
         """Let one more worker take `assignment`'s HIT because its work stopped counting;
         False when the HIT cannot take another (its items must go to a new HIT)."""

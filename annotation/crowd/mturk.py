@@ -522,6 +522,20 @@ class MTurkProvider(CrowdProvider):
         )
         return str(response["Assignment"]["AssignmentStatus"])
 
+    def approve_rejected(self, *, assignment: Assignment, feedback: str) -> None:
+        """Reverse a rejection (ApproveAssignment with OverrideRejection; MTurk allows it for
+        30 days); done already if MTurk shows it approved."""
+        try:
+            self.gateway_for(assignment.hit.batch).call(
+                "ApproveAssignment",
+                AssignmentId=assignment.provider_assignment_id,
+                RequesterFeedback=feedback[:1024],
+                OverrideRejection=True,
+            )
+        except MTurkError:
+            if self._assignment_status(assignment) != "Approved":
+                raise
+
     def approve(self, *, assignment: Assignment) -> None:
         try:
             self.gateway_for(assignment.hit.batch).call(

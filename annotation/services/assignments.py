@@ -498,6 +498,44 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
     return assignment
 
 
+OVERRIDE_WINDOW = timedelta(days=30)  # MTurk accepts OverrideRejection for 30 days
+
+
+def assignment_reverse_rejection(
+    *, assignment: Assignment, feedback: str, now: datetime | None = None
+) -> Assignment:
+    """Accept (and pay) work that was rejected, e.g. after a worker's appeal: within 30 days
+    of the rejection. Its answers count again."""
+    if not feedback.strip():
+        raise ServiceError("reversing a rejection needs a message for the worker")
+    if assignment.state == AssignmentState.APPROVED:
+        return assignment
+    if assignment.state != AssignmentState.REJECTED:
+        raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not rejected")
+    now = now or timezone.now()
+    rejected = (
+        assignment.events.filter(action="assignment.rejected").order_by("-created_at").first()
+    )
+    if rejected is not None and now - rejected.created_at > OVERRIDE_WINDOW:
+        raise ServiceError(
+            f"assignment {assignment.pk} was rejected on {rejected.created_at:%Y-%m-%d}: a "
+            "rejection can be reversed for 30 days only (pay a bonus instead)"
+        )
+    provider_for(assignment.hit.batch.provider).approve_rejected(
+        assignment=assignment, feedback=feedback
+    )
+    assignment = assignment_mark(
+        assignment=assignment,
+        state=AssignmentState.APPROVED,
+        source="requester",
+        reversed_rejection=True,
+        feedback=feedback,
+    )
+    Assignment.objects.filter(pk=assignment.pk).update(excluded=False)
+    hit_recount(hit=assignment.hit)
+    return assignment
+
+
 def assignment_exclude(*, assignment: Assignment, reason: str) -> Assignment:
     """Stop counting work that stays paid (e.g. the provider auto-approved it before a
     reviewer rejected it); its HIT takes another worker, or its items are re-offered. (Work

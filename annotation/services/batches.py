@@ -276,3 +276,29 @@ def batch_expire(*, batch: Batch) -> Batch:
         batch.refresh_from_db()
         event_record(action="batch.expired", run=batch.run, batch=batch)
     return batch
+
+
+def batches_stop(*, run: Run | None = None, reason: str) -> dict[str, Any]:
+    """The kill switch: expire every batch still on offer, of `run` or of the whole
+    installation, at every provider. One batch failing does not stop the others; what failed
+    is returned (and in the event log), so the switch can be pressed again."""
+    if not reason.strip():
+        raise InputError("stopping every HIT needs a reason", field="reason")
+    batches = Batch.objects.filter(status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED))
+    if run is not None:
+        batches = batches.filter(run=run)
+    stopped: list[int] = []
+    failed: dict[int, str] = {}
+    for batch in batches.select_related("run").order_by("pk"):
+        try:
+            batch_expire(batch=batch)
+        except Exception as exc:  # noqa: BLE001 - one failure must not stop the switch
+            failed[batch.pk] = str(exc)
+        else:
+            stopped.append(batch.pk)
+    event_record(
+        action="batches.stopped",
+        run=run,
+        data={"reason": reason, "stopped": stopped, "failed": failed},
+    )
+    return {"stopped": stopped, "failed": failed}

@@ -15,11 +15,14 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.crowd.mturk import (
+    BONUS_FEE_RATE,
     CostEstimate,
     MTurkError,
     MTurkProvider,
     batch_environment,
     estimate_cost,
+    mturk_fee,
+    mturk_fee_rate,
     validate_batch,
 )
 from annotation.errors import AnswerError, PoolConflict, ServiceError
@@ -29,6 +32,7 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchStatus,
+    Bonus,
     Event,
     Hit,
     HitStatus,
@@ -75,11 +79,61 @@ def mturk_cost_estimate(*, batch: Batch, unpublished_only: bool = False) -> Cost
     )
 
 
+DAY = timedelta(hours=24)
+
+
+def mturk_committed_last_day(*, now: datetime | None = None) -> Decimal:
+    """Money committed at MTurk in the last 24 hours: every slot of the HITs created (reward
+    and fee), assignments added to HITs, and bonuses sent (with their fee)."""
+    now = now or timezone.now()
+    since = now - DAY
+    total = Decimal("0.00")
+    created = (
+        Hit.objects.filter(batch__provider=PROVIDER, create_attempted_at__gte=since)
+        .exclude(provider_hit_id="")
+        .select_related("batch")
+    )
+    for hit in created:
+        total += hit.capacity * _slot_cost(hit.batch)
+    added = Event.objects.filter(
+        action="hit.assignments_added", batch__provider=PROVIDER, created_at__gte=since
+    ).select_related("batch")
+    for event in added:
+        assert event.batch is not None
+        total += int(event.data.get("added", 0)) * _slot_cost(event.batch)
+    bonuses = Bonus.objects.filter(
+        assignment__hit__batch__provider=PROVIDER, sent_at__gte=since
+    ).values_list("amount", flat=True)
+    for amount in bonuses:
+        total += amount + mturk_fee(amount, BONUS_FEE_RATE)
+    return total
+
+
+def _slot_cost(batch: Batch) -> Decimal:
+    return batch.reward + mturk_fee(batch.reward, mturk_fee_rate(batch.assignments_per_hit))
+
+
+def mturk_daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = None) -> None:
+    """Refuse `what` (costing `amount`) if it would take the last 24 hours' commitments over
+    CROWDVL_MTURK_DAILY_CAP."""
+    cap = settings.CROWDVL_MTURK_DAILY_CAP
+    if cap is None:
+        return
+    committed = mturk_committed_last_day(now=now)
+    if committed + amount > Decimal(cap):
+        raise ServiceError(
+            f"{what} would commit ${amount} more; ${committed} was committed at MTurk in the "
+            f"last 24 hours and the daily cap is ${cap} (CROWDVL_MTURK_DAILY_CAP)"
+        )
+
+
 def mturk_cost_check(
     *, batch: Batch, provider: MTurkProvider, unpublished_only: bool
 ) -> CostEstimate:
-    """Refuse a batch that would exceed the configured budget or the account balance."""
+    """Refuse a batch that would exceed the configured budget, the daily cap or the account
+    balance."""
     estimate = mturk_cost_estimate(batch=batch, unpublished_only=unpublished_only)
+    mturk_daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}")
     budget = settings.CROWDVL_MTURK_BUDGET
     if budget is not None and estimate.total > Decimal(budget):
         raise ServiceError(

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd import provider_for
+from annotation.crowd.mturk import BONUS_FEE_RATE, mturk_fee, mturk_fee_rate
 from annotation.errors import ServiceError
 from annotation.models import (
     Assignment,
@@ -28,6 +29,7 @@ from annotation.models import (
 )
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
+from annotation.services.mturk import mturk_daily_cap_check
 from pipeline.errors import InputError
 from pipeline.money import dollars
 
@@ -59,6 +61,10 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
     )
     if bonus.sent_at is not None:
         return bonus
+    if batch.provider == "mturk" and bonus.attempted_at is None:
+        mturk_daily_cap_check(
+            amount=amount + mturk_fee(amount, BONUS_FEE_RATE), what=f"a ${amount} bonus"
+        )
     now = timezone.now()
     first = Bonus.objects.filter(pk=bonus.pk, attempted_at__isnull=True).update(attempted_at=now)
     bonus.refresh_from_db()
@@ -148,6 +154,11 @@ def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
     if count < 1:
         raise InputError("must be at least 1", field="count")
     total = hit.extra_assignments + count
+    if hit.batch.provider == "mturk":
+        slot = hit.batch.reward + mturk_fee(
+            hit.batch.reward, mturk_fee_rate(hit.batch.assignments_per_hit)
+        )
+        mturk_daily_cap_check(amount=slot * count, what=f"{count} more assignments on HIT {hit.pk}")
     provider_for(hit.batch.provider).add_assignments(
         hit=hit, count=count, token=_token("add", hit.pk, total)
     )

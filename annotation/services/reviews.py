@@ -15,6 +15,7 @@ from annotation.services.assignments import (
     assignment_approve,
     assignment_exclude,
     assignment_reject,
+    assignment_reverse_rejection,
 )
 from annotation.services.events import event_record
 from annotation.services.reoffer import hits_reoffer
@@ -55,6 +56,20 @@ def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Revie
             hits_reoffer(batch=assignment.hit.batch)
         return review
     raise ServiceError(f"review {review.pk} was already decided ({review.status})")
+
+
+def review_reverse(*, review: Review, feedback: str) -> Review:
+    """Reverse a rejected review (a worker's appeal upheld): the work is approved and paid,
+    within 30 days of the rejection, and counts again."""
+    if review.status != ReviewStatus.REJECTED:
+        raise ServiceError(f"review {review.pk} is {review.status}, not rejected")
+    assignment = Assignment.objects.select_related("hit__batch__run", "worker").get(
+        pk=review.assignment_id
+    )
+    assignment_reverse_rejection(assignment=assignment, feedback=feedback)
+    return _review_record(
+        review=review, approve=True, feedback=feedback, data={"reversed_rejection": True}
+    )
 
 
 def _review_record(

@@ -311,3 +311,136 @@ def test_reconciliation_compares_money_and_hits_with_mturk(mt, paired_run, admin
     mt.expect("ListHITs", {"HITs": [], "NumResults": 0})
     page = admin_client.post("/mturk/reconcile/").content.decode()
     assert 'id="missing-remote"' in page and "ok" in page
+
+
+# --- around payment (item 15) ----------------------------------------------------------------
+
+
+def test_a_rejection_is_reversed_from_the_review_page_within_30_days(mt, paired_run, admin_client):
+    batch = published(mt, paired_run)
+    a = worked(mt, batch, "W1")
+    review = held(a)
+    mt.expect("RejectAssignment", {})
+    mt.expect("CreateAdditionalAssignmentsForHIT", {})
+    review_decide(review=review, approve=False, feedback="Looked random.")
+    page = admin_client.get(f"/review/{review.pk}/").content.decode()
+    assert 'id="reverse"' in page and 'id="reject"' not in page
+    mt.expect(
+        "ApproveAssignment",
+        {},
+        {
+            "AssignmentId": a.provider_assignment_id,
+            "RequesterFeedback": "Your appeal was right.",
+            "OverrideRejection": True,
+        },
+    )
+    response = admin_client.post(
+        f"/review/{review.pk}/", {"decision": "reverse", "feedback": "Your appeal was right."}
+    )
+    assert response.status_code == 302
+    a.refresh_from_db()
+    review.refresh_from_db()
+    assert a.state == AssignmentState.APPROVED and not a.excluded
+    assert review.status == ReviewStatus.APPROVED
+    assert Assignment.objects.filter(counted(), pk=a.pk).exists()
+
+
+def test_a_rejection_older_than_30_days_is_not_reversed(paired_run):
+    from annotation.errors import ServiceError
+    from annotation.services.assignments import assignment_reverse_rejection
+
+    batch = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    )
+    alice = worker_get_or_create(provider="local", external_id="alice")
+    a = assignment_claim_next(batch=batch, worker=alice)
+    assignment_submit(
+        assignment_id=a.pk,
+        worker=alice,
+        answers={f"q{q.position}": "none" for q in a.hit.questions.all()},
+    )
+    a.refresh_from_db()
+    assignment_reject(assignment=a, feedback="Random.")
+    later = timezone.now() + timedelta(days=31)
+    with pytest.raises(ServiceError, match="30 days"):
+        assignment_reverse_rejection(assignment=a, feedback="Sorry.", now=later)
+    a.refresh_from_db()
+    assert a.state == AssignmentState.REJECTED
+    assignment_reverse_rejection(assignment=a, feedback="Sorry.")
+    a.refresh_from_db()
+    assert a.state == AssignmentState.APPROVED
+
+
+def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
+    mt, paired_run, admin_client
+):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    first = published(mt, paired_run, limit=2)
+    mt.expect_publish(
+        batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="mturk",
+            items_per_hit=2,
+            limit=2,
+        ),
+        pools=False,
+    )
+    second = batch_publish(batch=first.run.batches.order_by("-pk").first())
+    local = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
+    )
+    with pytest.raises(CommandError, match="--yes"):
+        call_command("stop_hits", "--reason", "bad instructions")
+    # MTurk fails for the first batch's HIT; the others are stopped all the same.
+    mt.expect_error("UpdateExpirationForHIT", "ServiceFault", "internal error")
+    for _ in range(second.hits.count()):
+        mt.expect("UpdateExpirationForHIT", {})
+    mt.gateway.max_attempts = 1
+    with pytest.raises(CommandError, match="again"):
+        call_command("stop_hits", "--reason", "bad instructions", "--yes")
+    first.refresh_from_db()
+    second.refresh_from_db()
+    local.refresh_from_db()
+    assert (first.status, second.status, local.status) == ("published", "expired", "expired")
+    assert Event.objects.filter(action="batches.stopped").exists()
+    # The page needs the confirmation word, then stops what is left.
+    admin_client.post("/stop/", {"reason": "again", "confirm": "no"})
+    first.refresh_from_db()
+    assert first.status == "published"
+    mt.expect("UpdateExpirationForHIT", {})
+    admin_client.post("/stop/", {"run": paired_run.pk, "reason": "again", "confirm": "STOP"})
+    first.refresh_from_db()
+    assert first.status == "expired"
+
+
+def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
+    from annotation.errors import ServiceError
+    from annotation.services.mturk import mturk_committed_last_day
+    from annotation.services.review import hit_add_assignments, worker_bonus
+
+    batch = published(mt, paired_run, limit=4)  # 2 HITs x $0.60 = $1.20 committed now
+    assert mturk_committed_last_day() == Decimal("1.20")
+    settings.CROWDVL_MTURK_DAILY_CAP = "1.50"
+    a = worked(mt, batch, "W1")
+    with pytest.raises(ServiceError, match="CROWDVL_MTURK_DAILY_CAP"):
+        worker_bonus(assignment=a, amount="0.50", reason="Great work")  # $0.60 with its fee
+    with pytest.raises(ServiceError, match="daily cap"):
+        hit_add_assignments(hit=a.hit, count=1)
+    nxt = batch_create(
+        run=paired_run,
+        stage=Stage.BISON_SELECTION,
+        provider="mturk",
+        items_per_hit=2,
+        reward="0.50",
+    )
+    with pytest.raises(ServiceError, match="daily cap"):
+        batch_publish(batch=nxt)
+    mt.expect("SendBonus", {})
+    worker_bonus(assignment=a, amount="0.10", reason="Thanks")  # $0.12 with its fee: under
+    assert mturk_committed_last_day() == Decimal("1.32")
+    # A day later the window has moved on.
+    later = timezone.now() + timedelta(hours=25)
+    assert mturk_committed_last_day(now=later) == Decimal("0.00")

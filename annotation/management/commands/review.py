@@ -3,7 +3,11 @@ from django.core.management.base import CommandError
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.services import review
-from annotation.services.assignments import assignment_approve, assignment_reject
+from annotation.services.assignments import (
+    assignment_approve,
+    assignment_reject,
+    assignment_reverse_rejection,
+)
 from annotation.services.batches import batch_expire
 from annotation.services.reoffer import hits_reoffer
 
@@ -25,13 +29,16 @@ def _worker(key: str) -> Worker:
 
 
 class Command(ServiceCommand):
-    help = "Review and pay: approve, reject, bonus, block, unblock, notify, expire, extend, add-assignments."
+    help = "Review and pay: approve, reject, reverse-rejection, bonus, block, unblock, notify, expire, extend, add-assignments."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
         p = sub.add_parser("approve")
         p.add_argument("assignment")
         p = sub.add_parser("reject")
+        p.add_argument("assignment")
+        p.add_argument("--feedback", required=True)
+        p = sub.add_parser("reverse-rejection", help="approve and pay rejected work (30 days)")
         p.add_argument("assignment")
         p.add_argument("--feedback", required=True)
         p = sub.add_parser("bonus")
@@ -67,6 +74,11 @@ class Command(ServiceCommand):
             self.stdout.write(f"assignment {a.pk}: {a.state}")
             for hit in hits_reoffer(batch=a.hit.batch):
                 self.stdout.write(f"its items are re-offered in HIT {hit.pk}")
+        elif action == "reverse-rejection":
+            a = assignment_reverse_rejection(
+                assignment=_assignment(opts["assignment"]), feedback=opts["feedback"]
+            )
+            self.stdout.write(f"assignment {a.pk}: {a.state} (rejection reversed)")
         elif action == "bonus":
             b = review.worker_bonus(
                 assignment=_assignment(opts["assignment"]),

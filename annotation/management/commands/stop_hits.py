@@ -1,0 +1,29 @@
+from django.core.management.base import CommandError
+from django.shortcuts import get_object_or_404
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+from annotation.services.batches import batches_stop
+
+
+class Command(ServiceCommand):
+    help = (
+        "Kill switch: expire every HIT still on offer, of one run (--run) or of the whole "
+        "installation, at every provider (MTurk included). Submitted work stays."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--run", type=int, help="only this run")
+        parser.add_argument("--reason", required=True)
+        parser.add_argument("--yes", action="store_true", help="confirm")
+
+    def handle(self, *args, **opts):
+        if not opts["yes"]:
+            raise CommandError("this expires HITs workers may be doing: add --yes to confirm")
+        run = get_object_or_404(Run, pk=opts["run"]) if opts["run"] else None
+        result = batches_stop(run=run, reason=opts["reason"])
+        self.stdout.write(f"stopped batches: {result['stopped'] or 'none'}")
+        for pk, error in result["failed"].items():
+            self.stderr.write(f"batch {pk} could not be stopped: {error}")
+        if result["failed"]:
+            raise CommandError("some batches could not be stopped: run the command again")
