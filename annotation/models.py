@@ -319,6 +319,11 @@ class Worker(models.Model):
     provider = models.CharField(max_length=20)
     external_id = models.CharField(max_length=100)
     blocked = models.BooleanField(default=False)
+    block_scope = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="account: the provider's own block; project: this installation's HITs only",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -427,6 +432,26 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"assignment {self.pk}"
+
+
+class BlockQualification(models.Model):
+    """The provider-side mark of workers blocked from this installation's HITs only (a project
+    block, instead of a block on the whole requester account), one per environment."""
+
+    provider = models.CharField(max_length=20)
+    environment = models.CharField(max_length=20)
+    qualification_id = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "environment"], name="block_qualification_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.environment} project block {self.qualification_id}"
 
 
 class PoolQualification(models.Model):

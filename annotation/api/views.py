@@ -117,6 +117,7 @@ class BatchCreateApi(ServiceAPIView):
         assignment_duration_seconds = serializers.IntegerField(default=3600)
         auto_approval_delay_seconds = serializers.IntegerField(required=False)
         first_claim_seconds = serializers.IntegerField(required=False)
+        skip_pilot = serializers.BooleanField(required=False)
         qualifications = serializers.DictField(required=False, default=dict)
         seed = serializers.IntegerField(default=0)
         publish = serializers.BooleanField(default=True)
@@ -152,7 +153,7 @@ class BatchCreateApi(ServiceAPIView):
         data.is_valid(raise_exception=True)
         publish = data.validated_data.pop("publish")
         options = {"follow_ups": data.validated_data.pop("follow_ups")}
-        for key in ("direction", "first_claim_seconds"):
+        for key in ("direction", "first_claim_seconds", "skip_pilot"):
             if key in data.validated_data:
                 options[key] = data.validated_data.pop(key)
         batch = batch_create(run=run, options=options, **data.validated_data)

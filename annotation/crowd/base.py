@@ -72,6 +72,10 @@ class CrowdProvider(ABC):
     @abstractmethod
     def unblock(self, *, worker: Worker, reason: str) -> None: ...
 
+    def unmark(self, *, qualification_id: str, worker: Worker, reason: str) -> None:
+        """Take a provider-side mark (a pool, a project block) away from a worker."""
+        return None
+
     @abstractmethod
     def notify(self, *, workers: list[Worker], subject: str, message: str) -> None: ...
 

@@ -377,13 +377,24 @@ class MTurkProvider(CrowdProvider):
         if existing:
             return existing
         environment = environment or settings.CROWDVL_MTURK_ENV
-        gateway = self._gateway_factory(environment)
         name = pool_name(run_id=run_id, stage=stage, environment=environment)
+        description = f"Workers who did {Stage(stage).label} work in crowdvl run {run_id}."
+        return self._qualification_type(name=name, description=description, environment=environment)
+
+    def create_block_qualification(self, *, environment: str) -> str:
+        """The qualification marking workers blocked from this installation's HITs only."""
+        name = f"crowdvl {installation_id()} {ENV_TAGS.get(environment, environment)} blocked"
+        description = "Workers who may not take this research project's HITs."
+        return self._qualification_type(name=name, description=description, environment=environment)
+
+    def _qualification_type(self, *, name: str, description: str, environment: str) -> str:
+        """Create a qualification type, or find ours by name after a crash lost its id."""
+        gateway = self._gateway_factory(environment)
         try:
             response = gateway.call(
                 "CreateQualificationType",
                 Name=name,
-                Description=f"Workers who did {Stage(stage).label} work in crowdvl run {run_id}.",
+                Description=description,
                 QualificationTypeStatus="Active",
             )
             return str(response["QualificationType"]["QualificationTypeId"])
@@ -624,6 +635,15 @@ class MTurkProvider(CrowdProvider):
 
     def unblock(self, *, worker: Worker, reason: str) -> None:
         self.gateway.call("DeleteWorkerBlock", WorkerId=worker.external_id, Reason=reason)
+
+    def unmark(self, *, qualification_id: str, worker: Worker, reason: str) -> None:
+        """Take a qualification (a pool or a project block) away from a worker."""
+        self.gateway.call(
+            "DisassociateQualificationFromWorker",
+            QualificationTypeId=qualification_id,
+            WorkerId=worker.external_id,
+            Reason=reason,
+        )
 
     def notify(self, *, workers: list[Worker], subject: str, message: str) -> None:
         ids = [w.external_id for w in workers]

@@ -16,6 +16,8 @@ from django.utils import timezone
 from annotation.crowd import provider_for
 from annotation.crowd.mturk import (
     BONUS_FEE_RATE,
+    PRODUCTION,
+    SANDBOX,
     CostEstimate,
     MTurkError,
     MTurkProvider,
@@ -32,6 +34,7 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchStatus,
+    BlockQualification,
     Bonus,
     Event,
     Hit,
@@ -68,6 +71,18 @@ def mturk_provider() -> MTurkProvider:
 
 
 # --- cost ------------------------------------------------------------------------------------
+
+
+def mturk_block_qualification(*, environment: str, create: bool) -> str | None:
+    """The project-block qualification of `environment` (created on first use when `create`)."""
+    found = BlockQualification.objects.filter(provider=PROVIDER, environment=environment).first()
+    if found is not None or not create:
+        return found.qualification_id if found else None
+    qualification_id = mturk_provider().create_block_qualification(environment=environment)
+    found, _ = BlockQualification.objects.get_or_create(
+        provider=PROVIDER, environment=environment, defaults={"qualification_id": qualification_id}
+    )
+    return found.qualification_id
 
 
 def mturk_cost_estimate(*, batch: Batch, unpublished_only: bool = False) -> CostEstimate:
@@ -152,6 +167,30 @@ def mturk_cost_check(
 # --- publishing ------------------------------------------------------------------------------
 
 
+def _check_pilot(batch: Batch) -> None:
+    """Production only after a pilot: a sandbox batch of the same run and stage that received
+    work (someone tried the task as a worker), unless the batch option `skip_pilot` is set.
+    A batch already partly published (a retry, a re-offered HIT) is not asked again."""
+    if batch_environment(batch) != PRODUCTION or batch.options.get("skip_pilot") is True:
+        return
+    if batch.hits.exclude(provider_hit_id="").exists():
+        return
+    piloted = Assignment.objects.filter(
+        hit__batch__run=batch.run,
+        hit__batch__stage=batch.stage,
+        hit__batch__provider=PROVIDER,
+        hit__batch__environment=SANDBOX,
+        state__in=COUNTED_STATES,
+    ).exists()
+    if not piloted:
+        raise ServiceError(
+            f"batch {batch.pk} would go to MTurk production before any pilot: publish a small "
+            "batch of this stage in the sandbox first (CROWDVL_MTURK_ENV=sandbox, e.g. "
+            "create_batch ... --provider mturk), do it as a worker at workersandbox.mturk.com "
+            "and synchronise; or create the batch with --skip-pilot"
+        )
+
+
 def _check_custom_qualifications(batch: Batch, provider: MTurkProvider) -> None:
     for custom in batch.qualifications.get("custom", []):
         provider.check_qualification(custom["id"])
@@ -166,6 +205,7 @@ def mturk_publish_start(*, batch: Batch) -> Job:
     if batch.status != BatchStatus.DRAFT:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
     validate_batch(batch)
+    _check_pilot(batch)
     provider = mturk_provider()
     _check_custom_qualifications(batch, provider)
     estimate = mturk_cost_check(batch=batch, provider=provider, unpublished_only=True)
@@ -226,10 +266,15 @@ def mturk_publish_hits(
     if not batch.environment:  # fixed now: every later call for this batch uses it
         batch.environment = batch_environment(batch)
         Batch.objects.filter(pk=batch.pk).update(environment=batch.environment)
+    _check_pilot(batch)
     _check_custom_qualifications(batch, provider)
     mturk_cost_check(batch=batch, provider=provider, unpublished_only=True)
     pools = _pool_qualifications(batch=batch, provider=provider)
     others = [qid for stage, qid in pools.items() if stage != batch.stage]
+    # Workers blocked from this project (not the whole account) never see its HITs.
+    blocked = mturk_block_qualification(environment=batch.environment, create=False)
+    if blocked:
+        others.append(blocked)
     if not batch.provider_hit_type_id:
         batch.provider_hit_type_id = provider.create_hit_type(batch=batch, exclude_pools=others)
         Batch.objects.filter(pk=batch.pk).update(provider_hit_type_id=batch.provider_hit_type_id)

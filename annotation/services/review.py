@@ -10,6 +10,7 @@ import hashlib
 from datetime import timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,7 +30,7 @@ from annotation.models import (
 )
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
-from annotation.services.mturk import mturk_daily_cap_check
+from annotation.services.mturk import mturk_block_qualification, mturk_daily_cap_check
 from pipeline.errors import InputError
 from pipeline.money import dollars
 
@@ -89,24 +90,50 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
     return bonus
 
 
-def worker_block(*, worker: Worker, reason: str) -> Worker:
+BLOCK_SCOPES = ("account", "project")
+
+
+def worker_block(*, worker: Worker, reason: str, scope: str = "account") -> Worker:
+    """Block a worker: `account` uses the provider's own block (MTurk: all of the requester
+    account's HITs, and it counts against the worker); `project` only this installation's HITs
+    (MTurk: a qualification every HIT type here excludes)."""
     if not reason.strip():
         raise InputError("blocking a worker needs a reason", field="reason")
+    if scope not in BLOCK_SCOPES:
+        raise InputError(f"must be one of {', '.join(BLOCK_SCOPES)}", field="scope")
     if worker.blocked:
         return worker
-    provider_for(worker.provider).block(worker=worker, reason=reason)
-    Worker.objects.filter(pk=worker.pk).update(blocked=True)
-    worker.blocked = True
-    event_record(action="worker.blocked", worker=worker, data={"reason": reason})
+    provider = provider_for(worker.provider)
+    if scope == "project" and worker.provider == "mturk":
+        qualification_id = mturk_block_qualification(
+            environment=settings.CROWDVL_MTURK_ENV, create=True
+        )
+        assert qualification_id is not None
+        provider.grant_pool(qualification_id=qualification_id, worker=worker)
+    elif scope == "account":
+        provider.block(worker=worker, reason=reason)
+    Worker.objects.filter(pk=worker.pk).update(blocked=True, block_scope=scope)
+    worker.blocked, worker.block_scope = True, scope
+    event_record(action="worker.blocked", worker=worker, data={"reason": reason, "scope": scope})
     return worker
 
 
 def worker_unblock(*, worker: Worker, reason: str) -> Worker:
     if not worker.blocked:
         return worker
-    provider_for(worker.provider).unblock(worker=worker, reason=reason or "unblocked")
-    Worker.objects.filter(pk=worker.pk).update(blocked=False)
-    worker.blocked = False
+    provider = provider_for(worker.provider)
+    if worker.block_scope == "project" and worker.provider == "mturk":
+        qualification_id = mturk_block_qualification(
+            environment=settings.CROWDVL_MTURK_ENV, create=False
+        )
+        if qualification_id:
+            provider.unmark(
+                qualification_id=qualification_id, worker=worker, reason=reason or "unblocked"
+            )
+    else:
+        provider.unblock(worker=worker, reason=reason or "unblocked")
+    Worker.objects.filter(pk=worker.pk).update(blocked=False, block_scope="")
+    worker.blocked, worker.block_scope = False, ""
     event_record(action="worker.unblocked", worker=worker, data={"reason": reason})
     return worker
 

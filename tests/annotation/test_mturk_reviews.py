@@ -444,3 +444,111 @@ def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
     # A day later the window has moved on.
     later = timezone.now() + timedelta(hours=25)
     assert mturk_committed_last_day(now=later) == Decimal("0.00")
+
+
+def test_a_project_block_is_a_qualification_every_later_hit_type_excludes(mt, paired_run):
+    from annotation.models import BlockQualification, Worker
+    from annotation.services.review import worker_block, worker_unblock
+
+    first = published(mt, paired_run, limit=2)
+    a = worked(mt, first, "W9")
+    worker = Worker.objects.get(provider="mturk", external_id="W9")
+    mt.expect(
+        "CreateQualificationType",
+        {"QualificationType": {"QualificationTypeId": "QBLOCK".ljust(30, "X")}},
+        {"Name": ANY, "Description": ANY, "QualificationTypeStatus": "Active"},
+    )
+    mt.expect(
+        "AssociateQualificationWithWorker",
+        {},
+        {
+            "QualificationTypeId": "QBLOCK".ljust(30, "X"),
+            "WorkerId": "W9",
+            "IntegerValue": 1,
+            "SendNotification": False,
+        },
+    )
+    worker_block(worker=worker, reason="Copied answers", scope="project")  # no CreateWorkerBlock
+    assert worker.blocked and worker.block_scope == "project"
+    assert "blocked" in str(mt.stubber) or BlockQualification.objects.count() == 1
+    # Every HIT type published from now on excludes the project's blocked workers.
+    batch = batch_create(
+        run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2, limit=2
+    )
+    mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
+    seen = {}
+    mt.expect("CreateHITType", {"HITTypeId": fake_id("T", batch.pk)})
+    for hit in batch.hits.all():
+        mt.expect("CreateHITWithHITType", {"HIT": {"HITId": fake_id("H", hit.pk)}})
+    original = mt.provider.create_hit_type
+
+    def spy(*, batch, exclude_pools):
+        seen["exclude"] = list(exclude_pools)
+        return original(batch=batch, exclude_pools=exclude_pools)
+
+    mt.provider.create_hit_type = spy
+    try:
+        batch_publish(batch=batch)
+    finally:
+        del mt.provider.create_hit_type
+    assert "QBLOCK".ljust(30, "X") in seen["exclude"]
+    req = mturk.qualification_requirements(batch.qualifications, exclude_pools=seen["exclude"])
+    assert {
+        "QualificationTypeId": "QBLOCK".ljust(30, "X"),
+        "Comparator": "DoesNotExist",
+        "ActionsGuarded": "DiscoverPreviewAndAccept",
+    } in req
+    mt.expect(
+        "DisassociateQualificationFromWorker",
+        {},
+        {"QualificationTypeId": "QBLOCK".ljust(30, "X"), "WorkerId": "W9", "Reason": "appeal"},
+    )
+    worker_unblock(worker=worker, reason="appeal")
+    worker.refresh_from_db()
+    assert not worker.blocked and worker.block_scope == ""
+    assert a.pk
+
+
+def test_production_needs_a_sandbox_pilot_of_the_stage_first(mt, paired_run, settings):
+    from annotation.errors import ServiceError
+    from annotation.services.mturk import mturk_publish_start
+
+    settings.CROWDVL_MTURK_ENV = "production"
+    live = batch_create(
+        run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2, limit=2
+    )
+    with pytest.raises(ServiceError, match="pilot"):
+        mturk_publish_start(batch=live)
+    with pytest.raises(ServiceError, match="pilot"):
+        batch_publish(batch=live)
+    assert not live.hits.exclude(provider_hit_id="").exists()
+    # A sandbox pilot that received work opens the way.
+    settings.CROWDVL_MTURK_ENV = "sandbox"
+    pilot = published(mt, paired_run, limit=2)
+    worked(mt, pilot, "TESTER")
+    settings.CROWDVL_MTURK_ENV = "production"
+    mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
+    mturk_publish_start(batch=live)  # checks pass; publishing itself runs as a job
+
+
+def test_skip_pilot_is_explicit_and_checked(mt, paired_run, settings):
+    from annotation.services.mturk import mturk_publish_start
+
+    settings.CROWDVL_MTURK_ENV = "production"
+    with pytest.raises(InputError) as caught:
+        batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="mturk",
+            options={"skip_pilot": "yes"},
+        )
+    assert caught.value.field == "options.skip_pilot"
+    live = batch_create(
+        run=paired_run,
+        stage=Stage.BISON_SELECTION,
+        provider="mturk",
+        items_per_hit=2,
+        options={"skip_pilot": True},
+    )
+    mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
+    mturk_publish_start(batch=live)

@@ -42,6 +42,11 @@ class Command(ServiceCommand):
             "--duration", type=int, default=3600, help="seconds a worker has for one HIT"
         )
         parser.add_argument(
+            "--skip-pilot",
+            action="store_true",
+            help="MTurk production without a sandbox pilot of this stage first",
+        )
+        parser.add_argument(
             "--first-claim-seconds",
             type=int,
             help="local: how long a HIT is held for a worker with nothing submitted yet",
@@ -60,6 +65,7 @@ class Command(ServiceCommand):
             options={
                 "follow_ups": not opts["no_follow_ups"],
                 **({"direction": opts["direction"]} if opts["direction"] else {}),
+                **({"skip_pilot": True} if opts["skip_pilot"] else {}),
                 **(
                     {"first_claim_seconds": opts["first_claim_seconds"]}
                     if opts["first_claim_seconds"] is not None

@@ -49,6 +49,13 @@ class Command(ServiceCommand):
             p = sub.add_parser(name)
             p.add_argument("worker")
             p.add_argument("--reason", required=name == "block", default="")
+            if name == "block":
+                p.add_argument(
+                    "--scope",
+                    choices=["account", "project"],
+                    default="account",
+                    help="project: only this installation's HITs (MTurk: a qualification)",
+                )
         p = sub.add_parser("notify")
         p.add_argument("workers", nargs="+")
         p.add_argument("--subject", required=True)
@@ -86,9 +93,13 @@ class Command(ServiceCommand):
                 reason=opts["reason"],
             )
             self.stdout.write(f"bonus ${b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
-        elif action in ("block", "unblock"):
-            fn = review.worker_block if action == "block" else review.worker_unblock
-            w = fn(worker=_worker(opts["worker"]), reason=opts["reason"])
+        elif action == "block":
+            w = review.worker_block(
+                worker=_worker(opts["worker"]), reason=opts["reason"], scope=opts["scope"]
+            )
+            self.stdout.write(f"worker {w.external_id}: blocked ({w.block_scope})")
+        elif action == "unblock":
+            w = review.worker_unblock(worker=_worker(opts["worker"]), reason=opts["reason"])
             self.stdout.write(
                 f"worker {w.external_id}: {'blocked' if w.blocked else 'not blocked'}"
             )
