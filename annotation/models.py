@@ -74,6 +74,7 @@ class Caption(models.Model):
 class RunKind(models.TextChoices):
     BISON = "bison", "COCO-BISON"
     ECCV = "eccv", "ECCV Caption"
+    CXC = "cxc", "Crisscrossed Captions"
 
 
 class RunStatus(models.TextChoices):
@@ -106,6 +107,9 @@ class Stage(models.TextChoices):
     BISON_SELECTION = "bison_selection", "BISON stage 2: caption selection"
     BISON_VERIFICATION = "bison_verification", "BISON stage 3: verification"
     ECCV_JUDGMENT = "eccv_judgment", "ECCV Caption: image-caption judgments"
+    CXC_SIS = "cxc_sis", "CxC: image-image similarity"
+    CXC_STS = "cxc_sts", "CxC: caption-caption similarity"
+    CXC_SITS = "cxc_sits", "CxC: image-caption similarity"
 
 
 class ItemKind(models.TextChoices):
@@ -114,10 +118,14 @@ class ItemKind(models.TextChoices):
     CANDIDATE = "candidate", "Image-caption pair proposed by models"
     GOLD_POSITIVE = "gold_positive", "Gold: an original COCO pair"
     GOLD_NEGATIVE = "gold_negative", "Gold: a pair in no model's top list"
+    RATING_PAIR = "rating_pair", "A pair to rate (CxC: image-image, caption-caption, image-caption)"
+    GOLD_RATING = "gold_rating", "Gold: a pair with a known rating"
 
 
 class Item(models.Model):
-    """What a question is about. BISON: image pairs from stage 1, triples from stage 2."""
+    """What a question is about. BISON: image pairs from stage 1, triples from stage 2; ECCV:
+    image-caption candidates; CxC: pairs to rate (`positive`/`negative` images,
+    `caption`/`caption2` captions, by modality)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
     kind = models.CharField(max_length=20, choices=ItemKind.choices)
@@ -128,6 +136,13 @@ class Item(models.Model):
         "self", on_delete=models.CASCADE, related_name="derived", null=True, blank=True
     )
     similarity = models.FloatField(null=True, blank=True)
+    # CxC: the second caption of a caption pair, how the pair was chosen (its sampling
+    # method), and for a gold pair the known rating.
+    caption2 = models.ForeignKey(
+        Caption, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    tag = models.CharField(max_length=40, blank=True)
+    target = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
     "annotation.flows.eccv",
+    "annotation.flows.cxc",
 ]
 
 MIDDLEWARE = [

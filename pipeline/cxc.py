@@ -23,6 +23,10 @@ from pipeline.errors import InputError
 SITS_COLUMNS = ("caption", "image", "agg_score", "sampling_method")
 SIS_COLUMNS = ("image1", "image2", "agg_score", "sampling_method")
 STS_COLUMNS = ("caption1", "caption2", "agg_score", "sampling_method")
+# The sampling methods CxC's files use, per file type.
+SITS_METHODS = ("c2i_intrasim", "c2i_original")
+SIS_METHODS = ("i2i_csim",)
+STS_METHODS = ("c2c_isim", "c2c_cocaption")
 
 # ECCV Caption's CxC positives are exactly the sits pairs rated 3 or more: checked against
 # eccv-caption 0.1.0's cxc_image_to_caption.json on the sits_test rows in tests/data/cxc.
@@ -112,7 +116,7 @@ def parse_sits(
     for line, fields in _records(raw, file, SITS_COLUMNS):
         caption = _caption_id(fields[0], file, line, "caption", known_caption_ids)
         image = _image_id(fields[1], file, line, "image", known_image_ids)
-        score, method = _score_and_method(fields, file, line)
+        score, method = _score_and_method(fields, file, line, SITS_METHODS)
         rows.append(SitsRow(caption, image, score, method, line))
     _check_unique(rows, file, lambda row: (row.caption_id, row.image_id), "caption")
     return rows
@@ -127,7 +131,7 @@ def parse_sis(
     for line, fields in _records(raw, file, SIS_COLUMNS):
         first = _image_id(fields[0], file, line, "image1", known_image_ids)
         second = _image_id(fields[1], file, line, "image2", known_image_ids)
-        score, method = _score_and_method(fields, file, line)
+        score, method = _score_and_method(fields, file, line, SIS_METHODS)
         rows.append(SisRow(first, second, score, method, line))
     _check_unique(rows, file, lambda row: (row.image_id_1, row.image_id_2), "image1")
     return rows
@@ -142,7 +146,7 @@ def parse_sts(
     for line, fields in _records(raw, file, STS_COLUMNS):
         first = _caption_id(fields[0], file, line, "caption1", known_caption_ids)
         second = _caption_id(fields[1], file, line, "caption2", known_caption_ids)
-        score, method = _score_and_method(fields, file, line)
+        score, method = _score_and_method(fields, file, line, STS_METHODS)
         rows.append(StsRow(first, second, score, method, line))
     _check_unique(rows, file, lambda row: (row.caption_id_1, row.caption_id_2), "caption1")
     return rows
@@ -253,7 +257,9 @@ def _image_id(text: str, file: str, line: int, field: str, known: Collection[int
     return image
 
 
-def _score_and_method(fields: list[str], file: str, line: int) -> tuple[float, str]:
+def _score_and_method(
+    fields: list[str], file: str, line: int, methods: tuple[str, ...]
+) -> tuple[float, str]:
     text = fields[2].strip()
     try:
         score = float(text)
@@ -268,6 +274,13 @@ def _score_and_method(fields: list[str], file: str, line: int) -> tuple[float, s
     method = fields[3].strip()
     if not method:
         raise InputError("must not be empty", file=file, record=line, field="sampling_method")
+    if method not in methods:
+        raise InputError(
+            f"unknown sampling method {method[:40]!r} (this file type has: {', '.join(methods)})",
+            file=file,
+            record=line,
+            field="sampling_method",
+        )
     return score, method
 
 

@@ -490,3 +490,42 @@ def _ranked_list(
             )
         seen.add(item)
     return value
+
+
+def load_image_embeddings(
+    path: str | Path, *, known_image_ids: Collection[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Only the image half of a model's ``.npz`` (``image_ids``, ``image_embeddings``; caption
+    arrays may be absent), validated as `parse_model_embeddings` does: (ids, float32 rows)."""
+    name = str(path)
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=name) from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"not a readable .npz archive: {exc}", file=name) from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise InputError("not an .npz archive (a single .npy array?)", file=name)
+    with loaded:
+        try:
+            wanted = ("image_ids", "image_embeddings")
+            arrays: dict[str, Any] = {k: loaded[k] for k in wanted if k in loaded.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise InputError(f"cannot read an array: {exc}", file=name) from None
+    ids = _id_array(arrays, "image_ids", name)
+    emb = _embedding_array(arrays, "image_embeddings", ids, name)
+    unique, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise InputError(
+            "id appears twice", file=name, record=int(unique[counts > 1][0]), field="image_ids"
+        )
+    known = np.fromiter((int(v) for v in known_image_ids), dtype=np.int64)
+    unknown = ids[~np.isin(ids, known)]
+    if unknown.size:
+        raise InputError(
+            f"id is not in the dataset ({unknown.size} unknown id(s) in all)",
+            file=name,
+            record=int(unknown[0]),
+            field="image_ids",
+        )
+    return ids, emb

@@ -13,7 +13,7 @@ def hit_view(*, hit: Hit) -> dict[str, Any]:
     task = task_type_for(hit.batch.stage)
     questions = list(
         hit.questions.select_related(
-            "item__positive__dataset", "item__negative__dataset", "item__caption"
+            "item__positive__dataset", "item__negative__dataset", "item__caption", "item__caption2"
         ).prefetch_related("item__positive__captions")
     )
     images = batch_image_links(

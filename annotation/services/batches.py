@@ -177,7 +177,8 @@ def batch_create(
         )
         image_ids = {i.positive_id for i in items} | {i.negative_id for i in items if i.negative_id}
         batch_images_create(batch=batch, image_ids=image_ids)
-        if run.dataset.image_source != ImageSource.LOCAL_DIR:  # local files are read on request
+        # Local files are read on request; simulated workers never load an image.
+        if run.dataset.image_source != ImageSource.LOCAL_DIR and provider != "simulated":
             images_cache_start(batch=batch)
         event_record(
             action="batch.created",

@@ -85,8 +85,12 @@ document.addEventListener("DOMContentLoaded", () => {
     if (ev.target instanceof HTMLInputElement && ev.target.type === "text") return;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const radios = questions[current].querySelectorAll("input[type=radio]");
-    if (/^[1-9]$/.test(ev.key) && Number(ev.key) <= radios.length) {
-      radios[Number(ev.key) - 1].checked = true;
+    // A rating scale names its keys (0-5); other questions take 1-9 by position.
+    const keyed = questions[current].querySelector(`input[type=radio][data-key="${CSS.escape(ev.key)}"]`);
+    const byPosition = /^[1-9]$/.test(ev.key) && Number(ev.key) <= radios.length
+      && !radios[0].dataset.key;
+    if (keyed || byPosition) {
+      (keyed || radios[Number(ev.key) - 1]).checked = true;
       ev.preventDefault();
       showFollowUps(questions[current]);
       refresh();

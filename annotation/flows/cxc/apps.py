@@ -1,0 +1,33 @@
+from django.apps import AppConfig
+
+
+class CxcConfig(AppConfig):
+    """Crisscrossed Captions: graded 0-5 similarity ratings for image-image, caption-caption
+    and image-caption pairs chosen by indirect sampling."""
+
+    name = "annotation.flows.cxc"
+    label = "cxc"
+    verbose_name = "Crisscrossed Captions"
+
+    def ready(self) -> None:
+        from annotation.flows import Flow, flow_register
+        from annotation.flows.cxc import demo, simulate
+        from annotation.flows.cxc.config import cxc_check_config
+        from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
+        from annotation.models import RunKind, Stage
+
+        flow_register(
+            Flow(
+                name="cxc",
+                run_kind=RunKind.CXC,
+                task_types=(CxcSisTask(), CxcStsTask(), CxcSitsTask()),
+                answerers={
+                    Stage.CXC_SIS: simulate.rating_answer,
+                    Stage.CXC_STS: simulate.rating_answer,
+                    Stage.CXC_SITS: simulate.rating_answer,
+                },
+                demo_arguments=demo.add_arguments,
+                demo=demo.run_demo,
+                check_config=cxc_check_config,
+            )
+        )

@@ -1,0 +1,126 @@
+"""The CxC flow's part of `manage.py demo`: indirect sampling, ratings by simulated workers
+(gold pairs from CxC's own ratings of the sample images), export with agreement, and a
+model's correlation with the new ratings and with CxC's."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.utils import timezone
+
+from annotation.flows import DemoContext
+from annotation.flows.cxc.services.evaluate import cxc_evaluate
+from annotation.flows.cxc.services.export import cxc_export_start
+from annotation.flows.cxc.services.sampling import (
+    cxc_gold_import,
+    cxc_run_create,
+    cxc_sample_start,
+)
+from annotation.models import Caption, Export, Review, Stage
+from annotation.services.batches import batch_create, batch_publish
+from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.simulation import simulate_crowd
+from pipeline.embeddings import image_embeddings, train_word_vectors
+from pipeline.simulate import WorkerProfile
+from pipeline.text import tokenize
+
+SAMPLE_CXC = Path(settings.BASE_DIR) / "data" / "sample" / "cxc"
+# The demo rates a slice of what a real run would (the defaults: 200 of each, all originals).
+DEMO_CONFIG = {
+    "sis_pairs": 60,
+    "sts_pairs": 60,
+    "cocaption_pairs": 20,
+    "intrasim_pairs": 40,
+    "original_pairs": 60,
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--skip-cxc", action="store_true", help="leave out the CxC flow")
+
+
+def run_demo(ctx: DemoContext) -> None:
+    cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
+    if opts["skip_cxc"]:
+        return
+    run = cxc_run_create(dataset=dataset, name="demo", config={**DEMO_CONFIG, "seed": opts["seed"]})
+    cmd.step(f"CxC run {run.pk}: indirect sampling (demo scale: {DEMO_CONFIG})")
+    for stage, name in (
+        (Stage.CXC_SIS, "sis_val"),
+        (Stage.CXC_STS, "sts_val"),
+        (Stage.CXC_SITS, "sits_val"),
+    ):
+        n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / f"{name}.subset.csv"), stage=stage)
+        cmd.stdout.write(f"    {n} gold pairs for {stage} from CxC's {name} ratings")
+    job = cmd.wait_for_job(cxc_sample_start(run=run, image_embeddings_path=None, standin=True))
+    cmd.stdout.write(f"    {job.message}")
+    cmd.stdout.write(f"    note: {job.result['standin_note']}")
+    profile = WorkerProfile(accuracy=opts["accuracy"], gold_accuracy=0.9, seconds_per_answer=6.0)
+    for number, stage in enumerate((Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS), start=1):
+        batch = batch_publish(
+            batch=batch_create(
+                run=run, stage=stage, provider="simulated", seed=opts["seed"] + number
+            )
+        )
+        report = simulate_crowd(batch=batch, workers=12, profile=profile, seed=opts["seed"])
+        held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
+        for review in held:  # the demo's reviewer accepts gold misses of one point or two
+            review_decide(review=review, approve=True)
+        assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+        cmd.stdout.write(
+            f"    {stage}: {batch.hits.count()} HITs x {batch.assignments_per_hit} raters, "
+            f"{report.assignments} submitted, {len(held)} held for a gold miss (approved)"
+        )
+    cmd.step("CxC export: sis/sts/sits CSVs, every rating, agreement")
+    job = cmd.wait_for_job(cxc_export_start(run=run))
+    export = Export.objects.get(pk=job.result["export"])
+    for method, count in export.manifest["pairs_per_sampling_method"].items():
+        cmd.stdout.write(f"    {method.ljust(16)} {count} pairs")
+    for stage, agreement in export.manifest["agreement"].items():
+        cmd.stdout.write(
+            f"    {stage.ljust(9)} alpha {agreement['krippendorff_alpha_interval']}  "
+            f"mean pairwise Spearman {agreement['mean_pairwise_spearman']}  "
+            f"raters/pair {agreement['raters_per_pair']['median']}"
+        )
+    cmd.stdout.write(f"    export: {export.path}")
+    cmd.step("a FastText model (mean of caption vectors as the image) against the ratings")
+    model = Path(export.path) / "demo_fasttext_model.npz"
+    _fasttext_model(dataset, model, seed=opts["seed"])
+    for label, folder in (("this export", export.path), ("CxC's own val ratings", SAMPLE_CXC)):
+        try:
+            result = cxc_evaluate(folder=str(folder), embeddings=str(model), draws=200)
+        except Exception as exc:  # noqa: BLE001 - the demo reports and goes on
+            cmd.stdout.write(f"    {label}: {exc}")
+            continue
+        for task, values in result["tasks"].items():
+            low, high = values["spearman_95ci"]
+            cmd.stdout.write(
+                f"    {label:<22} {task:<4} rho {values['spearman']:+.3f} "
+                f"[{low:+.3f}, {high:+.3f}]  tau-b {values['kendall_tau_b']:+.3f}  "
+                f"({values['pairs']} pairs)"
+            )
+
+
+def _fasttext_model(dataset, path: Path, *, seed: int) -> None:  # type: ignore[no-untyped-def]
+    rows = list(
+        Caption.objects.filter(dataset=dataset)
+        .order_by("coco_id")
+        .values_list("coco_id", "image__coco_id", "text")
+    )
+    tokens = [tokenize(t) for _, _, t in rows]
+    vectors = train_word_vectors(tokens, dim=100, epochs=50, seed=seed)
+    caps, _ = image_embeddings(tokens, vectors)
+    owners = np.asarray([o for _, o, _ in rows])
+    images = np.unique(owners)
+    means = np.stack([caps[owners == i].mean(axis=0) for i in images])
+    np.savez(
+        path,
+        image_ids=images.astype(np.int64),
+        image_embeddings=means.astype(np.float32),
+        caption_ids=np.asarray([c for c, _, _ in rows], dtype=np.int64),
+        caption_embeddings=caps.astype(np.float32),
+    )

@@ -1,0 +1,21 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.cxc.services.sampling import cxc_gold_import
+from annotation.management.base import ServiceCommand
+from annotation.models import Run, Stage
+
+STAGES = {"sis": Stage.CXC_SIS, "sts": Stage.CXC_STS, "sits": Stage.CXC_SITS}
+
+
+class Command(ServiceCommand):
+    help = "Gold pairs with known ratings from a CxC CSV (pairs of this dataset only)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("file")
+        parser.add_argument("--stage", choices=sorted(STAGES), required=True)
+
+    def handle(self, *args, **opts):
+        run = get_object_or_404(Run, pk=opts["run"])
+        n = cxc_gold_import(run=run, path=opts["file"], stage=STAGES[opts["stage"]])
+        self.stdout.write(f"{n} gold pairs for {opts['stage']}")

@@ -1,0 +1,39 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.cxc.services.sampling import cxc_sample_start
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+
+
+class Command(ServiceCommand):
+    help = (
+        "Indirect sampling of image-image and caption-caption pairs (a Celery job): image pairs "
+        "by caption similarity, caption pairs by image similarity from your image embeddings."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument(
+            "--image-embeddings", help=".npz with image_ids and image_embeddings (COCO ids)"
+        )
+        parser.add_argument(
+            "--standin-image-embeddings",
+            action="store_true",
+            help="no image encoder: use the named seeded random stand-in (c2c_isim pairs random)",
+        )
+        parser.add_argument("--no-wait", action="store_true")
+
+    def handle(self, *args, **opts):
+        run = get_object_or_404(Run, pk=opts["run"])
+        job = cxc_sample_start(
+            run=run,
+            image_embeddings_path=opts["image_embeddings"],
+            standin=opts["standin_image_embeddings"],
+        )
+        if opts["no_wait"]:
+            self.stdout.write(f"job {job.pk} queued")
+            return
+        job = self.wait_for_job(job)
+        self.stdout.write(job.message)
+        if job.result.get("standin_note"):
+            self.stdout.write(self.style.WARNING(f"Note: {job.result['standin_note']}"))

@@ -1,0 +1,19 @@
+"""Celery entry points of the CxC flow: thin, take ids, safe to retry."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(name="cxc.sample")
+def cxc_sample(job_id: int) -> None:
+    from annotation.flows.cxc.services.sampling import cxc_sample_job
+
+    cxc_sample_job(job_id=job_id)
+
+
+@shared_task(name="cxc.export")
+def cxc_export(job_id: int) -> None:
+    from annotation.flows.cxc.services.export import cxc_export_write
+
+    cxc_export_write(job_id=job_id)

@@ -1,0 +1,139 @@
+"""CxC rating tasks: how similar are the two sides of a pair, on the STS-style 0-5 scale.
+One task type (and page) per modality: image-image (SIS), caption-caption (STS) and
+image-caption (SITS)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotation.errors import AnswerError
+from annotation.flows.cxc.services.sampling import METHODS_OF, cxc_intermodal_create
+from annotation.models import Answer, Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.selectors.images import ImageLinks
+from annotation.tasktypes.base import ParsedAnswer, TaskType
+
+# The STS guidelines' points, worded for each modality ("the two sides").
+RUBRIC = (
+    ("5", "Same meaning: they show or say the same thing (the same scene)"),
+    ("4", "Mostly the same: only unimportant details differ"),
+    ("3", "Roughly the same: some important details differ or are missing"),
+    ("2", "Not the same, but they share some important details"),
+    ("1", "Not the same, but on the same topic"),
+    ("0", "Completely dissimilar: different topics"),
+)
+SCALE = tuple(value for value, _ in RUBRIC)
+
+
+class CxcRatingTask(TaskType):
+    default_assignments = 5  # CxC collected about five ratings per pair
+    default_items_per_hit = 10
+    choices = SCALE
+    publish_status = RunStatus.VERIFYING
+
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        return (
+            Item.objects.filter(run=run, kind=ItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage])
+            .exclude(questions__hit__batch__stage=self.stage)
+            .order_by("pk")
+        )
+
+    def plan_hits(
+        self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
+    ) -> list[list[Item]]:
+        """Each HIT gets one gold pair with a known rating (when the run has gold pairs of
+        this modality), at a position drawn from a secret source."""
+        plans = super().plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
+        golds = list(
+            Item.objects.filter(
+                run=run, kind=ItemKind.GOLD_RATING, tag__in=METHODS_OF[self.stage]
+            ).order_by("pk")
+        )
+        if not golds:
+            return plans
+        draw = secrets.SystemRandom()
+        for plan in plans:
+            plan.insert(draw.randint(0, len(plan)), draw.choice(golds))
+        return plans
+
+    def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
+        if value not in SCALE:
+            raise AnswerError(
+                f"rating {value!r} is not one of 0-5",
+                record=f"question {question.position + 1}",
+                field="rating",
+            )
+        return ParsedAnswer(choice=value, label=value)
+
+    def review_reasons(
+        self, *, questions: list[Question], answers: list[Answer]
+    ) -> list[dict[str, Any]]:
+        """A gold rating further than the run's `gold_tolerance` from the known one."""
+        failed = []
+        for question, answer in zip(questions, answers, strict=True):
+            item = question.item
+            if item.kind != ItemKind.GOLD_RATING or item.target is None:
+                continue
+            tolerance = float(item.run.config.get("gold_tolerance", 1.0))
+            if abs(float(answer.label) - item.target) > tolerance:
+                failed.append(
+                    {
+                        "position": question.position,
+                        "gold": "known rating",
+                        "expected": [f"{item.target:.2f} ± {tolerance:g}"],
+                        "answer": answer.label,
+                    }
+                )
+        return failed
+
+    def rubric(self) -> list[dict[str, str]]:
+        return [{"value": v, "label": label} for v, label in RUBRIC]
+
+
+class CxcSisTask(CxcRatingTask):
+    stage = Stage.CXC_SIS
+    cli_name = "cxc-sis"
+    title = "How similar are the two images?"
+    template_name = "annotation/task_cxc_sis.html"
+
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
+        item = question.item
+        return {
+            "left": self.image_view(item.positive, images),
+            "right": self.image_view(item.negative, images),
+            "scale": self.rubric(),
+        }
+
+
+class CxcStsTask(CxcRatingTask):
+    stage = Stage.CXC_STS
+    cli_name = "cxc-sts"
+    title = "How similar are the two captions?"
+    template_name = "annotation/task_cxc_sts.html"
+
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
+        item = question.item
+        assert item.caption is not None and item.caption2 is not None
+        return {"first": item.caption.text, "second": item.caption2.text, "scale": self.rubric()}
+
+
+class CxcSitsTask(CxcRatingTask):
+    stage = Stage.CXC_SITS
+    cli_name = "cxc-sits"
+    title = "How well does the caption match the image?"
+    template_name = "annotation/task_cxc_sits.html"
+
+    def prepare_batch(self, *, run: Run) -> None:
+        """Intermodal pairs come from the intramodal ratings: made on the first SITS batch."""
+        cxc_intermodal_create(run=run)
+
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
+        item = question.item
+        assert item.caption is not None
+        return {
+            "image": self.image_view(item.positive, images),
+            "caption": item.caption.text,
+            "scale": self.rubric(),
+        }

@@ -1,0 +1,52 @@
+"""CxC rating pages in headless Chromium: keys 0-5 rate the highlighted pair."""
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
+from annotation.models import Answer, Assignment, AssignmentState, Stage
+from annotation.services.batches import batch_create, batch_publish
+from tests.annotation.test_browser import begin, browser, page  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SMALL = {
+    "sis_pairs": 4,
+    "sts_pairs": 4,
+    "cocaption_pairs": 2,
+    "neighbours": 3,
+    "random_per_example": 1,
+    "text_epochs": 5,
+    "text_dim": 16,
+}
+
+
+@pytest.mark.parametrize(
+    ("stage", "shown"),
+    [(Stage.CXC_SIS, "img[alt='first image']"), (Stage.CXC_STS, "p.query")],
+)
+def test_a_rating_hit_with_the_keyboard(page, live_server, dataset, stage, shown):  # noqa: F811
+    run = cxc_run_create(dataset=dataset, config=SMALL)
+    cxc_sample_start(run=run, image_embeddings_path=None, standin=True)
+    batch = batch_publish(
+        batch=batch_create(run=run, stage=stage, provider="local", items_per_hit=3, limit=3)
+    )
+    begin(page, live_server, batch, "rater-1")
+    expect(page.locator("fieldset.question")).to_have_count(3)
+    expect(page.locator(shown).first).to_be_visible()
+    expect(page.locator(".rubric li")).to_have_count(6)
+    submit = page.locator("#submit")
+    expect(submit).to_be_disabled()
+    page.keyboard.press("0")
+    page.keyboard.press("5")
+    expect(page.locator("#progress")).to_have_text("2 / 3 answered")
+    page.keyboard.press("3")
+    expect(submit).to_be_enabled()
+    submit.click()
+    expect(page.locator(".messages")).to_contain_text("answers were saved")
+    assignment = Assignment.objects.get(worker__external_id="rater-1")
+    assert assignment.state == AssignmentState.SUBMITTED
+    ratings = dict(
+        Answer.objects.filter(assignment=assignment).values_list("question__position", "label")
+    )
+    assert ratings == {0: "0", 1: "5", 2: "3"}
