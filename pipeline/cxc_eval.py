@@ -2,10 +2,10 @@
 mean human rating (SIS, STS, SITS), with a bootstrap interval, and retrieval with CxC
 positives.
 
-Bootstrap (as CxC describes it): each draw takes one pair per example, uniformly among the
-pairs that example appears in first (so no example weighs more than another), and computes
-Spearman's rho on that sample; the interval is the 2.5th-97.5th percentile over the draws.
-The point estimate is rho over all pairs.
+Bootstrap: each draw resamples the examples with replacement and takes one pair per drawn
+example, uniformly among the pairs it appears in first (CxC's one pair per example, so no
+example weighs more than another), and computes Spearman's rho on that sample; the interval
+is the 2.5th-97.5th percentile over the draws. The point estimate is rho over all pairs.
 """
 
 from __future__ import annotations
@@ -59,8 +59,11 @@ def correlation(
     values: list[float] = []
     if len(members) >= 3:
         for _ in range(draws):
+            examples = rng.integers(len(members), size=len(members))
             picked = np.fromiter(
-                (g[int(rng.integers(len(g)))] for g in members), dtype=np.int64, count=len(members)
+                (members[e][int(rng.integers(len(members[e])))] for e in examples),
+                dtype=np.int64,
+                count=len(members),
             )
             r = spearmanr(m[picked], h[picked]).statistic
             if np.isfinite(r):

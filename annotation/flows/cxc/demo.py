@@ -90,9 +90,12 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.step("a FastText model (mean of caption vectors as the image) against the ratings")
     model = Path(export.path) / "demo_fasttext_model.npz"
     _fasttext_model(dataset, model, seed=opts["seed"])
-    for label, folder in (("this export", export.path), ("CxC's own val ratings", SAMPLE_CXC)):
+    for label, folder, split in (
+        ("this export", export.path, None),
+        ("CxC's own val ratings", SAMPLE_CXC, "val"),
+    ):
         try:
-            result = cxc_evaluate(folder=str(folder), embeddings=str(model), draws=200)
+            result = cxc_evaluate(folder=str(folder), embeddings=str(model), draws=200, split=split)
         except Exception as exc:  # noqa: BLE001 - the demo reports and goes on
             cmd.stdout.write(f"    {label}: {exc}")
             continue

@@ -16,26 +16,26 @@ from pipeline.eccv_embeddings import load_model_embeddings
 from pipeline.errors import InputError
 
 
-def _one(folder: Path, prefix: str) -> Path | None:
-    found = sorted(folder.glob(f"{prefix}_*.csv"))
+def _one(folder: Path, prefix: str, split: str | None) -> Path | None:
+    found = sorted(folder.glob(f"{prefix}_{split or ''}*.csv"))
     if len(found) > 1:
         raise InputError(
-            f"more than one {prefix}_*.csv ({', '.join(p.name for p in found)}): give a folder "
-            "with one of each",
+            f"more than one {prefix}_*.csv ({', '.join(p.name for p in found)}): name the "
+            "split (--split val) or give a folder with one of each",
             file=str(folder),
         )
     return found[0] if found else None
 
 
 def cxc_evaluate(
-    *, folder: str, embeddings: str, draws: int = 1000, seed: int = 0
+    *, folder: str, embeddings: str, draws: int = 1000, seed: int = 0, split: str | None = None
 ) -> dict[str, Any]:
     base = Path(folder)
     if not base.is_dir():
         raise InputError(
             "not a folder (give the folder holding sis_*, sts_*, sits_*.csv)", file=folder
         )
-    files = {name: _one(base, name) for name in ("sis", "sts", "sits")}
+    files = {name: _one(base, name, split) for name in ("sis", "sts", "sits")}
     if not any(files.values()):
         raise InputError("no sis_*.csv, sts_*.csv or sits_*.csv in the folder", file=folder)
     try:

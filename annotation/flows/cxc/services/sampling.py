@@ -283,7 +283,10 @@ def cxc_intermodal_create(*, run: Run) -> int:
     """c2i_intrasim pairs from the highest-rated intramodal pairs (the image of one example
     with a caption of the other), and c2i_original pairs (an image with its own caption: all
     of them, or a seeded sample). Once per run; returns how many were made."""
-    if Item.objects.filter(run=run, tag__in=(C2I_INTRASIM, C2I_ORIGINAL)).exists():
+    made_before = Item.objects.filter(
+        run=run, kind=ItemKind.RATING_PAIR, tag__in=(C2I_INTRASIM, C2I_ORIGINAL)
+    )
+    if made_before.exists():  # gold pairs carry these tags too: only rating pairs count
         return 0
     config = run.config
     seed = int(config["seed"])

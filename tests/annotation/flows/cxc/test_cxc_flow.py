@@ -164,6 +164,15 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
         batch_create(run=cxc_run, stage=Stage.CXC_SITS, provider="simulated")
     rate_all(cxc_run, Stage.CXC_SIS)
     rate_all(cxc_run, Stage.CXC_STS)
+    image = cxc_run.dataset.images.first()
+    Item.objects.create(  # a gold pair with an intermodal tag must not stop intermodal sampling
+        run=cxc_run,
+        kind=ItemKind.GOLD_RATING,
+        positive=image,
+        caption=image.captions.first(),
+        tag="c2i_original",
+        target=4.5,
+    )
     rate_all(cxc_run, Stage.CXC_SITS)  # intermodal pairs made from the top-rated ones
     sits = Item.objects.filter(run=cxc_run, kind=ItemKind.RATING_PAIR, tag__startswith="c2i")
     assert sits.filter(tag="c2i_intrasim").count() == 4

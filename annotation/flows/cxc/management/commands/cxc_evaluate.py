@@ -13,6 +13,7 @@ class Command(ServiceCommand):
     def add_arguments(self, parser):
         parser.add_argument("--cxc", required=True, help="folder with sis_*, sts_*, sits_*.csv")
         parser.add_argument("--embeddings", required=True, help="model .npz (COCO ids)")
+        parser.add_argument("--split", help="which files of the folder: sis_<split>*.csv, ...")
         parser.add_argument("--draws", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true")
