@@ -77,14 +77,13 @@ def binned_pairs(
     rng = np.random.default_rng(seed)
     k = min(neighbours, n - 1)
     idx, _ = top_k(unit, unit, k, exclude=np.arange(n, dtype=np.int64))
-    cand: set[tuple[int, int]] = set()
-    for i in range(n):
-        for j in idx[i]:
-            cand.add((min(i, int(j)), max(i, int(j))))
-        for j in rng.choice(n, size=min(random_per_example, n - 1), replace=False):
-            if int(j) != i:
-                cand.add((min(i, int(j)), max(i, int(j))))
-    pairs = np.array(sorted(cand), dtype=np.int64)
+    r = min(random_per_example, n - 1)
+    rows = np.repeat(np.arange(n, dtype=np.int64), k + r)
+    cols = np.concatenate([idx, rng.integers(n, size=(n, r))], axis=1).ravel()
+    keep = rows != cols
+    pairs = np.unique(
+        np.stack([np.minimum(rows, cols)[keep], np.maximum(rows, cols)[keep]], axis=1), axis=0
+    )
     sims = np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]).astype(np.float64)
     which = np.digitize(sims, bins[1:-1])  # bin index per candidate
     wanted = _bin_counts(n_pairs, shares)
