@@ -1,0 +1,91 @@
+"""Flickr8k human judgments in the derived JSON layout the captioning-metric community reads
+(clipscore's `flickr8k_example`, used by PAC-S):
+
+    {"<key>": {"human_judgement": [{"image_id", "image_path", "caption", "rating"}, ...],
+               "image_id": ..., "image_path": ..., "ground_truth": [references]}}
+
+Flickr8k-Expert: one judgement per expert score (1-4); Flickr8k-CF: the share of "yes".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import InputError
+
+
+@dataclass(frozen=True)
+class Judgement:
+    key: str
+    image_id: str
+    image_path: str
+    caption: str
+    rating: float
+    references: tuple[str, ...]
+
+
+def load_derived(path: str | Path) -> list[Judgement]:
+    name = str(path)
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the judgments: {exc}", file=name) from None
+    if not isinstance(document, dict):
+        raise InputError("must be an object keyed by image", file=name)
+    out: list[Judgement] = []
+    for key, entry in document.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("human_judgement"), list):
+            raise InputError(
+                "needs a human_judgement list", file=name, record=key, field="human_judgement"
+            )
+        refs = tuple(str(r) for r in entry.get("ground_truth", []))
+        for n, j in enumerate(entry["human_judgement"]):
+            try:
+                rating = float(j["rating"])
+                caption = str(j["caption"])
+            except (KeyError, TypeError, ValueError):
+                raise InputError(
+                    "needs a caption and a numeric rating",
+                    file=name,
+                    record=f"{key}[{n}]",
+                    field="rating",
+                ) from None
+            out.append(
+                Judgement(
+                    key=key,
+                    image_id=str(j.get("image_id", key)),
+                    image_path=str(j.get("image_path", entry.get("image_path", ""))),
+                    caption=caption,
+                    rating=rating,
+                    references=refs,
+                )
+            )
+    return out
+
+
+def derived_document(judgements: Iterable[Judgement]) -> dict[str, Any]:
+    """The layout `load_derived` reads, grouped by key in first-seen order."""
+    document: dict[str, Any] = {}
+    for j in judgements:
+        entry = document.setdefault(
+            j.key,
+            {
+                "human_judgement": [],
+                "image_id": j.image_id,
+                "image_path": j.image_path,
+                "ground_truth": list(j.references),
+            },
+        )
+        entry["human_judgement"].append(
+            {
+                "image_id": j.image_id,
+                "image_path": j.image_path,
+                "caption": j.caption,
+                "rating": j.rating,
+            }
+        )
+    return document
