@@ -75,6 +75,7 @@ class RunKind(models.TextChoices):
     BISON = "bison", "COCO-BISON"
     ECCV = "eccv", "ECCV Caption"
     CXC = "cxc", "Crisscrossed Captions"
+    QUALITY = "caption_quality", "Caption-quality judgments"
 
 
 class RunStatus(models.TextChoices):
@@ -110,6 +111,9 @@ class Stage(models.TextChoices):
     CXC_SIS = "cxc_sis", "CxC: image-image similarity"
     CXC_STS = "cxc_sts", "CxC: caption-caption similarity"
     CXC_SITS = "cxc_sits", "CxC: image-caption similarity"
+    QUALITY_RATING = "quality_rating", "Caption quality: rating"
+    QUALITY_BINARY = "quality_binary", "Caption quality: does it describe the image?"
+    QUALITY_PREFERENCE = "quality_preference", "Caption quality: which of two captions"
 
 
 class ItemKind(models.TextChoices):
@@ -120,6 +124,8 @@ class ItemKind(models.TextChoices):
     GOLD_NEGATIVE = "gold_negative", "Gold: a pair in no model's top list"
     RATING_PAIR = "rating_pair", "A pair to rate (CxC: image-image, caption-caption, image-caption)"
     GOLD_RATING = "gold_rating", "Gold: a pair with a known rating"
+    CANDIDATE_CAPTION = "candidate_caption", "A candidate caption for an image"
+    CANDIDATE_PAIR = "candidate_pair", "Two candidate captions for one image"
 
 
 class Item(models.Model):
@@ -143,6 +149,13 @@ class Item(models.Model):
     )
     tag = models.CharField(max_length=40, blank=True)
     target = models.FloatField(null=True, blank=True)
+    # Caption-quality judgments: the candidate caption(s) judged for `positive`.
+    candidate = models.ForeignKey(
+        "Candidate", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    candidate2 = models.ForeignKey(
+        "Candidate", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
 
     class Meta:
         constraints = [
@@ -166,6 +179,29 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.pk}"
+
+
+class Candidate(models.Model):
+    """A caption to be judged for an image: a model's output (`source` = the model's name) or
+    a human-written one (`source` = "reference", with the dataset caption it copies)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="candidates")
+    image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+")
+    source = models.CharField(max_length=100)
+    text = models.TextField()
+    reference = models.ForeignKey(
+        Caption, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "image", "source", "text"], name="candidate_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} caption for image {self.image_id}"
 
 
 class JobState(models.TextChoices):

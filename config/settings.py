@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "annotation.flows.bison",
     "annotation.flows.eccv",
     "annotation.flows.cxc",
+    "annotation.flows.quality",
 ]
 
 MIDDLEWARE = [

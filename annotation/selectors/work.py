@@ -13,7 +13,13 @@ def hit_view(*, hit: Hit) -> dict[str, Any]:
     task = task_type_for(hit.batch.stage)
     questions = list(
         hit.questions.select_related(
-            "item__positive__dataset", "item__negative__dataset", "item__caption", "item__caption2"
+            "item__positive__dataset",
+            "item__negative__dataset",
+            "item__caption",
+            "item__caption2",
+            "item__candidate",
+            "item__candidate2",
+            "item__run",
         ).prefetch_related("item__positive__captions")
     )
     images = batch_image_links(

@@ -113,6 +113,12 @@ def batch_create(
     items_per_hit = items_per_hit or task.default_items_per_hit
     assignments_per_hit = assignments_per_hit or task.default_assignments
     check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
+    if assignments_per_hit < task.min_assignments:
+        raise InputError(
+            f"{task.title!r} needs at least {task.min_assignments} workers per HIT, got "
+            f"{assignments_per_hit}",
+            field="assignments_per_hit",
+        )
     check_int({"seed": seed}, "seed", low=-(2**31), high=2**31 - 1)  # Batch.seed's column
     value = check_reward(reward)
     rules = _check_qualifications(qualifications or {})

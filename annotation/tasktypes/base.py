@@ -25,6 +25,8 @@ class TaskType(ABC):
     title: str
     template_name: str
     default_assignments: int = 1
+    # The fewest workers per HIT the task's procedure allows (e.g. three for binary votes).
+    min_assignments: int = 1
     default_items_per_hit: int = 10
     choices: tuple[str, ...] = ()
     # Whether each question's two images are shown in a server-drawn order (`Question.swapped`).

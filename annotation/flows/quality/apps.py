@@ -1,0 +1,37 @@
+from django.apps import AppConfig
+
+
+class QualityConfig(AppConfig):
+    """Caption-quality judgments (as used to validate CLIP-S and PAC-S): ratings, yes/no
+    judgments and pairwise preferences of candidate captions, and metric correlations."""
+
+    name = "annotation.flows.quality"
+    label = "quality"
+    verbose_name = "Caption-quality judgments"
+
+    def ready(self) -> None:
+        from annotation.flows import Flow, flow_register
+        from annotation.flows.quality import demo, simulate
+        from annotation.flows.quality.services.candidates import quality_check_config
+        from annotation.flows.quality.tasktypes import (
+            QualityBinaryTask,
+            QualityPreferenceTask,
+            QualityRatingTask,
+        )
+        from annotation.models import RunKind, Stage
+
+        flow_register(
+            Flow(
+                name="quality",
+                run_kind=RunKind.QUALITY,
+                task_types=(QualityRatingTask(), QualityBinaryTask(), QualityPreferenceTask()),
+                answerers={
+                    Stage.QUALITY_RATING: simulate.quality_answer,
+                    Stage.QUALITY_BINARY: simulate.quality_answer,
+                    Stage.QUALITY_PREFERENCE: simulate.quality_answer,
+                },
+                demo_arguments=demo.add_arguments,
+                demo=demo.run_demo,
+                check_config=quality_check_config,
+            )
+        )

@@ -1,0 +1,132 @@
+"""The caption-quality flow's part of `manage.py demo`: two stand-in "models" caption the
+sample images, simulated workers rate, judge and compare the captions, the export is written
+in the Flickr8k layouts, and a reference metric (sentence BLEU, when sacrebleu is installed;
+else word overlap) is correlated with the judgments."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from annotation.flows import DemoContext
+from annotation.flows.quality.services.candidates import (
+    quality_candidates_import,
+    quality_items_create,
+    quality_run_create,
+)
+from annotation.flows.quality.services.correlate import quality_correlate
+from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
+from annotation.models import Caption, Export, Stage
+from annotation.services.batches import batch_create, batch_publish
+from annotation.services.reviews import assignments_auto_approve
+from annotation.simulation import simulate_crowd
+from pipeline.flickr8k import load_derived
+from pipeline.simulate import WorkerProfile
+from pipeline.text import tokenize
+
+IMAGES = 30  # images of the sample the demo's models caption
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--skip-quality", action="store_true", help="leave out caption judgments")
+
+
+def _stand_in_models(dataset, folder: Path, seed: int) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    """Two stand-in captioners: "copycat" returns one of the image's own captions with a few
+    words dropped; "shuffler" returns another image's caption half the time."""
+    rng = random.Random(seed)
+    images = list(dataset.images.order_by("coco_id")[:IMAGES])
+    own = {i.pk: list(Caption.objects.filter(image=i).order_by("coco_id")) for i in images}
+    out = {}
+    for name in ("copycat", "shuffler"):
+        rows = []
+        for image in images:
+            if name == "copycat":
+                words = tokenize(rng.choice(own[image.pk]).text)
+                kept = [w for w in words if rng.random() > 0.2] or words
+                text = " ".join(kept)
+            else:
+                donor = image if rng.random() < 0.5 else rng.choice(images)
+                text = rng.choice(own[donor.pk]).text
+            rows.append({"image_id": image.coco_id, "caption": text})
+        path = folder / f"{name}_results.json"
+        path.write_text(json.dumps(rows))
+        out[name] = path
+    return out
+
+
+def run_demo(ctx: DemoContext) -> None:
+    cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
+    if opts["skip_quality"]:
+        return
+    run = quality_run_create(dataset=dataset, name="demo", config={"seed": opts["seed"]})
+    cmd.step(f"caption-quality run {run.pk}: two stand-in captioners on {IMAGES} images")
+    folder = Path(settings.MEDIA_ROOT) / "demo-quality"
+    folder.mkdir(parents=True, exist_ok=True)
+    for model, path in _stand_in_models(dataset, folder, opts["seed"]).items():
+        n = quality_candidates_import(run=run, model=model, path=str(path))
+        cmd.stdout.write(f"    {n} {model} captions imported (COCO results format)")
+    counts = quality_items_create(run=run)
+    cmd.stdout.write(
+        f"    {counts['candidates']} captions to rate; {counts['pairs']} preference pairs "
+        f"(HC {counts['HC']}, HI {counts['HI']}, HM {counts['HM']}, MM {counts['MM']})"
+    )
+    profile = WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=5.0)
+    # The papers' counts: 3 experts, >= 3 yes/no votes, 48 preferences (the demo asks 9).
+    for stage, workers, per_hit in (
+        (Stage.QUALITY_RATING, 3, 3),
+        (Stage.QUALITY_BINARY, 3, 3),
+        (Stage.QUALITY_PREFERENCE, 9, 9),
+    ):
+        batch = batch_publish(
+            batch=batch_create(
+                run=run, stage=stage, provider="simulated", assignments_per_hit=per_hit
+            )
+        )
+        report = simulate_crowd(
+            batch=batch, workers=max(workers, per_hit) + 3, profile=profile, seed=opts["seed"]
+        )
+        assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+        cmd.stdout.write(
+            f"    {stage}: {batch.hits.count()} HITs x {per_hit} workers, {report.assignments} submitted"
+        )
+    job = cmd.wait_for_job(quality_export_start(run=run))
+    export = Export.objects.get(pk=job.result["export"])
+    for stage, values in export.manifest["agreement"].items():
+        cmd.stdout.write(f"    {stage.ljust(19)} {values}")
+    cmd.stdout.write(f"    export: {export.path}")
+    cmd.step("a reference metric against the judgments (Kendall tau-b / tau-c)")
+    base = Path(export.path)
+    metric = base / "demo_metric.csv"
+    rows = load_derived(base / EXPERT_FILE) + load_derived(base / CF_FILE)
+    with metric.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["image", "caption", "score"])
+        for j in rows:
+            writer.writerow([j.image_id, j.caption, _reference_score(j.caption, j.references)])
+    result = quality_correlate(
+        expert=str(base / EXPERT_FILE), cf=str(base / CF_FILE), metric=str(metric)
+    )
+    for layout, values in result.items():
+        for name, taus in values["metrics"].items():
+            cmd.stdout.write(
+                f"    {layout:<24} {name}: tau-b {taus['tau_b']:+.3f}  tau-c {taus['tau_c']:+.3f}  ({values['judgements']} judgements)"
+            )
+
+
+def _reference_score(caption: str, references: tuple[str, ...]) -> float:
+    try:
+        import sacrebleu
+
+        return float(sacrebleu.sentence_bleu(caption, list(references) or [""]).score)
+    except ImportError:  # the demo's metric without the dev extra: unigram overlap
+        words = set(tokenize(caption))
+        refs = set(w for r in references for w in tokenize(r))
+        return len(words & refs) / max(1, len(words))

@@ -1,0 +1,32 @@
+import json
+
+from django.core.management.base import CommandError
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.quality.services.candidates import DEFAULTS, quality_run_create
+from annotation.management.base import ServiceCommand
+from annotation.models import Dataset
+
+
+class Command(ServiceCommand):
+    help = (
+        "Create a caption-quality run (settings JSON: "
+        + ", ".join(f"{k} (default {v})" for k, v in DEFAULTS.items())
+        + "; scale: expert 1-4 or composite 1-5)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("dataset", help="dataset name (the images and their references)")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--config", default="{}")
+
+    def handle(self, *args, **opts):
+        dataset = get_object_or_404(Dataset, name=opts["dataset"])
+        try:
+            config = json.loads(opts["config"])
+        except ValueError as exc:
+            raise CommandError(f"--config is not JSON: {exc}") from None
+        if not isinstance(config, dict):
+            raise CommandError("--config must be a JSON object")
+        run = quality_run_create(dataset=dataset, name=opts["name"], config=config)
+        self.stdout.write(f"run {run.pk} ({run.kind})")

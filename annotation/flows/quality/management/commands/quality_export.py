@@ -1,0 +1,16 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.quality.services.export import quality_export_start
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+
+
+class Command(ServiceCommand):
+    help = "Export judgments in the Flickr8k-Expert/CF layouts, a CSV per task, a manifest (a job)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+
+    def handle(self, *args, **opts):
+        job = self.wait_for_job(quality_export_start(run=get_object_or_404(Run, pk=opts["run"])))
+        self.stdout.write(job.message)

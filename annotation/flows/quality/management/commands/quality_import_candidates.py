@@ -1,0 +1,29 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.flows.quality.services.candidates import (
+    quality_candidates_import,
+    quality_items_create,
+)
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
+
+
+class Command(ServiceCommand):
+    help = (
+        "Import models' captions (COCO results format [{image_id, caption}]) as MODEL=FILE "
+        "pairs, then make the items to judge (--make-items)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("models", nargs="*", metavar="MODEL=FILE")
+        parser.add_argument("--make-items", action="store_true")
+
+    def handle(self, *args, **opts):
+        run = get_object_or_404(Run, pk=opts["run"])
+        for spec in opts["models"]:
+            model, _, path = spec.partition("=")
+            n = quality_candidates_import(run=run, model=model, path=path)
+            self.stdout.write(f"{model}: {n} captions")
+        if opts["make_items"]:
+            self.stdout.write(str(quality_items_create(run=run)))

@@ -1,0 +1,218 @@
+"""Caption-quality runs: candidate captions of several models for a dataset's images, the
+items people judge (one candidate; or two, with their HC/HI/HM/MM category)."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from annotation.errors import ServiceError
+from annotation.models import Candidate, Caption, Dataset, Item, ItemKind, Run, RunKind, Stage
+from annotation.services.checks import SEED_RANGE, check_int, check_name
+from annotation.services.events import event_record
+from annotation.services.runs import run_create
+from pipeline.errors import InputError
+from pipeline.jsonio import check_text
+
+REFERENCE = "reference"
+SCALES = {
+    # Flickr8k-Expert's four points (Hodosh et al. 2013), best first.
+    "expert": (
+        ("4", "Describes the image without any errors"),
+        ("3", "Describes the image with minor errors"),
+        ("2", "Is somewhat related to the image"),
+        ("1", "Is unrelated to the image"),
+    ),
+    # Composite's 1-5 correspondence (Aditya et al.): 5 = fully consistent with the image.
+    "composite": (
+        ("5", "Fully matches the image"),
+        ("4", "Matches the image with small errors"),
+        ("3", "Partly matches the image"),
+        ("2", "Barely matches the image"),
+        ("1", "Does not match the image at all"),
+    ),
+}
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "scale": "expert",
+    "pairs_per_image": 4,  # preference pairs per image, spread over the four categories
+}
+
+
+def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
+    config = {**DEFAULTS, **config}
+    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
+    check_int(config, "pairs_per_image", low=0, high=1000)
+    if config["scale"] not in SCALES:
+        raise InputError(f"must be one of {', '.join(SCALES)}", field="scale")
+    return config
+
+
+def quality_run_create(
+    *, dataset: Dataset, name: str = "", config: dict[str, Any] | None = None
+) -> Run:
+    return run_create(
+        dataset=dataset,
+        kind=RunKind.QUALITY,
+        name=name,
+        config=quality_check_config(config or {}),
+    )
+
+
+def _image_keys(dataset: Dataset) -> dict[str, int]:
+    """Image pk by every way a results file may name it: the COCO id, the file name, the
+    file name without its extension (Flickr8k's image ids)."""
+    keys: dict[str, int] = {}
+    for pk, coco_id, file_name in dataset.images.values_list("pk", "coco_id", "file_name"):
+        keys[str(coco_id)] = pk
+        keys[file_name] = pk
+        keys[file_name.rsplit(".", 1)[0]] = pk
+    return keys
+
+
+def quality_candidates_import(*, run: Run, model: str, path: str) -> int:
+    """A model's captions in COCO's results format (`[{"image_id", "caption"}]`): validated
+    completely (unknown images, empty or unreadable captions name the record and field), then
+    written in one transaction; returns the candidates written (a repeat writes none)."""
+    if run.kind != RunKind.QUALITY:
+        raise InputError(f"run {run.pk} is a {run.kind} run", field="run")
+    check_name(model, field="model", limit=100)
+    if not model.strip() or model == REFERENCE:
+        raise InputError(f"needs a model name other than {REFERENCE!r}", field="model")
+    try:
+        rows = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=path) from None
+    except ValueError as exc:
+        raise InputError(f"not valid JSON: {exc}", file=path) from None
+    if not isinstance(rows, list):
+        raise InputError("must be a list of {image_id, caption}", file=path)
+    keys = _image_keys(run.dataset)
+    candidates: list[Candidate] = []
+    seen: set[tuple[int, str]] = set()
+    for n, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InputError("must be an object", file=path, record=n, field="image_id")
+        image = keys.get(str(row.get("image_id")))
+        if image is None:
+            raise InputError(
+                f"image {row.get('image_id')!r} is not in dataset {run.dataset.name!r}",
+                file=path,
+                record=n,
+                field="image_id",
+            )
+        text = row.get("caption")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("must be a non-empty caption", file=path, record=n, field="caption")
+        text = check_text(" ".join(text.split()), file=path, record=n, field="caption")
+        if (image, text) in seen:
+            continue
+        seen.add((image, text))
+        candidates.append(Candidate(run=run, image_id=image, source=model, text=text))
+    with transaction.atomic():
+        before = Candidate.objects.filter(run=run, source=model).count()
+        Candidate.objects.bulk_create(candidates, ignore_conflicts=True, batch_size=5000)
+        written = Candidate.objects.filter(run=run, source=model).count() - before
+        event_record(
+            action="quality.candidates_imported",
+            run=run,
+            data={"model": model, "file": path, "rows": len(rows), "written": written},
+        )
+    return written
+
+
+def quality_items_create(*, run: Run) -> dict[str, int]:
+    """The items of the three tasks, once: every model candidate alone (ratings and binary
+    judgments), and per image up to `pairs_per_image` preference pairs, one category at a time
+    in turn: HC two of its references, HI one of its references and another image's, HM a
+    reference and a model's caption, MM two models' captions (seeded)."""
+    if Item.objects.filter(
+        run=run, kind__in=(ItemKind.CANDIDATE_CAPTION, ItemKind.CANDIDATE_PAIR)
+    ).exists():
+        raise ServiceError(f"run {run.pk} already has its items")
+    models = list(Candidate.objects.filter(run=run).exclude(source=REFERENCE).order_by("pk"))
+    if not models:
+        raise ServiceError(f"run {run.pk} has no candidate captions: import a model's first")
+    rng = random.Random(int(run.config["seed"]))
+    refs_of: dict[int, list[Caption]] = defaultdict(list)
+    for caption in Caption.objects.filter(dataset=run.dataset).order_by("coco_id"):
+        refs_of[caption.image_id].append(caption)
+    by_image: dict[int, list[Candidate]] = defaultdict(list)
+    for c in models:
+        by_image[c.image_id].append(c)
+    items = [
+        Item(
+            run=run,
+            kind=ItemKind.CANDIDATE_CAPTION,
+            positive_id=c.image_id,
+            candidate=c,
+            tag=c.source,
+        )
+        for c in models
+    ]
+    images = sorted(by_image)
+
+    def reference(image: int, caption: Caption) -> Candidate:
+        found, _ = Candidate.objects.get_or_create(
+            run=run,
+            image_id=image,
+            source=REFERENCE,
+            text=" ".join(caption.text.split()),
+            defaults={"reference": caption},
+        )
+        return found
+
+    pairs: list[Item] = []
+    wanted = int(run.config["pairs_per_image"])
+    for image in images:
+        refs = refs_of.get(image, [])
+        others = [i for i in images if i != image and refs_of.get(i)]
+        made = 0
+        for turn in range(wanted * 4):
+            if made >= wanted:
+                break
+            category = ("HC", "HI", "HM", "MM")[turn % 4]
+            if category == "HC" and len(refs) >= 2:
+                a, b = rng.sample(refs, 2)
+                pair = (reference(image, a), reference(image, b))
+            elif category == "HI" and refs and others:
+                other = rng.choice(others)
+                pair = (
+                    reference(image, rng.choice(refs)),
+                    reference(other, rng.choice(refs_of[other])),
+                )
+            elif category == "HM" and refs:
+                pair = (reference(image, rng.choice(refs)), rng.choice(by_image[image]))
+            elif category == "MM" and len(by_image[image]) >= 2:
+                a2, b2 = rng.sample(by_image[image], 2)
+                pair = (a2, b2)
+            else:
+                continue
+            if pair[0].text == pair[1].text:
+                continue  # never ask which of two identical captions is better
+            pairs.append(
+                Item(
+                    run=run,
+                    kind=ItemKind.CANDIDATE_PAIR,
+                    positive_id=image,
+                    candidate=pair[0],
+                    candidate2=pair[1],
+                    tag=category,
+                )
+            )
+            made += 1
+    with transaction.atomic():
+        Item.objects.bulk_create(items + pairs, batch_size=5000)
+    counts = {"candidates": len(items), "pairs": len(pairs)}
+    for category in ("HC", "HI", "HM", "MM"):
+        counts[category] = sum(p.tag == category for p in pairs)
+    event_record(action="quality.items_created", run=run, data=counts)
+    return counts
+
+
+STAGES = (Stage.QUALITY_RATING, Stage.QUALITY_BINARY, Stage.QUALITY_PREFERENCE)

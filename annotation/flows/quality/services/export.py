@@ -1,0 +1,261 @@
+"""Caption-quality export: Flickr8k-Expert and Flickr8k-CF derived JSON layouts (ratings and
+yes/no judgments), a CSV per task, and a manifest with inter-rater agreement."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.models import Answer, Caption, Export, Item, Job, Run, RunStatus, Stage
+from annotation.selectors.counting import counted
+from annotation.selectors.invitations import consent_record
+from annotation.services.files import file_write_atomic
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finished_result,
+    job_start,
+    job_succeed,
+)
+from annotation.services.runs import run_set_status
+from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
+from pipeline.flickr8k import Judgement, derived_document
+
+QUALITY_FORMAT = "caption-quality"
+JOB_NAME = "quality.export"
+EXPERT_FILE = "flickr8k_expert_layout.json"
+CF_FILE = "flickr8k_cf_layout.json"
+
+
+def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
+    """Counted answers of `stage` by item pk: (worker pk, label)."""
+    held = Q(assignment__review__isnull=True) | Q(
+        assignment__review__status__in=("approved", "auto_approved")
+    )
+    rows = (
+        Answer.objects.filter(counted("assignment__"), held, question__item__run=run)
+        .filter(question__hit__batch__stage=stage)
+        .values_list("question__item_id", "assignment__worker_id", "label")
+        .order_by("question__item_id", "assignment_id")
+    )
+    out: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for item, worker, label in rows:
+        out[item].append((worker, label))
+    return dict(out)
+
+
+def quality_export_start(*, run: Run) -> Job:
+    from annotation.flows.quality import tasks
+
+    if not any(
+        _answers(run, stage)
+        for stage in (Stage.QUALITY_RATING, Stage.QUALITY_BINARY, Stage.QUALITY_PREFERENCE)
+    ):
+        raise ServiceError(f"run {run.pk} has no counted judgments to export yet")
+    with transaction.atomic():
+        job = job_create(name=JOB_NAME, run=run)
+        transaction.on_commit(lambda: tasks.quality_export.delay(job.pk))
+    return job
+
+
+def _csv(header: list[str], rows: list[list[Any]]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+def _agreement(units: dict[int, dict[int, float]]) -> dict[str, Any]:
+    per = [len(u) for u in units.values()]
+    rho, pairs = mean_pairwise_spearman(units)
+    alpha = krippendorff_alpha_interval([list(u.values()) for u in units.values()])
+    return {
+        "items": len(units),
+        "judgments": sum(per),
+        "workers_per_item": statistics.median(per) if per else 0,
+        "krippendorff_alpha_interval": None if alpha is None else round(alpha, 4),
+        "mean_pairwise_spearman": None if rho is None else round(rho, 4),
+        "worker_pairs_in_spearman": pairs,
+    }
+
+
+def quality_export_write(*, job_id: int) -> Export | None:
+    done = job_finished_result(job_id=job_id)
+    if done is not None:
+        return Export.objects.filter(pk=done.get("export")).first()
+    job = job_start(job_id=job_id, message="collecting judgments")
+    run = job.run
+    assert run is not None
+    try:
+        refs: dict[int, list[str]] = defaultdict(list)
+        for image, text in (
+            Caption.objects.filter(dataset=run.dataset)
+            .order_by("coco_id")
+            .values_list("image_id", "text")
+        ):
+            refs[image].append(" ".join(text.split()))
+        files: dict[str, bytes] = {}
+        agreement: dict[str, Any] = {}
+        counts: dict[str, int] = {}
+        # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
+        # one per caption, the share of "yes").
+        for stage, layout, name in (
+            (Stage.QUALITY_RATING, "expert", EXPERT_FILE),
+            (Stage.QUALITY_BINARY, "cf", CF_FILE),
+        ):
+            answers = _answers(run, stage)
+            items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
+            judgements: list[Judgement] = []
+            rows: list[list[Any]] = []
+            units: dict[int, dict[int, float]] = {}
+            for pk in sorted(answers):
+                item = items[pk]
+                assert item.candidate is not None
+                image = item.positive
+                stem = image.file_name.rsplit(".", 1)[0]
+                key = stem if layout == "expert" else image.file_name
+                references = tuple(r for r in refs[image.pk] if r != item.candidate.text)
+                values = (
+                    [1.0 if label == "yes" else 0.0 for _, label in answers[pk]]
+                    if layout == "cf"
+                    else [float(label) for _, label in answers[pk]]
+                )
+                units[pk] = {worker: v for (worker, _), v in zip(answers[pk], values, strict=True)}
+                common = {
+                    "key": key,
+                    "image_id": key,
+                    "image_path": f"images/{image.file_name}",
+                    "caption": item.candidate.text,
+                    "references": references,
+                }
+                if layout == "expert":
+                    judgements += [Judgement(rating=v, **common) for v in values]
+                    rows.append(
+                        [
+                            image.file_name,
+                            item.candidate.source,
+                            item.candidate.text,
+                            ";".join(f"{v:g}" for v in values),
+                            f"{statistics.mean(values):.4f}",
+                        ]
+                    )
+                else:
+                    share = sum(values) / len(values)
+                    judgements.append(Judgement(rating=round(share, 4), **common))
+                    rows.append(
+                        [
+                            image.file_name,
+                            item.candidate.source,
+                            item.candidate.text,
+                            int(sum(values)),
+                            int(len(values) - sum(values)),
+                            f"{share:.4f}",
+                        ]
+                    )
+            if answers:
+                files[name] = json.dumps(derived_document(judgements), indent=1).encode()
+                header = (
+                    ["image", "model", "caption", "ratings", "mean"]
+                    if layout == "expert"
+                    else ["image", "model", "caption", "yes", "no", "yes_share"]
+                )
+                files[f"{stage}.csv"] = _csv(header, rows)
+                agreement[str(stage)] = _agreement(units)
+                counts[str(stage)] = len(answers)
+        answers = _answers(run, Stage.QUALITY_PREFERENCE)
+        if answers:
+            items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
+                list(answers)
+            )
+            rows = []
+            agree: list[float] = []
+            for pk in sorted(answers):
+                item = items[pk]
+                assert item.candidate is not None and item.candidate2 is not None
+                first = sum(label == "first" for _, label in answers[pk])
+                n = len(answers[pk])
+                rows.append(
+                    [
+                        item.positive.file_name,
+                        item.tag,
+                        item.candidate.source,
+                        item.candidate.text,
+                        item.candidate2.source,
+                        item.candidate2.text,
+                        first,
+                        n - first,
+                        f"{first / n:.4f}",
+                    ]
+                )
+                agree.append(max(first, n - first) / n)
+            files[f"{Stage.QUALITY_PREFERENCE}.csv"] = _csv(
+                [
+                    "image",
+                    "category",
+                    "source_first",
+                    "caption_first",
+                    "source_second",
+                    "caption_second",
+                    "votes_first",
+                    "votes_second",
+                    "share_first",
+                ],
+                rows,
+            )
+            agreement[str(Stage.QUALITY_PREFERENCE)] = {
+                "pairs": len(answers),
+                "judgments": sum(len(a) for a in answers.values()),
+                "mean_share_with_majority": round(statistics.mean(agree), 4),
+            }
+            counts[str(Stage.QUALITY_PREFERENCE)] = len(answers)
+        manifest: dict[str, Any] = {
+            "format": QUALITY_FORMAT,
+            "created_at": timezone.now().isoformat(),
+            "run": {"id": run.pk, "name": run.name, "config": run.config},
+            "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
+            "judged": counts,
+            "agreement": agreement,
+            "consent": consent_record(run),
+        }
+        with transaction.atomic():
+            Run.objects.select_for_update().get(pk=run.pk)
+            last = Export.objects.filter(run=run, format=QUALITY_FORMAT).aggregate(v=Max("version"))
+            version = (last["v"] or 0) + 1
+            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"quality-v{version}"
+            folder.mkdir(parents=True, exist_ok=True)
+            manifest["files"] = {
+                n: file_write_atomic(path=folder / n, data=d) for n, d in files.items()
+            }
+            data = json.dumps(manifest, indent=2).encode()
+            file_write_atomic(path=folder / "manifest.json", data=data)
+            export = Export.objects.create(
+                run=run,
+                format=QUALITY_FORMAT,
+                version=version,
+                path=str(folder),
+                checksum=hashlib.sha256(data).hexdigest(),
+                manifest=manifest,
+            )
+            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        job_succeed(
+            job_id=job_id,
+            result={"export": export.pk, "path": str(folder), "judged": counts},
+            message=f"{counts} -> {folder}",
+        )
+        return export
+    except Exception as exc:
+        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        raise

@@ -1,0 +1,12 @@
+"""Celery entry points of the caption-quality flow: thin, take ids, safe to retry."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(name="quality.export")
+def quality_export(job_id: int) -> None:
+    from annotation.flows.quality.services.export import quality_export_write
+
+    quality_export_write(job_id=job_id)

@@ -1,0 +1,119 @@
+"""Caption-quality tasks as the metric papers collected them: a rating of one caption
+(Flickr8k-Expert 1-4, or Composite 1-5), a yes/no judgment by at least three workers
+(Flickr8k-CF), and a preference between two captions (Pascal-50S: 48 workers per pair)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotation.errors import AnswerError
+from annotation.flows.quality.services.candidates import SCALES, quality_items_create
+from annotation.models import Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.selectors.images import ImageLinks
+from annotation.tasktypes.base import ParsedAnswer, TaskType
+
+BINARY = (("yes", "Yes, the caption describes the image"), ("no", "No, it does not"))
+
+
+class QualityTask(TaskType):
+    publish_status = RunStatus.VERIFYING
+    kind = ItemKind.CANDIDATE_CAPTION
+
+    def prepare_batch(self, *, run: Run) -> None:
+        kinds = (ItemKind.CANDIDATE_CAPTION, ItemKind.CANDIDATE_PAIR)
+        if not Item.objects.filter(run=run, kind__in=kinds).exists():
+            quality_items_create(run=run)
+
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        return (
+            Item.objects.filter(run=run, kind=self.kind)
+            .exclude(questions__hit__batch__stage=self.stage)
+            .order_by("pk")
+        )
+
+    def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
+        return tuple((v, v) for v in self.choices)
+
+    def worker_choices(self, *, question: Question) -> list[str]:
+        return [v for v, _ in self._options(question)]
+
+    def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
+        allowed = self.worker_choices(question=question)
+        if value not in allowed:
+            raise AnswerError(
+                f"answer {value!r} is not one of {', '.join(allowed)}",
+                record=f"question {question.position + 1}",
+                field="answer",
+            )
+        return ParsedAnswer(choice=value, label=value)
+
+
+class QualityRatingTask(QualityTask):
+    stage = Stage.QUALITY_RATING
+    cli_name = "quality-rating"
+    title = "How well does the caption describe the image?"
+    template_name = "annotation/task_quality_rating.html"
+    default_assignments = 3  # Flickr8k-Expert: three experts per caption
+    default_items_per_hit = 10
+
+    def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
+        return SCALES[str(question.item.run.config.get("scale", "expert"))]
+
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
+        item = question.item
+        assert item.candidate is not None
+        return {
+            "image": self.image_view(item.positive, images),
+            "caption": item.candidate.text,
+            "options": [{"value": v, "label": label} for v, label in self._options(question)],
+        }
+
+
+class QualityBinaryTask(QualityTask):
+    stage = Stage.QUALITY_BINARY
+    cli_name = "quality-binary"
+    title = "Does the caption describe the image?"
+    template_name = "annotation/task_quality_binary.html"
+    default_assignments = 3
+    min_assignments = 3  # Flickr8k-CF: at least three judgments per pair
+    default_items_per_hit = 20
+    choices = ("yes", "no")
+
+    def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
+        return BINARY
+
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
+        item = question.item
+        assert item.candidate is not None
+        return {
+            "image": self.image_view(item.positive, images),
+            "caption": item.candidate.text,
+            "options": [{"value": v, "label": label} for v, label in BINARY],
+        }
+
+
+class QualityPreferenceTask(QualityTask):
+    stage = Stage.QUALITY_PREFERENCE
+    cli_name = "quality-preference"
+    title = "Which caption describes the image better?"
+    template_name = "annotation/task_quality_preference.html"
+    default_assignments = 48  # Pascal-50S collected 48 judgments per pair
+    default_items_per_hit = 10
+    draws_sides = True  # which caption is shown as A is drawn on the server
+    kind = ItemKind.CANDIDATE_PAIR
+    choices = ("a", "b")
+
+    def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
+        item = question.item
+        assert item.candidate is not None and item.candidate2 is not None
+        first, second = item.candidate.text, item.candidate2.text
+        a, b = (second, first) if question.swapped else (first, second)
+        return {"image": self.image_view(item.positive, images), "a": a, "b": b}
+
+    def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
+        parsed = super().parse_answer(question=question, value=value)
+        # The label names the item's own caption, whatever side it was shown on.
+        first = (value == "a") != question.swapped
+        return ParsedAnswer(choice=parsed.choice, label="first" if first else "second")
