@@ -89,3 +89,39 @@ def derived_document(judgements: Iterable[Judgement]) -> dict[str, Any]:
             }
         )
     return document
+
+
+def token_file_to_coco(path: str | Path) -> dict[str, Any]:
+    """Flickr8k's `Flickr8k.token.txt` (`<image>#<n><TAB>caption`) as a COCO captions
+    document, so it imports like any dataset: images numbered 1.. in name order (the name is
+    the `file_name`), captions numbered 1.. in file order. Bad lines name the line."""
+    name = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the token file: {exc}", file=name) from None
+    rows: list[tuple[str, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        key, tab, text = line.partition("\t")
+        image, hash_, _n = key.partition("#")
+        if not tab or not hash_ or not image or not text.strip():
+            raise InputError(
+                "must be <image>#<n><TAB><caption>", file=name, record=number, field="caption"
+            )
+        rows.append((image.strip(), text.strip()))
+    if not rows:
+        raise InputError("no captions in the file", file=name)
+    ids = {image: n for n, image in enumerate(sorted({r[0] for r in rows}), start=1)}
+    return {
+        "info": {"description": f"Flickr8k captions from {Path(path).name}"},
+        "images": [
+            {"id": n, "file_name": image, "coco_url": ""}
+            for image, n in sorted(ids.items(), key=lambda kv: kv[1])
+        ],
+        "annotations": [
+            {"id": n, "image_id": ids[image], "caption": text}
+            for n, (image, text) in enumerate(rows, start=1)
+        ],
+    }

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Dataset, Image, ImageSource
@@ -13,6 +15,7 @@ from annotation.services.dataset_rows import dataset_rows_write
 from annotation.services.jobs import Progress
 from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
 from pipeline.errors import InputError
+from pipeline.flickr8k import token_file_to_coco
 from pipeline.jsonio import check_text
 
 
@@ -179,4 +182,28 @@ def dataset_import(
         captions=captions,
         skipped_images=parsed.skipped_images,
         warnings=parsed.warnings,
+    )
+
+
+def dataset_import_flickr8k(
+    *,
+    path: str | Path,
+    name: str,
+    image_source: str = ImageSource.LOCAL_DIR,
+    image_location: str = "",
+    progress: Progress | None = None,
+) -> DatasetImportResult:
+    """Flickr8k's token file as a dataset (images numbered in name order, see
+    `pipeline.flickr8k.token_file_to_coco`), imported like a COCO file."""
+    document = token_file_to_coco(path)
+    folder = Path(settings.MEDIA_ROOT) / "imports" / "flickr8k"
+    folder.mkdir(parents=True, exist_ok=True)
+    converted = folder / f"{Path(path).stem}.coco.json"
+    converted.write_text(json.dumps(document))
+    return dataset_import(
+        path=converted,
+        image_source=image_source,
+        image_location=image_location,
+        name=name,
+        progress=progress,
     )

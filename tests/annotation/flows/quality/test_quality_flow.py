@@ -242,3 +242,29 @@ def test_embedding_metrics_on_the_real_flickr8k_samples(tmp_path):
             expert=str(FLICKR / "flickr8k_expert.sample.derived.json"), embeddings=str(bad)
         )
     assert caught.value.field == "image_embeddings"
+
+
+def test_flickr8k_references_and_candidates_by_image_name(tmp_path, settings):
+    from annotation.services.datasets import dataset_import_flickr8k
+
+    folder = tmp_path / "flickr"
+    folder.mkdir()
+    result = dataset_import_flickr8k(
+        path=str(FLICKR / "Flickr8k.token.sample.txt"),
+        name="flickr8k-sample",
+        image_location=str(folder),
+    )
+    dataset = result.dataset
+    assert result.captions == 1004 and dataset.images.filter(file_name__endswith=".jpg").exists()
+    run = quality_run_create(dataset=dataset)
+    expert = load_derived(FLICKR / "flickr8k_expert.sample.derived.json")
+    rows = [{"image_id": j.image_id, "caption": j.caption} for j in expert]  # names, no .jpg
+    path = tmp_path / "human.json"
+    path.write_text(json.dumps(rows))
+    written = quality_candidates_import(run=run, model="flickr8k-candidates", path=str(path))
+    assert written == len({(j.image_id, " ".join(j.caption.split())) for j in expert})
+    bad = tmp_path / "bad_token.txt"
+    bad.write_text("1.jpg#0\tA dog .\nno tab here\n")
+    with pytest.raises(InputError) as caught:
+        dataset_import_flickr8k(path=str(bad), name="bad", image_location=str(folder))
+    assert (caught.value.record, caught.value.field) == (2, "caption")
