@@ -1,0 +1,245 @@
+"""CxC aggregation + export of CxC's full count of ratings (1,335,475 over 267,095 pairs) from
+PostgreSQL, against a bare `COPY (SELECT ...) TO STDOUT` of the same rows in the same run.
+
+The database is filled with SQL (generate_series): 5,000 images x 5 captions, 267,095 rating
+pairs over the three tasks, HITs of 10 pairs with 5 submitted assignments each, one rating per
+pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
+- app: `cxc_export_write` (counted ratings read, averaged, three CSVs, ratings.jsonl,
+  agreement per task, manifest);
+- bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file.
+
+    .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 3] [--pairs 267095]
+
+A database named crowdvl_bench_cxc is created on that server and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import fmt_mb, in_subprocess, peak_rss  # noqa: E402
+from benchmarks.import_coco import current_rss  # noqa: E402
+
+DB = "crowdvl_bench_cxc"
+RATERS = 5
+PER_HIT = 10
+
+
+def _django(url: str) -> None:
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def fill(url: str, pairs: int) -> int:
+    """The run's rows, written with SQL; returns the run id."""
+    _django(url)
+    from annotation.flows.cxc.services.sampling import cxc_run_create
+    from annotation.models import Dataset
+
+    dataset = Dataset.objects.create(
+        name="bench", source_file="", checksum="", image_source="coco_url"
+    )
+    run = cxc_run_create(dataset=dataset)
+    import psycopg
+
+    stages = (("cxc_sis", "i2i_csim"), ("cxc_sts", "c2c_isim"), ("cxc_sits", "c2i_intrasim"))
+    per_stage = pairs // 3
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        d, r = dataset.pk, run.pk
+        cur.execute(
+            "INSERT INTO annotation_image (dataset_id, coco_id, file_name, coco_url) "
+            "SELECT %s, g, 'COCO_val2014_' || lpad(g::text, 12, '0') || '.jpg', '' "
+            "FROM generate_series(1, 5000) g",
+            [d],
+        )
+        cur.execute(
+            "INSERT INTO annotation_caption (dataset_id, coco_id, image_id, text) "
+            "SELECT %s, g, i.id, 'a caption number ' || g FROM generate_series(1, 25000) g "
+            "JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = (g - 1) / 5 + 1",
+            [d, d],
+        )
+        cur.execute("SELECT min(id) FROM annotation_image WHERE dataset_id = %s", [d])
+        img0 = cur.fetchone()[0]  # type: ignore[index]
+        cur.execute("SELECT min(id) FROM annotation_caption WHERE dataset_id = %s", [d])
+        cap0 = cur.fetchone()[0]  # type: ignore[index]
+        cur.execute(
+            "INSERT INTO annotation_worker (provider, external_id, blocked, block_scope, created_at) "
+            "SELECT 'simulated', 'bench-' || g, false, '', now() FROM generate_series(1, 500) g"
+        )
+        cur.execute("SELECT min(id) FROM annotation_worker")
+        w0 = cur.fetchone()[0]  # type: ignore[index]
+        for stage, method in stages:
+            cur.execute(
+                "INSERT INTO annotation_batch (run_id, stage, provider, status, title, items_per_hit,"
+                " assignments_per_hit, reward, lifetime_seconds, assignment_duration_seconds,"
+                " qualifications, seed, created_at, published_at, auto_approval_delay_seconds,"
+                " description, keywords, provider_hit_type_id, options, environment, sync_error)"
+                " VALUES (%s, %s, 'simulated', 'completed', 'bench', %s, %s, 0.10, 604800, 3600,"
+                " '{}', 0, now(), now(), 259200, '', '', '', '{}', '', '') RETURNING id",
+                [r, stage, PER_HIT, RATERS],
+            )
+            batch = cur.fetchone()[0]  # type: ignore[index]
+            pair_sql = {
+                "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, NULL, NULL",
+                "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, %(cap0)s + g %% 25000, %(cap0)s + (g * 13 + 3) %% 25000",
+                "cxc_sits": "%(img0)s + g %% 5000, NULL, %(cap0)s + (g * 13 + 3) %% 25000, NULL",
+            }[stage]
+            cur.execute(
+                "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, caption_id,"
+                " caption2_id, tag, similarity) SELECT %(run)s, 'rating_pair', "
+                + pair_sql
+                + ", %(tag)s, 0.5 FROM generate_series(0, %(n)s - 1) g",
+                {"run": r, "img0": img0, "cap0": cap0, "tag": method, "n": per_stage},
+            )
+            cur.execute(
+                "INSERT INTO annotation_hit (batch_id, position, status, provider_hit_id,"
+                " extra_assignments) SELECT %s, g, 'complete', '', 0"
+                " FROM generate_series(0, (%s + %s - 1) / %s - 1) g",
+                [batch, per_stage, PER_HIT, PER_HIT],
+            )
+            cur.execute(
+                "INSERT INTO annotation_question (hit_id, item_id, position, swapped)"
+                " SELECT h.id, i.id, (i.rn - 1) %% %s, false FROM"
+                " (SELECT id, row_number() OVER (ORDER BY id) rn FROM annotation_item"
+                "  WHERE run_id = %s AND tag = %s) i"
+                " JOIN annotation_hit h ON h.batch_id = %s AND h.position = (i.rn - 1) / %s",
+                [PER_HIT, r, method, batch, PER_HIT],
+            )
+            cur.execute(
+                "INSERT INTO annotation_assignment (hit_id, worker_id, state, provider_assignment_id,"
+                " accepted_at, submitted_at, confirmed, excluded) SELECT h.id,"
+                " %s + (h.position * 5 + k) %% 500, 'approved', '', now(), now(), true, false"
+                " FROM annotation_hit h CROSS JOIN generate_series(0, %s - 1) k WHERE h.batch_id = %s",
+                [w0, RATERS, batch],
+            )
+        cur.execute(
+            "INSERT INTO annotation_answer (assignment_id, question_id, choice, label, details, raw)"
+            " SELECT a.id, q.id, l, l, '{}', l FROM annotation_assignment a"
+            " JOIN annotation_question q ON q.hit_id = a.hit_id"
+            " CROSS JOIN LATERAL (SELECT ((q.item_id * 31 + a.worker_id * 17) % 6)::text l) x"
+        )
+        cur.execute("SELECT count(*) FROM annotation_answer")
+        answers = cur.fetchone()[0]  # type: ignore[index]
+        conn.commit()
+    print(f"filled: {pairs:,} pairs, {answers:,} ratings", file=sys.stderr)
+    return run.pk
+
+
+def child_app(url: str, run_id: str) -> dict:
+    _django(url)
+    from annotation.flows.cxc.services.export import JOB_NAME, cxc_export_write
+    from annotation.models import Run
+    from annotation.services.jobs import job_create
+
+    job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))
+    base = current_rss()
+    t = time.perf_counter()
+    export = cxc_export_write(job_id=job.pk)
+    seconds = time.perf_counter() - t
+    assert export is not None
+    return {
+        "seconds": seconds,
+        "peak": peak_rss(),
+        "base": base,
+        "rows": export.manifest["ratings"],
+    }
+
+
+def child_copy(url: str, run_id: str) -> dict:
+    import psycopg
+
+    base = current_rss()
+    out = Path(tempfile.mkdtemp()) / "ratings.tsv"
+    rows = 0
+    with psycopg.connect(url) as conn, conn.cursor() as cur, out.open("wb") as fh:
+        t = time.perf_counter()
+        with cur.copy(
+            "COPY (SELECT q.item_id, b.stage, a.worker_id, ans.label FROM annotation_answer ans"
+            " JOIN annotation_question q ON q.id = ans.question_id"
+            " JOIN annotation_hit h ON h.id = q.hit_id JOIN annotation_batch b ON b.id = h.batch_id"
+            " JOIN annotation_assignment a ON a.id = ans.assignment_id"
+            f" WHERE b.run_id = {int(run_id)}) TO STDOUT"
+        ) as copy:
+            for data in copy:
+                fh.write(data)
+                rows += bytes(data).count(b"\n")
+        seconds = time.perf_counter() - t
+    return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
+
+
+CHILDREN = {"app": child_app, "copy": child_copy}
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        name, url, run_id = sys.argv[2:5]
+        print(json.dumps(CHILDREN[name](url, run_id)))
+        return
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=267_095)
+    args = parser.parse_args()
+    import psycopg
+
+    base = args.database_url.rsplit("/", 1)[0]
+    url = f"{base}/{DB}"
+    with psycopg.connect(args.database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+        conn.execute(f"CREATE DATABASE {DB}")
+    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-cxc-"))
+    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ.pop("CELERY_BROKER_URL", None)
+    try:
+        _django(url)
+        from django.core.management import call_command
+        from django.db import connections
+
+        call_command("migrate", verbosity=0)
+        run_id = fill(url, args.pairs)
+        connections.close_all()
+        results = {
+            name: [in_subprocess(__file__, name, [url, str(run_id)]) for _ in range(args.repeats)]
+            for name in ("copy", "app")
+        }
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(args.database_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+    base_s = statistics.median(r["seconds"] for r in results["copy"])
+    print(
+        f"\nCxC export of {results['app'][0]['rows']:,} ratings, median of {args.repeats}, fresh process each"
+    )
+    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
+    for name, label in (
+        ("copy", "bare COPY ... TO (baseline)"),
+        ("app", "cxc_export_write (CSVs, JSONL, agreement)"),
+    ):
+        runs = results[name]
+        seconds = statistics.median(r["seconds"] for r in runs)
+        print(
+            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
+            f"{fmt_mb(max(r['peak'] for r in runs)):>13}{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
+        )
+
+
+if __name__ == "__main__":
+    main()
