@@ -57,3 +57,66 @@ def mean_pairwise_spearman(
         if math.isfinite(rho):
             rhos.append(rho)
     return (float(np.mean(rhos)) if rhos else None), len(rhos)
+
+
+def krippendorff_alpha_interval_arrays(units: np.ndarray, values: np.ndarray) -> float | None:
+    """`krippendorff_alpha_interval` on flat arrays (one entry per rating: its unit id and
+    value), for millions of ratings: sums per unit instead of lists."""
+    u = np.asarray(units)
+    v = np.asarray(values, dtype=np.float64)
+    if u.size == 0:
+        return None
+    _, inverse, counts = np.unique(u, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=v)
+    squares = np.bincount(inverse, weights=v * v)
+    pairable = counts >= 2
+    if not pairable.any():
+        return None
+    m = counts[pairable].astype(np.float64)
+    n = float(m.sum())
+    observed = float(np.sum(2.0 * (m * squares[pairable] - sums[pairable] ** 2) / (m - 1))) / n
+    kept = v[pairable[inverse]]
+    expected = 2.0 * (n * float(np.sum(kept * kept)) - float(np.sum(kept)) ** 2) / (n * (n - 1))
+    if expected == 0:
+        return None
+    return 1.0 - observed / expected
+
+
+def mean_pairwise_spearman_arrays(
+    units: np.ndarray, raters: np.ndarray, values: np.ndarray, *, min_common: int = 3
+) -> tuple[float | None, int]:
+    """`mean_pairwise_spearman` on flat arrays: every pair of raters of each unit, grouped by
+    rater pair without Python dictionaries per rating."""
+    u = np.asarray(units, dtype=np.int64)
+    r = np.asarray(raters, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    order = np.lexsort((r, u))
+    u, r, v = u[order], r[order], v[order]
+    starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
+    sizes = np.diff(np.r_[starts, u.size])
+    left, right = [], []
+    for size in np.unique(sizes):
+        if size < 2:
+            continue
+        first = starts[sizes == size]
+        i, j = np.triu_indices(int(size), k=1)
+        left.append((first[:, None] + i[None, :]).ravel())
+        right.append((first[:, None] + j[None, :]).ravel())
+    if not left:
+        return None, 0
+    a, b = np.concatenate(left), np.concatenate(right)
+    key = r[a] * (int(r.max()) + 1) + r[b]
+    by = np.argsort(key, kind="stable")
+    key, xa, xb = key[by], v[a][by], v[b][by]
+    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+    rhos: list[float] = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        if hi - lo < min_common:
+            continue
+        x, y = xa[lo:hi], xb[lo:hi]
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            continue
+        rho = float(spearmanr(x, y).statistic)
+        if math.isfinite(rho):
+            rhos.append(rho)
+    return (float(np.mean(rhos)) if rhos else None), len(rhos)

@@ -14,3 +14,24 @@ def file_write_atomic(*, path: Path, data: bytes) -> str:
     tmp.write_bytes(data)
     os.replace(tmp, path)
     return hashlib.sha256(data).hexdigest()
+
+
+class AtomicLines:
+    """A large text file written line by line through a temporary file; `close()` renames it
+    into place and returns its sha256 (nothing is left half-written if it is never closed)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_suffix(path.suffix + ".tmp")
+        self.handle = self.tmp.open("wb")
+        self.digest = hashlib.sha256()
+
+    def write(self, line: str) -> None:
+        data = line.encode() + b"\n"
+        self.digest.update(data)
+        self.handle.write(data)
+
+    def close(self) -> str:
+        self.handle.close()
+        os.replace(self.tmp, self.path)
+        return self.digest.hexdigest()

@@ -74,3 +74,31 @@ def test_cocaption_pairs_are_two_captions_of_one_example():
     assert len(pairs) == 3 and len(set(pairs)) == 3
     owners = {1: 0, 2: 0, 3: 0, 4: 1, 5: 1, 6: 2}
     assert all(owners[a] == owners[b] and a < b for a, b in pairs)
+
+
+def test_the_array_versions_agree_with_the_plain_ones():
+    from pipeline.agreement import (
+        krippendorff_alpha_interval_arrays,
+        mean_pairwise_spearman_arrays,
+    )
+
+    rng = np.random.default_rng(5)
+    units, raters, values = [], [], []
+    ratings: dict[int, dict[int, int]] = {}
+    for unit in range(300):
+        truth = rng.integers(0, 6)
+        for rater in rng.choice(12, size=rng.integers(1, 6), replace=False):
+            value = int(np.clip(truth + rng.integers(-1, 2), 0, 5))
+            units.append(unit)
+            raters.append(int(rater))
+            values.append(value)
+            ratings.setdefault(unit, {})[int(rater)] = value
+    plain = krippendorff_alpha_interval([list(r.values()) for r in ratings.values()])
+    assert krippendorff_alpha_interval_arrays(np.array(units), np.array(values)) == pytest.approx(
+        plain
+    )
+    rho, pairs = mean_pairwise_spearman(ratings)
+    rho_a, pairs_a = mean_pairwise_spearman_arrays(
+        np.array(units), np.array(raters), np.array(values)
+    )
+    assert pairs_a == pairs and rho_a == pytest.approx(rho)

@@ -10,17 +10,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.flows.cxc.selectors import cxc_agreement, cxc_items, cxc_ratings
-from annotation.models import Caption, Export, Image, Item, Job, Run, RunStatus, Stage
+from annotation.flows.cxc.selectors import (
+    STAGES,
+    cxc_agreement,
+    cxc_has_ratings,
+    cxc_rating_arrays,
+)
+from annotation.models import Export, Item, Job, Run, RunStatus, Stage, Worker
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.files import file_write_atomic
+from annotation.services.files import AtomicLines, file_write_atomic
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -44,7 +50,7 @@ FILES = {
 def cxc_export_start(*, run: Run) -> Job:
     from annotation.flows.cxc import tasks
 
-    if not any(not r.gold for r in cxc_ratings(run=run)):
+    if not cxc_has_ratings(run=run):
         raise ServiceError(f"run {run.pk} has no counted ratings to export yet")
     with transaction.atomic():
         job = job_create(name=JOB_NAME, run=run)
@@ -52,85 +58,90 @@ def cxc_export_start(*, run: Run) -> Job:
     return job
 
 
-def image_name(image: Image) -> str:
-    """CxC writes images as their COCO file name (COCO_val2014_<12 digits>.jpg)."""
-    return image.file_name
-
-
-def caption_name(caption: Caption, image: Image) -> str:
-    """CxC writes captions as COCO_<split>:sentid:<caption id>; the split is read off an image
-    file name of the same dataset (COCO_val2014_...)."""
-    prefix = (
-        image.file_name.rsplit("_", 1)[0] if image.file_name.startswith("COCO_") else "COCO_val2014"
+def _names(run: Run, item_ids: np.ndarray) -> dict[int, tuple[str, str, str]]:
+    """The two names of each exported pair (as CxC writes them) and its sampling method."""
+    prefix = "COCO_val2014"
+    first = run.dataset.images.values_list("file_name", flat=True).first()
+    if first and first.startswith("COCO_"):
+        prefix = first.rsplit("_", 1)[0]
+    names: dict[int, tuple[str, str, str]] = {}
+    rows = (
+        Item.objects.filter(pk__in=item_ids.tolist())
+        .values_list(
+            "pk",
+            "tag",
+            "positive__file_name",
+            "negative__file_name",
+            "caption__coco_id",
+            "caption2__coco_id",
+        )
+        .iterator(chunk_size=20_000)
     )
-    return f"{prefix}:sentid:{caption.coco_id}"
-
-
-def _row(stage: str, item: Item, score: float) -> list[str]:
-    mean = f"{score:.2f}"
-    if stage == Stage.CXC_SIS:
-        assert item.negative is not None
-        return [image_name(item.positive), image_name(item.negative), mean, item.tag]
-    if stage == Stage.CXC_STS:
-        assert item.caption is not None and item.caption2 is not None and item.negative
-        return [
-            caption_name(item.caption, item.positive),
-            caption_name(item.caption2, item.negative),
-            mean,
-            item.tag,
-        ]
-    assert item.caption is not None
-    return [caption_name(item.caption, item.positive), image_name(item.positive), mean, item.tag]
+    for pk, tag, image1, image2, caption1, caption2 in rows:
+        if tag == "i2i_csim":
+            names[pk] = (image1, image2, tag)
+        elif caption2 is not None:
+            names[pk] = (f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", tag)
+        else:
+            names[pk] = (f"{prefix}:sentid:{caption1}", image1, tag)
+    return names
 
 
 def cxc_export_write(*, job_id: int) -> Export | None:
     done = job_finished_result(job_id=job_id)
     if done is not None:  # a redelivered task writes no second version
         return Export.objects.filter(pk=done.get("export")).first()
-    job = job_start(job_id=job_id, message="aggregating ratings")
+    job = job_start(job_id=job_id, message="reading ratings")
     run = job.run
     assert run is not None
     try:
-        ratings = cxc_ratings(run=run)
-        by_item: dict[int, list[int]] = {}
-        stage_of: dict[int, str] = {}
-        for r in ratings:
-            if not r.gold:
-                by_item.setdefault(r.item_id, []).append(r.value)
-                stage_of[r.item_id] = r.stage
-        items = cxc_items(run=run, item_ids=list(by_item))
-        job_progress(job_id=job_id, progress=40, message=f"{len(by_item)} pairs")
+        with transaction.atomic():
+            Run.objects.select_for_update().get(pk=run.pk)
+            last = Export.objects.filter(run=run, format=CXC_FORMAT).aggregate(v=Max("version"))
+            version = (last["v"] or 0) + 1
+            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"cxc-v{version}"
+            folder.mkdir(parents=True, exist_ok=True)
+        pseudonyms = {
+            pk: worker_pseudonym(provider=provider, external_id=external)
+            for pk, provider, external in Worker.objects.filter(assignments__hit__batch__run=run)
+            .distinct()
+            .values_list("pk", "provider", "external_id")
+        }
+        lines = AtomicLines(folder / "ratings.jsonl")
+        template = '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
+
+        def write(
+            item: int, stage: str, worker: int, assignment: int, value: int, gold: bool
+        ) -> None:
+            lines.write(
+                template
+                % (assignment, "true" if gold else "false", item, value, stage, pseudonyms[worker])
+            )
+
+        ratings = cxc_rating_arrays(run=run, each=write)
+        files = {"ratings.jsonl": lines.close()}
+        job_progress(job_id=job_id, progress=60, message=f"{ratings.item.size} ratings read")
+        keep = ~ratings.gold
+        items, inverse = np.unique(ratings.item[keep], return_inverse=True)
+        sums = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64))
+        counts = np.bincount(inverse)
+        stage_of = np.zeros(items.size, dtype=np.int8)
+        stage_of[inverse] = ratings.stage[keep]
+        names = _names(run, items)
         name = str(run.config.get("export_name", "val"))
-        files: dict[str, bytes] = {}
         per_method: dict[str, int] = {}
-        for stage, (prefix, columns) in FILES.items():
+        for n, stage in enumerate(STAGES):
+            prefix, columns = FILES[stage]
             out = io.StringIO()
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(columns)
-            for pk in sorted(p for p in by_item if stage_of[p] == stage):
-                item = items[pk]
-                values = by_item[pk]
-                row = _row(stage, item, sum(values) / len(values))
-                writer.writerow(row)
-                per_method[item.tag] = per_method.get(item.tag, 0) + 1
-            files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
-        lines = [
-            json.dumps(
-                {
-                    "stage": r.stage,
-                    "item": r.item_id,
-                    "gold": r.gold,
-                    "worker": worker_pseudonym(
-                        provider=r.worker.split(":", 1)[0], external_id=r.worker.split(":", 1)[1]
-                    ),
-                    "assignment": r.assignment_id,
-                    "rating": r.value,
-                },
-                sort_keys=True,
-            )
-            for r in ratings
-        ]
-        files["ratings.jsonl"] = ("\n".join(lines) + "\n").encode()
+            for at in np.flatnonzero(stage_of == n):
+                first, second, tag = names[int(items[at])]
+                writer.writerow([first, second, f"{sums[at] / counts[at]:.2f}", tag])
+                per_method[tag] = per_method.get(tag, 0) + 1
+            file = f"{prefix}_{name}.csv"
+            files[file] = file_write_atomic(path=folder / file, data=out.getvalue().encode())
+        job_progress(job_id=job_id, progress=80, message="agreement")
         sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
         manifest: dict[str, Any] = {
             "format": CXC_FORMAT,
@@ -139,22 +150,14 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
             "sampling": sample.result if sample else None,
             "pairs_per_sampling_method": dict(sorted(per_method.items())),
-            "ratings": len([r for r in ratings if not r.gold]),
-            "gold_ratings": len([r for r in ratings if r.gold]),
+            "ratings": int(keep.sum()),
+            "gold_ratings": int(ratings.gold.sum()),
             "agreement": cxc_agreement(ratings),
             "consent": consent_record(run),
+            "files": files,
         }
+        data = json.dumps(manifest, indent=2).encode()
         with transaction.atomic():
-            Run.objects.select_for_update().get(pk=run.pk)
-            last = Export.objects.filter(run=run, format=CXC_FORMAT).aggregate(v=Max("version"))
-            version = (last["v"] or 0) + 1
-            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"cxc-v{version}"
-            folder.mkdir(parents=True, exist_ok=True)
-            manifest["files"] = {
-                file: file_write_atomic(path=folder / file, data=data)
-                for file, data in files.items()
-            }
-            data = json.dumps(manifest, indent=2).encode()
             file_write_atomic(path=folder / "manifest.json", data=data)
             export = Export.objects.create(
                 run=run,
