@@ -50,3 +50,33 @@ def test_a_rating_hit_with_the_keyboard(page, live_server, dataset, stage, shown
         Answer.objects.filter(assignment=assignment).values_list("question__position", "label")
     )
     assert ratings == {0: "0", 1: "5", 2: "3"}
+
+
+def test_an_image_caption_hit_in_the_browser(page, live_server, dataset):  # noqa: F811
+    from annotation.models import Item, ItemKind
+
+    run = cxc_run_create(dataset=dataset, config=SMALL)
+    for image in dataset.images.order_by("pk")[:2]:
+        Item.objects.create(
+            run=run,
+            kind=ItemKind.RATING_PAIR,
+            positive=image,
+            caption=image.captions.first(),
+            tag="c2i_original",
+        )
+    batch = batch_publish(
+        batch=batch_create(run=run, stage=Stage.CXC_SITS, provider="local", items_per_hit=2)
+    )
+    begin(page, live_server, batch, "rater-sits")
+    expect(page.locator("img[alt='image']")).to_have_count(2)
+    expect(page.locator("p.query")).to_have_count(2)
+    page.keyboard.press("4")
+    page.keyboard.press("2")
+    page.locator("#submit").click()
+    expect(page.locator(".messages")).to_contain_text("answers were saved")
+    labels = sorted(
+        Answer.objects.filter(assignment__worker__external_id="rater-sits").values_list(
+            "label", flat=True
+        )
+    )
+    assert labels == ["2", "4"]

@@ -64,3 +64,28 @@ def test_preferring_a_caption_in_the_browser(page, live_server, run):  # noqa: F
     for answer in Answer.objects.filter(assignment=assignment).select_related("question"):
         assert answer.choice == "a"
         assert answer.label == ("second" if answer.question.swapped else "first")
+
+
+def test_yes_no_judgments_in_the_browser(page, live_server, run):  # noqa: F811
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=Stage.QUALITY_BINARY,
+            provider="local",
+            items_per_hit=2,
+            limit=2,
+            assignments_per_hit=3,
+        )
+    )
+    begin(page, live_server, batch, "judge-3")
+    expect(page.locator("fieldset.question")).to_have_count(2)
+    page.keyboard.press("1")  # yes
+    page.keyboard.press("2")  # no
+    page.locator("#submit").click()
+    expect(page.locator(".messages")).to_contain_text("answers were saved")
+    labels = dict(
+        Answer.objects.filter(assignment__worker__external_id="judge-3").values_list(
+            "question__position", "label"
+        )
+    )
+    assert labels == {0: "yes", 1: "no"}
