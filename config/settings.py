@@ -192,6 +192,8 @@ CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", "crowdvl")
 # MTurk (credentials come from the standard AWS chain, never from settings).
 CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
 CROWDVL_MTURK_BUDGET = env("CROWDVL_MTURK_BUDGET") or None  # dollars; unset = no budget
+# The minimum expected hourly pay (dollars) a batch may publish at MTurk (ECCV Caption's target).
+CROWDVL_MIN_HOURLY_PAY = env("CROWDVL_MIN_HOURLY_PAY", "15.00")
 # Dollars committed at MTurk per rolling 24 hours (HITs, added assignments, bonuses); unset = none.
 CROWDVL_MTURK_DAILY_CAP = env("CROWDVL_MTURK_DAILY_CAP") or None
 CELERY_BEAT_SCHEDULE = {

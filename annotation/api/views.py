@@ -112,12 +112,13 @@ class BatchCreateApi(ServiceAPIView):
         provider = serializers.CharField(default="local")
         items_per_hit = serializers.IntegerField(min_value=1, required=False)
         assignments_per_hit = serializers.IntegerField(min_value=1, required=False)
-        reward = serializers.CharField(default="0.10")
+        reward = serializers.CharField(required=False)
         lifetime_seconds = serializers.IntegerField(default=7 * 24 * 3600)
         assignment_duration_seconds = serializers.IntegerField(default=3600)
         auto_approval_delay_seconds = serializers.IntegerField(required=False)
         first_claim_seconds = serializers.IntegerField(required=False)
         skip_pilot = serializers.BooleanField(required=False)
+        allow_low_pay = serializers.BooleanField(required=False)
         qualifications = serializers.DictField(required=False, default=dict)
         seed = serializers.IntegerField(default=0)
         publish = serializers.BooleanField(default=True)
@@ -153,7 +154,7 @@ class BatchCreateApi(ServiceAPIView):
         data.is_valid(raise_exception=True)
         publish = data.validated_data.pop("publish")
         options = {"follow_ups": data.validated_data.pop("follow_ups")}
-        for key in ("direction", "first_claim_seconds", "skip_pilot"):
+        for key in ("direction", "first_claim_seconds", "skip_pilot", "allow_low_pay"):
             if key in data.validated_data:
                 options[key] = data.validated_data.pop(key)
         batch = batch_create(run=run, options=options, **data.validated_data)

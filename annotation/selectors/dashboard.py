@@ -8,6 +8,7 @@ from django.db.models import Count, Q
 
 from annotation.crowd import provider_for
 from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
+from annotation.selectors.pay import effective_pay, pay_estimate
 
 
 def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
@@ -54,6 +55,7 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 "refused": batch.refused,
                 "stuck": batch.stuck,
                 "link": provider_for(batch.provider).worker_url(batch=batch),
+                "pay": pay_summary(batch),
             }
         )
     return [
@@ -65,6 +67,18 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
         }
         for run in runs
     ]
+
+
+def pay_summary(batch: Batch) -> dict[str, Any]:
+    """Expected hourly pay before publishing; effective hourly pay once work is in."""
+    expected = pay_estimate(batch=batch)
+    effective = effective_pay(batch=batch) if batch.status != "draft" else None
+    return {
+        "expected": expected.hourly,
+        "below": expected.below_minimum,
+        "effective": effective["hourly"] if effective else None,
+        "underpaid": effective["below_minimum"] if effective else 0,
+    }
 
 
 def dashboard_busy() -> bool:

@@ -27,6 +27,7 @@ from annotation.models import (
     Stage,
     default_qualifications,
 )
+from annotation.selectors.pay import fair_reward, pay_estimate
 from annotation.services import mturk
 from annotation.services.checks import (
     check_batch_counts,
@@ -95,7 +96,7 @@ def batch_create(
     provider: str,
     items_per_hit: int | None = None,
     assignments_per_hit: int | None = None,
-    reward: Decimal | str | float = "0.10",
+    reward: Decimal | str | float | None = None,
     lifetime_seconds: int = 7 * 24 * 3600,
     assignment_duration_seconds: int = 3600,
     qualifications: dict[str, Any] | None = None,
@@ -120,7 +121,7 @@ def batch_create(
             field="assignments_per_hit",
         )
     check_int({"seed": seed}, "seed", low=-(2**31), high=2**31 - 1)  # Batch.seed's column
-    value = check_reward(reward)
+    value = check_reward(reward) if reward is not None else None
     rules = _check_qualifications(qualifications or {})
     check_batch_times(
         lifetime_seconds=lifetime_seconds,
@@ -143,6 +144,13 @@ def batch_create(
         random.Random(seed).shuffle(items)
         if limit is not None:
             items = items[:limit]
+        if value is None:  # the paper's reward, or the minimum hourly pay at the expected time
+            value = task.default_reward(items_per_hit=items_per_hit, options=options or {})
+            if value is None:
+                value = fair_reward(
+                    seconds_per_item=task.seconds_per_item(options=options or {}),
+                    items_per_hit=min(items_per_hit, len(items)),
+                )
         batch = Batch.objects.create(
             run=run,
             stage=stage,
@@ -241,8 +249,14 @@ def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
 
 
 def batch_warnings(*, batch: Batch) -> list[str]:
-    """What to know before publishing `batch`: its task type's warnings."""
-    return task_type_for(batch.stage).publish_warnings(batch=batch)
+    """What to know before publishing `batch`: its task type's warnings, and pay below the
+    minimum hourly rate (MTurk refuses to publish it without `allow_low_pay`)."""
+    warnings = task_type_for(batch.stage).publish_warnings(batch=batch)
+    if batch.provider != "simulated":
+        estimate = pay_estimate(batch=batch)
+        if estimate.below_minimum:
+            warnings.append(f"pay below the minimum: {estimate.describe()}")
+    return warnings
 
 
 def batch_publish_job(*, job_id: int) -> None:

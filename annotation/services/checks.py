@@ -106,6 +106,8 @@ def check_batch_times(
         raise InputError(
             f'must be "exclude" or "count", got {policy!r}', field="options.auto_approved_reviews"
         )
+    if not isinstance(options.get("allow_low_pay", False), bool):
+        raise InputError("must be true or false", field="options.allow_low_pay")
     if not isinstance(options.get("skip_pilot", False), bool):
         raise InputError("must be true or false", field="options.skip_pilot")
     if "first_claim_seconds" in options:

@@ -47,6 +47,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import COUNTED_STATES, pool_bar_reason
+from annotation.selectors.pay import pay_estimate
 from annotation.services.assignments import (
     assignment_confirm,
     assignment_mark,
@@ -148,6 +149,12 @@ def mturk_cost_check(
     """Refuse a batch that would exceed the configured budget, the daily cap or the account
     balance."""
     estimate = mturk_cost_estimate(batch=batch, unpublished_only=unpublished_only)
+    pay = pay_estimate(batch=batch)
+    if pay.below_minimum and batch.options.get("allow_low_pay") is not True:
+        raise ServiceError(
+            f"batch {batch.pk} pays below the minimum hourly rate (CROWDVL_MIN_HOURLY_PAY): "
+            f"{pay.describe()}; raise the reward, or create the batch with --allow-low-pay"
+        )
     mturk_daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}")
     budget = settings.CROWDVL_MTURK_BUDGET
     if budget is not None and estimate.total > Decimal(budget):
@@ -216,6 +223,7 @@ def mturk_publish_start(*, batch: Batch) -> Job:
             params={
                 "batch": batch.pk,
                 "estimate": estimate.describe(),
+                "pay": pay_estimate(batch=batch).describe(),
                 "total": str(estimate.total),
             },
         )

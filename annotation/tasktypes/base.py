@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
@@ -36,6 +37,18 @@ class TaskType(ABC):
     # The stage's own auto-approval delay (None: the batch default), e.g. long enough for a
     # later stage to check the work before it is paid.
     default_auto_approval_seconds: int | None = None
+    # Expected seconds a worker spends on one item, and where the figure comes from (a
+    # paper's measurement, or a documented assumption); a pilot batch's median replaces it.
+    expected_seconds: float = 20.0
+    seconds_source: str = "an assumption (no published time)"
+
+    def seconds_per_item(self, *, options: dict[str, Any]) -> float:
+        return self.expected_seconds
+
+    def default_reward(self, *, items_per_hit: int, options: dict[str, Any]) -> Decimal | None:
+        """The paper's reward for a HIT of this task, if it published one (None: pay the
+        minimum hourly rate at the expected time)."""
+        return None
 
     def prepare_batch(self, *, run: Run) -> None:
         """Make this stage's items from earlier stages' results, inside `batch_create`'s

@@ -447,7 +447,7 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
             "Title": ANY,
             "Description": ANY,
             "Keywords": ANY,
-            "Reward": "0.10",
+            "Reward": ANY,  # the default: the minimum hourly pay at the expected time
             "AssignmentDurationInSeconds": 3600,
             "AutoApprovalDelayInSeconds": 259200,
             "QualificationRequirements": requirements,

@@ -42,6 +42,7 @@ def selection_policy(options: dict[str, Any]) -> dict[str, Any]:
 
 
 class SelectionTask(TaskType):
+    expected_seconds = 20.0  # BISON states no time: choosing among five captions, assumed
     stage = Stage.BISON_SELECTION
     cli_name = "selection"
     publish_status = RunStatus.SELECTING
@@ -126,6 +127,7 @@ class SelectionTask(TaskType):
 
 
 class VerificationTask(TaskType):
+    expected_seconds = 10.0  # BISON states no time: one of two images, assumed
     stage = Stage.BISON_VERIFICATION
     cli_name = "verification"
     title = "Which image does the text describe?"

@@ -28,6 +28,7 @@ SCALE = tuple(value for value, _ in RUBRIC)
 
 
 class CxcRatingTask(TaskType):
+    expected_seconds = 8.0  # CxC states no time per rating: assumed
     default_assignments = 5  # CxC collected about five ratings per pair
     default_items_per_hit = 10
     choices = SCALE

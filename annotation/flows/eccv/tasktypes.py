@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
@@ -61,6 +62,25 @@ class EccvJudgmentTask(TaskType):
     default_assignments = 1
     default_items_per_hit = 20
     choices = tuple(ANSWER_LABELS)
+    seconds_source = (
+        "ECCV Caption's measured average (9.5 min per round-1 HIT, 13.8 min per round-2 HIT)"
+    )
+
+    @staticmethod
+    def _round_one(options: dict[str, Any]) -> bool:
+        return bool(options.get("follow_ups", True))
+
+    def seconds_per_item(self, *, options: dict[str, Any]) -> float:
+        # Per item of the paper's 20-pair HITs.
+        return (9.5 if self._round_one(options) else 13.8) * 60 / 20
+
+    def default_reward(self, *, items_per_hit: int, options: dict[str, Any]) -> Decimal | None:
+        """The paper: $1.40 per 20-pair HIT in round 1 (with the rationale questions), $0.65
+        in round 2; scaled when a HIT holds another number of pairs."""
+        per_hit = Decimal("1.40") if self._round_one(options) else Decimal("0.65")
+        if items_per_hit == 20:
+            return per_hit
+        return (per_hit * items_per_hit / 20).quantize(Decimal("0.01"))
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         """Candidates not judged yet; a round may take one direction (the paper: round 1

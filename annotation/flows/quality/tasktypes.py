@@ -51,6 +51,7 @@ class QualityTask(TaskType):
 
 
 class QualityRatingTask(QualityTask):
+    expected_seconds = 10.0  # assumed (the metric papers state no time)
     stage = Stage.QUALITY_RATING
     cli_name = "quality-rating"
     title = "How well does the caption describe the image?"
@@ -72,6 +73,7 @@ class QualityRatingTask(QualityTask):
 
 
 class QualityBinaryTask(QualityTask):
+    expected_seconds = 6.0  # assumed
     stage = Stage.QUALITY_BINARY
     cli_name = "quality-binary"
     title = "Does the caption describe the image?"
@@ -95,6 +97,7 @@ class QualityBinaryTask(QualityTask):
 
 
 class QualityPreferenceTask(QualityTask):
+    expected_seconds = 8.0  # assumed
     stage = Stage.QUALITY_PREFERENCE
     cli_name = "quality-preference"
     title = "Which caption describes the image better?"

@@ -21,7 +21,16 @@ class Command(ServiceCommand):
         parser.add_argument("--provider", default="local")
         parser.add_argument("--items-per-hit", type=int)
         parser.add_argument("--assignments", type=int, help="workers per HIT")
-        parser.add_argument("--reward", default="0.10")
+        parser.add_argument(
+            "--reward",
+            help="dollars per HIT (default: the paper's, or the minimum hourly pay at the "
+            "expected time)",
+        )
+        parser.add_argument(
+            "--allow-low-pay",
+            action="store_true",
+            help="publish at MTurk below CROWDVL_MIN_HOURLY_PAY",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--no-publish", action="store_true")
         parser.add_argument(
@@ -66,6 +75,7 @@ class Command(ServiceCommand):
                 "follow_ups": not opts["no_follow_ups"],
                 **({"direction": opts["direction"]} if opts["direction"] else {}),
                 **({"skip_pilot": True} if opts["skip_pilot"] else {}),
+                **({"allow_low_pay": True} if opts["allow_low_pay"] else {}),
                 **(
                     {"first_claim_seconds": opts["first_claim_seconds"]}
                     if opts["first_claim_seconds"] is not None

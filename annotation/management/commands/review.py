@@ -1,4 +1,5 @@
 from django.core.management.base import CommandError
+from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
@@ -65,6 +66,9 @@ class Command(ServiceCommand):
         p = sub.add_parser("extend")
         p.add_argument("batch", type=int)
         p.add_argument("--seconds", type=int, required=True)
+        p = sub.add_parser("top-up", help="bonus workers paid below the minimum hourly rate")
+        p.add_argument("batch", type=int)
+        p.add_argument("--hourly", help="target dollars per hour (default CROWDVL_MIN_HOURLY_PAY)")
         p = sub.add_parser("add-assignments")
         p.add_argument("hit", type=int)
         p.add_argument("--count", type=int, required=True)
@@ -81,6 +85,18 @@ class Command(ServiceCommand):
             self.stdout.write(f"assignment {a.pk}: {a.state}")
             for hit in hits_reoffer(batch=a.hit.batch):
                 self.stdout.write(f"its items are re-offered in HIT {hit.pk}")
+        elif action == "top-up":
+            from decimal import Decimal
+
+            from annotation.services.pay import batch_pay_top_up
+
+            paid = batch_pay_top_up(
+                batch=get_object_or_404(Batch, pk=opts["batch"]),
+                hourly=Decimal(opts["hourly"]) if opts["hourly"] else None,
+            )
+            for worker, amount in paid.items():
+                self.stdout.write(f"{worker}: ${amount}")
+            self.stdout.write(f"{len(paid)} workers topped up")
         elif action == "reverse-rejection":
             a = assignment_reverse_rejection(
                 assignment=_assignment(opts["assignment"]), feedback=opts["feedback"]
@@ -115,7 +131,7 @@ class Command(ServiceCommand):
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "extend":
             b = review.batch_extend(
-                batch=Batch.objects.get(pk=opts["batch"]), seconds=opts["seconds"]
+                batch=get_object_or_404(Batch, pk=opts["batch"]), seconds=opts["seconds"]
             )
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "add-assignments":

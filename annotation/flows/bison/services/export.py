@@ -21,6 +21,7 @@ from annotation.flows.bison.selectors import (
 )
 from annotation.models import Export, Job, Run, RunStatus
 from annotation.selectors.invitations import consent_record
+from annotation.selectors.pay import run_pay_summary
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -148,6 +149,7 @@ def _manifest(*, run: Run, records: int, checksum: str, path: Path) -> dict[str,
         "stage2": {**counts["stage2"], "selectors": bison_selector_report(run=run)},
         "stage3": counts["stage3"],
         "consent": consent_record(run),
+        "pay": run_pay_summary(run=run),
         "batches": [
             {
                 "id": b.pk,

@@ -25,6 +25,7 @@ from annotation.flows.cxc.selectors import (
 )
 from annotation.models import Export, Item, Job, Run, RunStatus, Stage, Worker
 from annotation.selectors.invitations import consent_record
+from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.files import AtomicLines, file_write_atomic
 from annotation.services.jobs import (
@@ -154,6 +155,7 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             "gold_ratings": int(ratings.gold.sum()),
             "agreement": cxc_agreement(ratings),
             "consent": consent_record(run),
+            "pay": run_pay_summary(run=run),
             "files": files,
         }
         data = json.dumps(manifest, indent=2).encode()

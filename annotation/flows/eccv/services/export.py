@@ -33,6 +33,7 @@ from annotation.models import (
     RunStatus,
 )
 from annotation.selectors.invitations import consent_record
+from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
@@ -201,6 +202,7 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
         "run": {"id": run.pk, "name": run.name, "config": run.config},
         "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
         "consent": consent_record(run),
+        "pay": run_pay_summary(run=run),
         "annotators": [
             {"name": a.name, "kind": a.kind, "source": a.source, "params": a.params}
             for a in run.annotators.order_by("pk")

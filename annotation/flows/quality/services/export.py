@@ -21,6 +21,7 @@ from annotation.errors import ServiceError
 from annotation.models import Answer, Caption, Export, Item, Job, Run, RunStatus, Stage
 from annotation.selectors.counting import counted
 from annotation.selectors.invitations import consent_record
+from annotation.selectors.pay import run_pay_summary
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -229,6 +230,7 @@ def quality_export_write(*, job_id: int) -> Export | None:
             "judged": counts,
             "agreement": agreement,
             "consent": consent_record(run),
+            "pay": run_pay_summary(run=run),
         }
         with transaction.atomic():
             Run.objects.select_for_update().get(pk=run.pk)

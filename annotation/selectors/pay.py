@@ -1,0 +1,161 @@
+"""What workers earn: expected hourly pay before publishing (from the papers' times or a
+pilot's), and effective hourly pay after (from the time each assignment was worked on,
+capped at the batch's expected time so idling is not counted as work)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Sum
+
+from annotation.models import Assignment, Batch, Bonus, Question
+from annotation.selectors.counting import COUNTED_STATES
+from annotation.tasktypes import task_type_for
+
+CENT = Decimal("0.01")
+
+
+def min_hourly_pay() -> Decimal:
+    return Decimal(str(settings.CROWDVL_MIN_HOURLY_PAY))
+
+
+def pilot_seconds_per_item(*, batch: Batch) -> float | None:
+    """Median seconds per item of submitted work in earlier batches of the same run and stage
+    (a pilot), or None."""
+    earlier = Assignment.objects.filter(
+        hit__batch__run=batch.run_id,
+        hit__batch__stage=batch.stage,
+        state__in=COUNTED_STATES,
+        submitted_at__isnull=False,
+    ).exclude(hit__batch=batch)
+    times = [
+        (a.submitted_at - a.accepted_at).total_seconds() / max(1, a.hit.questions.count())
+        for a in earlier.select_related("hit")[:500]
+        if a.submitted_at is not None
+    ]
+    times = [t for t in times if t > 0]
+    return statistics.median(times) if len(times) >= 5 else None
+
+
+@dataclass(frozen=True)
+class PayEstimate:
+    seconds_per_item: float
+    source: str  # "pilot" or the task type's documented assumption
+    seconds_per_hit: float
+    reward: Decimal
+    hourly: Decimal
+    minimum: Decimal
+
+    @property
+    def below_minimum(self) -> bool:
+        return self.hourly < self.minimum
+
+    def describe(self) -> str:
+        return (
+            f"expected {self.seconds_per_hit / 60:.1f} min per HIT ({self.seconds_per_item:.0f} s "
+            f"per item, {self.source}) at ${self.reward} = ${self.hourly}/h "
+            f"(minimum ${self.minimum}/h)"
+        )
+
+
+def pay_estimate(*, batch: Batch) -> PayEstimate:
+    task = task_type_for(batch.stage)
+    pilot = pilot_seconds_per_item(batch=batch)
+    seconds, source = (
+        (pilot, "measured in a pilot")
+        if pilot is not None
+        else (task.seconds_per_item(options=batch.options), task.seconds_source)
+    )
+    # The HITs' real size (the last may be short, gold items add questions) once they exist.
+    hits = batch.hits.count()
+    items = Question.objects.filter(hit__batch=batch).count() / hits if hits else 0
+    per_hit = seconds * (items or batch.items_per_hit)
+    hourly = (batch.reward * Decimal(3600) / Decimal(str(per_hit))).quantize(CENT)
+    return PayEstimate(
+        seconds_per_item=seconds,
+        source=source,
+        seconds_per_hit=per_hit,
+        reward=batch.reward,
+        hourly=hourly,
+        minimum=min_hourly_pay(),
+    )
+
+
+def fair_reward(*, seconds_per_item: float, items_per_hit: int) -> Decimal:
+    """The reward that pays the minimum hourly rate at the expected time, rounded up to cents."""
+    dollars = min_hourly_pay() * Decimal(str(seconds_per_item * items_per_hit)) / Decimal(3600)
+    return dollars.quantize(CENT, rounding=ROUND_CEILING)
+
+
+def effective_pay(*, batch: Batch) -> dict[str, Any]:
+    """Per worker (pseudonymous ids stay with the caller) and for the batch: rewards of paid or
+    payable work plus bonuses, over active time (accept to submit, each capped at the
+    expected time of a HIT)."""
+    expected = pay_estimate(batch=batch).seconds_per_hit
+    done = Assignment.objects.filter(
+        hit__batch=batch, state__in=COUNTED_STATES, confirmed=True, submitted_at__isnull=False
+    ).values_list("pk", "worker_id", "accepted_at", "submitted_at")
+    bonuses = dict(
+        Bonus.objects.filter(assignment__hit__batch=batch, sent_at__isnull=False)
+        .values("assignment__worker_id")
+        .annotate(total=Sum("amount"))
+        .values_list("assignment__worker_id", "total")
+    )
+    seconds: dict[int, float] = {}
+    paid: dict[int, Decimal] = {}
+    for _pk, worker, accepted, submitted in done:
+        active = min(max(0.0, (submitted - accepted).total_seconds()), expected)
+        seconds[worker] = seconds.get(worker, 0.0) + active
+        paid[worker] = paid.get(worker, Decimal(0)) + batch.reward
+    per_worker = {}
+    for worker, secs in seconds.items():
+        total = paid[worker] + Decimal(bonuses.get(worker) or 0)
+        per_worker[worker] = {
+            "assignments": int(paid[worker] / batch.reward) if batch.reward else 0,
+            "hours": round(secs / 3600, 4),
+            "seconds": round(secs, 3),
+            "paid": str(total.quantize(CENT)),
+            "hourly": str((total * 3600 / Decimal(str(secs))).quantize(CENT)) if secs else None,
+        }
+    hours = sum(seconds.values()) / 3600
+    total = sum(paid.values(), Decimal(0)) + sum((Decimal(b) for b in bonuses.values()), Decimal(0))
+    hourlies = [Decimal(v["hourly"]) for v in per_worker.values() if v["hourly"]]
+    return {
+        "workers": len(per_worker),
+        "hours": round(hours, 3),
+        "paid": str(total.quantize(CENT)),
+        "hourly": str((total / Decimal(str(hours))).quantize(CENT)) if hours else None,
+        "median_worker_hourly": str(statistics.median(hourlies)) if hourlies else None,
+        "below_minimum": sum(h < min_hourly_pay() for h in hourlies),
+        "minimum": str(min_hourly_pay()),
+        "per_worker": per_worker,
+    }
+
+
+def run_pay_summary(*, run: Any) -> list[dict[str, Any]]:
+    """Per batch of `run`, for export manifests: expected and effective hourly pay (no
+    per-worker rows: a manifest names no worker)."""
+    out = []
+    for batch in run.batches.exclude(status="draft").order_by("pk"):
+        expected = pay_estimate(batch=batch)
+        effective = effective_pay(batch=batch)
+        effective.pop("per_worker")
+        out.append(
+            {
+                "batch": batch.pk,
+                "stage": batch.stage,
+                "provider": batch.provider,
+                "reward": str(batch.reward),
+                "expected": {
+                    "seconds_per_item": round(expected.seconds_per_item, 1),
+                    "source": expected.source,
+                    "hourly": str(expected.hourly),
+                },
+                "effective": effective,
+            }
+        )
+    return out
