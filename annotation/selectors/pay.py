@@ -24,14 +24,17 @@ def min_hourly_pay() -> Decimal:
 
 
 def pilot_seconds_per_item(*, batch: Batch) -> float | None:
-    """Median seconds per item of submitted work in earlier batches of the same run and stage
-    (a pilot), or None."""
+    """Median seconds per item of submitted work in earlier batches of the same run, stage and
+    task options (a pilot: ECCV's rounds with and without the rationale questions differ), or
+    None."""
+    same = [
+        b.pk
+        for b in Batch.objects.filter(run=batch.run_id, stage=batch.stage, pk__lt=batch.pk or 0)
+        if b.options.get("follow_ups", True) == batch.options.get("follow_ups", True)
+    ]
     earlier = Assignment.objects.filter(
-        hit__batch__run=batch.run_id,
-        hit__batch__stage=batch.stage,
-        state__in=COUNTED_STATES,
-        submitted_at__isnull=False,
-    ).exclude(hit__batch=batch)
+        hit__batch__in=same, state__in=COUNTED_STATES, submitted_at__isnull=False
+    )
     times = [
         (a.submitted_at - a.accepted_at).total_seconds() / max(1, a.hit.questions.count())
         for a in earlier.select_related("hit")[:500]

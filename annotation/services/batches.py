@@ -144,13 +144,11 @@ def batch_create(
         random.Random(seed).shuffle(items)
         if limit is not None:
             items = items[:limit]
+        fair = False
         if value is None:  # the paper's reward, or the minimum hourly pay at the expected time
             value = task.default_reward(items_per_hit=items_per_hit, options=options or {})
             if value is None:
-                value = fair_reward(
-                    seconds_per_item=task.seconds_per_item(options=options or {}),
-                    items_per_hit=min(items_per_hit, len(items)),
-                )
+                fair, value = True, Decimal("0.01")  # set below, once the HITs' size is known
         batch = Batch.objects.create(
             run=run,
             stage=stage,
@@ -175,6 +173,14 @@ def batch_create(
         # was drawn is stored (questions, and the layout seed in the staff-only event log).
         layout_seed = secrets.randbits(63)
         plans = task.plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=layout_seed)
+        if fair:  # the largest HIT, gold items included, pays the minimum at the expected time
+            batch.reward = check_reward(
+                fair_reward(
+                    seconds_per_item=task.seconds_per_item(options=options or {}),
+                    items_per_hit=max(len(plan) for plan in plans),
+                )
+            )
+            Batch.objects.filter(pk=batch.pk).update(reward=batch.reward)
         hits = Hit.objects.bulk_create([Hit(batch=batch, position=i) for i in range(len(plans))])
         placed = [
             (hit, position, item)

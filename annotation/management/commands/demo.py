@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from annotation.flows import DemoContext, flows
 from annotation.management.base import ServiceCommand
-from annotation.models import ImageSource
+from annotation.models import ImageSource, Run
+from annotation.selectors.pay import min_hourly_pay, run_pay_summary
 from annotation.services.datasets import dataset_import
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "sample" / "coco_captions_val2014.subset.json"
@@ -33,6 +34,18 @@ class Command(ServiceCommand):
         self.t = getattr(self, "t", time.monotonic())
         self.stdout.write(self.style.MIGRATE_HEADING(f"==> {text}"))
 
+    def _pay(self, runs) -> None:  # type: ignore[no-untyped-def]
+        """Expected and effective hourly pay of every batch the demo ran (simulated clock)."""
+        self.step(f"pay per batch (minimum ${min_hourly_pay()}/h; simulated workers' clock)")
+        for run in runs:
+            for row in run_pay_summary(run=run):
+                effective = row["effective"]["hourly"] or "-"
+                self.stdout.write(
+                    f"    run {run.pk} {row['stage']:<20} reward ${row['reward']:<6} expected "
+                    f"${row['expected']['hourly']}/h ({row['expected']['seconds_per_item']} s/item, "
+                    f"{row['expected']['source'][:40]}), effective ${effective}/h"
+                )
+
     def handle(self, *args, **opts):
         started = time.monotonic()
         handler = logging.StreamHandler(sys.stdout)
@@ -52,9 +65,11 @@ class Command(ServiceCommand):
                 + ("" if imported.created else " (already imported, unchanged)")
             )
             context = DemoContext(command=self, dataset=imported.dataset, options=opts)
+            runs_before = set(Run.objects.values_list("pk", flat=True))
             for flow in flows():
                 if flow.demo:
                     flow.demo(context)
+            self._pay(Run.objects.exclude(pk__in=runs_before).order_by("pk"))
         finally:
             jobs_log.removeHandler(handler)
         self.stdout.write(f"finished in {time.monotonic() - started:.1f} s")
