@@ -22,6 +22,7 @@ from annotation.flows.bison.selectors import (
 from annotation.models import Export, Job, Run, RunStatus
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
+from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -99,6 +100,7 @@ def bison_export_write(*, job_id: int) -> Export | None:
             file_write_atomic(
                 path=folder / "manifest.json", data=json.dumps(manifest, indent=2).encode()
             )
+            datasheet_write(folder=folder, run=run, manifest=manifest, flow="COCO-BISON")
             export = Export.objects.create(
                 run=run,
                 format=BISON_FORMAT,

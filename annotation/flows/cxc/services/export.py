@@ -27,6 +27,7 @@ from annotation.models import Export, Item, Job, Run, RunStatus, Stage, Worker
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.services.datasheet import datasheet_write
 from annotation.services.files import AtomicLines, file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -161,6 +162,7 @@ def cxc_export_write(*, job_id: int) -> Export | None:
         data = json.dumps(manifest, indent=2).encode()
         with transaction.atomic():
             file_write_atomic(path=folder / "manifest.json", data=data)
+            datasheet_write(folder=folder, run=run, manifest=manifest, flow="Crisscrossed Captions")
             export = Export.objects.create(
                 run=run,
                 format=CXC_FORMAT,

@@ -35,6 +35,7 @@ from annotation.models import (
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -168,6 +169,7 @@ def eccv_export_write(*, job_id: int) -> Export | None:
             }
             manifest_bytes = json.dumps(manifest, indent=2).encode()
             file_write_atomic(path=folder / "manifest.json", data=manifest_bytes)
+            datasheet_write(folder=folder, run=run, manifest=manifest, flow="ECCV Caption")
             export = Export.objects.create(
                 run=run,
                 format=ECCV_FORMAT,

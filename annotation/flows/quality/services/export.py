@@ -22,6 +22,7 @@ from annotation.models import Answer, Caption, Export, Item, Job, Run, RunStatus
 from annotation.selectors.counting import counted
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
+from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -243,6 +244,9 @@ def quality_export_write(*, job_id: int) -> Export | None:
             }
             data = json.dumps(manifest, indent=2).encode()
             file_write_atomic(path=folder / "manifest.json", data=data)
+            datasheet_write(
+                folder=folder, run=run, manifest=manifest, flow="caption-quality judgments"
+            )
             export = Export.objects.create(
                 run=run,
                 format=QUALITY_FORMAT,

@@ -141,6 +141,8 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     # The information and consent text workers were shown, with its version.
     assert manifest["consent"]["version"] == run_consent(export.run)["version"]
     assert "research study" in manifest["consent"]["text"]
+    sheet = (path.parent / "DATASHEET.md").read_text()
+    assert "# Datasheet: COCO-BISON export" in sheet and "## Pay" in sheet
     # Pay per batch: expected (with its source) and effective hourly.
     assert {p["stage"] for p in manifest["pay"]} == {"bison_selection", "bison_verification"}
     assert all("hourly" in p["expected"] and "hourly" in p["effective"] for p in manifest["pay"])

@@ -186,6 +186,7 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     export = Export.objects.get(pk=job.result["export"])
     folder = Path(export.path)
     assert sorted(p.name for p in folder.iterdir()) == [
+        "DATASHEET.md",
         "manifest.json",
         "ratings.jsonl",
         "sis_val.csv",
@@ -216,6 +217,10 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
                 assert re.fullmatch(
                     r"COCO_val2014_[0-9]{12}\.jpg|COCO_val2014:sentid:[0-9]+", value
                 ), value
+    sheet = (folder / "DATASHEET.md").read_text()
+    for heading in ("## Motivation", "## Composition", "## Collection process", "## Pay"):
+        assert heading in sheet
+    assert "SIMULATED workers" in sheet and "c2i_original" in sheet
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["pairs_per_sampling_method"] == {
         "c2c_cocaption": 4,

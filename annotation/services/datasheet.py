@@ -1,0 +1,135 @@
+"""A DATASHEET.md beside every export, under Gebru et al.'s headings ("Datasheets for
+Datasets") where they apply, filled from the run, its batches and the export's manifest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Count
+
+from annotation.models import Assignment, Review, Run
+from annotation.selectors.counting import COUNTED_STATES
+from annotation.services.files import file_write_atomic
+from annotation.tasktypes import task_type_for
+
+
+def _batches(run: Run) -> list[dict[str, Any]]:
+    rows = []
+    for batch in run.batches.exclude(status="draft").order_by("pk"):
+        task = task_type_for(batch.stage)
+        done = Assignment.objects.filter(hit__batch=batch, state__in=COUNTED_STATES, confirmed=True)
+        reviews = (
+            Review.objects.filter(assignment__hit__batch=batch)
+            .values("status")
+            .annotate(n=Count("pk"))
+        )
+        rows.append(
+            {
+                "batch": batch.pk,
+                "stage": batch.get_stage_display(),
+                "title": task.title,
+                "provider": batch.provider
+                + (" (SIMULATED workers)" if batch.provider == "simulated" else ""),
+                "items_per_hit": batch.items_per_hit,
+                "workers_per_hit": batch.assignments_per_hit,
+                "reward": str(batch.reward),
+                "qualifications": batch.qualifications
+                if batch.provider == "mturk"
+                else "none (not MTurk)",
+                "workers": done.values("worker").distinct().count(),
+                "assignments": done.count(),
+                "held_for_review": {r["status"]: r["n"] for r in reviews},
+                "options": batch.options,
+            }
+        )
+    return rows
+
+
+def _block(value: Any) -> str:
+    return "```json\n" + json.dumps(value, indent=2, default=str) + "\n```"
+
+
+def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: str) -> str:
+    """Write DATASHEET.md into `folder`; returns its sha256."""
+    dataset = run.dataset
+    batches = _batches(run)
+    simulated = any(b["provider"].startswith("simulated") for b in batches)
+    pay = manifest.get("pay", [])
+    agreement = manifest.get("agreement")
+    counts = {
+        k: manifest[k]
+        for k in (
+            "counts",
+            "stage1",
+            "stage2",
+            "stage3",
+            "pairs_per_sampling_method",
+            "judged",
+            "records",
+            "ratings",
+        )
+        if k in manifest
+    }
+    lines = [
+        f"# Datasheet: {flow} export of run {run.pk}" + (f" ({run.name})" if run.name else ""),
+        "",
+        "Headings follow Gebru et al., *Datasheets for Datasets*; figures come from this export's "
+        "`manifest.json` and the run's records.",
+        "",
+        "## Motivation",
+        f"Built with crowdvl's {flow} flow, reproducing the procedure of the corresponding paper "
+        "(see the project README for where the defaults follow the paper and how they may be changed).",
+        "",
+        "## Composition",
+        f"- Source data: dataset `{dataset.name}` imported from `{dataset.source_file}` "
+        f"(sha256 `{dataset.checksum}`). COCO annotations are CC BY 4.0; images keep their own "
+        "licenses (Flickr terms), listed in the source file.",
+        "- Counts (the funnel from candidates to the exported records):",
+        _block(counts),
+        "",
+        "## Collection process",
+        "- Sampling: "
+        + ("see below" if manifest.get("sampling") else "as the flow defines it (README)"),
+        *([_block(manifest["sampling"])] if manifest.get("sampling") else []),
+        "- HIT design, instructions and workers per stage (instructions are the task pages "
+        "shown to workers; qualifications apply on MTurk):",
+        _block(batches),
+        "- "
+        + (
+            "**Some or all answers come from SIMULATED workers** (the demo's stand-in for "
+            "people): this export is not a human-annotated dataset."
+            if simulated
+            else "All answers come from people (local invited workers or MTurk)."
+        ),
+        f"- Consent: workers saw the information text version `{manifest.get('consent', {}).get('version', '')}`.",
+        "",
+        "## Preprocessing, cleaning, labeling",
+        "- Gold items and reviews: work failing a gold item was held for a person; counts per "
+        "batch above (`held_for_review`). Only counted work (submitted or approved, confirmed by "
+        "its provider, not excluded) enters the export.",
+        "- Exclusions: "
+        + json.dumps(
+            manifest.get("excluded_open_reviews", manifest.get("exclusions", "none")), default=str
+        )[:2000],
+        "- Inter-rater agreement: "
+        + ("" if agreement else "see the flow's own measures in the manifest"),
+        *([_block(agreement)] if agreement else []),
+        "",
+        "## Pay",
+        "Expected hourly pay (from the papers' times, documented assumptions or a pilot) and "
+        "effective hourly pay (active time, capped at the expected time per HIT) per batch:",
+        _block(pay),
+        "",
+        "## Quality estimate",
+        "No simulation against a known truth was run for this export.",
+        "",
+        "## Uses, distribution, maintenance",
+        "- Evaluation of vision-and-language models, as the corresponding paper intended.",
+        "- Worker ids are pseudonymised (a keyed hash); no name, email or worker id is published.",
+        f"- Files and their sha256: see `manifest.json` (format `{manifest.get('format', flow)}`).",
+        "",
+    ]
+    text = "\n".join(lines)
+    return file_write_atomic(path=folder / "DATASHEET.md", data=text.encode())
