@@ -100,7 +100,9 @@ def dawid_skene(
         # M step: priors and confusion matrices from the soft labels.
         prior = (post.sum(axis=0) + smoothing) / (post.sum() + smoothing * k)
         confusion = np.full((wids.size, k, k), smoothing)
-        np.add.at(confusion, (wrow, slice(None), labels), post[row])
+        for true_class in range(k):  # confusion[worker, true class, answered] += P(class)
+            cls = np.full(labels.size, true_class)
+            np.add.at(confusion, (wrow, cls, labels), post[row, true_class])
         confusion /= confusion.sum(axis=2, keepdims=True)
         # E step: log posterior of each item's class.
         log = np.tile(np.log(prior), (ids.size, 1))
