@@ -445,6 +445,12 @@ class Assignment(models.Model):
     provider_assignment_id = models.CharField(max_length=100, blank=True)
     accepted_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="the worker's first answer on the page (a browser's claim, kept between "
+        "accepting and submitting): the start of active time for pay",
+    )
     auto_approve_at = models.DateTimeField(
         null=True,
         blank=True,

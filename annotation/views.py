@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -113,6 +114,14 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     return redirect("work-assignment", assignment_id=assignment.pk)
 
 
+def _started_at(value: str) -> datetime | None:
+    """The page's first-answer time (milliseconds since the epoch), or None if unreadable."""
+    try:
+        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
 @require_http_methods(["GET", "POST"])
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = get_object_or_404(
@@ -126,7 +135,12 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if request.method == "POST":
         answers = answers_from(request.POST, batch.stage)
         try:
-            assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+            assignment_submit(
+                assignment_id=assignment.pk,
+                worker=worker,
+                answers=answers,
+                started_at=_started_at(request.POST.get("started_at", "")),
+            )
         except TooLate as exc:  # the form cannot be sent again: offer a new task instead
             context = {"reason": str(exc), "next": batch}
             return render(request, "annotation/work_done.html", context, status=409)

@@ -101,7 +101,7 @@ def effective_pay(*, batch: Batch) -> dict[str, Any]:
     expected = pay_estimate(batch=batch).seconds_per_hit
     done = Assignment.objects.filter(
         hit__batch=batch, state__in=COUNTED_STATES, confirmed=True, submitted_at__isnull=False
-    ).values_list("pk", "worker_id", "accepted_at", "submitted_at")
+    ).values_list("pk", "worker_id", "accepted_at", "started_at", "submitted_at")
     bonuses = dict(
         Bonus.objects.filter(assignment__hit__batch=batch, sent_at__isnull=False)
         .values("assignment__worker_id")
@@ -110,8 +110,9 @@ def effective_pay(*, batch: Batch) -> dict[str, Any]:
     )
     seconds: dict[int, float] = {}
     paid: dict[int, Decimal] = {}
-    for _pk, worker, accepted, submitted in done:
-        active = min(max(0.0, (submitted - accepted).total_seconds()), expected)
+    for _pk, worker, accepted, started, submitted in done:
+        begin = started or accepted  # the first answer on the page, when the page said so
+        active = min(max(0.0, (submitted - begin).total_seconds()), expected)
         seconds[worker] = seconds.get(worker, 0.0) + active
         paid[worker] = paid.get(worker, Decimal(0)) + batch.reward
     per_worker = {}

@@ -191,6 +191,7 @@ def assignment_submit(
     answers: Mapping[str, str],
     submitted_at: datetime | None = None,
     check_pool: bool = True,
+    started_at: datetime | None = None,
 ) -> SubmitResult:
     """Validate and store a worker's answers (keys `q<position>`). Idempotent on resubmission.
 
@@ -268,7 +269,11 @@ def assignment_submit(
         Answer.objects.bulk_create(rows)
         assignment.state = AssignmentState.SUBMITTED
         assignment.submitted_at = submitted_at or timezone.now()
-        assignment.save(update_fields=["state", "submitted_at"])
+        if started_at is not None:  # the browser's word: kept within accept..submit
+            assignment.started_at = min(
+                max(started_at, assignment.accepted_at), assignment.submitted_at
+            )
+        assignment.save(update_fields=["state", "submitted_at", "started_at"])
         event_record(
             action="assignment.submitted",
             run=batch.run,

@@ -157,3 +157,42 @@ def test_the_dashboard_shows_expected_and_paid_hourly_pay(paired_run, admin_clie
     page = admin_client.get("/").content.decode()
     assert "expected $6.00/h" in page and "below the minimum" in page
     assert re.search(r"paid \$1[12]\.[0-9]{2}/h", page) and "under the minimum" in page
+
+
+def test_active_time_starts_at_the_first_answer_kept_within_the_assignment(paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=3,
+            reward="0.10",
+        )
+    )
+    worker = worker_get_or_create(provider="local", external_id="reader")
+    opened = timezone.now() - timedelta(seconds=50)
+    assignment = assignment_claim_next(batch=batch, worker=worker, now=opened)
+    answers = {f"q{q.position}": "none" for q in assignment.hit.questions.all()}
+    # Read the instructions for 30 s, then answered in about 20 s.
+    assignment_submit(
+        assignment_id=assignment.pk,
+        worker=worker,
+        answers=answers,
+        started_at=opened + timedelta(seconds=30),
+    )
+    assignment.refresh_from_db()
+    assert assignment.started_at == opened + timedelta(seconds=30)
+    row = effective_pay(batch=batch)["per_worker"][worker.pk]
+    assert 19 <= row["seconds"] <= 21
+    # A claim before the page was opened is kept at the acceptance time.
+    other = worker_get_or_create(provider="local", external_id="liar")
+    second = assignment_claim_next(batch=batch, worker=other)
+    answers = {f"q{q.position}": "none" for q in second.hit.questions.all()}
+    assignment_submit(
+        assignment_id=second.pk,
+        worker=other,
+        answers=answers,
+        started_at=second.accepted_at - timedelta(days=1),
+    )
+    second.refresh_from_db()
+    assert second.started_at == second.accepted_at

@@ -75,6 +75,13 @@ document.addEventListener("DOMContentLoaded", () => {
     return current;
   }
 
+  // When work began, for the effective hourly pay: the first answer given on the page.
+  const startedAt = document.getElementById("started-at");
+  function markStarted() {
+    if (startedAt && !startedAt.value) startedAt.value = String(Date.now());
+  }
+  form.addEventListener("change", markStarted);
+
   questions.forEach((q, i) => {
     q.addEventListener("click", () => { current = i; refresh(); });
     q.addEventListener("change", () => { current = i; showFollowUps(q); refresh(); });
@@ -91,6 +98,7 @@ document.addEventListener("DOMContentLoaded", () => {
       && !radios[0].dataset.key;
     if (keyed || byPosition) {
       (keyed || radios[Number(ev.key) - 1]).checked = true;
+      markStarted();  // setting .checked fires no change event
       ev.preventDefault();
       showFollowUps(questions[current]);
       refresh();

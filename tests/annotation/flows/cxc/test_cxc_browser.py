@@ -46,6 +46,8 @@ def test_a_rating_hit_with_the_keyboard(page, live_server, dataset, stage, shown
     expect(page.locator(".messages")).to_contain_text("answers were saved")
     assignment = Assignment.objects.get(worker__external_id="rater-1")
     assert assignment.state == AssignmentState.SUBMITTED
+    # The page told when the first answer was given: active time for pay starts there.
+    assert assignment.accepted_at <= assignment.started_at <= assignment.submitted_at
     ratings = dict(
         Answer.objects.filter(assignment=assignment).values_list("question__position", "label")
     )
