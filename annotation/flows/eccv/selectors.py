@@ -7,18 +7,22 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.models import (
+    Answer,
     Caption,
     ExternalPositive,
     Item,
     ItemKind,
     Proposal,
     Run,
+    Stage,
 )
 from annotation.selectors.counting import counted
+from pipeline.aggregation import dawid_skene
 
 POSITIVE = ("yes", "partially_yes")
 DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
@@ -55,6 +59,41 @@ def eccv_positive_pairs(*, run: Run) -> QuerySet[Item]:
     return eccv_judged_pairs(run=run).filter(n_positive__gte=F("n") - F("n_positive"))
 
 
+ANSWER_CLASSES = ("yes", "partially_yes", "mostly_no", "no")  # the 4-level scale, in order
+
+
+def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
+    """(image, caption) COCO ids of the judged candidates people call positive, by the run's
+    `aggregation`: "majority" (the default; ties positive) or "dawid_skene" (EM over each
+    worker's 4-level confusion matrix, gold items included as ordinary evidence; positive when
+    YES or Partially YES is more likely than not)."""
+    if run.config.get("aggregation", "majority") == "majority":
+        return list(
+            eccv_positive_pairs(run=run).values_list("positive__coco_id", "caption__coco_id")
+        )
+    rows = list(
+        Answer.objects.filter(_counted(""), question__item__run=run)
+        .filter(question__hit__batch__stage=Stage.ECCV_JUDGMENT)
+        .values_list("question__item_id", "assignment__worker_id", "label")
+    )
+    if not rows:
+        return []
+    code = {label: n for n, label in enumerate(ANSWER_CLASSES)}
+    result = dawid_skene(
+        np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows]),
+        np.array([code[r[2]] for r in rows]),
+        k=len(ANSWER_CLASSES),
+    )
+    positive = result.posterior[:, :2].sum(axis=1) >= 0.5
+    chosen = [int(i) for i, p in zip(result.items, positive, strict=True) if p]
+    return list(
+        Item.objects.filter(pk__in=chosen, kind=ItemKind.CANDIDATE).values_list(
+            "positive__coco_id", "caption__coco_id"
+        )
+    )
+
+
 def eccv_exclusions(*, run: Run) -> tuple[set[int], set[int]]:
     """Caption ids and image ids dropped in post-processing (default: the paper's lists)."""
     path = Path(run.config.get("exclusions") or DEFAULT_EXCLUSIONS)
@@ -87,9 +126,7 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
         )
         for image, caption in originals.values_list("image__coco_id", "coco_id"):
             links[(image, caption)].add("coco")
-    for image, caption in eccv_positive_pairs(run=run).values_list(
-        "positive__coco_id", "caption__coco_id"
-    ):
+    for image, caption in eccv_human_positives(run=run):
         links[(image, caption)].add("human")
     for image, caption in ExternalPositive.objects.filter(run=run).values_list(
         "image__coco_id", "caption__coco_id"

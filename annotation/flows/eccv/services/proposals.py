@@ -98,6 +98,8 @@ def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
     check_int(config, "models", low=1, high=50)
     check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
     check_number(config, "cxc_threshold", low=0.0, high=5.0)
+    if config.get("aggregation", "majority") not in ("majority", "dawid_skene"):
+        raise InputError('must be "majority" or "dawid_skene"', field="aggregation")
     return config
 
 

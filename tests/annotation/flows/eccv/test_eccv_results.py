@@ -295,3 +295,33 @@ def test_exports_name_workers_by_a_keyed_pseudonym_only(judged, run_on_commit):
     assert raw_ids and not any(raw in text for raw in raw_ids)
     workers = {a["worker"] for line in text.splitlines() for a in json.loads(line)["answers"]}
     assert len(workers) == len(raw_ids) and all(w.startswith("w-") for w in workers)
+
+
+def test_dawid_skene_aggregation_is_selectable_and_agrees_with_careful_workers(judged):
+    from annotation.flows.eccv.selectors import eccv_human_positives, eccv_positives
+
+    majority = set(eccv_human_positives(run=judged))
+    judged.config["aggregation"] = "dawid_skene"
+    judged.save()
+    ds = set(eccv_human_positives(run=judged))
+    # Perfect simulated workers: both readings give the same positives.
+    assert ds == majority and ds
+    positives = eccv_positives(run=judged)
+    assert sum(len(v) for v in positives["i2t"].values()) > 0
+
+
+def test_an_unknown_aggregation_is_refused(dataset):
+    from annotation.flows.eccv.services.proposals import eccv_run_create
+
+    with pytest.raises(InputError) as caught:
+        eccv_run_create(
+            dataset=dataset,
+            config={
+                "image_queries": 2,
+                "caption_queries": 2,
+                "k": 2,
+                "models": 1,
+                "aggregation": "vote",
+            },
+        )
+    assert caught.value.field == "aggregation"
