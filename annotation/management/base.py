@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any
@@ -24,6 +25,17 @@ class ServiceCommand(BaseCommand):
             raise CommandError(str(exc)) from exc
         except Http404 as exc:  # get_object_or_404 with an id that does not exist
             raise CommandError(str(exc).replace("matches the given query", "has that id")) from None
+
+    @staticmethod
+    def json_object(text: str, option: str) -> dict[str, Any]:
+        """A command-line option holding a JSON object (e.g. a run's --config)."""
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise CommandError(f"{option} is not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise CommandError(f"{option} must be a JSON object")
+        return value
 
     def wait_for_job(self, job: Job, *, poll: float = 0.5, timeout: float = 24 * 3600) -> Job:
         """Show a job's progress until it ends; fail the command if the job failed."""

@@ -23,6 +23,16 @@ def counted(prefix: str = "") -> Q:
     )
 
 
+def counted_reviewed(prefix: str = "") -> Q:
+    """Answers (reached through `prefix`, e.g. "questions__answers__") whose work counts and
+    is not held by review: no review, or one approved by a person or closed by the provider's
+    auto-approval (whose policy then set `excluded`)."""
+    return counted(f"{prefix}assignment__") & (
+        Q(**{f"{prefix}assignment__review__isnull": True})
+        | Q(**{f"{prefix}assignment__review__status__in": ("approved", "auto_approved")})
+    )
+
+
 def earlier_stages(stage: str) -> tuple[str, ...]:
     """The stages of `stage`'s disjoint group that come before it (BISON stage 3: stage 2)."""
     group = disjoint_stages(stage)

@@ -72,7 +72,7 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
 def pay_summary(batch: Batch) -> dict[str, Any]:
     """Expected hourly pay before publishing; effective hourly pay once work is in."""
     expected = pay_estimate(batch=batch)
-    effective = effective_pay(batch=batch) if batch.status != "draft" else None
+    effective = effective_pay(batch=batch, estimate=expected) if batch.status != "draft" else None
     return {
         "expected": expected.hourly,
         "below": expected.below_minimum,

@@ -10,9 +10,9 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db.models import Count, Sum
 
-from annotation.models import Assignment, Batch, Bonus, Question
+from annotation.models import Assignment, Batch, Bonus, Question, Run
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.tasktypes import task_type_for
 
@@ -32,13 +32,16 @@ def pilot_seconds_per_item(*, batch: Batch) -> float | None:
         for b in Batch.objects.filter(run=batch.run_id, stage=batch.stage, pk__lt=batch.pk or 0)
         if b.options.get("follow_ups", True) == batch.options.get("follow_ups", True)
     ]
-    earlier = Assignment.objects.filter(
-        hit__batch__in=same, state__in=COUNTED_STATES, submitted_at__isnull=False
+    earlier = (
+        Assignment.objects.filter(
+            hit__batch__in=same, state__in=COUNTED_STATES, submitted_at__isnull=False
+        )
+        .annotate(items=Count("hit__questions"))  # one query, not one per assignment
+        .values_list("accepted_at", "submitted_at", "items")[:500]
     )
     times = [
-        (a.submitted_at - a.accepted_at).total_seconds() / max(1, a.hit.questions.count())
-        for a in earlier.select_related("hit")[:500]
-        if a.submitted_at is not None
+        (submitted - accepted).total_seconds() / max(1, items)
+        for accepted, submitted, items in earlier
     ]
     times = [t for t in times if t > 0]
     return statistics.median(times) if len(times) >= 5 else None
@@ -94,11 +97,11 @@ def fair_reward(*, seconds_per_item: float, items_per_hit: int) -> Decimal:
     return dollars.quantize(CENT, rounding=ROUND_CEILING)
 
 
-def effective_pay(*, batch: Batch) -> dict[str, Any]:
+def effective_pay(*, batch: Batch, estimate: PayEstimate | None = None) -> dict[str, Any]:
     """Per worker (pseudonymous ids stay with the caller) and for the batch: rewards of paid or
     payable work plus bonuses, over active time (accept to submit, each capped at the
     expected time of a HIT)."""
-    expected = pay_estimate(batch=batch).seconds_per_hit
+    expected = (estimate or pay_estimate(batch=batch)).seconds_per_hit
     done = Assignment.objects.filter(
         hit__batch=batch, state__in=COUNTED_STATES, confirmed=True, submitted_at__isnull=False
     ).values_list("pk", "worker_id", "accepted_at", "started_at", "submitted_at")
@@ -140,13 +143,13 @@ def effective_pay(*, batch: Batch) -> dict[str, Any]:
     }
 
 
-def run_pay_summary(*, run: Any) -> list[dict[str, Any]]:
+def run_pay_summary(*, run: Run) -> list[dict[str, Any]]:
     """Per batch of `run`, for export manifests: expected and effective hourly pay (no
     per-worker rows: a manifest names no worker)."""
     out = []
     for batch in run.batches.exclude(status="draft").order_by("pk"):
         expected = pay_estimate(batch=batch)
-        effective = effective_pay(batch=batch)
+        effective = effective_pay(batch=batch, estimate=expected)
         effective.pop("per_worker")
         out.append(
             {

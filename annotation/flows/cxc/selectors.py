@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import Q
 
 from annotation.flows.cxc.services.sampling import METHODS_OF
 from annotation.models import Answer, ItemKind, Run, Stage
-from annotation.selectors.counting import counted
+from annotation.selectors.counting import counted_reviewed
 from pipeline.agreement import (
     krippendorff_alpha_interval_arrays,
     mean_pairwise_spearman_arrays,
@@ -23,16 +22,8 @@ from pipeline.agreement import (
 STAGES = (Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS)
 
 
-def _counted() -> Q:
-    """Ratings that count: counted work not waiting in (or failed by) review."""
-    return counted("assignment__") & (
-        Q(assignment__review__isnull=True)
-        | Q(assignment__review__status__in=("approved", "auto_approved"))
-    )
-
-
 def _rated(run: Run):  # type: ignore[no-untyped-def]
-    return Answer.objects.filter(_counted(), question__item__run=run).filter(
+    return Answer.objects.filter(counted_reviewed(), question__item__run=run).filter(
         question__hit__batch__stage__in=list(METHODS_OF)
     )
 

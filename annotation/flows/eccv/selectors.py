@@ -21,26 +21,16 @@ from annotation.models import (
     Run,
     Stage,
 )
-from annotation.selectors.counting import counted
+from annotation.selectors.counting import counted_reviewed
 from pipeline.aggregation import dawid_skene
 
 POSITIVE = ("yes", "partially_yes")
 DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
 
 
-def _counted(prefix: str) -> Q:
-    """Answers that count: submitted or approved work not waiting in (or failed by) review;
-    work MTurk paid before a decision counts unless the batch's policy excluded it."""
-    p = prefix
-    return counted(f"{p}assignment__") & (
-        Q(**{f"{p}assignment__review__isnull": True})
-        | Q(**{f"{p}assignment__review__status__in": ("approved", "auto_approved")})
-    )
-
-
 def eccv_judged_pairs(*, run: Run) -> QuerySet[Item]:
     """Candidates with their counted answers: `n` in all, `n_positive` YES or Partially YES."""
-    counted = _counted("questions__answers__")
+    counted = counted_reviewed("questions__answers__")
     return (
         Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
         .annotate(
@@ -72,7 +62,7 @@ def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
             eccv_positive_pairs(run=run).values_list("positive__coco_id", "caption__coco_id")
         )
     rows = list(
-        Answer.objects.filter(_counted(""), question__item__run=run)
+        Answer.objects.filter(counted_reviewed(""), question__item__run=run)
         .filter(question__hit__batch__stage=Stage.ECCV_JUDGMENT)
         .values_list("question__item_id", "assignment__worker_id", "label")
     )
@@ -175,7 +165,7 @@ def eccv_original_positives(*, run: Run) -> dict[str, dict[int, list[int]]]:
 
 def eccv_answer_shares(*, run: Run) -> dict[str, dict[str, dict[str, float]]]:
     """For each model and rank, the share of each answer among its proposals' answers."""
-    counted = _counted("item__questions__answers__")
+    counted = counted_reviewed("item__questions__answers__")
     rows = (
         Proposal.objects.filter(item__run=run)
         .filter(counted)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -19,11 +16,10 @@ from annotation.flows.bison.selectors import (
     bison_stage_counts,
     bison_verified_triples,
 )
-from annotation.models import Export, Job, Run, RunStatus
+from annotation.models import Export, Job, Run
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
-from annotation.services.datasheet import datasheet_write
-from annotation.services.files import file_write_atomic
+from annotation.services.exports import export_record
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -32,7 +28,6 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_set_status
 from pipeline.bison import BisonRecord, bison_document
 
 BISON_FORMAT = "coco-bison"
@@ -87,29 +82,18 @@ def bison_export_write(*, job_id: int) -> Export | None:
         document = bison_document(records, source="coco", split=split)
         data = json.dumps(document, indent=None, separators=(",", ":")).encode()
         checksum = hashlib.sha256(data).hexdigest()
-        with transaction.atomic():
-            # Lock the run so two exports never take the same version number.
-            Run.objects.select_for_update().get(pk=run.pk)
-            last = Export.objects.filter(run=run, format=BISON_FORMAT).aggregate(v=Max("version"))
-            version = (last["v"] or 0) + 1
-            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"bison-v{version}"
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"bison_annotations.coco{split}.json"
-            manifest = _manifest(run=run, records=len(records), checksum=checksum, path=path)
-            file_write_atomic(path=path, data=data)
-            file_write_atomic(
-                path=folder / "manifest.json", data=json.dumps(manifest, indent=2).encode()
-            )
-            datasheet_write(folder=folder, run=run, manifest=manifest, flow="COCO-BISON")
-            export = Export.objects.create(
-                run=run,
-                format=BISON_FORMAT,
-                version=version,
-                path=str(path),
-                checksum=checksum,
-                manifest=manifest,
-            )
-            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        name = f"bison_annotations.coco{split}.json"
+        export = export_record(
+            run=run,
+            format=BISON_FORMAT,
+            prefix="bison",
+            title="COCO-BISON",
+            manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
+            files={name: data},
+            main_file=name,
+            checksum=checksum,
+        )
+        path = export.path
         job_succeed(
             job_id=job_id,
             result={"export": export.pk, "path": str(path), "records": len(records)},
@@ -121,12 +105,12 @@ def bison_export_write(*, job_id: int) -> Export | None:
         raise
 
 
-def _manifest(*, run: Run, records: int, checksum: str, path: Path) -> dict[str, Any]:
+def _manifest(*, run: Run, records: int, checksum: str, name: str) -> dict[str, Any]:
     counts = bison_stage_counts(run=run)
     pairing = run.jobs.filter(name="bison.pairing", state="succeeded").order_by("-pk").first()
     return {
         "format": BISON_FORMAT,
-        "file": path.name,
+        "file": name,
         "sha256": checksum,
         "records": records,
         "created_at": timezone.now().isoformat(),

@@ -4,16 +4,11 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -23,12 +18,12 @@ from annotation.flows.cxc.selectors import (
     cxc_has_ratings,
     cxc_rating_arrays,
 )
-from annotation.models import Export, Item, Job, Run, RunStatus, Stage, Worker
+from annotation.models import Export, Item, Job, Run, Stage, Worker
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.datasheet import datasheet_write
-from annotation.services.files import AtomicLines, file_write_atomic
+from annotation.services.exports import export_record, export_staging
+from annotation.services.files import AtomicLines
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -37,7 +32,6 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_set_status
 from pipeline.cxc import SIS_COLUMNS, SITS_COLUMNS, STS_COLUMNS
 
 CXC_FORMAT = "cxc"
@@ -97,19 +91,15 @@ def cxc_export_write(*, job_id: int) -> Export | None:
     run = job.run
     assert run is not None
     try:
-        with transaction.atomic():
-            Run.objects.select_for_update().get(pk=run.pk)
-            last = Export.objects.filter(run=run, format=CXC_FORMAT).aggregate(v=Max("version"))
-            version = (last["v"] or 0) + 1
-            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"cxc-v{version}"
-            folder.mkdir(parents=True, exist_ok=True)
+        # The JSONL of every rating is streamed to disk before the version is taken.
+        staging = export_staging(run=run, prefix="cxc", job_id=job_id)
         pseudonyms = {
             pk: worker_pseudonym(provider=provider, external_id=external)
             for pk, provider, external in Worker.objects.filter(assignments__hit__batch__run=run)
             .distinct()
             .values_list("pk", "provider", "external_id")
         }
-        lines = AtomicLines(folder / "ratings.jsonl")
+        lines = AtomicLines(staging / "ratings.jsonl")
         template = '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
 
         def write(
@@ -121,7 +111,7 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             )
 
         ratings = cxc_rating_arrays(run=run, each=write)
-        files = {"ratings.jsonl": lines.close()}
+        streamed = {"ratings.jsonl": lines.close()}
         job_progress(job_id=job_id, progress=60, message=f"{ratings.item.size} ratings read")
         keep = ~ratings.gold
         items, inverse = np.unique(ratings.item[keep], return_inverse=True)
@@ -132,6 +122,7 @@ def cxc_export_write(*, job_id: int) -> Export | None:
         names = _names(run, items)
         name = str(run.config.get("export_name", "val"))
         per_method: dict[str, int] = {}
+        files: dict[str, bytes] = {}
         for n, stage in enumerate(STAGES):
             prefix, columns = FILES[stage]
             out = io.StringIO()
@@ -141,8 +132,7 @@ def cxc_export_write(*, job_id: int) -> Export | None:
                 first, second, tag = names[int(items[at])]
                 writer.writerow([first, second, f"{sums[at] / counts[at]:.2f}", tag])
                 per_method[tag] = per_method.get(tag, 0) + 1
-            file = f"{prefix}_{name}.csv"
-            files[file] = file_write_atomic(path=folder / file, data=out.getvalue().encode())
+            files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
         job_progress(job_id=job_id, progress=80, message="agreement")
         sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
         manifest: dict[str, Any] = {
@@ -157,21 +147,18 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             "agreement": cxc_agreement(ratings),
             "consent": consent_record(run),
             "pay": run_pay_summary(run=run),
-            "files": files,
+            "files": streamed,
         }
-        data = json.dumps(manifest, indent=2).encode()
-        with transaction.atomic():
-            file_write_atomic(path=folder / "manifest.json", data=data)
-            datasheet_write(folder=folder, run=run, manifest=manifest, flow="Crisscrossed Captions")
-            export = Export.objects.create(
-                run=run,
-                format=CXC_FORMAT,
-                version=version,
-                path=str(folder),
-                checksum=hashlib.sha256(data).hexdigest(),
-                manifest=manifest,
-            )
-            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        export = export_record(
+            run=run,
+            format=CXC_FORMAT,
+            prefix="cxc",
+            title="Crisscrossed Captions",
+            manifest=manifest,
+            files=files,
+            staged=staging,
+        )
+        folder = export.path
         job_succeed(
             job_id=job_id,
             result={"export": export.pk, "path": str(folder), "pairs": per_method},

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -30,13 +27,11 @@ from annotation.models import (
     ReviewStatus,
     Run,
     RunKind,
-    RunStatus,
 )
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.datasheet import datasheet_write
-from annotation.services.files import file_write_atomic
+from annotation.services.exports import export_record
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -45,7 +40,6 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_set_status
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
 from pipeline.eccv_metrics import retrieval_metrics
@@ -152,33 +146,20 @@ def eccv_export_write(*, job_id: int) -> Export | None:
         manifest = _manifest(run=run, positives=positives, judged=len(lines))
         # Work still held for review does not count; say which, so nothing is lost silently.
         manifest["excluded_open_reviews"] = _open_reviews(run)
-        with transaction.atomic():
-            Run.objects.select_for_update().get(pk=run.pk)
-            last = Export.objects.filter(run=run, format=ECCV_FORMAT).aggregate(v=Max("version"))
-            version = (last["v"] or 0) + 1
-            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"eccv-v{version}"
-            folder.mkdir(parents=True, exist_ok=True)
-            files = {
-                I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
-                T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
-                PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
-            }
-            manifest["files"] = {
-                name: file_write_atomic(path=folder / name, data=data)
-                for name, data in files.items()
-            }
-            manifest_bytes = json.dumps(manifest, indent=2).encode()
-            file_write_atomic(path=folder / "manifest.json", data=manifest_bytes)
-            datasheet_write(folder=folder, run=run, manifest=manifest, flow="ECCV Caption")
-            export = Export.objects.create(
-                run=run,
-                format=ECCV_FORMAT,
-                version=version,
-                path=str(folder),
-                checksum=hashlib.sha256(manifest_bytes).hexdigest(),
-                manifest=manifest,
-            )
-            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        files = {
+            I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
+            T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
+            PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
+        }
+        export = export_record(
+            run=run,
+            format=ECCV_FORMAT,
+            prefix="eccv",
+            title="ECCV Caption",
+            manifest=manifest,
+            files=files,
+        )
+        folder = export.path
         job_succeed(
             job_id=job_id,
             result={"export": export.pk, "path": str(folder), "counts": manifest["counts"]},

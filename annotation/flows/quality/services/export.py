@@ -4,26 +4,21 @@ yes/no judgments), a CSV per task, and a manifest with inter-rater agreement."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import statistics
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Answer, Caption, Export, Item, Job, Run, RunStatus, Stage
-from annotation.selectors.counting import counted
+from annotation.models import Answer, Caption, Export, Item, Job, Run, Stage
+from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
-from annotation.services.datasheet import datasheet_write
-from annotation.services.files import file_write_atomic
+from annotation.services.exports import export_record
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -31,7 +26,6 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_set_status
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
 
@@ -43,11 +37,8 @@ CF_FILE = "flickr8k_cf_layout.json"
 
 def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
     """Counted answers of `stage` by item pk: (worker pk, label)."""
-    held = Q(assignment__review__isnull=True) | Q(
-        assignment__review__status__in=("approved", "auto_approved")
-    )
     rows = (
-        Answer.objects.filter(counted("assignment__"), held, question__item__run=run)
+        Answer.objects.filter(counted_reviewed(), question__item__run=run)
         .filter(question__hit__batch__stage=stage)
         .values_list("question__item_id", "assignment__worker_id", "label")
         .order_by("question__item_id", "assignment_id")
@@ -233,29 +224,15 @@ def quality_export_write(*, job_id: int) -> Export | None:
             "consent": consent_record(run),
             "pay": run_pay_summary(run=run),
         }
-        with transaction.atomic():
-            Run.objects.select_for_update().get(pk=run.pk)
-            last = Export.objects.filter(run=run, format=QUALITY_FORMAT).aggregate(v=Max("version"))
-            version = (last["v"] or 0) + 1
-            folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"quality-v{version}"
-            folder.mkdir(parents=True, exist_ok=True)
-            manifest["files"] = {
-                n: file_write_atomic(path=folder / n, data=d) for n, d in files.items()
-            }
-            data = json.dumps(manifest, indent=2).encode()
-            file_write_atomic(path=folder / "manifest.json", data=data)
-            datasheet_write(
-                folder=folder, run=run, manifest=manifest, flow="caption-quality judgments"
-            )
-            export = Export.objects.create(
-                run=run,
-                format=QUALITY_FORMAT,
-                version=version,
-                path=str(folder),
-                checksum=hashlib.sha256(data).hexdigest(),
-                manifest=manifest,
-            )
-            run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+        export = export_record(
+            run=run,
+            format=QUALITY_FORMAT,
+            prefix="quality",
+            title="caption-quality judgments",
+            manifest=manifest,
+            files=files,
+        )
+        folder = export.path
         job_succeed(
             job_id=job_id,
             result={"export": export.pk, "path": str(folder), "judged": counts},

@@ -336,3 +336,29 @@ def test_evaluation_on_cxcs_own_files_matches_scipy(tmp_path, sample_path):
     assert low < high and low <= sis["spearman"] + 0.2
     assert set(report["retrieval"]) == {"i2t", "t2i", "t2t", "i2i"}
     assert "STS" not in report["tasks"]  # no sts file in the folder
+
+
+def test_rating_pages_give_nothing_away(run_on_commit, sample_path, client):
+    """Every byte of a SIS page: no gold flag, known rating, sampling method, similarity or
+    image file name; gold pairs look like the others."""
+    from annotation.services.datasets import dataset_import
+    from tests.factories import join
+
+    dataset = dataset_import(path=sample_path).dataset
+    run = cxc_run_create(dataset=dataset, config={**SMALL, "sis_pairs": 10})
+    cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=Stage.CXC_SIS)
+    sampled(run, run_on_commit)
+    batch = batch_publish(
+        batch=batch_create(run=run, stage=Stage.CXC_SIS, provider="local", items_per_hit=5)
+    )
+    join(client, run, "reader")
+    page = client.get(client.get(f"/work/{batch.pk}/next/")["Location"]).content.decode()
+    lowered = page.lower()
+    for word in ("gold", "target", "i2i_csim", "similarity", "sampling", "coco_val2014"):
+        assert word not in lowered, word
+    golds = Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING)
+    for gold in golds[:50]:
+        assert f"{gold.target:.2f}" not in page
+    for image in dataset.images.all()[:100]:
+        assert str(image.coco_id) not in page or "/img/" in page  # only opaque tokens
+    assert page.count('class="question"') == 6  # five pairs and one gold, alike

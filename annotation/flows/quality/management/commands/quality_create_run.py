@@ -1,6 +1,3 @@
-import json
-
-from django.core.management.base import CommandError
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.quality.services.candidates import DEFAULTS, quality_run_create
@@ -22,11 +19,6 @@ class Command(ServiceCommand):
 
     def handle(self, *args, **opts):
         dataset = get_object_or_404(Dataset, name=opts["dataset"])
-        try:
-            config = json.loads(opts["config"])
-        except ValueError as exc:
-            raise CommandError(f"--config is not JSON: {exc}") from None
-        if not isinstance(config, dict):
-            raise CommandError("--config must be a JSON object")
+        config = self.json_object(opts["config"], "--config")
         run = quality_run_create(dataset=dataset, name=opts["name"], config=config)
         self.stdout.write(f"run {run.pk} ({run.kind})")
