@@ -2,8 +2,9 @@
 
 Seeded programmatic workers claim HITs and submit answers through the same services as the
 web form (`assignment_claim_next`, `assignment_submit`); how they answer each stage comes from
-the stage's flow (`Flow.answerers`). Each worker keeps a simulated clock, so timings follow the
-profile. Batches it works on use the `simulated` provider, which makes no remote call.
+the stage's flow (`Flow.answerers`), against the run's latent world (`pipeline.world`). Workers
+take their profiles from a `Population` (default: every one the given profile). Each worker
+keeps a simulated clock, so timings follow the profile. Batches it works on use the `simulated` provider, which makes no remote call.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from annotation.services.assignments import (
     worker_get_or_create,
 )
 from annotation.tasktypes import task_type_for
-from pipeline.simulate import WorkerProfile, answer_seconds
+from pipeline.simulate import Population, WorkerProfile, answer_seconds
+from pipeline.world import World
 
 PROVIDER = "simulated"
 
@@ -33,6 +35,8 @@ class SimulationReport:
     assignments: int = 0
     answers: int = 0
     worker_ids: list[str] = field(default_factory=list)
+    # What each simulated worker was (its profile's label), by external id.
+    profiles: dict[str, str] = field(default_factory=dict)
 
 
 def simulate_crowd(
@@ -42,16 +46,25 @@ def simulate_crowd(
     profile: WorkerProfile,
     seed: int = 0,
     id_prefix: str | None = None,
+    population: Population | None = None,
 ) -> SimulationReport:
     """Let `workers` simulated workers take turns claiming and answering HITs until none
-    are left."""
+    are left; with a `population`, worker i has its i-th profile (at `profile`'s speed)."""
     rng = random.Random(f"{seed}:{batch.pk}")
+    world = World.from_config(batch.run.config)
     prefix = id_prefix or f"sim-r{batch.run_id}-{batch.stage}"
     report = SimulationReport()
     team = [
         worker_get_or_create(provider=PROVIDER, external_id=f"{prefix}-{i:03d}")
         for i in range(workers)
     ]
+    profiles = (
+        population.profiles(workers, seconds_per_answer=profile.seconds_per_answer)
+        if population
+        else [profile] * workers
+    )
+    profile_of = {w.pk: p for w, p in zip(team, profiles, strict=True)}
+    report.profiles = {w.external_id: profile_of[w.pk].label() for w in team}
     clocks = {w.pk: timezone.now() for w in team}
     active = list(team)
     while active:
@@ -60,7 +73,7 @@ def simulate_crowd(
             if assignment is None:
                 active.remove(worker)
                 continue
-            answers, seconds = _answers(assignment, profile, rng)
+            answers, seconds = _answers(assignment, profile_of[worker.pk], rng, world)
             clocks[worker.pk] = assignment.accepted_at + timedelta(seconds=seconds)
             assignment_submit(
                 assignment_id=assignment.pk,
@@ -76,17 +89,19 @@ def simulate_crowd(
 
 
 def _answers(
-    assignment: Assignment, profile: WorkerProfile, rng: random.Random
+    assignment: Assignment, profile: WorkerProfile, rng: random.Random, world: World
 ) -> tuple[dict[str, str], float]:
     stage = assignment.hit.batch.stage
     task, answer = task_type_for(stage), answerer_for(stage)
     questions = assignment.hit.questions.select_related(
-        "hit__batch", "item__caption", "item__positive", "item__negative"
-    ).prefetch_related("item__positive__captions", "item__negative__captions")
+        "hit__batch", "item__caption", "item__caption2", "item__positive", "item__negative"
+    ).prefetch_related(
+        "item__positive__captions", "item__negative__captions", "item__proposals"
+    )
     answers: dict[str, str] = {}
     seconds = 0.0
     for question in questions:
         choices = task.worker_choices(question=question)
-        answers[f"q{question.position}"] = answer(question, choices, profile, rng)
+        answers[f"q{question.position}"] = answer(question, choices, profile, rng, world)
         seconds += answer_seconds(profile, rng)
     return answers, seconds

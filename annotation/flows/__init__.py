@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from annotation.models import Dataset, Question
     from annotation.tasktypes.base import TaskType
     from pipeline.simulate import WorkerProfile
+    from pipeline.world import World
 
-# How a simulated worker answers one question: (question, allowed values, profile, rng) -> value.
-Answerer = Callable[["Question", list[str], "WorkerProfile", random.Random], str]
+# How a simulated worker answers one question: (question, allowed values, profile, rng, the
+# run's latent world) -> value.
+Answerer = Callable[["Question", list[str], "WorkerProfile", random.Random, "World"], str]
 
 
 @dataclass(frozen=True)

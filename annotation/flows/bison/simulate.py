@@ -1,39 +1,52 @@
-"""How simulated workers answer BISON stages 2 and 3.
+"""How simulated workers answer BISON stages 2 and 3, from the run's latent world
+(`pipeline.world`): never from the captions' words and never from the server's side flag
+alone.
 
-In stage 2 they see each image only through its captions, a text stand-in for looking at it;
-in stage 3 a careful verifier (probability `accuracy`) recognises the positive image, a
-careless one answers at random.
+Stage 2: a careful worker picks one of the captions that describe the left image and not the
+right one, or "none" when the pair has none. Stage 3: a careful verifier points at the image a
+valid triple's caption describes (the positive's side) and answers "both" for an invalid one
+(its caption describes the negative image too). Errors go to the other answers, uniformly.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
+from annotation.flows.bison.vocabulary import NONE
 from annotation.models import Question
-from pipeline.simulate import WorkerProfile, discriminative_choice, noisy
-from pipeline.text import tokenize
+from pipeline.simulate import WorkerProfile, respond
+from pipeline.world import World
 
 
-def _tokens_of(image: Any) -> list[list[str]]:
-    return [tokenize(c.text) for c in image.captions.all()]
+def triple_valid(question: Question, world: World) -> bool:
+    item = question.item
+    assert item.negative is not None and item.caption is not None
+    captions = [c.coco_id for c in item.positive.captions.all()]
+    valid = world.bison_valid_captions(item.positive.coco_id, item.negative.coco_id, captions)
+    return item.caption.coco_id in valid
 
 
 def selection_answer(
-    question: Question, choices: list[str], profile: WorkerProfile, rng: random.Random
+    question: Question,
+    choices: list[str],
+    profile: WorkerProfile,
+    rng: random.Random,
+    world: World,
 ) -> str:
     item = question.item
-    captions = [
-        (str(c.coco_id), tokenize(c.text))
-        for c in sorted(item.positive.captions.all(), key=lambda c: c.coco_id)
-    ]
-    correct = discriminative_choice(captions, _tokens_of(item.negative))
-    return noisy(correct, choices, accuracy=profile.accuracy, rng=rng)
+    assert item.negative is not None
+    captions = [c.coco_id for c in item.positive.captions.all()]
+    valid = world.bison_valid_captions(item.positive.coco_id, item.negative.coco_id, captions)
+    return respond(profile, {str(c) for c in valid} or {NONE}, choices, rng)
 
 
 def verification_answer(
-    question: Question, choices: list[str], profile: WorkerProfile, rng: random.Random
+    question: Question,
+    choices: list[str],
+    profile: WorkerProfile,
+    rng: random.Random,
+    world: World,
 ) -> str:
-    # A careful verifier sees which image the query describes: the positive's side.
-    correct = "right" if question.swapped else "left"
-    return noisy(correct, choices, accuracy=profile.accuracy, rng=rng)
+    side = "right" if question.swapped else "left"
+    correct = {side} if triple_valid(question, world) else {"both"}
+    return respond(profile, correct, choices, rng, constant="left")

@@ -1,4 +1,8 @@
-"""How simulated workers judge ECCV Caption pairs."""
+"""How simulated workers judge ECCV Caption pairs: from each pair's latent 4-level label in
+the run's world (`pipeline.world`; shares by best proposal rank calibrated to the paper's
+Table B.2), never from the words or embeddings the proposers use. A gold item's truth is its
+kind (an original pair: YES; a pair no model proposed: NO), answered at the worker's gold
+accuracy (by default the worker's own accuracy)."""
 
 from __future__ import annotations
 
@@ -7,32 +11,36 @@ import random
 
 from annotation.flows.eccv.tasktypes import UNCERTAIN
 from annotation.models import Question
-from pipeline.simulate import WorkerProfile, judgment_from_overlap, noisy
-from pipeline.text import tokenize
+from pipeline.simulate import WorkerProfile, respond
+from pipeline.world import ECCV_LEVELS, World
+
+
+def latent_level(question: Question, world: World) -> int:
+    item = question.item
+    if item.kind == "gold_positive":
+        return 0
+    if item.kind == "gold_negative":
+        return 3
+    assert item.caption is not None
+    ranks = [p.rank for p in item.proposals.all()]
+    return world.eccv_label(
+        item.positive.coco_id,
+        item.caption.coco_id,
+        rank=min(ranks) if ranks else None,
+        own=item.caption.image_id == item.positive_id,
+    )
 
 
 def judgment_answer(
-    question: Question, choices: list[str], profile: WorkerProfile, rng: random.Random
+    question: Question,
+    choices: list[str],
+    profile: WorkerProfile,
+    rng: random.Random,
+    world: World,
 ) -> str:
-    """Judge by the caption's word overlap with the image's own captions (the caption itself
-    excluded); gold items are answered right with probability `gold_accuracy`. A gold item's
-    right answer is its kind (an original pair: yes; a pair no model proposed: no), as a person
-    looking at the image would see it; word overlap would sometimes miss a gold negative that
-    happens to share words, failing workers at random."""
-    item = question.item
-    assert item.caption is not None
-    gold = item.kind in ("gold_positive", "gold_negative")
-    if gold:
-        correct = "yes" if item.kind == "gold_positive" else "no"
-    else:
-        others = [c for c in item.positive.captions.all() if c.pk != item.caption_id]
-        correct = judgment_from_overlap(
-            tokenize(item.caption.text),
-            [tokenize(c.text) for c in others],
-            own=item.caption.image_id == item.positive_id,
-        )
-    accuracy = profile.gold_accuracy if gold else profile.accuracy
-    answer = noisy(correct, ("yes", "partially_yes", "mostly_no", "no"), accuracy=accuracy, rng=rng)
+    gold = question.item.kind in ("gold_positive", "gold_negative")
+    truth = ECCV_LEVELS[latent_level(question, world)]
+    answer = respond(profile, {truth}, ECCV_LEVELS, rng, gold=gold, constant="yes")
     if answer in UNCERTAIN and question.hit.batch.options.get("follow_ups", True):
         reasons = [
             rng.choice(["extra_concepts", "missing_concepts", "wrong_description", "grammar"])

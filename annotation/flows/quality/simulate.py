@@ -9,6 +9,7 @@ import random
 from annotation.models import Question
 from pipeline.simulate import STOPWORDS, WorkerProfile
 from pipeline.text import tokenize
+from pipeline.world import World
 
 
 def _quality(question: Question, text: str) -> float:
@@ -26,10 +27,18 @@ def _quality(question: Question, text: str) -> float:
 
 
 def quality_answer(
-    question: Question, choices: list[str], profile: WorkerProfile, rng: random.Random
+    question: Question,
+    choices: list[str],
+    profile: WorkerProfile,
+    rng: random.Random,
+    world: World,
 ) -> str:
+    """The caption-quality flow keeps its word-overlap stand-in (`world` unused): its scores
+    are compared with metrics, not with a latent truth."""
     item = question.item
-    if rng.random() >= profile.accuracy:
+    if profile.behaviour == "constant":
+        return "yes" if "yes" in choices else choices[-1]
+    if profile.behaviour == "random" or rng.random() >= profile.accuracy:
         return rng.choice(choices)
     if item.candidate2 is not None:
         assert item.candidate is not None
