@@ -37,6 +37,7 @@ class SimulationReport:
     worker_ids: list[str] = field(default_factory=list)
     # What each simulated worker was (its profile's label), by external id.
     profiles: dict[str, str] = field(default_factory=dict)
+    team: dict[str, WorkerProfile] = field(default_factory=dict)
 
 
 def simulate_crowd(
@@ -65,6 +66,7 @@ def simulate_crowd(
     )
     profile_of = {w.pk: p for w, p in zip(team, profiles, strict=True)}
     report.profiles = {w.external_id: profile_of[w.pk].label() for w in team}
+    report.team = {w.external_id: profile_of[w.pk] for w in team}
     clocks = {w.pk: timezone.now() for w in team}
     active = list(team)
     while active:
@@ -95,9 +97,7 @@ def _answers(
     task, answer = task_type_for(stage), answerer_for(stage)
     questions = assignment.hit.questions.select_related(
         "hit__batch", "item__caption", "item__caption2", "item__positive", "item__negative"
-    ).prefetch_related(
-        "item__positive__captions", "item__negative__captions", "item__proposals"
-    )
+    ).prefetch_related("item__positive__captions", "item__negative__captions", "item__proposals")
     answers: dict[str, str] = {}
     seconds = 0.0
     for question in questions:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from pipeline.simulate import WorkerProfile
 from pipeline.world import World
@@ -115,22 +116,25 @@ def bison_expectation(
         # m valid captions given discriminable: Binomial(n, c), at least one.
         for m in range(1, n + 1):
             pm = _binomial(n, m, c) + (_binomial(n, 0, c) if m == 1 else 0.0)
-            v, i = (_over(stage2, lambda p, m=m: _selection(p, n, m)[k]) for k in (0, 1))
-            valid += d * pm * v
-            invalid += d * pm * i
-        invalid += (1 - d) * _over(stage2, lambda p: _selection(p, n, 0)[1])
+            for share, profile in stage2:
+                v, i = _selection(profile, n, m)
+                valid += d * pm * share * v
+                invalid += d * pm * share * i
+        for share, profile in stage2:
+            invalid += (1 - d) * share * _selection(profile, n, 0)[1]
     # The side is drawn once per question, so verifiers who always answer "left" agree with
     # each other: average over the two sides.
-    pass_valid, pass_invalid = (
-        sum(
+    passes = {
+        ok: sum(
             all_of_distinct(
-                stage3, lambda p, s=side: _points_at_positive(p, ok, s), verifiers, stage3_team
+                stage3, partial(_points_at_positive, valid=ok, left=side), verifiers, stage3_team
             )
             for side in (True, False)
         )
         / 2
         for ok in (True, False)
-    )
+    }
+    pass_valid, pass_invalid = passes[True], passes[False]
     return BisonExpectation(
         pairs=pairs,
         triples_valid=valid,

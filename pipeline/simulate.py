@@ -110,9 +110,7 @@ class Population:
 
     def __post_init__(self) -> None:
         if not self.groups or abs(sum(s for s, _ in self.groups) - 1.0) > 1e-6:
-            raise InputError(
-                f"population {self.name!r}: shares must sum to 1", field="population"
-            )
+            raise InputError(f"population {self.name!r}: shares must sum to 1", field="population")
 
     def counts(self, n: int) -> list[int]:
         exact = [share * n for share, _ in self.groups]
@@ -124,7 +122,8 @@ class Population:
 
     def profiles(self, n: int, *, seconds_per_answer: float | None = None) -> list[WorkerProfile]:
         queues = [
-            [profile] * count for (_, profile), count in zip(self.groups, self.counts(n), strict=True)
+            [profile] * count
+            for (_, profile), count in zip(self.groups, self.counts(n), strict=True)
         ]
         team: list[WorkerProfile] = []
         while any(queues):  # round robin over the groups, largest first

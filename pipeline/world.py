@@ -90,9 +90,7 @@ def deconvolve(observed: Sequence[float], accuracy: float) -> tuple[float, ...]:
     k = len(observed)
     off = (1 - accuracy) / (k - 1)
     if accuracy - off <= 0:
-        raise InputError(
-            f"calibration accuracy {accuracy} is at or below chance", field="accuracy"
-        )
+        raise InputError(f"calibration accuracy {accuracy} is at or below chance", field="accuracy")
     latent = [max(0.0, (o - off) / (accuracy - off)) for o in observed]
     total = sum(latent)
     return tuple(t / total for t in latent)
@@ -160,9 +158,7 @@ class World:
             self._eccv[row] = deconvolve(table_b2_shares(row), self.calibration_accuracy)
         return self._eccv[row]
 
-    def eccv_label(
-        self, image: int, caption: int, *, rank: int | None, own: bool = False
-    ) -> int:
+    def eccv_label(self, image: int, caption: int, *, rank: int | None, own: bool = False) -> int:
         """The pair's latent level (index into ECCV_LEVELS)."""
         if own:
             return 0

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from annotation.models import Dataset, Question
     from annotation.tasktypes.base import TaskType
-    from pipeline.simulate import WorkerProfile
+    from pipeline.simulate import Population, WorkerProfile
     from pipeline.world import World
 
 # How a simulated worker answers one question: (question, allowed values, profile, rng, the
@@ -34,6 +34,9 @@ class DemoContext:
     command: Any
     dataset: Dataset
     options: dict[str, Any]
+    # Rows of the quality table (annotation.selectors.simulated_quality.QualityRow) the
+    # flows measured against the latent world; the command prints them.
+    quality: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Flow:
     # The `demo` command: extra options, then this flow's part, in registration order.
     demo_arguments: Callable[[argparse.ArgumentParser], None] | None = None
     demo: Callable[[DemoContext], None] | None = None
+    # `quality_sweep`: run the flow on the sample for one worker population and score the
+    # export against the latent world (returns QualityRow rows).
+    quality_sweep: Callable[[DemoContext, Population], list[Any]] | None = None
     # A module with `urlpatterns`, included under /api/.
     api_urls: str | None = None
     # Checks a run's config (defaults filled in) and returns it; InputError names the field.

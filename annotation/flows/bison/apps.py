@@ -27,6 +27,7 @@ class BisonConfig(AppConfig):
                 disjoint_stages=(Stage.BISON_SELECTION, Stage.BISON_VERIFICATION),
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
+                quality_sweep=demo.bison_quality_sweep,
                 api_urls="annotation.flows.bison.urls",
                 check_config=bison_check_config,
             )

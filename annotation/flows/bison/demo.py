@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
 
 from annotation.flows import DemoContext
+from annotation.flows.bison.quality import bison_quality
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import pairing_start
-from annotation.models import Caption, RunKind, Stage
+from annotation.models import Caption, Run, RunKind, Stage
+from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.runs import run_create
 from annotation.simulation import simulate_crowd
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
-from pipeline.simulate import WorkerProfile
+from pipeline.simulate import Population, WorkerProfile, population_named
 from pipeline.text import tokenize
 
 
@@ -29,52 +33,74 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vectors", help="FastText .vec/.bin (default: train on the captions)")
 
 
-def run_demo(ctx: DemoContext) -> None:
+@dataclass
+class SimulatedBison:
+    run: Run
+    pairing: dict[str, Any]
+    path: Path
+    team: dict[str, WorkerProfile] = field(default_factory=dict)
+
+
+def bison_simulated_run(
+    ctx: DemoContext, *, population: Population, seed: int, name: str = "demo"
+) -> SimulatedBison:
+    """Stage 1, stages 2 and 3 answered by `population`, and the export."""
     cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
     run = run_create(
-        dataset=dataset,
-        kind=RunKind.BISON,
-        name="demo",
-        config={"seed": opts["seed"], "verifiers": 2},
+        dataset=dataset, kind=RunKind.BISON, name=name, config={"seed": seed, "verifiers": 2}
     )
     cmd.step(f"run {run.pk} stage 1: FastText nearest-neighbour pairs")
-    job = pairing_start(
-        run=run, vectors_path=opts["vectors"], seed=opts["seed"], allow_new_dim=True
-    )
+    job = pairing_start(run=run, vectors_path=opts.get("vectors"), seed=seed, allow_new_dim=True)
     pairing = cmd.wait_for_job(job, poll=0.2).result
-
-    profile2 = WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=25.9)
-    profile3 = WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=12.7)
-
-    cmd.step("stage 2: caption selection, 10 pairs per HIT, simulated workers")
-    batch2 = batch_publish(
-        batch=batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider="simulated", seed=opts["seed"]
+    team: dict[str, WorkerProfile] = {}
+    stages = (
+        (Stage.BISON_SELECTION, "stage 2: caption selection, 10 pairs per HIT", 25.9, "stage2"),
+        (
+            Stage.BISON_VERIFICATION,
+            "stage 3: verification, 2 workers per triple from a disjoint pool",
+            12.7,
+            "stage3",
+        ),
+    )
+    for offset, (stage, text, seconds, key) in enumerate(stages):
+        cmd.step(f"{text}, simulated workers ({population.name}: {population.describe()})")
+        batch = batch_publish(
+            batch=batch_create(run=run, stage=stage, provider="simulated", seed=seed)
         )
-    )
-    report = simulate_crowd(
-        batch=batch2, workers=opts["stage2_workers"], profile=profile2, seed=opts["seed"]
-    )
-    cmd.stdout.write(
-        f"    {batch2.hits.count()} HITs; {report.workers} workers submitted {report.assignments} assignments"
-    )
-
-    cmd.step("stage 3: verification, 2 workers per triple from a disjoint pool")
-    batch3 = batch_publish(
-        batch=batch_create(
-            run=run, stage=Stage.BISON_VERIFICATION, provider="simulated", seed=opts["seed"]
+        report = simulate_crowd(
+            batch=batch,
+            workers=opts.get(f"{key}_workers") or (12 if key == "stage2" else 16),
+            profile=WorkerProfile(seconds_per_answer=seconds),
+            population=population,
+            seed=seed + offset,
         )
-    )
-    report = simulate_crowd(
-        batch=batch3, workers=opts["stage3_workers"], profile=profile3, seed=opts["seed"] + 1
-    )
-    cmd.stdout.write(
-        f"    {batch3.hits.count()} HITs; {report.workers} workers submitted {report.assignments} assignments"
-    )
-
+        team.update(report.team)
+        cmd.stdout.write(
+            f"    {batch.hits.count()} HITs; {report.workers} workers submitted "
+            f"{report.assignments} assignments"
+        )
     cmd.step("export (COCO-BISON format)")
     job = cmd.wait_for_job(bison_export_start(run=run), poll=0.2)
-    path = Path(job.result["path"])
+    return SimulatedBison(run=run, pairing=pairing, path=Path(job.result["path"]), team=team)
+
+
+def bison_quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:
+    made = bison_simulated_run(
+        ctx, population=population, seed=ctx.options["seed"], name=f"quality {population.name}"
+    )
+    return bison_quality(
+        run=made.run, export_path=made.path, team=made.team, population=population.name
+    )
+
+
+def run_demo(ctx: DemoContext) -> None:
+    cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
+    population = population_named(opts["population"])
+    made = bison_simulated_run(ctx, population=population, seed=opts["seed"])
+    run, pairing, path = made.run, made.pairing, made.path
+    ctx.quality.extend(
+        bison_quality(run=run, export_path=path, team=made.team, population=population.name)
+    )
 
     cmd.step("BISON evaluation of a text-only baseline on the export")
     records = parse_bison_annotations(path.read_bytes(), file=str(path))

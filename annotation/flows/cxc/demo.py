@@ -25,7 +25,7 @@ from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from annotation.simulation import simulate_crowd
 from pipeline.embeddings import image_embeddings, train_word_vectors
-from pipeline.simulate import WorkerProfile
+from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize
 
 SAMPLE_CXC = Path(settings.BASE_DIR) / "data" / "sample" / "cxc"
@@ -59,14 +59,17 @@ def run_demo(ctx: DemoContext) -> None:
     job = cmd.wait_for_job(cxc_sample_start(run=run, image_embeddings_path=None, standin=True))
     cmd.stdout.write(f"    {job.message}")
     cmd.stdout.write(f"    note: {job.result['standin_note']}")
-    profile = WorkerProfile(accuracy=opts["accuracy"], gold_accuracy=0.9, seconds_per_answer=6.0)
+    profile = WorkerProfile(seconds_per_answer=6.0)
+    population = population_named(opts["population"])
     for number, stage in enumerate((Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS), start=1):
         batch = batch_publish(
             batch=batch_create(
                 run=run, stage=stage, provider="simulated", seed=opts["seed"] + number
             )
         )
-        report = simulate_crowd(batch=batch, workers=12, profile=profile, seed=opts["seed"])
+        report = simulate_crowd(
+            batch=batch, workers=12, profile=profile, population=population, seed=opts["seed"]
+        )
         held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
         for review in held:  # the demo's reviewer accepts gold misses of one point or two
             review_decide(review=review, approve=True)

@@ -23,6 +23,7 @@ class EccvConfig(AppConfig):
                 answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
+                quality_sweep=demo.eccv_quality_sweep,
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.flows import DemoContext
+from annotation.flows.eccv.quality import eccv_quality
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposals import (
     eccv_annotator_add,
@@ -19,12 +21,13 @@ from annotation.flows.eccv.services.proposals import (
     eccv_propose_start,
     eccv_run_create,
 )
-from annotation.models import Export, Review, Stage
+from annotation.models import Export, Review, Run, Stage
+from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
-from pipeline.simulate import WorkerProfile
+from pipeline.simulate import Population, WorkerProfile, population_named
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,28 +35,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--eccv-queries", type=int, default=60, help="ECCV image and caption queries each"
     )
-    parser.add_argument(
-        "--gold-accuracy",
-        type=float,
-        default=0.9,
-        help="simulated workers' accuracy on gold items",
-    )
 
 
-def run_demo(ctx: DemoContext) -> None:
+@dataclass
+class SimulatedEccv:
+    run: Run
+    team: dict[str, WorkerProfile] = field(default_factory=dict)
+
+
+def eccv_simulated_run(
+    ctx: DemoContext,
+    *,
+    population: Population,
+    seed: int,
+    name: str = "demo",
+    config: dict[str, Any] | None = None,
+) -> SimulatedEccv:
+    """Proposals by two built-in annotators, the paper's two rounds answered by `population`
+    with the demo's gold review, and approval; the export is the caller's."""
     cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
-    if opts["skip_eccv"]:
-        return
     n = opts["eccv_queries"]
     run = eccv_run_create(
         dataset=dataset,
-        name="demo",
+        name=name,
         config={
             "image_queries": n,
             "caption_queries": n,
             "k": 5,
             "models": 2,
-            "seed": opts["seed"],
+            "seed": seed,
+            **(config or {}),
         },
     )
     cmd.step(f"ECCV run {run.pk}: {n} image and {n} caption queries, 2 built-in annotators")
@@ -61,7 +72,7 @@ def run_demo(ctx: DemoContext) -> None:
         run=run,
         name="fasttext-100d",
         kind="fasttext",
-        params={"dim": 100, "seed": opts["seed"]},
+        params={"dim": 100, "seed": seed},
     )
     try:
         eccv_annotator_add(run=run, name="minilm", kind="minilm")
@@ -71,7 +82,7 @@ def run_demo(ctx: DemoContext) -> None:
             run=run,
             name="fasttext-50d",
             kind="fasttext",
-            params={"dim": 50, "seed": opts["seed"] + 1},
+            params={"dim": 50, "seed": seed + 1},
         )
     job = cmd.wait_for_job(eccv_propose_start(run=run), poll=0.2)
     cmd.stdout.write(
@@ -81,38 +92,87 @@ def run_demo(ctx: DemoContext) -> None:
     merged = eccv_cxc_import(run=run, path=str(cxc), skip_unknown=True)
     cmd.stdout.write(f"    {merged} CxC positives (agg_score >= 3) merged as a further source")
 
-    profile = WorkerProfile(
-        accuracy=opts["accuracy"], gold_accuracy=opts["gold_accuracy"], seconds_per_answer=8.0
-    )
+    made = SimulatedEccv(run=run)
+    profile = WorkerProfile(seconds_per_answer=8.0)
     # The paper's two rounds: image-to-caption pairs with the rationale questions, then
     # caption-to-image pairs without them.
     for number, direction, follow_ups in ((1, "i2t", True), (2, "t2i", False)):
         cmd.step(
             f"round {number}: {direction} pairs, 20 per HIT (18 candidates + 2 gold), "
-            f"{'with' if follow_ups else 'without'} rationale questions, simulated workers"
+            f"{'with' if follow_ups else 'without'} rationale questions, simulated workers "
+            f"({population.name})"
         )
         try:
             batch = batch_create(
                 run=run,
                 stage=Stage.ECCV_JUDGMENT,
                 provider="simulated",
-                seed=opts["seed"] + number,
+                seed=seed + number,
                 options={"direction": direction, "follow_ups": follow_ups},
             )
         except ServiceError as exc:  # every pair of this direction was judged in round 1
             cmd.stdout.write(f"    nothing to judge: {exc}")
             continue
         batch = batch_publish(batch=batch)
-        report = simulate_crowd(batch=batch, workers=10, profile=profile, seed=opts["seed"])
+        report = simulate_crowd(
+            batch=batch, workers=10, profile=profile, population=population, seed=seed
+        )
+        made.team.update(report.team)
         cmd.stdout.write(f"    {batch.hits.count()} HITs; {report.assignments} submitted")
-        _review(cmd, run=run, batch=batch, profile=profile, seed=opts["seed"] + 7 * number)
+        made.team.update(
+            _review(
+                cmd,
+                run=run,
+                batch=batch,
+                profile=profile,
+                population=population,
+                seed=seed + 7 * number,
+            )
+        )
         approved = assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
         cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
+    return made
 
-    cmd.step("ECCV export and the built-in models' metrics on it")
-    job = cmd.wait_for_job(eccv_export_start(run=run), poll=0.2)
+
+def _export_quality(
+    ctx: DemoContext, made: SimulatedEccv, population: Population
+) -> tuple[Export, dict[str, Any], list[QualityRow]]:
+    job = ctx.command.wait_for_job(eccv_export_start(run=made.run), poll=0.2)
     export = Export.objects.get(pk=job.result["export"])
-    counts = job.result["counts"]
+    judgments = max(
+        made.run.batches.filter(stage=Stage.ECCV_JUDGMENT).values_list(
+            "assignments_per_hit", flat=True
+        ),
+        default=1,
+    )
+    rows = eccv_quality(
+        run=made.run,
+        export_folder=Path(export.path),
+        team=made.team,
+        population=population.name,
+        judgments=judgments,
+    )
+    return export, job.result["counts"], rows
+
+
+def eccv_quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:
+    made = eccv_simulated_run(
+        ctx, population=population, seed=ctx.options["seed"], name=f"quality {population.name}"
+    )
+    ctx.command.step("ECCV export")
+    return _export_quality(ctx, made, population)[2]
+
+
+def run_demo(ctx: DemoContext) -> None:
+    cmd, opts = ctx.command, ctx.options
+    if opts["skip_eccv"]:
+        return
+    population = population_named(opts["population"])
+    made = eccv_simulated_run(ctx, population=population, seed=opts["seed"])
+    run = made.run
+    cmd.step("ECCV export and the built-in models' metrics on it")
+    export, counts, rows = _export_quality(ctx, made, population)
+    ctx.quality.extend(rows)
     for key in (
         "pairs_proposed",
         "pairs_after_merging_duplicates",
@@ -146,14 +206,23 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.stdout.write(f"    export: {export.path}")
 
 
-def _review(cmd: Any, *, run: Any, batch: Any, profile: WorkerProfile, seed: int) -> None:
+def _review(
+    cmd: Any,
+    *,
+    run: Any,
+    batch: Any,
+    profile: WorkerProfile,
+    population: Population,
+    seed: int,
+) -> dict[str, WorkerProfile]:
     """Every gold failure is held for review, as in the paper. The demo's reviewer rejects work
     that failed both gold items (its HIT goes to another worker) and approves the rest, until
     nothing is held."""
+    team: dict[str, WorkerProfile] = {}
     for attempt in range(3):
         held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
         if not held:
-            return
+            return team
         rejected = 0
         for review in held:
             reject = len(review.reasons) >= 2 and attempt < 2
@@ -172,7 +241,10 @@ def _review(cmd: Any, *, run: Any, batch: Any, profile: WorkerProfile, seed: int
                 batch=batch,
                 workers=4,
                 profile=profile,
+                population=population,
                 seed=seed + attempt,
                 id_prefix=f"sim-r{run.pk}-b{batch.pk}-redo{attempt}",
             )
+            team.update(again.team)
             cmd.stdout.write(f"    rejected HITs judged again by others ({again.assignments})")
+    return team

@@ -10,13 +10,13 @@ import json
 import random
 
 from annotation.flows.eccv.tasktypes import UNCERTAIN
-from annotation.models import Question
+from annotation.models import Item, Question
 from pipeline.simulate import WorkerProfile, respond
 from pipeline.world import ECCV_LEVELS, World
 
 
-def latent_level(question: Question, world: World) -> int:
-    item = question.item
+def latent_level(item: Item, world: World) -> int:
+    """The pair's latent level (index into ECCV_LEVELS); reads `item.proposals`."""
     if item.kind == "gold_positive":
         return 0
     if item.kind == "gold_negative":
@@ -39,7 +39,7 @@ def judgment_answer(
     world: World,
 ) -> str:
     gold = question.item.kind in ("gold_positive", "gold_negative")
-    truth = ECCV_LEVELS[latent_level(question, world)]
+    truth = ECCV_LEVELS[latent_level(question.item, world)]
     answer = respond(profile, {truth}, ECCV_LEVELS, rng, gold=gold, constant="yes")
     if answer in UNCERTAIN and question.hit.batch.options.get("follow_ups", True):
         reasons = [

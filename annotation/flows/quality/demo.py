@@ -28,7 +28,7 @@ from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve
 from annotation.simulation import simulate_crowd
 from pipeline.flickr8k import load_derived
-from pipeline.simulate import WorkerProfile
+from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize
 
 IMAGES = 30  # images of the sample the demo's models caption
@@ -78,7 +78,8 @@ def run_demo(ctx: DemoContext) -> None:
         f"    {counts['candidates']} captions to rate; {counts['pairs']} preference pairs "
         f"(HC {counts['HC']}, HI {counts['HI']}, HM {counts['HM']}, MM {counts['MM']})"
     )
-    profile = WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=5.0)
+    profile = WorkerProfile(seconds_per_answer=5.0)
+    population = population_named(opts["population"])
     # The papers' counts: 3 experts, >= 3 yes/no votes, 48 preferences (the demo asks 9).
     for stage, workers, per_hit in (
         (Stage.QUALITY_RATING, 3, 3),
@@ -91,7 +92,11 @@ def run_demo(ctx: DemoContext) -> None:
             )
         )
         report = simulate_crowd(
-            batch=batch, workers=max(workers, per_hit) + 3, profile=profile, seed=opts["seed"]
+            batch=batch,
+            workers=max(workers, per_hit) + 3,
+            profile=profile,
+            population=population,
+            seed=opts["seed"],
         )
         assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
         cmd.stdout.write(

@@ -12,7 +12,9 @@ from annotation.flows import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource, Run
 from annotation.selectors.pay import min_hourly_pay, run_pay_summary
+from annotation.selectors.simulated_quality import quality_lines
 from annotation.services.datasets import dataset_import
+from pipeline.simulate import POPULATIONS, population_named
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "sample" / "coco_captions_val2014.subset.json"
 
@@ -24,7 +26,9 @@ class Command(ServiceCommand):
         parser.add_argument("--captions", default=str(SAMPLE), help="COCO captions JSON")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
-            "--accuracy", type=float, default=0.92, help="simulated workers' accuracy"
+            "--population",
+            default="uniform-0.9",
+            help="simulated workers: " + ", ".join(POPULATIONS) + " or uniform-<accuracy>",
         )
         for flow in flows():
             if flow.demo_arguments:
@@ -48,6 +52,7 @@ class Command(ServiceCommand):
 
     def handle(self, *args, **opts):
         started = time.monotonic()
+        population_named(opts["population"])  # an unknown name fails before any work
         handler = logging.StreamHandler(sys.stdout)
         handler.setFormatter(logging.Formatter("    %(message)s"))
         jobs_log = logging.getLogger("annotation.jobs")
@@ -70,6 +75,13 @@ class Command(ServiceCommand):
                 if flow.demo:
                     flow.demo(context)
             self._pay(Run.objects.exclude(pk__in=runs_before).order_by("pk"))
+            if context.quality:
+                self.step(
+                    "quality against the latent truth (pipeline/world.py): measured, its 95% "
+                    "interval, and the closed-form expectation (pipeline/expectation.py)"
+                )
+                for line in quality_lines(context.quality):
+                    self.stdout.write(f"    {line}")
         finally:
             jobs_log.removeHandler(handler)
         self.stdout.write(f"finished in {time.monotonic() - started:.1f} s")

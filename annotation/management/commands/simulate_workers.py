@@ -3,7 +3,7 @@ from django.shortcuts import get_object_or_404
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.simulation import simulate_crowd
-from pipeline.simulate import WorkerProfile
+from pipeline.simulate import POPULATIONS, WorkerProfile, population_named
 
 
 class Command(ServiceCommand):
@@ -13,6 +13,12 @@ class Command(ServiceCommand):
         parser.add_argument("batch", type=int)
         parser.add_argument("--workers", type=int, default=10)
         parser.add_argument("--accuracy", type=float, default=0.9)
+        parser.add_argument(
+            "--population",
+            help="a worker population instead of one accuracy: "
+            + ", ".join(POPULATIONS)
+            + " or uniform-<accuracy>",
+        )
         parser.add_argument("--seconds", type=float, default=20.0, help="mean seconds per answer")
         parser.add_argument("--seed", type=int, default=0)
 
@@ -23,6 +29,7 @@ class Command(ServiceCommand):
             workers=opts["workers"],
             seed=opts["seed"],
             profile=WorkerProfile(accuracy=opts["accuracy"], seconds_per_answer=opts["seconds"]),
+            population=population_named(opts["population"]) if opts["population"] else None,
         )
         self.stdout.write(
             f"{report.workers} workers submitted {report.assignments} assignments ({report.answers} answers)"

@@ -1,0 +1,112 @@
+"""A simulated BISON run's export scored against the latent world, beside the closed form."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from annotation.flows.bison.selectors import bison_required_verifiers, bison_stage_counts
+from annotation.models import Caption, Item, ItemKind, Run, Stage
+from annotation.selectors.simulated_quality import (
+    QualityRow,
+    answer_mixture,
+    answering_workers,
+)
+from pipeline.bison import parse_bison_annotations
+from pipeline.expectation import bison_expectation
+from pipeline.simulate import WorkerProfile
+from pipeline.world import World
+
+
+def _caption_ids(images: set[int], run: Run) -> dict[int, list[int]]:
+    ids: dict[int, list[int]] = {}
+    for image, caption in Caption.objects.filter(
+        dataset=run.dataset, image__coco_id__in=images
+    ).values_list("image__coco_id", "coco_id"):
+        ids.setdefault(image, []).append(caption)
+    return ids
+
+
+def bison_quality(
+    *,
+    run: Run,
+    export_path: Path,
+    team: Mapping[str, WorkerProfile],
+    population: str,
+) -> list[QualityRow]:
+    """Precision of the exported triples (their captions describe the true image and not the
+    other), recall of stage 3 (valid triples kept) and the triples' validity before stage 3."""
+    world = World.from_config(run.config)
+    records = parse_bison_annotations(export_path.read_bytes(), file=str(export_path))
+    triples = list(
+        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).select_related(
+            "positive", "negative", "caption"
+        )
+    )
+    captions = _caption_ids(
+        {t.positive.coco_id for t in triples} | {r.true_image_id for r in records}, run
+    )
+
+    def valid(positive: int, negative: int, caption: int) -> bool:
+        return caption in world.bison_valid_captions(positive, negative, captions[positive])
+
+    made_valid = sum(
+        valid(t.positive.coco_id, t.negative.coco_id, t.caption.coco_id)  # type: ignore[union-attr]
+        for t in triples
+    )
+    kept = [
+        valid(
+            r.true_image_id,
+            next(c[0] for c in r.candidates if c[0] != r.true_image_id),
+            r.caption_id,
+        )
+        for r in records
+    ]
+    judged_pairs = Item.objects.filter(
+        run=run,
+        kind=ItemKind.IMAGE_PAIR,
+        questions__hit__batch__stage=Stage.BISON_SELECTION,
+        questions__answers__isnull=False,
+    ).distinct()
+    counts = list(judged_pairs.values_list("positive__coco_id", flat=True))
+    caption_counts = _caption_ids(set(counts), run)
+    verifiers = answering_workers(run=run, stage=Stage.BISON_VERIFICATION)
+    expected = bison_expectation(
+        (len(caption_counts[c]) for c in counts),
+        world=world,
+        stage2=answer_mixture(run=run, stage=Stage.BISON_SELECTION, team=team),
+        stage3=answer_mixture(run=run, stage=Stage.BISON_VERIFICATION, team=team),
+        verifiers=bison_required_verifiers(run),
+        stage3_team=len(verifiers) or None,
+    )
+    stage = bison_stage_counts(run=run)
+    funnel = (
+        f"pairs {stage['stage2']['pairs_judged']} -> triples {len(triples)} "
+        f"-> verified {len(records)}"
+    )
+    row = dict(flow="bison", population=population)
+    return [
+        QualityRow(
+            **row,
+            measure="triples valid (before st. 3)",
+            hits=made_valid,
+            total=len(triples),
+            expected=expected.triples_valid
+            / max(1e-9, expected.triples_valid + expected.triples_invalid),
+            note=funnel,
+        ),
+        QualityRow(
+            **row,
+            measure="verified precision",
+            hits=sum(kept),
+            total=len(kept),
+            expected=expected.precision,
+        ),
+        QualityRow(
+            **row,
+            measure="stage-3 recall",
+            hits=sum(kept),
+            total=made_valid,
+            expected=expected.recall,
+        ),
+    ]

@@ -1,0 +1,41 @@
+"""Quality measured against the latent world, end to end through the services: stage 3 must
+discard invalid triples (not keep them at the rate stage 2 made them), and what is measured
+must agree with the closed-form expectation."""
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_sweep_measures_bison_and_eccv_against_the_latent_truth(tmp_path, sample_path):
+    out = tmp_path / "rows.json"
+    call_command(
+        "quality_sweep",
+        populations="uniform-0.9",
+        flows="bison,eccv",
+        captions=sample_path,
+        eccv_queries=30,
+        json_path=str(out),
+        stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
+    )
+    rows = {(r["flow"], r["measure"]): r for r in json.loads(out.read_text())}
+    before = rows[("bison", "triples valid (before st. 3)")]
+    verified = rows[("bison", "verified precision")]
+    # The issue's target: 90 %-accurate workers give verified precision >= 99 %.
+    assert verified["measured"] >= 0.99 and verified["total"] > 300
+    # Verification removes invalid triples: precision rises well above stage 2's.
+    assert verified["measured"] - before["measured"] > 0.05
+    for row in rows.values():
+        assert row["agrees"] is True, row
+    eccv = rows[("eccv", "positives precision")]
+    assert 0.9 < eccv["measured"] < 1.0 and eccv["expected"] is not None
+
+
+def test_sweep_refuses_unknown_populations_and_flows(tmp_path):
+    with pytest.raises(Exception, match="unknown population"):
+        call_command("quality_sweep", populations="experts")
+    with pytest.raises(CommandError, match="no quality sweep for flow 'cxc'"):
+        call_command("quality_sweep", flows="cxc")
