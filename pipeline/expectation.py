@@ -47,6 +47,12 @@ class BisonExpectation:
     verified_invalid: float
 
     @property
+    def valid_share(self) -> float:
+        """Of the triples stage 2 makes, the share that are valid."""
+        total = self.triples_valid + self.triples_invalid
+        return self.triples_valid / total if total else 0.0
+
+    @property
     def precision(self) -> float:
         total = self.verified_valid + self.verified_invalid
         return self.verified_valid / total if total else 0.0

@@ -112,7 +112,7 @@ def batch_create(
     provider_for(provider)  # unknown provider names fail here, before anything is written
     task = task_type_for(stage)
     items_per_hit = items_per_hit or task.default_items_per_hit
-    assignments_per_hit = assignments_per_hit or task.default_assignments
+    assignments_per_hit = assignments_per_hit or task.assignments_default(run=run)
     check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
     if assignments_per_hit < task.min_assignments:
         raise InputError(

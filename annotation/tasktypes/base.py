@@ -42,6 +42,10 @@ class TaskType(ABC):
     expected_seconds: float = 20.0
     seconds_source: str = "an assumption (no published time)"
 
+    def assignments_default(self, *, run: Run) -> int:
+        """Workers per HIT when the batch does not say (a run setting may decide it)."""
+        return self.default_assignments
+
     def seconds_per_item(self, *, options: dict[str, Any]) -> float:
         return self.expected_seconds
 

@@ -47,7 +47,10 @@ def bison_simulated_run(
     """Stage 1, stages 2 and 3 answered by `population`, and the export."""
     cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
     run = run_create(
-        dataset=dataset, kind=RunKind.BISON, name=name, config={"seed": seed, "verifiers": 2}
+        dataset=dataset,
+        kind=RunKind.BISON,
+        name=name,
+        config={"seed": seed, "verifiers": 2, **(opts.get("bison_config") or {})},
     )
     cmd.step(f"run {run.pk} stage 1: FastText nearest-neighbour pairs")
     job = pairing_start(run=run, vectors_path=opts.get("vectors"), seed=seed, allow_new_dim=True)

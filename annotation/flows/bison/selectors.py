@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+import numpy as np
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from annotation.errors import ServiceError
@@ -13,14 +14,24 @@ from annotation.models import Answer, Assignment, Item, ItemKind, Run, Stage, Wo
 from annotation.selectors.counting import counted
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.checks import SEED_RANGE, check_int
+from pipeline.aggregation import dawid_skene
 from pipeline.errors import InputError
+
+# How stage-3 answers verify a triple: "unanimity" (the paper: every verifier picks the
+# positive), "majority" (more than half do) or "dawid_skene" (EM over each verifier's
+# confusion of positive/negative/both/neither; verified when "positive" is most likely).
+AGGREGATIONS = ("unanimity", "majority", "dawid_skene")
+VERIFICATION_LABELS = ("positive", "negative", "both", "neither")
 
 
 def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A BISON run's settings: `verifiers` per triple (the paper: 2) and the public `seed`."""
+    """A BISON run's settings: `verifiers` per triple (the paper: 2), the public `seed` and
+    the stage-3 `aggregation`."""
     config = {"verifiers": 2, "seed": 0, **config}
     check_int(config, "verifiers", low=1, high=10)
     check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
+    if config.get("aggregation", "unanimity") not in AGGREGATIONS:
+        raise InputError(f"must be one of {', '.join(AGGREGATIONS)}", field="aggregation")
     return config
 
 
@@ -47,12 +58,32 @@ def bison_triples_with_votes(*, run: Run) -> QuerySet[Item]:
 
 
 def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
-    """Triples every verifier (at least the required number) matched to their positive image."""
-    return (
-        bison_triples_with_votes(run=run)
-        .filter(votes__gte=bison_required_verifiers(run), positive_votes=F("votes"))
-        .order_by("pk")
+    """Triples with at least the required number of verifiers that the run's aggregation
+    verifies (by default every verifier matched them to their positive image)."""
+    judged = bison_triples_with_votes(run=run).filter(votes__gte=bison_required_verifiers(run))
+    aggregation = run.config.get("aggregation", "unanimity")
+    if aggregation == "unanimity":
+        return judged.filter(positive_votes=F("votes")).order_by("pk")
+    if aggregation == "majority":
+        return judged.filter(positive_votes__gt=F("votes") / 2.0).order_by("pk")
+    rows = list(
+        Answer.objects.filter(
+            counted("assignment__"),
+            question__item__in=judged,
+            question__hit__batch__stage=Stage.BISON_VERIFICATION,
+        ).values_list("question__item_id", "assignment__worker_id", "label")
     )
+    if not rows:
+        return judged.none()
+    code = {label: n for n, label in enumerate(VERIFICATION_LABELS)}
+    result = dawid_skene(
+        np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows]),
+        np.array([code.get(r[2], 1) for r in rows]),
+        k=len(VERIFICATION_LABELS),
+    )
+    chosen = [int(i) for i, label in zip(result.items, result.labels, strict=True) if label == 0]
+    return judged.filter(pk__in=chosen).order_by("pk")
 
 
 def bison_selection_outcomes(*, run: Run) -> dict[int, dict[str, Any]]:
@@ -144,8 +175,8 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
     triple_counts = bison_triples_with_votes(run=run).aggregate(
         triples=Count("pk"),
         judged=Count("pk", filter=Q(votes__gte=required)),
-        verified=Count("pk", filter=Q(votes__gte=required, positive_votes=F("votes"))),
     )
+    verified = bison_verified_triples(run=run).count()
     return {
         "stage1": {"images": run.dataset.images.count(), "pairs": pair_counts["pairs"]},
         "stage2": {
@@ -163,8 +194,9 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
         "stage3": {
             "verifiers_per_triple": required,
             "triples_judged": triple_counts["judged"],
-            "verified": triple_counts["verified"],
-            "conversion_percent": _rate(triple_counts["verified"], triple_counts["judged"]),
+            "verified": verified,
+            "aggregation": run.config.get("aggregation", "unanimity"),
+            "conversion_percent": _rate(verified, triple_counts["judged"]),
             "workers": _workers(run, Stage.BISON_VERIFICATION),
             "median_seconds_per_annotation": _median_seconds_per_answer(
                 run, Stage.BISON_VERIFICATION

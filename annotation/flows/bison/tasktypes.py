@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError, ServiceError
-from annotation.flows.bison.selectors import bison_selection_outcomes
+from annotation.flows.bison.selectors import bison_required_verifiers, bison_selection_outcomes
 from annotation.flows.bison.services.triples import bison_triples_create
 from annotation.flows.bison.vocabulary import NONE
 from annotation.models import (
@@ -133,6 +133,10 @@ class VerificationTask(TaskType):
     title = "Which image does the text describe?"
     template_name = "annotation/task_bison_verification.html"
     default_assignments = 2
+
+    def assignments_default(self, *, run: Run) -> int:
+        return bison_required_verifiers(run)
+
     choices = ("left", "right", "both", "neither")
     draws_sides = True
 

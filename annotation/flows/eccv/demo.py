@@ -64,6 +64,7 @@ def eccv_simulated_run(
             "k": 5,
             "models": 2,
             "seed": seed,
+            **(opts.get("eccv_config") or {}),
             **(config or {}),
         },
     )

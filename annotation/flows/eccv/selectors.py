@@ -22,7 +22,8 @@ from annotation.models import (
     Stage,
 )
 from annotation.selectors.counting import counted_reviewed
-from pipeline.aggregation import dawid_skene
+from pipeline.aggregation import dawid_skene, weighted_majority
+from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 
 POSITIVE = ("yes", "partially_yes")
 DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
@@ -52,33 +53,65 @@ def eccv_positive_pairs(*, run: Run) -> QuerySet[Item]:
 ANSWER_CLASSES = ("yes", "partially_yes", "mostly_no", "no")  # the 4-level scale, in order
 
 
-def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
-    """(image, caption) COCO ids of the judged candidates people call positive, by the run's
-    `aggregation`: "majority" (the default; ties positive) or "dawid_skene" (EM over each
-    worker's 4-level confusion matrix, gold items included as ordinary evidence; positive when
-    YES or Partially YES is more likely than not)."""
-    if run.config.get("aggregation", "majority") == "majority":
-        return list(
-            eccv_positive_pairs(run=run).values_list("positive__coco_id", "caption__coco_id")
-        )
+AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene")
+GOLD_EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
+
+
+def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
+    """Each worker's accuracy on the run's gold items (by Worker pk), smoothed towards 1/2 by
+    one right and one wrong answer so that two gold items do not make a worker certain."""
+    rows = (
+        Answer.objects.filter(counted_reviewed(""), question__item__run=run)
+        .filter(question__item__kind__in=list(GOLD_EXPECTED))
+        .values_list("assignment__worker_id", "question__item__kind", "label")
+    )
+    right: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for worker, kind, label in rows:
+        right[worker][0] += label in GOLD_EXPECTED[kind]
+        right[worker][1] += 1
+    return {w: (ok + 1) / (n + 2) for w, (ok, n) in right.items()}
+
+
+def eccv_positive_item_ids(*, run: Run) -> set[int]:
+    """Judged candidates (Item pks) people call positive, by the run's `aggregation`:
+    "majority" (the default, the paper's reading; ties positive), "weighted_majority" (votes
+    weighted by each worker's gold accuracy) or "dawid_skene" (EM over each worker's 4-level
+    confusion matrix, gold items included as ordinary evidence); positive when YES or
+    Partially YES has at least half the weight or posterior."""
+    aggregation = run.config.get("aggregation", "majority")
+    if aggregation == "majority":
+        return set(eccv_positive_pairs(run=run).values_list("pk", flat=True))
     rows = list(
         Answer.objects.filter(counted_reviewed(""), question__item__run=run)
         .filter(question__hit__batch__stage=Stage.ECCV_JUDGMENT)
         .values_list("question__item_id", "assignment__worker_id", "label")
     )
     if not rows:
-        return []
+        return set()
     code = {label: n for n, label in enumerate(ANSWER_CLASSES)}
-    result = dawid_skene(
+    items, workers, labels = (
         np.array([r[0] for r in rows]),
         np.array([r[1] for r in rows]),
         np.array([code[r[2]] for r in rows]),
-        k=len(ANSWER_CLASSES),
     )
+    k = len(ANSWER_CLASSES)
+    if aggregation == "weighted_majority":
+        accuracy = eccv_worker_gold_accuracy(run=run)
+        result = weighted_majority(items, workers, labels, k=k, accuracy=accuracy)
+    else:
+        result = dawid_skene(items, workers, labels, k=k)
     positive = result.posterior[:, :2].sum(axis=1) >= 0.5
     chosen = [int(i) for i, p in zip(result.items, positive, strict=True) if p]
+    return set(
+        Item.objects.filter(pk__in=chosen, kind=ItemKind.CANDIDATE).values_list("pk", flat=True)
+    )
+
+
+def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
+    """(image, caption) COCO ids of the judged candidates people call positive (see
+    `eccv_positive_item_ids`)."""
     return list(
-        Item.objects.filter(pk__in=chosen, kind=ItemKind.CANDIDATE).values_list(
+        Item.objects.filter(pk__in=eccv_positive_item_ids(run=run)).values_list(
             "positive__coco_id", "caption__coco_id"
         )
     )

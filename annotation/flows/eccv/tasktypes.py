@@ -60,6 +60,10 @@ class EccvJudgmentTask(TaskType):
     title = "Does the caption describe the image?"
     template_name = "annotation/task_eccv_judgment.html"
     default_assignments = 1
+
+    def assignments_default(self, *, run: Run) -> int:
+        return int(run.config.get("judgments_per_pair", 1))
+
     default_items_per_hit = 20
     choices = tuple(ANSWER_LABELS)
     seconds_source = (

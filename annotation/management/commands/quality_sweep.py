@@ -36,6 +36,17 @@ class Command(ServiceCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--eccv-queries", type=int, default=60)
         parser.add_argument("--json", dest="json_path", help="also write the rows here")
+        parser.add_argument(
+            "--bison-config",
+            default="{}",
+            help='settings for the BISON runs, e.g. \'{"aggregation": "majority", "verifiers": 3}\'',
+        )
+        parser.add_argument(
+            "--eccv-config",
+            default="{}",
+            help='settings for the ECCV runs, e.g. \'{"aggregation": "dawid_skene", '
+            '"judgments_per_pair": 3}\'',
+        )
         parser.add_argument("--vectors", help="FastText .vec/.bin for BISON stage 1")
 
     def step(self, text: str) -> None:
@@ -44,6 +55,8 @@ class Command(ServiceCommand):
     def handle(self, *args, **opts):
         started = time.monotonic()
         populations = [population_named(p.strip()) for p in opts["populations"].split(",")]
+        for flow in ("bison", "eccv"):
+            opts[f"{flow}_config"] = self.json_object(opts[f"{flow}_config"], f"--{flow}-config")
         by_name = {f.name: f for f in flows() if f.quality_sweep}
         wanted = [n.strip() for n in opts["flows"].split(",")]
         unknown = [n for n in wanted if n not in by_name]

@@ -15,6 +15,7 @@ from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
     eccv_judged_pairs,
     eccv_original_positives,
+    eccv_positive_item_ids,
     eccv_positives,
 )
 from annotation.models import (
@@ -93,6 +94,7 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
         .prefetch_related("proposals__annotator", "questions__answers__assignment__worker")
         .order_by("positive__coco_id", "caption__coco_id")
     )
+    positive = eccv_positive_item_ids(run=run)  # by the run's aggregation
     lines = []
     for item in pairs:
         assert item.caption is not None
@@ -116,7 +118,7 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
                 {
                     "image_id": item.positive.coco_id,
                     "caption_id": item.caption.coco_id,
-                    "positive": item.n_positive >= item.n - item.n_positive,
+                    "positive": item.pk in positive,
                     "answers": answers,
                     "proposals": sorted(
                         (

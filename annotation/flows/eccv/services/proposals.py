@@ -16,7 +16,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from annotation.flows.eccv.selectors import eccv_exclusions
+from annotation.flows.eccv.selectors import AGGREGATIONS, eccv_exclusions
 from annotation.models import (
     Annotator,
     AnnotatorKind,
@@ -80,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
     "models": 2,
     "seed": 0,
     "cxc_threshold": 3.0,
+    "judgments_per_pair": 1,
 }
 
 
@@ -98,8 +99,10 @@ def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
     check_int(config, "models", low=1, high=50)
     check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
     check_number(config, "cxc_threshold", low=0.0, high=5.0)
-    if config.get("aggregation", "majority") not in ("majority", "dawid_skene"):
-        raise InputError('must be "majority" or "dawid_skene"', field="aggregation")
+    if config.get("aggregation", "majority") not in AGGREGATIONS:
+        raise InputError(f"must be one of {', '.join(AGGREGATIONS)}", field="aggregation")
+    # Judgments per candidate pair: the paper asked one worker; more are majority-voted.
+    check_int(config, "judgments_per_pair", low=1, high=25)
     return config
 
 

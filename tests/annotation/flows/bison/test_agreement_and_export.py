@@ -204,3 +204,51 @@ def test_answers_store_the_label_not_just_the_click(verification):
     answers = Answer.objects.filter(question__hit__batch=verification)
     assert set(answers.values_list("label", flat=True)) == {"positive"}
     assert set(answers.values_list("choice", flat=True)) <= {"left", "right"}
+
+
+@pytest.mark.parametrize(
+    "aggregation, verified_disputed",
+    [("unanimity", set()), ("majority", {0}), ("dawid_skene", {0})],
+)
+def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
+    paired_run, aggregation, verified_disputed
+):
+    """Three verifiers; triple 0 gets two positive votes and one "both", triple 1 one
+    positive vote and two "both". Unanimity keeps neither, majority and Dawid-Skene keep 0."""
+    run = paired_run
+    run.config = {**run.config, "verifiers": 3, "aggregation": aggregation}
+    run.save(update_fields=["config"])
+    selection_done_factory(run, workers=1)
+    batch = batch_publish(
+        batch=batch_create(
+            run=run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+        )
+    )
+    assert batch.assignments_per_hit == 3  # the run's verifiers set the default
+    questions = list(Question.objects.filter(hit__batch=batch).order_by("position"))
+    disputed = [questions[0].item_id, questions[1].item_id]
+    both_from = {disputed[0]: {"v3"}, disputed[1]: {"v2", "v3"}}
+
+    for name in ("v1", "v2", "v3"):
+        answer_all(
+            batch,
+            name,
+            lambda q, name=name: (
+                "both" if name in both_from.get(q.item_id, ()) else positive_side(q)
+            ),
+        )
+    verified = set(bison_verified_triples(run=run).values_list("pk", flat=True))
+    all_triples = set(
+        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).values_list("pk", flat=True)
+    )
+    assert verified == all_triples - set(disputed) | {disputed[i] for i in verified_disputed}
+    counts = bison_stage_counts(run=run)["stage3"]
+    assert counts["verified"] == len(verified) and counts["aggregation"] == aggregation
+
+
+def test_an_unknown_aggregation_is_refused(paired_run):
+    from annotation.flows.bison.selectors import bison_check_config
+    from pipeline.errors import InputError
+
+    with pytest.raises(InputError, match="unanimity, majority, dawid_skene"):
+        bison_check_config({"aggregation": "vote"})

@@ -20,6 +20,7 @@ from annotation.models import (
     Export,
     ExternalPositive,
     HitStatus,
+    Item,
     Review,
     Stage,
 )
@@ -41,8 +42,7 @@ def judged(proposed):
         )
     )
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0))
-    # The simulated judge reads word overlap, so a random gold negative can look positive to
-    # it: a reviewer approves what was held, as before an export.
+    # A reviewer approves whatever was held, as before an export.
     for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
         review_decide(review=review, approve=True)
     return proposed
@@ -304,8 +304,11 @@ def test_dawid_skene_aggregation_is_selectable_and_agrees_with_careful_workers(j
     judged.config["aggregation"] = "dawid_skene"
     judged.save()
     ds = set(eccv_human_positives(run=judged))
-    # Perfect simulated workers: both readings give the same positives.
-    assert ds == majority and ds
+    judged.config["aggregation"] = "weighted_majority"
+    judged.save()
+    weighted = set(eccv_human_positives(run=judged))
+    # Perfect simulated workers: every reading gives the same positives.
+    assert ds == majority == weighted and ds
     positives = eccv_positives(run=judged)
     assert sum(len(v) for v in positives["i2t"].values()) > 0
 
@@ -325,3 +328,45 @@ def test_an_unknown_aggregation_is_refused(dataset):
             },
         )
     assert caught.value.field == "aggregation"
+
+
+def test_weighted_majority_follows_the_worker_who_gets_gold_right(proposed):
+    """Two judgments per pair (the run's `judgments_per_pair`): a careful worker and a
+    spammer who answers every pair, gold included, the other way round. Plain majority
+    counts the tie as positive; weighted by gold accuracy, the careful worker decides."""
+    from annotation.flows.eccv.selectors import eccv_positive_item_ids
+    from tests.annotation.flows.bison.test_agreement_and_export import answer_all
+
+    proposed.config = {**proposed.config, "judgments_per_pair": 2}
+    proposed.save(update_fields=["config"])
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=100
+        )
+    )
+    assert batch.assignments_per_hit == 2
+    truth = {}
+
+    def careful(q):
+        gold = {"gold_positive": "yes", "gold_negative": "no"}
+        answer = gold.get(q.item.kind) or ("no" if q.position % 2 else "yes")
+        truth[q.item_id] = answer
+        return json.dumps({"answer": answer, "reasons": [], "errors": []})
+
+    def contrary(q):
+        answer = "yes" if truth[q.item_id] == "no" else "no"
+        return json.dumps({"answer": answer, "reasons": [], "errors": []})
+
+    for name, pick in (("careful", careful), ("contrary", contrary)):
+        for _ in range(batch.hits.count()):  # every HIT, one at a time
+            answer_all(batch, name, pick)
+    for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
+        review_decide(review=review, approve=True)
+    kinds = dict(Item.objects.filter(pk__in=truth).values_list("pk", "kind"))
+    candidates = {i for i in truth if kinds[i] == "candidate"}
+    majority = eccv_positive_item_ids(run=proposed)
+    assert majority == candidates  # every pair is a 1-1 tie
+    proposed.config["aggregation"] = "weighted_majority"
+    proposed.save()
+    weighted = eccv_positive_item_ids(run=proposed)
+    assert weighted == {i for i in candidates if truth[i] == "yes"} and weighted
