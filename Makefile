@@ -10,7 +10,7 @@ TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:543
             CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
             DJANGO_ALLOW_ASYNC_UNSAFE=true
 
-.PHONY: demo test lint pytest bench bench-import serve serve-prod worker clean
+.PHONY: demo test lint pytest bench bench-import bench-redundancy serve serve-prod worker clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
@@ -44,6 +44,11 @@ bench: $(STAMP)
 bench-import: $(STAMP)
 	scripts/ensure_services.sh
 	$(PY) benchmarks/import_coco.py --database-url $${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} --scales 1,5
+
+# Adaptive against fixed redundancy on the simulated world (table and a plot).
+bench-redundancy: $(STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) benchmarks/adaptive_redundancy.py
 
 serve: $(STAMP)
 	$(PY) manage.py migrate && $(PY) manage.py runserver

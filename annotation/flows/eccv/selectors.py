@@ -24,6 +24,7 @@ from annotation.models import (
 from annotation.selectors.counting import counted_reviewed
 from pipeline.aggregation import dawid_skene, weighted_majority
 from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
+from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
 
 POSITIVE = ("yes", "partially_yes")
 DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
@@ -53,13 +54,14 @@ def eccv_positive_pairs(*, run: Run) -> QuerySet[Item]:
 ANSWER_CLASSES = ("yes", "partially_yes", "mostly_no", "no")  # the 4-level scale, in order
 
 
-AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene")
+AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene", "posterior")
 GOLD_EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
 
 
 def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
-    """Each worker's accuracy on the run's gold items (by Worker pk), smoothed towards 1/2 by
-    one right and one wrong answer so that two gold items do not make a worker certain."""
+    """Each worker's accuracy on the run's gold items (by Worker pk), smoothed towards 85 %
+    with the weight of four gold answers (`pipeline.redundancy.reliability`), so that two
+    gold items do not make a worker certain."""
     rows = (
         Answer.objects.filter(counted_reviewed(""), question__item__run=run)
         .filter(question__item__kind__in=list(GOLD_EXPECTED))
@@ -69,7 +71,48 @@ def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
     for worker, kind, label in rows:
         right[worker][0] += label in GOLD_EXPECTED[kind]
         right[worker][1] += 1
-    return {w: (ok + 1) / (n + 2) for w, (ok, n) in right.items()}
+    return {w: reliability(ok, n) for w, (ok, n) in right.items()}
+
+
+def eccv_policy(run: Run) -> RedundancyPolicy:
+    """The run's adaptive-redundancy policy (`adaptive` settings; defaults otherwise)."""
+    return RedundancyPolicy.from_options(dict(run.config.get("adaptive") or {}))
+
+
+def eccv_votes(*, run: Run) -> dict[int, list[Vote]]:
+    """Per judged candidate (Item pk), its counted answers as binary votes weighted by each
+    worker's gold reliability; a worker who judged a pair twice counts once (the first)."""
+    accuracy = eccv_worker_gold_accuracy(run=run)
+    rows = (
+        Answer.objects.filter(counted_reviewed(""), question__item__run=run)
+        .filter(question__item__kind=ItemKind.CANDIDATE)
+        .order_by("pk")
+        .values_list("question__item_id", "assignment__worker_id", "label")
+    )
+    votes: dict[int, list[Vote]] = defaultdict(list)
+    seen: set[tuple[int, int]] = set()
+    for item, worker, label in rows:
+        if (item, worker) in seen:
+            continue
+        seen.add((item, worker))
+        votes[item].append((label in POSITIVE_ANSWERS, accuracy.get(worker, reliability(0, 0))))
+    return votes
+
+
+def eccv_follow_up_items(*, run: Run) -> list[int]:
+    """Judged candidates the run's policy wants another judgment for (uncertain posterior,
+    fewer than `cap` judgments), not already waiting in an open batch."""
+    policy = eccv_policy(run)
+    waiting = set(
+        Item.objects.filter(run=run, questions__hit__batch__stage=Stage.ECCV_JUDGMENT)
+        .filter(questions__answers__isnull=True, questions__hit__status="open")
+        .values_list("pk", flat=True)
+    )
+    return sorted(
+        item
+        for item, got in eccv_votes(run=run).items()
+        if item not in waiting and needs_more(got, policy)
+    )
 
 
 def eccv_positive_item_ids(*, run: Run) -> set[int]:
@@ -77,10 +120,14 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
     "majority" (the default, the paper's reading; ties positive), "weighted_majority" (votes
     weighted by each worker's gold accuracy) or "dawid_skene" (EM over each worker's 4-level
     confusion matrix, gold items included as ordinary evidence); positive when YES or
-    Partially YES has at least half the weight or posterior."""
+    Partially YES has at least half the weight or posterior; "posterior" (with `adaptive`
+    runs: votes weighted by gold reliability against the prior share of positives)."""
     aggregation = run.config.get("aggregation", "majority")
     if aggregation == "majority":
         return set(eccv_positive_pairs(run=run).values_list("pk", flat=True))
+    if aggregation == "posterior":  # the adaptive policy's own reading
+        policy = eccv_policy(run)
+        return {item for item, got in eccv_votes(run=run).items() if decide(got, policy)}
     rows = list(
         Answer.objects.filter(counted_reviewed(""), question__item__run=run)
         .filter(question__hit__batch__stage=Stage.ECCV_JUDGMENT)

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
+from annotation.flows.eccv.selectors import eccv_follow_up_items
 from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
 from annotation.selectors.images import ImageLinks
@@ -88,10 +89,15 @@ class EccvJudgmentTask(TaskType):
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         """Candidates not judged yet; a round may take one direction (the paper: round 1
-        image-to-caption pairs, round 2 caption-to-image pairs)."""
-        items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
-            questions__hit__batch__stage=self.stage
-        )
+        image-to-caption pairs, round 2 caption-to-image pairs). With `more_judgments`, a
+        follow-up batch of an adaptive run: the judged candidates whose answers so far leave
+        them uncertain (`eccv_follow_up_items`), packed with gold items like any batch."""
+        if options.get("more_judgments"):
+            items = Item.objects.filter(pk__in=eccv_follow_up_items(run=run))
+        else:
+            items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
+                questions__hit__batch__stage=self.stage
+            )
         direction = options.get("direction")
         if direction is not None:
             if direction not in DIRECTIONS:

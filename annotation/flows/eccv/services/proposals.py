@@ -66,6 +66,7 @@ from pipeline.eccv_embeddings import (
 )
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError
+from pipeline.redundancy import RedundancyPolicy
 from pipeline.splits import load_split
 from pipeline.text import tokenize
 
@@ -103,6 +104,11 @@ def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"must be one of {', '.join(AGGREGATIONS)}", field="aggregation")
     # Judgments per candidate pair: the paper asked one worker; more are majority-voted.
     check_int(config, "judgments_per_pair", low=1, high=25)
+    adaptive = config.get("adaptive")
+    if adaptive is not None:
+        if not isinstance(adaptive, dict):
+            raise InputError("must be an object of redundancy settings", field="adaptive")
+        RedundancyPolicy.from_options(adaptive)
     return config
 
 

@@ -1,0 +1,110 @@
+"""Adaptive redundancy in the app: follow-up batches ask again only where the posterior is
+uncertain, carry gold items like any batch, and stop at the cap."""
+
+from collections import Counter
+
+import pytest
+
+from annotation.errors import ServiceError
+from annotation.flows.eccv.selectors import (
+    eccv_follow_up_items,
+    eccv_policy,
+    eccv_positive_item_ids,
+    eccv_votes,
+)
+from annotation.models import Answer, ItemKind, Question, Review, Stage
+from annotation.services.batches import batch_create, batch_publish
+from annotation.services.reviews import review_decide
+from annotation.simulation import simulate_crowd
+from pipeline.errors import InputError
+from pipeline.redundancy import needs_more
+from pipeline.simulate import POPULATIONS, WorkerProfile
+
+pytestmark = pytest.mark.django_db
+
+
+def judge(run, *, more: bool, seed: int):
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=Stage.ECCV_JUDGMENT,
+            provider="simulated",
+            items_per_hit=6,
+            seed=seed,
+            options={"more_judgments": True} if more else {},
+        )
+    )
+    simulate_crowd(
+        batch=batch,
+        workers=12,
+        profile=WorkerProfile(seconds_per_answer=5.0),
+        population=POPULATIONS["mixed"],
+        seed=seed,
+        id_prefix=f"sim-{seed}",
+    )
+    for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
+        review_decide(review=review, approve=True)
+    return batch
+
+
+def test_follow_up_batches_ask_only_where_uncertain_up_to_the_cap(proposed):
+    run = proposed
+    run.config = {
+        **run.config,
+        "aggregation": "posterior",
+        "adaptive": {"start": 1, "cap": 3, "confidence": 0.98},
+    }
+    run.save(update_fields=["config"])
+    first = judge(run, more=False, seed=1)
+    candidates = Question.objects.filter(hit__batch=first, item__kind=ItemKind.CANDIDATE)
+    assert candidates.count() > 0
+    policy = eccv_policy(run)
+    wanted = eccv_follow_up_items(run=run)
+    votes = eccv_votes(run=run)
+    # One vote never reaches 98 %: every judged pair is asked again.
+    assert set(wanted) == set(votes) and all(len(v) == 1 for v in votes.values())
+
+    rounds = 1
+    while True:
+        try:
+            batch = judge(run, more=True, seed=1 + rounds)
+        except ServiceError:
+            break
+        rounds += 1
+        questions = Question.objects.filter(hit__batch=batch)
+        asked = set(questions.filter(item__kind=ItemKind.CANDIDATE).values_list("item", flat=True))
+        assert asked == set(wanted)  # exactly the uncertain ones
+        kinds = Counter(questions.values_list("item__kind", flat=True))
+        assert kinds["gold_positive"] > 0 and kinds["gold_negative"] > 0  # gold like any HIT
+        wanted = eccv_follow_up_items(run=run)
+        assert rounds <= 3
+    votes = eccv_votes(run=run)
+    assert max(len(v) for v in votes.values()) <= 3
+    assert any(len(v) == 2 for v in votes.values())  # agreement settled some at two
+    assert not any(needs_more(v, policy) for v in votes.values())
+    judged = Counter(
+        Answer.objects.filter(
+            question__item__kind=ItemKind.CANDIDATE, question__item__run=run
+        ).values_list("question__item", flat=True)
+    )
+    assert sum(judged.values()) < 3 * len(judged)  # less than fixed triple redundancy
+    assert eccv_positive_item_ids(run=run) <= set(votes)
+
+
+def test_without_uncertain_pairs_a_follow_up_batch_is_refused(proposed):
+    judge(proposed, more=False, seed=1)
+    proposed.config = {**proposed.config, "adaptive": {"cap": 1}}
+    proposed.save(update_fields=["config"])
+    with pytest.raises(ServiceError, match="no items waiting"):
+        judge(proposed, more=True, seed=2)
+
+
+def test_bad_redundancy_settings_are_refused(dataset):
+    from annotation.flows.eccv.services.proposals import eccv_run_create
+
+    base = {"image_queries": 2, "caption_queries": 2, "k": 2, "models": 1}
+    with pytest.raises(InputError, match="unknown redundancy setting 'budget'"):
+        eccv_run_create(dataset=dataset, config={**base, "adaptive": {"budget": 3}})
+    with pytest.raises(InputError) as caught:
+        eccv_run_create(dataset=dataset, config={**base, "adaptive": {"start": 4, "cap": 2}})
+    assert caught.value.field == "cap"
