@@ -24,6 +24,8 @@ def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a proportion (95 % by default); (0, 1) when total is 0."""
     if total == 0:
         return 0.0, 1.0
+    if not 0 <= successes <= total:
+        raise ValueError(f"{successes} successes out of {total}")
     p = successes / total
     centre = (p + z * z / (2 * total)) / (1 + z * z / total)
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from annotation.models import Dataset, Question
+    from annotation.models import Dataset, Question, Run
     from annotation.tasktypes.base import TaskType
     from pipeline.simulate import Population, WorkerProfile
     from pipeline.world import World
@@ -55,6 +55,8 @@ class Flow:
     # `quality_sweep`: run the flow on the sample for one worker population and score the
     # export against the latent world (returns QualityRow rows).
     quality_sweep: Callable[[DemoContext, Population], list[Any]] | None = None
+    # A simulated run's measured quality against the latent world, for its datasheet.
+    datasheet_quality: Callable[[Run], list[Any]] | None = None
     # A module with `urlpatterns`, included under /api/.
     api_urls: str | None = None
     # Checks a run's config (defaults filled in) and returns it; InputError names the field.

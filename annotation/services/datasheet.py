@@ -47,6 +47,27 @@ def _batches(run: Run) -> list[dict[str, Any]]:
     return rows
 
 
+def _quality(run: Run, simulated: bool) -> list[str]:
+    from annotation.flows import flow_for_kind
+    from annotation.selectors.simulated_quality import quality_lines
+
+    flow = flow_for_kind(run.kind)
+    if not simulated or flow is None or flow.datasheet_quality is None:
+        return [
+            "No simulation against a known truth was run for this export (real workers: "
+            "see gold accuracy and agreement above)."
+        ]
+    return [
+        "The workers were simulated, so the export can be scored against the latent truth "
+        "of the run's simulated world (`pipeline/world.py`, seeded by the run's seed): "
+        "measured share with its 95 % Wilson interval. The closed-form expectation for a "
+        "worker population is printed by `manage.py quality_sweep` and the demo.",
+        "```",
+        *quality_lines(flow.datasheet_quality(run)),
+        "```",
+    ]
+
+
 def _block(value: Any) -> str:
     return "```json\n" + json.dumps(value, indent=2, default=str) + "\n```"
 
@@ -123,7 +144,7 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         _block(pay),
         "",
         "## Quality estimate",
-        "No simulation against a known truth was run for this export.",
+        *_quality(run, simulated),
         "",
         "## Uses, distribution, maintenance",
         "- Evaluation of vision-and-language models, as the corresponding paper intended.",

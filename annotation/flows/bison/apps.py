@@ -10,7 +10,7 @@ class BisonConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
-        from annotation.flows.bison import demo, simulate
+        from annotation.flows.bison import demo, quality, simulate
         from annotation.flows.bison.selectors import bison_check_config
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, Stage
@@ -27,6 +27,7 @@ class BisonConfig(AppConfig):
                 disjoint_stages=(Stage.BISON_SELECTION, Stage.BISON_VERIFICATION),
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
+                datasheet_quality=quality.bison_datasheet_quality,
                 quality_sweep=demo.bison_quality_sweep,
                 api_urls="annotation.flows.bison.urls",
                 check_config=bison_check_config,

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from annotation.flows import DemoContext
-from annotation.flows.bison.quality import bison_quality
+from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import pairing_start
@@ -92,7 +92,10 @@ def bison_quality_sweep(ctx: DemoContext, population: Population) -> list[Qualit
         ctx, population=population, seed=ctx.options["seed"], name=f"quality {population.name}"
     )
     return bison_quality(
-        run=made.run, export_path=made.path, team=made.team, population=population.name
+        run=made.run,
+        triples=exported_triples(made.path),
+        team=made.team,
+        population=population.name,
     )
 
 
@@ -102,7 +105,9 @@ def run_demo(ctx: DemoContext) -> None:
     made = bison_simulated_run(ctx, population=population, seed=opts["seed"])
     run, pairing, path = made.run, made.pairing, made.path
     ctx.quality.extend(
-        bison_quality(run=run, export_path=path, team=made.team, population=population.name)
+        bison_quality(
+            run=run, triples=exported_triples(path), team=made.team, population=population.name
+        )
     )
 
     cmd.step("BISON evaluation of a text-only baseline on the export")

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from annotation.flows.bison.selectors import bison_required_verifiers, bison_stage_counts
+from annotation.flows.bison.selectors import (
+    bison_required_verifiers,
+    bison_stage_counts,
+    bison_verified_triples,
+)
 from annotation.models import Caption, Item, ItemKind, Run, Stage
 from annotation.selectors.simulated_quality import (
     QualityRow,
@@ -27,41 +31,53 @@ def _caption_ids(images: set[int], run: Run) -> dict[int, list[int]]:
     return ids
 
 
-def bison_quality(
-    *,
-    run: Run,
-    export_path: Path,
-    team: Mapping[str, WorkerProfile],
-    population: str,
-) -> list[QualityRow]:
-    """Precision of the exported triples (their captions describe the true image and not the
-    other), recall of stage 3 (valid triples kept) and the triples' validity before stage 3."""
-    world = World.from_config(run.config)
+def exported_triples(export_path: Path) -> list[tuple[int, int, int]]:
+    """(true image, other image, caption) COCO ids of an exported BISON file."""
     records = parse_bison_annotations(export_path.read_bytes(), file=str(export_path))
-    triples = list(
-        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).select_related(
-            "positive", "negative", "caption"
-        )
-    )
-    captions = _caption_ids(
-        {t.positive.coco_id for t in triples} | {r.true_image_id for r in records}, run
-    )
-
-    def valid(positive: int, negative: int, caption: int) -> bool:
-        return caption in world.bison_valid_captions(positive, negative, captions[positive])
-
-    made_valid = sum(
-        valid(t.positive.coco_id, t.negative.coco_id, t.caption.coco_id)  # type: ignore[union-attr]
-        for t in triples
-    )
-    kept = [
-        valid(
+    return [
+        (
             r.true_image_id,
             next(c[0] for c in r.candidates if c[0] != r.true_image_id),
             r.caption_id,
         )
         for r in records
     ]
+
+
+def verified_triples(run: Run) -> list[tuple[int, int, int]]:
+    """The same triples read from the database (what an export of the run holds)."""
+    return [
+        (t.positive.coco_id, t.negative.coco_id, t.caption.coco_id)  # type: ignore[union-attr]
+        for t in bison_verified_triples(run=run).select_related("positive", "negative", "caption")
+    ]
+
+
+def bison_quality(
+    *,
+    run: Run,
+    triples: list[tuple[int, int, int]],
+    team: Mapping[str, WorkerProfile],
+    population: str,
+) -> list[QualityRow]:
+    """Precision of the exported `triples` (their captions describe the true image and not
+    the other), recall of stage 3 (valid triples kept) and the triples' validity before
+    stage 3. Without a `team` (who the simulated workers were) no expectation is given."""
+    world = World.from_config(run.config)
+    made = list(
+        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).select_related(
+            "positive", "negative", "caption"
+        )
+    )
+    captions = _caption_ids({t.positive.coco_id for t in made} | {t[0] for t in triples}, run)
+
+    def valid(positive: int, negative: int, caption: int) -> bool:
+        return caption in world.bison_valid_captions(positive, negative, captions[positive])
+
+    made_valid = sum(
+        valid(t.positive.coco_id, t.negative.coco_id, t.caption.coco_id)  # type: ignore[union-attr]
+        for t in made
+    )
+    kept = [valid(*triple) for triple in triples]
     judged_pairs = Item.objects.filter(
         run=run,
         kind=ItemKind.IMAGE_PAIR,
@@ -81,11 +97,12 @@ def bison_quality(
     )
     valid_share = closed.valid_share
     # The closed form of stage 3 is for the paper's unanimity.
-    expected = closed if run.config.get("aggregation", "unanimity") == "unanimity" else None
+    unanimity = run.config.get("aggregation", "unanimity") == "unanimity"
+    expected = closed if unanimity and team else None
     stage = bison_stage_counts(run=run)
     funnel = (
-        f"pairs {stage['stage2']['pairs_judged']} -> triples {len(triples)} "
-        f"-> verified {len(records)} ({run.config.get('aggregation', 'unanimity')})"
+        f"pairs {stage['stage2']['pairs_judged']} -> triples {len(made)} "
+        f"-> verified {len(triples)} ({run.config.get('aggregation', 'unanimity')})"
     )
     row = dict(flow="bison", population=population)
     return [
@@ -93,8 +110,8 @@ def bison_quality(
             **row,
             measure="triples valid (before st. 3)",
             hits=made_valid,
-            total=len(triples),
-            expected=valid_share,
+            total=len(made),
+            expected=valid_share if team else None,
             note=funnel,
         ),
         QualityRow(
@@ -112,3 +129,7 @@ def bison_quality(
             expected=expected.recall if expected else None,
         ),
     ]
+
+
+def bison_datasheet_quality(run: Run) -> list[QualityRow]:
+    return bison_quality(run=run, triples=verified_triples(run), team={}, population="simulated")

@@ -10,7 +10,7 @@ class EccvConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
-        from annotation.flows.eccv import demo, simulate
+        from annotation.flows.eccv import demo, quality, simulate
         from annotation.flows.eccv.services.proposals import eccv_check_config
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, Stage
@@ -23,6 +23,7 @@ class EccvConfig(AppConfig):
                 answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
+                datasheet_quality=quality.eccv_datasheet_quality,
                 quality_sweep=demo.eccv_quality_sweep,
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,

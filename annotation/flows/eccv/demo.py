@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.flows import DemoContext
-from annotation.flows.eccv.quality import eccv_quality
+from annotation.flows.eccv.quality import eccv_quality, exported_positives
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposals import (
     eccv_annotator_add,
@@ -148,7 +148,7 @@ def _export_quality(
     )
     rows = eccv_quality(
         run=made.run,
-        export_folder=Path(export.path),
+        called=exported_positives(Path(export.path)),
         team=made.team,
         population=population.name,
         judgments=judgments,

@@ -6,33 +6,39 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from annotation.flows.eccv.selectors import eccv_judged_pairs
+from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_positive_item_ids
 from annotation.flows.eccv.services.export import PAIRS_FILE
 from annotation.flows.eccv.simulate import latent_level
-from annotation.models import Run, Stage
+from annotation.models import Item, Run, Stage
 from annotation.selectors.simulated_quality import QualityRow, answer_mixture
 from pipeline.expectation import eccv_expectation
 from pipeline.simulate import WorkerProfile
 from pipeline.world import World
 
 
-def eccv_quality(
-    *,
-    run: Run,
-    export_folder: Path,
-    team: Mapping[str, WorkerProfile],
-    population: str,
-    judgments: int,
-) -> list[QualityRow]:
-    """Precision and recall of the exported human positives (YES or Partially YES by the
-    run's aggregation) among the judged candidates; latent positive = YES or Partially YES."""
-    world = World.from_config(run.config)
+def exported_positives(export_folder: Path) -> set[tuple[int, int]]:
+    """(image, caption) COCO ids an export's judged-pairs file calls human positives."""
     called = set()
     with open(export_folder / PAIRS_FILE) as lines:
         for line in lines:
             record = json.loads(line)
             if "human" in record["sources"]:
                 called.add((record["image_id"], record["caption_id"]))
+    return called
+
+
+def eccv_quality(
+    *,
+    run: Run,
+    called: set[tuple[int, int]],
+    team: Mapping[str, WorkerProfile],
+    population: str,
+    judgments: int,
+) -> list[QualityRow]:
+    """Precision and recall of the human positives `called` (YES or Partially YES by the
+    run's aggregation) among the judged candidates; latent positive = YES or Partially YES.
+    Without a `team` (who the simulated workers were) no expectation is given."""
+    world = World.from_config(run.config)
     truth: dict[tuple[int, int], bool] = {}
     ranks: list[int | None] = []
     pairs = eccv_judged_pairs(run=run).select_related("positive", "caption")
@@ -49,7 +55,7 @@ def eccv_quality(
             mixture=answer_mixture(run=run, stage=Stage.ECCV_JUDGMENT, team=team),
             judgments=judgments,
         )
-        if aggregation == "majority"
+        if aggregation == "majority" and team
         else None
     )
     true_called = sum(1 for key in called if truth.get(key))
@@ -72,3 +78,18 @@ def eccv_quality(
             expected=expected.recall if expected else None,
         ),
     ]
+
+
+def eccv_datasheet_quality(run: Run) -> list[QualityRow]:
+    called = set(
+        Item.objects.filter(pk__in=eccv_positive_item_ids(run=run)).values_list(
+            "positive__coco_id", "caption__coco_id"
+        )
+    )
+    judgments = max(
+        run.batches.filter(stage=Stage.ECCV_JUDGMENT).values_list("assignments_per_hit", flat=True),
+        default=1,
+    )
+    return eccv_quality(
+        run=run, called=called, team={}, population="simulated", judgments=judgments
+    )

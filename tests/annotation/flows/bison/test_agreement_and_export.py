@@ -143,6 +143,9 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     assert "research study" in manifest["consent"]["text"]
     sheet = (path.parent / "DATASHEET.md").read_text()
     assert "# Datasheet: COCO-BISON export" in sheet and "## Pay" in sheet
+    # Simulated workers: the export is scored against the simulated world's latent truth.
+    quality = sheet.split("## Quality estimate")[1]
+    assert "verified precision" in quality and "stage-3 recall" in quality
     # Pay per batch: expected (with its source) and effective hourly.
     assert {p["stage"] for p in manifest["pay"]} == {"bison_selection", "bison_verification"}
     assert all("hourly" in p["expected"] and "hourly" in p["effective"] for p in manifest["pay"])
