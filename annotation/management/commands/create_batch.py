@@ -42,6 +42,11 @@ class Command(ServiceCommand):
             help="ECCV: one round's direction (the paper: round 1 i2t, round 2 t2i)",
         )
         parser.add_argument(
+            "--more-judgments",
+            action="store_true",
+            help="ECCV adaptive runs: a follow-up batch of the pairs still uncertain",
+        )
+        parser.add_argument(
             "--approval-delay", type=int, help="seconds before unreviewed work is approved"
         )
         parser.add_argument(
@@ -75,6 +80,7 @@ class Command(ServiceCommand):
                 "follow_ups": not opts["no_follow_ups"],
                 **({"direction": opts["direction"]} if opts["direction"] else {}),
                 **({"skip_pilot": True} if opts["skip_pilot"] else {}),
+                **({"more_judgments": True} if opts["more_judgments"] else {}),
                 **({"allow_low_pay": True} if opts["allow_low_pay"] else {}),
                 **(
                     {"first_claim_seconds": opts["first_claim_seconds"]}
