@@ -113,9 +113,13 @@ TEMPLATES = [
     },
 ]
 
+# Persistent connections (seconds; 0 opens one per request) with a health check before reuse,
+# so a restarted PostgreSQL costs one failed check, not a failed request.
 DATABASES = {
     "default": dj_database_url.parse(
-        env("DATABASE_URL", f"sqlite:///{VAR_DIR / 'crowdvl.sqlite3'}"), conn_max_age=0
+        env("DATABASE_URL", f"sqlite:///{VAR_DIR / 'crowdvl.sqlite3'}"),
+        conn_max_age=int(env("CROWDVL_DB_CONN_MAX_AGE", "60")),
+        conn_health_checks=True,
     )
 }
 if "TEST_DATABASE_NAME" in os.environ:
@@ -231,8 +235,29 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "mail_admins": {
+            "class": "django.utils.log.AdminEmailHandler",
+            "level": "ERROR",
+            "filters": ["require_debug_false"],
+        },
+    },
+    "filters": {"require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
     "loggers": {
-        "annotation": {"handlers": ["console"], "level": env("CROWDVL_LOG_LEVEL", "WARNING")}
+        "annotation": {"handlers": ["console"], "level": env("CROWDVL_LOG_LEVEL", "WARNING")},
+        # Server errors leave a traceback in the server's log whatever DEBUG says (Django's
+        # default prints them only with DEBUG on), and are mailed to ADMINS when set.
+        "django.request": {
+            "handlers": ["console", "mail_admins"],
+            "level": "ERROR",
+            "propagate": False,
+        },
     },
 }
+# "Name <email>,Name <email>": who is mailed server errors (needs EMAIL_* settings).
+ADMINS = [
+    tuple(part.strip().rstrip(">").split("<", 1))
+    for part in env("CROWDVL_ADMINS", "").split(",")
+    if "<" in part
+]

@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from annotation import (
     dataset_import_views,
+    health_views,
     invitation_views,
     mturk_views,
     researcher_views,
@@ -11,6 +12,7 @@ from annotation import (
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("health/", health_views.health, name="health"),
     path("api/", include("annotation.api.urls")),
     path("join/<str:token>/", views.work_join, name="work-join"),
     path("runs/<int:run_id>/invitations/", invitation_views.invitations_page, name="invitations"),

@@ -110,7 +110,9 @@ def assignment_claim_next(
 ) -> Assignment | None:
     """Give `worker` their open assignment in `batch`, or a new one on a HIT they have not done.
 
-    HIT rows are locked while a slot is taken so two workers never fill the same last slot.
+    HIT rows are locked while a slot is taken so two workers never fill the same last slot;
+    the worker's row is locked first, so one worker's concurrent claims (a double click, two
+    tabs) run one after the other and the second finds the first's assignment.
     """
     now = now or timezone.now()
     if worker.blocked:
@@ -118,6 +120,7 @@ def assignment_claim_next(
     if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
         return None
     with transaction.atomic():
+        Worker.objects.select_for_update().filter(pk=worker.pk).first()
         pool_join(run=batch.run, worker=worker, stage=batch.stage)
         mine = (
             Assignment.objects.filter(

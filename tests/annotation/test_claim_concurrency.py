@@ -6,7 +6,11 @@ import pytest
 from django.db import connection
 
 from annotation.models import Assignment, Stage
-from annotation.services.assignments import assignment_claim_next, worker_get_or_create
+from annotation.services.assignments import (
+    assignment_claim_next,
+    pool_join,
+    worker_get_or_create,
+)
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import dataset_factory, paired_run_factory
 
@@ -51,3 +55,45 @@ def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commi
     for a in Assignment.objects.all():
         per_hit[a.hit_id] = per_hit.get(a.hit_id, 0) + 1
     assert sorted(per_hit.values()) == [2, 2, 2]
+
+
+def test_a_double_click_gets_the_same_assignment(tmp_path, image_dir, run_on_commit):
+    """Two claims at once by one returning worker (a double click, two tabs): never a 500
+    from the once-per-worker constraint, never two assignments held at once."""
+    dataset = dataset_factory(tmp_path, image_dir=image_dir)
+    run = paired_run_factory(dataset, run_on_commit=run_on_commit)
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=1,
+            assignments_per_hit=10,
+        )
+    )
+    failures = []
+    for attempt in range(20):
+        worker = worker_get_or_create(provider="local", external_id=f"double-{attempt}")
+        pool_join(run=run, worker=worker, stage=Stage.BISON_SELECTION)  # a returning worker
+        barrier = threading.Barrier(2)
+        got, errors = [], []
+
+        def claim(worker=worker, barrier=barrier, got=got, errors=errors):
+            try:
+                barrier.wait()
+                got.append(assignment_claim_next(batch=batch, worker=worker))
+            except Exception as exc:
+                errors.append(type(exc).__name__)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=claim) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        held = Assignment.objects.filter(worker=worker).count()
+        same = len(got) == 2 and None not in got and got[0].pk == got[1].pk
+        if errors or not same or held != 1:
+            failures.append((attempt, errors, held))
+    assert not failures, failures
