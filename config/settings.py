@@ -228,6 +228,8 @@ CACHES = {
 
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
+# How long a command waits for its job before giving up (the job itself keeps running).
+CROWDVL_JOB_WAIT_SECONDS = float(env("CROWDVL_JOB_WAIT_SECONDS", "3600"))
 # Where the local crowd provider's worker pages are reached (used in printed links).
 CROWDVL_PUBLIC_URL = _public
 

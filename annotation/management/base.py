@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 
@@ -37,8 +38,11 @@ class ServiceCommand(BaseCommand):
             raise CommandError(f"{option} must be a JSON object")
         return value
 
-    def wait_for_job(self, job: Job, *, poll: float = 0.5, timeout: float = 24 * 3600) -> Job:
-        """Show a job's progress until it ends; fail the command if the job failed."""
+    def wait_for_job(self, job: Job, *, poll: float = 0.5, timeout: float | None = None) -> Job:
+        """Show a job's progress until it ends; fail the command if the job failed, or give up
+        after `timeout` seconds (default `CROWDVL_JOB_WAIT_SECONDS`, an hour)."""
+        if timeout is None:
+            timeout = float(settings.CROWDVL_JOB_WAIT_SECONDS)
         deadline = time.monotonic() + timeout
         last = None
         tty = sys.stdout.isatty()
@@ -55,7 +59,12 @@ class ServiceCommand(BaseCommand):
                     self.stdout.write("")
                 break
             if time.monotonic() > deadline:
-                raise CommandError(f"job {job.pk} did not finish within {timeout:.0f} s")
+                raise CommandError(
+                    f"gave up waiting: job {job.pk} ({job.name}) did not finish within "
+                    f"{timeout:.0f} s (it is {job.state} at {job.progress:.0f}%: {job.message}); "
+                    "it keeps going in the background, see the run's page or wait again "
+                    "(CROWDVL_JOB_WAIT_SECONDS)"
+                )
             time.sleep(poll)
         if job.state == JobState.FAILED:
             raise CommandError(f"job {job.pk} failed: {job.error}")

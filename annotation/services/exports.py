@@ -1,10 +1,14 @@
-"""What every flow's export shares: the next version's folder, then the manifest, the
-datasheet, the `Export` row and the run's status, in one transaction."""
+"""What every flow's export shares: the next version's files, manifest and datasheet written
+into a hidden staging folder beside the versions, renamed into place as a whole, then the
+`Export` row and the run's status, in one transaction. A failure (a full disk, say) removes the
+staging folder, so no half-written version is ever visible or left behind."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +22,22 @@ from annotation.services.files import file_write_atomic
 from annotation.services.runs import run_set_status
 
 
+def _exports_of(run: Run) -> Path:
+    return Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}"
+
+
 def export_staging(*, run: Run, prefix: str, job_id: int) -> Path:
-    """A folder to write large files into before the export's version is known."""
-    folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f".{prefix}-job{job_id}"
+    """A hidden folder to write large files into before the export's version is known (its
+    owner removes it with `export_discard` if the export fails before `export_record`)."""
+    folder = _exports_of(run) / f".{prefix}-job{job_id}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def export_discard(folder: Path | None) -> None:
+    """Remove a staging folder (nothing happens if it is gone)."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @transaction.atomic
@@ -38,30 +53,44 @@ def export_record(
     main_file: str | None = None,
     checksum: str | None = None,
 ) -> Export:
-    """Lock the run (two exports never take one version), take the next version's folder
-    (`<prefix>-v<n>`, moving a `staged` folder there), write `files`, `manifest.json` (its
-    `files` entry gets their sha256) and DATASHEET.md, record the export (its path the folder,
-    or `main_file` in it; its checksum the manifest's unless given) and mark the run exported."""
+    """Lock the run (two exports never take one version), write `files`, `manifest.json` (its
+    `files` entry gets their sha256) and DATASHEET.md into the staging folder (`staged`, or a
+    new one), rename it to the next version's folder (`<prefix>-v<n>`), record the export (its
+    path the folder, or `main_file` in it; its checksum the manifest's unless given) and mark
+    the run exported. On any failure the staging folder (and a version folder this call made)
+    is removed and the error raised."""
     Run.objects.select_for_update().get(pk=run.pk)
     last = Export.objects.filter(run=run, format=format).aggregate(v=Max("version"))
     version = (last["v"] or 0) + 1
-    folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}" / f"{prefix}-v{version}"
-    if staged is not None:
-        os.replace(staged, folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    if files:
-        written = {name: file_write_atomic(path=folder / name, data=d) for name, d in files.items()}
-        manifest["files"] = {**manifest.get("files", {}), **written}
-    data = json.dumps(manifest, indent=2).encode()
-    manifest_sha = file_write_atomic(path=folder / "manifest.json", data=data)
-    datasheet_write(folder=folder, run=run, manifest=manifest, flow=title)
-    export = Export.objects.create(
-        run=run,
-        format=format,
-        version=version,
-        path=str(folder / main_file if main_file else folder),
-        checksum=checksum or manifest_sha,
-        manifest=manifest,
-    )
-    run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+    folder = _exports_of(run) / f"{prefix}-v{version}"
+    work = staged or _exports_of(run) / f".{prefix}-v{version}-{secrets.token_hex(4)}"
+    moved = False
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        if files:
+            written = {
+                name: file_write_atomic(path=work / name, data=d) for name, d in files.items()
+            }
+            manifest["files"] = {**manifest.get("files", {}), **written}
+        data = json.dumps(manifest, indent=2).encode()
+        manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
+        datasheet_write(folder=work, run=run, manifest=manifest, flow=title)
+        if folder.exists():  # debris of a crash after a rename whose transaction never committed
+            shutil.rmtree(folder)
+        os.rename(work, folder)
+        moved = True
+        export = Export.objects.create(
+            run=run,
+            format=format,
+            version=version,
+            path=str(folder / main_file if main_file else folder),
+            checksum=checksum or manifest_sha,
+            manifest=manifest,
+        )
+        run_set_status(run=run, status=RunStatus.EXPORTED, export=export.pk)
+    except BaseException:
+        export_discard(work)
+        if moved:
+            export_discard(folder)
+        raise
     return export

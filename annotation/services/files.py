@@ -11,8 +11,12 @@ def file_write_atomic(*, path: Path, data: bytes) -> str:
     """Write `data` to `path` through a temporary file and a rename, so a reader never sees a
     half-written file; returns the sha256 of `data`."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # e.g. a full disk: leave nothing behind
+        raise
     return hashlib.sha256(data).hexdigest()
 
 

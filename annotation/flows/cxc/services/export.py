@@ -22,7 +22,7 @@ from annotation.models import Export, Item, Job, Run, Stage, Worker
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.exports import export_record, export_staging
+from annotation.services.exports import export_discard, export_record, export_staging
 from annotation.services.files import AtomicLines
 from annotation.services.jobs import (
     job_create,
@@ -90,6 +90,7 @@ def cxc_export_write(*, job_id: int) -> Export | None:
     job = job_start(job_id=job_id, message="reading ratings")
     run = job.run
     assert run is not None
+    staging = None
     try:
         # The JSONL of every rating is streamed to disk before the version is taken.
         staging = export_staging(run=run, prefix="cxc", job_id=job_id)
@@ -166,5 +167,6 @@ def cxc_export_write(*, job_id: int) -> Export | None:
         )
         return export
     except Exception as exc:
+        export_discard(staging)
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise
