@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.selectors.invitations import run_consent
+from annotation.selectors.links import public_base_url
 from annotation.services.invitations import (
     invitation_revoke,
     invitations_create,
@@ -22,7 +23,7 @@ from annotation.services.invitations import (
 
 
 def invitation_link(request: HttpRequest, invitation: Invitation) -> str:
-    return request.build_absolute_uri(reverse("work-join", args=[invitation.token]))
+    return public_base_url(request) + reverse("work-join", args=[invitation.token])
 
 
 @staff_member_required

@@ -72,9 +72,12 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
 @staff_member_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     from annotation.selectors.dashboard import dashboard_busy, dashboard_runs
+    from annotation.selectors.links import public_base_url
 
     return render(
-        request, "annotation/dashboard.html", {"runs": dashboard_runs(), "busy": dashboard_busy()}
+        request,
+        "annotation/dashboard.html",
+        {"runs": dashboard_runs(base=public_base_url(request)), "busy": dashboard_busy()},
     )
 
 

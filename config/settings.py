@@ -232,6 +232,9 @@ CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
 CROWDVL_JOB_WAIT_SECONDS = float(env("CROWDVL_JOB_WAIT_SECONDS", "3600"))
 # Where the local crowd provider's worker pages are reached (used in printed links).
 CROWDVL_PUBLIC_URL = _public
+# Unset, worker links follow the host a page was served from (the default above is for
+# commands, which have no request).
+CROWDVL_PUBLIC_URL_SET = bool(env("CROWDVL_PUBLIC_URL"))
 
 LOGGING = {
     "version": 1,

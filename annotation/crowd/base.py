@@ -83,8 +83,9 @@ class CrowdProvider(ABC):
         """Mark a worker as a member of a stage's pool at the provider (if it has such marks)."""
         return None
 
-    def worker_url(self, *, batch: Batch) -> str | None:
-        """A link workers open to take part, if the provider has one."""
+    def worker_url(self, *, batch: Batch, base: str | None = None) -> str | None:
+        """A link workers open to take part, if the provider has one (`base`: the site's
+        address, default CROWDVL_PUBLIC_URL)."""
         return None
 
 

@@ -12,5 +12,6 @@ class LocalProvider(ServerSideProvider):
 
     name = "local"
 
-    def worker_url(self, *, batch: Batch) -> str:
-        return settings.CROWDVL_PUBLIC_URL.rstrip("/") + reverse("work-start", args=[batch.pk])
+    def worker_url(self, *, batch: Batch, base: str | None = None) -> str:
+        root = (base or settings.CROWDVL_PUBLIC_URL).rstrip("/")
+        return root + reverse("work-start", args=[batch.pk])

@@ -11,7 +11,7 @@ from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
 from annotation.selectors.pay import effective_pay, pay_estimate
 
 
-def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
+def dashboard_runs(*, limit: int = 20, base: str | None = None) -> list[dict[str, Any]]:
     runs = (
         Run.objects.select_related("dataset")
         .prefetch_related("jobs", "exports")
@@ -54,7 +54,7 @@ def dashboard_runs(*, limit: int = 20) -> list[dict[str, Any]]:
                 "unconfirmed": batch.unconfirmed,
                 "refused": batch.refused,
                 "stuck": batch.stuck,
-                "link": provider_for(batch.provider).worker_url(batch=batch),
+                "link": provider_for(batch.provider).worker_url(batch=batch, base=base),
                 "pay": pay_summary(batch),
             }
         )
