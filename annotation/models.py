@@ -209,6 +209,7 @@ class JobState(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class Job(models.Model):
@@ -227,6 +228,10 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Written every few seconds by the process running one of the job's steps; a pending or
+    # running job whose last sign of life is old has lost its worker or its messages.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    resumed = models.IntegerField(default=0, help_text="times recovery re-sent its steps")
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.name} ({self.state})"

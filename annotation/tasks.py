@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from annotation.services.jobs import job_step
+
 
 @shared_task(name="mturk.publish")
+@job_step
 def mturk_publish(job_id: int) -> None:
     from annotation.services.batches import batch_publish_job
 
@@ -30,6 +33,7 @@ def assignments_auto_approve() -> None:
 
 
 @shared_task(name="datasets.import")
+@job_step
 def dataset_import(job_id: int) -> None:
     from annotation.services.dataset_jobs import dataset_import_job
 
@@ -37,7 +41,16 @@ def dataset_import(job_id: int) -> None:
 
 
 @shared_task(name="images.cache")
+@job_step
 def images_cache(job_id: int) -> None:
     from annotation.services.images import images_cache_job
 
     images_cache_job(job_id=job_id)
+
+
+@shared_task(name="jobs.recover")
+def jobs_recover() -> None:
+    """Periodic: re-send the missing steps of jobs silent for CROWDVL_JOB_STALL_SECONDS."""
+    from annotation.services.job_recovery import jobs_recover as recover
+
+    recover()

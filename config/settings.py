@@ -210,6 +210,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "assignments.auto_approve",
         "schedule": float(env("CROWDVL_AUTO_APPROVE_SECONDS", "600")),
     },
+    # Jobs whose worker died or whose messages were lost get their missing steps re-sent.
+    "jobs-recover": {
+        "task": "jobs.recover",
+        "schedule": float(env("CROWDVL_JOB_RECOVER_SECONDS", "60")),
+    },
 }
 
 # Anonymous requests that would write rows, per client address and minute (0: no limit).
@@ -228,6 +233,10 @@ CACHES = {
 
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
+# A running step writes its job's heartbeat this often; a pending or running job with no sign of
+# life for CROWDVL_JOB_STALL_SECONDS is resumed by the periodic `jobs.recover`.
+CROWDVL_JOB_HEARTBEAT_SECONDS = float(env("CROWDVL_JOB_HEARTBEAT_SECONDS", "15"))
+CROWDVL_JOB_STALL_SECONDS = float(env("CROWDVL_JOB_STALL_SECONDS", "120"))
 # How long a command waits for its job before giving up (the job itself keeps running).
 CROWDVL_JOB_WAIT_SECONDS = float(env("CROWDVL_JOB_WAIT_SECONDS", "3600"))
 # Where the local crowd provider's worker pages are reached (used in printed links).

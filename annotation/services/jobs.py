@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Job, JobState, Run
@@ -15,6 +19,10 @@ from annotation.models import Job, JobState, Run
 Progress = Callable[[float, str], None]
 
 log = logging.getLogger("annotation.jobs")
+
+# A job in one of these states still has steps to run; the others are final.
+LIVE = (JobState.PENDING, JobState.RUNNING)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def job_create(*, name: str, run: Run | None = None, params: dict[str, Any] | None = None) -> Job:
@@ -29,21 +37,30 @@ def job_enqueue(*, job: Job, task: Callable[..., Any]) -> None:
 def job_progress(*, job_id: int, progress: float, message: str) -> None:
     # A plain UPDATE, outside any surrounding transaction's rows, so readers see it at once.
     Job.objects.filter(pk=job_id).update(
-        progress=round(max(0.0, min(100.0, progress)), 2), message=message[:500]
+        progress=round(max(0.0, min(100.0, progress)), 2),
+        message=message[:500],
+        heartbeat_at=timezone.now(),
     )
     log.info("job %s %5.1f%% %s", job_id, progress, message)
 
 
 def job_start(*, job_id: int, message: str = "started") -> Job:
+    now = timezone.now()
     Job.objects.filter(pk=job_id, state=JobState.PENDING).update(
-        state=JobState.RUNNING, started_at=timezone.now()
+        state=JobState.RUNNING, started_at=now, heartbeat_at=now
     )
     job_progress(job_id=job_id, progress=0.0, message=message)
     return Job.objects.get(pk=job_id)
 
 
-def job_parts_set(*, job_id: int, total: int) -> None:
-    Job.objects.filter(pk=job_id).update(parts_total=total, parts_done=[])
+def job_parts_set(*, job_id: int, total: int) -> bool:
+    """Split the job into `total` parts; False if an earlier run of the same step already did
+    (a resumed or redelivered first step then sends nothing)."""
+    return bool(
+        Job.objects.filter(pk=job_id, parts_total=0, state__in=LIVE).update(
+            parts_total=total, parts_done=[]
+        )
+    )
 
 
 def job_part_done(*, job_id: int, part: int, message: str) -> bool:
@@ -53,7 +70,7 @@ def job_part_done(*, job_id: int, part: int, message: str) -> bool:
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        if part in job.parts_done:
+        if part in job.parts_done or job.state not in LIVE:
             return False
         job.parts_done = sorted([*job.parts_done, part])
         job.save(update_fields=["parts_done"])
@@ -63,7 +80,8 @@ def job_part_done(*, job_id: int, part: int, message: str) -> bool:
 
 
 def job_succeed(*, job_id: int, result: dict[str, Any], message: str = "done") -> None:
-    Job.objects.filter(pk=job_id).update(
+    # Only a live job ends: a cancelled job stays cancelled, a finished one is not finished twice.
+    Job.objects.filter(pk=job_id, state__in=LIVE).update(
         state=JobState.SUCCEEDED,
         progress=100.0,
         message=message,
@@ -74,7 +92,7 @@ def job_succeed(*, job_id: int, result: dict[str, Any], message: str = "done") -
 
 
 def job_fail(*, job_id: int, error: str) -> None:
-    Job.objects.filter(pk=job_id).update(
+    Job.objects.filter(pk=job_id, state__in=LIVE).update(
         state=JobState.FAILED, error=error, message="failed", finished_at=timezone.now()
     )
     log.warning("job %s failed: %s", job_id, error)
@@ -87,3 +105,72 @@ def job_finished_result(*, job_id: int) -> dict[str, Any] | None:
         .values_list("result", flat=True)
         .first()
     )
+
+
+def job_live(*, job_id: int) -> bool:
+    """Whether the job still has steps to run (not succeeded, failed or cancelled)."""
+    return Job.objects.filter(pk=job_id, state__in=LIVE).exists()
+
+
+@contextmanager
+def job_finishing(*, job_id: int) -> Iterator[bool]:
+    """The transaction of a job's finishing step, holding the job's row: yields False when the
+    job is no longer running (finished by another delivery, failed or cancelled), so the
+    finishing writes and `job_succeed` happen once, together or not at all."""
+    with transaction.atomic():
+        state = (
+            Job.objects.select_for_update()
+            .filter(pk=job_id)
+            .values_list("state", flat=True)
+            .first()
+        )
+        yield state == JobState.RUNNING
+
+
+def _beat(job_id: int) -> None:
+    try:
+        Job.objects.filter(pk=job_id, state__in=LIVE).update(heartbeat_at=timezone.now())
+    except DatabaseError as exc:  # a database restart must not kill the step it watches
+        log.warning("job %s heartbeat not written: %s", job_id, exc)
+
+
+@contextmanager
+def job_heartbeat(*, job_id: int, every: float | None = None) -> Iterator[None]:
+    """Write the job's heartbeat now and every `every` seconds (CROWDVL_JOB_HEARTBEAT_SECONDS)
+    from a thread while the body runs, so recovery can tell a long step from a dead worker."""
+    _beat(job_id)
+    if settings.CELERY_TASK_ALWAYS_EAGER:  # in-process: the caller itself is the sign of life
+        yield
+        return
+    interval = every or settings.CROWDVL_JOB_HEARTBEAT_SECONDS
+    stop = threading.Event()
+
+    def loop() -> None:
+        try:
+            while not stop.wait(interval):
+                _beat(job_id)
+        finally:
+            connection.close()  # the thread's own connection
+
+    thread = threading.Thread(target=loop, name=f"job-{job_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=interval + 10)
+
+
+def job_step(fn: F) -> F:
+    """Wrap a Celery task body whose first argument is a job id: a step of a job that has
+    ended (a redelivered or resumed message) does nothing; a running one keeps a heartbeat."""
+
+    @functools.wraps(fn)
+    def step(job_id: int, *args: Any, **kwargs: Any) -> Any:
+        if not job_live(job_id=job_id):
+            log.info("job %s has ended; %s skipped", job_id, fn.__name__)
+            return None
+        with job_heartbeat(job_id=job_id):
+            return fn(job_id, *args, **kwargs)
+
+    return step  # type: ignore[return-value]

@@ -12,8 +12,22 @@ class BisonConfig(AppConfig):
         from annotation.flows import Flow, flow_register
         from annotation.flows.bison import demo, quality, simulate
         from annotation.flows.bison.selectors import bison_check_config
+        from annotation.flows.bison.services.pairing import pairing_block_args
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
-        from annotation.models import RunKind, Stage
+        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.services.job_recovery import JobSteps, job_steps_register
+
+        job_steps_register(
+            JobSteps(
+                name="bison.pairing",
+                start="bison.pairing_prepare",
+                part="bison.pairing_block",
+                finish="bison.pairing_finish",
+                part_args=pairing_block_args,
+                busy_status=RunStatus.PAIRING,
+            )
+        )
+        job_steps_register(JobSteps(name="bison.export", start="bison.export"))
 
         flow_register(
             Flow(

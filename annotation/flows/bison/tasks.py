@@ -1,13 +1,16 @@
-"""Celery entry points of the BISON flow: thin, take ids, safe to retry."""
+"""Celery entry points of the BISON flow: thin, take ids, safe to retry. `job_step` skips a
+step of a job that has ended and keeps the job's heartbeat while one runs."""
 
 from __future__ import annotations
 
 from celery import group, shared_task
 
 from annotation.flows.bison.services import export, pairing
+from annotation.services.jobs import job_step
 
 
 @shared_task(name="bison.pairing_prepare")
+@job_step
 def pairing_prepare(job_id: int) -> None:
     try:
         blocks = pairing.pairing_prepare(job_id=job_id)
@@ -19,6 +22,7 @@ def pairing_prepare(job_id: int) -> None:
 
 
 @shared_task(name="bison.pairing_block")
+@job_step
 def pairing_block(job_id: int, part: int, start: int, stop: int) -> None:
     try:
         pairing.pairing_block(job_id=job_id, part=part, start=start, stop=stop)
@@ -27,6 +31,18 @@ def pairing_block(job_id: int, part: int, start: int, stop: int) -> None:
         raise
 
 
+@shared_task(name="bison.pairing_finish")
+@job_step
+def pairing_finish(job_id: int) -> None:
+    """Sent by recovery when every block is done but the job never closed."""
+    try:
+        pairing.pairing_finish(job_id=job_id)
+    except Exception as exc:
+        pairing.pairing_fail(job_id=job_id, error=f"finish: {type(exc).__name__}: {exc}")
+        raise
+
+
 @shared_task(name="bison.export")
+@job_step
 def bison_export(job_id: int) -> None:
     export.bison_export_write(job_id=job_id)

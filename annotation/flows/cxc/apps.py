@@ -14,7 +14,13 @@ class CxcConfig(AppConfig):
         from annotation.flows.cxc import demo, simulate
         from annotation.flows.cxc.config import cxc_check_config
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
-        from annotation.models import RunKind, Stage
+        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.services.job_recovery import JobSteps, job_steps_register
+
+        job_steps_register(
+            JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PAIRING)
+        )
+        job_steps_register(JobSteps(name="cxc.export", start="cxc.export"))
 
         flow_register(
             Flow(

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from annotation.services.jobs import job_step
+
 
 @shared_task(name="cxc.sample")
+@job_step
 def cxc_sample(job_id: int) -> None:
     from annotation.flows.cxc.services.sampling import cxc_sample_job
 
@@ -13,6 +16,7 @@ def cxc_sample(job_id: int) -> None:
 
 
 @shared_task(name="cxc.export")
+@job_step
 def cxc_export(job_id: int) -> None:
     from annotation.flows.cxc.services.export import cxc_export_write
 

@@ -13,7 +13,19 @@ class EccvConfig(AppConfig):
         from annotation.flows.eccv import demo, quality, simulate
         from annotation.flows.eccv.services.proposals import eccv_check_config
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
-        from annotation.models import RunKind, Stage
+        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.services.job_recovery import JobSteps, job_steps_register
+
+        job_steps_register(
+            JobSteps(
+                name="eccv.propose",
+                start="eccv.propose_prepare",
+                part="eccv.propose_part",
+                finish="eccv.propose_finish",
+                busy_status=RunStatus.PAIRING,
+            )
+        )
+        job_steps_register(JobSteps(name="eccv.export", start="eccv.export"))
 
         flow_register(
             Flow(

@@ -1,19 +1,24 @@
-"""Celery entry points of the ECCV Caption flow: thin, take ids, safe to retry."""
+"""Celery entry points of the ECCV Caption flow: thin, take ids, safe to retry. `job_step`
+skips a step of a job that has ended and keeps the job's heartbeat while one runs."""
 
 from __future__ import annotations
 
 from celery import group, shared_task
 
 from annotation.flows.eccv.services import export, proposals
+from annotation.services.jobs import job_step
 
 
 @shared_task(name="eccv.propose_prepare")
+@job_step
 def eccv_propose_prepare(job_id: int) -> None:
     parts = proposals.eccv_propose_prepare(job_id=job_id)
-    group(eccv_propose_part.s(job_id, part) for part in parts).delay()
+    if parts:
+        group(eccv_propose_part.s(job_id, part) for part in parts).delay()
 
 
 @shared_task(name="eccv.propose_part")
+@job_step
 def eccv_propose_part(job_id: int, part: int) -> None:
     try:
         proposals.eccv_propose_part(job_id=job_id, part=part)
@@ -24,6 +29,18 @@ def eccv_propose_part(job_id: int, part: int) -> None:
         raise
 
 
+@shared_task(name="eccv.propose_finish")
+@job_step
+def eccv_propose_finish(job_id: int) -> None:
+    """Sent by recovery when every annotator ranked but the job never closed."""
+    try:
+        proposals.eccv_propose_finish(job_id=job_id)
+    except Exception as exc:
+        proposals.eccv_propose_fail(job_id=job_id, error=f"finish: {type(exc).__name__}: {exc}")
+        raise
+
+
 @shared_task(name="eccv.export")
+@job_step
 def eccv_export(job_id: int) -> None:
     export.eccv_export_write(job_id=job_id)

@@ -19,6 +19,9 @@ class QualityConfig(AppConfig):
             QualityRatingTask,
         )
         from annotation.models import RunKind, Stage
+        from annotation.services.job_recovery import JobSteps, job_steps_register
+
+        job_steps_register(JobSteps(name="quality.export", start="quality.export"))
 
         flow_register(
             Flow(

@@ -24,6 +24,7 @@ from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
+    job_finishing,
     job_progress,
     job_start,
     job_succeed,
@@ -83,22 +84,25 @@ def bison_export_write(*, job_id: int) -> Export | None:
         data = json.dumps(document, indent=None, separators=(",", ":")).encode()
         checksum = hashlib.sha256(data).hexdigest()
         name = f"bison_annotations.coco{split}.json"
-        export = export_record(
-            run=run,
-            format=BISON_FORMAT,
-            prefix="bison",
-            title="COCO-BISON",
-            manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
-            files={name: data},
-            main_file=name,
-            checksum=checksum,
-        )
-        path = export.path
-        job_succeed(
-            job_id=job_id,
-            result={"export": export.pk, "path": str(path), "records": len(records)},
-            message=f"{len(records)} records -> {path}",
-        )
+        with job_finishing(job_id=job_id) as running:
+            if not running:  # cancelled, or finished by another delivery of this step
+                return None
+            export = export_record(
+                run=run,
+                format=BISON_FORMAT,
+                prefix="bison",
+                title="COCO-BISON",
+                manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
+                files={name: data},
+                main_file=name,
+                checksum=checksum,
+            )
+            path = export.path
+            job_succeed(
+                job_id=job_id,
+                result={"export": export.pk, "path": str(path), "records": len(records)},
+                message=f"{len(records)} records -> {path}",
+            )
         return export
     except Exception as exc:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")

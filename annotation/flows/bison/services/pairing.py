@@ -9,6 +9,7 @@ mutual pairs and checks that the vector space is not degenerate.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from annotation.errors import ServiceError
 from annotation.models import Caption, Image, Item, ItemKind, Job, Run, RunStatus
 from annotation.services.checks import check_int
 from annotation.services.jobs import (
+    LIVE,
     job_create,
     job_fail,
+    job_finishing,
     job_part_done,
     job_parts_set,
     job_progress,
@@ -148,11 +151,26 @@ def _load_or_train(*, job: Job, token_groups: list[list[str]]) -> WordVectors:
     return train_word_vectors(sentences, dim=p["dim"], epochs=p["epochs"], seed=p["seed"])
 
 
+def _save_atomic(path: Path, array: np.ndarray) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, array)
+    os.replace(tmp, path)
+
+
+def pairing_block_args(job: Job, part: int) -> list[int]:
+    """A block's (part, start, stop), for recovery re-sending a lost block."""
+    size, images = int(job.params["block_size"]), int(job.result["images"])
+    return [part, part * size, min((part + 1) * size, images)]
+
+
 def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
     """Build the image matrix; return the (part, start, stop) blocks still to compute."""
     job = Job.objects.select_related("run").get(pk=job_id)
     run = job.run
     assert run is not None
+    if job.parts_total:  # a redelivered or resumed prepare: the blocks were sent already
+        return []
     try:
         job_start(job_id=job_id, message="tokenising captions")
         images = list(run.dataset.images.order_by("pk").values_list("pk", flat=True))
@@ -180,9 +198,10 @@ def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
         matrix, valid = image_embeddings(per_image, vectors)
         unit = normalize_rows(matrix)
         workdir = _workdir(run)
-        np.save(workdir / "unit.npy", unit)
-        np.save(workdir / "valid.npy", valid)
-        np.save(workdir / "image_pks.npy", np.asarray(images, dtype=np.int64))
+        # Whole files renamed into place: a resumed prepare may rewrite them while blocks read.
+        _save_atomic(workdir / "unit.npy", unit)
+        _save_atomic(workdir / "valid.npy", valid)
+        _save_atomic(workdir / "image_pks.npy", np.asarray(images, dtype=np.int64))
         Run.objects.filter(pk=run.pk).update(
             embedding_dim=vectors.dim, embedding_source=vectors.source[:500]
         )
@@ -194,7 +213,8 @@ def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
         if not blocks:
             pairing_fail(job_id=job_id, error=f"dataset {run.dataset.name!r} has no images to pair")
             return []
-        job_parts_set(job_id=job_id, total=len(blocks))
+        if not job_parts_set(job_id=job_id, total=len(blocks)):
+            return []  # an earlier delivery of this step split the work and sent the blocks
         Job.objects.filter(pk=job_id).update(
             result={
                 "images": len(images),
@@ -222,6 +242,8 @@ def pairing_block(*, job_id: int, part: int, start: int, stop: int) -> bool:
     job = Job.objects.select_related("run").get(pk=job_id)
     run = job.run
     assert run is not None
+    if part in job.parts_done:  # a redelivered or re-sent block
+        return False
     workdir = _workdir(run)
     unit = np.load(workdir / "unit.npy", mmap_mode="r")
     valid = np.load(workdir / "valid.npy")
@@ -288,13 +310,20 @@ def pairing_finish(*, job_id: int) -> None:
             "captions' words?)",
         )
         return
-    run_set_status(run=run, status=RunStatus.PAIRED, pairs=pairs, edges=graph.edges)
     message = f"{pairs} ordered pairs from {graph.edges} edges ({graph.mutual} mutual)"
-    job_succeed(job_id=job_id, result=result, message=message + (f"; {warning}" if warning else ""))
+    with job_finishing(job_id=job_id) as running:
+        if not running:  # finished by another delivery of this step, or cancelled
+            return
+        run_set_status(run=run, status=RunStatus.PAIRED, pairs=pairs, edges=graph.edges)
+        job_succeed(
+            job_id=job_id, result=result, message=message + (f"; {warning}" if warning else "")
+        )
 
 
 def pairing_fail(*, job_id: int, error: str) -> None:
     job = Job.objects.select_related("run").get(pk=job_id)
+    if job.state not in LIVE:  # a late step of a cancelled or finished job changes nothing
+        return
     job_fail(job_id=job_id, error=error)
     if job.run is not None:
         run_set_status(run=job.run, status=RunStatus.FAILED, error=error)

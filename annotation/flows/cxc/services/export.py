@@ -28,6 +28,7 @@ from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
+    job_finishing,
     job_progress,
     job_start,
     job_succeed,
@@ -150,21 +151,25 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             "pay": run_pay_summary(run=run),
             "files": streamed,
         }
-        export = export_record(
-            run=run,
-            format=CXC_FORMAT,
-            prefix="cxc",
-            title="Crisscrossed Captions",
-            manifest=manifest,
-            files=files,
-            staged=staging,
-        )
-        folder = export.path
-        job_succeed(
-            job_id=job_id,
-            result={"export": export.pk, "path": str(folder), "pairs": per_method},
-            message=f"{sum(per_method.values())} pairs -> {folder}",
-        )
+        with job_finishing(job_id=job_id) as running:
+            if not running:  # cancelled, or finished by another delivery of this step
+                export_discard(staging)
+                return None
+            export = export_record(
+                run=run,
+                format=CXC_FORMAT,
+                prefix="cxc",
+                title="Crisscrossed Captions",
+                manifest=manifest,
+                files=files,
+                staged=staging,
+            )
+            folder = export.path
+            job_succeed(
+                job_id=job_id,
+                result={"export": export.pk, "path": str(folder), "pairs": per_method},
+                message=f"{sum(per_method.values())} pairs -> {folder}",
+            )
         return export
     except Exception as exc:
         export_discard(staging)

@@ -17,7 +17,14 @@ from annotation.flows.cxc.config import cxc_check_config
 from annotation.models import Caption, Dataset, Item, ItemKind, Job, Run, RunKind, RunStatus, Stage
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
-from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
+from annotation.services.jobs import (
+    job_create,
+    job_fail,
+    job_finishing,
+    job_progress,
+    job_start,
+    job_succeed,
+)
 from annotation.services.runs import run_create, run_require_status, run_set_status
 from pipeline.cxc import load_sis, load_sits, load_sts
 from pipeline.cxc_sampling import (
@@ -147,8 +154,10 @@ def cxc_sample_job(*, job_id: int) -> None:
         job_fail(job_id=job_id, error=str(exc))
         run_set_status(run=run, status=RunStatus.FAILED, error=str(exc))
         return
-    job_succeed(job_id=job_id, result=result, message=_summary(result))
-    run_set_status(run=run, status=RunStatus.PAIRED, job=job_id)
+    with job_finishing(job_id=job_id) as running:
+        if running:  # not cancelled, not finished by another delivery
+            run_set_status(run=run, status=RunStatus.PAIRED, job=job_id)
+            job_succeed(job_id=job_id, result=result, message=_summary(result))
 
 
 def _summary(result: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
+    job_finishing,
     job_progress,
     job_start,
     job_succeed,
@@ -153,20 +154,23 @@ def eccv_export_write(*, job_id: int) -> Export | None:
             T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
             PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
         }
-        export = export_record(
-            run=run,
-            format=ECCV_FORMAT,
-            prefix="eccv",
-            title="ECCV Caption",
-            manifest=manifest,
-            files=files,
-        )
-        folder = export.path
-        job_succeed(
-            job_id=job_id,
-            result={"export": export.pk, "path": str(folder), "counts": manifest["counts"]},
-            message=f"exported to {folder}",
-        )
+        with job_finishing(job_id=job_id) as running:
+            if not running:  # cancelled, or finished by another delivery of this step
+                return None
+            export = export_record(
+                run=run,
+                format=ECCV_FORMAT,
+                prefix="eccv",
+                title="ECCV Caption",
+                manifest=manifest,
+                files=files,
+            )
+            folder = export.path
+            job_succeed(
+                job_id=job_id,
+                result={"export": export.pk, "path": str(folder), "counts": manifest["counts"]},
+                message=f"exported to {folder}",
+            )
         return export
     except Exception as exc:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")

@@ -40,8 +40,10 @@ from annotation.services.checks import (
 )
 from annotation.services.events import event_record
 from annotation.services.jobs import (
+    LIVE,
     job_create,
     job_fail,
+    job_finishing,
     job_part_done,
     job_parts_set,
     job_start,
@@ -410,15 +412,19 @@ def eccv_propose_start(*, run: Run) -> Job:
 
 
 def eccv_propose_prepare(*, job_id: int) -> list[int]:
+    """The parts to send, one per annotator; none when an earlier delivery sent them."""
     job_start(job_id=job_id, message="ranking with each annotator")
     annotators = Job.objects.get(pk=job_id).params["annotators"]
-    job_parts_set(job_id=job_id, total=len(annotators))
+    if not job_parts_set(job_id=job_id, total=len(annotators)):
+        return []
     return list(range(len(annotators)))
 
 
 def eccv_propose_part(*, job_id: int, part: int) -> None:
     """One annotator's rankings, saved to the run's folder. Safe to retry."""
     job = Job.objects.select_related("run").get(pk=job_id)
+    if part in job.parts_done:  # a redelivered or re-sent part
+        return
     annotator = Annotator.objects.select_related("run__dataset").get(
         pk=job.params["annotators"][part]
     )
@@ -450,7 +456,9 @@ def eccv_propose_finish(*, job_id: int) -> None:
     np.save(_workdir(run) / "top_pairs.npy", excluded.keys)
     images = dict(run.dataset.images.values_list("coco_id", "pk"))
     captions = dict(Caption.objects.filter(dataset=run.dataset).values_list("coco_id", "pk"))
-    with transaction.atomic():
+    with job_finishing(job_id=job_id) as running:
+        if not running:  # finished by another delivery of this step, or cancelled
+            return
         Item.objects.bulk_create(
             [
                 Item(
@@ -492,11 +500,11 @@ def eccv_propose_finish(*, job_id: int) -> None:
             "excluded_for_gold_negatives": len(excluded),
         }
         run_set_status(run=run, status=RunStatus.PAIRED, **result)
-    job_succeed(
-        job_id=job_id,
-        result=result,
-        message=f"{counts.proposed} proposals -> {counts.unique} pairs",
-    )
+        job_succeed(
+            job_id=job_id,
+            result=result,
+            message=f"{counts.proposed} proposals -> {counts.unique} pairs",
+        )
 
 
 def _depth(ranking: ModelRanking) -> int:
@@ -506,6 +514,8 @@ def _depth(ranking: ModelRanking) -> int:
 
 def eccv_propose_fail(*, job_id: int, error: str) -> None:
     job = Job.objects.select_related("run").get(pk=job_id)
+    if job.state not in LIVE:  # a late part of a cancelled or finished job changes nothing
+        return
     job_fail(job_id=job_id, error=error)
     if job.run is not None:
         run_set_status(run=job.run, status=RunStatus.FAILED, error=error)

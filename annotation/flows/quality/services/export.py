@@ -23,6 +23,7 @@ from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
+    job_finishing,
     job_start,
     job_succeed,
 )
@@ -224,20 +225,23 @@ def quality_export_write(*, job_id: int) -> Export | None:
             "consent": consent_record(run),
             "pay": run_pay_summary(run=run),
         }
-        export = export_record(
-            run=run,
-            format=QUALITY_FORMAT,
-            prefix="quality",
-            title="caption-quality judgments",
-            manifest=manifest,
-            files=files,
-        )
-        folder = export.path
-        job_succeed(
-            job_id=job_id,
-            result={"export": export.pk, "path": str(folder), "judged": counts},
-            message=f"{counts} -> {folder}",
-        )
+        with job_finishing(job_id=job_id) as running:
+            if not running:  # cancelled, or finished by another delivery of this step
+                return None
+            export = export_record(
+                run=run,
+                format=QUALITY_FORMAT,
+                prefix="quality",
+                title="caption-quality judgments",
+                manifest=manifest,
+                files=files,
+            )
+            folder = export.path
+            job_succeed(
+                job_id=job_id,
+                result={"export": export.pk, "path": str(folder), "judged": counts},
+                message=f"{counts} -> {folder}",
+            )
         return export
     except Exception as exc:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
