@@ -1,11 +1,6 @@
 """Stage 1 through Redis and a real Celery worker process, split into block subtasks."""
 
-import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -13,63 +8,20 @@ from django.conf import settings
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.models import Item, Job, JobState, Run, RunStatus
 from annotation.services.runs import run_create
-from config import celery_app
+from tests.annotation.celery_process import CeleryProcess, private_queue
 from tests.factories import database_name, dataset_factory, topic_vectors_file
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def worker(tmp_path, settings):
-    if not settings.CELERY_BROKER_URL.startswith("redis://"):
-        pytest.fail("set CELERY_BROKER_URL to a Redis URL (make test does)")
-    queue = f"crowdvl-test-{uuid.uuid4().hex[:8]}"
-    env = {
-        **os.environ,
-        "TEST_DATABASE_NAME": database_name(),
-        "CELERY_QUEUE": queue,
-        "CROWDVL_MEDIA_ROOT": settings.MEDIA_ROOT,
-        "DJANGO_SECRET_KEY": settings.SECRET_KEY,
-    }
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-c",
-            "2",
-            "-Q",
-            queue,
-            "-n",
-            f"{queue}@%h",
-            "--without-gossip",
-            "--without-mingle",
-            "-l",
-            "info",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    conf = celery_app.conf
-    old = conf.task_always_eager, conf.task_default_queue
-    conf.task_always_eager, conf.task_default_queue = False, queue
-    try:
-        yield proc, tmp_path / "worker.log"
-    finally:
-        conf.task_always_eager, conf.task_default_queue = old
-        proc.terminate()
+def worker(tmp_path):
+    with private_queue() as queue:
+        process = CeleryProcess(queue=queue, log=tmp_path / "worker.log")
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            yield process.proc, process.log_path
+        finally:
+            process.stop()
 
 
 def test_stage1_runs_on_a_real_worker_in_block_subtasks(worker, tmp_path, image_dir):

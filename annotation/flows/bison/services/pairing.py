@@ -269,7 +269,9 @@ def pairing_block(*, job_id: int, part: int, start: int, stop: int) -> bool:
             )
         )
     # The conditional unique constraint (run, positive, negative) drops the second copy of a
-    # mutual edge, and makes a retried block insert nothing twice.
+    # mutual edge, and makes a retried block insert nothing twice. Rows go in key order, so
+    # blocks inserting the two orders of one edge at once wait for each other, never deadlock.
+    rows.sort(key=lambda item: (item.positive_id, item.negative_id))
     Item.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
     last = job_part_done(
         job_id=job_id, part=part, message=f"block {part} done (images {start}-{stop - 1})"
