@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
@@ -12,6 +13,7 @@ from annotation.errors import ServiceError
 from annotation.models import Review, Run
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.batches import batches_stop
+from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.mturk_reconcile import mturk_reconcile
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide, review_reverse
@@ -77,7 +79,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/dashboard.html",
-        {"runs": dashboard_runs(base=public_base_url(request)), "busy": dashboard_busy()},
+        {
+            "runs": dashboard_runs(base=public_base_url(request)),
+            "busy": dashboard_busy(),
+            "stall_seconds": settings.CROWDVL_JOB_STALL_SECONDS,
+        },
     )
 
 
@@ -112,4 +118,21 @@ def stop_hits(request: HttpRequest) -> HttpResponse:
     messages.success(request, f"Stopped batches: {result['stopped'] or 'none'}.")
     for pk, error in result["failed"].items():
         messages.error(request, f"Batch {pk} could not be stopped ({error}); press again.")
+    return redirect("dashboard")
+
+
+@staff_member_required
+@require_http_methods(["POST"])
+def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
+    """Resume (re-send its missing steps) or cancel a pending or running job."""
+    who = request.user.get_username()
+    try:
+        if action == "resume":
+            sent = job_resume(job_id=job_id, reason="by hand", by=who)
+            messages.success(request, f"Job {job_id}: {len(sent)} step(s) sent again.")
+        else:
+            job_cancel(job_id=job_id, by=who)
+            messages.success(request, f"Job {job_id} cancelled.")
+    except ServiceError as exc:
+        messages.error(request, str(exc))
     return redirect("dashboard")

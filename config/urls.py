@@ -35,6 +35,18 @@ urlpatterns = [
     path("", researcher_views.dashboard, name="dashboard"),
     path("review/", researcher_views.review_queue, name="review-queue"),
     path("stop/", researcher_views.stop_hits, name="stop-hits"),
+    path(
+        "jobs/<int:job_id>/resume/",
+        researcher_views.job_action,
+        {"action": "resume"},
+        name="job-resume",
+    ),
+    path(
+        "jobs/<int:job_id>/cancel/",
+        researcher_views.job_action,
+        {"action": "cancel"},
+        name="job-cancel",
+    ),
     path("mturk/reconcile/", researcher_views.mturk_reconcile_page, name="mturk-reconcile"),
     path("datasets/import/", dataset_import_views.dataset_import_page, name="dataset-import"),
     path(

@@ -8,6 +8,8 @@ urlpatterns = [
     path("runs/", views.RunCreateApi.as_view(), name="api-run-create"),
     path("runs/<int:run_id>/batches/", views.BatchCreateApi.as_view(), name="api-batch-create"),
     path("jobs/<int:job_id>/", views.JobDetailApi.as_view(), name="api-job-detail"),
+    path("jobs/<int:job_id>/resume/", views.JobResumeApi.as_view(), name="api-job-resume"),
+    path("jobs/<int:job_id>/cancel/", views.JobCancelApi.as_view(), name="api-job-cancel"),
     path(
         "batches/<int:batch_id>/mturk/publish/",
         views.MTurkPublishApi.as_view(),

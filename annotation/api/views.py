@@ -19,6 +19,7 @@ from annotation.services.dataset_jobs import (
     dataset_upload_store,
     server_file,
 )
+from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.runs import run_create
 
@@ -40,6 +41,8 @@ class JobOutput(serializers.ModelSerializer):
             "created_at",
             "started_at",
             "finished_at",
+            "heartbeat_at",
+            "resumed",
         ]
 
 
@@ -104,6 +107,32 @@ class RunCreateApi(ServiceAPIView):
 class JobDetailApi(ServiceAPIView):
     def get(self, request: Request, job_id: int) -> Response:
         return Response(JobOutput(get_object_or_404(Job, pk=job_id)).data)
+
+
+class JobResumeApi(ServiceAPIView):
+    """Send a pending or running job's missing steps again (its worker died or its messages
+    were lost); the periodic check does the same after CROWDVL_JOB_STALL_SECONDS."""
+
+    class OutputSerializer(serializers.Serializer):
+        job = JobOutput()
+        sent = serializers.ListField(child=serializers.CharField())
+
+    def post(self, request: Request, job_id: int) -> Response:
+        plan = job_resume(job_id=job_id, reason="by hand", by=request.user.get_username())
+        job = get_object_or_404(Job, pk=job_id)
+        return Response(
+            self.OutputSerializer({"job": job, "sent": [name for name, _ in plan]}).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class JobCancelApi(ServiceAPIView):
+    """Cancel a pending or running job: its remaining steps do nothing; a run it kept busy
+    fails, so it can be started again."""
+
+    def post(self, request: Request, job_id: int) -> Response:
+        job = job_cancel(job_id=job_id, by=request.user.get_username())
+        return Response(JobOutput(job).data)
 
 
 class BatchCreateApi(ServiceAPIView):

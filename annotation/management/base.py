@@ -54,7 +54,7 @@ class ServiceCommand(BaseCommand):
                     ("\r" + line.ljust(100)) if tty else line, ending="" if tty else "\n"
                 )
                 last = line
-            if job.state in (JobState.SUCCEEDED, JobState.FAILED):
+            if job.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
                 if tty:
                     self.stdout.write("")
                 break
@@ -68,4 +68,6 @@ class ServiceCommand(BaseCommand):
             time.sleep(poll)
         if job.state == JobState.FAILED:
             raise CommandError(f"job {job.pk} failed: {job.error}")
+        if job.state == JobState.CANCELLED:
+            raise CommandError(f"job {job.pk} was cancelled: {job.message}")
         return job

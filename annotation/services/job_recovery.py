@@ -83,7 +83,12 @@ def job_resume(
     """Re-send the steps a live job is missing (sent after commit); the steps sent. With
     `stale_before`, a job that showed life since then is left alone (returns [])."""
     with transaction.atomic():
-        job = Job.objects.select_for_update(of=("self",)).select_related("run").filter(pk=job_id).first()
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("run")
+            .filter(pk=job_id)
+            .first()
+        )
         if job is None:
             raise ServiceError(f"no job {job_id}")
         if job.state not in LIVE:
@@ -138,7 +143,12 @@ def job_cancel(*, job_id: int, by: str) -> Job:
     """Stop a live job: its remaining steps do nothing; a run it kept busy fails, so it can
     be started again."""
     with transaction.atomic():
-        job = Job.objects.select_for_update(of=("self",)).select_related("run").filter(pk=job_id).first()
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("run")
+            .filter(pk=job_id)
+            .first()
+        )
         if job is None:
             raise ServiceError(f"no job {job_id}")
         if job.state not in LIVE:
