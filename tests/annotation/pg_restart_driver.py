@@ -1,0 +1,145 @@
+"""Run by test_postgres_restart.py against a PostgreSQL server the test started itself:
+migrate, make a BISON stage-2 batch of one-item HITs, then let workers claim and submit one
+HIT after another as requests would (connections checked at each request's start and end),
+retrying what a restart broke, and finally check that nothing is half-written.
+Prints `submitted <n>` as it goes and one JSON line at the end."""
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import django
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import DatabaseError, close_old_connections  # noqa: E402
+from django.db.models import Count, F, Q  # noqa: E402
+
+IMAGES = 150
+
+
+def setup():
+    from annotation.flows.bison.services.pairing import pairing_start
+    from annotation.models import Stage
+    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.datasets import dataset_import
+    from annotation.services.runs import run_create
+
+    call_command("migrate", verbosity=0)
+    folder = Path(tempfile.mkdtemp())
+    words = [f"w{i}" for i in range(IMAGES)]
+    document = {
+        "info": {},
+        "licenses": [],
+        "images": [
+            {"id": 1 + i, "file_name": f"{1 + i}.jpg", "coco_url": f"http://x.org/{1 + i}.jpg"}
+            for i in range(IMAGES)
+        ],
+        "annotations": [
+            {"id": 5000 + i, "image_id": 1 + i, "caption": f"a {w}"} for i, w in enumerate(words)
+        ],
+    }
+    (folder / "c.json").write_text(json.dumps(document))
+    vectors = np.random.default_rng(3).standard_normal((IMAGES, 8))
+    lines = [f"{IMAGES} 8"] + [
+        w + " " + " ".join(f"{v:.4f}" for v in row) for w, row in zip(words, vectors, strict=True)
+    ]
+    (folder / "v.vec").write_text("\n".join(lines) + "\n")
+    dataset = dataset_import(path=folder / "c.json", name="restart").dataset
+    run = run_create(dataset=dataset)
+    pairing_start(run=run, vectors_path=str(folder / "v.vec"))  # in-process: done on return
+    batch = batch_create(
+        run=run,
+        stage=Stage.BISON_SELECTION,
+        provider="local",
+        items_per_hit=1,
+        assignments_per_hit=1,
+    )
+    return batch_publish(batch=batch)
+
+
+def work(batch_id: int) -> dict:
+    from annotation.flows import task_type_for
+    from annotation.models import Batch
+    from annotation.services.assignments import (
+        assignment_claim_next,
+        assignment_submit,
+        worker_get_or_create,
+    )
+
+    submitted, errors, workers = 0, 0, 20
+    deadline = time.monotonic() + 120
+    turn = 0
+    while time.monotonic() < deadline:
+        close_old_connections()  # as at a request's start
+        try:
+            batch = Batch.objects.get(pk=batch_id)
+            worker = worker_get_or_create(provider="local", external_id=f"w{turn % workers}")
+            assignment = assignment_claim_next(batch=batch, worker=worker)
+            if assignment is None:
+                break
+            task = task_type_for(batch.stage)
+            answers = {
+                f"q{q.position}": task.worker_choices(question=q)[0]
+                for q in assignment.hit.questions.all()
+            }
+            assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+            submitted += 1
+            print(f"submitted {submitted}", flush=True)
+            turn += 1
+        except DatabaseError as exc:  # the server went away: the browser would retry
+            errors += 1
+            print(f"error {type(exc).__name__}", flush=True)
+            time.sleep(0.05)
+        finally:
+            close_old_connections()  # as at a request's end
+    return {"submitted": submitted, "errors": errors}
+
+
+def check(batch_id: int, submitted: int) -> dict:
+    from annotation.models import Answer, Assignment, AssignmentState, Hit
+
+    close_old_connections()
+    done = Assignment.objects.filter(hit__batch_id=batch_id, state=AssignmentState.SUBMITTED)
+    partial = (
+        done.annotate(
+            n_answers=Count("answers", distinct=True),
+            questions=Count("hit__questions", distinct=True),
+        )
+        .exclude(n_answers=F("questions"))
+        .count()
+    )
+    orphans = Answer.objects.filter(assignment__hit__batch_id=batch_id).exclude(
+        assignment__state=AssignmentState.SUBMITTED
+    )
+    overfull = (
+        Hit.objects.filter(batch_id=batch_id)
+        .annotate(n=Count("assignments", filter=Q(assignments__state=AssignmentState.SUBMITTED)))
+        .filter(n__gt=F("max_assignments"))
+        .count()
+    )
+    open_hits = Hit.objects.filter(batch_id=batch_id).exclude(
+        assignments__state=AssignmentState.SUBMITTED
+    )
+    return {
+        "db_submitted": done.count(),
+        "driver_submitted": submitted,
+        "partial_assignments": partial,
+        "orphan_answers": orphans.count(),
+        "overfull_hits": overfull,
+        "hits_without_work": open_hits.count(),
+    }
+
+
+if __name__ == "__main__":
+    batch = setup()
+    print("ready", flush=True)
+    result = work(batch.pk)
+    print(json.dumps({**result, **check(batch.pk, result["submitted"])}), flush=True)
