@@ -58,7 +58,7 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
     params = request.GET if request.method == "GET" else request.POST
     assignment_id = params.get("assignmentId", "")
     turk_submit_to = params.get("turkSubmitTo", "")
-    view = hit_view(hit=hit)
+    view = hit_view(hit_id=hit.pk)
     context = {**view, "batch": batch, "external": True}
     if request.method == "GET" and assignment_id in ("", PREVIEW_ASSIGNMENT):
         return render(request, view["template"], {**context, "preview": True})

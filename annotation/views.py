@@ -13,7 +13,6 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
 from annotation.models import (
-    Assignment,
     AssignmentState,
     Batch,
     BatchImage,
@@ -23,8 +22,8 @@ from annotation.models import (
     Run,
     Worker,
 )
-from annotation.selectors.invitations import invitation_by_token, invitation_for, run_consent
-from annotation.selectors.work import hit_view
+from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
+from annotation.selectors.work import hit_view, task_page
 from annotation.services.assignments import assignment_claim_next, assignment_submit
 from annotation.services.images import ImageUnavailable, cache_path, image_cached
 from annotation.services.invitations import invitation_consent
@@ -44,10 +43,9 @@ def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
     """The worker whose invitation link opened this session, if it is still valid for `run`
     and its consent is current. A typed id, a staff login or a revoked link is no one."""
     pk = request.session.get(SESSION_WORKER)
-    worker = Worker.objects.filter(pk=pk, provider=PROVIDER).first() if pk else None
-    if worker is None or invitation_for(run=run, worker=worker) is None:
+    if not isinstance(pk, int):
         return None
-    return worker
+    return invited_worker(run=run, worker_id=pk, provider=PROVIDER)
 
 
 def _not_invited(request: HttpRequest) -> HttpResponse:
@@ -99,7 +97,7 @@ def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 
 def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
+    batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id, provider=PROVIDER)
     worker = _invited_worker(request, batch.run)
     if worker is None:
         return _not_invited(request)
@@ -124,40 +122,36 @@ def _started_at(value: str) -> datetime | None:
 
 @require_http_methods(["GET", "POST"])
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("hit__batch__run"), pk=assignment_id
+    worker_id = request.session.get(SESSION_WORKER)
+    page = (
+        task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
+        if isinstance(worker_id, int)
+        else None
     )
-    worker = _invited_worker(request, assignment.hit.batch.run)
-    if worker is None or assignment.worker_id != worker.pk:
+    if page is None:  # not theirs, not a local batch, or no valid invitation
         raise Http404("no such assignment for this worker")
-    batch = assignment.hit.batch
     error = None
     if request.method == "POST":
-        answers = answers_from(request.POST, batch.stage)
+        answers = answers_from(request.POST, page.stage)
         try:
             assignment_submit(
-                assignment_id=assignment.pk,
-                worker=worker,
+                assignment_id=page.assignment_id,
+                worker=Worker.objects.get(pk=page.worker_id),
                 answers=answers,
                 started_at=_started_at(request.POST.get("started_at", "")),
             )
         except TooLate as exc:  # the form cannot be sent again: offer a new task instead
-            context = {"reason": str(exc), "next": batch}
+            context = {"reason": str(exc), "next": Batch.objects.get(pk=page.batch_id)}
             return render(request, "annotation/work_done.html", context, status=409)
         except (AnswerError, ServiceError) as exc:
             error = str(exc)
         else:
             messages.success(request, "Thank you, your answers were saved.")
-            return redirect("work-next", batch_id=batch.pk)
-    elif assignment.state != AssignmentState.ACCEPTED:
-        return redirect("work-next", batch_id=batch.pk)
-    view = hit_view(hit=assignment.hit)
-    return render(
-        request,
-        view["template"],
-        {**view, "assignment": assignment, "batch": batch, "error": error},
-        status=400 if error else 200,
-    )
+            return redirect("work-next", batch_id=page.batch_id)
+    elif page.state != AssignmentState.ACCEPTED:
+        return redirect("work-next", batch_id=page.batch_id)
+    view = hit_view(hit_id=page.hit_id)
+    return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
 
 
 def _image_response(image: Image) -> HttpResponse:

@@ -122,6 +122,16 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_flag(
+    "CROWDVL_DB_SERVER_SIDE_BINDING", True
+):
+    # Parameters bound by the server, so psycopg prepares a statement run 5 times on one
+    # connection: the worker pages' queries are then planned once per connection, not per
+    # request (planning cost more than running them).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True,
+        prepare_threshold=5,  # Django's default turns preparing off
+    )
 if "TEST_DATABASE_NAME" in os.environ:
     # A Celery worker started by the tests must use the database the test run created.
     DATABASES["default"]["NAME"] = os.environ["TEST_DATABASE_NAME"]
@@ -228,8 +238,22 @@ CACHES = {
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
         if _cache_url
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
+    ),
+    # Per process, for what never changes once written (a HIT's questions as a worker sees
+    # them): no round trip, nothing to invalidate.
+    "local": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "crowdvl-local",
+        "OPTIONS": {"MAX_ENTRIES": 5000},  # a few kB each
+    },
 }
+# With a shared cache, sessions are read from it (written through to the database): a worker
+# page then needs no session query. A per-process cache would serve stale sessions.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if _cache_url
+    else "django.contrib.sessions.backends.db"
+)
 
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))

@@ -22,7 +22,13 @@ def run_consent(run: Run) -> dict[str, Any]:
     """The information and consent text workers of `run` accept (`config.consent`, or the
     default), with its version: a hash of the text, so any edit is a new version."""
     text = str(run.config.get("consent") or DEFAULT_CONSENT)
-    return {"text": text, "version": hashlib.sha256(text.encode()).hexdigest()[:12]}
+    return {"text": text, "version": consent_version(run.config)}
+
+
+def consent_version(config: dict[str, Any]) -> str:
+    """The version of a run's consent text, from its config."""
+    text = str(config.get("consent") or DEFAULT_CONSENT)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def invitation_by_token(token: str) -> Invitation | None:
@@ -34,12 +40,21 @@ def invitation_by_token(token: str) -> Invitation | None:
     )
 
 
-def invitation_for(*, run: Run, worker: Worker) -> Invitation | None:
-    """`worker`'s valid invitation to `run` whose consent is current, or None."""
-    invitation = Invitation.objects.filter(run=run, worker=worker, revoked_at__isnull=True).first()
-    if invitation is None or invitation.consent_version != run_consent(run)["version"]:
-        return None
-    return invitation
+def invited_worker(*, run: Run, worker_id: int, provider: str) -> Worker | None:
+    """The worker `worker_id` of `provider` if their invitation to `run` is valid and their
+    consent current; one query (every local worker page asks)."""
+    invitation = (
+        Invitation.objects.select_related("worker")
+        .filter(
+            run=run,
+            worker_id=worker_id,
+            worker__provider=provider,
+            revoked_at__isnull=True,
+            consent_version=run_consent(run)["version"],
+        )
+        .first()
+    )
+    return invitation.worker if invitation else None
 
 
 def consent_record(run: Run) -> dict[str, Any]:

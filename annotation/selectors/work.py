@@ -2,14 +2,80 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from django.core.cache import caches
+from django.db import connection
 
 from annotation.models import Hit
 from annotation.selectors.images import batch_image_links
+from annotation.selectors.invitations import consent_version
 from annotation.tasktypes import task_type_for
 
+# A HIT's questions, their items and the batch's image tokens never change once the HIT
+# exists (a re-offer makes a new HIT), so every worker of the HIT gets the same view: built
+# once per server process, then read from its memory with no SQL (the page's template caches
+# the rendered questions the same way).
+VIEW_SECONDS = 6 * 3600
 
-def hit_view(*, hit: Hit) -> dict[str, Any]:
+
+def hit_view(*, hit_id: int) -> dict[str, Any]:
+    key = f"hit-view:v1:{hit_id}"
+    view = caches["local"].get(key)
+    if view is None:
+        view = _hit_view(Hit.objects.select_related("batch").get(pk=hit_id))
+        caches["local"].set(key, view, VIEW_SECONDS)
+    return view
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    """What a local worker's task page needs to know about its assignment."""
+
+    assignment_id: int
+    state: str
+    worker_id: int
+    hit_id: int
+    batch_id: int
+    stage: str
+
+
+# The hottest read of the worker's path, in one statement: the assignment, its batch and run,
+# and the worker's invitation to that run (valid if not revoked and consented to the run's
+# current text). Plain SQL: the ORM's compiling of this join cost more than running it.
+_TASK_PAGE_SQL = """
+SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version
+FROM annotation_assignment a
+JOIN annotation_hit h ON h.id = a.hit_id
+JOIN annotation_batch b ON b.id = h.batch_id
+JOIN annotation_run r ON r.id = b.run_id
+JOIN annotation_worker w ON w.id = a.worker_id
+JOIN annotation_invitation i
+  ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
+WHERE a.id = %s AND a.worker_id = %s AND w.provider = %s AND b.provider = %s
+"""
+
+
+def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage | None:
+    """`worker_id`'s assignment `assignment_id` of a `provider` batch, if the worker's
+    invitation to its run is valid and consented; else None (one query)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TASK_PAGE_SQL, [assignment_id, worker_id, provider, provider])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    pk, state, worker, hit, batch, stage, config, consented = row
+    if isinstance(config, str):  # a database without a JSON type returns text
+        import json
+
+        config = json.loads(config)
+    if consented != consent_version(config or {}):
+        return None
+    return TaskPage(pk, state, worker, hit, batch, stage)
+
+
+def _hit_view(hit: Hit) -> dict[str, Any]:
     task = task_type_for(hit.batch.stage)
     questions = list(
         hit.questions.select_related(
@@ -28,6 +94,7 @@ def hit_view(*, hit: Hit) -> dict[str, Any]:
         | {q.item.negative_id for q in questions if q.item.negative_id},
     )
     return {
+        "hit_id": hit.pk,
         "template": task.template_name,
         "title": task.title,
         "questions": [

@@ -149,13 +149,24 @@ def assignment_claim_next(
             )
             .order_by("position")
         )
-        # One HIT row locked at a time, in position order (so claimers never deadlock); the
-        # lock waits rather than skips, so a worker is never told "no work" while slots remain.
+        # One HIT row locked at a time, in position order (so claimers never deadlock). First
+        # pass: skip rows other claimers hold, so concurrent workers spread over HITs instead
+        # of queueing on the first one; when every open row is held, wait for one, so a worker
+        # is never told "no work" while a slot remains.
         tried: list[int] = []
+        skip = True
         while True:
-            hit = candidates.exclude(pk__in=tried).select_for_update(of=("self",)).first()
+            hit = (
+                candidates.exclude(pk__in=tried)
+                .select_for_update(of=("self",), skip_locked=skip)
+                .first()
+            )
             if hit is None:
+                if skip:
+                    skip = False
+                    continue
                 break
+            hit.batch = batch  # capacity reads it; the same row
             # Recount under the lock: the annotation may predate another claimer's commit.
             capacity = hit.capacity
             if hit.assignments.filter(_active_assignments(now, batch)).count() >= capacity:

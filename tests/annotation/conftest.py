@@ -35,10 +35,11 @@ def _media_root(settings, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Rate-limit counters must not leak from one test into the next."""
-    from django.core.cache import cache
+    """Rate-limit counters and cached HIT views must not leak from one test into the next."""
+    from django.core.cache import caches
 
-    cache.clear()
+    for alias in ("default", "local"):
+        caches[alias].clear()
 
 
 @pytest.fixture

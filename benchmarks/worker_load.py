@@ -1,0 +1,530 @@
+"""The worker's path under load against a bare endpoint, in one run on one server.
+
+Starts gunicorn (sync workers, the app's deployment settings: DEBUG off, persistent database
+connections) on a fresh PostgreSQL database holding a BISON stage-2 batch of local HITs with
+thousands of open assignments and invited workers, then drives N concurrent clients:
+
+- bare:        GET of a DRF endpoint reading one row (no session, no template): the floor;
+- task page:   GET of a worker's task page (session, invitation check, HIT view, template);
+- cycle:       claim (GET next -> 302) -> render (GET the page) -> the page's images (GET
+               /img/<token>, re-encoded JPEGs from the proxy's cache) -> submit (POST -> 302);
+- bare cycle:  the same number of requests as one cycle, all to the bare endpoint.
+
+The client is asyncio over raw sockets (gunicorn's sync workers close each connection) and
+reports its own CPU, to show it is not the bottleneck. SQL queries per request are counted
+in-process with Django's test client. Prints one table:
+
+    .venv/bin/python benchmarks/worker_load.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+        [--clients 32] [--seconds 15] [--gunicorn-workers 4] [--images 1500]
+
+A database named crowdvl_bench_load is created on that server and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DB = "crowdvl_bench_load"
+TICK = os.sysconf("SC_CLK_TCK")
+SERVER = [0]  # the gunicorn process group, for its CPU
+
+
+# --- setup (in this process, through the app's services) ---------------------------------------
+
+
+def create_database(server_url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DB}")
+    return server_url.rsplit("/", 1)[0] + "/" + DB
+
+
+def drop_database(server_url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+
+
+def build(images: int, clients: int, folder: Path) -> dict:
+    """A dataset of `images` local JPEGs, stage 1 done, a stage-2 batch of local HITs (10
+    pairs each, 10 assignments each) with every image cached, and `clients` invited workers."""
+    import numpy as np
+    from django.core.management import call_command
+    from PIL import Image as PILImage
+
+    from annotation.flows.bison.services.pairing import pairing_start
+    from annotation.models import ImageSource, Stage
+    from annotation.selectors.invitations import run_consent
+    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.datasets import dataset_import
+    from annotation.services.images import image_cached
+    from annotation.services.invitations import invitation_consent, invitations_create
+    from annotation.services.runs import run_create
+
+    call_command("migrate", verbosity=0)
+    pictures = folder / "images"
+    pictures.mkdir()
+    words = [f"w{i}" for i in range(images)]
+    for i in range(images):
+        PILImage.new("RGB", (640, 480), ((i * 67) % 256, (i * 131) % 256, 90)).save(
+            pictures / f"{1 + i}.jpg"
+        )
+    document = {
+        "info": {},
+        "licenses": [],
+        "images": [{"id": 1 + i, "file_name": f"{1 + i}.jpg"} for i in range(images)],
+        "annotations": [
+            {"id": 10 * i + k, "image_id": 1 + i, "caption": f"a {w} photo number {k}"}
+            for i, w in enumerate(words)
+            for k in range(5)
+        ],
+    }
+    (folder / "captions.json").write_text(json.dumps(document))
+    rng = np.random.default_rng(0)
+    lines = [f"{len(words) + 3} 16"] + [
+        f"{w} " + " ".join(f"{v:.4f}" for v in rng.standard_normal(16))
+        for w in [*words, "photo", "number", "a"]
+    ]
+    (folder / "vectors.vec").write_text("\n".join(lines) + "\n")
+    dataset = dataset_import(
+        path=folder / "captions.json",
+        name="load",
+        image_source=ImageSource.LOCAL_DIR,
+        image_location=str(pictures),
+    ).dataset
+    run = run_create(dataset=dataset)
+    pairing_start(run=run, vectors_path=str(folder / "vectors.vec"))  # in-process
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=10,
+            assignments_per_hit=10,
+        )
+    )
+    for image in dataset.images.all():
+        image_cached(image=image)
+    version = run_consent(run)["version"]
+    tokens = []
+    for invitation in invitations_create(run=run, labels=[f"w{i}" for i in range(clients)]):
+        invitation_consent(invitation=invitation, version=version)
+        tokens.append(invitation.token)
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # what autovacuum would have done by now
+        cursor.execute("ANALYZE")
+    hits = list(batch.hits.values_list("pk", flat=True))
+    return {"batch": batch.pk, "tokens": tokens, "hits": hits, "slots": len(hits) * 10}
+
+
+def queries_per_request(setup: dict) -> dict[str, int]:
+    """SQL statements of each step, counted in-process (one worker, one cycle)."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.get(f"/join/{setup['tokens'][0]}/")
+    counts = {}
+
+    def count(name: str, method: str, url: str, data: dict | None = None):
+        with CaptureQueriesContext(connection) as ctx:
+            response = getattr(client, method)(url, data or {})
+        counts[name] = len(ctx)
+        return response
+
+    count("bare", "get", f"/bench/bare/{setup['hits'][0]}/")
+    page_url = count("claim", "get", f"/work/{setup['batch']}/next/")["Location"]
+    count("task page (first view of its HIT)", "get", page_url)
+    page = count("task page", "get", page_url).content.decode()
+    form = parse_form(page)
+    count("image", "get", form.images[0])
+    count("submit", "post", page_url, form.answers)
+    # The claimed assignment is submitted: leave no state behind for the load phases.
+    return counts
+
+
+# --- the client --------------------------------------------------------------------------------
+
+
+@dataclass
+class Form:
+    answers: dict[str, str]
+    images: list[str]
+
+
+def parse_form(html: str) -> Form:
+    answers: dict[str, str] = {}
+    for key, value in re.findall(r'name="(q\d+)" value="([^"]*)"', html):
+        answers.setdefault(key, value)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+    if token:
+        answers["csrfmiddlewaretoken"] = token.group(1)
+    answers["started_at"] = str(int(time.time() * 1000) - 20_000)
+    return Form(answers, re.findall(r'<img src="(/img/[^"]+)"', html))
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, list[str]]
+    body: bytes
+
+
+@dataclass
+class Worker:
+    cookies: dict[str, str] = field(default_factory=dict)
+
+
+class Http:
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    async def request(
+        self, method: str, path: str, worker: Worker | None = None, form: dict | None = None
+    ) -> Response:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        body = urlencode(form).encode() if form is not None else b""
+        head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}", "Connection: close"]
+        if worker and worker.cookies:
+            head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in worker.cookies.items()))
+        if form is not None:
+            head += ["Content-Type: application/x-www-form-urlencoded"]
+        head.append(f"Content-Length: {len(body)}")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        data = await reader.read()
+        writer.close()
+        header_part, _, payload = data.partition(b"\r\n\r\n")
+        lines = header_part.decode("latin-1").split("\r\n")
+        headers: dict[str, list[str]] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers.setdefault(name.strip().lower(), []).append(value.strip())
+        if worker is not None:
+            for cookie in headers.get("set-cookie", []):
+                name, _, rest = cookie.partition("=")
+                worker.cookies[name] = rest.split(";", 1)[0]
+        return Response(int(lines[0].split()[1]), headers, payload)
+
+
+@dataclass
+class Phase:
+    name: str
+    requests: int = 0
+    cycles: int = 0
+    seconds: float = 0.0
+    client_cpu: float = 0.0
+    server_cpu: float = 0.0  # gunicorn workers
+    db_cpu: float = 0.0  # PostgreSQL backends
+    latency: dict[str, list[float]] = field(default_factory=dict)
+    errors: int = 0
+
+    def add(self, step: str, seconds: float) -> None:
+        self.latency.setdefault(step, []).append(seconds)
+        self.requests += 1
+
+
+def cpu_of(*, comm: str = "", group: int = 0) -> float:
+    """CPU seconds used so far by live processes named `comm` or in process group `group`."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        if (comm and name.startswith(comm)) or (group and int(fields[2]) == group):
+            total += int(fields[11]) + int(fields[12])
+    return total / TICK
+
+
+async def timed(phase: Phase, step: str, call):
+    started = time.perf_counter()
+    response = await call
+    phase.add(step, time.perf_counter() - started)
+    return response
+
+
+async def run_phase(name: str, seconds: float, loop_body, clients: list[Worker]) -> Phase:
+    phase = Phase(name)
+    before = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        cpu_of(group=SERVER[0]),
+        cpu_of(comm="postgres"),
+    )
+    started = time.perf_counter()
+    deadline = started + seconds
+
+    async def one(worker: Worker) -> None:
+        while time.perf_counter() < deadline:
+            if not await loop_body(phase, worker):
+                return
+
+    await asyncio.gather(*(one(w) for w in clients))
+    phase.seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    phase.client_cpu = (usage.ru_utime + usage.ru_stime) - (before[0].ru_utime + before[0].ru_stime)
+    phase.server_cpu = cpu_of(group=SERVER[0]) - before[1]
+    phase.db_cpu = cpu_of(comm="postgres") - before[2]
+    return phase
+
+
+async def drive(port: int, setup: dict, clients: int, seconds: float) -> list[Phase]:
+    http = Http(port)
+    workers = [Worker() for _ in range(clients)]
+    for worker, token in zip(workers, setup["tokens"], strict=True):
+        assert (await http.request("GET", f"/join/{token}/", worker)).status == 200
+    hits = setup["hits"]
+    batch = setup["batch"]
+    pages: dict[int, str] = {}
+    images_per_page = [0]
+
+    async def bare(phase: Phase, worker: Worker) -> bool:
+        pk = hits[phase.requests % len(hits)]
+        response = await timed(phase, "bare", http.request("GET", f"/bench/bare/{pk}/"))
+        phase.errors += response.status != 200
+        phase.cycles += 1
+        return True
+
+    async def claim(worker: Worker) -> str | None:
+        response = await http.request("GET", f"/work/{batch}/next/", worker)
+        return response.headers["location"][0] if response.status == 302 else None
+
+    async def task_page(phase: Phase, worker: Worker) -> bool:
+        url = pages[id(worker)]
+        response = await timed(phase, "task page", http.request("GET", url, worker))
+        phase.errors += response.status != 200
+        phase.cycles += 1
+        return True
+
+    async def cycle(phase: Phase, worker: Worker) -> bool:
+        started = time.perf_counter()
+        response = await timed(phase, "claim", http.request("GET", f"/work/{batch}/next/", worker))
+        if response.status != 302:
+            return False  # no work left for this worker
+        url = response.headers["location"][0]
+        page = await timed(phase, "render", http.request("GET", url, worker))
+        form = parse_form(page.body.decode())
+        images_per_page[0] = len(form.images)
+        for src in form.images:
+            image = await timed(phase, "image", http.request("GET", src, worker))
+            phase.errors += image.status != 200
+        done = await timed(phase, "submit", http.request("POST", url, worker, form.answers))
+        phase.errors += page.status != 200 or done.status != 302
+        phase.latency.setdefault("cycle", []).append(time.perf_counter() - started)
+        phase.cycles += 1
+        return True
+
+    async def bare_cycle(phase: Phase, worker: Worker) -> bool:
+        started = time.perf_counter()
+        for _ in range(3 + images_per_page[0]):
+            pk = hits[phase.requests % len(hits)]
+            await timed(phase, "bare", http.request("GET", f"/bench/bare/{pk}/"))
+        phase.latency.setdefault("cycle", []).append(time.perf_counter() - started)
+        phase.cycles += 1
+        return True
+
+    for worker in workers:  # each client holds one assignment to re-render
+        url = await claim(worker)
+        assert url, "no work to claim"
+        pages[id(worker)] = url
+    warm = await run_phase("warm-up", 2, bare, workers)
+    del warm
+    phases = [await run_phase("bare endpoint", seconds, bare, workers)]
+    phases.append(await run_phase("task page", seconds, task_page, workers))
+    phases.append(await run_phase("cycle", seconds, cycle, workers))
+    phases.append(await run_phase("bare cycle", seconds, bare_cycle, workers))
+    return phases
+
+
+# --- report ------------------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def report(phases: list[Phase], queries: dict[str, int], args, setup: dict) -> None:
+    by = {p.name: p for p in phases}
+    print(
+        f"gunicorn {args.gunicorn_workers} sync workers, {args.clients} concurrent clients, "
+        f"{args.seconds:.0f} s per phase; batch of {len(setup['hits'])} HITs x 10 pairs, "
+        f"{setup['slots']} assignments; CROWDVL_DB_CONN_MAX_AGE="
+        f"{os.environ.get('CROWDVL_DB_CONN_MAX_AGE', '60')}, cache "
+        f"{os.environ.get('CROWDVL_CACHE_URL') or 'per process (database sessions)'}"
+    )
+    print()
+    print(
+        f"{'phase':<14}{'req/s':>8}{'cycles/s':>10}{'p50 ms':>8}{'p99 ms':>8}"
+        f"{'errors':>8}{'client CPU':>12}{'app ms/req':>12}{'db ms/req':>11}"
+    )
+    for p in phases:
+        main = p.latency.get("cycle") or next(iter(p.latency.values()))
+        print(
+            f"{p.name:<14}{p.requests / p.seconds:>8.1f}{p.cycles / p.seconds:>10.1f}"
+            f"{pct(main, 0.5):>8.1f}{pct(main, 0.99):>8.1f}{p.errors:>8}"
+            f"{100 * p.client_cpu / p.seconds:>10.1f} %"
+            f"{1000 * p.server_cpu / max(p.requests, 1):>12.2f}"
+            f"{1000 * p.db_cpu / max(p.requests, 1):>11.2f}"
+        )
+    print()
+    print(f"{'cycle step':<14}{'p50 ms':>8}{'p99 ms':>8}{'SQL queries':>13}")
+    steps = by["cycle"].latency
+    for step, key in (
+        ("claim", "claim"),
+        ("render", "task page"),
+        ("image", "image"),
+        ("submit", "submit"),
+    ):
+        values = steps.get(step, [0.0])
+        print(f"{step:<14}{pct(values, 0.5):>8.1f}{pct(values, 0.99):>8.1f}{queries[key]:>13}")
+    bare_values = by["bare endpoint"].latency["bare"]
+    print(
+        f"{'bare':<14}{pct(bare_values, 0.5):>8.1f}{pct(bare_values, 0.99):>8.1f}"
+        f"{queries['bare']:>13}"
+    )
+    print()
+    bare, page = by["bare endpoint"], by["task page"]
+    cycle, bare_cycle = by["cycle"], by["bare cycle"]
+    ratio_page = (page.requests / page.seconds) / (bare.requests / bare.seconds)
+    ratio_cycle = (cycle.cycles / cycle.seconds) / (bare_cycle.cycles / bare_cycle.seconds)
+    p99_page = pct(page.latency["task page"], 0.99) / pct(bare_values, 0.99)
+    p99_cycle = pct(cycle.latency["cycle"], 0.99) / pct(bare_cycle.latency["cycle"], 0.99)
+    print(f"task page throughput / bare endpoint:  {ratio_page:.2f}x  (target >= 0.70)")
+    print(f"cycle throughput / bare cycle:         {ratio_cycle:.2f}x  (target >= 0.70)")
+    print(f"task page p99 / bare endpoint p99:     {p99_page:.2f}x  (target <= 1.5)")
+    print(f"cycle p99 / bare cycle p99:            {p99_cycle:.2f}x  (target <= 1.5)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--gunicorn-workers", type=int, default=4)
+    parser.add_argument("--images", type=int, default=1500)
+    parser.add_argument(
+        "--cache-url",
+        default="redis://127.0.0.1:6379/13",
+        help="the shared cache (sessions, HIT views) as a deployment has it; emptied first; "
+        "'' for none (per-process memory, database sessions)",
+    )
+    parser.add_argument("--json", help="also write the numbers to this file")
+    args = parser.parse_args()
+
+    url = create_database(args.database_url)
+    if args.cache_url:
+        import redis
+
+        redis.Redis.from_url(args.cache_url).flushdb()
+    folder = Path(tempfile.mkdtemp(prefix="crowdvl-load-"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "benchmarks.load_settings",
+        "DJANGO_SECRET_KEY": "benchmark-" + "x" * 40,
+        "DJANGO_DEBUG": "0",
+        "CROWDVL_MEDIA_ROOT": str(folder / "media"),
+        "CELERY_BROKER_URL": "",  # setup runs its jobs in-process
+        "CROWDVL_CACHE_URL": args.cache_url,
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("TEST_DATABASE_NAME", None)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    server = None
+    try:
+        setup = build(args.images, args.clients, folder)
+        queries = queries_per_request(setup)
+        from django.db import connections
+
+        connections.close_all()
+        port = free_port()
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "-b",
+                f"127.0.0.1:{port}",
+                "-w",
+                str(args.gunicorn_workers),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+        )
+        SERVER[0] = server.pid
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        phases = asyncio.run(drive(port, setup, args.clients, args.seconds))
+        report(phases, queries, args, setup)
+        if args.json:
+            Path(args.json).write_text(
+                json.dumps(
+                    {
+                        "queries": queries,
+                        "phases": {
+                            p.name: {
+                                "requests": p.requests,
+                                "cycles": p.cycles,
+                                "seconds": p.seconds,
+                                "errors": p.errors,
+                                "p50_ms": {k: pct(v, 0.5) for k, v in p.latency.items()},
+                                "p99_ms": {k: pct(v, 0.99) for k, v in p.latency.items()},
+                            }
+                            for p in phases
+                        },
+                    },
+                    indent=2,
+                )
+            )
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        from django.db import connections
+
+        connections.close_all()
+        drop_database(args.database_url)
+
+
+if __name__ == "__main__":
+    main()
