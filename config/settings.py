@@ -257,6 +257,9 @@ SESSION_ENGINE = (
 
 # Stage 1 splits its nearest-neighbour work into subtasks of this many query images.
 CROWDVL_STAGE1_BLOCK = int(env("CROWDVL_STAGE1_BLOCK", "4096"))
+# The similarity rows a stage-1 subtask holds at once (MB): with the image matrix, a worker's
+# whole memory, whatever the number of images (val2014 stays within it at its full width).
+CROWDVL_STAGE1_MEMORY_MB = int(env("CROWDVL_STAGE1_MEMORY_MB", "512"))
 # A running step writes its job's heartbeat this often; a pending or running job with no sign of
 # life for CROWDVL_JOB_STALL_SECONDS is resumed by the periodic `jobs.recover`.
 CROWDVL_JOB_HEARTBEAT_SECONDS = float(env("CROWDVL_JOB_HEARTBEAT_SECONDS", "15"))

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.core.cache import caches
 from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -88,6 +89,33 @@ def first_claim_seconds(batch: Batch) -> int:
     return min(seconds, batch.assignment_duration_seconds)
 
 
+def hit_questions(*, hit_id: int) -> list[Question]:
+    """A HIT's questions with what reading an answer needs (items, captions). They never
+    change once the HIT exists, so each server process loads them once."""
+    key = f"hit-questions:v1:{hit_id}"
+    questions = caches["local"].get(key)
+    if questions is None:
+        questions = list(
+            Question.objects.filter(hit_id=hit_id)
+            .select_related("item__positive__dataset", "item__negative__dataset", "item__caption")
+            .prefetch_related("item__positive__captions")
+            .order_by("position")
+        )
+        caches["local"].set(key, questions, 6 * 3600)
+    return questions
+
+
+def _claim_holds(assignment: Assignment, now: datetime, batch: Batch) -> bool:
+    """Whether a confirmed, accepted assignment within its duration still holds its slot: the
+    same rule as `_active_assignments`, with the worker's earlier work asked only when the
+    short first-claim hold has passed."""
+    if assignment.accepted_at >= now - timedelta(seconds=first_claim_seconds(batch)):
+        return True
+    return Assignment.objects.filter(
+        worker_id=assignment.worker_id, hit__batch=batch, state__in=COUNTED_STATES
+    ).exists()
+
+
 def _active_assignments(now: datetime, batch: Batch) -> Q:
     """Assignments holding a slot of their HIT: counted work and claims still within their
     time (the assignment duration; the shorter first-claim time for a worker who has submitted
@@ -122,14 +150,15 @@ def assignment_claim_next(
     with transaction.atomic():
         Worker.objects.select_for_update().filter(pk=worker.pk).first()
         pool_join(run=batch.run, worker=worker, stage=batch.stage)
-        mine = (
-            Assignment.objects.filter(
-                hit__batch=batch, worker=worker, state=AssignmentState.ACCEPTED
-            )
-            .filter(_active_assignments(now, batch))
-            .first()
-        )
-        if mine is not None:
+        # Their open claim, if it still holds its slot (`_active_assignments` for one row).
+        mine = Assignment.objects.filter(
+            hit__batch=batch,
+            worker=worker,
+            state=AssignmentState.ACCEPTED,
+            confirmed=True,
+            accepted_at__gte=now - timedelta(seconds=batch.assignment_duration_seconds),
+        ).first()
+        if mine is not None and _claim_holds(mine, now, batch):
             return mine
         active = (
             Assignment.objects.filter(_active_assignments(now, batch), hit=OuterRef("pk"))
@@ -246,11 +275,7 @@ def assignment_submit(
             if reason:
                 raise PoolConflict(reason)
         task = task_type_for(batch.stage)
-        questions = list(
-            assignment.hit.questions.select_related(
-                "item__positive__dataset", "item__negative__dataset", "item__caption"
-            ).prefetch_related("item__positive__captions")
-        )
+        questions = hit_questions(hit_id=assignment.hit_id)
         expected = {f"q{q.position}": q for q in questions}
         missing = [k for k in expected if k not in answers or not answers[k]]
         if missing:
@@ -321,11 +346,14 @@ def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
     if assignment.accepted_at < now - timedelta(seconds=batch.assignment_duration_seconds):
         raise TooLate(late)
     Hit.objects.select_for_update().filter(pk=hit.pk).first()  # one submitter at a time
-    others = hit.assignments.exclude(pk=assignment.pk).filter(_active_assignments(now, batch))
+    others = hit.assignments.exclude(pk=assignment.pk)
+    # Counted work always holds its slot (a subset of `_active_assignments`).
     if others.filter(counted()).count() >= hit.capacity:
         raise TooLate("this task already has all the answers it needs")
-    held = Assignment.objects.filter(pk=assignment.pk).filter(_active_assignments(now, batch))
-    if not held.exists() and others.count() >= hit.capacity:
+    if (
+        not _claim_holds(assignment, now, batch)
+        and others.filter(_active_assignments(now, batch)).count() >= hit.capacity
+    ):
         raise TooLate(late)
 
 

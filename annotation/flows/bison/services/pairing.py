@@ -137,12 +137,18 @@ def pairing_start(
     return job
 
 
-def _load_or_train(*, job: Job, token_groups: list[list[str]]) -> WordVectors:
+def _load_or_train(*, job: Job, dataset: Any) -> WordVectors:
     p = job.params
     if p["vectors_path"]:
         job_progress(job_id=job.pk, progress=2, message=f"loading vectors {p['vectors_path']}")
         return load_word_vectors(p["vectors_path"])
-    sentences = token_groups  # one sentence per caption, see pairing_prepare
+    # Training reads the corpus several times, so it is held: one sentence per caption.
+    sentences = [
+        tokenize(text)
+        for text in Caption.objects.filter(dataset=dataset)
+        .order_by("pk")
+        .values_list("text", flat=True)
+    ]
     job_progress(
         job_id=job.pk,
         progress=2,
@@ -151,11 +157,45 @@ def _load_or_train(*, job: Job, token_groups: list[list[str]]) -> WordVectors:
     return train_word_vectors(sentences, dim=p["dim"], epochs=p["epochs"], seed=p["seed"])
 
 
+IMAGE_CHUNK = 20_000
+
+
+def _image_matrix(
+    *, dataset: Any, images: list[int], vectors: WordVectors
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each image's mean caption-word vector, `IMAGE_CHUNK` images at a time (their captions'
+    tokens in caption order), so memory is the matrix, not every caption's tokens."""
+    matrix = np.zeros((len(images), vectors.dim), dtype=np.float32)
+    valid = np.zeros(len(images), dtype=bool)
+    for first in range(0, len(images), IMAGE_CHUNK):
+        chunk = images[first : first + IMAGE_CHUNK]
+        index = {pk: i for i, pk in enumerate(chunk)}
+        groups: list[list[str]] = [[] for _ in chunk]
+        for image_pk, text in (
+            Caption.objects.filter(dataset=dataset, image_id__gte=chunk[0], image_id__lte=chunk[-1])
+            .order_by("pk")
+            .values_list("image_id", "text")
+        ):
+            groups[index[image_pk]].extend(tokenize(text))
+        rows, has_word = image_embeddings(groups, vectors)
+        matrix[first : first + len(chunk)] = rows
+        valid[first : first + len(chunk)] = has_word
+    return matrix, valid
+
+
 def _save_atomic(path: Path, array: np.ndarray) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         np.save(f, array)
     os.replace(tmp, path)
+
+
+def similarity_rows(*, images: int) -> int:
+    """Query rows per similarity product: 2,048 (val2014's 40,504 images fit that in 512 MB),
+    fewer as the dataset grows, so a worker's memory is the image matrix plus
+    CROWDVL_STAGE1_MEMORY_MB."""
+    budget = settings.CROWDVL_STAGE1_MEMORY_MB * 1024 * 1024
+    return max(16, min(2048, budget // (4 * max(images, 1))))
 
 
 def pairing_block_args(job: Job, part: int) -> list[int]:
@@ -172,20 +212,9 @@ def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
     if job.parts_total:  # a redelivered or resumed prepare: the blocks were sent already
         return []
     try:
-        job_start(job_id=job_id, message="tokenising captions")
+        job_start(job_id=job_id, message="reading captions")
         images = list(run.dataset.images.order_by("pk").values_list("pk", flat=True))
-        index = {pk: i for i, pk in enumerate(images)}
-        caption_tokens: list[list[str]] = []
-        per_image: list[list[str]] = [[] for _ in images]
-        for image_pk, text in (
-            Caption.objects.filter(dataset=run.dataset)
-            .order_by("pk")
-            .values_list("image_id", "text")
-        ):
-            tokens = tokenize(text)
-            caption_tokens.append(tokens)
-            per_image[index[image_pk]].extend(tokens)
-        vectors = _load_or_train(job=job, token_groups=caption_tokens)
+        vectors = _load_or_train(job=job, dataset=run.dataset)
         _check_dim(
             run=run,
             dim=vectors.dim,
@@ -195,7 +224,7 @@ def pairing_prepare(*, job_id: int) -> list[tuple[int, int, int]]:
         job_progress(
             job_id=job_id, progress=5, message=f"averaging vectors of {len(images)} images"
         )
-        matrix, valid = image_embeddings(per_image, vectors)
+        matrix, valid = _image_matrix(dataset=run.dataset, images=images, vectors=vectors)
         unit = normalize_rows(matrix)
         workdir = _workdir(run)
         # Whole files renamed into place: a resumed prepare may rewrite them while blocks read.
@@ -248,7 +277,13 @@ def pairing_block(*, job_id: int, part: int, start: int, stop: int) -> bool:
     unit = np.load(workdir / "unit.npy", mmap_mode="r")
     valid = np.load(workdir / "valid.npy")
     pks = np.load(workdir / "image_pks.npy")
-    idx, sims = nearest_neighbours(np.asarray(unit), start=start, stop=stop, valid=valid)
+    idx, sims = nearest_neighbours(
+        np.asarray(unit),
+        start=start,
+        stop=stop,
+        valid=valid,
+        block_size=similarity_rows(images=len(pks)),
+    )
     # Kept for pairing_finish (edges, mutual pairs, cosines); written whole, then renamed.
     tmp = workdir / f"nn-{part:05d}.tmp.npz"
     np.savez(tmp, start=np.int64(start), idx=idx, sims=sims)
