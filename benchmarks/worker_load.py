@@ -256,9 +256,9 @@ class Phase:
         self.requests += 1
 
 
-def cpu_of(*, comm: str = "", group: int = 0) -> float:
-    """CPU seconds used so far by live processes named `comm` or in process group `group`."""
-    total = 0
+def cpu_of(*, comm: str = "", group: int = 0) -> dict[int, float]:
+    """CPU seconds used so far by each live process named `comm` or in process group `group`."""
+    ticks = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -267,8 +267,14 @@ def cpu_of(*, comm: str = "", group: int = 0) -> float:
         name = text[text.index("(") + 1 : text.rindex(")")]
         fields = text[text.rindex(")") + 2 :].split()
         if (comm and name.startswith(comm)) or (group and int(fields[2]) == group):
-            total += int(fields[11]) + int(fields[12])
-    return total / TICK
+            ticks[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / TICK
+    return ticks
+
+
+def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU used between two samples by the processes alive at the second (a process that
+    exited in between is not counted: the server keeps its connections, see --conn-max-age)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
 async def timed(phase: Phase, step: str, call):
@@ -297,8 +303,8 @@ async def run_phase(name: str, seconds: float, loop_body, clients: list[Worker])
     phase.seconds = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)
     phase.client_cpu = (usage.ru_utime + usage.ru_stime) - (before[0].ru_utime + before[0].ru_stime)
-    phase.server_cpu = cpu_of(group=SERVER[0]) - before[1]
-    phase.db_cpu = cpu_of(comm="postgres") - before[2]
+    phase.server_cpu = cpu_delta(before[1], cpu_of(group=SERVER[0]))
+    phase.db_cpu = cpu_delta(before[2], cpu_of(comm="postgres"))
     return phase
 
 
@@ -501,6 +507,13 @@ def main() -> None:
         help="the shared cache (sessions, HIT views) as a deployment has it; emptied first; "
         "'' for none (per-process memory, database sessions)",
     )
+    parser.add_argument(
+        "--conn-max-age",
+        type=int,
+        default=600,
+        help="CROWDVL_DB_CONN_MAX_AGE of the server (both endpoints; long enough that no "
+        "database backend exits during a phase, so its CPU is counted)",
+    )
     parser.add_argument("--json", help="also write the numbers to this file")
     args = parser.parse_args()
 
@@ -519,6 +532,7 @@ def main() -> None:
         "CROWDVL_MEDIA_ROOT": str(folder / "media"),
         "CELERY_BROKER_URL": "",  # setup runs its jobs in-process
         "CROWDVL_CACHE_URL": args.cache_url,
+        "CROWDVL_DB_CONN_MAX_AGE": str(args.conn_max_age),
         "PYTHONPATH": str(ROOT),
     }
     env.pop("TEST_DATABASE_NAME", None)
