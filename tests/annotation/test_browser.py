@@ -215,3 +215,24 @@ def test_mturk_worker_page_stores_then_posts_to_external_submit(
     assignment.refresh_from_db()
     assert assignment.confirmed
     driver.done()
+
+
+def test_staff_cancel_a_stuck_job_from_the_dashboard(
+    page, live_server, paired_run, django_user_model
+):
+    from annotation.models import Job, JobState
+
+    django_user_model.objects.create_superuser("admin", "a@example.org", "pw-for-test")
+    stuck = Job.objects.create(name="bison.pairing", run=paired_run, state=JobState.RUNNING)
+    page.goto(f"{live_server.url}/admin/login/?next=/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "pw-for-test")
+    page.click("input[type=submit]")
+    row = page.locator("ul.jobs li", has_text=f"#{stuck.pk} bison.pairing")
+    expect(row.locator("button.job-resume")).to_be_visible()
+    row.locator("button.job-cancel").click()
+    expect(page.get_by_text(f"Job {stuck.pk} cancelled.")).to_be_visible()
+    assert Job.objects.get(pk=stuck.pk).state == JobState.CANCELLED
+    expect(page.locator("ul.jobs li", has_text=f"#{stuck.pk} bison.pairing")).to_contain_text(
+        "cancelled"
+    )

@@ -77,6 +77,7 @@ def test_a_job_whose_worker_was_killed_finishes_by_itself(tmp_path, queue_lost):
             job = _wait(job, lambda j: len(j.parts_done) >= 5, 60, first)
         finally:
             first.kill()
+        killed = time.monotonic()
         job.refresh_from_db()
         assert job.state == JobState.RUNNING and len(job.parts_done) < job.parts_total == 200
         if queue_lost:
@@ -91,6 +92,7 @@ def test_a_job_whose_worker_was_killed_finishes_by_itself(tmp_path, queue_lost):
             second.stop()
 
     assert job.state == JobState.SUCCEEDED, f"{job.error}\n{second.log()}"
+    print(f"finished {time.monotonic() - killed:.1f} s after the kill, resumed {job.resumed}x")
     assert job.resumed >= 1 and sorted(job.parts_done) == list(range(200))
     assert Run.objects.get(pk=run.pk).status == RunStatus.PAIRED
     # The finishing step ran once: one "paired" status change, one success.
