@@ -51,7 +51,10 @@ def simulate_crowd(
 ) -> SimulationReport:
     """Let `workers` simulated workers take turns claiming and answering HITs until none
     are left; with a `population`, worker i has its i-th profile (at `profile`'s speed)."""
-    rng = random.Random(f"{seed}:{batch.pk}")
+    # Seeded by the run's seed and the batch's place among the run's batches, never by
+    # database ids: the same run answers the same way whatever else the database holds.
+    ordinal = Batch.objects.filter(run_id=batch.run_id, pk__lt=batch.pk).count()
+    rng = random.Random(f"{seed}:{batch.run.config.get('seed', 0)}:{ordinal}")
     world = World.from_config(batch.run.config)
     prefix = id_prefix or f"sim-r{batch.run_id}-{batch.stage}"
     report = SimulationReport()

@@ -118,3 +118,13 @@ def proposed(eccv_run, tmp_path, run_on_commit):
     assert job.state == "succeeded", job.error
     eccv_run.refresh_from_db()
     return eccv_run
+
+
+@pytest.fixture(params=["sql", "orm"])
+def claim_path(request, monkeypatch):
+    """Claims through the prepared SQL (PostgreSQL's path) and through the ORM (every other
+    database's path): the modules using this run each test both ways."""
+    from annotation.services import assignments
+
+    monkeypatch.setattr(assignments, "CLAIM_SQL", request.param == "sql")
+    return request.param
