@@ -75,6 +75,13 @@ class CeleryProcess:
     def log(self) -> str:
         return self.log_path.read_text()
 
+    def freeze(self) -> None:
+        """SIGSTOP the worker and its pool: nothing it holds changes until `thaw`."""
+        os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGCONT)
+
     def kill(self) -> None:
         """kill -9 of the worker and its pool, as a crashed machine would."""
         os.killpg(self.proc.pid, signal.SIGKILL)

@@ -81,8 +81,16 @@ def test_a_job_whose_worker_was_killed_finishes_by_itself(tmp_path, queue_lost):
         first = CeleryProcess(queue=queue, log=tmp_path / "first.log", concurrency=1)
         try:
             job = pairing_start(run=run, vectors_path=str(vectors), block_size=3)
-            # Killed while it holds a block: that message is lost for the visibility timeout.
-            job = _wait(job, lambda j: len(j.parts_done) >= 5 and _held(queue), 60, first)
+            job = _wait(job, lambda j: len(j.parts_done) >= 5, 60, first)
+            # Killed while it holds a block, so that message is lost for the visibility
+            # timeout: frozen first, so what it holds cannot change between look and kill.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                first.freeze()
+                if _held(queue):
+                    break
+                first.thaw()
+                time.sleep(0.005)
         finally:
             first.kill()
         killed = time.monotonic()
