@@ -247,6 +247,7 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 5000},  # a few kB each
     },
 }
+CROWDVL_CACHE_SHARED = bool(_cache_url)  # HIT views and questions also go there (hit_cache)
 # With a shared cache, sessions are read from it (written through to the database): a worker
 # page then needs no session query. A per-process cache would serve stale sessions.
 SESSION_ENGINE = (

@@ -5,28 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.cache import caches
 from django.db import connection
 
 from annotation.models import Hit
+from annotation.selectors.hit_cache import hit_cached
 from annotation.selectors.images import batch_image_links
 from annotation.selectors.invitations import consent_version
 from annotation.tasktypes import task_type_for
 
 # A HIT's questions, their items and the batch's image tokens never change once the HIT
 # exists (a re-offer makes a new HIT), so every worker of the HIT gets the same view: built
-# once per server process, then read from its memory with no SQL (the page's template caches
-# the rendered questions the same way).
-VIEW_SECONDS = 6 * 3600
+# once (selectors/hit_cache.py), then read from memory with no SQL (the page's template
+# caches the rendered questions per process).
 
 
 def hit_view(*, hit_id: int) -> dict[str, Any]:
-    key = f"hit-view:v1:{hit_id}"
-    view = caches["local"].get(key)
-    if view is None:
-        view = _hit_view(Hit.objects.select_related("batch").get(pk=hit_id))
-        caches["local"].set(key, view, VIEW_SECONDS)
-    return view
+    return hit_cached(
+        f"hit-view:v1:{hit_id}",
+        lambda: _hit_view(Hit.objects.select_related("batch").get(pk=hit_id)),
+    )
 
 
 @dataclass(frozen=True)

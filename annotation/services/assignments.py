@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.core.cache import caches
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -43,6 +42,7 @@ from annotation.selectors.counting import (
     earlier_stages,
     pool_bar_reason,
 )
+from annotation.selectors.hit_cache import hit_cached
 from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
 
@@ -92,18 +92,16 @@ def first_claim_seconds(batch: Batch) -> int:
 
 def hit_questions(*, hit_id: int) -> list[Question]:
     """A HIT's questions with what reading an answer needs (items, captions). They never
-    change once the HIT exists, so each server process loads them once."""
-    key = f"hit-questions:v1:{hit_id}"
-    questions = caches["local"].get(key)
-    if questions is None:
-        questions = list(
+    change once the HIT exists, so they are loaded once (selectors/hit_cache.py)."""
+    return hit_cached(
+        f"hit-questions:v1:{hit_id}",
+        lambda: list(
             Question.objects.filter(hit_id=hit_id)
             .select_related("item__positive__dataset", "item__negative__dataset", "item__caption")
             .prefetch_related("item__positive__captions")
             .order_by("position")
-        )
-        caches["local"].set(key, questions, 6 * 3600)
-    return questions
+        ),
+    )
 
 
 def _claim_holds(assignment: Assignment, now: datetime, batch: Batch) -> bool:
