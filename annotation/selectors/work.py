@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +65,6 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
         return None
     pk, state, worker, hit, batch, stage, config, consented = row
     if isinstance(config, str):  # a database without a JSON type returns text
-        import json
-
         config = json.loads(config)
     if consented != consent_version(config or {}):
         return None

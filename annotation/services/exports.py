@@ -19,6 +19,7 @@ from django.db.models import Max
 from annotation.models import Export, Run, RunStatus
 from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
+from annotation.services.jobs import job_finishing, job_succeed
 from annotation.services.runs import run_set_status
 
 
@@ -93,4 +94,24 @@ def export_record(
         if moved:
             export_discard(folder)
         raise
+    return export
+
+
+def export_finish(
+    *, job_id: int, result: dict[str, Any], message: str, **record: Any
+) -> Export | None:
+    """An export job's finishing step: `export_record(**record)` and the job's success (its
+    result gets the export's id and path; its message ends with the path) in one transaction
+    under the job's row lock. A job that has ended (cancelled, or finished by another delivery
+    of this step) writes no version: its staging folder is removed and None returned."""
+    with job_finishing(job_id=job_id) as running:
+        if not running:
+            export_discard(record.get("staged"))
+            return None
+        export = export_record(**record)
+        job_succeed(
+            job_id=job_id,
+            result={"export": export.pk, "path": str(export.path), **result},
+            message=f"{message}{export.path}",
+        )
     return export

@@ -77,24 +77,27 @@ def _last_seen(job: Job) -> Any:
     return job.heartbeat_at or job.started_at or job.created_at
 
 
+def _live_job_locked(job_id: int, action: str) -> Job:
+    """The job's row, locked, if it is pending or running (inside a transaction)."""
+    job = (
+        Job.objects.select_for_update(of=("self",)).select_related("run").filter(pk=job_id).first()
+    )
+    if job is None:
+        raise ServiceError(f"no job {job_id}")
+    if job.state not in LIVE:
+        raise ServiceError(
+            f"job {job_id} is {job.state}: only a pending or running job can be {action}"
+        )
+    return job
+
+
 def job_resume(
     *, job_id: int, reason: str, by: str = "", stale_before: Any = None
 ) -> list[tuple[str, list[Any]]]:
     """Re-send the steps a live job is missing (sent after commit); the steps sent. With
     `stale_before`, a job that showed life since then is left alone (returns [])."""
     with transaction.atomic():
-        job = (
-            Job.objects.select_for_update(of=("self",))
-            .select_related("run")
-            .filter(pk=job_id)
-            .first()
-        )
-        if job is None:
-            raise ServiceError(f"no job {job_id}")
-        if job.state not in LIVE:
-            raise ServiceError(
-                f"job {job_id} is {job.state}: only a pending or running job can be resumed"
-            )
+        job = _live_job_locked(job_id, "resumed")
         if stale_before is not None and _last_seen(job) >= stale_before:
             return []
         steps = job_steps(job.name)
@@ -143,16 +146,7 @@ def job_cancel(*, job_id: int, by: str) -> Job:
     """Stop a live job: its remaining steps do nothing; a run it kept busy fails, so it can
     be started again."""
     with transaction.atomic():
-        job = (
-            Job.objects.select_for_update(of=("self",))
-            .select_related("run")
-            .filter(pk=job_id)
-            .first()
-        )
-        if job is None:
-            raise ServiceError(f"no job {job_id}")
-        if job.state not in LIVE:
-            raise ServiceError(f"job {job_id} is {job.state}: only a live job can be cancelled")
+        job = _live_job_locked(job_id, "cancelled")
         Job.objects.filter(pk=job_id).update(
             state=JobState.CANCELLED,
             message=f"cancelled by {by or 'staff'}"[:500],

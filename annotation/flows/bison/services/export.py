@@ -19,15 +19,13 @@ from annotation.flows.bison.selectors import (
 from annotation.models import Export, Job, Run
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
-from annotation.services.exports import export_record
+from annotation.services.exports import export_finish
 from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
-    job_finishing,
     job_progress,
     job_start,
-    job_succeed,
 )
 from pipeline.bison import BisonRecord, bison_document
 
@@ -84,26 +82,19 @@ def bison_export_write(*, job_id: int) -> Export | None:
         data = json.dumps(document, indent=None, separators=(",", ":")).encode()
         checksum = hashlib.sha256(data).hexdigest()
         name = f"bison_annotations.coco{split}.json"
-        with job_finishing(job_id=job_id) as running:
-            if not running:  # cancelled, or finished by another delivery of this step
-                return None
-            export = export_record(
-                run=run,
-                format=BISON_FORMAT,
-                prefix="bison",
-                title="COCO-BISON",
-                manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
-                files={name: data},
-                main_file=name,
-                checksum=checksum,
-            )
-            path = export.path
-            job_succeed(
-                job_id=job_id,
-                result={"export": export.pk, "path": str(path), "records": len(records)},
-                message=f"{len(records)} records -> {path}",
-            )
-        return export
+        return export_finish(
+            job_id=job_id,
+            result={"records": len(records)},
+            message=f"{len(records)} records -> ",
+            run=run,
+            format=BISON_FORMAT,
+            prefix="bison",
+            title="COCO-BISON",
+            manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
+            files={name: data},
+            main_file=name,
+            checksum=checksum,
+        )
     except Exception as exc:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise

@@ -22,16 +22,14 @@ from annotation.models import Export, Item, Job, Run, Stage, Worker
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.exports import export_discard, export_record, export_staging
+from annotation.services.exports import export_discard, export_finish, export_staging
 from annotation.services.files import AtomicLines
 from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
-    job_finishing,
     job_progress,
     job_start,
-    job_succeed,
 )
 from pipeline.cxc import SIS_COLUMNS, SITS_COLUMNS, STS_COLUMNS
 
@@ -151,26 +149,18 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             "pay": run_pay_summary(run=run),
             "files": streamed,
         }
-        with job_finishing(job_id=job_id) as running:
-            if not running:  # cancelled, or finished by another delivery of this step
-                export_discard(staging)
-                return None
-            export = export_record(
-                run=run,
-                format=CXC_FORMAT,
-                prefix="cxc",
-                title="Crisscrossed Captions",
-                manifest=manifest,
-                files=files,
-                staged=staging,
-            )
-            folder = export.path
-            job_succeed(
-                job_id=job_id,
-                result={"export": export.pk, "path": str(folder), "pairs": per_method},
-                message=f"{sum(per_method.values())} pairs -> {folder}",
-            )
-        return export
+        return export_finish(
+            job_id=job_id,
+            result={"pairs": per_method},
+            message=f"{sum(per_method.values())} pairs -> ",
+            run=run,
+            format=CXC_FORMAT,
+            prefix="cxc",
+            title="Crisscrossed Captions",
+            manifest=manifest,
+            files=files,
+            staged=staging,
+        )
     except Exception as exc:
         export_discard(staging)
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")

@@ -32,15 +32,13 @@ from annotation.models import (
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.exports import export_record
+from annotation.services.exports import export_finish
 from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
-    job_finishing,
     job_progress,
     job_start,
-    job_succeed,
 )
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
@@ -154,24 +152,17 @@ def eccv_export_write(*, job_id: int) -> Export | None:
             T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
             PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
         }
-        with job_finishing(job_id=job_id) as running:
-            if not running:  # cancelled, or finished by another delivery of this step
-                return None
-            export = export_record(
-                run=run,
-                format=ECCV_FORMAT,
-                prefix="eccv",
-                title="ECCV Caption",
-                manifest=manifest,
-                files=files,
-            )
-            folder = export.path
-            job_succeed(
-                job_id=job_id,
-                result={"export": export.pk, "path": str(folder), "counts": manifest["counts"]},
-                message=f"exported to {folder}",
-            )
-        return export
+        return export_finish(
+            job_id=job_id,
+            result={"counts": manifest["counts"]},
+            message="exported to ",
+            run=run,
+            format=ECCV_FORMAT,
+            prefix="eccv",
+            title="ECCV Caption",
+            manifest=manifest,
+            files=files,
+        )
     except Exception as exc:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise

@@ -18,14 +18,12 @@ from annotation.models import Answer, Caption, Export, Item, Job, Run, Stage
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
-from annotation.services.exports import export_record
+from annotation.services.exports import export_finish
 from annotation.services.jobs import (
     job_create,
     job_fail,
     job_finished_result,
-    job_finishing,
     job_start,
-    job_succeed,
 )
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
@@ -225,24 +223,17 @@ def quality_export_write(*, job_id: int) -> Export | None:
             "consent": consent_record(run),
             "pay": run_pay_summary(run=run),
         }
-        with job_finishing(job_id=job_id) as running:
-            if not running:  # cancelled, or finished by another delivery of this step
-                return None
-            export = export_record(
-                run=run,
-                format=QUALITY_FORMAT,
-                prefix="quality",
-                title="caption-quality judgments",
-                manifest=manifest,
-                files=files,
-            )
-            folder = export.path
-            job_succeed(
-                job_id=job_id,
-                result={"export": export.pk, "path": str(folder), "judged": counts},
-                message=f"{counts} -> {folder}",
-            )
-        return export
+        return export_finish(
+            job_id=job_id,
+            result={"judged": counts},
+            message=f"{counts} -> ",
+            run=run,
+            format=QUALITY_FORMAT,
+            prefix="quality",
+            title="caption-quality judgments",
+            manifest=manifest,
+            files=files,
+        )
     except Exception as exc:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise
