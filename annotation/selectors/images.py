@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from django.urls import reverse
 
 from annotation.models import Batch, BatchImage, Image
+from annotation.selectors.hit_cache import hit_cached
 
 
 class ImageLinks:
@@ -35,3 +36,12 @@ def batch_image_links(*, batch: Batch, image_ids: Iterable[int]) -> ImageLinks:
 
 
 STAFF_LINKS = ImageLinks(staff=True)
+
+
+def batch_image_id(token: str) -> int | None:
+    """The image a batch's token names, or None. A token never changes what it names, so the
+    answer is cached like a HIT's view (an unknown token is asked again every time)."""
+    return hit_cached(
+        f"batch-image:v1:{token}",
+        lambda: BatchImage.objects.filter(token=token).values_list("image_id", flat=True).first(),
+    )

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import connection
 
-from annotation.models import Hit
+from annotation.models import Hit, Question
 from annotation.selectors.hit_cache import hit_cached
 from annotation.selectors.images import batch_image_links
 from annotation.selectors.invitations import consent_version
@@ -71,19 +71,31 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
     return TaskPage(pk, state, worker, hit, batch, stage)
 
 
+def hit_questions(*, hit_id: int) -> list[Question]:
+    """A HIT's questions, in order, with what showing them and reading their answers needs:
+    loaded once for the page and the submit (two queries)."""
+    return hit_cached(
+        f"hit-questions:v2:{hit_id}",
+        lambda: list(
+            Question.objects.filter(hit_id=hit_id)
+            .select_related(
+                "item__positive__dataset",
+                "item__negative__dataset",
+                "item__caption",
+                "item__caption2",
+                "item__candidate",
+                "item__candidate2",
+                "item__run",
+            )
+            .prefetch_related("item__positive__captions")
+            .order_by("position")
+        ),
+    )
+
+
 def _hit_view(hit: Hit) -> dict[str, Any]:
     task = task_type_for(hit.batch.stage)
-    questions = list(
-        hit.questions.select_related(
-            "item__positive__dataset",
-            "item__negative__dataset",
-            "item__caption",
-            "item__caption2",
-            "item__candidate",
-            "item__candidate2",
-            "item__run",
-        ).prefetch_related("item__positive__captions")
-    )
+    questions = hit_questions(hit_id=hit.pk)
     images = batch_image_links(
         batch=hit.batch,
         image_ids={q.item.positive_id for q in questions}

@@ -42,7 +42,8 @@ from annotation.selectors.counting import (
     earlier_stages,
     pool_bar_reason,
 )
-from annotation.selectors.hit_cache import hit_cached
+from annotation.selectors.work import hit_questions
+from annotation.services import worker_sql
 from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
 
@@ -90,20 +91,6 @@ def first_claim_seconds(batch: Batch) -> int:
     return min(seconds, batch.assignment_duration_seconds)
 
 
-def hit_questions(*, hit_id: int) -> list[Question]:
-    """A HIT's questions with what reading an answer needs (items, captions). They never
-    change once the HIT exists, so they are loaded once (selectors/hit_cache.py)."""
-    return hit_cached(
-        f"hit-questions:v1:{hit_id}",
-        lambda: list(
-            Question.objects.filter(hit_id=hit_id)
-            .select_related("item__positive__dataset", "item__negative__dataset", "item__caption")
-            .prefetch_related("item__positive__captions")
-            .order_by("position")
-        ),
-    )
-
-
 def _claim_holds(assignment: Assignment, now: datetime, batch: Batch) -> bool:
     """Whether a confirmed, accepted assignment within its duration still holds its slot: the
     same rule as `_active_assignments`, with the worker's earlier work asked only when the
@@ -147,6 +134,8 @@ def assignment_claim_next(
     if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
         return None
     with transaction.atomic():
+        if CLAIM_SQL and connection.vendor == "postgresql":
+            return _claim_sql(batch=batch, worker=worker, now=now)
         Worker.objects.select_for_update().filter(pk=worker.pk).first()
         pool_join(run=batch.run, worker=worker, stage=batch.stage)
         # Their open claim, if it still holds its slot (`_active_assignments` for one row).
@@ -159,8 +148,6 @@ def assignment_claim_next(
         ).first()
         if mine is not None and _claim_holds(mine, now, batch):
             return mine
-        if CLAIM_SQL and connection.vendor == "postgresql":
-            return _claim_new_sql(batch=batch, worker=worker, now=now)
         active = (
             Assignment.objects.filter(_active_assignments(now, batch), hit=OuterRef("pk"))
             .order_by()
@@ -218,56 +205,36 @@ def _claim_take(*, hit_id: int, batch: Batch, worker: Worker, now: datetime) -> 
     return assignment
 
 
-# PostgreSQL: the claim's two hot statements as prepared SQL (the ORM spent most of a claim
-# compiling them). The same rules as `_active_assignments` and the ORM candidate query below
-# it; tests run every claim test through both (CLAIM_SQL off: the ORM path, used elsewhere).
+# PostgreSQL's path for the claim and the submit (services/worker_sql.py); off: the ORM path
+# (other databases), which tests also run.
 CLAIM_SQL = True
-_COUNTED_SQL = "('" + "', '".join(COUNTED_STATES) + "')"
-_ACTIVE_SQL = f"""(
-  (a.state IN {_COUNTED_SQL} AND a.confirmed AND NOT a.excluded)
-  OR (a.state = '{AssignmentState.ACCEPTED}' AND a.confirmed AND a.accepted_at >= %(fresh)s
-      AND (a.accepted_at >= %(first)s OR EXISTS (
-        SELECT 1 FROM annotation_assignment s JOIN annotation_hit sh ON sh.id = s.hit_id
-        WHERE s.worker_id = a.worker_id AND sh.batch_id = %(batch)s
-          AND s.state IN {_COUNTED_SQL}))))"""
-_CANDIDATE_SQL = f"""
-SELECT h.id, COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
-FROM annotation_hit h
-WHERE h.batch_id = %(batch)s AND h.status = '{HitStatus.OPEN}'
-  AND NOT (h.id = ANY(%(tried)s::bigint[]))
-  AND NOT EXISTS (SELECT 1 FROM annotation_assignment x
-                  WHERE x.hit_id = h.id AND x.worker_id = %(worker)s)
-  AND NOT EXISTS (SELECT 1 FROM annotation_hit o
-                  JOIN annotation_assignment y ON y.hit_id = o.id
-                  WHERE o.reoffered_as_id = h.id AND y.worker_id = %(worker)s)
-  AND (SELECT count(*) FROM annotation_assignment a WHERE a.hit_id = h.id AND {_ACTIVE_SQL})
-      < COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
-ORDER BY h.position LIMIT 1
-FOR UPDATE OF h"""
-_RECOUNT_SQL = f"""
-SELECT count(*) FROM annotation_assignment a WHERE a.hit_id = %(hit)s AND {_ACTIVE_SQL}"""
+SUBMIT_SQL = True
 
 
-def _claim_new_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | None:
-    """`assignment_claim_next`'s search for a new HIT, inside its transaction."""
+def _claim_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | None:
+    """`assignment_claim_next` in prepared SQL, inside its transaction: the same steps."""
     params: dict[str, Any] = {
-        "batch": batch.pk,
+        **_slot_params(batch, now),
+        "run": batch.run_id,
         "worker": worker.pk,
         "per_hit": batch.assignments_per_hit,
-        "fresh": now - timedelta(seconds=batch.assignment_duration_seconds),
-        "first": now - timedelta(seconds=first_claim_seconds(batch)),
         "tried": [],
     }
+    stage, mine = worker_sql.claim_mine(worker_id=worker.pk, params=params)
+    if stage != batch.stage:  # not in a pool yet (joins it), or in another stage's (refused)
+        pool_join(run=batch.run, worker=worker, stage=batch.stage)
+    if mine is not None:
+        return mine
     with connection.cursor() as cursor:
         for skip in (True, False):  # skip rows other claimers hold; then wait for one
             while True:
-                cursor.execute(_CANDIDATE_SQL + (" SKIP LOCKED" if skip else ""), params)
+                cursor.execute(worker_sql.CANDIDATE_SQL + (" SKIP LOCKED" if skip else ""), params)
                 row = cursor.fetchone()
                 if row is None:
                     break
                 hit_id, capacity = row
                 # Recount under the lock: the subquery may predate another claimer's commit.
-                cursor.execute(_RECOUNT_SQL, {**params, "hit": hit_id})
+                cursor.execute(worker_sql.RECOUNT_SQL, {**params, "hit": hit_id})
                 if cursor.fetchone()[0] >= capacity:
                     params["tried"] = [*params["tried"], hit_id]
                     continue
@@ -302,92 +269,223 @@ def assignment_submit(
 
     Unconfirmed work (a browser's claim) is refused from a worker barred from the stage, unless
     `check_pool` is off: the provider's own record, whose pool rules apply on confirmation."""
+    answers = {str(k): str(v) for k, v in answers.items()}
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("hit__batch__run", "worker")
-            .get(pk=assignment_id)
+        done = None
+        if SUBMIT_SQL and connection.vendor == "postgresql":
+            done = _submit_sql(
+                assignment_id=assignment_id,
+                worker=worker,
+                answers=answers,
+                submitted_at=submitted_at,
+                started_at=started_at,
+            )
+        if done is None:
+            done = _submit_orm(
+                assignment_id=assignment_id,
+                worker=worker,
+                answers=answers,
+                submitted_at=submitted_at,
+                started_at=started_at,
+                check_pool=check_pool,
+            )
+    result, refresh = done
+    if refresh:  # after the commit, so the last two HITs' submitters cannot both miss it
+        batch_refresh_status(batch=result.assignment.hit.batch)
+    return result
+
+
+def _submit_orm(
+    *,
+    assignment_id: int,
+    worker: Worker,
+    answers: dict[str, str],
+    submitted_at: datetime | None,
+    started_at: datetime | None,
+    check_pool: bool,
+) -> tuple[SubmitResult, bool]:
+    """`assignment_submit` through the ORM, inside its transaction; with whether to look
+    whether the batch is complete."""
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("hit__batch__run", "worker")
+        .get(pk=assignment_id)
+    )
+    _check_holder(assignment, worker)
+    batch = assignment.hit.batch
+    if assignment.state != AssignmentState.ACCEPTED:
+        return _submit_again(assignment, answers), False
+    if assignment.confirmed:
+        _check_in_time(assignment=assignment, now=submitted_at or timezone.now())
+        membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
+        _check_pool(batch, worker, None if membership is None else membership.stage)
+    elif check_pool:
+        reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
+        if reason:
+            raise PoolConflict(reason)
+    questions, rows = _answer_rows(assignment, batch.stage, answers)
+    Answer.objects.bulk_create(rows)
+    _mark_submitted(assignment, submitted_at, started_at)
+    assignment.save(update_fields=["state", "submitted_at", "started_at"])
+    event_record(
+        action="assignment.submitted",
+        run=batch.run,
+        batch=batch,
+        assignment=assignment,
+        worker=worker,
+        data={"answers": len(rows), "confirmed": assignment.confirmed},
+    )
+    if assignment.confirmed:
+        hit_recount(hit=assignment.hit)
+        _review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
+    return SubmitResult(assignment=assignment, created=True), True
+
+
+def _submit_sql(
+    *,
+    assignment_id: int,
+    worker: Worker,
+    answers: dict[str, str],
+    submitted_at: datetime | None,
+    started_at: datetime | None,
+) -> tuple[SubmitResult, bool] | None:
+    """`assignment_submit` for a confirmed local claim, in prepared SQL and the same order of
+    checks; None (in the same transaction) for anything else, which the ORM path handles.
+    The batch can only complete when this HIT did."""
+    read = worker_sql.submit_read(assignment_id)
+    if read is None:
+        return None
+    assignment, pool_stage = read
+    batch = assignment.hit.batch
+    _check_holder(assignment, worker)
+    if (
+        assignment.state != AssignmentState.ACCEPTED
+        or not assignment.confirmed
+        or batch.provider == "mturk"
+    ):
+        return None
+    now = submitted_at or timezone.now()
+    _check_clock(assignment, batch, now)
+    counted_n, active_n, has_submitted = worker_sql.submit_slots(
+        assignment=assignment, params=_slot_params(batch, now)
+    )
+    holds = has_submitted or assignment.accepted_at >= now - timedelta(
+        seconds=first_claim_seconds(batch)
+    )
+    _check_slots(assignment.hit, counted_n, None if holds else active_n)
+    _check_pool(batch, worker, pool_stage)
+    questions, rows = _answer_rows(assignment, batch.stage, answers)
+    _mark_submitted(assignment, submitted_at, started_at)
+    event = {"answers": len(rows), "confirmed": True}
+    full = worker_sql.submit_write(assignment=assignment, rows=rows, event=event, now=now)
+    if full:
+        assignment.hit.status = HitStatus.COMPLETE
+    assignment.worker = worker
+    _review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
+    return SubmitResult(assignment=assignment, created=True), full
+
+
+def _check_holder(assignment: Assignment, worker: Worker) -> None:
+    if assignment.worker_id != worker.pk:
+        raise NotAssignmentHolder(
+            f"assignment {assignment.pk} is not held by worker {worker.external_id}"
         )
-        if assignment.worker_id != worker.pk:
-            raise NotAssignmentHolder(
-                f"assignment {assignment_id} is not held by worker {worker.external_id}"
-            )
-        batch = assignment.hit.batch
-        answers = {str(k): str(v) for k, v in answers.items()}
-        if assignment.state != AssignmentState.ACCEPTED:
-            if assignment.state == AssignmentState.ABANDONED:
-                raise ServiceError(
-                    f"assignment {assignment_id} was abandoned and cannot be submitted"
-                )
-            if stored_answers(assignment) == answers:
-                return SubmitResult(assignment=assignment, created=False)
-            raise ServiceError(
-                f"assignment {assignment_id} was already submitted with different answers"
-            )
-        if assignment.confirmed:
-            _check_in_time(assignment=assignment, now=submitted_at or timezone.now())
-            membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
-            if membership is None or membership.stage != batch.stage:
-                raise PoolConflict(
-                    f"worker {worker.external_id} is not in the {batch.stage} pool "
-                    f"of run {batch.run_id}"
-                )
-        elif check_pool:
-            reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
-            if reason:
-                raise PoolConflict(reason)
-        task = task_type_for(batch.stage)
-        questions = hit_questions(hit_id=assignment.hit_id)
-        expected = {f"q{q.position}": q for q in questions}
-        missing = [k for k in expected if k not in answers or not answers[k]]
-        if missing:
-            raise AnswerError(
-                f"{len(missing)} of {len(expected)} questions are not answered",
-                record=f"assignment {assignment_id}",
-                field=", ".join(missing),
-            )
-        extra = sorted(set(answers) - set(expected))
-        if extra:
-            raise AnswerError(
-                "answers for questions that are not in this HIT",
-                record=f"assignment {assignment_id}",
-                field=", ".join(extra),
-            )
-        rows = []
-        for key, question in expected.items():
-            parsed = task.parse_answer(question=question, value=answers[key])
-            rows.append(
-                Answer(
-                    assignment=assignment,
-                    question=question,
-                    choice=parsed.choice,
-                    label=parsed.label,
-                    caption=parsed.caption,
-                    details=parsed.details or {},
-                    raw=answers[key],
-                )
-            )
-        Answer.objects.bulk_create(rows)
-        assignment.state = AssignmentState.SUBMITTED
-        assignment.submitted_at = submitted_at or timezone.now()
-        if started_at is not None:  # the browser's word: kept within accept..submit
-            assignment.started_at = min(
-                max(started_at, assignment.accepted_at), assignment.submitted_at
-            )
-        assignment.save(update_fields=["state", "submitted_at", "started_at"])
-        event_record(
-            action="assignment.submitted",
-            run=batch.run,
-            batch=batch,
-            assignment=assignment,
-            worker=worker,
-            data={"answers": len(rows), "confirmed": assignment.confirmed},
+
+
+def _submit_again(assignment: Assignment, answers: dict[str, str]) -> SubmitResult:
+    """A second delivery of the same answers is no error; other answers are."""
+    if assignment.state == AssignmentState.ABANDONED:
+        raise ServiceError(f"assignment {assignment.pk} was abandoned and cannot be submitted")
+    if stored_answers(assignment) == answers:
+        return SubmitResult(assignment=assignment, created=False)
+    raise ServiceError(f"assignment {assignment.pk} was already submitted with different answers")
+
+
+def _check_pool(batch: Batch, worker: Worker, stage: str | None) -> None:
+    if stage != batch.stage:
+        raise PoolConflict(
+            f"worker {worker.external_id} is not in the {batch.stage} pool of run {batch.run_id}"
         )
-        if assignment.confirmed:
-            hit_recount(hit=assignment.hit)
-            _review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
-    batch_refresh_status(batch=batch)
-    return SubmitResult(assignment=assignment, created=True)
+
+
+def _answer_rows(
+    assignment: Assignment, stage: str, answers: dict[str, str]
+) -> tuple[list[Question], list[Answer]]:
+    """The HIT's questions and the answers read from `answers` (AnswerError if one is missing
+    or names no question of the HIT)."""
+    task = task_type_for(stage)
+    questions = hit_questions(hit_id=assignment.hit_id)
+    expected = {f"q{q.position}": q for q in questions}
+    missing = [k for k in expected if k not in answers or not answers[k]]
+    if missing:
+        raise AnswerError(
+            f"{len(missing)} of {len(expected)} questions are not answered",
+            record=f"assignment {assignment.pk}",
+            field=", ".join(missing),
+        )
+    extra = sorted(set(answers) - set(expected))
+    if extra:
+        raise AnswerError(
+            "answers for questions that are not in this HIT",
+            record=f"assignment {assignment.pk}",
+            field=", ".join(extra),
+        )
+    rows = []
+    for key, question in expected.items():
+        parsed = task.parse_answer(question=question, value=answers[key])
+        rows.append(
+            Answer(
+                assignment=assignment,
+                question=question,
+                choice=parsed.choice,
+                label=parsed.label,
+                caption=parsed.caption,
+                details=parsed.details or {},
+                raw=answers[key],
+            )
+        )
+    return questions, rows
+
+
+def _mark_submitted(
+    assignment: Assignment, submitted_at: datetime | None, started_at: datetime | None
+) -> None:
+    assignment.state = AssignmentState.SUBMITTED
+    assignment.submitted_at = submitted_at or timezone.now()
+    if started_at is not None:  # the browser's word: kept within accept..submit
+        assignment.started_at = min(
+            max(started_at, assignment.accepted_at), assignment.submitted_at
+        )
+
+
+LATE = (
+    "your time for this task ran out, so it may have gone to another worker: your "
+    "answers could not be accepted. Please start a new task."
+)
+
+
+def _check_clock(assignment: Assignment, batch: Batch, now: datetime) -> None:
+    if batch.status == BatchStatus.EXPIRED or batch.past_lifetime(now):
+        raise TooLate("this batch has expired: your answers could not be accepted")
+    if assignment.accepted_at < now - timedelta(seconds=batch.assignment_duration_seconds):
+        raise TooLate(LATE)
+
+
+def _check_slots(hit: Hit, counted_n: int, active_n: int | None) -> None:
+    """Counted work always holds its slot; `active_n` (None: the claim holds its own slot) is
+    the other assignments holding one."""
+    if counted_n >= hit.capacity:
+        raise TooLate("this task already has all the answers it needs")
+    if active_n is not None and active_n >= hit.capacity:
+        raise TooLate(LATE)
+
+
+def _slot_params(batch: Batch, now: datetime) -> dict[str, Any]:
+    return {
+        "batch": batch.pk,
+        "fresh": now - timedelta(seconds=batch.assignment_duration_seconds),
+        "first": now - timedelta(seconds=first_claim_seconds(batch)),
+    }
 
 
 def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
@@ -399,24 +497,14 @@ def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
     batch = hit.batch
     if batch.provider == "mturk":
         return
-    if batch.status == BatchStatus.EXPIRED or batch.past_lifetime(now):
-        raise TooLate("this batch has expired: your answers could not be accepted")
-    late = (
-        "your time for this task ran out, so it may have gone to another worker: your "
-        "answers could not be accepted. Please start a new task."
-    )
-    if assignment.accepted_at < now - timedelta(seconds=batch.assignment_duration_seconds):
-        raise TooLate(late)
+    _check_clock(assignment, batch, now)
     Hit.objects.select_for_update().filter(pk=hit.pk).first()  # one submitter at a time
     others = hit.assignments.exclude(pk=assignment.pk)
-    # Counted work always holds its slot (a subset of `_active_assignments`).
-    if others.filter(counted()).count() >= hit.capacity:
-        raise TooLate("this task already has all the answers it needs")
-    if (
-        not _claim_holds(assignment, now, batch)
-        and others.filter(_active_assignments(now, batch)).count() >= hit.capacity
-    ):
-        raise TooLate(late)
+    counted_n = others.filter(counted()).count()
+    if counted_n >= hit.capacity or _claim_holds(assignment, now, batch):
+        _check_slots(hit, counted_n, None)
+        return
+    _check_slots(hit, counted_n, others.filter(_active_assignments(now, batch)).count())
 
 
 def _review_open_if_needed(

@@ -49,7 +49,11 @@ def batch_images_create(*, batch: Batch, image_ids: Iterable[int]) -> int:
 
 
 def cache_path(image: Image) -> Path:
-    return Path(settings.MEDIA_ROOT) / "image-cache" / f"{image.pk}.jpg"
+    return cache_path_for(image.pk)
+
+
+def cache_path_for(image_id: int) -> Path:
+    return Path(settings.MEDIA_ROOT) / "image-cache" / f"{image_id}.jpg"
 
 
 def _source_bytes(image: Image) -> bytes:

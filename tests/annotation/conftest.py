@@ -121,10 +121,11 @@ def proposed(eccv_run, tmp_path, run_on_commit):
 
 
 @pytest.fixture(params=["sql", "orm"])
-def claim_path(request, monkeypatch):
-    """Claims through the prepared SQL (PostgreSQL's path) and through the ORM (every other
-    database's path): the modules using this run each test both ways."""
+def sql_path(request, monkeypatch):
+    """Claims and submits through the prepared SQL (PostgreSQL's path) and through the ORM
+    (every other database's path): the modules using this run each test both ways."""
     from annotation.services import assignments
 
     monkeypatch.setattr(assignments, "CLAIM_SQL", request.param == "sql")
+    monkeypatch.setattr(assignments, "SUBMIT_SQL", request.param == "sql")
     return request.param

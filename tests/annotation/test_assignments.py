@@ -10,7 +10,7 @@ from annotation.services.assignments import (
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import selection_done_factory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("claim_path")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
 
 @pytest.fixture

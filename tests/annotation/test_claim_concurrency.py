@@ -14,7 +14,7 @@ from annotation.services.assignments import (
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import dataset_factory, paired_run_factory
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("claim_path")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sql_path")]
 
 
 def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commit):

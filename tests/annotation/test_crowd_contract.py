@@ -13,7 +13,7 @@ from annotation.services.review import hit_add_assignments, worker_block, worker
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver, ServerDriver
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("claim_path")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
 
 @pytest.fixture(params=sorted(PROVIDERS))

@@ -38,7 +38,7 @@ from annotation.services.invitations import (
 from pipeline.errors import InputError
 from tests.factories import invited, join, selection_done_factory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
 
 def stage2(run, **kwargs):

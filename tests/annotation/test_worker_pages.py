@@ -9,7 +9,7 @@ from annotation.services.assignments import worker_get_or_create
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import join, selection_done_factory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("claim_path")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
 
 def start(client, batch, worker_id):
