@@ -166,13 +166,20 @@ def queries_per_request(setup: dict) -> dict[str, int]:
         return response
 
     count("bare", "get", f"/bench/bare/{setup['hits'][0]}/")
-    page_url = count("claim", "get", f"/work/{setup['batch']}/next/")["Location"]
-    count("task page (first view of its HIT)", "get", page_url)
-    page = count("task page", "get", page_url).content.decode()
-    form = parse_form(page)
-    count("image", "get", form.images[0])
-    count("submit", "post", page_url, form.answers)
-    # The claimed assignment is submitted: leave no state behind for the load phases.
+    # Two cycles: the first claim also puts the worker in the stage's pool and the first
+    # request for an image caches it on disk; the second cycle is what the load phases repeat.
+    for first in (True, False):
+        page_url = count("claim", "get", f"/work/{setup['batch']}/next/")["Location"]
+        count("task page (first view of its HIT)", "get", page_url)
+        page = count("task page", "get", page_url).content.decode()
+        form = parse_form(page)
+        count("image (first request)", "get", form.images[0])
+        count("image", "get", form.images[0])
+        count("submit", "post", page_url, form.answers)
+        if first:
+            first_claim = counts["claim"]
+    counts["first claim"] = first_claim
+    # The claimed assignments are submitted: leave no state behind for the load phases.
     return counts
 
 
@@ -474,7 +481,9 @@ def report(rounds: list[list[Phase]], queries: dict[str, int], args, setup: dict
     )
     print(
         f"(task page, first view of its HIT: "
-        f"{queries['task page (first view of its HIT)']} queries)"
+        f"{queries['task page (first view of its HIT)']} queries; an image's first request: "
+        f"{queries['image (first request)']}; the worker's first claim, joining the pool: "
+        f"{queries['first claim']})"
     )
     print()
     per_round = [_ratios(r) for r in rounds]

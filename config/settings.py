@@ -235,7 +235,7 @@ CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
 _cache_url = env("CROWDVL_CACHE_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        {"BACKEND": "config.redis_cache.PooledRedisCache", "LOCATION": _cache_url}
         if _cache_url
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),

@@ -102,3 +102,14 @@ def test_debug_is_on_only_when_asked_and_bad_flags_are_refused(tmp_path):
     assert settings_in(CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="1")["DEBUG"] is True
     done = django(["manage.py", "check"], CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="yes")
     assert done.returncode != 0 and "DJANGO_DEBUG must be 0 or 1" in done.stderr
+
+
+def test_redis_cache_keeps_one_client_per_pool():
+    from config.redis_cache import PooledRedisCache
+
+    cache = PooledRedisCache(os.environ["CELERY_BROKER_URL"], {"KEY_PREFIX": "pooled-test"})
+    cache.set("k", {"v": 1}, 30)
+    assert cache.get("k") == {"v": 1}
+    assert cache._cache.get_client() is cache._cache.get_client(write=True)
+    cache.delete("k")
+    assert cache.get("k") is None
