@@ -93,6 +93,30 @@ def test_cancel_stops_the_job_and_frees_the_run(lost_job, tmp_path, run_on_commi
     assert Job.objects.get(pk=again.pk).state == JobState.SUCCEEDED
 
 
+def test_a_restart_after_a_failed_attempt_keeps_none_of_its_pairs(
+    lost_job, tmp_path, run_on_commit
+):
+    blocks = pairing_prepare(job_id=lost_job.pk)
+    pairing_block(job_id=lost_job.pk, part=0, start=blocks[0][1], stop=blocks[0][2])
+    run = lost_job.run
+    images = list(run.dataset.images.order_by("pk").values_list("pk", flat=True))
+    # A pair as from other vectors (kept as it was, it would survive the restart unchanged).
+    Item.objects.update_or_create(
+        run=run,
+        kind=ItemKind.IMAGE_PAIR,
+        positive_id=images[-1],
+        negative_id=images[-2],
+        defaults={"similarity": -1.0},
+    )
+    job_cancel(job_id=lost_job.pk, by="alice")
+    vectors = topic_vectors_file(tmp_path / "again.vec")
+    again = run_on_commit(pairing_start, run=Run.objects.get(pk=run.pk), vectors_path=str(vectors))
+    assert Job.objects.get(pk=again.pk).state == JobState.SUCCEEDED
+    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR)
+    assert not pairs.filter(similarity=-1.0).exists()
+    assert pairs.count() == 6
+
+
 def test_jobs_command_lists_resumes_and_cancels(lost_job, capsys):
     call_command("jobs")
     assert f"job {lost_job.pk} bison.pairing" in capsys.readouterr().out

@@ -131,6 +131,10 @@ def pairing_start(
         "allow_new_dim": allow_new_dim,
     }
     with transaction.atomic():
+        if run.status == RunStatus.FAILED and not run.batches.exists():
+            # A failed or cancelled attempt's blocks may have written pairs (maybe from other
+            # vectors): a restart starts from none, so no pair of two attempts mixes.
+            Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).delete()
         job = job_create(name=JOB_NAME, run=run, params=params)
         run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
         transaction.on_commit(lambda: tasks.pairing_prepare.delay(job.pk))
