@@ -8,6 +8,7 @@ from annotation import (
     mturk_views,
     researcher_views,
     views,
+    workers_views,
 )
 
 urlpatterns = [
@@ -55,4 +56,15 @@ urlpatterns = [
         name="dataset-import-job",
     ),
     path("review/<int:review_id>/", researcher_views.review_detail, name="review-detail"),
+    path("runs/<int:run_id>/workers/", workers_views.run_workers_page, name="run-workers"),
+    path(
+        "runs/<int:run_id>/workers/notify/",
+        workers_views.run_workers_notify,
+        name="run-workers-notify",
+    ),
+    path(
+        "runs/<int:run_id>/workers/<int:worker_id>/<str:action>/",
+        workers_views.run_worker_action,
+        name="run-worker-action",
+    ),
 ]

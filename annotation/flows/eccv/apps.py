@@ -11,6 +11,7 @@ class EccvConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.eccv import demo, quality, simulate
+        from annotation.flows.eccv.selectors import eccv_worker_gold
         from annotation.flows.eccv.services.proposals import eccv_check_config
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
@@ -39,5 +40,6 @@ class EccvConfig(AppConfig):
                 quality_sweep=demo.eccv_quality_sweep,
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,
+                worker_gold=eccv_worker_gold,
             )
         )

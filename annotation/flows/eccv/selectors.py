@@ -58,10 +58,8 @@ AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene", "posterior")
 GOLD_EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
 
 
-def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
-    """Each worker's accuracy on the run's gold items (by Worker pk), smoothed towards 85 %
-    with the weight of four gold answers (`pipeline.redundancy.reliability`), so that two
-    gold items do not make a worker certain."""
+def eccv_worker_gold(run: Run) -> dict[int, tuple[int, int]]:
+    """Per worker (Worker pk): right and total counted answers on the run's gold items."""
     rows = (
         Answer.objects.filter(counted_reviewed(""), question__item__run=run)
         .filter(question__item__kind__in=list(GOLD_EXPECTED))
@@ -71,7 +69,14 @@ def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
     for worker, kind, label in rows:
         right[worker][0] += label in GOLD_EXPECTED[kind]
         right[worker][1] += 1
-    return {w: reliability(ok, n) for w, (ok, n) in right.items()}
+    return {w: (ok, n) for w, (ok, n) in right.items()}
+
+
+def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
+    """Each worker's accuracy on the run's gold items (by Worker pk), smoothed towards 85 %
+    with the weight of four gold answers (`pipeline.redundancy.reliability`), so that two
+    gold items do not make a worker certain."""
+    return {w: reliability(ok, n) for w, (ok, n) in eccv_worker_gold(run).items()}
 
 
 def eccv_policy(run: Run) -> RedundancyPolicy:

@@ -1,0 +1,113 @@
+"""A run's workers as researchers see them: what each did in this run only (never other runs'
+or projects' work), how well (gold accuracy where the run has gold, agreement with the other
+workers on the same items), how fast, and what they earned per hour."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from annotation.flows import flow_for_kind
+from annotation.models import Answer, Assignment, PoolMembership, Run, Worker
+from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay
+
+
+@dataclass
+class WorkerRow:
+    worker: Worker
+    states: dict[str, int] = field(default_factory=dict)
+    pool: str = ""
+    gold_right: int = 0
+    gold_total: int = 0
+    agreement: float | None = None  # share of other workers' labels on the same items matched
+    compared: int = 0  # answers that had another worker's answer to compare with
+    seconds_per_item: float | None = None  # median over the worker's submitted assignments
+    paid: Decimal = Decimal(0)
+    hours: float = 0.0
+
+    @property
+    def assignments(self) -> int:
+        return sum(self.states.values())
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_right / self.gold_total if self.gold_total else None
+
+    @property
+    def hourly(self) -> Decimal | None:
+        return (self.paid / Decimal(str(self.hours))).quantize(CENT) if self.hours else None
+
+    @property
+    def below_minimum(self) -> bool:
+        return self.hourly is not None and self.hourly < min_hourly_pay()
+
+
+def _agreement(run: Run) -> dict[int, tuple[float, int]]:
+    """Per worker: over their counted answers to items someone else also answered, the mean
+    share of the others' answers with the same label; and how many answers that covers."""
+    labels: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for item, worker, label in Answer.objects.filter(
+        counted_reviewed(""), question__item__run=run
+    ).values_list("question__item_id", "assignment__worker_id", "label"):
+        labels[item].append((worker, label))
+    shares: dict[int, list[float]] = defaultdict(list)
+    for answers in labels.values():
+        if len(answers) < 2:
+            continue
+        for worker, label in answers:
+            others = [other for w, other in answers if w != worker]
+            if others:
+                shares[worker].append(sum(o == label for o in others) / len(others))
+    return {w: (statistics.fmean(s), len(s)) for w, s in shares.items()}
+
+
+def run_workers(*, run: Run) -> list[WorkerRow]:
+    """One row per worker with an assignment in `run`, most assignments first."""
+    rows: dict[int, WorkerRow] = {}
+    durations: dict[int, list[float]] = defaultdict(list)
+    for assignment in Assignment.objects.filter(hit__batch__run=run).select_related(
+        "worker", "hit__batch"
+    ):
+        row = rows.setdefault(assignment.worker_id, WorkerRow(worker=assignment.worker))
+        row.states[assignment.state] = row.states.get(assignment.state, 0) + 1
+        if assignment.submitted_at is not None:
+            begin = assignment.started_at or assignment.accepted_at
+            items = max(1, assignment.hit.batch.items_per_hit)
+            durations[assignment.worker_id].append(
+                max(0.0, (assignment.submitted_at - begin).total_seconds()) / items
+            )
+    for worker, values in durations.items():
+        rows[worker].seconds_per_item = round(statistics.median(values), 1)
+    for worker, stage in PoolMembership.objects.filter(run=run).values_list("worker_id", "stage"):
+        if worker in rows:
+            rows[worker].pool = stage
+    flow = flow_for_kind(run.kind)
+    if flow is not None and flow.worker_gold is not None:
+        for worker, (right, total) in flow.worker_gold(run).items():
+            if worker in rows:
+                rows[worker].gold_right, rows[worker].gold_total = right, total
+    for worker, (share, n) in _agreement(run).items():
+        if worker in rows:
+            rows[worker].agreement, rows[worker].compared = share, n
+    for batch in run.batches.exclude(status="draft"):
+        for worker, pay in effective_pay(batch=batch)["per_worker"].items():
+            if worker in rows:
+                rows[worker].paid += Decimal(pay["paid"])
+                rows[worker].hours += pay["hours"]
+    return sorted(rows.values(), key=lambda r: (-r.assignments, r.worker.external_id))
+
+
+def accuracy_histogram(rows: list[WorkerRow], bins: int = 10) -> dict[str, Any]:
+    """Workers per accuracy bin (gold accuracy where the run has gold, else agreement)."""
+    gold = any(r.gold_total for r in rows)
+    values = [r.gold_accuracy if gold else r.agreement for r in rows]
+    counts = [0] * bins
+    for v in values:
+        if v is not None:
+            counts[min(bins - 1, int(v * bins))] += 1
+    labels = [f"{100 * i // bins}–{100 * (i + 1) // bins} %" for i in range(bins)]
+    return {"measure": "gold accuracy" if gold else "agreement", "labels": labels, "counts": counts}

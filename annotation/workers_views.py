@@ -1,0 +1,102 @@
+"""A run's workers page: who worked, how well, how fast, for what pay; block, unblock, bonus
+and notify through the worker's crowd provider. Only workers with work in the run are shown
+or acted on."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.errors import ServiceError
+from annotation.models import Assignment, Run, Worker
+from annotation.selectors.counting import counted
+from annotation.selectors.workers import accuracy_histogram, run_workers
+from annotation.services.review import (
+    BLOCK_SCOPES,
+    worker_block,
+    worker_bonus,
+    worker_unblock,
+    workers_notify,
+)
+from pipeline.errors import InputError
+
+
+def _run_worker(run: Run, worker_id: int) -> Worker:
+    """A worker of this run (404 for anyone else: the page acts on its own workers only)."""
+    workers = Worker.objects.filter(assignments__hit__batch__run=run).distinct()
+    return get_object_or_404(workers, pk=worker_id)
+
+
+@staff_member_required
+@require_http_methods(["GET"])
+def run_workers_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    rows = run_workers(run=run)
+    context = {
+        "run": run,
+        "rows": rows,
+        "histogram": accuracy_histogram(rows),
+        "scopes": BLOCK_SCOPES,
+    }
+    return render(request, "annotation/run_workers.html", context)
+
+
+@staff_member_required
+@require_POST
+def run_worker_action(
+    request: HttpRequest, run_id: int, worker_id: int, action: str
+) -> HttpResponse:
+    if action not in ("block", "unblock", "bonus"):
+        raise Http404("no such action")
+    run = get_object_or_404(Run, pk=run_id)
+    worker = _run_worker(run, worker_id)
+    reason = request.POST.get("reason", "")
+    try:
+        if action == "block":
+            worker_block(worker=worker, reason=reason, scope=request.POST.get("scope", "project"))
+            messages.success(request, f"Worker {worker.external_id} blocked.")
+        elif action == "unblock":
+            worker_unblock(worker=worker, reason=reason)
+            messages.success(request, f"Worker {worker.external_id} unblocked.")
+        else:  # bonus: paid on the worker's latest counted assignment of this run
+            assignment = (
+                Assignment.objects.filter(counted(), worker=worker, hit__batch__run=run)
+                .order_by("-submitted_at", "-pk")
+                .first()
+            )
+            if assignment is None:
+                raise InputError(
+                    "this worker has no counted work in the run to bonus", field="worker"
+                )
+            bonus = worker_bonus(
+                assignment=assignment, amount=request.POST.get("amount", ""), reason=reason
+            )
+            messages.success(request, f"Bonus of ${bonus.amount} to {worker.external_id}.")
+    except (ServiceError, InputError) as exc:
+        messages.error(request, f"Worker {worker.external_id}: {exc}")
+    return redirect("run-workers", run_id=run.pk)
+
+
+@staff_member_required
+@require_POST
+def run_workers_notify(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    ids = [int(v) for v in request.POST.getlist("worker") if v.isdigit()]
+    workers = list(Worker.objects.filter(pk__in=ids, assignments__hit__batch__run=run).distinct())
+    try:
+        if not workers:
+            raise InputError("pick at least one worker of this run", field="worker")
+        sent = workers_notify(
+            workers=workers,
+            subject=request.POST.get("subject", ""),
+            message=request.POST.get("message", ""),
+        )
+        messages.success(
+            request, f"Notified {sent} worker(s) ({len(workers) - sent} already had it)."
+        )
+    except (ServiceError, InputError) as exc:
+        messages.error(request, str(exc))
+    return redirect("run-workers", run_id=run.pk)
