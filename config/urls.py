@@ -7,6 +7,7 @@ from annotation import (
     invitation_views,
     mturk_views,
     researcher_views,
+    run_new_views,
     views,
     workers_views,
 )
@@ -49,6 +50,9 @@ urlpatterns = [
         name="job-cancel",
     ),
     path("mturk/reconcile/", researcher_views.mturk_reconcile_page, name="mturk-reconcile"),
+    path("datasets/", run_new_views.datasets_page, name="datasets"),
+    path("runs/new/", run_new_views.run_new_page, name="run-new"),
+    path("runs/new/<str:kind>/", run_new_views.run_new_page, name="run-new-kind"),
     path("datasets/import/", dataset_import_views.dataset_import_page, name="dataset-import"),
     path(
         "datasets/import/jobs/<int:job_id>/",

@@ -1,0 +1,87 @@
+"""Staff pages to list datasets and create a run of any registered flow from the browser.
+
+The run form is built from the flow's own defaults (`check_config({})`), so a new flow gets
+its form without a line here, and it is checked by the same `run_create` as the CLI and the
+API: an error names the setting and is shown next to its field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from annotation.errors import ServiceError
+from annotation.models import Caption, Dataset, RunKind
+from annotation.services.runs import run_check_config, run_create
+from pipeline.errors import InputError
+
+
+@staff_member_required
+def datasets_page(request: HttpRequest) -> HttpResponse:
+    datasets = list(Dataset.objects.annotate(n_images=Count("images")).order_by("-created_at"))
+    captions = dict(
+        Caption.objects.values("dataset").annotate(n=Count("pk")).values_list("dataset", "n")
+    )
+    for dataset in datasets:
+        dataset.n_captions = captions.get(dataset.pk, 0)  # type: ignore[attr-defined]
+    return render(request, "annotation/datasets.html", {"datasets": datasets})
+
+
+def _setting_field(name: str, default: Any) -> forms.Field:
+    """A form field for one of the flow's settings, typed by its default."""
+    if isinstance(default, bool):
+        return forms.BooleanField(label=name, required=False, initial=default)
+    if isinstance(default, int):
+        return forms.IntegerField(label=name, initial=default)
+    if isinstance(default, float):
+        return forms.FloatField(label=name, initial=default)
+    if isinstance(default, str):
+        return forms.CharField(label=name, initial=default, max_length=500)
+    return forms.JSONField(label=name, initial=default, help_text="JSON")
+
+
+class RunForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    name = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args: Any, defaults: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for key, value in defaults.items():
+            self.fields[f"config_{key}"] = _setting_field(key, value)
+
+    def config(self) -> dict[str, Any]:
+        return {k[7:]: v for k, v in self.cleaned_data.items() if k.startswith("config_")}
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
+    if kind is None:
+        return render(request, "annotation/run_new.html", {"kinds": RunKind.choices})
+    if kind not in RunKind.values:
+        raise Http404("no such kind of run")
+    defaults = run_check_config(kind=kind, config={})
+    form = RunForm(request.POST or None, defaults=defaults)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run_create(
+                dataset=form.cleaned_data["dataset"],
+                kind=kind,
+                name=form.cleaned_data["name"],
+                config=form.config(),
+            )
+        except InputError as exc:
+            key = f"config_{exc.field}" if f"config_{exc.field}" in form.fields else None
+            form.add_error(key if key else None, exc.message if key else str(exc))
+        except ServiceError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("dashboard")
+    context = {"form": form, "kind": RunKind(kind)}
+    status = 400 if request.method == "POST" else 200
+    return render(request, "annotation/run_new.html", context, status=status)
