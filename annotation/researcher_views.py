@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
@@ -16,13 +17,34 @@ from annotation.services.batches import batches_stop
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.mturk_reconcile import mturk_reconcile
 from annotation.services.review_closing import auto_approved_policy
-from annotation.services.reviews import review_decide, review_reverse
+from annotation.services.reviews import review_decide, review_reverse, reviews_decide
 from pipeline.errors import InputError
 
 
 @staff_member_required
+@require_http_methods(["GET", "POST"])
 def review_queue(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/review_queue.html", review_queue_view())
+    """The queue; a POST decides the ticked reviews at once (reject needs feedback)."""
+    if request.method == "POST":
+        ids = [int(v) for v in request.POST.getlist("review") if v.isdigit()]
+        decision = request.POST.get("decision")
+        if not ids or decision not in ("approve", "reject"):
+            messages.error(request, "Tick at least one review and choose approve or reject.")
+        else:
+            result = reviews_decide(
+                review_ids=ids,
+                approve=decision == "approve",
+                feedback=request.POST.get("feedback", ""),
+            )
+            if result["decided"]:
+                messages.success(
+                    request, f"{decision.title()}d {len(result['decided'])} review(s)."
+                )
+            for pk, error in result["failed"].items():
+                messages.error(request, f"Review {pk}: {error}")
+        return redirect(f"{reverse('review-queue')}?sort={request.POST.get('sort', 'deadline')}")
+    context = review_queue_view(sort=request.GET.get("sort", "deadline"))
+    return render(request, "annotation/review_queue.html", context)
 
 
 @staff_member_required

@@ -13,8 +13,18 @@ from annotation.models import Hit, Review, ReviewStatus
 DUE_SOON = timedelta(hours=24)
 
 
-def review_queue_view(*, now: datetime | None = None) -> dict[str, Any]:
-    """Open reviews sorted by deadline (no deadline last, then oldest first), each flagged
+# How the open reviews can be ordered: the provider's payment deadline (the default: the
+# nearest first), how long the work has been held, or by batch.
+SORTS = {
+    "deadline": (F("assignment__auto_approve_at").asc(nulls_last=True), "created_at"),
+    "held": ("created_at",),
+    "batch": ("assignment__hit__batch_id", "created_at"),
+}
+
+
+def review_queue_view(*, now: datetime | None = None, sort: str = "deadline") -> dict[str, Any]:
+    """Open reviews sorted by deadline (no deadline last, then oldest first) unless `sort`
+    says otherwise (SORTS), each flagged
     `due_soon` within 24 hours of the provider paying on its own and `overdue` past it; the
     reviews MTurk closed by paying first; and HITs whose rejected work still waits for a new
     HIT or, once their batch ended, never got one."""
@@ -22,7 +32,7 @@ def review_queue_view(*, now: datetime | None = None) -> dict[str, Any]:
     reviews = list(
         Review.objects.filter(status=ReviewStatus.OPEN)
         .select_related("assignment__worker", "assignment__hit__batch")
-        .order_by(F("assignment__auto_approve_at").asc(nulls_last=True), "created_at")
+        .order_by(*SORTS.get(sort, SORTS["deadline"]))
     )
     rows = []
     for review in reviews:
@@ -46,6 +56,8 @@ def review_queue_view(*, now: datetime | None = None) -> dict[str, Any]:
         .order_by("cannot_grow_at")
     )
     return {
+        "sort": sort if sort in SORTS else "deadline",
+        "sorts": list(SORTS),
         "rows": rows,
         "due_soon": sum(r["due_soon"] for r in rows),
         "overdue": sum(r["overdue"] for r in rows),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -21,6 +22,25 @@ from annotation.services.events import event_record
 from annotation.services.reoffer import hits_reoffer
 from annotation.services.review_closing import review_close_auto_approved
 from annotation.tasktypes import task_type_for
+from pipeline.errors import InputError
+
+
+def reviews_decide(*, review_ids: list[int], approve: bool, feedback: str = "") -> dict[str, Any]:
+    """Decide several reviews the same way, each on its own (one that cannot be decided does
+    not undo the others): the decided ids, and the reason for each one refused."""
+    decided: list[int] = []
+    failed: dict[int, str] = {}
+    for review in Review.objects.filter(pk__in=review_ids).order_by("pk"):
+        try:
+            with transaction.atomic():
+                review_decide(review=review, approve=approve, feedback=feedback)
+        except (ServiceError, InputError) as exc:
+            failed[review.pk] = str(exc)
+        else:
+            decided.append(review.pk)
+    missing = set(review_ids) - set(decided) - set(failed)
+    failed.update({pk: "no such review" for pk in sorted(missing)})
+    return {"decided": decided, "failed": failed}
 
 
 def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Review:
