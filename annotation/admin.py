@@ -25,7 +25,7 @@ def _field_error(form: forms.ModelForm, exc: InputError, default: str) -> None:
 class RunForm(forms.ModelForm):
     class Meta:
         model = models.Run
-        fields = ["name", "config"]
+        fields = ["project", "name", "config"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -86,8 +86,40 @@ class DatasetAdmin(admin.ModelAdmin):
 class RunAdmin(admin.ModelAdmin):
     form = RunForm
     readonly_fields = ["status", "kind", "dataset", "embedding_dim", "embedding_source"]
-    list_display = ["id", "kind", "name", "dataset", "status", "embedding_dim", "created_at"]
-    list_filter = ["kind", "status"]
+    list_display = [
+        "id",
+        "project",
+        "kind",
+        "name",
+        "dataset",
+        "status",
+        "embedding_dim",
+        "created_at",
+    ]
+    list_filter = ["project", "kind", "status"]
+
+
+class ProjectMembershipInline(admin.TabularInline):
+    model = models.ProjectMembership
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    """Projects and their members; a run's project is chosen on the run."""
+
+    list_display = ["name", "description", "created_at"]
+    search_fields = ["name"]
+    inlines = [ProjectMembershipInline]
+
+
+@admin.register(models.ProjectMembership)
+class ProjectMembershipAdmin(admin.ModelAdmin):
+    list_display = ["project", "user", "role", "created_at"]
+    list_filter = ["project", "role"]
+    search_fields = ["project__name", "user__username"]
+    autocomplete_fields = ["user"]
 
 
 @admin.register(models.Job)

@@ -1,14 +1,15 @@
-"""The staff page that starts a COCO import: the upload is stored, a job imports it, and a
+"""The page (for researchers of any project: datasets are shared) that starts a COCO import: the upload is stored, a job imports it, and a
 status page follows the job's progress."""
 
 from __future__ import annotations
 
 from django import forms
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import ImageSource, Job, JobState
+from annotation.permissions import Action, require
 from annotation.services.dataset_jobs import JOB_NAME, dataset_import_start, dataset_upload_store
 from pipeline.errors import InputError
 
@@ -24,8 +25,9 @@ class DatasetImportForm(forms.Form):
     )
 
 
-@staff_member_required
+@login_required
 def dataset_import_page(request: HttpRequest) -> HttpResponse:
+    require(request.user, Action.ACT)
     form = DatasetImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
@@ -45,8 +47,9 @@ def dataset_import_page(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/dataset_import.html", {"form": form}, status=status)
 
 
-@staff_member_required
+@login_required
 def dataset_import_job_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    require(request.user, Action.ACT)
     job = get_object_or_404(Job, pk=job_id, name=JOB_NAME)
     busy = job.state in (JobState.PENDING, JobState.RUNNING)
     return render(request, "annotation/dataset_import_job.html", {"job": job, "busy": busy})

@@ -1,11 +1,12 @@
-"""Staff pages for inviting local workers: create links in bulk, download them, revoke."""
+"""Pages for inviting local workers: create links in bulk, download them, revoke. A run's
+researchers only: a link lets anyone work as the invited worker."""
 
 from __future__ import annotations
 
 import csv
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
+from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.links import public_base_url
 from annotation.services.invitations import (
@@ -26,9 +28,10 @@ def invitation_link(request: HttpRequest, invitation: Invitation) -> str:
     return public_base_url(request) + reverse("work-join", args=[invitation.token])
 
 
-@staff_member_required
+@login_required
 def invitations_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.ACT, run=run)
     error = None
     if request.method == "POST":
         try:
@@ -44,9 +47,10 @@ def invitations_page(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "annotation/invitations.html", context, status=400 if error else 200)
 
 
-@staff_member_required
+@login_required
 def invitations_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.DOWNLOAD, run=run)
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-invitations.csv"'
     writer = csv.writer(response)
@@ -63,10 +67,11 @@ def invitations_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@login_required
 @require_POST
 def invitation_revoke_view(request: HttpRequest, invitation_id: int) -> HttpResponse:
-    invitation = get_object_or_404(Invitation, pk=invitation_id)
+    invitation = get_object_or_404(Invitation.objects.select_related("run"), pk=invitation_id)
+    require(request.user, Action.ACT, run=invitation.run)
     invitation_revoke(invitation=invitation)
     messages.success(request, f"Invitation of {invitation.label} revoked.")
     return redirect("invitations", run_id=invitation.run_id)

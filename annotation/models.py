@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -88,7 +89,53 @@ class RunStatus(models.TextChoices):
     FAILED = "failed"
 
 
+class Project(models.Model):
+    """A group of runs with its own members; a user acts on a run through its project's role
+    (see annotation/permissions.py). Runs made without one go to the "Default" project."""
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectRole(models.TextChoices):
+    RESEARCHER = "researcher", "Researcher: everything in the project"
+    REVIEWER = "reviewer", "Reviewer: review queue and worker pages"
+    VIEWER = "viewer", "Viewer: read-only"
+
+
+class ProjectMembership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
+    )
+    role = models.CharField(max_length=20, choices=ProjectRole.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="project_membership_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.project}"
+
+
+def default_project_id() -> int:
+    """The default of Run.project, so every way of making a run (services, fixtures, the
+    admin) lands in a project; the service creates the project on first use."""
+    from annotation.services.projects import project_default
+
+    return project_default().pk
+
+
 class Run(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.PROTECT, related_name="runs", default=default_project_id
+    )
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="runs")
     kind = models.CharField(max_length=20, choices=RunKind.choices)
     name = models.CharField(max_length=200, blank=True)

@@ -1,17 +1,19 @@
-"""Researcher pages (staff only): the dashboard of runs, and the review queue of held HITs."""
+"""Researcher pages: the dashboard of runs, and the review queue of held HITs. Each lists the
+user's projects only and checks the role in the object's project (annotation/permissions.py)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.models import Review, Run
+from annotation.models import Job, Review, Run
+from annotation.permissions import Action, can, require, visible_runs
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.batches import batches_stop
 from annotation.services.job_recovery import job_cancel, job_resume
@@ -21,18 +23,29 @@ from annotation.services.reviews import review_decide, review_reverse, reviews_d
 from pipeline.errors import InputError
 
 
-@staff_member_required
+@login_required
 @require_http_methods(["GET", "POST"])
 def review_queue(request: HttpRequest) -> HttpResponse:
     """The queue; a POST decides the ticked reviews at once (reject needs feedback)."""
+    require(request.user, Action.VIEW)
     if request.method == "POST":
+        require(request.user, Action.REVIEW)
         ids = [int(v) for v in request.POST.getlist("review") if v.isdigit()]
         decision = request.POST.get("decision")
+        # Reviews outside the user's projects are refused one by one, like any other failure.
+        allowed = set(
+            Review.objects.filter(
+                pk__in=ids,
+                assignment__hit__batch__run__in=visible_runs(request.user, Action.REVIEW),
+            ).values_list("pk", flat=True)
+        )
         if not ids or decision not in ("approve", "reject"):
             messages.error(request, "Tick at least one review and choose approve or reject.")
         else:
+            for pk in sorted(set(ids) - allowed):
+                messages.error(request, f"Review {pk}: you may not decide it.")
             result = reviews_decide(
-                review_ids=ids,
+                review_ids=sorted(allowed),
                 approve=decision == "approve",
                 feedback=request.POST.get("feedback", ""),
             )
@@ -43,17 +56,24 @@ def review_queue(request: HttpRequest) -> HttpResponse:
             for pk, error in result["failed"].items():
                 messages.error(request, f"Review {pk}: {error}")
         return redirect(f"{reverse('review-queue')}?sort={request.POST.get('sort', 'deadline')}")
-    context = review_queue_view(sort=request.GET.get("sort", "deadline"))
+    context = review_queue_view(
+        sort=request.GET.get("sort", "deadline"), runs=visible_runs(request.user)
+    )
+    context["can_review"] = can(request.user, Action.REVIEW)
     return render(request, "annotation/review_queue.html", context)
 
 
-@staff_member_required
+@login_required
 def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
     review = get_object_or_404(
-        Review.objects.select_related("assignment__worker", "assignment__hit__batch"), pk=review_id
+        Review.objects.select_related("assignment__worker", "assignment__hit__batch__run"),
+        pk=review_id,
     )
+    run = review.assignment.hit.batch.run
+    require(request.user, Action.VIEW, run=run)
     error = None
     if request.method == "POST":
+        require(request.user, Action.REVIEW, run=run)
         decision = request.POST.get("decision")
         feedback = request.POST.get("feedback", "")
         try:
@@ -85,34 +105,49 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         for a in answers
     ]
     policy = auto_approved_policy(review.assignment.hit.batch)
+    context = {
+        "review": review,
+        "rows": rows,
+        "error": error,
+        "policy": policy,
+        "can_review": can(request.user, Action.REVIEW, run=run),
+    }
     return render(
         request,
         "annotation/review_detail.html",
-        {"review": review, "rows": rows, "error": error, "policy": policy},
+        context,
         status=400 if error else 200,
     )
 
 
-@staff_member_required
+@login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     from annotation.selectors.dashboard import dashboard_busy, dashboard_runs
     from annotation.selectors.links import public_base_url
 
+    runs = visible_runs(request.user)
+    entries = dashboard_runs(base=public_base_url(request), runs=runs)
+    acting = set(visible_runs(request.user, Action.ACT).values_list("pk", flat=True))
+    for entry in entries:  # the template offers a run's buttons to its researchers only
+        entry["can_act"] = entry["run"].pk in acting
     return render(
         request,
         "annotation/dashboard.html",
         {
-            "runs": dashboard_runs(base=public_base_url(request)),
-            "busy": dashboard_busy(),
+            "runs": entries,
+            "busy": dashboard_busy(runs=runs),
             "stall_seconds": settings.CROWDVL_JOB_STALL_SECONDS,
+            "is_admin": can(request.user, Action.ADMIN),
         },
     )
 
 
-@staff_member_required
+@login_required
 @require_http_methods(["GET", "POST"])
 def mturk_reconcile_page(request: HttpRequest) -> HttpResponse:
-    """Asks MTurk only when staff press the button (it lists every HIT and assignment)."""
+    """Asks MTurk only when staff press the button (it lists every HIT and assignment of the
+    account, across projects: staff only)."""
+    require(request.user, Action.ADMIN)
     report, error = None, None
     if request.method == "POST":
         try:
@@ -123,12 +158,14 @@ def mturk_reconcile_page(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/mturk_reconcile.html", context, status=400 if error else 200)
 
 
-@staff_member_required
+@login_required
 @require_http_methods(["POST"])
 def stop_hits(request: HttpRequest) -> HttpResponse:
     """The kill switch: every HIT still on offer, of one run or of the installation."""
     run_id = request.POST.get("run") or None
     run = get_object_or_404(Run, pk=run_id) if run_id else None
+    # One run's HITs: its researchers; every HIT of the installation: staff.
+    require(request.user, Action.ACT if run else Action.ADMIN, run=run)
     if request.POST.get("confirm") != "STOP":
         messages.error(request, "Type STOP to confirm: nothing was stopped.")
         return redirect("dashboard")
@@ -143,10 +180,13 @@ def stop_hits(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard")
 
 
-@staff_member_required
+@login_required
 @require_http_methods(["POST"])
 def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
     """Resume (re-send its missing steps) or cancel a pending or running job."""
+    job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
+    # A run's job: its researchers; a job of no run (a dataset import): any researcher.
+    require(request.user, Action.ACT, run=job.run)
     who = request.user.get_username()
     try:
         if action == "resume":

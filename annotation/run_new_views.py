@@ -1,4 +1,5 @@
-"""Staff pages to list datasets and create a run of any registered flow from the browser.
+"""Pages to list datasets (any member) and create a run (researchers, in one of their
+projects) and create a run of any registered flow from the browser.
 
 The run form is built from the flow's own defaults (`check_config({})`), so a new flow gets
 its form without a line here, and it is checked by the same `run_create` as the CLI and the
@@ -9,20 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Count
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.models import Caption, Dataset, RunKind
+from annotation.models import Caption, Dataset, Project, RunKind
+from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.services.runs import run_check_config, run_create
 from pipeline.errors import InputError
 
 
-@staff_member_required
+@login_required
 def datasets_page(request: HttpRequest) -> HttpResponse:
+    require(request.user, Action.VIEW)
     datasets = list(Dataset.objects.annotate(n_images=Count("images")).order_by("-created_at"))
     captions = dict(
         Caption.objects.values("dataset").annotate(n=Count("pk")).values_list("dataset", "n")
@@ -48,9 +51,27 @@ def _setting_field(name: str, default: Any) -> forms.Field:
 class RunForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
     name = forms.CharField(max_length=200, required=False)
+    project = forms.ModelChoiceField(
+        queryset=Project.objects.none(),
+        required=False,
+        help_text="default: the Default project",
+    )
 
-    def __init__(self, *args: Any, defaults: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        defaults: dict[str, Any],
+        projects: QuerySet[Project],
+        project_required: bool,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
+        # Only projects the user may create runs in. Staff may leave it blank (the default
+        # project, as before projects); others pick one of theirs.
+        field = self.fields["project"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = projects.order_by("name")
+        field.required = project_required
         for key, value in defaults.items():
             self.fields[f"config_{key}"] = _setting_field(key, value)
 
@@ -58,18 +79,27 @@ class RunForm(forms.Form):
         return {k[7:]: v for k, v in self.cleaned_data.items() if k.startswith("config_")}
 
 
-@staff_member_required
+@login_required
 @require_http_methods(["GET", "POST"])
 def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
+    require(request.user, Action.ACT)  # in some project; the chosen one is checked below
     if kind is None:
         return render(request, "annotation/run_new.html", {"kinds": RunKind.choices})
     if kind not in RunKind.values:
         raise Http404("no such kind of run")
     defaults = run_check_config(kind=kind, config={})
-    form = RunForm(request.POST or None, defaults=defaults)
+    form = RunForm(
+        request.POST or None,
+        defaults=defaults,
+        projects=visible_projects(request.user, Action.ACT),
+        project_required=not is_staff(request.user),
+    )
     if request.method == "POST" and form.is_valid():
+        project = form.cleaned_data["project"]
+        require(request.user, Action.ACT, project=project)
         try:
             run_create(
+                project=project,
                 dataset=form.cleaned_data["dataset"],
                 kind=kind,
                 name=form.cleaned_data["name"],

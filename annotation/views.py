@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
@@ -21,6 +21,7 @@ from annotation.models import (
     Run,
     Worker,
 )
+from annotation.permissions import Action, is_staff, require, visible_runs
 from annotation.selectors.images import batch_image_id
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.work import hit_view, task_page
@@ -196,7 +197,12 @@ def batch_image(request: HttpRequest, token: str) -> HttpResponse:
         )
 
 
-@staff_member_required
+@login_required
 def staff_image(request: HttpRequest, image_id: int) -> HttpResponse:
-    """Any image by its id, for staff pages (the review queue) only."""
-    return _image_response(get_object_or_404(Image.objects.select_related("dataset"), pk=image_id))
+    """An image by its id, for the researcher pages (the review queue): staff see any; a
+    member sees the images of datasets used by their projects' runs (404 for the others)."""
+    require(request.user, Action.VIEW)
+    images = Image.objects.select_related("dataset")
+    if not is_staff(request.user):
+        images = images.filter(dataset__runs__in=visible_runs(request.user)).distinct()
+    return _image_response(get_object_or_404(images, pk=image_id))

@@ -5,13 +5,14 @@ or acted on."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.errors import ServiceError
 from annotation.models import Assignment, Run, Worker
+from annotation.permissions import Action, can, require
 from annotation.selectors.counting import counted
 from annotation.selectors.workers import accuracy_histogram, run_workers
 from annotation.services.review import (
@@ -30,13 +31,16 @@ def _run_worker(run: Run, worker_id: int) -> Worker:
     return get_object_or_404(workers, pk=worker_id)
 
 
-@staff_member_required
+@login_required
 @require_http_methods(["GET"])
 def run_workers_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.VIEW, run=run)
     rows = run_workers(run=run)
     context = {
         "run": run,
+        "can_act": can(request.user, Action.ACT, run=run),
+        "can_account_wide": can(request.user, Action.ACCOUNT_WIDE, run=run),
         "rows": rows,
         "histogram": accuracy_histogram(rows),
         "scopes": BLOCK_SCOPES,
@@ -44,7 +48,7 @@ def run_workers_page(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "annotation/run_workers.html", context)
 
 
-@staff_member_required
+@login_required
 @require_POST
 def run_worker_action(
     request: HttpRequest, run_id: int, worker_id: int, action: str
@@ -52,6 +56,8 @@ def run_worker_action(
     if action not in ("block", "unblock", "bonus"):
         raise Http404("no such action")
     run = get_object_or_404(Run, pk=run_id)
+    # A block (either scope) reaches the worker in every project; a bonus is the run's money.
+    require(request.user, Action.ACT if action == "bonus" else Action.ACCOUNT_WIDE, run=run)
     worker = _run_worker(run, worker_id)
     reason = request.POST.get("reason", "")
     try:
@@ -80,10 +86,11 @@ def run_worker_action(
     return redirect("run-workers", run_id=run.pk)
 
 
-@staff_member_required
+@login_required
 @require_POST
 def run_workers_notify(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.ACCOUNT_WIDE, run=run)
     ids = [int(v) for v in request.POST.getlist("worker") if v.isdigit()]
     workers = list(Worker.objects.filter(pk__in=ids, assignments__hit__batch__run=run).distinct())
     try:

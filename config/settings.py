@@ -179,12 +179,17 @@ MEDIA_URL = "media/"
 # The only server folder the API may import a COCO file from by `path` (uploads need none).
 CROWDVL_IMPORT_DIR = Path(env("CROWDVL_IMPORT_DIR", str(VAR_DIR / "import")))
 
+# Researchers, reviewers and viewers are not staff: they sign in here, not in the admin.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    # Staff as before; project members by role (annotation/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.ProjectPermission"],
     "DEFAULT_PARSER_CLASSES": [
         "annotation.api.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",

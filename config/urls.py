@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotation import (
@@ -14,6 +15,12 @@ from annotation import (
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(template_name="annotation/login.html"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health_views.health, name="health"),
     path("api/", include("annotation.api.urls")),
     path("join/<str:token>/", views.work_join, name="work-join"),

@@ -3,15 +3,32 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
+from annotation.models import Project, Run
+from annotation.permissions import Action, require
 from pipeline.errors import InputError
 
 
 class ServiceAPIView(APIView):
-    """Turns service errors into clear JSON responses."""
+    """Turns service errors into clear JSON responses. `required_action` is what the user
+    must be allowed in some project to call the view at all (ProjectPermission; staff only
+    unless a view says otherwise); the view then checks its object's run or project."""
+
+    required_action: str = Action.ADMIN
+
+    def require(
+        self,
+        request: Request,
+        *,
+        run: Run | None = None,
+        project: Project | None = None,
+        action: str | None = None,
+    ) -> None:
+        require(request.user, action or self.required_action, run=run, project=project)
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, InputError):

@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ServiceAPIView
-from annotation.models import Batch, Dataset, ImageSource, Job, Run, RunKind, Stage
+from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
+from annotation.permissions import Action
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.dataset_jobs import (
     dataset_import_start,
@@ -21,6 +22,7 @@ from annotation.services.dataset_jobs import (
 )
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.mturk import mturk_publish_start
+from annotation.services.projects import project_default
 from annotation.services.runs import run_create
 
 
@@ -52,6 +54,7 @@ class DatasetImportApi(ServiceAPIView):
     with the job; poll /api/jobs/<id>/ for progress."""
 
     parser_classes = [JSONParser, MultiPartParser]
+    required_action = Action.ACT  # datasets are shared: a researcher of any project
 
     class InputSerializer(serializers.Serializer):
         path = serializers.CharField(required=False, max_length=500)
@@ -86,8 +89,16 @@ class DatasetImportApi(ServiceAPIView):
 
 
 class RunCreateApi(ServiceAPIView):
+    """Create a run in `project` (by id; default: the Default project), where the user must
+    be a researcher."""
+
+    required_action = Action.ACT
+
     class InputSerializer(serializers.Serializer):
         dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+        project = serializers.PrimaryKeyRelatedField(
+            queryset=Project.objects.all(), required=False, allow_null=True, default=None
+        )
         kind = serializers.ChoiceField(choices=RunKind.values, default=RunKind.BISON)
         name = serializers.CharField(required=False, default="", allow_blank=True)
         config = serializers.DictField(required=False, default=dict)
@@ -95,18 +106,31 @@ class RunCreateApi(ServiceAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         class Meta:
             model = Run
-            fields = ["id", "dataset", "kind", "name", "config", "status"]
+            fields = ["id", "project", "dataset", "kind", "name", "config", "status"]
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        run = run_create(**data.validated_data)
+        options = dict(data.validated_data)
+        options["project"] = options["project"] or project_default()
+        self.require(request, project=options["project"])
+        run = run_create(**options)
         return Response(self.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
+def _job(view: ServiceAPIView, request: Request, job_id: int) -> Job:
+    """The job, once the user may do the view's action on its run (a job of no run, such as
+    a dataset import, is checked in any project)."""
+    job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
+    view.require(request, run=job.run)
+    return job
+
+
 class JobDetailApi(ServiceAPIView):
+    required_action = Action.VIEW
+
     def get(self, request: Request, job_id: int) -> Response:
-        return Response(JobOutput(get_object_or_404(Job, pk=job_id)).data)
+        return Response(JobOutput(_job(self, request, job_id)).data)
 
 
 class JobResumeApi(ServiceAPIView):
@@ -117,7 +141,10 @@ class JobResumeApi(ServiceAPIView):
         job = JobOutput()
         sent = serializers.ListField(child=serializers.CharField())
 
+    required_action = Action.ACT
+
     def post(self, request: Request, job_id: int) -> Response:
+        _job(self, request, job_id)
         plan = job_resume(job_id=job_id, reason="by hand", by=request.user.get_username())
         job = get_object_or_404(Job, pk=job_id)
         return Response(
@@ -130,12 +157,17 @@ class JobCancelApi(ServiceAPIView):
     """Cancel a pending or running job: its remaining steps do nothing; a run it kept busy
     fails, so it can be started again."""
 
+    required_action = Action.ACT
+
     def post(self, request: Request, job_id: int) -> Response:
+        _job(self, request, job_id)
         job = job_cancel(job_id=job_id, by=request.user.get_username())
         return Response(JobOutput(job).data)
 
 
 class BatchCreateApi(ServiceAPIView):
+    required_action = Action.ACT
+
     class InputSerializer(serializers.Serializer):
         stage = serializers.ChoiceField(choices=Stage.values)
         provider = serializers.CharField(default="local")
@@ -179,6 +211,7 @@ class BatchCreateApi(ServiceAPIView):
 
     def post(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         publish = data.validated_data.pop("publish")
@@ -198,6 +231,10 @@ class BatchCreateApi(ServiceAPIView):
 class MTurkPublishApi(ServiceAPIView):
     """Check, estimate and enqueue publishing a draft MTurk batch."""
 
+    required_action = Action.ACT
+
     def post(self, request: Request, batch_id: int) -> Response:
-        job = mturk_publish_start(batch=get_object_or_404(Batch, pk=batch_id))
+        batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
+        self.require(request, run=batch.run)
+        job = mturk_publish_start(batch=batch)
         return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from annotation.crowd import provider_for
 from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
 from annotation.selectors.pay import effective_pay, pay_estimate
 
 
-def dashboard_runs(*, limit: int = 20, base: str | None = None) -> list[dict[str, Any]]:
+def dashboard_runs(
+    *, limit: int = 20, base: str | None = None, runs: QuerySet[Run] | None = None
+) -> list[dict[str, Any]]:
+    """The newest `limit` of `runs` (every run by default; pages pass the user's visible
+    runs)."""
     runs = (
-        Run.objects.select_related("dataset")
+        (Run.objects.all() if runs is None else runs)
+        .select_related("dataset", "project")
         .prefetch_related("jobs", "exports")
         .order_by("-pk")[:limit]
     )
@@ -81,7 +86,10 @@ def pay_summary(batch: Batch) -> dict[str, Any]:
     }
 
 
-def dashboard_busy() -> bool:
+def dashboard_busy(*, runs: QuerySet[Run] | None = None) -> bool:
     from annotation.models import Job
 
-    return Job.objects.filter(state__in=(JobState.PENDING, JobState.RUNNING)).exists()
+    jobs = Job.objects.filter(state__in=(JobState.PENDING, JobState.RUNNING))
+    if runs is not None:
+        jobs = jobs.filter(run__in=runs)
+    return jobs.exists()

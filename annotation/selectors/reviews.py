@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from annotation.models import Hit, Review, ReviewStatus
+from annotation.models import Hit, Review, ReviewStatus, Run
 
 DUE_SOON = timedelta(hours=24)
 
@@ -22,15 +22,19 @@ SORTS = {
 }
 
 
-def review_queue_view(*, now: datetime | None = None, sort: str = "deadline") -> dict[str, Any]:
+def review_queue_view(
+    *, now: datetime | None = None, sort: str = "deadline", runs: QuerySet[Run] | None = None
+) -> dict[str, Any]:
     """Open reviews sorted by deadline (no deadline last, then oldest first) unless `sort`
     says otherwise (SORTS), each flagged
     `due_soon` within 24 hours of the provider paying on its own and `overdue` past it; the
     reviews MTurk closed by paying first; and HITs whose rejected work still waits for a new
     HIT or, once their batch ended, never got one."""
     now = now or timezone.now()
+    # Only the given runs' reviews and HITs (a page passes the user's; None: all of them).
+    in_runs = Q() if runs is None else Q(assignment__hit__batch__run__in=runs)
     reviews = list(
-        Review.objects.filter(status=ReviewStatus.OPEN)
+        Review.objects.filter(in_runs, status=ReviewStatus.OPEN)
         .select_related("assignment__worker", "assignment__hit__batch")
         .order_by(*SORTS.get(sort, SORTS["deadline"]))
     )
@@ -46,12 +50,16 @@ def review_queue_view(*, now: datetime | None = None, sort: str = "deadline") ->
             }
         )
     auto = (
-        Review.objects.filter(status=ReviewStatus.AUTO_APPROVED)
+        Review.objects.filter(in_runs, status=ReviewStatus.AUTO_APPROVED)
         .select_related("assignment__worker", "assignment__hit__batch")
         .order_by("-decided_at")[:50]
     )
     stuck = (
-        Hit.objects.filter(cannot_grow_at__isnull=False, reoffered_as__isnull=True)
+        Hit.objects.filter(
+            Q() if runs is None else Q(batch__run__in=runs),
+            cannot_grow_at__isnull=False,
+            reoffered_as__isnull=True,
+        )
         .select_related("batch")
         .order_by("cannot_grow_at")
     )

@@ -6,9 +6,10 @@ from typing import Any
 
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.models import Dataset, Run, RunKind, RunStatus
+from annotation.models import Dataset, Project, Run, RunKind, RunStatus
 from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
+from annotation.services.projects import project_default
 from pipeline.errors import InputError
 
 
@@ -18,13 +19,18 @@ def run_create(
     kind: str = RunKind.BISON,
     name: str = "",
     config: dict[str, Any] | None = None,
+    project: Project | None = None,
 ) -> Run:
+    """A new run in `project` (the default project if none is given)."""
     if kind not in RunKind.values:
         raise ServiceError(f"unknown run kind {kind!r}; known: {', '.join(RunKind.values)}")
     check_name(name)
     config = run_check_config(kind=kind, config=config or {})
-    run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config)
-    event_record(action="run.created", run=run, data={"config": run.config})
+    project = project or project_default()
+    run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config, project=project)
+    event_record(
+        action="run.created", run=run, data={"config": run.config, "project": project.name}
+    )
     return run
 
 

@@ -15,11 +15,14 @@ from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
 from annotation.models import Export, Run
+from annotation.permissions import Action
 from annotation.services.dataset_jobs import server_file
 from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
 
 
 class PairingStartApi(ServiceAPIView):
+    required_action = Action.ACT
+
     class InputSerializer(serializers.Serializer):
         vectors_path = serializers.CharField(required=False, allow_null=True, default=None)
         dim = serializers.IntegerField(min_value=2, max_value=2048, default=100)
@@ -32,6 +35,7 @@ class PairingStartApi(ServiceAPIView):
 
     def post(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
@@ -44,19 +48,29 @@ class PairingStartApi(ServiceAPIView):
 
 
 class RunSummaryApi(ServiceAPIView):
+    required_action = Action.VIEW
+
     def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
         return Response({"run": run.pk, "status": run.status, **bison_stage_counts(run=run)})
 
 
 class ExportStartApi(ServiceAPIView):
+    required_action = Action.ACT
+
     def post(self, request: Request, run_id: int) -> Response:
-        job = bison_export_start(run=get_object_or_404(Run, pk=run_id))
+        run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
+        job = bison_export_start(run=run)
         return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class BisonEvaluateApi(ServiceAPIView):
-    """Score predictions (uploaded JSON) against a stored export."""
+    """Score predictions (uploaded JSON) against a stored export: only scores come back, so
+    viewing the export's run is enough."""
+
+    required_action = Action.VIEW
 
     class InputSerializer(serializers.Serializer):
         export = serializers.PrimaryKeyRelatedField(queryset=Export.objects.all())
@@ -65,6 +79,7 @@ class BisonEvaluateApi(ServiceAPIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        self.require(request, run=data.validated_data["export"].run)
         path = data.validated_data["export"].path
         with open(path, "rb") as fh:
             records = parse_bison_annotations(fh.read(), file=path)

@@ -12,10 +12,14 @@ from rest_framework.response import Response
 from annotation.api.errors import ServiceAPIView
 from annotation.flows.eccv.services.export import eccv_evaluate
 from annotation.models import Export
+from annotation.permissions import Action
 
 
 class EccvEvaluateApi(ServiceAPIView):
-    """Score a model's ranked lists against an ECCV export (mAP@R, R-Precision, R@K)."""
+    """Score a model's ranked lists against an ECCV export (mAP@R, R-Precision, R@K); only
+    scores come back, so viewing the export's run is enough."""
+
+    required_action = Action.VIEW
 
     class InputSerializer(serializers.Serializer):
         export = serializers.PrimaryKeyRelatedField(queryset=Export.objects.all())
@@ -27,6 +31,7 @@ class EccvEvaluateApi(ServiceAPIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        self.require(request, run=data.validated_data["export"].run)
         with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="rankings-") as fh:
             json.dump(data.validated_data["rankings"], fh)
             fh.flush()

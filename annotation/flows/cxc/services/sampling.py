@@ -14,7 +14,18 @@ from django.db.models.functions import Cast
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.config import cxc_check_config
-from annotation.models import Caption, Dataset, Item, ItemKind, Job, Run, RunKind, RunStatus, Stage
+from annotation.models import (
+    Caption,
+    Dataset,
+    Item,
+    ItemKind,
+    Job,
+    Project,
+    Run,
+    RunKind,
+    RunStatus,
+    Stage,
+)
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
 from annotation.services.jobs import (
@@ -59,10 +70,18 @@ for _method, _stage in STAGE_OF.items():
 
 
 def cxc_run_create(
-    *, dataset: Dataset, name: str = "", config: dict[str, Any] | None = None
+    *,
+    dataset: Dataset,
+    name: str = "",
+    config: dict[str, Any] | None = None,
+    project: Project | None = None,
 ) -> Run:
     return run_create(
-        dataset=dataset, kind=RunKind.CXC, name=name, config=cxc_check_config(config or {})
+        dataset=dataset,
+        kind=RunKind.CXC,
+        name=name,
+        config=cxc_check_config(config or {}),
+        project=project,
     )
 
 

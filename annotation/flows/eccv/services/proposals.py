@@ -26,6 +26,7 @@ from annotation.models import (
     Item,
     ItemKind,
     Job,
+    Project,
     Proposal,
     Run,
     RunKind,
@@ -115,7 +116,11 @@ def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def eccv_run_create(
-    *, dataset: Dataset, name: str = "", config: dict[str, Any] | None = None
+    *,
+    dataset: Dataset,
+    name: str = "",
+    config: dict[str, Any] | None = None,
+    project: Project | None = None,
 ) -> Run:
     """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
     config = eccv_check_config({**DEFAULTS, **(config or {})})
@@ -160,7 +165,7 @@ def eccv_run_create(
         )
     config["query_images"] = list(sample.image_ids)
     config["query_captions"] = list(sample.caption_ids)
-    return run_create(dataset=dataset, kind=RunKind.ECCV, name=name, config=config)
+    return run_create(dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project)
 
 
 def eccv_annotator_add(

@@ -12,7 +12,17 @@ from typing import Any
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import Candidate, Caption, Dataset, Item, ItemKind, Run, RunKind, Stage
+from annotation.models import (
+    Candidate,
+    Caption,
+    Dataset,
+    Item,
+    ItemKind,
+    Project,
+    Run,
+    RunKind,
+    Stage,
+)
 from annotation.services.checks import SEED_RANGE, check_int, check_name
 from annotation.services.events import event_record
 from annotation.services.runs import run_create
@@ -54,13 +64,18 @@ def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def quality_run_create(
-    *, dataset: Dataset, name: str = "", config: dict[str, Any] | None = None
+    *,
+    dataset: Dataset,
+    name: str = "",
+    config: dict[str, Any] | None = None,
+    project: Project | None = None,
 ) -> Run:
     return run_create(
         dataset=dataset,
         kind=RunKind.QUALITY,
         name=name,
         config=quality_check_config(config or {}),
+        project=project,
     )
 
 
