@@ -125,6 +125,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     from annotation.selectors.dashboard import dashboard_busy, dashboard_runs
     from annotation.selectors.links import public_base_url
 
+    require(request.user, Action.VIEW)  # a user of no project: ask staff to add them
     runs = visible_runs(request.user)
     entries = dashboard_runs(base=public_base_url(request), runs=runs)
     acting = set(visible_runs(request.user, Action.ACT).values_list("pk", flat=True))
