@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.models import Job, Review, Run
-from annotation.permissions import Action, can, require, visible_runs
+from annotation.permissions import Action, can, is_staff, require, visible_runs
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.batches import batches_stop
 from annotation.services.job_recovery import job_cancel, job_resume
@@ -56,9 +56,9 @@ def review_queue(request: HttpRequest) -> HttpResponse:
             for pk, error in result["failed"].items():
                 messages.error(request, f"Review {pk}: {error}")
         return redirect(f"{reverse('review-queue')}?sort={request.POST.get('sort', 'deadline')}")
-    context = review_queue_view(
-        sort=request.GET.get("sort", "deadline"), runs=visible_runs(request.user)
-    )
+    # Staff: every review, with no project filter in the query (as before projects).
+    scope = None if is_staff(request.user) else visible_runs(request.user)
+    context = review_queue_view(sort=request.GET.get("sort", "deadline"), runs=scope)
     context["can_review"] = can(request.user, Action.REVIEW)
     return render(request, "annotation/review_queue.html", context)
 
@@ -126,7 +126,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     from annotation.selectors.links import public_base_url
 
     require(request.user, Action.VIEW)  # a user of no project: ask staff to add them
-    runs = visible_runs(request.user)
+    # Staff: every run and job (also jobs of no run, such as dataset imports), unfiltered.
+    runs = None if is_staff(request.user) else visible_runs(request.user)
     entries = dashboard_runs(base=public_base_url(request), runs=runs)
     acting = set(visible_runs(request.user, Action.ACT).values_list("pk", flat=True))
     for entry in entries:  # the template offers a run's buttons to its researchers only

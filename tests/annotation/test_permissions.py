@@ -173,10 +173,13 @@ def test_review_queue_lists_and_decides_only_the_projects_reviews(world, client)
     # A viewer may look but not decide.
     assert client.post("/review/", {"review": [a[0].pk], "decision": "approve"}).status_code == 403
     assert client.post(f"/review/{a[0].pk}/", {"decision": "approve"}).status_code == 403
-    assert client.get(f"/review/{a[0].pk}/").status_code == 200
+    assert 'id="approve"' not in client.get(f"/review/{a[0].pk}/").content.decode()
+    assert 'id="bulk-approve"' not in page
     assert client.get(f"/review/{b[0].pk}/").status_code == 403
     # A reviewer decides A's reviews; B's, ticked with them, are refused one by one.
     login(client, world, "rita")
+    assert 'id="bulk-approve"' in client.get("/review/").content.decode()
+    assert 'id="approve"' in client.get(f"/review/{a[0].pk}/").content.decode()
     response = client.post(
         "/review/", {"review": [a[0].pk, b[0].pk], "decision": "approve"}, follow=True
     )
@@ -230,13 +233,16 @@ def test_worker_pages_reviewers_look_researchers_block_and_notify(world, client)
     block = {"scope": "project", "reason": "gold failures"}
     notify = {"worker": [worker.pk], "subject": "s", "message": "m"}
     for name in ("rita", "vic"):
-        assert login(client, world, name).get(base).status_code == 200
+        page = login(client, world, name).get(base).content.decode()
+        assert "Notify</button>" not in page and "Block</button>" not in page
+        assert "Pay bonus" not in page
         assert client.post(f"{base}{worker.pk}/block/", block).status_code == 403
         assert client.post(f"{base}notify/", notify).status_code == 403
         assert client.post(f"{base}{worker.pk}/bonus/", {"amount": "1"}).status_code == 403
     assert login(client, world, "nobody").get(base).status_code == 403
     assert not Worker.objects.get(pk=worker.pk).blocked
-    login(client, world, "alice")
+    page = login(client, world, "alice").get(base).content.decode()
+    assert "Notify</button>" in page and "Block</button>" in page and "Pay bonus" in page
     assert client.post(f"{base}{worker.pk}/block/", block).status_code == 302
     assert Worker.objects.get(pk=worker.pk).blocked
     # Back in project B, the same worker is out of alice's reach.
