@@ -54,7 +54,6 @@ class RunForm(forms.Form):
     project = forms.ModelChoiceField(
         queryset=Project.objects.none(),
         required=False,
-        help_text="default: the Default project",
     )
 
     def __init__(
@@ -72,6 +71,7 @@ class RunForm(forms.Form):
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = projects.order_by("name")
         field.required = project_required
+        field.help_text = "" if project_required else "default: the Default project"
         for key, value in defaults.items():
             self.fields[f"config_{key}"] = _setting_field(key, value)
 
