@@ -144,6 +144,15 @@ class Run(models.Model):
     embedding_dim = models.IntegerField(null=True, blank=True)
     embedding_source = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="who created it from a page or the API: mailed when a batch completes or a "
+        "job fails",
+    )
 
     def __str__(self) -> str:
         return f"{self.kind} run {self.pk}"

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.errors import ServiceError
 from annotation.models import Caption, Dataset, Project, RunKind
 from annotation.permissions import Action, is_staff, require, visible_projects
-from annotation.services.runs import run_check_config, run_create
+from annotation.services.runs import run_check_config, run_create_any
 from pipeline.errors import InputError
 
 
@@ -98,12 +98,13 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
         project = form.cleaned_data["project"]
         require(request.user, Action.ACT, project=project)
         try:
-            run_create(
+            run_create_any(
                 project=project,
                 dataset=form.cleaned_data["dataset"],
                 kind=kind,
                 name=form.cleaned_data["name"],
                 config=form.config(),
+                owner=request.user,
             )
         except InputError as exc:
             key = f"config_{exc.field}" if f"config_{exc.field}" in form.fields else None

@@ -54,3 +54,10 @@ def jobs_recover() -> None:
     from annotation.services.job_recovery import jobs_recover as recover
 
     recover()
+
+
+@shared_task(name="notify.owner")
+def owner_notify(run_id: int, subject: str, body: str) -> None:
+    from annotation.services.notifications import owner_notify_send
+
+    owner_notify_send(run_id=run_id, subject=subject, body=body)

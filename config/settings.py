@@ -302,6 +302,19 @@ LOGGING = {
         },
     },
 }
+# Outgoing mail: server errors to ADMINS, a run's owner on a completed batch or a failed job.
+# Without CROWDVL_EMAIL_HOST mail is printed to the log (console backend), never lost silently.
+EMAIL_HOST = env("CROWDVL_EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = int(env("CROWDVL_EMAIL_PORT", "587"))
+EMAIL_HOST_USER = env("CROWDVL_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = env("CROWDVL_EMAIL_PASSWORD", "")
+EMAIL_USE_TLS = env_flag("CROWDVL_EMAIL_TLS", True)
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = env("CROWDVL_EMAIL_FROM", "crowdvl@localhost")
 # "Name <email>,Name <email>": who is mailed server errors (needs EMAIL_* settings).
 ADMINS = [
     tuple(part.strip().rstrip(">").split("<", 1))

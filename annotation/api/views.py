@@ -23,7 +23,7 @@ from annotation.services.dataset_jobs import (
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.projects import project_default
-from annotation.services.runs import run_create
+from annotation.services.runs import run_create_any
 
 
 class JobOutput(serializers.ModelSerializer):
@@ -114,7 +114,7 @@ class RunCreateApi(ServiceAPIView):
         options = dict(data.validated_data)
         options["project"] = options["project"] or project_default()
         self.require(request, project=options["project"])
-        run = run_create(**options)
+        run = run_create_any(**options, owner=request.user)
         return Response(self.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 

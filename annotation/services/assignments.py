@@ -45,6 +45,7 @@ from annotation.selectors.counting import (
 from annotation.selectors.work import hit_questions
 from annotation.services import worker_sql
 from annotation.services.events import event_record
+from annotation.services.notifications import owner_notify
 from annotation.tasktypes import task_type_for
 
 
@@ -609,11 +610,18 @@ def batch_refresh_status(*, batch: Batch) -> Batch:
         batch.status == BatchStatus.PUBLISHED
         and not batch.hits.filter(status=HitStatus.OPEN).exists()
     ):
-        Batch.objects.filter(pk=batch.pk, status=BatchStatus.PUBLISHED).update(
+        done = Batch.objects.filter(pk=batch.pk, status=BatchStatus.PUBLISHED).update(
             status=BatchStatus.COMPLETED
         )
         batch.refresh_from_db()
-        event_record(action="batch.completed", run=batch.run, batch=batch)
+        if done:  # this call completed it (another may have just done so)
+            event_record(action="batch.completed", run=batch.run, batch=batch)
+            owner_notify(
+                run_id=batch.run_id,
+                subject=f"batch {batch.pk} completed",
+                body=f"Every HIT of batch {batch.pk} ({batch.get_stage_display()}) has its "
+                "answers.",
+            )
     return batch
 
 

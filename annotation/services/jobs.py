@@ -14,6 +14,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Job, JobState, Run
+from annotation.services.notifications import owner_notify
 
 # A long step's report: (percent done, message).
 Progress = Callable[[float, str], None]
@@ -92,10 +93,13 @@ def job_succeed(*, job_id: int, result: dict[str, Any], message: str = "done") -
 
 
 def job_fail(*, job_id: int, error: str) -> None:
-    Job.objects.filter(pk=job_id, state__in=LIVE).update(
+    failed = Job.objects.filter(pk=job_id, state__in=LIVE).update(
         state=JobState.FAILED, error=error, message="failed", finished_at=timezone.now()
     )
     log.warning("job %s failed: %s", job_id, error)
+    if failed:
+        job = Job.objects.get(pk=job_id)
+        owner_notify(run_id=job.run_id, subject=f"job {job.name} #{job_id} failed", body=error)
 
 
 def job_finished_result(*, job_id: int) -> dict[str, Any] | None:

@@ -20,17 +20,42 @@ def run_create(
     name: str = "",
     config: dict[str, Any] | None = None,
     project: Project | None = None,
+    owner: Any = None,
 ) -> Run:
-    """A new run in `project` (the default project if none is given)."""
+    """A new run in `project` (the default project if none is given), owned by the user who
+    asked for it from a page or the API (None from the command line)."""
     if kind not in RunKind.values:
         raise ServiceError(f"unknown run kind {kind!r}; known: {', '.join(RunKind.values)}")
     check_name(name)
     config = run_check_config(kind=kind, config=config or {})
     project = project or project_default()
-    run = Run.objects.create(dataset=dataset, kind=kind, name=name, config=config, project=project)
+    run = Run.objects.create(
+        dataset=dataset, kind=kind, name=name, config=config, project=project, owner=owner
+    )
     event_record(
         action="run.created", run=run, data={"config": run.config, "project": project.name}
     )
+    return run
+
+
+def run_create_any(
+    *,
+    kind: str,
+    dataset: Dataset,
+    name: str = "",
+    config: dict[str, Any] | None = None,
+    project: Project | None = None,
+    owner: Any = None,
+) -> Run:
+    """A run of any flow through the flow's own creator where it has one (ECCV draws its
+    query sample then), else `run_create`: what pages and the API call."""
+    flow = flow_for_kind(kind)
+    create = flow.create_run if flow is not None and flow.create_run is not None else None
+    if create is None:
+        return run_create(
+            dataset=dataset, kind=kind, name=name, config=config, project=project, owner=owner
+        )
+    run: Run = create(dataset=dataset, name=name, config=config, project=project, owner=owner)
     return run
 
 

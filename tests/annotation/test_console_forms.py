@@ -66,4 +66,5 @@ def test_the_form_sent_as_shown_creates_a_run_with_the_flows_defaults(kind, data
     response = admin_client.post(f"/runs/new/{kind}/", data)
     assert response.status_code == 302, response.context["form"].errors
     run = Run.objects.get(name=f"{kind} defaults")
-    assert run.config == run_check_config(kind=kind, config={})
+    defaults = run_check_config(kind=kind, config={})
+    assert {k: run.config[k] for k in defaults} == defaults  # ECCV adds its query sample

@@ -12,7 +12,7 @@ class EccvConfig(AppConfig):
         from annotation.flows import Flow, flow_register
         from annotation.flows.eccv import demo, quality, simulate
         from annotation.flows.eccv.selectors import eccv_worker_gold
-        from annotation.flows.eccv.services.proposals import eccv_check_config
+        from annotation.flows.eccv.services.proposals import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
         from annotation.services.job_recovery import JobSteps, job_steps_register
@@ -40,6 +40,7 @@ class EccvConfig(AppConfig):
                 quality_sweep=demo.eccv_quality_sweep,
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,
+                create_run=eccv_run_create,
                 worker_gold=eccv_worker_gold,
             )
         )

@@ -12,7 +12,10 @@ class QualityConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.quality import demo, simulate
-        from annotation.flows.quality.services.candidates import quality_check_config
+        from annotation.flows.quality.services.candidates import (
+            quality_check_config,
+            quality_run_create,
+        )
         from annotation.flows.quality.tasktypes import (
             QualityBinaryTask,
             QualityPreferenceTask,
@@ -36,5 +39,6 @@ class QualityConfig(AppConfig):
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
                 check_config=quality_check_config,
+                create_run=quality_run_create,
             )
         )

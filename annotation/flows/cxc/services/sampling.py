@@ -75,6 +75,7 @@ def cxc_run_create(
     name: str = "",
     config: dict[str, Any] | None = None,
     project: Project | None = None,
+    owner: Any = None,
 ) -> Run:
     return run_create(
         dataset=dataset,
@@ -82,6 +83,7 @@ def cxc_run_create(
         name=name,
         config=cxc_check_config(config or {}),
         project=project,
+        owner=owner,
     )
 
 

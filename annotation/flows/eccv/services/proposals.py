@@ -121,6 +121,7 @@ def eccv_run_create(
     name: str = "",
     config: dict[str, Any] | None = None,
     project: Project | None = None,
+    owner: Any = None,
 ) -> Run:
     """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
     config = eccv_check_config({**DEFAULTS, **(config or {})})
@@ -165,7 +166,9 @@ def eccv_run_create(
         )
     config["query_images"] = list(sample.image_ids)
     config["query_captions"] = list(sample.caption_ids)
-    return run_create(dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project)
+    return run_create(
+        dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project, owner=owner
+    )
 
 
 def eccv_annotator_add(

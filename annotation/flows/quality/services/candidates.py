@@ -69,6 +69,7 @@ def quality_run_create(
     name: str = "",
     config: dict[str, Any] | None = None,
     project: Project | None = None,
+    owner: Any = None,
 ) -> Run:
     return run_create(
         dataset=dataset,
@@ -76,6 +77,7 @@ def quality_run_create(
         name=name,
         config=quality_check_config(config or {}),
         project=project,
+        owner=owner,
     )
 
 
