@@ -187,7 +187,11 @@ def parse_model_embeddings(
             raise InputError(
                 "id appears twice", file=file, record=int(unique[counts > 1][0]), field=ids_name
             )
-        known_array = np.fromiter((int(v) for v in known), dtype=np.int64, count=len(known))
+        known_array = (
+            known.astype(np.int64, copy=False)
+            if isinstance(known, np.ndarray)
+            else np.fromiter((int(v) for v in known), dtype=np.int64, count=len(known))
+        )
         unknown = ids[~np.isin(ids, known_array)]
         if unknown.size:
             raise InputError(

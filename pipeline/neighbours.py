@@ -108,6 +108,17 @@ def nearest_neighbours(
     return best_index, best_sim
 
 
+# The most one block of products holds (float32), whatever the gallery's size. Below it (any
+# gallery up to ~32,000 rows at 2,048 queries, e.g. COCO's 5k test split) blocks are as they
+# always were; a larger gallery gets fewer query rows per block, so memory stays put.
+BLOCK_BYTES = 256 * 1024 * 1024
+
+
+def block_rows(block_size: int, n_gallery: int) -> int:
+    """Query rows per block: `block_size`, fewer when that would exceed BLOCK_BYTES."""
+    return max(1, min(block_size, BLOCK_BYTES // max(1, 4 * n_gallery)))
+
+
 def top_k(
     queries: np.ndarray,
     gallery: np.ndarray,
@@ -134,6 +145,7 @@ def top_k(
     n_queries, n_gallery = q.shape[0], g.shape[0]
     if block_size < 1:
         raise InputError(f"must be at least 1, got {block_size}", field="block_size")
+    block_size = block_rows(block_size, n_gallery)
     skip = _exclude_array(exclude, n_queries, n_gallery)
     swap = _replace_arrays(replace, n_queries, n_gallery)
     available = n_gallery - (1 if skip is not None and (skip >= 0).any() else 0)
@@ -198,6 +210,7 @@ def gallery_ranks(
     if wanted.size and (wanted.min() < -1 or wanted.max() >= g.shape[0]):
         raise InputError(f"values must be -1 or a gallery index < {g.shape[0]}", field="items")
     swap = _replace_arrays(replace, q.shape[0], g.shape[0])
+    block_size = block_rows(block_size, g.shape[0])  # the same blocks as `top_k`'s
     ranks = np.full(wanted.shape, -1, dtype=np.int64)
     if q.shape[0] == 0:
         return ranks

@@ -9,6 +9,8 @@ from pipeline.neighbours import (
     _similarities,
     _top_rows,
     _top_rows_by_argpartition,
+    block_rows,
+    gallery_ranks,
     nearest_neighbours,
     normalize_rows,
     top_k,
@@ -169,6 +171,23 @@ def reference_top_k(
     # A stable sort of the negated similarities keeps lower indices first among ties.
     order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
     return order, np.take_along_axis(sims, order, axis=1)
+
+
+def test_blocks_hold_at_most_the_budget_whatever_the_gallery(monkeypatch) -> None:
+    from pipeline import neighbours
+
+    assert block_rows(2048, 25_000) == 2048  # COCO 5k test's captions: blocks as before
+    assert block_rows(2048, 2_025_200) * 2_025_200 * 4 <= neighbours.BLOCK_BYTES
+    assert block_rows(2048, 10**12) == 1
+    queries, gallery = random_unit(70, 16, seed=1), random_unit(300, 16, seed=2)
+    expected = top_k(queries, gallery, 5)
+    ranks = gallery_ranks(queries, gallery, expected[0])
+    monkeypatch.setattr(neighbours, "BLOCK_BYTES", 3 * 300 * 4)  # three query rows a block
+    assert block_rows(2048, 300) == 3
+    indices, sims = top_k(queries, gallery, 5)
+    np.testing.assert_array_equal(indices, expected[0])
+    np.testing.assert_allclose(sims, expected[1], rtol=1e-6)
+    np.testing.assert_array_equal(gallery_ranks(queries, gallery, indices), ranks)
 
 
 @pytest.mark.parametrize(("k", "block_size"), [(1, 2048), (5, 7), (40, 33), (300, 64)])

@@ -283,6 +283,10 @@ def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:
     return images, captions
 
 
+def _id_array(ids: Any) -> np.ndarray:
+    return np.fromiter(ids.iterator(chunk_size=20_000), dtype=np.int64)
+
+
 def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
     """The annotator's vectors (None for ranked-list annotators): imported from its file,
     or, for built-ins, the ones the proposal job saved (computed now if it has not run)."""
@@ -290,10 +294,11 @@ def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
         return None
     if annotator.kind == AnnotatorKind.EMBEDDINGS:
         dataset = annotator.run.dataset
+        # Arrays, not sets of Python ints: 2M captions would cost ~150 MB as a set.
         return load_model_embeddings(
             annotator.source,
-            known_image_ids=set(dataset.images.values_list("coco_id", flat=True)),
-            known_caption_ids=set(
+            known_image_ids=_id_array(dataset.images.values_list("coco_id", flat=True)),
+            known_caption_ids=_id_array(
                 Caption.objects.filter(dataset=dataset).values_list("coco_id", flat=True)
             ),
         )
