@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from annotation import (
     dataset_import_views,
+    export_views,
     health_views,
     invitation_views,
     mturk_views,
@@ -68,6 +69,9 @@ urlpatterns = [
     ),
     path("review/<int:review_id>/", researcher_views.review_detail, name="review-detail"),
     path("runs/<int:run_id>/workers/", workers_views.run_workers_page, name="run-workers"),
+    path("runs/<int:run_id>/exports/", export_views.run_exports_page, name="run-exports"),
+    path("runs/<int:run_id>/exports/new/", export_views.export_new, name="run-export-new"),
+    path("exports/<int:export_id>/files/<str:name>", export_views.export_file, name="export-file"),
     path(
         "runs/<int:run_id>/workers/notify/",
         workers_views.run_workers_notify,

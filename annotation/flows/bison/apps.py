@@ -12,6 +12,7 @@ class BisonConfig(AppConfig):
         from annotation.flows import Flow, flow_register
         from annotation.flows.bison import demo, quality, simulate
         from annotation.flows.bison.selectors import bison_check_config
+        from annotation.flows.bison.services.export import bison_export_start
         from annotation.flows.bison.services.pairing import pairing_block_args
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, RunStatus, Stage
@@ -45,5 +46,6 @@ class BisonConfig(AppConfig):
                 quality_sweep=demo.bison_quality_sweep,
                 api_urls="annotation.flows.bison.urls",
                 check_config=bison_check_config,
+                start_export=bison_export_start,
             )
         )

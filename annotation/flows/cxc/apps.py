@@ -13,6 +13,7 @@ class CxcConfig(AppConfig):
         from annotation.flows import Flow, flow_register
         from annotation.flows.cxc import demo, simulate
         from annotation.flows.cxc.config import cxc_check_config
+        from annotation.flows.cxc.services.export import cxc_export_start
         from annotation.flows.cxc.services.sampling import cxc_run_create
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
         from annotation.models import RunKind, RunStatus, Stage
@@ -37,5 +38,6 @@ class CxcConfig(AppConfig):
                 demo=demo.run_demo,
                 check_config=cxc_check_config,
                 create_run=cxc_run_create,
+                start_export=cxc_export_start,
             )
         )

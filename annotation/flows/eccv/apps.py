@@ -12,6 +12,7 @@ class EccvConfig(AppConfig):
         from annotation.flows import Flow, flow_register
         from annotation.flows.eccv import demo, quality, simulate
         from annotation.flows.eccv.selectors import eccv_worker_gold
+        from annotation.flows.eccv.services.export import eccv_export_start
         from annotation.flows.eccv.services.proposals import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
@@ -41,6 +42,7 @@ class EccvConfig(AppConfig):
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,
                 create_run=eccv_run_create,
+                start_export=eccv_export_start,
                 worker_gold=eccv_worker_gold,
             )
         )

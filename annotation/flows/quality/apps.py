@@ -16,6 +16,7 @@ class QualityConfig(AppConfig):
             quality_check_config,
             quality_run_create,
         )
+        from annotation.flows.quality.services.export import quality_export_start
         from annotation.flows.quality.tasktypes import (
             QualityBinaryTask,
             QualityPreferenceTask,
@@ -40,5 +41,6 @@ class QualityConfig(AppConfig):
                 demo=demo.run_demo,
                 check_config=quality_check_config,
                 create_run=quality_run_create,
+                start_export=quality_export_start,
             )
         )
