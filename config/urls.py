@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotation import (
+    batch_launch_views,
     dataset_import_views,
     export_views,
     health_views,
@@ -69,6 +70,13 @@ urlpatterns = [
     ),
     path("review/<int:review_id>/", researcher_views.review_detail, name="review-detail"),
     path("runs/<int:run_id>/workers/", workers_views.run_workers_page, name="run-workers"),
+    path("runs/<int:run_id>/batches/new/", batch_launch_views.batch_new_page, name="batch-new"),
+    path("batches/<int:batch_id>/", batch_launch_views.batch_launch_page, name="batch-launch"),
+    path(
+        "batches/<int:batch_id>/<str:action>/",
+        batch_launch_views.batch_launch_action,
+        name="batch-launch-action",
+    ),
     path("runs/<int:run_id>/exports/", export_views.run_exports_page, name="run-exports"),
     path("runs/<int:run_id>/exports/new/", export_views.export_new, name="run-export-new"),
     path("exports/<int:export_id>/files/<str:name>", export_views.export_file, name="export-file"),

@@ -231,6 +231,17 @@ REMOTE = {
 }
 
 
+def batch_discard(*, batch: Batch) -> None:
+    """Delete a draft batch (never published): its items go back to waiting for a batch."""
+    if batch.status != BatchStatus.DRAFT:
+        raise ServiceError(f"batch {batch.pk} is {batch.status}: only a draft can be discarded")
+    with transaction.atomic():
+        event_record(
+            action="batch.discarded", run=batch.run, data={"batch": batch.pk, "stage": batch.stage}
+        )
+        batch.delete()
+
+
 def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
     if batch.status != BatchStatus.DRAFT:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")

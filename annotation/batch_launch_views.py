@@ -1,0 +1,162 @@
+"""Launching a batch from the browser: a form (stage, provider, reward, sizes, times,
+qualifications) makes a draft with the same `batch_create` as the CLI and the API; its page
+shows what it would cost (rewards and MTurk's fees), the expected hourly pay and anything
+that would refuse it (budget, daily cap, balance, low pay) before "Publish" or "Discard"."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.crowd.mturk import estimate_cost
+from annotation.errors import ServiceError
+from annotation.flows import flow_for_kind
+from annotation.models import Batch, BatchStatus, Run
+from annotation.permissions import Action, require
+from annotation.selectors.pay import pay_estimate
+from annotation.services.batches import batch_create, batch_discard, batch_publish, batch_warnings
+from pipeline.errors import InputError
+
+
+def providers() -> list[tuple[str, str]]:
+    """Real crowds; the simulated one only where it cannot be mistaken for them (DEBUG)."""
+    choices = [("local", "Local workers (invitation links)"), ("mturk", "Amazon Mechanical Turk")]
+    if settings.DEBUG:
+        choices.append(("simulated", "Simulated crowd (marked in every export)"))
+    return choices
+
+
+class BatchForm(forms.Form):
+    stage = forms.ChoiceField()
+    provider = forms.ChoiceField()
+    reward = forms.DecimalField(
+        min_value=Decimal("0.01"), decimal_places=2, required=False, help_text="$ per HIT"
+    )
+    items_per_hit = forms.IntegerField(min_value=1, required=False)
+    assignments_per_hit = forms.IntegerField(min_value=1, required=False)
+    lifetime_hours = forms.IntegerField(min_value=1, initial=7 * 24)
+    assignment_minutes = forms.IntegerField(min_value=1, initial=60)
+    min_approval_percent = forms.IntegerField(min_value=0, max_value=100, required=False)
+    min_approved_hits = forms.IntegerField(min_value=0, required=False)
+    locales = forms.CharField(required=False, help_text="MTurk: e.g. US,GB,CA")
+    allow_low_pay = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, run: Run, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        flow = flow_for_kind(run.kind)
+        stages = [t.stage for t in flow.task_types] if flow else []
+        self.fields["stage"].choices = [(s, s) for s in stages]
+        self.fields["provider"].choices = providers()
+
+    def qualifications(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        rules: dict[str, Any] = {}
+        for key in ("min_approval_percent", "min_approved_hits"):
+            if data[key] is not None:
+                rules[key] = data[key]
+        if data["locales"].strip():
+            rules["locales"] = [c.strip().upper() for c in data["locales"].split(",") if c.strip()]
+        return rules
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.ACT, run=run)
+    form = BatchForm(request.POST or None, run=run)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            batch = batch_create(
+                run=run,
+                stage=data["stage"],
+                provider=data["provider"],
+                reward=data["reward"],
+                items_per_hit=data["items_per_hit"],
+                assignments_per_hit=data["assignments_per_hit"],
+                lifetime_seconds=data["lifetime_hours"] * 3600,
+                assignment_duration_seconds=data["assignment_minutes"] * 60,
+                qualifications=form.qualifications() if data["provider"] == "mturk" else None,
+                options={"allow_low_pay": True} if data["allow_low_pay"] else None,
+            )
+        except InputError as exc:
+            field = exc.field if exc.field in form.fields else None
+            form.add_error(field, exc.message if field else str(exc))
+        except ServiceError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("batch-launch", batch_id=batch.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "annotation/batch_new.html", {"run": run, "form": form}, status=status)
+
+
+def _refusal(batch: Batch) -> str | None:
+    """Why MTurk publishing would be refused now (budget, cap, balance, pay), if it would."""
+    if batch.provider != "mturk":
+        return None
+    from annotation.services.mturk import mturk_cost_check, mturk_provider
+
+    try:
+        mturk_cost_check(batch=batch, provider=mturk_provider(), unpublished_only=True)
+    except ServiceError as exc:
+        return str(exc)
+    except Exception as exc:  # no credentials, MTurk unreachable: say so, publishing will too
+        return f"MTurk could not be asked: {exc}"
+    return None
+
+
+@login_required
+@require_http_methods(["GET"])
+def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
+    require(request.user, Action.VIEW, run=batch.run)
+    hits = batch.hits.count()
+    cost = estimate_cost(
+        hits=hits, assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
+    )
+    context = {
+        "batch": batch,
+        "hits": hits,
+        "slots": hits * batch.assignments_per_hit,
+        "cost": cost,
+        "fees": batch.provider == "mturk",
+        "pay": pay_estimate(batch=batch),
+        "warnings": batch_warnings(batch=batch),
+        "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
+    }
+    return render(request, "annotation/batch_launch.html", context)
+
+
+@login_required
+@require_POST
+def batch_launch_action(request: HttpRequest, batch_id: int, action: str) -> HttpResponse:
+    if action not in ("publish", "discard"):
+        raise Http404("no such action")
+    batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
+    require(request.user, Action.ACT, run=batch.run)
+    run_id = batch.run_id
+    try:
+        if action == "discard":
+            batch_discard(batch=batch)
+            messages.success(request, f"Draft batch {batch_id} discarded.")
+            return redirect("batch-new", run_id=run_id)
+        if batch.provider == "mturk":
+            from annotation.services.mturk import mturk_publish_start
+
+            job = mturk_publish_start(batch=batch)
+            messages.success(request, f"Publishing to MTurk (job {job.pk}).")
+        else:
+            batch_publish(batch=batch)
+            messages.success(request, f"Batch {batch_id} published.")
+    except (ServiceError, InputError) as exc:
+        messages.error(request, str(exc))
+    return redirect("batch-launch", batch_id=batch_id)

@@ -1,0 +1,80 @@
+"""Launching a batch from the browser: a draft made by the same `batch_create`, its cost and
+expected hourly pay shown before publishing, refusals (budget) shown and publishing disabled,
+discarding a draft, and the simulated crowd offered only with DEBUG on."""
+
+from decimal import Decimal
+
+import pytest
+
+from annotation.crowd.mturk import estimate_cost
+from annotation.models import Batch, BatchStatus, Stage
+from annotation.selectors.pay import pay_estimate
+
+pytestmark = pytest.mark.django_db
+
+
+def _new(client, run, **data):
+    form = {
+        "stage": Stage.BISON_SELECTION,
+        "provider": "local",
+        "reward": "0.60",
+        "lifetime_hours": 24,
+        "assignment_minutes": 30,
+        **data,
+    }
+    return client.post(f"/runs/{run.pk}/batches/new/", form)
+
+
+def test_estimate_then_publish_a_local_batch(paired_run, admin_client):
+    response = _new(admin_client, paired_run, items_per_hit=10)
+    assert response.status_code == 302
+    batch = Batch.objects.get()
+    assert response["Location"] == f"/batches/{batch.pk}/"
+    assert batch.status == BatchStatus.DRAFT and batch.reward == Decimal("0.60")
+    assert batch.lifetime_seconds == 24 * 3600 and batch.assignment_duration_seconds == 1800
+    page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
+    hits = batch.hits.count()
+    cost = estimate_cost(
+        hits=hits, assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
+    )
+    assert f'<td id="hits">{hits}</td>' in page
+    assert f'<td id="rewards">${cost.rewards}</td>' in page and 'id="fees"' not in page
+    assert f"${pay_estimate(batch=batch).hourly}/h" in page
+    admin_client.post(f"/batches/{batch.pk}/publish/")
+    assert Batch.objects.get(pk=batch.pk).status == BatchStatus.PUBLISHED
+    assert admin_client.post(f"/batches/{batch.pk}/delete/").status_code == 404
+
+
+def test_an_mturk_draft_over_budget_shows_the_refusal_and_fees(paired_run, admin_client, settings):
+    settings.CROWDVL_MTURK_BUDGET = "0.50"
+    assert _new(admin_client, paired_run, provider="mturk", reward="1.00").status_code == 302
+    batch = Batch.objects.get()
+    page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
+    cost = estimate_cost(
+        hits=batch.hits.count(), assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
+    )
+    assert f'<td id="fees">${cost.fees}</td>' in page and cost.fees > 0
+    assert 'id="refusal"' in page and "over the budget of $0.50" in page
+    assert '<button type="submit" id="publish" disabled>' in page
+
+
+def test_discard_returns_the_items_and_bad_input_is_named(paired_run, admin_client):
+    _new(admin_client, paired_run)
+    batch = Batch.objects.get()
+    admin_client.post(f"/batches/{batch.pk}/discard/")
+    assert not Batch.objects.exists()
+    assert _new(admin_client, paired_run).status_code == 302  # the items can be batched again
+    response = _new(admin_client, paired_run, reward="0", min_approval_percent=150)
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert "reward" in errors and "min_approval_percent" in errors
+
+
+def test_simulated_crowd_only_with_debug(paired_run, admin_client, settings):
+    settings.DEBUG = False
+    page = admin_client.get(f"/runs/{paired_run.pk}/batches/new/").content.decode()
+    assert 'value="simulated"' not in page
+    assert _new(admin_client, paired_run, provider="simulated").status_code == 400
+    settings.DEBUG = True
+    page = admin_client.get(f"/runs/{paired_run.pk}/batches/new/").content.decode()
+    assert 'value="simulated"' in page
