@@ -11,7 +11,7 @@ class BisonConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.bison import demo, quality, simulate
-        from annotation.flows.bison.selectors import bison_check_config
+        from annotation.flows.bison.selectors import bison_check_config, bison_funnel
         from annotation.flows.bison.services.export import bison_export_start
         from annotation.flows.bison.services.pairing import pairing_block_args
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
@@ -47,5 +47,6 @@ class BisonConfig(AppConfig):
                 api_urls="annotation.flows.bison.urls",
                 check_config=bison_check_config,
                 start_export=bison_export_start,
+                funnel=bison_funnel,
             )
         )

@@ -203,3 +203,13 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
             ),
         },
     }
+
+
+def bison_funnel(run: Run) -> list[tuple[str, int]]:
+    """Pairs from stage 1, triples from stage 2, triples verified in stage 3."""
+    items = Item.objects.filter(run=run)
+    return [
+        ("image pairs", items.filter(kind=ItemKind.IMAGE_PAIR).count()),
+        ("triples", items.filter(kind=ItemKind.TRIPLE).count()),
+        ("verified", bison_verified_triples(run=run).count()),
+    ]

@@ -11,7 +11,7 @@ class EccvConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.eccv import demo, quality, simulate
-        from annotation.flows.eccv.selectors import eccv_worker_gold
+        from annotation.flows.eccv.selectors import eccv_funnel, eccv_worker_gold
         from annotation.flows.eccv.services.export import eccv_export_start
         from annotation.flows.eccv.services.proposals import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
@@ -43,6 +43,7 @@ class EccvConfig(AppConfig):
                 check_config=eccv_check_config,
                 create_run=eccv_run_create,
                 start_export=eccv_export_start,
+                funnel=eccv_funnel,
                 worker_gold=eccv_worker_gold,
             )
         )

@@ -270,3 +270,13 @@ def eccv_answer_shares(*, run: Run) -> dict[str, dict[str, dict[str, float]]]:
             for label in ("yes", "partially_yes", "mostly_no", "no")
         }
     return dict(shares)
+
+
+def eccv_funnel(run: Run) -> list[tuple[str, int]]:
+    """Model proposals, the pairs they merge into, pairs judged, pairs judged positive."""
+    return [
+        ("proposals", Proposal.objects.filter(item__run=run).count()),
+        ("candidate pairs", Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).count()),
+        ("judged", eccv_judged_pairs(run=run).count()),
+        ("positives", eccv_positive_pairs(run=run).count()),
+    ]

@@ -1,0 +1,44 @@
+"""A run's page (funnel, progress, agreement, answer shares, spend, jobs; charts drawn by the
+vendored Chart.js from the same numbers shown in tables) and its JSON for live updates."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from annotation.models import Run
+from annotation.permissions import Action, can, require
+from annotation.selectors.run_page import run_funnel, run_jobs, run_page_data
+
+
+@login_required
+@require_GET
+def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("dataset", "project"), pk=run_id)
+    require(request.user, Action.VIEW, run=run)
+    data = run_page_data(run)
+    context = {
+        "run": run,
+        "data": data,
+        "can_act": can(request.user, Action.ACT, run=run),
+        "batches": run.batches.order_by("pk"),
+    }
+    return render(request, "annotation/run_page.html", context)
+
+
+@login_required
+@require_GET
+def run_status(request: HttpRequest, run_id: int) -> JsonResponse:
+    """What the page refreshes while a job runs: the run's status, its funnel and jobs."""
+    run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.VIEW, run=run)
+    funnel = run_funnel(run)
+    return JsonResponse(
+        {
+            "status": run.status,
+            "funnel": {"labels": [s for s, _ in funnel], "counts": [n for _, n in funnel]},
+            "jobs": run_jobs(run),
+        }
+    )

@@ -1,0 +1,116 @@
+"""What a run's page shows: the flow's funnel, each batch's submissions over time, agreement
+per stage, ECCV's answer shares per model and rank, money against the budget, and the jobs.
+Numbers come from the flows' own selectors where they exist (funnel, answer shares)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count
+
+from annotation.crowd.mturk import estimate_cost
+from annotation.flows import flow_for_kind
+from annotation.models import Answer, Event, Item, Job, Run, RunKind
+from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.pay import effective_pay
+from annotation.services.jobs import LIVE
+
+
+def run_funnel(run: Run) -> list[tuple[str, int]]:
+    flow = flow_for_kind(run.kind)
+    if flow is not None and flow.funnel is not None:
+        return flow.funnel(run)
+    counts = Item.objects.filter(run=run).values_list("kind").annotate(n=Count("pk"))
+    return [(str(kind), n) for kind, n in counts.order_by("kind")]
+
+
+def batch_progress(run: Run) -> list[dict[str, Any]]:
+    """Per published batch: submissions counted over minutes since it was published."""
+    out = []
+    for batch in run.batches.exclude(published_at=None).order_by("pk"):
+        times = Event.objects.filter(batch=batch, action="assignment.submitted").values_list(
+            "created_at", flat=True
+        )
+        assert batch.published_at is not None
+        minutes = sorted((t - batch.published_at).total_seconds() / 60 for t in times)
+        out.append(
+            {
+                "batch": batch.pk,
+                "label": f"batch {batch.pk} ({batch.stage})",
+                "points": [{"x": round(m, 2), "y": n} for n, m in enumerate(minutes, start=1)],
+                "slots": batch.hits.count() * batch.assignments_per_hit,
+                "last": round(minutes[-1], 1) if minutes else None,
+            }
+        )
+    return out
+
+
+def stage_agreement(run: Run) -> list[dict[str, Any]]:
+    """Per stage: over items at least two workers answered, the share of answer pairs on the
+    same item that agree (same label)."""
+    labels: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for stage, item, label in Answer.objects.filter(
+        counted_reviewed(""), question__item__run=run
+    ).values_list("question__hit__batch__stage", "question__item_id", "label"):
+        labels[(stage, item)].append(label)
+    agree: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (stage, _item), values in labels.items():
+        for i in range(len(values)):
+            for j in range(i + 1, len(values)):
+                agree[stage][0] += values[i] == values[j]
+                agree[stage][1] += 1
+    return [
+        {"stage": stage, "agreement": round(ok / n, 4), "pairs": n}
+        for stage, (ok, n) in sorted(agree.items())
+        if n
+    ]
+
+
+def run_spend(run: Run) -> dict[str, Any]:
+    """Committed (every published slot's reward, and MTurk's fees) and paid so far, against
+    CROWDVL_MTURK_BUDGET where set (a per-batch budget)."""
+    committed = paid = Decimal(0)
+    for batch in run.batches.exclude(status="draft"):
+        cost = estimate_cost(
+            hits=batch.hits.count(),
+            assignments_per_hit=batch.assignments_per_hit,
+            reward=batch.reward,
+        )
+        committed += cost.total if batch.provider == "mturk" else cost.rewards
+        paid += Decimal(effective_pay(batch=batch)["paid"])
+    budget = settings.CROWDVL_MTURK_BUDGET
+    return {"committed": str(committed), "paid": str(paid), "budget": budget}
+
+
+def run_jobs(run: Run) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": job.pk,
+            "name": job.name,
+            "state": job.state,
+            "progress": job.progress,
+            "message": job.message,
+            "live": job.state in LIVE,
+        }
+        for job in Job.objects.filter(run=run).order_by("-pk")[:50]
+    ]
+
+
+def run_page_data(run: Run) -> dict[str, Any]:
+    funnel = run_funnel(run)
+    shares = None
+    if run.kind == RunKind.ECCV:
+        from annotation.flows.eccv.selectors import eccv_answer_shares
+
+        shares = eccv_answer_shares(run=run)
+    return {
+        "funnel": {"labels": [s for s, _ in funnel], "counts": [n for _, n in funnel]},
+        "progress": batch_progress(run),
+        "agreement": stage_agreement(run),
+        "shares": shares,
+        "spend": run_spend(run),
+        "jobs": run_jobs(run),
+    }

@@ -1,0 +1,108 @@
+"""A run's page: the funnel from the flow's own selector, submissions over time, agreement
+per stage measured by hand, spend, jobs; its JSON; who may see it; and in Chromium the charts
+drawn by the vendored Chart.js and a running job's progress followed live."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import Answer, Assignment, Item, ItemKind, Job, JobState, Stage
+from annotation.selectors.run_page import run_page_data, stage_agreement
+from annotation.services.batches import batch_create, batch_publish
+from annotation.simulation import simulate_crowd
+from pipeline.simulate import WorkerProfile
+from tests.annotation.test_browser import browser, page  # noqa: F401 (fixtures)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def worked(paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="simulated",
+            assignments_per_hit=2,
+            limit=4,
+        )
+    )
+    simulate_crowd(batch=batch, workers=3, profile=WorkerProfile(accuracy=0.8))
+    return paired_run, batch
+
+
+@pytest.mark.django_db
+def test_numbers_come_from_the_flow_and_the_answers(worked):
+    run, batch = worked
+    data = run_page_data(run)
+    assert data["funnel"]["labels"] == ["image pairs", "triples", "verified"]
+    assert (
+        data["funnel"]["counts"][0]
+        == Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).count()
+    )
+    (progress,) = data["progress"]
+    submitted = Assignment.objects.filter(hit__batch=batch, submitted_at__isnull=False).count()
+    assert len(progress["points"]) == submitted > 0
+    assert [p["y"] for p in progress["points"]] == list(range(1, submitted + 1))
+    # Agreement by hand: every pair of answers to one item, same label or not.
+    by_item: dict[int, list[str]] = {}
+    for item, label in Answer.objects.filter(question__hit__batch=batch).values_list(
+        "question__item_id", "label"
+    ):
+        by_item.setdefault(item, []).append(label)
+    pairs = [(a, b) for v in by_item.values() for i, a in enumerate(v) for b in v[i + 1 :]]
+    (row,) = stage_agreement(run)
+    assert row["pairs"] == len(pairs) > 0
+    assert row["agreement"] == round(sum(a == b for a, b in pairs) / len(pairs), 4)
+    assert data["spend"]["committed"] == str(batch.reward * batch.hits.count() * 2)
+
+
+@pytest.mark.django_db
+def test_page_and_status_for_members_only(worked, admin_client, client, django_user_model):
+    run, _ = worked
+    run.refresh_from_db()
+    assert admin_client.get(f"/runs/{run.pk}/").status_code == 200
+    status = admin_client.get(f"/runs/{run.pk}/status.json").json()
+    assert status["status"] == run.status and status["funnel"]["labels"][0] == "image pairs"
+    client.force_login(django_user_model.objects.create_user("outsider", password="pw"))
+    assert client.get(f"/runs/{run.pk}/").status_code == 403
+    assert client.get(f"/runs/{run.pk}/status.json").status_code == 403
+
+
+def test_vendored_chartjs_matches_its_checksums():
+    folder = ROOT / "frontend/static/vendor/chartjs"
+    for line in (folder / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split()
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+    assert (
+        "Chart.js v" + (folder / "VERSION").read_text().strip()
+        in (folder / "chart.umd.js").read_text()[:200]
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_charts_drawn_and_a_running_job_followed(page, live_server, worked, django_user_model):  # noqa: F811
+    run, _ = worked
+    job = Job.objects.create(
+        name="bison.export", run=run, state=JobState.RUNNING, progress=10, message="writing"
+    )
+    django_user_model.objects.create_superuser("admin", "a@example.org", "pw-for-test")
+    page.goto(f"{live_server.url}/admin/login/?next=/runs/{run.pk}/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "pw-for-test")
+    page.click("input[type=submit]")
+    expect(page.locator("#funnel-chart")).to_be_visible()
+    drawn = page.evaluate(
+        "['funnel-chart', 'progress-chart', 'agreement-chart']"
+        ".map(id => !!window.Chart.getChart(document.getElementById(id)))"
+    )
+    assert drawn == [True, True, True]
+    bars = page.evaluate("window.Chart.getChart('funnel-chart').data.datasets[0].data")
+    assert bars == run_page_data(run)["funnel"]["counts"]
+    Job.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED, progress=100, message="done")
+    expect(page.locator(f"#job-{job.pk} .state")).to_have_text("succeeded", timeout=10_000)
+    assert page.evaluate(f"document.querySelector('#job-{job.pk} progress').value") == 100
+    expect(page.locator(f"#job-{job.pk} .message")).to_have_text("done")
