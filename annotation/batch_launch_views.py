@@ -19,10 +19,18 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.crowd.mturk import estimate_cost
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.models import Batch, BatchStatus, Run
+from annotation.models import Batch, BatchStatus, HitStatus, Run
 from annotation.permissions import Action, require
 from annotation.selectors.pay import pay_estimate
-from annotation.services.batches import batch_create, batch_discard, batch_publish, batch_warnings
+from annotation.services.batches import (
+    batch_create,
+    batch_discard,
+    batch_expire,
+    batch_publish,
+    batch_sync,
+    batch_warnings,
+)
+from annotation.services.review import batch_extend, hit_add_assignments
 from pipeline.errors import InputError
 
 
@@ -136,15 +144,48 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
     return render(request, "annotation/batch_launch.html", context)
 
 
+ACTIONS = ("publish", "discard", "expire", "extend", "add", "sync")
+
+
+def _positive(data: Any, key: str) -> int:
+    value = str(data.get(key, "")).strip()
+    if not value.isdigit() or int(value) < 1:
+        raise InputError("must be a whole number of at least 1", field=key)
+    return int(value)
+
+
+def _batch_action(batch: Batch, action: str, data: Any) -> str:
+    """A published batch's actions through the same services as the CLI (provider calls
+    included); the message for the page."""
+    if action == "expire":
+        batch_expire(batch=batch)
+        return f"Batch {batch.pk} expired: its HITs are no longer offered."
+    if action == "extend":
+        hours = _positive(data, "hours")
+        batch_extend(batch=batch, seconds=hours * 3600)
+        return f"Batch {batch.pk} offered for {hours} more hour(s)."
+    if action == "add":
+        count = _positive(data, "count")
+        hits = list(batch.hits.filter(status=HitStatus.OPEN).select_related("batch"))
+        for hit in hits:
+            hit_add_assignments(hit=hit, count=count)
+        return f"{count} more assignment(s) on each of {len(hits)} open HIT(s)."
+    changed = batch_sync(batch=batch)
+    return f"Synchronised batch {batch.pk}: {changed} assignment(s) changed."
+
+
 @login_required
 @require_POST
 def batch_launch_action(request: HttpRequest, batch_id: int, action: str) -> HttpResponse:
-    if action not in ("publish", "discard"):
+    if action not in ACTIONS:
         raise Http404("no such action")
     batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
     require(request.user, Action.ACT, run=batch.run)
     run_id = batch.run_id
     try:
+        if action in ("expire", "extend", "add", "sync"):
+            messages.success(request, _batch_action(batch, action, request.POST))
+            return redirect("batch-launch", batch_id=batch_id)
         if action == "discard":
             batch_discard(batch=batch)
             messages.success(request, f"Draft batch {batch_id} discarded.")

@@ -61,6 +61,8 @@ class Flow:
     api_urls: str | None = None
     # Checks a run's config (defaults filled in) and returns it; InputError names the field.
     check_config: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # For the run's page: answer shares per model and rank (ECCV's Table B.2), if the flow has them.
+    answer_shares: Callable[[Any], dict[str, Any]] | None = None
     # The run's funnel for its page: (step, count) in pipeline order.
     funnel: Callable[[Any], list[tuple[str, int]]] | None = None
     # Starts the flow's export job for a run (the exports page's "New export").

@@ -13,7 +13,7 @@ from django.db.models import Count
 
 from annotation.crowd.mturk import estimate_cost
 from annotation.flows import flow_for_kind
-from annotation.models import Answer, Event, Item, Job, Run, RunKind
+from annotation.models import Answer, Event, Item, Job, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pay import effective_pay
 from annotation.services.jobs import LIVE
@@ -101,11 +101,8 @@ def run_jobs(run: Run) -> list[dict[str, Any]]:
 
 def run_page_data(run: Run) -> dict[str, Any]:
     funnel = run_funnel(run)
-    shares = None
-    if run.kind == RunKind.ECCV:
-        from annotation.flows.eccv.selectors import eccv_answer_shares
-
-        shares = eccv_answer_shares(run=run)
+    flow = flow_for_kind(run.kind)
+    shares = flow.answer_shares(run) if flow and flow.answer_shares else None
     return {
         "funnel": {"labels": [s for s, _ in funnel], "counts": [n for _, n in funnel]},
         "progress": batch_progress(run),

@@ -78,3 +78,20 @@ def test_simulated_crowd_only_with_debug(paired_run, admin_client, settings):
     settings.DEBUG = True
     page = admin_client.get(f"/runs/{paired_run.pk}/batches/new/").content.decode()
     assert 'value="simulated"' in page
+
+
+def test_a_running_batch_is_extended_grown_and_expired_from_its_page(paired_run, admin_client):
+    _new(admin_client, paired_run, items_per_hit=10)
+    batch = Batch.objects.get()
+    admin_client.post(f"/batches/{batch.pk}/publish/")
+    page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
+    assert 'id="batch-actions"' in page and 'id="sync"' not in page  # local: nothing to sync
+    open_hits = batch.hits.filter(status="open").count()
+    admin_client.post(f"/batches/{batch.pk}/add/", {"count": "2"})
+    assert sum(batch.hits.values_list("extra_assignments", flat=True)) == 2 * open_hits
+    response = admin_client.post(f"/batches/{batch.pk}/add/", {"count": "0"}, follow=True)
+    assert "at least 1" in response.content.decode()
+    admin_client.post(f"/batches/{batch.pk}/expire/")
+    assert Batch.objects.get(pk=batch.pk).status == BatchStatus.EXPIRED
+    admin_client.post(f"/batches/{batch.pk}/extend/", {"hours": "5"})
+    assert Batch.objects.get(pk=batch.pk).status == BatchStatus.PUBLISHED

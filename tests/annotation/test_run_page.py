@@ -60,6 +60,22 @@ def test_numbers_come_from_the_flow_and_the_answers(worked):
 
 
 @pytest.mark.django_db
+def test_eccv_page_has_its_funnel_and_answer_shares(proposed, admin_client):
+    from annotation.flows.eccv.selectors import eccv_answer_shares
+
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+        )
+    )
+    simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0))
+    data = run_page_data(proposed)
+    assert data["funnel"]["labels"] == ["proposals", "candidate pairs", "judged", "positives"]
+    assert data["shares"] == eccv_answer_shares(run=proposed) and data["shares"]
+    assert 'id="shares-table"' in admin_client.get(f"/runs/{proposed.pk}/").content.decode()
+
+
+@pytest.mark.django_db
 def test_page_and_status_for_members_only(worked, admin_client, client, django_user_model):
     run, _ = worked
     run.refresh_from_db()

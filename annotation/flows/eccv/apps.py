@@ -11,7 +11,11 @@ class EccvConfig(AppConfig):
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
         from annotation.flows.eccv import demo, quality, simulate
-        from annotation.flows.eccv.selectors import eccv_funnel, eccv_worker_gold
+        from annotation.flows.eccv.selectors import (
+            eccv_answer_shares,
+            eccv_funnel,
+            eccv_worker_gold,
+        )
         from annotation.flows.eccv.services.export import eccv_export_start
         from annotation.flows.eccv.services.proposals import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
@@ -44,6 +48,7 @@ class EccvConfig(AppConfig):
                 create_run=eccv_run_create,
                 start_export=eccv_export_start,
                 funnel=eccv_funnel,
+                answer_shares=lambda run: eccv_answer_shares(run=run),
                 worker_gold=eccv_worker_gold,
             )
         )
