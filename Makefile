@@ -36,6 +36,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	DJANGO_DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
+	DJANGO_DEBUG=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
 bench: $(STAMP)
 	$(PY) benchmarks/stage1_neighbours.py

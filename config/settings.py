@@ -75,6 +75,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation",
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
@@ -186,8 +189,11 @@ LOGIN_REDIRECT_URL = "dashboard"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
+        # Scripts: `Authorization: Token <key>` (manage.py api_token <user>).
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
+    "DEFAULT_SCHEMA_CLASS": "annotation.api.schema.ServiceSchema",
     # Staff as before; project members by role (annotation/permissions.py).
     "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.ProjectPermission"],
     "DEFAULT_PARSER_CLASSES": [
@@ -195,6 +201,18 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "crowdvl API",
+    "DESCRIPTION": "Launch and follow crowdsourcing runs for vision-and-language evaluation "
+    "data (COCO-BISON, ECCV Caption, CxC, caption quality). Errors: 400 names the file, "
+    "record and field; 403 a refused permission or pool; 409 a state that forbids the call.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # Celery: without a broker, tasks run in-process (the embedded default).

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import (
     batch_launch_views,
@@ -25,6 +26,8 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health_views.health, name="health"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("join/<str:token>/", views.work_join, name="work-join"),
     path("runs/<int:run_id>/invitations/", invitation_views.invitations_page, name="invitations"),

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +11,19 @@ from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.models import Project, Run
 from annotation.permissions import Action, require
 from pipeline.errors import InputError
+
+
+class ErrorBody(serializers.Serializer):
+    """Every refusal: the message, and for bad input the file, record and field it names."""
+
+    error = serializers.CharField()
+    file = serializers.CharField(required=False, allow_null=True)
+    record = serializers.CharField(required=False, allow_null=True)
+    field = serializers.CharField(required=False, allow_null=True)
+
+
+# The refusals every operation may answer (see ServiceAPIView.handle_exception).
+ERRORS = {400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody}
 
 
 class ServiceAPIView(APIView):

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.api.errors import ServiceAPIView
+from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
 from annotation.permissions import Action
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
@@ -72,6 +73,16 @@ class DatasetImportApi(ServiceAPIView):
                 raise serializers.ValidationError("give exactly one of 'file' (upload) or 'path'")
             return attrs
 
+    class OutputSerializer(JobOutput):
+        url = serializers.SerializerMethodField()
+
+        class Meta(JobOutput.Meta):
+            fields = [*JobOutput.Meta.fields, "url"]
+
+        def get_url(self, job: Job) -> str:
+            return f"/api/jobs/{job.pk}/"
+
+    @extend_schema(request=InputSerializer, responses={202: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -84,8 +95,7 @@ class DatasetImportApi(ServiceAPIView):
         else:
             options["path"] = server_file(options["path"])
         job = dataset_import_start(**options)
-        body = {**JobOutput(job).data, "url": f"/api/jobs/{job.pk}/"}
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        return Response(self.OutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class RunCreateApi(ServiceAPIView):
@@ -108,6 +118,7 @@ class RunCreateApi(ServiceAPIView):
             model = Run
             fields = ["id", "project", "dataset", "kind", "name", "config", "status"]
 
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -129,6 +140,7 @@ def _job(view: ServiceAPIView, request: Request, job_id: int) -> Job:
 class JobDetailApi(ServiceAPIView):
     required_action = Action.VIEW
 
+    @extend_schema(responses={200: JobOutput, **ERRORS})
     def get(self, request: Request, job_id: int) -> Response:
         return Response(JobOutput(_job(self, request, job_id)).data)
 
@@ -143,6 +155,7 @@ class JobResumeApi(ServiceAPIView):
 
     required_action = Action.ACT
 
+    @extend_schema(request=None, responses={202: OutputSerializer, **ERRORS})
     def post(self, request: Request, job_id: int) -> Response:
         _job(self, request, job_id)
         plan = job_resume(job_id=job_id, reason="by hand", by=request.user.get_username())
@@ -159,6 +172,7 @@ class JobCancelApi(ServiceAPIView):
 
     required_action = Action.ACT
 
+    @extend_schema(request=None, responses={200: JobOutput, **ERRORS})
     def post(self, request: Request, job_id: int) -> Response:
         _job(self, request, job_id)
         job = job_cancel(job_id=job_id, by=request.user.get_username())
@@ -189,6 +203,7 @@ class BatchCreateApi(ServiceAPIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         hits = serializers.IntegerField(source="hits.count")
+        warnings = serializers.SerializerMethodField()
 
         class Meta:
             model = Batch
@@ -207,8 +222,13 @@ class BatchCreateApi(ServiceAPIView):
                 "options",
                 "qualifications",
                 "hits",
+                "warnings",
             ]
 
+        def get_warnings(self, batch: Batch) -> list[str]:
+            return batch_warnings(batch=batch)
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
@@ -222,10 +242,7 @@ class BatchCreateApi(ServiceAPIView):
         batch = batch_create(run=run, options=options, **data.validated_data)
         if publish:
             batch = batch_publish(batch=batch)
-        return Response(
-            {**self.OutputSerializer(batch).data, "warnings": batch_warnings(batch=batch)},
-            status=status.HTTP_201_CREATED,
-        )
+        return Response(self.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)
 
 
 class MTurkPublishApi(ServiceAPIView):
@@ -233,6 +250,7 @@ class MTurkPublishApi(ServiceAPIView):
 
     required_action = Action.ACT
 
+    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
     def post(self, request: Request, batch_id: int) -> Response:
         batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
         self.require(request, run=batch.run)

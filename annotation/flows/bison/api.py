@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.api.errors import ServiceAPIView
+from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.views import JobOutput
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
@@ -33,6 +35,7 @@ class PairingStartApi(ServiceAPIView):
         )
         allow_new_dim = serializers.BooleanField(default=False)
 
+    @extend_schema(request=InputSerializer, responses={202: JobOutput, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
@@ -50,6 +53,10 @@ class PairingStartApi(ServiceAPIView):
 class RunSummaryApi(ServiceAPIView):
     required_action = Action.VIEW
 
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        description="The run's status and its counts per stage (pairs, triples, verified).",
+    )
     def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
@@ -59,6 +66,7 @@ class RunSummaryApi(ServiceAPIView):
 class ExportStartApi(ServiceAPIView):
     required_action = Action.ACT
 
+    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
@@ -76,6 +84,14 @@ class BisonEvaluateApi(ServiceAPIView):
         export = serializers.PrimaryKeyRelatedField(queryset=Export.objects.all())
         predictions = serializers.JSONField()
 
+    class OutputSerializer(serializers.Serializer):
+        accuracy = serializers.FloatField()
+        correct = serializers.IntegerField()
+        total = serializers.IntegerField()
+        missing = serializers.IntegerField()
+        unknown = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

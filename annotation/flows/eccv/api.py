@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import tempfile
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.api.errors import ServiceAPIView
+from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.flows.eccv.services.export import eccv_evaluate
 from annotation.models import Export
 from annotation.permissions import Action
@@ -28,6 +30,11 @@ class EccvEvaluateApi(ServiceAPIView):
         )
         ks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=[1, 5, 10])
 
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        description="mAP@R, R-Precision and R@K per direction, and the numbers they count.",
+    )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
