@@ -3,14 +3,18 @@ vendored Chart.js from the same numbers shown in tables) and its JSON for live u
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
+from annotation.errors import ServiceError
+from annotation.flows import flow_for_kind
 from annotation.models import Run
 from annotation.permissions import Action, can, require
 from annotation.selectors.run_page import run_funnel, run_jobs, run_page_data
+from pipeline.errors import InputError
 
 
 @login_required
@@ -19,11 +23,13 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("dataset", "project"), pk=run_id)
     require(request.user, Action.VIEW, run=run)
     data = run_page_data(run)
+    flow = flow_for_kind(run.kind)
     context = {
         "run": run,
         "data": data,
         "can_act": can(request.user, Action.ACT, run=run),
         "batches": run.batches.order_by("pk"),
+        "run_jobs": [(name, label) for name, (label, _) in flow.run_jobs.items()] if flow else [],
     }
     return render(request, "annotation/run_page.html", context)
 
@@ -42,3 +48,22 @@ def run_status(request: HttpRequest, run_id: int) -> JsonResponse:
             "jobs": run_jobs(run),
         }
     )
+
+
+@login_required
+@require_POST
+def run_job_start(request: HttpRequest, run_id: int, name: str) -> HttpResponse:
+    """Start one of the flow's jobs (stage 1, proposals) with its defaults; the page then
+    follows its progress."""
+    run = get_object_or_404(Run, pk=run_id)
+    require(request.user, Action.ACT, run=run)
+    flow = flow_for_kind(run.kind)
+    if flow is None or name not in flow.run_jobs:
+        raise Http404("no such job for this run")
+    try:
+        job = flow.run_jobs[name][1](run)
+    except (ServiceError, InputError) as exc:
+        messages.error(request, f"Not started: {exc}")
+    else:
+        messages.success(request, f"Job {job.pk} started.")
+    return redirect("run-page", run_id=run.pk)

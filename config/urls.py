@@ -75,6 +75,7 @@ urlpatterns = [
     path("review/<int:review_id>/", researcher_views.review_detail, name="review-detail"),
     path("runs/<int:run_id>/", run_page_views.run_page, name="run-page"),
     path("runs/<int:run_id>/status.json", run_page_views.run_status, name="run-status"),
+    path("runs/<int:run_id>/jobs/<str:name>/", run_page_views.run_job_start, name="run-job-start"),
     path("runs/<int:run_id>/workers/", workers_views.run_workers_page, name="run-workers"),
     path("runs/<int:run_id>/batches/new/", batch_launch_views.batch_new_page, name="batch-new"),
     path("batches/<int:batch_id>/", batch_launch_views.batch_launch_page, name="batch-launch"),

@@ -61,6 +61,8 @@ class Flow:
     api_urls: str | None = None
     # Checks a run's config (defaults filled in) and returns it; InputError names the field.
     check_config: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # The run page's job buttons: name -> (label, start(run) -> Job), with their defaults.
+    run_jobs: Mapping[str, tuple[str, Callable[[Any], Any]]] = field(default_factory=dict)
     # For the run's page: answer shares per model and rank (ECCV's Table B.2), if the flow has them.
     answer_shares: Callable[[Any], dict[str, Any]] | None = None
     # The run's funnel for its page: (step, count) in pipeline order.

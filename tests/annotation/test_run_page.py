@@ -122,3 +122,24 @@ def test_charts_drawn_and_a_running_job_followed(page, live_server, worked, djan
     expect(page.locator(f"#job-{job.pk} .state")).to_have_text("succeeded", timeout=10_000)
     assert page.evaluate(f"document.querySelector('#job-{job.pk} progress').value") == 100
     expect(page.locator(f"#job-{job.pk} .message")).to_have_text("done")
+
+
+@pytest.mark.django_db
+def test_stage_one_started_from_the_page(dataset, admin_client, django_capture_on_commit_callbacks):
+    from annotation.models import Run
+    from annotation.services.runs import run_create
+
+    run = run_create(dataset=dataset, kind="bison")
+    page = admin_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="start-pairing"' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(f"/runs/{run.pk}/jobs/pairing/", follow=True)
+    assert "started" in response.content.decode()
+    job = Job.objects.get(run=run)
+    assert job.name == "bison.pairing" and job.state == JobState.SUCCEEDED, job.error
+    assert Run.objects.get(pk=run.pk).status == "paired"
+    assert run_page_data(run)["funnel"]["counts"][0] > 0
+    # Again: the run is paired, the service refuses and says why; nothing new starts.
+    response = admin_client.post(f"/runs/{run.pk}/jobs/pairing/", follow=True)
+    assert "Not started" in response.content.decode() and Job.objects.filter(run=run).count() == 1
+    assert admin_client.post(f"/runs/{run.pk}/jobs/nonsense/").status_code == 404

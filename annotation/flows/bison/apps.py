@@ -13,7 +13,7 @@ class BisonConfig(AppConfig):
         from annotation.flows.bison import demo, quality, simulate
         from annotation.flows.bison.selectors import bison_check_config, bison_funnel
         from annotation.flows.bison.services.export import bison_export_start
-        from annotation.flows.bison.services.pairing import pairing_block_args
+        from annotation.flows.bison.services.pairing import pairing_block_args, pairing_start
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, RunStatus, Stage
         from annotation.services.job_recovery import JobSteps, job_steps_register
@@ -48,5 +48,11 @@ class BisonConfig(AppConfig):
                 check_config=bison_check_config,
                 start_export=bison_export_start,
                 funnel=bison_funnel,
+                run_jobs={
+                    "pairing": (
+                        "Stage 1: pair images (FastText trained on the captions)",
+                        lambda run: pairing_start(run=run),
+                    )
+                },
             )
         )

@@ -17,7 +17,11 @@ class EccvConfig(AppConfig):
             eccv_worker_gold,
         )
         from annotation.flows.eccv.services.export import eccv_export_start
-        from annotation.flows.eccv.services.proposals import eccv_check_config, eccv_run_create
+        from annotation.flows.eccv.services.proposals import (
+            eccv_check_config,
+            eccv_propose_start,
+            eccv_run_create,
+        )
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
         from annotation.services.job_recovery import JobSteps, job_steps_register
@@ -48,6 +52,12 @@ class EccvConfig(AppConfig):
                 create_run=eccv_run_create,
                 start_export=eccv_export_start,
                 funnel=eccv_funnel,
+                run_jobs={
+                    "propose": (
+                        "Propose candidates with the registered models",
+                        lambda run: eccv_propose_start(run=run),
+                    )
+                },
                 answer_shares=lambda run: eccv_answer_shares(run=run),
                 worker_gold=eccv_worker_gold,
             )
