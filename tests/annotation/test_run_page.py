@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from annotation.models import Answer, Assignment, Item, ItemKind, Job, JobState, Stage
 from annotation.selectors.run_page import run_page_data, stage_agreement
+from annotation.selectors.workers import run_workers
 from annotation.services.batches import batch_create, batch_publish
 from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
@@ -122,6 +123,9 @@ def test_charts_drawn_and_a_running_job_followed(page, live_server, worked, djan
     expect(page.locator(f"#job-{job.pk} .state")).to_have_text("succeeded", timeout=10_000)
     assert page.evaluate(f"document.querySelector('#job-{job.pk} progress').value") == 100
     expect(page.locator(f"#job-{job.pk} .message")).to_have_text("done")
+    page.goto(f"{live_server.url}/runs/{run.pk}/workers/")
+    histogram = page.evaluate("window.Chart.getChart('histogram-chart').data.datasets[0].data")
+    assert sum(histogram) == len(run_workers(run=run)) > 0
 
 
 @pytest.mark.django_db
@@ -130,8 +134,8 @@ def test_stage_one_started_from_the_page(dataset, admin_client, django_capture_o
     from annotation.services.runs import run_create
 
     run = run_create(dataset=dataset, kind="bison")
-    page = admin_client.get(f"/runs/{run.pk}/").content.decode()
-    assert 'id="start-pairing"' in page
+    html = admin_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="start-pairing"' in html
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(f"/runs/{run.pk}/jobs/pairing/", follow=True)
     assert "started" in response.content.decode()
