@@ -10,7 +10,7 @@ TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:543
             CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
             DJANGO_ALLOW_ASYNC_UNSAFE=true
 
-.PHONY: demo test lint pytest bench bench-import bench-redundancy bench-load serve serve-prod worker clean
+.PHONY: demo test lint pytest bench bench-import bench-redundancy bench-load screenshots serve serve-prod worker clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
@@ -56,6 +56,11 @@ bench-load: $(STAMP)
 	scripts/ensure_services.sh
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/worker_load.py --database-url $${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+
+# Screenshots of the console for docs/screenshots/ (from the demo's database: make demo first).
+screenshots: $(STAMP)
+	scripts/ensure_chromium.sh
+	$(PY) scripts/screenshots.py
 
 serve: $(STAMP)
 	$(PY) manage.py migrate && $(PY) manage.py runserver
