@@ -2,30 +2,42 @@
 
 Imports a synthetic COCO file of 405,040 images x 5 captions once (PostgreSQL) and writes the
 precomputed embeddings of the paper's five models as `.npz` files (random vectors: the job's
-cost does not depend on what they say; no model runs). For each worker count it starts that
-many real Celery workers (solo pool, BLAS threads = cores / workers), creates an ECCV run with
-the default query sample, registers the five annotators and runs the real proposal job: one
-part per model (load and check its embeddings, rank the queries over the whole gallery), then
-the finishing step on one worker (merge the top-k, write the candidates). Prints seconds
-(whole job, parts, finish), the speed-up, and each worker's peak memory next to one model's
-embedding matrix:
+cost does not depend on what they say; no model runs, no training). For each worker count it
+starts that many real Celery workers (solo pool, BLAS threads = cores / workers), creates an
+ECCV run with its default config (100 image and 100 caption queries drawn from the whole
+gallery, k = 5), registers the five annotators and runs the real proposal job: the prepare
+step, one part per model (load and check its embeddings, rank the queries over the whole
+gallery, save the top-25 lists), then the finishing step on the worker of the last part
+(merge the top-k, write the candidates). Prints seconds (whole job, prepare, parts, finish),
+the speed-up, and each worker's peak memory (VmHWM) next to one model's embedding matrices:
 
     .venv/bin/python benchmarks/eccv_scaleout.py [--images 405040] [--dim 64]
         [--workers 1,2,4] [--database-url postgres://postgres@127.0.0.1:5432/postgres]
         [--broker redis://127.0.0.1:6379/11]
 
-Dimension: the paper's models embed in 512 to 2,048 dimensions; at 10x val2014 one 512-d
-model is 405,040 x 512 + 2,025,200 x 512 floats = 4.6 GB, five of them 23 GB, more than this
-24 GB machine holds beside four workers. A worker holds one model at a time (its part), so
-memory scales with the dimension; 64-d (0.6 GB a model) keeps the three runs on this machine.
-Parts are per model, so the job spreads over at most five workers. Across machines the
-workers need the run's folder under CROWDVL_MEDIA_ROOT (rankings, top pairs) and the
-annotators' files at the same path; see the README's "Several machines".
+A database named crowdvl_bench_eccv_scale is created on that server and dropped afterwards.
+
+Dimension and memory: one model's matrices are images x (1 + 5 captions) x dim x 4 bytes.
+A worker holds one model at a time (its part): the loaded matrices, normalised in place, and
+one block of query-gallery products of at most 256 MB with its selection's temporaries, so its
+peak is about idle + matrices + ~400 MB whatever the number of images; nothing else in a part
+grows with them (ids are numpy arrays; the saved rankings and the finishing step's lookups
+are per query and per candidate). The output prints each worker's peak beyond idle +
+matrices: compare it across --images (it stops growing once the block reaches 256 MB, i.e.
+above ~134,000 images). The paper's models embed in 512 to 2,048 dimensions; at 10x val2014
+one 512-d model is 2,430,240 rows x 512 x 4 = 4.6 GB (five files 23 GB), a worker ~5 GB and
+four ~21 GB beside this process (which checks the five files by ranking them) and the
+database: too much for this 24 GB machine. At 64-d one model is 593 MB, a worker ~1.2 GB.
+
+Parts are per model (five here), so the job spreads over at most five workers; a sixth would
+idle. Across machines the workers need the run's folder under CROWDVL_MEDIA_ROOT (rankings,
+top pairs) and the annotators' files at the same path; see the README's "Several machines".
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import tempfile
@@ -70,7 +82,7 @@ def run_once(*, dataset, files: list[Path], count: int, env: dict, logs: Path, c
         eccv_propose_start,
         eccv_run_create,
     )
-    from annotation.models import Annotator, AnnotatorKind, Job, JobState
+    from annotation.models import Annotator, AnnotatorKind, Job, JobState, Proposal
     from config import celery_app
 
     queue = f"crowdvl-eccv-scale-{uuid.uuid4().hex[:6]}"
@@ -89,9 +101,11 @@ def run_once(*, dataset, files: list[Path], count: int, env: dict, logs: Path, c
                 )
         started = time.monotonic()
         job = eccv_propose_start(run=run)
-        finish = None
+        split = finish = None
         while True:
             job.refresh_from_db()
+            if split is None and job.parts_total:
+                split = time.monotonic()
             if finish is None and job.parts_total and len(job.parts_done) == job.parts_total:
                 finish = time.monotonic()
             if job.state in (JobState.SUCCEEDED, JobState.FAILED):
@@ -99,18 +113,30 @@ def run_once(*, dataset, files: list[Path], count: int, env: dict, logs: Path, c
             for proc, log in workers:
                 if proc.poll() is not None:
                     sys.exit(f"a worker exited:\n{log.read_text()[-3000:]}")
-            time.sleep(0.1)
-        seconds = time.monotonic() - started
+            time.sleep(0.05)
+        ended = time.monotonic()
         if job.state != JobState.SUCCEEDED:
             sys.exit(f"job failed: {job.error}")
+        split, finish = split or started, finish or ended
         result = Job.objects.get(pk=job.pk).result
+        # The candidates themselves (pairs, which model proposed each, direction, rank).
+        rows = Proposal.objects.filter(item__run=run).values_list(
+            "item__positive__coco_id",
+            "item__caption__coco_id",
+            "annotator__name",
+            "direction",
+            "rank",
+        )
+        digest = hashlib.sha256(repr(sorted(rows)).encode()).hexdigest()[:12]
         return {
             "workers": count,
-            "seconds": seconds,
-            "parts_s": (finish or started) - started,
-            "finish_s": seconds - ((finish or started) - started),
+            "seconds": ended - started,
+            "prepare_s": split - started,
+            "parts_s": finish - split,
+            "finish_s": ended - finish,
             "candidates": result["candidates"],
             "proposed": result["proposed"],
+            "digest": digest,
             "peaks": [vm_hwm(proc.pid) for proc, _ in workers],
             "parts_per_worker": [
                 log.read_text().count("eccv.propose_part[") // 2 for _, log in workers
@@ -147,6 +173,7 @@ def main() -> None:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "PYTHONPATH": str(ROOT),
     }
+    env.pop("TEST_DATABASE_NAME", None)
     os.environ.update(env)
     import django
 
@@ -176,29 +203,43 @@ def main() -> None:
         for path in folder.glob("*.npz"):
             path.unlink()
 
-    model = args.images * (1 + CAPTIONS_PER_IMAGE) * args.dim * 4
+    rows = args.images * (1 + CAPTIONS_PER_IMAGE)
+    model = rows * args.dim * 4
+    idle = max(IDLE)
     print(
         f"ECCV proposal, {args.images:,} images x {CAPTIONS_PER_IMAGE} captions, {len(MODELS)} "
-        f"models of {args.dim}-d embeddings (.npz); {os.cpu_count()} cores; import "
-        f"{imported:.0f} s (not counted); one model's matrices {model / MB:,.0f} MB; "
-        f"an idle worker holds {max(IDLE) / MB:,.0f} MB"
+        f"models of {args.dim}-d embeddings (.npz), default run config (100 + 100 queries, "
+        f"k = 5); {os.cpu_count()} cores; import {imported:.0f} s (not counted)"
+    )
+    print(
+        f"one model's matrices: {rows:,} rows x {args.dim} x 4 B = {model / MB:,.0f} MB "
+        f"(a worker holds one model at a time); an idle worker holds {idle / MB:,.0f} MB; "
+        f"{len(MODELS)} parts, one per model: more than {len(MODELS)} workers would idle"
     )
     print()
     print(
-        f"{'workers':>8}{'job s':>8}{'parts s':>9}{'finish s':>10}{'speed-up':>10}"
-        f"  peak RSS per worker, MB; parts each (the last part's worker also finishes)"
+        f"{'workers':>8}{'job s':>8}{'prepare s':>11}{'parts s':>9}{'finish s':>10}"
+        f"{'speed-up':>10}{'beyond':>8}  peak RSS per worker, MB; parts each"
     )
     base = results[0]["seconds"]
     for r in results:
         peaks = ", ".join(f"{p / MB:,.0f}" for p in r["peaks"])
+        beyond = (max(r["peaks"]) - idle - model) / MB
         print(
-            f"{r['workers']:>8}{r['seconds']:>8.0f}{r['parts_s']:>9.0f}{r['finish_s']:>10.0f}"
-            f"{base / r['seconds']:>9.2f}x  {peaks}; {r['parts_per_worker']}"
+            f"{r['workers']:>8}{r['seconds']:>8.1f}{r['prepare_s']:>11.1f}{r['parts_s']:>9.1f}"
+            f"{r['finish_s']:>10.1f}{base / r['seconds']:>9.2f}x{beyond:>8,.0f}  {peaks}; "
+            f"{r['parts_per_worker']}"
         )
-    same = len({(r["candidates"], r["proposed"]) for r in results}) == 1
     print(
-        f"\ncandidates: {[r['candidates'] for r in results]}, proposals: "
-        f"{[r['proposed'] for r in results]} (identical: {same})"
+        "\nbeyond: the highest worker peak minus an idle worker minus one model's matrices, MB "
+        "(one block of products of at most 256 MB and its selection's temporaries; the "
+        "matrices are normalised in place); the last part's worker also runs the finishing step"
+    )
+    same = len({(r["candidates"], r["proposed"], r["digest"]) for r in results}) == 1
+    print(
+        f"candidates: {[r['candidates'] for r in results]}, proposals: "
+        f"{[r['proposed'] for r in results]}, sha256 of the proposals: "
+        f"{[r['digest'] for r in results]} (identical: {same})"
     )
 
 

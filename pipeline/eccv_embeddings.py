@@ -88,25 +88,29 @@ def leave_one_out_replacements(
     owners, counts = embeddings.caption_owner_rows, embeddings.image_caption_counts
     if owners is None or counts is None:
         return None
-    captions = embeddings.caption_embeddings.astype(np.float64)
-    sums = embeddings.image_embeddings.astype(np.float64) * counts[:, None]
 
     def loo_cosine(image_rows: np.ndarray, caption_rows: np.ndarray) -> np.ndarray:
+        # float64 copies of the rows in use only (not of both matrices), the same values.
+        caption = embeddings.caption_embeddings[caption_rows].astype(np.float64)
+        sums = embeddings.image_embeddings[image_rows].astype(np.float64) * counts[image_rows, None]
         rest = counts[image_rows] - 1
-        means = (sums[image_rows] - captions[caption_rows]) / np.maximum(rest, 1)[:, None]
-        cos = np.einsum("ij,ij->i", _unit(means), _unit(captions[caption_rows]))
+        means = (sums - caption) / np.maximum(rest, 1)[:, None]
+        cos = np.einsum("ij,ij->i", _unit(means), _unit(caption))
         return np.where(rest > 0, cos, -1.0).astype(np.float32)
 
     if direction == I2T:
-        per_image: dict[int, list[int]] = {}
-        for row, owner in enumerate(owners.tolist()):
-            if owner >= 0:
-                per_image.setdefault(owner, []).append(row)
-        width = max((len(v) for v in per_image.values()), default=0)
+        # Each image's caption rows, ascending, from one stable sort of the owners (arrays,
+        # not a dict of lists over every caption).
+        owned = np.flatnonzero(owners >= 0)
+        by_owner = owned[np.argsort(owners[owned], kind="stable")]
+        sorted_owners = owners[by_owner]
+        width = int(np.bincount(owners[owned]).max()) if owned.size else 0
         cols = np.full((len(query_rows), max(width, 1)), -1, dtype=np.int64)
         values = np.zeros(cols.shape, dtype=np.float32)
+        lows = np.searchsorted(sorted_owners, query_rows, side="left")
+        highs = np.searchsorted(sorted_owners, query_rows, side="right")
         for i, image in enumerate(query_rows.tolist()):
-            own = np.asarray(per_image.get(image, []), dtype=np.int64)
+            own = by_owner[lows[i] : highs[i]]
             if own.size:
                 cols[i, : own.size] = own
                 values[i, : own.size] = loo_cosine(np.full(own.size, image), own)
@@ -219,6 +223,23 @@ def parse_model_embeddings(
     )
 
 
+def rows_of_ids(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The row of each wanted id in ``ids`` (the last one if an id repeats), -1 if absent.
+
+    Sorted arrays, not a dict of Python ints: 2M caption ids would cost ~200 MB as a dict.
+    """
+    wanted = np.asarray(wanted, dtype=np.int64)
+    rows = np.full(wanted.shape, -1, dtype=np.int64)
+    if ids.size == 0 or wanted.size == 0:
+        return rows
+    order = np.argsort(ids, kind="stable")  # equal ids keep their row order
+    ordered = ids[order]
+    at = np.searchsorted(ordered, wanted, side="right") - 1
+    found = (at >= 0) & (ordered[np.maximum(at, 0)] == wanted)
+    rows[found] = order[at[found]]
+    return rows
+
+
 def model_ranking(
     embeddings: ModelEmbeddings,
     *,
@@ -226,10 +247,14 @@ def model_ranking(
     image_queries: Sequence[int] | None = None,
     caption_queries: Sequence[int] | None = None,
     block_size: int = 2048,
+    overwrite: bool = False,
 ) -> ModelRanking:
     """Top-``depth`` cosine retrievals of a model over its whole galleries.
 
     Queries default to every embedded image / caption; a query id must have an embedding.
+    With ``overwrite`` the caller gives up the embeddings: each gallery matrix is scaled to
+    unit rows in place instead of copied (at 2M captions, a copy the size of the caption
+    matrix). The rankings are the same, bit for bit.
     """
     queries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     query_rows: dict[str, np.ndarray] = {}
@@ -242,23 +267,24 @@ def model_ranking(
             query_rows[direction] = np.arange(ids.size, dtype=np.int64)
             continue
         wanted = np.asarray(chosen, dtype=np.int64)
-        row_of = {int(v): i for i, v in enumerate(ids.tolist())}
-        missing = [int(v) for v in wanted.tolist() if int(v) not in row_of]
-        if missing:
+        rows = rows_of_ids(ids, wanted)
+        if (rows < 0).any():
             field = "image_queries" if direction == I2T else "caption_queries"
-            raise InputError("query has no embedding", record=missing[0], field=field)
-        rows = np.fromiter(
-            (row_of[int(v)] for v in wanted.tolist()), dtype=np.int64, count=wanted.size
-        )
+            missing = int(wanted[np.flatnonzero(rows < 0)[0]])
+            raise InputError("query has no embedding", record=missing, field=field)
         queries[direction] = (ids[rows], emb[rows])
         query_rows[direction] = rows
+    # Both directions' replacements first: they read the raw rows the rankings may overwrite.
+    replace = {d: leave_one_out_replacements(embeddings, d, query_rows[d]) for d in DIRECTIONS}
     i2t = rankings_from_embeddings(
         *queries[I2T],
         embeddings.caption_ids,
         embeddings.caption_embeddings,
         depth,
         block_size=block_size,
-        replace=leave_one_out_replacements(embeddings, I2T, query_rows[I2T]),
+        replace=replace[I2T],
+        # Not when every caption is a t2i query: the caption matrix is those queries.
+        in_place=overwrite and caption_queries is not None,
     )
     t2i = rankings_from_embeddings(
         *queries["t2i"],
@@ -266,7 +292,8 @@ def model_ranking(
         embeddings.image_embeddings,
         depth,
         block_size=block_size,
-        replace=leave_one_out_replacements(embeddings, "t2i", query_rows["t2i"]),
+        replace=replace["t2i"],
+        in_place=overwrite,
     )
     return ModelRanking(i2t=i2t, t2i=t2i)
 

@@ -139,11 +139,13 @@ def rankings_from_embeddings(
     *,
     block_size: int = 2048,
     replace: tuple[np.ndarray, np.ndarray] | None = None,
+    in_place: bool = False,
 ) -> dict[int, list[int]]:
     """The ``k`` most cosine-similar gallery ids per query id, best first.
 
     Ties go to the earlier gallery row (see pipeline.neighbours.top_k); ``replace`` gives
-    cosines to use instead for some (query row, gallery row) pairs.
+    cosines to use instead for some (query row, gallery row) pairs. With ``in_place`` the
+    gallery matrix is normalised over itself (see normalize_rows).
     """
     queries = _ids_array(query_ids, "query_ids", np.shape(query_vecs), "query_vecs")
     gallery = _ids_array(gallery_ids, "gallery_ids", np.shape(gallery_vecs), "gallery_vecs")
@@ -151,7 +153,7 @@ def rankings_from_embeddings(
         raise InputError(f"must be between 1 and {gallery.size} (gallery size), got {k}", field="k")
     index, _ = top_k(
         normalize_rows(query_vecs),
-        normalize_rows(gallery_vecs),
+        normalize_rows(gallery_vecs, in_place=in_place),
         k,
         block_size=block_size,
         replace=replace,

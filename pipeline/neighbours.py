@@ -22,15 +22,21 @@ _MAX_PASSING = 1 / 16
 _SAFE_BOUND = 1e37
 
 
-def normalize_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm as a new float32 array; zero rows stay zero."""
+def normalize_rows(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """Rows scaled to unit L2 norm as a new float32 array; zero rows stay zero.
+
+    With ``in_place`` the result is written over ``x`` when ``x`` is a writeable C-contiguous
+    float32 matrix (the caller gives it up; at 2M captions a copy costs the matrix's size);
+    the values are the same bit for bit, each chunk being read before it is overwritten.
+    """
     matrix = _as_matrix(x, "x")
     # Norms in float64: squaring large float32 values would overflow to inf.
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
     scale = np.zeros_like(norms)
     np.divide(1.0, norms, out=scale, where=norms > 0)
     n, width = matrix.shape
-    out = np.empty((n, width), dtype=np.float32)
+    reuse = in_place and matrix is x and matrix.flags.writeable
+    out = matrix if reuse else np.empty((n, width), dtype=np.float32)
     # Scale in float64 and round to float32 as before, but a few rows at a time: a float64
     # copy of the whole matrix costs more (page faults, cache misses) than the arithmetic.
     rows = max(1, _NORMALIZE_ELEMENTS // max(1, width))

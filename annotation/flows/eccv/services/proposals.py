@@ -335,15 +335,15 @@ def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> Model
     run = annotator.run
     image_queries = run.config["query_images"]
     caption_queries = run.config["query_captions"]
-    known_images = set(run.dataset.images.values_list("coco_id", flat=True))
-    known_captions = set(
-        Caption.objects.filter(dataset=run.dataset).values_list("coco_id", flat=True)
-    )
     if annotator.kind == AnnotatorKind.RANKINGS:
+        # Sets only here: an embeddings part checks its ids against arrays (2M captions as a
+        # set of Python ints cost ~150 MB, which a part would hold while it ranks).
         ranking = load_ranked_lists(
             annotator.source,
-            known_image_ids=known_images,
-            known_caption_ids=known_captions,
+            known_image_ids=set(run.dataset.images.values_list("coco_id", flat=True)),
+            known_caption_ids=set(
+                Caption.objects.filter(dataset=run.dataset).values_list("coco_id", flat=True)
+            ),
             min_length=int(run.config["k"]),
         )
         for direction, queries in (("i2t", image_queries), ("t2i", caption_queries)):
@@ -370,8 +370,13 @@ def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> Model
     if gallery is not None:
         embeddings = restrict_gallery(embeddings, *gallery)
     depth = min(depth, embeddings.image_ids.size, embeddings.caption_ids.size)
+    # The embeddings were loaded for this ranking alone: normalise them in place, no copy.
     return model_ranking(
-        embeddings, depth=depth, image_queries=image_queries, caption_queries=caption_queries
+        embeddings,
+        depth=depth,
+        image_queries=image_queries,
+        caption_queries=caption_queries,
+        overwrite=True,
     )
 
 
@@ -467,8 +472,11 @@ def eccv_propose_finish(*, job_id: int) -> None:
     counts = proposal_counts(candidates)
     excluded = top_pairs(rankings, min(GOLD_DEPTH, *(_depth(r) for r in rankings.values())))
     np.save(_workdir(run) / "top_pairs.npy", excluded.keys)
-    images = dict(run.dataset.images.values_list("coco_id", "pk"))
-    captions = dict(Caption.objects.filter(dataset=run.dataset).values_list("coco_id", "pk"))
+    # Primary keys of the proposed images and captions only, not of the whole dataset.
+    images = _pks_by_coco_id(run.dataset.images.all(), {c.image_id for c in candidates})
+    captions = _pks_by_coco_id(
+        Caption.objects.filter(dataset=run.dataset), {c.caption_id for c in candidates}
+    )
     with job_finishing(job_id=job_id) as running:
         if not running:  # finished by another delivery of this step, or cancelled
             return
@@ -518,6 +526,17 @@ def eccv_propose_finish(*, job_id: int) -> None:
             result=result,
             message=f"{counts.proposed} proposals -> {counts.unique} pairs",
         )
+
+
+def _pks_by_coco_id(queryset: Any, coco_ids: set[int]) -> dict[int, int]:
+    """{coco_id: pk} for the given ids, a few hundred per query (SQLite's variable limit)."""
+    ids = sorted(coco_ids)
+    found: dict[int, int] = {}
+    for first in range(0, len(ids), 900):
+        found.update(
+            queryset.filter(coco_id__in=ids[first : first + 900]).values_list("coco_id", "pk")
+        )
+    return found
 
 
 def _depth(ranking: ModelRanking) -> int:
