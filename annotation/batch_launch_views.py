@@ -9,13 +9,13 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.crowd import web_provider_names
 from annotation.crowd.mturk import estimate_cost
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
@@ -33,13 +33,16 @@ from annotation.services.batches import (
 from annotation.services.review import batch_extend, hit_add_assignments
 from pipeline.errors import InputError
 
+PROVIDER_LABELS = {
+    "local": "Local workers (invitation links)",
+    "mturk": "Amazon Mechanical Turk",
+    "simulated": "Simulated crowd (marked in every export)",
+}
+
 
 def providers() -> list[tuple[str, str]]:
     """Real crowds; the simulated one only where it cannot be mistaken for them (DEBUG)."""
-    choices = [("local", "Local workers (invitation links)"), ("mturk", "Amazon Mechanical Turk")]
-    if settings.DEBUG:
-        choices.append(("simulated", "Simulated crowd (marked in every export)"))
-    return choices
+    return [(name, PROVIDER_LABELS.get(name, name)) for name in web_provider_names()]
 
 
 class BatchForm(forms.Form):

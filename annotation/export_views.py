@@ -6,7 +6,6 @@ folder holds: no path from the URL ever reaches the file system."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -19,19 +18,8 @@ from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.models import Export, Run
 from annotation.permissions import Action, can, require
+from annotation.selectors.exports import export_file_named, export_files
 from pipeline.errors import InputError
-
-
-def _folder(export: Export) -> Path:
-    path = Path(export.path)
-    return path if path.is_dir() else path.parent
-
-
-def _files(export: Export) -> list[Path]:
-    folder = _folder(export)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
 
 
 def _numbers(values: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -52,7 +40,7 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.VIEW, run=run)
     exports = [
-        {"export": e, "files": [p.name for p in _files(e)], "counts": _counts(e.manifest)}
+        {"export": e, "files": [p.name for p in export_files(e)], "counts": _counts(e.manifest)}
         for e in run.exports.order_by("-created_at", "-pk")
     ]
     flow = flow_for_kind(run.kind)
@@ -72,7 +60,7 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
 def export_file(request: HttpRequest, export_id: int, name: str) -> FileResponse:
     export = get_object_or_404(Export.objects.select_related("run"), pk=export_id)
     require(request.user, Action.DOWNLOAD, run=export.run)
-    match = next((p for p in _files(export) if p.name == name), None)
+    match = export_file_named(export, name)
     if match is None:
         raise Http404("no such file in this export")
     return FileResponse(match.open("rb"), as_attachment=True, filename=match.name)

@@ -188,9 +188,10 @@ LOGIN_REDIRECT_URL = "dashboard"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        # Scripts: `Authorization: Token <key>` (manage.py api_token <user>).
+        # Scripts: `Authorization: Token <key>` (manage.py api_token <user>). First, so a
+        # request without credentials gets 401 with `WWW-Authenticate: Token`, not 403.
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_SCHEMA_CLASS": "annotation.api.schema.ServiceSchema",
@@ -212,6 +213,15 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
+    # One enum per vocabulary of annotation/models.py, however many operations use it.
+    "ENUM_NAME_OVERRIDES": {
+        "RunKindEnum": "annotation.models.RunKind",
+        "RunStatusEnum": "annotation.models.RunStatus",
+        "StageEnum": "annotation.models.Stage",
+        "BatchStatusEnum": "annotation.models.BatchStatus",
+        "JobStateEnum": "annotation.models.JobState",
+        "ReviewStatusEnum": "annotation.models.ReviewStatus",
+    },
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 

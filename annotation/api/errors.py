@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,10 +21,14 @@ class ErrorBody(serializers.Serializer):
     file = serializers.CharField(required=False, allow_null=True)
     record = serializers.CharField(required=False, allow_null=True)
     field = serializers.CharField(required=False, allow_null=True)
+    fields = serializers.DictField(
+        required=False, help_text="bad input: every field's messages (the first is `field`)"
+    )
+    detail = serializers.CharField(required=False, help_text="DRF's message, as `error`")
 
 
 # The refusals every operation may answer (see ServiceAPIView.handle_exception).
-ERRORS = {400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody}
+ERRORS = {400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody}
 
 
 class ServiceAPIView(APIView):
@@ -32,6 +37,13 @@ class ServiceAPIView(APIView):
     unless a view says otherwise); the view then checks its object's run or project."""
 
     required_action: str = Action.ADMIN
+    # Set by `paging.by_method` when one URL serves several operations: the action per method.
+    required_actions: dict[str, str] | None = None
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if self.required_actions is not None:
+            self.required_action = self.required_actions.get(request.method or "", Action.ADMIN)
+        super().initial(request, *args, **kwargs)
 
     def require(
         self,
@@ -56,4 +68,23 @@ class ServiceAPIView(APIView):
             return Response({"error": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if isinstance(exc, ServiceError):
             return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return super().handle_exception(exc)
+        return _uniform(exc, super().handle_exception(exc))
+
+
+def _uniform(exc: Exception, response: Response) -> Response:
+    """DRF's own refusals in the same body: `error` always, and for bad input the first
+    field named as `field` with all of them under `fields`."""
+    data = response.data
+    if isinstance(exc, drf_exceptions.ValidationError):
+        if isinstance(data, dict) and data:
+            field, messages = next(iter(data.items()))
+            first = messages[0] if isinstance(messages, list) and messages else messages
+            named = None if field == "non_field_errors" else str(field)
+            prefix = f"{named}: " if named else ""
+            response.data = {"error": f"{prefix}{first}", "field": named, "fields": data}
+        else:
+            messages = data if isinstance(data, list) else [data]
+            response.data = {"error": str(messages[0]) if messages else "invalid input"}
+    elif isinstance(data, dict) and "detail" in data and "error" not in data:
+        response.data = {"error": str(data["detail"]), **data}
+    return response

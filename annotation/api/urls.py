@@ -1,20 +1,57 @@
 from django.urls import include, path
 
-from annotation.api import views
+from annotation.api import actions, lists, views
+from annotation.api.paging import by_method
 from annotation.flows import flows
 
 urlpatterns = [
+    path("datasets/", lists.DatasetListApi.as_view(), name="api-dataset-list"),
     path("datasets/import/", views.DatasetImportApi.as_view(), name="api-dataset-import"),
-    path("runs/", views.RunCreateApi.as_view(), name="api-run-create"),
-    path("runs/<int:run_id>/batches/", views.BatchCreateApi.as_view(), name="api-batch-create"),
-    path("jobs/<int:job_id>/", views.JobDetailApi.as_view(), name="api-job-detail"),
-    path("jobs/<int:job_id>/resume/", views.JobResumeApi.as_view(), name="api-job-resume"),
-    path("jobs/<int:job_id>/cancel/", views.JobCancelApi.as_view(), name="api-job-cancel"),
+    path("runs/", by_method(get=lists.RunListApi, post=views.RunCreateApi), name="api-runs"),
+    path("runs/<int:run_id>/", lists.RunDetailApi.as_view(), name="api-run-detail"),
+    path(
+        "runs/<int:run_id>/batches/",
+        by_method(get=lists.BatchListApi, post=views.BatchCreateApi),
+        name="api-run-batches",
+    ),
+    path(
+        "runs/<int:run_id>/exports/",
+        by_method(get=lists.ExportListApi, post=actions.ExportStartApi),
+        name="api-run-exports",
+    ),
+    path(
+        "runs/<int:run_id>/jobs/<slug:name>/",
+        actions.RunJobStartApi.as_view(),
+        name="api-run-job-start",
+    ),
+    path("batches/<int:batch_id>/", lists.BatchDetailApi.as_view(), name="api-batch-detail"),
+    *[
+        path(f"batches/<int:batch_id>/{verb}/", view.as_view(), name=f"api-batch-{verb}")
+        for verb, view in (
+            ("publish", actions.BatchPublishApi),
+            ("discard", actions.BatchDiscardApi),
+            ("expire", actions.BatchExpireApi),
+            ("extend", actions.BatchExtendApi),
+            ("add-assignments", actions.BatchAddAssignmentsApi),
+            ("sync", actions.BatchSyncApi),
+        )
+    ],
     path(
         "batches/<int:batch_id>/mturk/publish/",
         views.MTurkPublishApi.as_view(),
         name="api-mturk-publish",
     ),
+    path("jobs/", lists.JobListApi.as_view(), name="api-job-list"),
+    path("jobs/<int:job_id>/", views.JobDetailApi.as_view(), name="api-job-detail"),
+    path("jobs/<int:job_id>/resume/", views.JobResumeApi.as_view(), name="api-job-resume"),
+    path("jobs/<int:job_id>/cancel/", views.JobCancelApi.as_view(), name="api-job-cancel"),
+    path(
+        "exports/<int:export_id>/files/<str:name>",
+        actions.ExportFileApi.as_view(),
+        name="api-export-file",
+    ),
+    path("reviews/", lists.ReviewListApi.as_view(), name="api-review-list"),
+    path("reviews/decide/", actions.ReviewDecideApi.as_view(), name="api-review-decide"),
 ]
 # Each registered flow's operations, under the same prefix.
 urlpatterns += [path("", include(flow.api_urls)) for flow in flows() if flow.api_urls]

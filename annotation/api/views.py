@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
+from annotation.crowd import web_provider_check
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
 from annotation.permissions import Action
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
@@ -120,13 +121,15 @@ class RunCreateApi(ServiceAPIView):
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        """Create a run of a dataset in a project (default: Default) where you are a
+        researcher, with the flow's defaults for any setting not given."""
+        data = RunCreateApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         options["project"] = options["project"] or project_default()
         self.require(request, project=options["project"])
         run = run_create_any(**options, owner=request.user)
-        return Response(self.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(RunCreateApi.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
 def _job(view: ServiceAPIView, request: Request, job_id: int) -> Job:
@@ -230,10 +233,14 @@ class BatchCreateApi(ServiceAPIView):
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
+        """Create a batch of HITs for a stage of the run and, unless `publish` is false,
+        publish it (a draft can be published later: `POST /api/batches/<id>/publish/`).
+        The simulated crowd is offered only with DJANGO_DEBUG=1."""
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
-        data = self.InputSerializer(data=request.data)
+        data = BatchCreateApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        web_provider_check(data.validated_data["provider"])
         publish = data.validated_data.pop("publish")
         options = {"follow_ups": data.validated_data.pop("follow_ups")}
         for key in ("direction", "first_claim_seconds", "skip_pilot", "allow_low_pay"):
@@ -242,7 +249,7 @@ class BatchCreateApi(ServiceAPIView):
         batch = batch_create(run=run, options=options, **data.validated_data)
         if publish:
             batch = batch_publish(batch=batch)
-        return Response(self.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)
+        return Response(BatchCreateApi.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)
 
 
 class MTurkPublishApi(ServiceAPIView):

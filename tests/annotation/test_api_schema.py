@@ -80,7 +80,8 @@ def test_tokens_authenticate_and_a_bad_one_is_refused(api, paired_run, capsys):
     stranger = APIClient()
     stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
     refused = stranger.get(f"/api/runs/{paired_run.pk}/summary/")
-    assert refused.status_code == 403 and "Invalid token" in refused.json()["detail"]
+    assert refused.status_code == 401 and "Invalid token" in refused.json()["detail"]
+    assert refused["WWW-Authenticate"] == "Token"
     call_command("api_token", "robot")
     key = capsys.readouterr().out.strip()
     assert re.fullmatch(r"[0-9a-f]{40}", key)

@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.views import JobOutput
 from annotation.flows.bison.selectors import bison_stage_counts
-from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
 from annotation.models import Export, Run
 from annotation.permissions import Action
@@ -61,17 +60,6 @@ class RunSummaryApi(ServiceAPIView):
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
         return Response({"run": run.pk, "status": run.status, **bison_stage_counts(run=run)})
-
-
-class ExportStartApi(ServiceAPIView):
-    required_action = Action.ACT
-
-    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
-    def post(self, request: Request, run_id: int) -> Response:
-        run = get_object_or_404(Run, pk=run_id)
-        self.require(request, run=run)
-        job = bison_export_start(run=run)
-        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class BisonEvaluateApi(ServiceAPIView):
