@@ -9,23 +9,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
-from annotation.selectors.links import public_base_url
+from annotation.selectors.links import invitation_link
 from annotation.services.invitations import (
     invitation_revoke,
     invitations_create,
     labels_from,
 )
-
-
-def invitation_link(request: HttpRequest, invitation: Invitation) -> str:
-    return public_base_url(request) + reverse("work-join", args=[invitation.token])
 
 
 @login_required

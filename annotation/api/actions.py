@@ -1,9 +1,10 @@
 """The console's actions in the API, through the same services as the pages: a batch's
 publish, discard, expire, extend, add assignments and sync; a run's jobs and exports; export
-downloads; review decisions."""
+downloads; review decisions; invitation links for local workers; the simulated crowd (DEBUG)."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -14,16 +15,22 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.lists import BatchOutput
+from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
 from annotation.api.views import JobOutput
+from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.models import Batch, Export, HitStatus, Review, Run
+from annotation.models import Batch, Export, HitStatus, Invitation, Review, Run
 from annotation.permissions import Action, visible_runs
 from annotation.selectors.exports import export_file_named
+from annotation.selectors.links import invitation_link
 from annotation.selectors.listing import batches_counted
 from annotation.services.batches import batch_discard, batch_expire, batch_publish, batch_sync
+from annotation.services.invitations import invitations_create
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.review import batch_extend, hit_add_assignments
 from annotation.services.reviews import reviews_decide
+from annotation.simulation import simulate_crowd
+from pipeline.simulate import WorkerProfile
 
 
 def _batch(view: ServiceAPIView, request: Request, batch_id: int) -> Batch:
@@ -228,3 +235,97 @@ class ReviewDecideApi(ServiceAPIView):
         failed = {str(pk): "you may not decide it" for pk in ids if pk not in allowed}
         failed.update({str(pk): why for pk, why in result["failed"].items()})
         return Response({"decided": result["decided"], "failed": failed})
+
+
+class BatchSimulateApi(ServiceAPIView):
+    """Let simulated workers answer a published simulated batch (development and demos
+    only: refused unless DJANGO_DEBUG=1). Their work is marked simulated in every export."""
+
+    required_action = Action.ACT
+
+    class InputSerializer(serializers.Serializer):
+        workers = serializers.IntegerField(min_value=1, max_value=100, default=5)
+        accuracy = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.9)
+        seed = serializers.IntegerField(default=0)
+
+    class OutputSerializer(serializers.Serializer):
+        batch = BatchOutput()
+        workers = serializers.IntegerField()
+        assignments = serializers.IntegerField()
+        answers = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **ERRORS})
+    def post(self, request: Request, batch_id: int) -> Response:
+        batch = _batch(self, request, batch_id)
+        data = BatchSimulateApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if not settings.DEBUG:
+            raise ServiceError("the simulated crowd works only with DJANGO_DEBUG=1")
+        if batch.provider != "simulated":
+            raise ServiceError(f"batch {batch.pk} is offered to {batch.provider} workers")
+        options = data.validated_data
+        report = simulate_crowd(
+            batch=batch,
+            workers=options["workers"],
+            profile=WorkerProfile(accuracy=options["accuracy"]),
+            seed=options["seed"],
+        )
+        return Response(
+            {
+                "batch": _batch_output(batch),
+                "workers": report.workers,
+                "assignments": report.assignments,
+                "answers": report.answers,
+            }
+        )
+
+
+class InvitationOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+    link = serializers.SerializerMethodField()
+    revoked_at = serializers.DateTimeField(allow_null=True)
+    consented_at = serializers.DateTimeField(allow_null=True)
+
+    def get_link(self, invitation: Invitation) -> str:
+        return invitation_link(self.context.get("request"), invitation)
+
+
+class InvitationListApi(ServiceAPIView):
+    required_action = Action.DOWNLOAD  # a link lets anyone work as the invited worker
+
+    @extend_schema(
+        operation_id="runs_invitations_list",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_of(InvitationOutput), **ERRORS},
+    )
+    def get(self, request: Request, run_id: int) -> Response:
+        """The run's invitation links for local workers, oldest first (researchers only)."""
+        run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
+        invitations = run.invitations.order_by("pk")
+        return paginated(InvitationOutput, invitations, request, self)
+
+
+class InvitationCreateApi(ServiceAPIView):
+    required_action = Action.ACT
+
+    class InputSerializer(serializers.Serializer):
+        labels = serializers.ListField(
+            child=serializers.CharField(max_length=200),
+            min_length=1,
+            max_length=5000,
+            help_text="one email or worker id per person",
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: InvitationOutput(many=True), **ERRORS})
+    def post(self, request: Request, run_id: int) -> Response:
+        """Invite local workers to the run: one link each (existing ones come back
+        unchanged). Send each person their own link."""
+        run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
+        data = InvitationCreateApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        made = invitations_create(run=run, labels=data.validated_data["labels"])
+        body = InvitationOutput(made, many=True, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)

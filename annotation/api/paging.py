@@ -62,7 +62,8 @@ def paginated(
 ) -> Response:
     pager = Page()
     page = pager.paginate_queryset(items, request, view=view)
-    return pager.get_paginated_response(output(page, many=True).data)
+    data = output(page, many=True, context={"request": request}).data
+    return pager.get_paginated_response(data)
 
 
 def by_method(**views: type[ServiceAPIView]) -> Any:

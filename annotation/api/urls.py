@@ -20,6 +20,11 @@ urlpatterns = [
         name="api-run-exports",
     ),
     path(
+        "runs/<int:run_id>/invitations/",
+        by_method(get=actions.InvitationListApi, post=actions.InvitationCreateApi),
+        name="api-run-invitations",
+    ),
+    path(
         "runs/<int:run_id>/jobs/<slug:name>/",
         actions.RunJobStartApi.as_view(),
         name="api-run-job-start",
@@ -34,6 +39,7 @@ urlpatterns = [
             ("extend", actions.BatchExtendApi),
             ("add-assignments", actions.BatchAddAssignmentsApi),
             ("sync", actions.BatchSyncApi),
+            ("simulate", actions.BatchSimulateApi),
         )
     ],
     path(

@@ -238,3 +238,57 @@ def test_exports_listed_started_and_downloaded_by_token(
     assert api.get(f"/api/runs/{run_id}/exports/").json()["count"] == 2
     anonymous = APIClient().get(f"/api/runs/{run_id}/exports/")
     assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
+
+
+def test_invitation_links_for_researchers_only(
+    paired_run,
+    schema,  # noqa: F811
+    django_user_model,
+    settings,
+):
+    settings.CROWDVL_PUBLIC_URL_SET = False  # links name the host the API was called on
+    alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
+    url = f"/api/runs/{paired_run.pk}/invitations/"
+    response = alice.post(url, {"labels": ["w1@example.org", "w2"]}, format="json")
+    assert response.status_code == 201, response.json()
+    check(schema, "/api/runs/{run_id}/invitations/", "post", response)
+    links = [row["link"] for row in response.json()]
+    tokens = sorted(paired_run.invitations.values_list("token", flat=True))
+    assert sorted(link.removeprefix("http://testserver/join/").strip("/") for link in links) == (
+        tokens
+    )
+    again = alice.post(url, {"labels": ["W2"]}, format="json").json()  # the same person
+    assert [row["id"] for row in again] == [response.json()[1]["id"]]
+    listed = alice.get(url)
+    check(schema, "/api/runs/{run_id}/invitations/", "get", listed)
+    assert listed.json()["count"] == 2
+    rita = member(django_user_model, paired_run, "rita", ProjectRole.REVIEWER)
+    assert rita.get(url).status_code == 403 and rita.post(url, {"labels": ["x"]}).status_code == 403
+
+
+def test_simulate_only_simulated_batches_with_debug(
+    paired_run,
+    schema,  # noqa: F811
+    django_user_model,
+    settings,
+):
+    alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
+    settings.DEBUG = True
+    base = f"/api/runs/{paired_run.pk}/batches/"
+    body = {"stage": Stage.BISON_SELECTION, "items_per_hit": 5}
+    draft = {**body, "provider": "local", "publish": False}
+    local = alice.post(base, draft, format="json").json()["id"]
+    refused = alice.post(f"/api/batches/{local}/simulate/")
+    assert refused.status_code == 409 and "local workers" in refused.json()["error"]
+    assert alice.post(f"/api/batches/{local}/discard/").status_code == 204
+    simulated = alice.post(base, {**body, "provider": "simulated"}, format="json").json()["id"]
+    settings.DEBUG = False
+    refused = alice.post(f"/api/batches/{simulated}/simulate/")
+    assert refused.status_code == 409 and "DJANGO_DEBUG" in refused.json()["error"]
+    assert not Batch.objects.get(pk=simulated).hits.filter(assignments__isnull=False).exists()
+    settings.DEBUG = True
+    response = alice.post(f"/api/batches/{simulated}/simulate/", {"workers": 3}, format="json")
+    assert response.status_code == 200, response.json()
+    check(schema, "/api/batches/{batch_id}/simulate/", "post", response)
+    assert response.json()["batch"]["status"] == BatchStatus.COMPLETED
+    assert response.json()["assignments"] == Batch.objects.get(pk=simulated).hits.count()

@@ -114,3 +114,33 @@ def test_happy_paths_match_the_schema(schema, api, dataset, paired_run, tmp_path
     check(schema, "/api/jobs/{job_id}/resume/", "post", response)
     response = api.post("/api/runs/", {"dataset": 10**9}, format="json")
     assert response.status_code == 400
+    check(schema, "/api/runs/", "post", response)
+
+
+def test_dataset_import_upload_matches_the_schema(schema, api, sample_path, run_on_commit):
+    with open(sample_path, "rb") as fh:
+        response = run_on_commit(
+            api.post, "/api/datasets/import/", {"file": fh, "name": "uploaded"}, format="multipart"
+        )
+    assert response.status_code == 202, response.json()
+    check(schema, "/api/datasets/import/", "post", response)
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.result["images"] == 462 and job.result["captions"] == 2312
+
+
+def test_every_operation_has_a_response_checked_against_the_schema(schema):
+    """Each operation of the schema appears in some test as `check(schema, path, method,
+    ...)` (JSON answers) or in BINARY_OPERATIONS (files, checked byte for byte)."""
+    from pathlib import Path
+
+    sources = "".join(p.read_text() for p in Path(__file__).parent.rglob("test_*.py"))
+    called = set(re.findall(r'check\(\s*schema,\s*"([^"]+)",\s*"(\w+)"', sources))
+    operations = {(p, m) for p, ops in schema["paths"].items() for m in ops}
+    missing = operations - called - BINARY_OPERATIONS - NO_BODY_OPERATIONS
+    assert not missing, f"operations without a schema-checked response: {sorted(missing)}"
+
+
+BINARY_OPERATIONS = {("/api/exports/{export_id}/files/{name}", "get")}
+# 204 No Content (tested for its status and effect).
+NO_BODY_OPERATIONS = {("/api/batches/{batch_id}/discard/", "post")}

@@ -28,6 +28,7 @@ from annotation.services.mturk import mturk_publish_start, mturk_sync_batch
 from pipeline.errors import InputError
 from pipeline.mturk_xml import answer_xml
 from tests.annotation.drivers import SUBMIT_TO, MTurkDriver, fake_id, stubbed_mturk
+from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db
@@ -530,3 +531,28 @@ def test_publish_api_refuses_over_budget_with_a_clear_message(mt, draft, setting
     assert response.status_code == 409
     assert "over the budget of $1.00" in response.json()["error"]
     assert "3 HITs x 1 assignments x $0.50" in response.json()["error"]
+
+
+@pytest.mark.parametrize("url", ["/api/batches/{}/mturk/publish/", "/api/batches/{}/publish/"])
+def test_publish_api_enqueues_the_job_that_creates_the_hits(
+    mt,
+    draft,
+    admin_client,
+    run_on_commit,
+    schema,  # noqa: F811
+    url,
+):
+    mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})  # checked before the job
+    mt.expect_publish(draft)
+    response = run_on_commit(admin_client.post, url.format(draft.pk))
+    assert response.status_code == 202, response.json()
+    if "mturk" in url:
+        check(schema, "/api/batches/{batch_id}/mturk/publish/", "post", response)
+        job_id = response.json()["id"]
+    else:
+        check(schema, "/api/batches/{batch_id}/publish/", "post", response)
+        job_id = response.json()["job"]["id"]
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "succeeded", job.error
+    draft.refresh_from_db()
+    assert draft.status == "published" and draft.hits.exclude(provider_hit_id="").count() == 3

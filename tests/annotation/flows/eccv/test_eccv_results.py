@@ -30,6 +30,7 @@ from annotation.services.reviews import assignments_auto_approve, review_decide
 from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
+from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -130,7 +131,12 @@ def test_exclusions_and_cxc_merge(judged, run_on_commit, tmp_path):
 
 
 def test_evaluation_of_rankings_on_the_export(
-    judged, run_on_commit, tmp_path, capsys, admin_client
+    judged,
+    run_on_commit,
+    tmp_path,
+    capsys,
+    admin_client,
+    schema,  # noqa: F811
 ):
     export = export_of(judged, run_on_commit)
     folder = Path(export.path)
@@ -167,6 +173,7 @@ def test_evaluation_of_rankings_on_the_export(
         content_type="application/json",
     )
     assert response.status_code == 200, response.content
+    check(schema, "/api/eccv/evaluate/", "post", response)
     assert response.json()["i2t"]["mAP@R"] == 100.0
     short = {"i2t": {str(q): v[:1] for q, v in i2t.items()}, "t2i": perfect["t2i"]}
     path.write_text(json.dumps(short))

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""A COCO-BISON run end to end through the REST API only (no manage.py, no database access):
+upload a COCO captions file, create a run, pair images (stage 1), launch stage 2 and stage 3,
+let workers answer, export, download the files.
+
+    python scripts/api_bison_run.py --url http://127.0.0.1:8000 --token KEY \
+        [--captions data/sample/coco_captions_val2014.subset.json] \
+        [--provider local|simulated] [--out bison-export]
+
+The token comes from `manage.py api_token <user>` (or CROWDVL_API_TOKEN); the user must be a
+researcher of the project (default: the Default project). With `--provider local` the script
+invites `--invite` people (one link each, printed) and waits until they have finished each
+stage; `simulated` lets the server's simulated crowd answer at once, which the server offers
+only with DJANGO_DEBUG=1 (its work is marked simulated in every export). Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample" / "coco_captions_val2014.subset.json"
+DONE = ("succeeded", "failed", "cancelled")
+
+
+class ApiError(RuntimeError):
+    pass
+
+
+class Api:
+    def __init__(self, url: str, token: str, *, log: Any = print) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        self.log = log
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        *,
+        files: dict[str, Path] | None = None,
+        raw: bool = False,
+    ) -> Any:
+        headers = {"Authorization": f"Token {self.token}", "Accept": "application/json"}
+        data = None
+        if files:
+            data, headers["Content-Type"] = _multipart(body or {}, files)
+        elif body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        url = path if path.startswith("http") else f"{self.url}{path}"
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")
+            with contextlib.suppress(ValueError, AttributeError):  # not a JSON error body
+                detail = json.loads(detail).get("error", detail)
+            raise ApiError(f"{method} {path}: HTTP {exc.code}: {detail}") from None
+        if raw:
+            return payload
+        return json.loads(payload) if payload else None
+
+    def wait_job(self, job: dict, *, timeout: float, poll: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while job["state"] not in DONE:
+            if time.monotonic() > deadline:
+                raise ApiError(f"job {job['id']} ({job['name']}) still {job['state']}")
+            time.sleep(poll)
+            job = self.call("GET", f"/api/jobs/{job['id']}/")
+        if job["state"] != "succeeded":
+            raise ApiError(f"job {job['id']} ({job['name']}) {job['state']}: {job['error']}")
+        return job
+
+    def wait_batch(self, batch_id: int, *, timeout: float, poll: float) -> dict:
+        deadline = time.monotonic() + timeout
+        batch = self.call("GET", f"/api/batches/{batch_id}/")
+        while batch["status"] != "completed":
+            if time.monotonic() > deadline:
+                raise ApiError(f"batch {batch_id} is still {batch['status']}")
+            time.sleep(poll)
+            batch = self.call("GET", f"/api/batches/{batch_id}/")
+        return batch
+
+
+def _multipart(fields: dict[str, Any], files: dict[str, Path]) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    parts: list[bytes] = []
+    for name, value in fields.items():
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+        )
+    for name, path in files.items():
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
+            f'filename="{path.name}"\r\nContent-Type: application/json\r\n\r\n'
+        )
+        parts.append(head.encode() + path.read_bytes() + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def run_stage(api: Api, run_id: int, stage: str, args: argparse.Namespace) -> dict:
+    """Launch one stage's batch and wait until its HITs are done."""
+    batch = api.call(
+        "POST",
+        f"/api/runs/{run_id}/batches/",
+        {"stage": stage, "provider": args.provider, "reward": args.reward},
+    )
+    api.log(f"  batch {batch['id']}: {batch['hits']} HITs, {batch['status']}")
+    for warning in batch.get("warnings", []):
+        api.log(f"  note: {warning}")
+    if args.provider == "simulated":
+        done = api.call(
+            "POST",
+            f"/api/batches/{batch['id']}/simulate/",
+            {"workers": args.workers, "accuracy": args.accuracy, "seed": args.seed},
+        )
+        api.log(f"  simulated: {done['assignments']} assignments by {done['workers']} workers")
+    else:
+        api.log(f"  waiting for the invited workers to finish batch {batch['id']} ...")
+    batch = api.wait_batch(batch["id"], timeout=args.stage_timeout, poll=args.poll)
+    held = api.call("GET", "/api/reviews/", None)
+    api.log(f"  batch {batch['id']} {batch['status']}; reviews in your projects: {held['count']}")
+    return batch
+
+
+def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default=os.environ.get("CROWDVL_URL", "http://127.0.0.1:8000"))
+    parser.add_argument("--token", default=os.environ.get("CROWDVL_API_TOKEN"))
+    parser.add_argument("--captions", type=Path, default=SAMPLE, help="COCO captions JSON")
+    parser.add_argument("--name", default=None, help="dataset and run name (default: unique)")
+    parser.add_argument("--project", type=int, default=None, help="project id (default: Default)")
+    parser.add_argument("--provider", choices=["local", "simulated"], default="local")
+    parser.add_argument("--reward", default="0.60", help="$ per HIT")
+    parser.add_argument("--invite", default="", help="local: comma-separated emails or ids")
+    parser.add_argument("--workers", type=int, default=8, help="simulated workers per stage")
+    parser.add_argument("--accuracy", type=float, default=0.95, help="simulated accuracy")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("bison-export"))
+    parser.add_argument("--poll", type=float, default=2.0, help="seconds between polls")
+    parser.add_argument("--job-timeout", type=float, default=1800)
+    parser.add_argument("--stage-timeout", type=float, default=7 * 24 * 3600)
+    args = parser.parse_args(argv)
+    if not args.token:
+        parser.error("give --token (manage.py api_token <user>) or set CROWDVL_API_TOKEN")
+    api = Api(args.url, args.token, log=log)
+    name = args.name or f"api-bison-{time.strftime('%Y%m%d-%H%M%S')}"
+
+    log(f"1. Import {args.captions.name}")
+    job = api.call(
+        "POST",
+        "/api/datasets/import/",
+        {"name": name, "image_source": "coco_url"},
+        files={"file": args.captions},
+    )
+    result = api.wait_job(job, timeout=args.job_timeout, poll=args.poll)["result"]
+    log(f"  dataset {result['dataset']}: {result['images']} images, {result['captions']} captions")
+
+    log("2. Create the run")
+    body: dict[str, Any] = {"dataset": result["dataset"], "kind": "bison", "name": name}
+    if args.project is not None:
+        body["project"] = args.project
+    run = api.call("POST", "/api/runs/", body)
+    log(f"  run {run['id']} in project {run['project']}")
+
+    log("3. Stage 1: pair images (FastText trained on the captions)")
+    job = api.call("POST", f"/api/runs/{run['id']}/jobs/pairing/")
+    api.wait_job(job, timeout=args.job_timeout, poll=args.poll)
+    summary = api.call("GET", f"/api/runs/{run['id']}/summary/")
+    log(f"  {summary}")
+
+    if args.provider == "local":
+        labels = [label.strip() for label in args.invite.split(",") if label.strip()]
+        if not labels:
+            parser.error("--provider local needs --invite with at least three people")
+        links = api.call("POST", f"/api/runs/{run['id']}/invitations/", {"labels": labels})
+        log("  send each person their own link:")
+        for invitation in links:
+            log(f"    {invitation['label']}: {invitation['link']}")
+
+    log("4. Stage 2: caption selection")
+    run_stage(api, run["id"], "bison_selection", args)
+    log("5. Stage 3: verification by two other workers")
+    run_stage(api, run["id"], "bison_verification", args)
+
+    log("6. Export")
+    job = api.call("POST", f"/api/runs/{run['id']}/exports/")
+    api.wait_job(job, timeout=args.job_timeout, poll=args.poll)
+    export = api.call("GET", f"/api/runs/{run['id']}/exports/", None)["results"][0]
+    args.out.mkdir(parents=True, exist_ok=True)
+    for item in export["files"]:
+        (args.out / item["name"]).write_bytes(api.call("GET", item["url"], raw=True))
+    names = ", ".join(item["name"] for item in export["files"])
+    log(f"  export v{export['version']} ({export['format']}) -> {args.out}: {names}")
+    return {"run": run["id"], "export": export, "out": str(args.out)}
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except ApiError as exc:
+        sys.exit(f"error: {exc}")
