@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -71,6 +72,9 @@ class RunForm(forms.Form):
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = projects.order_by("name")
         field.required = project_required
+        only = list(field.queryset[:2])
+        if project_required and len(only) == 1:
+            field.initial = only[0].pk  # a member of one project need not pick it
         field.help_text = "" if project_required else "default: the Default project"
         for key, value in defaults.items():
             self.fields[f"config_{key}"] = _setting_field(key, value)
@@ -98,7 +102,7 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
         project = form.cleaned_data["project"]
         require(request.user, Action.ACT, project=project)
         try:
-            run_create_any(
+            run = run_create_any(
                 project=project,
                 dataset=form.cleaned_data["dataset"],
                 kind=kind,
@@ -112,7 +116,8 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
         except ServiceError as exc:
             form.add_error(None, str(exc))
         else:
-            return redirect("dashboard")
+            messages.success(request, f"Run {run.pk} created.")
+            return redirect("run-page", run_id=run.pk)  # where its jobs and batches start
     context = {"form": form, "kind": RunKind(kind)}
     status = 400 if request.method == "POST" else 200
     return render(request, "annotation/run_new.html", context, status=status)

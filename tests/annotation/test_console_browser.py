@@ -1,0 +1,167 @@
+"""A full COCO-BISON run driven in headless Chromium, from upload to download, with no command
+line: a researcher (a project member, not staff) signs in, uploads a COCO captions file,
+creates a run, starts stage 1 from the run page, launches and publishes stage 2, invites
+three local workers who open their links in their own browsers and answer, launches stage 3
+for the two others, starts the export and downloads its files."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStatus,
+    Export,
+    Question,
+    Run,
+    Stage,
+)
+from annotation.selectors.exports import export_files
+from annotation.services.projects import project_default, project_member_set
+from tests.annotation.test_browser import browser  # noqa: F401
+from tests.factories import placeholder_images, write_coco
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WORKERS = ["w1", "w2", "w3"]
+
+
+def sign_in(tab, live_server, username):
+    tab.goto(f"{live_server.url}/accounts/login/")
+    tab.fill("input[name=username]", username)
+    tab.fill("input[name=password]", "pw")
+    tab.click("#login button[type=submit]")
+    expect(tab.locator("#login")).to_have_count(0)
+
+
+def launch(tab, live_server, run_id, stage):
+    """New batch form -> estimate page -> publish; the batch's id."""
+    tab.goto(f"{live_server.url}/runs/{run_id}/")
+    tab.click("#new-batch")
+    tab.select_option("select[name=stage]", stage)
+    tab.select_option("select[name=provider]", "local")
+    tab.click("#estimate")
+    expect(tab.locator("#estimate-table")).to_be_visible()
+    expect(tab.locator("#refusal")).to_have_count(0)
+    batch_id = int(re.search(r"/batches/(\d+)/", tab.url).group(1))
+    tab.click("#publish")
+    expect(tab.locator(".messages")).to_contain_text("published")
+    return batch_id
+
+
+def work(tab, link, batch_id, answer):
+    """A worker opens their link, consents, starts the batch and answers until done."""
+    tab.goto(link)
+    if tab.locator("#consent").count():
+        tab.click("#consent")
+    tab.click(f"#batches a[href='/work/{batch_id}/']")
+    tab.click("#start")
+    hits = 0
+    while True:
+        tab.wait_for_selector("#task-form, #done")
+        if tab.locator("#done").count():
+            return hits
+        answer(tab)
+        expect(tab.locator("#submit")).to_be_enabled()
+        tab.click("#submit")
+        hits += 1
+
+
+def select_first_caption(tab):
+    for _ in range(tab.locator("fieldset.question").count()):
+        tab.keyboard.press("1")  # its first caption; focus moves to the next question
+
+
+def verifier(worker):
+    """Stage 3: the side the worker's current HIT shows the positive image on (the page itself
+    never says; the test reads it from the database, as a careful worker would see it)."""
+
+    def answer(tab):
+        assignment = Assignment.objects.get(
+            worker__external_id=worker, state=AssignmentState.ACCEPTED
+        )
+        for q in Question.objects.filter(hit=assignment.hit).order_by("position"):
+            tab.keyboard.press("2" if q.swapped else "1")  # right / left
+
+    return answer
+
+
+def test_full_bison_run_from_upload_to_download(browser, live_server, tmp_path, django_user_model):  # noqa: F811
+    researcher = django_user_model.objects.create_user("rosa", password="pw")
+    project_member_set(project=project_default().name, username="rosa", role="researcher")
+    captions = write_coco(tmp_path / "upload" / "toy_captions.json")
+    images = placeholder_images(tmp_path / "images")
+    context = browser.new_context()
+    tab = context.new_page()
+    sign_in(tab, live_server, "rosa")
+
+    # 1. Upload: the import runs as a job; its page follows it.
+    tab.goto(f"{live_server.url}/datasets/import/")
+    tab.set_input_files("input[name=file]", str(captions))
+    tab.fill("input[name=name]", "browser-toy")
+    tab.select_option("select[name=image_source]", "local_dir")
+    tab.fill("input[name=image_location]", str(images))
+    tab.click("#import")
+    expect(tab.locator("#state")).to_have_text("succeeded", timeout=30_000)
+    tab.goto(f"{live_server.url}/datasets/")
+    expect(tab.locator("#datasets")).to_contain_text("browser-toy")
+
+    # 2. New run with the flow's defaults.
+    tab.goto(f"{live_server.url}/runs/new/")
+    tab.click("#kinds a[href='/runs/new/bison/']")
+    tab.select_option("select[name=dataset]", label="browser-toy")
+    tab.fill("input[name=name]", "from the browser")
+    tab.click("#create")
+    expect(tab.locator(".messages")).to_contain_text("created")
+    run = Run.objects.get(name="from the browser")
+    assert tab.url.endswith(f"/runs/{run.pk}/") and run.owner == researcher
+
+    # 3. Stage 1 from the run page (FastText trained on the captions).
+    tab.click("#start-pairing")
+    expect(tab.locator("#jobs .state").first).to_have_text("succeeded", timeout=60_000)
+    expect(tab.locator("#run-status")).to_have_text("paired")
+
+    # 4. Stage 2 and the workers' links.
+    selection = launch(tab, live_server, run.pk, Stage.BISON_SELECTION)
+    tab.goto(f"{live_server.url}/runs/{run.pk}/")
+    tab.click("#invite-workers")
+    tab.fill("#labels", "\n".join(WORKERS))
+    tab.click("#invite")
+    links = {
+        row.locator("td").nth(0).inner_text(): row.locator("code").inner_text()
+        for row in tab.locator("table.queue tbody tr").all()
+    }
+    assert sorted(links) == WORKERS and all(
+        link.startswith(f"{live_server.url}/join/") for link in links.values()
+    )
+
+    workers = {name: browser.new_context().new_page() for name in WORKERS}
+    assert work(workers["w1"], links["w1"], selection, select_first_caption) > 0
+    assert Batch.objects.get(pk=selection).status == BatchStatus.COMPLETED
+
+    # 5. Stage 3 by the two others (w1 selected the captions: not in the verifiers' pool).
+    verification = launch(tab, live_server, run.pk, Stage.BISON_VERIFICATION)
+    for name in ("w2", "w3"):
+        assert work(workers[name], links[name], verification, verifier(name)) > 0
+    assert Batch.objects.get(pk=verification).status == BatchStatus.COMPLETED
+
+    # 6. Export from the exports page and download every file.
+    tab.goto(f"{live_server.url}/runs/{run.pk}/exports/")
+    tab.click("#export-new")
+    expect(tab.locator(".messages")).to_contain_text("Export job")
+    export = Export.objects.get(run=run)
+    tab.reload()
+    names = [p.name for p in export_files(export)]
+    assert "manifest.json" in names and len(names) >= 2
+    for name in names:
+        with tab.expect_download() as info:
+            tab.click(f"#export-{export.pk} a[href$='/{name}']")
+        saved = Path(info.value.path())
+        assert saved.read_bytes() == (Path(export_files(export)[names.index(name)])).read_bytes()
+    assert export.manifest["records"] > 0  # verified triples made it into the dataset
+    for page in (*workers.values(), tab):
+        page.context.close()
