@@ -19,6 +19,7 @@ from annotation.crowd import web_provider_names
 from annotation.crowd.mturk import estimate_cost
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
+from annotation.form_errors import form_refusal
 from annotation.models import Batch, BatchStatus, HitStatus, Run
 from annotation.permissions import Action, require
 from annotation.selectors.pay import pay_estimate
@@ -99,11 +100,8 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
                 qualifications=form.qualifications() if data["provider"] == "mturk" else None,
                 options={"allow_low_pay": True} if data["allow_low_pay"] else None,
             )
-        except InputError as exc:
-            field = exc.field if exc.field in form.fields else None
-            form.add_error(field, exc.message if field else str(exc))
-        except ServiceError as exc:
-            form.add_error(None, str(exc))
+        except (InputError, ServiceError) as exc:
+            form_refusal(form, exc)
         else:
             return redirect("batch-launch", batch_id=batch.pk)
     status = 400 if request.method == "POST" else 200

@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
+from annotation.form_errors import form_refusal
 from annotation.models import Caption, Dataset, Project, RunKind
 from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.services.runs import run_check_config, run_create_any
@@ -110,11 +111,8 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
                 config=form.config(),
                 owner=request.user,
             )
-        except InputError as exc:
-            key = f"config_{exc.field}" if f"config_{exc.field}" in form.fields else None
-            form.add_error(key if key else None, exc.message if key else str(exc))
-        except ServiceError as exc:
-            form.add_error(None, str(exc))
+        except (InputError, ServiceError) as exc:
+            form_refusal(form, exc, prefix="config_")
         else:
             messages.success(request, f"Run {run.pk} created.")
             return redirect("run-page", run_id=run.pk)  # where its jobs and batches start

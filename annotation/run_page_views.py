@@ -30,6 +30,9 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "can_act": can(request.user, Action.ACT, run=run),
         "batches": run.batches.order_by("pk"),
         "run_jobs": [(name, label) for name, (label, _) in flow.run_jobs.items()] if flow else [],
+        "run_inputs": [(name, spec.label) for name, spec in flow.run_inputs.items()]
+        if flow
+        else [],
     }
     return render(request, "annotation/run_page.html", context)
 

@@ -11,6 +11,7 @@ from annotation import (
     invitation_views,
     mturk_views,
     researcher_views,
+    run_input_views,
     run_new_views,
     run_page_views,
     views,
@@ -79,6 +80,11 @@ urlpatterns = [
     path("runs/<int:run_id>/workers/", workers_views.run_workers_page, name="run-workers"),
     path("runs/<int:run_id>/batches/new/", batch_launch_views.batch_new_page, name="batch-new"),
     path("batches/<int:batch_id>/", batch_launch_views.batch_launch_page, name="batch-launch"),
+    path(
+        "runs/<int:run_id>/inputs/<slug:name>/",
+        run_input_views.run_input_page,
+        name="run-input",
+    ),
     path(
         "batches/<int:batch_id>/<str:action>/",
         batch_launch_views.batch_launch_action,

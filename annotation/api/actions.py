@@ -10,12 +10,14 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.lists import BatchOutput
 from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
+from annotation.api.parsers import BoundedJSONParser
 from annotation.api.views import JobOutput
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
@@ -29,6 +31,7 @@ from annotation.services.invitations import invitations_create
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.review import batch_extend, hit_add_assignments
 from annotation.services.reviews import reviews_decide
+from annotation.services.run_inputs import run_input_apply, run_inputs_of
 from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
@@ -329,3 +332,55 @@ class InvitationCreateApi(ServiceAPIView):
         made = invitations_create(run=run, labels=data.validated_data["labels"])
         body = InvitationOutput(made, many=True, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+class RunInputApi(ServiceAPIView):
+    """Give a run one of its flow's inputs (ECCV: `annotator`, `cxc`; CxC: `sample`, `gold`;
+    caption quality: `candidates`, `items`): a multipart upload (`file`) or a file inside
+    CROWDVL_IMPORT_DIR (`path`), and the input's options as fields (the run page's form
+    lists them). Checked and applied as on the page; a job it starts is in `job`."""
+
+    required_action = Action.ACT
+    parser_classes = [MultiPartParser, BoundedJSONParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(required=False)
+        path = serializers.CharField(required=False, max_length=500)
+        options = serializers.DictField(
+            required=False,
+            default=dict,
+            help_text="JSON body: the options; multipart: each option as its own field",
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        message = serializers.CharField()
+        job = JobOutput(allow_null=True)
+
+    @extend_schema(
+        request={
+            "multipart/form-data": InputSerializer,
+            "application/json": InputSerializer,
+        },
+        responses={200: OutputSerializer, 202: OutputSerializer, **ERRORS},
+    )
+    def post(self, request: Request, run_id: int, name: str) -> Response:
+        run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
+        if name not in run_inputs_of(run):
+            raise Http404("no such input for this run")
+        data = RunInputApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = dict(data.validated_data.get("options") or {})
+        # Multipart: the options come as plain fields next to the file.
+        options.update(
+            {k: v for k, v in request.data.items() if k not in ("file", "path", "options")}
+        )
+        message, job = run_input_apply(
+            run=run,
+            name=name,
+            options=options,
+            upload=data.validated_data.get("file"),
+            path=data.validated_data.get("path"),
+        )
+        body = {"message": message, "job": JobOutput(job).data if job else None}
+        return Response(body, status=status.HTTP_202_ACCEPTED if job else status.HTTP_200_OK)

@@ -19,7 +19,8 @@ class ErrorBody(serializers.Serializer):
 
     error = serializers.CharField()
     file = serializers.CharField(required=False, allow_null=True)
-    record = serializers.CharField(required=False, allow_null=True)
+    # A line number, an id or a key, as the file has it.
+    record = serializers.JSONField(required=False, allow_null=True)
     field = serializers.CharField(required=False, allow_null=True)
     fields = serializers.DictField(
         required=False, help_text="bad input: every field's messages (the first is `field`)"

@@ -25,6 +25,11 @@ urlpatterns = [
         name="api-run-invitations",
     ),
     path(
+        "runs/<int:run_id>/inputs/<slug:name>/",
+        actions.RunInputApi.as_view(),
+        name="api-run-input",
+    ),
+    path(
         "runs/<int:run_id>/jobs/<slug:name>/",
         actions.RunJobStartApi.as_view(),
         name="api-run-job-start",

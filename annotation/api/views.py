@@ -8,11 +8,12 @@ from pathlib import Path
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
+from annotation.api.parsers import BoundedJSONParser
 from annotation.crowd import web_provider_check
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
 from annotation.permissions import Action
@@ -55,7 +56,7 @@ class DatasetImportApi(ServiceAPIView):
     import) or a file already on the server (`path`, inside CROWDVL_IMPORT_DIR). Answers 202
     with the job; poll /api/jobs/<id>/ for progress."""
 
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
     required_action = Action.ACT  # datasets are shared: a researcher of any project
 
     class InputSerializer(serializers.Serializer):

@@ -40,6 +40,32 @@ class DemoContext:
 
 
 @dataclass(frozen=True)
+class InputOption:
+    """One setting of a run input, shown as a form field: `kind` is text, number, bool or
+    choice (with `choices`); an option that is not `required` may be left empty (None)."""
+
+    label: str
+    kind: str = "text"
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """A file a flow's run takes after it is created (a model's embeddings, a file of
+    ratings), from the run's page or `POST /api/runs/<id>/inputs/<name>/`: uploaded or named
+    inside CROWDVL_IMPORT_DIR. `apply(run, path or None, options)` calls the flow's service
+    and returns the message for the user and the job it started, if any."""
+
+    label: str
+    apply: Callable[[Any, Any, dict[str, Any]], tuple[str, Any]]
+    file: str = "required"  # or "optional", or "none" (options only)
+    file_help: str = ""
+    options: Mapping[str, InputOption] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Flow:
     name: str
     run_kind: str
@@ -61,6 +87,8 @@ class Flow:
     api_urls: str | None = None
     # Checks a run's config (defaults filled in) and returns it; InputError names the field.
     check_config: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Files a run takes after it is created (run page and API): name -> RunInput.
+    run_inputs: Mapping[str, RunInput] = field(default_factory=dict)
     # The run page's job buttons: name -> (label, start(run) -> Job), with their defaults.
     run_jobs: Mapping[str, tuple[str, Callable[[Any], Any]]] = field(default_factory=dict)
     # For the run's page: answer shares per model and rank (ECCV's Table B.2), if the flow has them.

@@ -165,3 +165,57 @@ def test_full_bison_run_from_upload_to_download(browser, live_server, tmp_path, 
     assert export.manifest["records"] > 0  # verified triples made it into the dataset
     for page in (*workers.values(), tab):
         page.context.close()
+
+
+def test_eccv_run_with_its_models_from_the_browser(
+    browser,  # noqa: F811
+    live_server,
+    tmp_path,
+    django_user_model,
+):
+    """An ECCV run created in the browser takes its models on the run page (an uploaded
+    rankings file and the built-in fastText) and proposes candidates from the job button."""
+    from annotation.models import Annotator
+    from tests.annotation.conftest import rankings_file
+    from tests.factories import dataset_factory
+
+    django_user_model.objects.create_user("rosa", password="pw")
+    project_member_set(project=project_default().name, username="rosa", role="researcher")
+    dataset_factory(tmp_path, image_dir=placeholder_images(tmp_path / "images"), name="eccv-toy")
+    tab = browser.new_context().new_page()
+    sign_in(tab, live_server, "rosa")
+    tab.goto(f"{live_server.url}/runs/new/eccv/")
+    tab.select_option("select[name=dataset]", label="eccv-toy")
+    for key, value in (("image_queries", "3"), ("caption_queries", "4"), ("k", "2")):
+        tab.fill(f"input[name=config_{key}]", value)
+    tab.fill("input[name=config_models]", "2")
+    tab.click("#create")
+    expect(tab.locator(".messages")).to_contain_text("created")
+    run = Run.objects.get(kind="eccv", dataset__name="eccv-toy")
+
+    tab.click("#input-annotator")
+    tab.set_input_files("input[name=file]", rankings_file(tmp_path, run))
+    tab.fill("input[name=name]", "listed")
+    tab.select_option("select[name=kind]", "rankings")
+    tab.click("#apply")
+    expect(tab.locator(".messages")).to_contain_text("Model listed (rankings) added.")
+    tab.click("#input-annotator")
+    tab.fill("input[name=name]", "ft")
+    tab.select_option("select[name=kind]", "embeddings")
+    tab.click("#apply")  # no file for an imported model: refused next to the file field
+    expect(tab.locator(".errorlist")).to_contain_text("needs its file")
+    tab.select_option("select[name=kind]", "fasttext")
+    tab.fill("input[name=dim]", "16")
+    tab.click("#apply")
+    expect(tab.locator(".messages")).to_contain_text("Model ft (fasttext) added.")
+    assert sorted(Annotator.objects.filter(run=run).values_list("name", flat=True)) == [
+        "ft",
+        "listed",
+    ]
+
+    tab.click("#start-propose")
+    expect(tab.locator("#jobs .state").first).to_have_text("succeeded", timeout=60_000)
+    funnel = tab.locator("#funnel-table")
+    expect(funnel).to_contain_text("proposals")
+    assert run.items.exists()
+    tab.context.close()

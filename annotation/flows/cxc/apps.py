@@ -11,7 +11,7 @@ class CxcConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
-        from annotation.flows.cxc import demo, simulate
+        from annotation.flows.cxc import demo, inputs, simulate
         from annotation.flows.cxc.config import cxc_check_config
         from annotation.flows.cxc.services.export import cxc_export_start
         from annotation.flows.cxc.services.sampling import cxc_run_create
@@ -38,6 +38,7 @@ class CxcConfig(AppConfig):
                 demo=demo.run_demo,
                 check_config=cxc_check_config,
                 create_run=cxc_run_create,
+                run_inputs=inputs.INPUTS,
                 start_export=cxc_export_start,
             )
         )

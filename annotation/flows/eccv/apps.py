@@ -10,7 +10,7 @@ class EccvConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
-        from annotation.flows.eccv import demo, quality, simulate
+        from annotation.flows.eccv import demo, inputs, quality, simulate
         from annotation.flows.eccv.selectors import (
             eccv_answer_shares,
             eccv_funnel,
@@ -52,6 +52,7 @@ class EccvConfig(AppConfig):
                 create_run=eccv_run_create,
                 start_export=eccv_export_start,
                 funnel=eccv_funnel,
+                run_inputs=inputs.INPUTS,
                 run_jobs={
                     "propose": (
                         "Propose candidates with the registered models",

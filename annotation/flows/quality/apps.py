@@ -11,7 +11,7 @@ class QualityConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.flows import Flow, flow_register
-        from annotation.flows.quality import demo, simulate
+        from annotation.flows.quality import demo, inputs, simulate
         from annotation.flows.quality.services.candidates import (
             quality_check_config,
             quality_run_create,
@@ -41,6 +41,7 @@ class QualityConfig(AppConfig):
                 demo=demo.run_demo,
                 check_config=quality_check_config,
                 create_run=quality_run_create,
+                run_inputs=inputs.INPUTS,
                 start_export=quality_export_start,
             )
         )

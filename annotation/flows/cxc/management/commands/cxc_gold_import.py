@@ -1,10 +1,9 @@
 from django.shortcuts import get_object_or_404
 
+from annotation.flows.cxc.inputs import STAGES
 from annotation.flows.cxc.services.sampling import cxc_gold_import
 from annotation.management.base import ServiceCommand
-from annotation.models import Run, Stage
-
-STAGES = {"sis": Stage.CXC_SIS, "sts": Stage.CXC_STS, "sits": Stage.CXC_SITS}
+from annotation.models import Run
 
 
 class Command(ServiceCommand):

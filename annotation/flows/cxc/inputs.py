@@ -1,0 +1,53 @@
+"""What a CxC run takes from its page or the API after it is created: the image embeddings
+that drive intramodal sampling (the sampling job), and gold pairs with known ratings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from annotation.flows import InputOption, RunInput
+from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_sample_start
+from annotation.models import Stage
+
+STAGES = {"sis": Stage.CXC_SIS, "sts": Stage.CXC_STS, "sits": Stage.CXC_SITS}
+
+
+def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, Any]:
+    job = cxc_sample_start(
+        run=run,
+        image_embeddings_path=str(path) if path else None,
+        standin=bool(options.get("standin")),
+    )
+    return f"Sampling job {job.pk} started.", job
+
+
+def _gold(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    count = cxc_gold_import(run=run, path=str(path), stage=STAGES[options["stage"]])
+    return f"{count} gold pairs for {options['stage']}.", None
+
+
+INPUTS = {
+    "sample": RunInput(
+        label="Sample the pairs to rate (intramodal sampling job)",
+        apply=_sample,
+        file="optional",
+        file_help="image embeddings: .npz with image_ids and image_embeddings",
+        options={
+            "standin": InputOption(
+                "No embeddings: use the named stand-in (seeded random image vectors; "
+                "said in the manifest)",
+                kind="bool",
+            )
+        },
+    ),
+    "gold": RunInput(
+        label="Import gold pairs with known ratings",
+        apply=_gold,
+        file_help="a CxC CSV (sis, sts or sits) with agg_score; pairs outside this dataset "
+        "are skipped",
+        options={
+            "stage": InputOption("Stage", kind="choice", choices=tuple(STAGES), required=True)
+        },
+    ),
+}

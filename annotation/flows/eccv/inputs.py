@@ -1,0 +1,71 @@
+"""What an ECCV run takes from its page or the API after it is created: the models that
+propose candidates, and CxC ratings as extra positives (`Flow.run_inputs`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from annotation.flows import InputOption, RunInput
+from annotation.flows.eccv.services.proposals import eccv_annotator_add, eccv_cxc_import
+from annotation.models import AnnotatorKind
+from pipeline.errors import InputError
+
+
+def _annotator(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    if options["kind"] in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS) and path is None:
+        raise InputError(f"a model of kind {options['kind']} needs its file", field="file")
+    params = {"dim": int(options["dim"])} if options.get("dim") else {}
+    annotator = eccv_annotator_add(
+        run=run,
+        name=options["name"],
+        kind=options["kind"],
+        source=str(path) if path else "",
+        params=params,
+    )
+    return f"Model {annotator.name} ({annotator.kind}) added.", None
+
+
+def _cxc(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    count = eccv_cxc_import(
+        run=run,
+        path=str(path),
+        threshold=options.get("threshold"),
+        skip_unknown=bool(options.get("skip_unknown")),
+    )
+    return f"{count} CxC caption-image ratings imported as positives.", None
+
+
+INPUTS = {
+    "annotator": RunInput(
+        label="Add a model that proposes candidates",
+        apply=_annotator,
+        file="optional",
+        file_help=(
+            "embeddings: .npz with image_ids, image_embeddings, caption_ids, "
+            'caption_embeddings; rankings: .json {"i2t": {image: [captions]}, "t2i": '
+            "{caption: [images]}}; none for the built-in fasttext and minilm"
+        ),
+        options={
+            "name": InputOption("Name", required=True),
+            "kind": InputOption(
+                "Kind",
+                kind="choice",
+                choices=tuple(AnnotatorKind.values),
+                required=True,
+            ),
+            "dim": InputOption("fasttext: vector dimension", kind="number"),
+        },
+    ),
+    "cxc": RunInput(
+        label="Import CxC caption-image ratings as positives",
+        apply=_cxc,
+        file_help="CxC's sits file (CSV: caption, image, agg_score, ...)",
+        options={
+            "threshold": InputOption(
+                "Lowest rating kept (default: the run's cxc_threshold)", "number"
+            ),
+            "skip_unknown": InputOption("Skip ids this dataset does not hold", kind="bool"),
+        },
+    ),
+}

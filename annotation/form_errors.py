@@ -1,0 +1,17 @@
+"""A service's refusal shown on a console form, the same way on every page."""
+
+from __future__ import annotations
+
+from django import forms
+
+from pipeline.errors import InputError
+
+
+def form_refusal(form: forms.Form, exc: Exception, *, prefix: str = "") -> None:
+    """Next to the field the error names (`prefix`: how the form names it, e.g. a run's
+    settings are `config_<name>`), otherwise above the form with its whole message."""
+    key = f"{prefix}{exc.field}" if isinstance(exc, InputError) and exc.field else None
+    if key is not None and key in form.fields:
+        form.add_error(key, exc.message)  # type: ignore[attr-defined]
+    else:
+        form.add_error(None, str(exc))

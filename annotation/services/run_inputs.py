@@ -1,0 +1,104 @@
+"""A run's inputs after creation (`Flow.run_inputs`: a model's embeddings, a ratings file):
+the file stored or found, the options checked, the flow's service called. Pages and the API
+both come here, so both check the same way."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+
+from annotation.flows import RunInput, flow_for_kind
+from annotation.models import Job, Run
+from annotation.services.dataset_jobs import server_file
+from pipeline.errors import InputError
+
+
+def run_inputs_of(run: Run) -> dict[str, RunInput]:
+    flow = flow_for_kind(run.kind)
+    return dict(flow.run_inputs) if flow else {}
+
+
+def run_input_apply(
+    *,
+    run: Run,
+    name: str,
+    options: dict[str, Any],
+    upload: UploadedFile | None = None,
+    path: str | None = None,
+) -> tuple[str, Job | None]:
+    """Check and apply one of the run's inputs: the message for the user and the job it
+    started, if any. An uploaded file is kept under MEDIA_ROOT/runs/<run>/inputs/ (jobs read
+    it later); if the flow refuses it, it is deleted again."""
+    spec = run_inputs_of(run).get(name)
+    if spec is None:
+        raise InputError(f"a {run.kind} run takes no input {name!r}", field="input")
+    checked = _options(spec, options)
+    if upload is not None and path:
+        raise InputError("give a file or a path on the server, not both", field="file")
+    if spec.file == "none" and (upload is not None or path):
+        raise InputError(f"{name} takes no file", field="file")
+    if spec.file == "required" and upload is None and not path:
+        raise InputError("choose a file to upload (or a path in the import folder)", field="file")
+    stored = _store(run, upload) if upload is not None else None
+    found = stored or (server_file(path, field="path") if path else None)
+    try:
+        return spec.apply(run, found, checked)
+    except Exception:
+        if stored is not None:
+            shutil.rmtree(stored.parent, ignore_errors=True)
+        raise
+
+
+def _options(spec: RunInput, given: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(given) - set(spec.options))
+    if unknown:
+        raise InputError(
+            f"unknown option; known: {', '.join(spec.options) or 'none'}", field=unknown[0]
+        )
+    checked: dict[str, Any] = {}
+    for key, option in spec.options.items():
+        value = given.get(key)
+        if isinstance(value, str):
+            value = value.strip()
+        if value in (None, ""):
+            if option.required:
+                raise InputError("required", field=key)
+            checked[key] = False if option.kind == "bool" else None
+            continue
+        if option.kind == "number":
+            try:
+                checked[key] = float(value)
+            except (TypeError, ValueError):
+                raise InputError(f"must be a number, got {value!r}", field=key) from None
+            if checked[key] != checked[key] or abs(checked[key]) == float("inf"):
+                raise InputError(f"must be a finite number, got {value!r}", field=key)
+        elif option.kind == "bool":
+            checked[key] = value is True or str(value).lower() in ("1", "true", "on", "yes")
+        elif option.kind == "choice":
+            if value not in option.choices:
+                raise InputError(f"must be one of {', '.join(option.choices)}", field=key)
+            checked[key] = value
+        else:
+            checked[key] = str(value)[:500]
+    return checked
+
+
+def _store(run: Run, upload: UploadedFile) -> Path:
+    """Copy an upload chunk by chunk; the stored name keeps a safe form of the original and
+    its suffix (services read .npz, .json, .csv by their content, not their name)."""
+    original = Path(upload.name or "upload")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", original.stem)[:100].strip("._") or "upload"
+    suffix = re.sub(r"[^A-Za-z0-9.]+", "", original.suffix)[:10]
+    folder = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "inputs" / uuid.uuid4().hex
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = folder / f"{stem}{suffix}"
+    with stored.open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    return stored
