@@ -11,14 +11,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, Run, Worker
+from annotation.models import Run, Worker
 from annotation.permissions import Action, can, require
-from annotation.selectors.counting import counted
-from annotation.selectors.workers import accuracy_histogram, run_workers
+from annotation.selectors.workers import accuracy_histogram, run_workers, workers_of_run
 from annotation.services.review import (
     BLOCK_SCOPES,
+    run_worker_bonus,
     worker_block,
-    worker_bonus,
     worker_unblock,
     workers_notify,
 )
@@ -27,8 +26,7 @@ from pipeline.errors import InputError
 
 def _run_worker(run: Run, worker_id: int) -> Worker:
     """A worker of this run (404 for anyone else: the page acts on its own workers only)."""
-    workers = Worker.objects.filter(assignments__hit__batch__run=run).distinct()
-    return get_object_or_404(workers, pk=worker_id)
+    return get_object_or_404(workers_of_run(run=run), pk=worker_id)
 
 
 @login_required
@@ -68,17 +66,8 @@ def run_worker_action(
             worker_unblock(worker=worker, reason=reason)
             messages.success(request, f"Worker {worker.external_id} unblocked.")
         else:  # bonus: paid on the worker's latest counted assignment of this run
-            assignment = (
-                Assignment.objects.filter(counted(), worker=worker, hit__batch__run=run)
-                .order_by("-submitted_at", "-pk")
-                .first()
-            )
-            if assignment is None:
-                raise InputError(
-                    "this worker has no counted work in the run to bonus", field="worker"
-                )
-            bonus = worker_bonus(
-                assignment=assignment, amount=request.POST.get("amount", ""), reason=reason
+            bonus = run_worker_bonus(
+                run=run, worker=worker, amount=request.POST.get("amount", ""), reason=reason
             )
             messages.success(request, f"Bonus of ${bonus.amount} to {worker.external_id}.")
     except (ServiceError, InputError) as exc:
@@ -92,7 +81,7 @@ def run_workers_notify(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.ACCOUNT_WIDE, run=run)
     ids = [int(v) for v in request.POST.getlist("worker") if v.isdigit()]
-    workers = list(Worker.objects.filter(pk__in=ids, assignments__hit__batch__run=run).distinct())
+    workers = list(workers_of_run(run=run).filter(pk__in=ids))
     try:
         if not workers:
             raise InputError("pick at least one worker of this run", field="worker")

@@ -30,7 +30,7 @@ from annotation.services.batches import batch_discard, batch_expire, batch_publi
 from annotation.services.invitations import invitations_create
 from annotation.services.mturk import mturk_publish_start
 from annotation.services.review import batch_extend, hit_add_assignments
-from annotation.services.reviews import reviews_decide
+from annotation.services.reviews import review_reverse, reviews_decide
 from annotation.services.run_inputs import run_input_apply, run_inputs_of
 from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
@@ -384,3 +384,30 @@ class RunInputApi(ServiceAPIView):
         )
         body = {"message": message, "job": JobOutput(job).data if job else None}
         return Response(body, status=status.HTTP_202_ACCEPTED if job else status.HTTP_200_OK)
+
+
+class ReviewReverseApi(ServiceAPIView):
+    """Reverse a rejection (a worker's appeal upheld): the work is approved and paid, within
+    30 days of the rejection, and counts again."""
+
+    required_action = Action.REVIEW
+
+    class InputSerializer(serializers.Serializer):
+        feedback = serializers.CharField(max_length=1024)
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        status = serializers.CharField()
+        feedback = serializers.CharField()
+        decided_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **ERRORS})
+    def post(self, request: Request, review_id: int) -> Response:
+        review = get_object_or_404(
+            Review.objects.select_related("assignment__hit__batch__run"), pk=review_id
+        )
+        self.require(request, run=review.assignment.hit.batch.run)
+        data = ReviewReverseApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        review = review_reverse(review=review, feedback=data.validated_data["feedback"])
+        return Response(ReviewReverseApi.OutputSerializer(review).data)

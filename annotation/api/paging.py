@@ -58,7 +58,7 @@ def filters(serializer: type[serializers.Serializer], request: Request) -> dict[
 
 
 def paginated(
-    output: type[serializers.Serializer], items: QuerySet, request: Request, view: APIView
+    output: type[serializers.Serializer], items: QuerySet | list, request: Request, view: APIView
 ) -> Response:
     pager = Page()
     page = pager.paginate_queryset(items, request, view=view)

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation.api import actions, lists, views
+from annotation.api import actions, lists, views, workers
 from annotation.api.paging import by_method
 from annotation.flows import flows
 
@@ -34,6 +34,24 @@ urlpatterns = [
         actions.RunJobStartApi.as_view(),
         name="api-run-job-start",
     ),
+    path("runs/<int:run_id>/workers/", workers.WorkerListApi.as_view(), name="api-run-workers"),
+    path(
+        "runs/<int:run_id>/workers/notify/",
+        workers.WorkersNotifyApi.as_view(),
+        name="api-run-workers-notify",
+    ),
+    *[
+        path(
+            f"runs/<int:run_id>/workers/<int:worker_id>/{verb}/",
+            view.as_view(),
+            name=f"api-run-worker-{verb}",
+        )
+        for verb, view in (
+            ("block", workers.WorkerBlockApi),
+            ("unblock", workers.WorkerUnblockApi),
+            ("bonus", workers.WorkerBonusApi),
+        )
+    ],
     path("batches/<int:batch_id>/", lists.BatchDetailApi.as_view(), name="api-batch-detail"),
     *[
         path(f"batches/<int:batch_id>/{verb}/", view.as_view(), name=f"api-batch-{verb}")
@@ -63,6 +81,11 @@ urlpatterns = [
     ),
     path("reviews/", lists.ReviewListApi.as_view(), name="api-review-list"),
     path("reviews/decide/", actions.ReviewDecideApi.as_view(), name="api-review-decide"),
+    path(
+        "reviews/<int:review_id>/reverse/",
+        actions.ReviewReverseApi.as_view(),
+        name="api-review-reverse",
+    ),
 ]
 # Each registered flow's operations, under the same prefix.
 urlpatterns += [path("", include(flow.api_urls)) for flow in flows() if flow.api_urls]

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import QuerySet
+
 from annotation.flows import flow_for_kind
 from annotation.models import Answer, Assignment, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted_reviewed
@@ -63,6 +65,11 @@ def _agreement(run: Run) -> dict[int, tuple[float, int]]:
             if others:
                 shares[worker].append(sum(o == label for o in others) / len(others))
     return {w: (statistics.fmean(s), len(s)) for w, s in shares.items()}
+
+
+def workers_of_run(*, run: Run) -> QuerySet[Worker]:
+    """The workers with work in the run: the only ones its pages and API act on."""
+    return Worker.objects.filter(assignments__hit__batch__run=run).distinct()
 
 
 def run_workers(*, run: Run) -> list[WorkerRow]:

@@ -26,8 +26,10 @@ from annotation.models import (
     Event,
     Hit,
     HitStatus,
+    Run,
     Worker,
 )
+from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
 from annotation.services.mturk import mturk_block_qualification, mturk_daily_cap_check
@@ -91,6 +93,18 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
 
 
 BLOCK_SCOPES = ("account", "project")
+
+
+def run_worker_bonus(*, run: Run, worker: Worker, amount: Decimal | str, reason: str) -> Bonus:
+    """A bonus for a worker's work in `run`, paid on their latest counted assignment there."""
+    assignment = (
+        Assignment.objects.filter(counted(), worker=worker, hit__batch__run=run)
+        .order_by("-submitted_at", "-pk")
+        .first()
+    )
+    if assignment is None:
+        raise InputError("this worker has no counted work in the run to bonus", field="worker")
+    return worker_bonus(assignment=assignment, amount=amount, reason=reason)
 
 
 def worker_block(*, worker: Worker, reason: str, scope: str = "account") -> Worker:

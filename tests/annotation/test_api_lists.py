@@ -119,6 +119,15 @@ def test_reviews_listed_and_decided_in_bulk(world, schema):  # noqa: F811
     assert set(Review.objects.filter(pk__in=mine).values_list("status", flat=True)) == {
         ReviewStatus.REJECTED
     }
+    response = rita.post(
+        f"/api/reviews/{mine[0]}/reverse/", {"feedback": "appeal upheld"}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    check(schema, "/api/reviews/{review_id}/reverse/", "post", response)
+    assert Review.objects.get(pk=mine[0]).status == ReviewStatus.APPROVED
+    again = rita.post(f"/api/reviews/{mine[0]}/reverse/", {"feedback": "x"}, format="json")
+    assert again.status_code == 409 and "not rejected" in again.json()["error"]
+    assert rita.post(f"/api/reviews/{theirs}/reverse/", {"feedback": "x"}).status_code == 403
     no_reason = rita.post(
         "/api/reviews/decide/", {"reviews": [theirs], "decision": "maybe"}, format="json"
     )
