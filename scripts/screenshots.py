@@ -85,6 +85,8 @@ def main() -> None:
             "new_batch": f"/runs/{first}/batches/new/",
             "review_queue": "/review/",
             "datasets": "/datasets/",
+            "eccv_run_page": f"/runs/{runs.get('eccv', first)}/",
+            "run_input": f"/runs/{runs.get('eccv', first)}/inputs/annotator/",
             "api_docs": "/api/docs/",
         }
         OUT.mkdir(parents=True, exist_ok=True)
