@@ -72,7 +72,7 @@ def by_method(**views: type[ServiceAPIView]) -> Any:
     name their serializers by their own class (`RunCreateApi.InputSerializer`), not `self`."""
     actions = {method.upper(): view.required_action for method, view in views.items()}
     if "GET" in actions:
-        actions["HEAD"] = actions["GET"]
+        actions["HEAD"] = actions["OPTIONS"] = actions["GET"]
     name = "".join(view.__name__.removesuffix("Api") for view in views.values()) + "Api"
     combined = type(
         name,

@@ -56,6 +56,12 @@ def test_runs_are_paged_and_filtered_within_the_users_projects(world, schema, da
     bad = alice.get("/api/runs/", {"kind": "nonsense"})
     assert bad.status_code == 400 and bad.json()["field"] == "kind"
     assert as_user(world, "nobody").get("/api/runs/").status_code == 403
+    # One URL, two operations: each method keeps its own permission (GET view, POST act).
+    vic = as_user(world, "vic")
+    assert vic.get("/api/runs/").status_code == 200 and vic.options("/api/runs/").status_code == 200
+    create = {"dataset": world["run_a"].dataset_id, "project": world["a"].pk}
+    assert vic.post("/api/runs/", create, format="json").status_code == 403
+    assert alice.post("/api/runs/", create, format="json").status_code == 201
     detail = alice.get(f"/api/runs/{world['run_a'].pk}/")
     check(schema, "/api/runs/{run_id}/", "get", detail)
     assert detail.json()["name"] == "alpha run"
