@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation.api import actions, lists, views, workers
+from annotation.api import actions, lists, operations, views, workers
 from annotation.api.paging import by_method
 from annotation.flows import flows
 
@@ -80,6 +80,13 @@ urlpatterns = [
         name="api-export-file",
     ),
     path("reviews/", lists.ReviewListApi.as_view(), name="api-review-list"),
+    path("stop/", operations.StopApi.as_view(), name="api-stop"),
+    path(
+        "invitations/<int:invitation_id>/revoke/",
+        operations.InvitationRevokeApi.as_view(),
+        name="api-invitation-revoke",
+    ),
+    path("mturk/reconcile/", operations.MTurkReconcileApi.as_view(), name="api-mturk-reconcile"),
     path("reviews/decide/", actions.ReviewDecideApi.as_view(), name="api-review-decide"),
     path(
         "reviews/<int:review_id>/reverse/",

@@ -307,3 +307,31 @@ def test_simulate_only_simulated_batches_with_debug(
     check(schema, "/api/batches/{batch_id}/simulate/", "post", response)
     assert response.json()["batch"]["status"] == BatchStatus.COMPLETED
     assert response.json()["assignments"] == Batch.objects.get(pk=simulated).hits.count()
+
+
+def test_kill_switch_and_revoking_a_link(paired_run, schema, django_user_model):  # noqa: F811
+    alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
+    base = f"/api/runs/{paired_run.pk}/batches/"
+    batch_id = alice.post(base, {"stage": Stage.BISON_SELECTION}, format="json").json()["id"]
+    wrong = alice.post("/api/stop/", {"run": paired_run.pk, "confirm": "stop"}, format="json")
+    assert wrong.status_code == 400 and wrong.json()["field"] == "confirm"
+    assert Batch.objects.get(pk=batch_id).status == BatchStatus.PUBLISHED
+    everything = alice.post("/api/stop/", {"confirm": "STOP"}, format="json")
+    assert everything.status_code == 403  # every run of the installation: staff only
+    assert alice.post("/api/mturk/reconcile/").status_code == 403  # the whole account: staff
+    response = alice.post("/api/stop/", {"run": paired_run.pk, "confirm": "STOP"}, format="json")
+    assert response.status_code == 200, response.json()
+    check(schema, "/api/stop/", "post", response)
+    assert response.json() == {"stopped": [batch_id], "failed": {}}
+    assert Batch.objects.get(pk=batch_id).status == BatchStatus.EXPIRED
+
+    url = f"/api/runs/{paired_run.pk}/invitations/"
+    [invitation] = alice.post(url, {"labels": ["w9"]}, format="json").json()
+    response = alice.post(f"/api/invitations/{invitation['id']}/revoke/")
+    assert response.status_code == 200
+    check(schema, "/api/invitations/{invitation_id}/revoke/", "post", response)
+    assert response.json()["revoked_at"] is not None
+    token = paired_run.invitations.get(pk=invitation["id"]).token
+    assert APIClient().get(f"/join/{token}/").status_code in (403, 404, 410)
+    rita = member(django_user_model, paired_run, "rita", ProjectRole.REVIEWER)
+    assert rita.post(f"/api/invitations/{invitation['id']}/revoke/").status_code == 403

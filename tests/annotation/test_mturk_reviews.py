@@ -31,6 +31,7 @@ from annotation.services.reoffer import hits_reoffer
 from annotation.services.reviews import review_decide
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver, fake_id
+from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -235,7 +236,12 @@ def listed_hit(hit_id, annotation):
     return {"HITId": hit_id, "RequesterAnnotation": annotation, "HITStatus": "Assignable"}
 
 
-def test_reconciliation_compares_money_and_hits_with_mturk(mt, paired_run, admin_client):
+def test_reconciliation_compares_money_and_hits_with_mturk(
+    mt,
+    paired_run,
+    admin_client,
+    schema,  # noqa: F811
+):
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
@@ -311,6 +317,24 @@ def test_reconciliation_compares_money_and_hits_with_mturk(mt, paired_run, admin
     mt.expect("ListHITs", {"HITs": [], "NumResults": 0})
     page = admin_client.post("/mturk/reconcile/").content.decode()
     assert 'id="missing-remote"' in page and "ok" in page
+
+    # The API: the same report as JSON (staff only).
+    expect_remote(1)
+    mt.expect(
+        "ListHITs",
+        {
+            "HITs": [listed_hit(h.provider_hit_id, mturk.hit_token(h)) for h in hits],
+            "NumResults": 3,
+        },
+    )
+    response = admin_client.post("/api/mturk/reconcile/", {}, content_type="application/json")
+    assert response.status_code == 200, response.json()
+    check(schema, "/api/mturk/reconcile/", "post", response)
+    body = response.json()
+    assert body["mismatches"] == [] and body["missing_remote"] == []
+    assert [(r["batch"], r["committed"], r["matches"]) for r in body["batches"]] == [
+        (batch.pk, "1.80", True)
+    ]
 
 
 # --- around payment (item 15) ----------------------------------------------------------------
