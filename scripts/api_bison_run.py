@@ -114,12 +114,14 @@ def _multipart(fields: dict[str, Any], files: dict[str, Path]) -> tuple[bytes, s
 
 def run_stage(api: Api, run_id: int, stage: str, args: argparse.Namespace) -> dict:
     """Launch one stage's batch and wait until its HITs are done."""
-    batch = api.call(
-        "POST",
-        f"/api/runs/{run_id}/batches/",
-        {"stage": stage, "provider": args.provider, "reward": args.reward},
+    body = {"stage": stage, "provider": args.provider}
+    if args.reward:
+        body["reward"] = args.reward
+    batch = api.call("POST", f"/api/runs/{run_id}/batches/", body)
+    api.log(
+        f"  batch {batch['id']}: {batch['hits']} HITs x {batch['assignments_per_hit']} "
+        f"assignment(s) at ${batch['reward']}, {batch['status']}"
     )
-    api.log(f"  batch {batch['id']}: {batch['hits']} HITs, {batch['status']}")
     for warning in batch.get("warnings", []):
         api.log(f"  note: {warning}")
     if args.provider == "simulated":
@@ -132,8 +134,13 @@ def run_stage(api: Api, run_id: int, stage: str, args: argparse.Namespace) -> di
     else:
         api.log(f"  waiting for the invited workers to finish batch {batch['id']} ...")
     batch = api.wait_batch(batch["id"], timeout=args.stage_timeout, poll=args.poll)
-    held = api.call("GET", "/api/reviews/", None)
-    api.log(f"  batch {batch['id']} {batch['status']}; reviews in your projects: {held['count']}")
+    held = api.call("GET", f"/api/reviews/?run={run_id}&batch={batch['id']}&status=open")
+    api.log(f"  batch {batch['id']} {batch['status']}")
+    if held["count"]:
+        api.log(
+            f"  {held['count']} submission(s) held for review (not counted until decided): "
+            f"{args.url.rstrip('/')}/review/ or POST /api/reviews/decide/"
+        )
     return batch
 
 
@@ -145,7 +152,9 @@ def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
     parser.add_argument("--name", default=None, help="dataset and run name (default: unique)")
     parser.add_argument("--project", type=int, default=None, help="project id (default: Default)")
     parser.add_argument("--provider", choices=["local", "simulated"], default="local")
-    parser.add_argument("--reward", default="0.60", help="$ per HIT")
+    parser.add_argument(
+        "--reward", default=None, help="$ per HIT (default: the stage's, paying the minimum)"
+    )
     parser.add_argument("--invite", default="", help="local: comma-separated emails or ids")
     parser.add_argument("--workers", type=int, default=8, help="simulated workers per stage")
     parser.add_argument("--accuracy", type=float, default=0.95, help="simulated accuracy")
