@@ -181,6 +181,9 @@ MEDIA_ROOT = Path(env("CROWDVL_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
 # The only server folder the API may import a COCO file from by `path` (uploads need none).
 CROWDVL_IMPORT_DIR = Path(env("CROWDVL_IMPORT_DIR", str(VAR_DIR / "import")))
+# Largest file a page or the API keeps from an upload (a dataset, a model's embeddings: a
+# 512-d model of 10x val2014 is 4.6 GB). Cap the request body at the proxy as well.
+CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))
 
 # Researchers, reviewers and viewers are not staff: they sign in here, not in the admin.
 LOGIN_URL = "login"

@@ -28,9 +28,22 @@ from pipeline.errors import InputError
 JOB_NAME = "dataset.import"
 
 
+def upload_size_check(upload: UploadedFile, *, field: str = "file") -> None:
+    """Refuse an upload over CROWDVL_MAX_UPLOAD_MB before a copy of it is kept."""
+    limit = int(settings.CROWDVL_MAX_UPLOAD_MB)
+    if (upload.size or 0) > limit * 1024 * 1024:
+        raise InputError(
+            f"{upload.size / 1024 / 1024:,.0f} MB is over the upload limit of {limit:,} MB "
+            "(CROWDVL_MAX_UPLOAD_MB); put the file in the import folder and give its path",
+            file=upload.name or "upload",
+            field=field,
+        )
+
+
 def dataset_upload_store(*, upload: UploadedFile) -> Path:
     """Copy an upload (Django has already spooled a large one to a temporary file) under
     MEDIA_ROOT/imports/, chunk by chunk; the stored name keeps a safe form of the original."""
+    upload_size_check(upload)
     stem = Path(upload.name or "upload").stem
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:100].strip("._") or "upload"
     folder = uploads_folder() / uuid.uuid4().hex

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from annotation.flows import RunInput, flow_for_kind
 from annotation.models import Job, Run
-from annotation.services.dataset_jobs import server_file
+from annotation.services.dataset_jobs import server_file, upload_size_check
 from pipeline.errors import InputError
 
 
@@ -92,6 +92,7 @@ def _options(spec: RunInput, given: dict[str, Any]) -> dict[str, Any]:
 def _store(run: Run, upload: UploadedFile) -> Path:
     """Copy an upload chunk by chunk; the stored name keeps a safe form of the original and
     its suffix (services read .npz, .json, .csv by their content, not their name)."""
+    upload_size_check(upload)
     original = Path(upload.name or "upload")
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", original.stem)[:100].strip("._") or "upload"
     suffix = re.sub(r"[^A-Za-z0-9.]+", "", original.suffix)[:10]

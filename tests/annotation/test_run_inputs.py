@@ -133,3 +133,24 @@ def test_the_run_page_form_checks_the_same_way(eccv_run, tmp_path, client, djang
     assert response.status_code == 302 and response["Location"] == f"/runs/{eccv_run.pk}/"
     assert Annotator.objects.filter(run=eccv_run, name="listed").exists()
     assert client.get(f"/runs/{eccv_run.pk}/inputs/nothing/").status_code == 404
+
+
+def test_uploads_over_the_limit_are_refused_before_a_copy_is_kept(
+    eccv_run, tmp_path, settings, django_user_model
+):
+    settings.CROWDVL_MAX_UPLOAD_MB = 0  # every non-empty file is over it
+    alice = member(django_user_model, eccv_run, "alice", ProjectRole.RESEARCHER)
+    ranked = rankings_file(tmp_path, eccv_run)
+    response = alice.post(
+        f"/api/runs/{eccv_run.pk}/inputs/annotator/",
+        {"file": upload(ranked), "name": "big", "kind": "rankings"},
+        format="multipart",
+    )
+    assert response.status_code == 400 and response.json()["field"] == "file"
+    assert "CROWDVL_MAX_UPLOAD_MB" in response.json()["error"]
+    assert stored_inputs(settings, eccv_run) == []
+    response = alice.post(
+        "/api/datasets/import/", {"file": upload(ranked, "captions.json")}, format="multipart"
+    )
+    assert response.status_code == 400 and "upload limit" in response.json()["error"]
+    assert not (Path(settings.MEDIA_ROOT) / "imports").exists()
