@@ -14,6 +14,7 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.api.views import BatchCreateApi, JobOutput
 from annotation.models import (
+    Batch,
     BatchStatus,
     Dataset,
     Export,
@@ -35,6 +36,7 @@ from annotation.selectors.listing import (
     run_list,
 )
 from annotation.selectors.reviews import SORTS
+from annotation.services.batches import batch_warnings
 
 
 class RunOutput(serializers.ModelSerializer):
@@ -87,9 +89,15 @@ class RunDetailApi(ServiceAPIView):
 
 
 class BatchOutput(BatchCreateApi.OutputSerializer):
-    """A batch as `POST /api/runs/<id>/batches/` answers it, with its dates."""
+    """A batch as `POST /api/runs/<id>/batches/` answers it, with its dates. `warnings` (what
+    to know before publishing: a cost estimate, several queries) is computed for drafts only;
+    a published batch's are in its `batch.published` event."""
 
     hits = serializers.IntegerField(source="n_hits")
+    warnings = serializers.SerializerMethodField()
+
+    def get_warnings(self, batch: Batch) -> list[str]:
+        return batch_warnings(batch=batch) if batch.status == BatchStatus.DRAFT else []
 
     class Meta(BatchCreateApi.OutputSerializer.Meta):
         fields = [*BatchCreateApi.OutputSerializer.Meta.fields, "created_at", "published_at"]

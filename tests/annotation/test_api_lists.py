@@ -21,6 +21,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.selectors.exports import export_file_named
+from annotation.services.batches import batch_create
 from annotation.services.runs import run_create
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.annotation.test_exports_page import exported  # noqa: F401
@@ -335,3 +336,25 @@ def test_kill_switch_and_revoking_a_link(paired_run, schema, django_user_model):
     assert APIClient().get(f"/join/{token}/").status_code in (403, 404, 410)
     rita = member(django_user_model, paired_run, "rita", ProjectRole.REVIEWER)
     assert rita.post(f"/api/invitations/{invitation['id']}/revoke/").status_code == 403
+
+
+def test_list_queries_do_not_grow_with_the_page(paired_run, admin_user):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    first = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    Batch.objects.filter(pk=first.pk).update(status=BatchStatus.PUBLISHED)
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    counts = {}
+    for n in (2, 20):
+        while Batch.objects.count() < n:  # published copies (no warnings to estimate)
+            copy = Batch.objects.get(pk=first.pk)
+            copy.pk = None
+            copy.save()
+        for url in (f"/api/runs/{paired_run.pk}/batches/", "/api/runs/", "/api/jobs/"):
+            with CaptureQueriesContext(connection) as queries:
+                assert api.get(url).status_code == 200
+            counts[(url, n)] = len(queries)
+    for url in {u for u, _ in counts}:
+        assert counts[(url, 2)] == counts[(url, 20)], counts
