@@ -73,7 +73,14 @@ def test_eccv_page_has_its_funnel_and_answer_shares(proposed, admin_client):
     data = run_page_data(proposed)
     assert data["funnel"]["labels"] == ["proposals", "candidate pairs", "judged", "positives"]
     assert data["shares"] == eccv_answer_shares(run=proposed) and data["shares"]
-    assert 'id="shares-table"' in admin_client.get(f"/runs/{proposed.pk}/").content.decode()
+    html = admin_client.get(f"/runs/{proposed.pk}/").content.decode()
+    assert 'id="shares-table"' in html
+    # One assignment per HIT (the paper's default): the stage is listed with nothing compared.
+    assert batch.assignments_per_hit == 1
+    assert stage_agreement(proposed) == [
+        {"stage": Stage.ECCV_JUDGMENT, "agreement": None, "pairs": 0}
+    ]
+    assert "one answer per item (one assignment per HIT)" in html
 
 
 @pytest.mark.django_db

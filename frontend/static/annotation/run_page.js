@@ -21,10 +21,12 @@
     options: Object.assign({ scales: { x: { type: "linear", title: { display: true, text: "minutes since publishing" } },
                                       y: { title: { display: true, text: "submissions" } } } }, noAnimation)
   });
+  // Stages with one answer per item have nothing to compare: the table says so, no bar.
+  var compared = data.agreement.filter(function (a) { return a.pairs > 0; });
   draw("agreement-chart", {
     type: "bar",
-    data: { labels: data.agreement.map(function (a) { return a.stage; }),
-            datasets: [{ label: "agreeing answer pairs", data: data.agreement.map(function (a) { return a.agreement * 100; }), backgroundColor: "#2e7d32" }] },
+    data: { labels: compared.map(function (a) { return a.stage; }),
+            datasets: [{ label: "agreeing answer pairs", data: compared.map(function (a) { return a.agreement * 100; }), backgroundColor: "#2e7d32" }] },
     options: Object.assign({ scales: { y: { min: 0, max: 100 } } }, noAnimation)
   });
   function refresh() {
