@@ -101,7 +101,8 @@ def export_finish(
     *, job_id: int, result: dict[str, Any], message: str, **record: Any
 ) -> Export | None:
     """An export job's finishing step: `export_record(**record)` and the job's success (its
-    result gets the export's id and path; its message ends with the path) in one transaction
+    result gets the export's id and path; its message ends with the format and version, not
+    the server path: pages show it, downloads are on the exports page) in one transaction
     under the job's row lock. A job that has ended (cancelled, or finished by another delivery
     of this step) writes no version: its staging folder is removed and None returned."""
     with job_finishing(job_id=job_id) as running:
@@ -112,6 +113,6 @@ def export_finish(
         job_succeed(
             job_id=job_id,
             result={"export": export.pk, "path": str(export.path), **result},
-            message=f"{message}{export.path}",
+            message=f"{message}{export.format} v{export.version}",
         )
     return export

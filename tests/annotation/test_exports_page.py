@@ -78,3 +78,9 @@ def test_viewers_see_researchers_download_others_are_refused(exported, client, d
         assert client.get(f"/runs/{exported.run_id}/exports/").status_code == page, name
         assert client.get(url).status_code == download, name
         assert client.post(f"/runs/{exported.run_id}/exports/new/").status_code == new, name
+
+
+def test_dashboard_links_exports_to_their_downloads_not_server_paths(exported, admin_client):
+    page = admin_client.get("/").content.decode()
+    assert f'href="/runs/{exported.run_id}/exports/#export-{exported.pk}"' in page
+    assert exported.path not in page
