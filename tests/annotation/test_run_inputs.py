@@ -154,3 +154,22 @@ def test_uploads_over_the_limit_are_refused_before_a_copy_is_kept(
     )
     assert response.status_code == 400 and "upload limit" in response.json()["error"]
     assert not (Path(settings.MEDIA_ROOT) / "imports").exists()
+
+
+def test_cxc_gold_pairs_uploaded_through_the_api(sample_path, schema, django_user_model):  # noqa: F811
+    from annotation.models import ItemKind
+    from annotation.services.datasets import dataset_import
+    from tests.annotation.flows.cxc.test_cxc_flow import SAMPLE_CXC
+
+    dataset = dataset_import(path=sample_path).dataset
+    run = cxc_run_create(dataset=dataset, config=SMALL)
+    alice = member(django_user_model, run, "alice", ProjectRole.RESEARCHER)
+    url = f"/api/runs/{run.pk}/inputs/gold/"
+    csv_file = SAMPLE_CXC / "sis_val.subset.csv"
+    missing = alice.post(url, {"file": upload(csv_file)}, format="multipart")
+    assert missing.status_code == 400 and missing.json()["field"] == "stage"
+    response = alice.post(url, {"file": upload(csv_file), "stage": "sis"}, format="multipart")
+    assert response.status_code == 200, response.json()
+    check(schema, "/api/runs/{run_id}/inputs/{name}/", "post", response)
+    gold = Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING)
+    assert gold.exists() and response.json()["message"] == f"{gold.count()} gold pairs for sis."
