@@ -20,7 +20,7 @@ from annotation.crowd.mturk import estimate_cost
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.form_errors import form_refusal
-from annotation.models import Batch, BatchStatus, HitStatus, Run
+from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action, require
 from annotation.selectors.pay import pay_estimate
 from annotation.services.batches import (
@@ -31,7 +31,7 @@ from annotation.services.batches import (
     batch_sync,
     batch_warnings,
 )
-from annotation.services.review import batch_extend, hit_add_assignments
+from annotation.services.review import batch_add_assignments, batch_extend
 from pipeline.errors import InputError
 
 PROVIDER_LABELS = {
@@ -167,9 +167,7 @@ def _batch_action(batch: Batch, action: str, data: Any) -> str:
         return f"Batch {batch.pk} offered for {hours} more hour(s)."
     if action == "add":
         count = _positive(data, "count")
-        hits = list(batch.hits.filter(status=HitStatus.OPEN).select_related("batch"))
-        for hit in hits:
-            hit_add_assignments(hit=hit, count=count)
+        hits = batch_add_assignments(batch=batch, count=count)
         return f"{count} more assignment(s) on each of {len(hits)} open HIT(s)."
     changed = batch_sync(batch=batch)
     return f"Synchronised batch {batch.pk}: {changed} assignment(s) changed."

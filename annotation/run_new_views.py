@@ -12,15 +12,16 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.form_errors import form_refusal
-from annotation.models import Caption, Dataset, Project, RunKind
+from annotation.models import Dataset, Project, RunKind
 from annotation.permissions import Action, is_staff, require, visible_projects
+from annotation.selectors.listing import dataset_list
 from annotation.services.runs import run_check_config, run_create_any
 from pipeline.errors import InputError
 
@@ -28,12 +29,7 @@ from pipeline.errors import InputError
 @login_required
 def datasets_page(request: HttpRequest) -> HttpResponse:
     require(request.user, Action.VIEW)
-    datasets = list(Dataset.objects.annotate(n_images=Count("images")).order_by("-created_at"))
-    captions = dict(
-        Caption.objects.values("dataset").annotate(n=Count("pk")).values_list("dataset", "n")
-    )
-    for dataset in datasets:
-        dataset.n_captions = captions.get(dataset.pk, 0)  # type: ignore[attr-defined]
+    datasets = dataset_list(user=request.user)  # with n_images and n_captions, as the API
     return render(request, "annotation/datasets.html", {"datasets": datasets})
 
 

@@ -21,15 +21,15 @@ from annotation.api.parsers import BoundedJSONParser
 from annotation.api.views import JobOutput
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.models import Batch, Export, HitStatus, Invitation, Review, Run
-from annotation.permissions import Action, visible_runs
+from annotation.models import Batch, Export, Invitation, Review, Run
+from annotation.permissions import Action
 from annotation.selectors.exports import export_file_named
 from annotation.selectors.links import invitation_link
 from annotation.selectors.listing import batches_counted
 from annotation.services.batches import batch_discard, batch_expire, batch_publish, batch_sync
 from annotation.services.invitations import invitations_create
 from annotation.services.mturk import mturk_publish_start
-from annotation.services.review import batch_extend, hit_add_assignments
+from annotation.services.review import batch_add_assignments, batch_extend
 from annotation.services.reviews import review_reverse, reviews_decide
 from annotation.services.run_inputs import run_input_apply, run_inputs_of
 from annotation.simulation import simulate_crowd
@@ -128,9 +128,7 @@ class BatchAddAssignmentsApi(ServiceAPIView):
         batch = _batch(self, request, batch_id)
         data = BatchAddAssignmentsApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        hits = list(batch.hits.filter(status=HitStatus.OPEN).select_related("batch"))
-        for hit in hits:
-            hit_add_assignments(hit=hit, count=data.validated_data["count"])
+        hits = batch_add_assignments(batch=batch, count=data.validated_data["count"])
         return Response({"batch": _batch_output(batch), "hits": len(hits)})
 
 
@@ -222,21 +220,13 @@ class ReviewDecideApi(ServiceAPIView):
     def post(self, request: Request) -> Response:
         data = ReviewDecideApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        ids = sorted(set(data.validated_data["reviews"]))
-        # Reviews outside the user's projects are refused one by one, like any other failure.
-        allowed = set(
-            Review.objects.filter(
-                pk__in=ids,
-                assignment__hit__batch__run__in=visible_runs(request.user, Action.REVIEW),
-            ).values_list("pk", flat=True)
-        )
         result = reviews_decide(
-            review_ids=sorted(allowed),
+            review_ids=sorted(set(data.validated_data["reviews"])),
             approve=data.validated_data["decision"] == "approve",
             feedback=data.validated_data["feedback"],
+            user=request.user,
         )
-        failed = {str(pk): "you may not decide it" for pk in ids if pk not in allowed}
-        failed.update({str(pk): why for pk, why in result["failed"].items()})
+        failed = {str(pk): why for pk, why in result["failed"].items()}
         return Response({"decided": result["decided"], "failed": failed})
 
 

@@ -54,7 +54,7 @@ def filters(serializer: type[serializers.Serializer], request: Request) -> dict[
     params = {k: v for k, v in request.query_params.items() if k not in ("limit", "offset")}
     data = serializer(data=params)
     data.is_valid(raise_exception=True)
-    return {k: v for k, v in data.validated_data.items() if v not in (None, "")}
+    return dict(data.validated_data)  # the selectors ignore empty values
 
 
 def paginated(

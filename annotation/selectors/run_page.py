@@ -56,15 +56,14 @@ def stage_agreement(run: Run) -> list[dict[str, Any]]:
         counted_reviewed(""), question__item__run=run
     ).values_list("question__hit__batch__stage", "question__item_id", "label"):
         labels[(stage, item)].append(label)
-    agree: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    # Every answered stage has a row: one whose items each have one answer (one assignment per
+    # HIT, as ECCV Caption's judgments) is listed with nothing compared, so the page says why.
+    agree: dict[str, list[int]] = {stage: [0, 0] for stage, _item in labels}
     for (stage, _item), values in labels.items():
-        agree[stage]  # noqa: B018 - every answered stage has a row
         for i in range(len(values)):
             for j in range(i + 1, len(values)):
                 agree[stage][0] += values[i] == values[j]
                 agree[stage][1] += 1
-    # A stage whose items each have one answer (one assignment per HIT, as ECCV Caption's
-    # judgments) is listed with nothing compared, so the page can say why.
     return [
         {"stage": stage, "agreement": round(ok / n, 4) if n else None, "pairs": n}
         for stage, (ok, n) in sorted(agree.items())

@@ -40,19 +40,27 @@ def upload_size_check(upload: UploadedFile, *, field: str = "file") -> None:
         )
 
 
-def dataset_upload_store(*, upload: UploadedFile) -> Path:
-    """Copy an upload (Django has already spooled a large one to a temporary file) under
-    MEDIA_ROOT/imports/, chunk by chunk; the stored name keeps a safe form of the original."""
+def upload_store(*, upload: UploadedFile, folder: Path, suffix: str | None = None) -> Path:
+    """Copy an upload (Django has already spooled a large one to a temporary file) into a new
+    folder under `folder`, chunk by chunk, after the size check. The stored name keeps a safe
+    form of the original's stem, with `suffix` or the original's own (sanitised)."""
     upload_size_check(upload)
-    stem = Path(upload.name or "upload").stem
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:100].strip("._") or "upload"
-    folder = uploads_folder() / uuid.uuid4().hex
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{safe}.json"
+    original = Path(upload.name or "upload")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", original.stem)[:100].strip("._") or "upload"
+    if suffix is None:
+        suffix = re.sub(r"[^A-Za-z0-9.]+", "", original.suffix)[:10]
+    target = folder / uuid.uuid4().hex
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / f"{stem}{suffix}"
     with path.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
     return path
+
+
+def dataset_upload_store(*, upload: UploadedFile) -> Path:
+    """A COCO captions upload kept under MEDIA_ROOT/imports/ until its import job ends."""
+    return upload_store(upload=upload, folder=uploads_folder(), suffix=".json")
 
 
 def uploads_folder() -> Path:

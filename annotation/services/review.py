@@ -213,3 +213,11 @@ def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
             data={"hit": hit.pk, "added": count, "extra_total": total},
         )
     return hit
+
+
+def batch_add_assignments(*, batch: Batch, count: int) -> list[Hit]:
+    """`hit_add_assignments` on each of the batch's open HITs; the HITs that got more."""
+    hits = list(batch.hits.filter(status=HitStatus.OPEN).select_related("batch"))
+    for hit in hits:
+        hit_add_assignments(hit=hit, count=count)
+    return hits

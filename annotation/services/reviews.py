@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
+from annotation.permissions import Action, visible_runs
 from annotation.selectors.counting import counted
 from annotation.services.assignments import (
     assignment_approve,
@@ -25,12 +26,23 @@ from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
 
-def reviews_decide(*, review_ids: list[int], approve: bool, feedback: str = "") -> dict[str, Any]:
+def reviews_decide(
+    *, review_ids: list[int], approve: bool, feedback: str = "", user: Any = None
+) -> dict[str, Any]:
     """Decide several reviews the same way, each on its own (one that cannot be decided does
-    not undo the others): the decided ids, and the reason for each one refused."""
+    not undo the others): the decided ids, and the reason for each one refused. With `user`,
+    reviews outside the runs where they may decide reviews are refused one by one first."""
     decided: list[int] = []
     failed: dict[int, str] = {}
-    for review in Review.objects.filter(pk__in=review_ids).order_by("pk"):
+    reviews = Review.objects.filter(pk__in=review_ids)
+    if user is not None:
+        allowed = reviews.filter(
+            assignment__hit__batch__run__in=visible_runs(user, Action.REVIEW)
+        ).values_list("pk", flat=True)
+        refused = sorted(set(review_ids) - set(allowed))
+        failed.update({pk: "you may not decide it" for pk in refused})
+        reviews = reviews.exclude(pk__in=refused)
+    for review in reviews.order_by("pk"):
         try:
             with transaction.atomic():
                 review_decide(review=review, approve=approve, feedback=feedback)

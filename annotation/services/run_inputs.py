@@ -4,9 +4,7 @@ both come here, so both check the same way."""
 
 from __future__ import annotations
 
-import re
 import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from annotation.flows import RunInput, flow_for_kind
 from annotation.models import Job, Run
-from annotation.services.dataset_jobs import server_file, upload_size_check
+from annotation.services.dataset_jobs import server_file, upload_store
 from pipeline.errors import InputError
 
 
@@ -45,7 +43,9 @@ def run_input_apply(
         raise InputError(f"{name} takes no file", field="file")
     if spec.file == "required" and upload is None and not path:
         raise InputError("choose a file to upload (or a path in the import folder)", field="file")
-    stored = _store(run, upload) if upload is not None else None
+    # Kept with the original's suffix: services read .npz, .json, .csv by their content.
+    folder = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "inputs"
+    stored = upload_store(upload=upload, folder=folder) if upload is not None else None
     found = stored or (server_file(path, field="path") if path else None)
     try:
         return spec.apply(run, found, checked)
@@ -87,19 +87,3 @@ def _options(spec: RunInput, given: dict[str, Any]) -> dict[str, Any]:
         else:
             checked[key] = str(value)[:500]
     return checked
-
-
-def _store(run: Run, upload: UploadedFile) -> Path:
-    """Copy an upload chunk by chunk; the stored name keeps a safe form of the original and
-    its suffix (services read .npz, .json, .csv by their content, not their name)."""
-    upload_size_check(upload)
-    original = Path(upload.name or "upload")
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", original.stem)[:100].strip("._") or "upload"
-    suffix = re.sub(r"[^A-Za-z0-9.]+", "", original.suffix)[:10]
-    folder = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "inputs" / uuid.uuid4().hex
-    folder.mkdir(parents=True, exist_ok=True)
-    stored = folder / f"{stem}{suffix}"
-    with stored.open("wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-    return stored
