@@ -59,7 +59,18 @@ def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Revie
     """Approve or reject held work. Rejected work stops counting and its HIT reopens, so its
     pairs are judged again by someone else. Work the provider paid before the decision
     (auto-approved) can still be decided: approving counts it, rejecting excludes it (the
-    payment stands) and re-offers its items."""
+    payment stands) and re-offers its items. The review's row is locked and read again first:
+    of two decisions at once (a double-click, two reviewers), the second finds it decided."""
+    with transaction.atomic():
+        review = (
+            Review.objects.select_for_update(of=("self",))
+            .select_related("assignment__hit__batch__run", "assignment__worker")
+            .get(pk=review.pk)
+        )
+        return _decide(review=review, approve=approve, feedback=feedback)
+
+
+def _decide(*, review: Review, approve: bool, feedback: str) -> Review:
     if review.status == ReviewStatus.OPEN:
         assignment = review.assignment
         try:
@@ -92,7 +103,14 @@ def review_decide(*, review: Review, approve: bool, feedback: str = "") -> Revie
 
 def review_reverse(*, review: Review, feedback: str) -> Review:
     """Reverse a rejected review (a worker's appeal upheld): the work is approved and paid,
-    within 30 days of the rejection, and counts again."""
+    within 30 days of the rejection, and counts again. Locked and read again first, as in
+    `review_decide`: a second reversal at once finds it approved."""
+    with transaction.atomic():
+        review = Review.objects.select_for_update(of=("self",)).get(pk=review.pk)
+        return _reverse(review=review, feedback=feedback)
+
+
+def _reverse(*, review: Review, feedback: str) -> Review:
     if review.status != ReviewStatus.REJECTED:
         raise ServiceError(f"review {review.pk} is {review.status}, not rejected")
     assignment = Assignment.objects.select_related("hit__batch__run", "worker").get(
