@@ -13,6 +13,5 @@ class AnnotationConfig(AppConfig):
         for name, task in (
             ("dataset.import", "datasets.import"),
             ("images.cache", "images.cache"),
-            ("mturk.publish", "mturk.publish"),
         ):
             job_steps_register(JobSteps(name=name, start=task))

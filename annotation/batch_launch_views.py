@@ -1,7 +1,8 @@
 """Launching a batch from the browser: a form (stage, provider, reward, sizes, times,
 qualifications) makes a draft with the same `batch_create` as the CLI and the API; its page
-shows what it would cost (rewards and MTurk's fees), the expected hourly pay and anything
-that would refuse it (budget, daily cap, balance, low pay) before "Publish" or "Discard"."""
+shows what it would cost (rewards and the platform's fees), the expected hourly pay and
+anything that would refuse it (budget, daily cap, balance, low pay) before "Publish" or
+"Discard". What it offers for a provider comes from the provider's declared capabilities."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.crowd import web_provider_names
-from annotation.crowd.mturk import estimate_cost
+from annotation.crowd import provider_for, web_provider_names
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.form_errors import form_refusal
@@ -27,23 +27,17 @@ from annotation.services.batches import (
     batch_create,
     batch_discard,
     batch_expire,
-    batch_publish,
+    batch_publish_request,
     batch_sync,
     batch_warnings,
 )
 from annotation.services.review import batch_add_assignments, batch_extend
 from pipeline.errors import InputError
 
-PROVIDER_LABELS = {
-    "local": "Local workers (invitation links)",
-    "mturk": "Amazon Mechanical Turk",
-    "simulated": "Simulated crowd (marked in every export)",
-}
-
 
 def providers() -> list[tuple[str, str]]:
     """Real crowds; the simulated one only where it cannot be mistaken for them (DEBUG)."""
-    return [(name, PROVIDER_LABELS.get(name, name)) for name in web_provider_names()]
+    return [(name, provider_for(name).label or name) for name in web_provider_names()]
 
 
 class BatchForm(forms.Form):
@@ -58,7 +52,7 @@ class BatchForm(forms.Form):
     assignment_minutes = forms.IntegerField(min_value=1, initial=60)
     min_approval_percent = forms.IntegerField(min_value=0, max_value=100, required=False)
     min_approved_hits = forms.IntegerField(min_value=0, required=False)
-    locales = forms.CharField(required=False, help_text="MTurk: e.g. US,GB,CA")
+    locales = forms.CharField(required=False, help_text="platforms with locales: e.g. US,GB,CA")
     allow_low_pay = forms.BooleanField(required=False)
 
     def __init__(self, *args: Any, run: Run, **kwargs: Any) -> None:
@@ -97,7 +91,9 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
                 assignments_per_hit=data["assignments_per_hit"],
                 lifetime_seconds=data["lifetime_hours"] * 3600,
                 assignment_duration_seconds=data["assignment_minutes"] * 60,
-                qualifications=form.qualifications() if data["provider"] == "mturk" else None,
+                qualifications=form.qualifications()
+                if provider_for(data["provider"]).takes_qualifications
+                else None,
                 options={"allow_low_pay": True} if data["allow_low_pay"] else None,
             )
         except (InputError, ServiceError) as exc:
@@ -109,17 +105,14 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 def _refusal(batch: Batch) -> str | None:
-    """Why MTurk publishing would be refused now (budget, cap, balance, pay), if it would."""
-    if batch.provider != "mturk":
-        return None
-    from annotation.services.mturk import mturk_cost_check, mturk_provider
-
+    """Why publishing would be refused now (budget, cap, balance, pay), if it would."""
+    provider = provider_for(batch.provider)
     try:
-        mturk_cost_check(batch=batch, provider=mturk_provider(), unpublished_only=True)
-    except ServiceError as exc:
+        provider.publish_check(batch=batch)
+    except (ServiceError, InputError) as exc:
         return str(exc)
-    except Exception as exc:  # no credentials, MTurk unreachable: say so, publishing will too
-        return f"MTurk could not be asked: {exc}"
+    except Exception as exc:  # no credentials, platform unreachable: say so, publishing will too
+        return f"{provider.label or provider.name} could not be asked: {exc}"
     return None
 
 
@@ -128,16 +121,16 @@ def _refusal(batch: Batch) -> str | None:
 def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
     require(request.user, Action.VIEW, run=batch.run)
+    provider = provider_for(batch.provider)
     hits = batch.hits.count()
-    cost = estimate_cost(
-        hits=hits, assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
-    )
+    cost = provider.cost_estimate(batch=batch)
     context = {
         "batch": batch,
+        "provider": provider,
         "hits": hits,
         "slots": hits * batch.assignments_per_hit,
         "cost": cost,
-        "fees": batch.provider == "mturk",
+        "fees": provider.charges_fees,
         "pay": pay_estimate(batch=batch),
         "warnings": batch_warnings(batch=batch),
         "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
@@ -189,13 +182,11 @@ def batch_launch_action(request: HttpRequest, batch_id: int, action: str) -> Htt
             batch_discard(batch=batch)
             messages.success(request, f"Draft batch {batch_id} discarded.")
             return redirect("batch-new", run_id=run_id)
-        if batch.provider == "mturk":
-            from annotation.services.mturk import mturk_publish_start
-
-            job = mturk_publish_start(batch=batch)
-            messages.success(request, f"Publishing to MTurk (job {job.pk}).")
+        _, job = batch_publish_request(batch=batch)
+        if job is not None:
+            label = provider_for(batch.provider).label or batch.provider
+            messages.success(request, f"Publishing to {label} (job {job.pk}).")
         else:
-            batch_publish(batch=batch)
             messages.success(request, f"Batch {batch_id} published.")
     except (ServiceError, InputError) as exc:
         messages.error(request, str(exc))

@@ -17,7 +17,6 @@ from annotation.permissions import Action, can, is_staff, require, visible_runs
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.batches import batches_stop
 from annotation.services.job_recovery import job_cancel, job_resume
-from annotation.services.mturk_reconcile import mturk_reconcile
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide, review_reverse, reviews_decide
 from pipeline.errors import InputError
@@ -135,22 +134,6 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "is_admin": can(request.user, Action.ADMIN),
         },
     )
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def mturk_reconcile_page(request: HttpRequest) -> HttpResponse:
-    """Asks MTurk only when staff press the button (it lists every HIT and assignment of the
-    account, across projects: staff only)."""
-    require(request.user, Action.ADMIN)
-    report, error = None, None
-    if request.method == "POST":
-        try:
-            report = mturk_reconcile(environment=request.POST.get("environment") or None)
-        except (ServiceError, InputError) as exc:
-            error = str(exc)
-    context = {"report": report, "error": error}
-    return render(request, "annotation/mturk_reconcile.html", context, status=400 if error else 200)
 
 
 @login_required

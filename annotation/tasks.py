@@ -8,21 +8,17 @@ from celery import shared_task
 from annotation.services.jobs import job_step
 
 
-@shared_task(name="mturk.publish")
-@job_step
-def mturk_publish(job_id: int) -> None:
-    from annotation.services.batches import batch_publish_job
-
-    batch_publish_job(job_id=job_id)
-
-
-@shared_task(name="mturk.sync_open")
-def mturk_sync_open() -> None:
-    from annotation.services.mturk import mturk_sync_open as sync
+@shared_task(name="crowd.sync_open")
+def crowd_sync_open() -> None:
+    """Periodic: every remote provider brings in its open batches' results; then HITs a
+    provider would not grow get their items in a new HIT."""
+    from annotation.crowd import providers
     from annotation.services.reoffer import hits_reoffer_all
 
-    sync()
-    hits_reoffer_all()  # HITs MTurk would not grow get their items in a new HIT
+    for provider in providers():
+        if provider.remote:
+            provider.sync_open()
+    hits_reoffer_all()
 
 
 @shared_task(name="assignments.auto_approve")

@@ -83,13 +83,13 @@ def build(images: int, clients: int, folder: Path) -> dict:
     from django.core.management import call_command
     from PIL import Image as PILImage
 
+    from annotation.crowd.local.invitations import invitation_consent, invitations_create
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import ImageSource, Stage
     from annotation.selectors.invitations import run_consent
     from annotation.services.batches import batch_create, batch_publish
     from annotation.services.datasets import dataset_import
     from annotation.services.images import image_cached
-    from annotation.services.invitations import invitation_consent, invitations_create
     from annotation.services.runs import run_create
 
     call_command("migrate", verbosity=0)

@@ -13,6 +13,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.env import env_renamed
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = os.environ.get
 
@@ -79,6 +81,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation",
+    # Crowd providers, each a folder over the core (see docs/architecture.md).
+    "annotation.crowd.local",
+    "annotation.crowd.simulated",
+    "annotation.crowd.mturk",
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
     "annotation.flows.eccv",
@@ -239,17 +245,24 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", "crowdvl")
 
-# MTurk (credentials come from the standard AWS chain, never from settings).
-CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
-CROWDVL_MTURK_BUDGET = env("CROWDVL_MTURK_BUDGET") or None  # dollars; unset = no budget
-# The minimum expected hourly pay (dollars) a batch may publish at MTurk (ECCV Caption's target).
+# The crowd provider a batch goes to when none is named (the CLI, the API).
+CROWDVL_DEFAULT_PROVIDER = env("CROWDVL_DEFAULT_PROVIDER", "local")
+# Spend limits over every paid crowd provider (dollars; unset = none): a per-batch budget, and
+# the money committed per rolling 24 hours (HITs, added assignments, bonuses, with fees).
+CROWDVL_BUDGET = env_renamed("CROWDVL_BUDGET", "CROWDVL_MTURK_BUDGET") or None
+CROWDVL_DAILY_CAP = env_renamed("CROWDVL_DAILY_CAP", "CROWDVL_MTURK_DAILY_CAP") or None
+# The minimum expected hourly pay (dollars) a batch may publish at a paid provider (ECCV
+# Caption's target).
 CROWDVL_MIN_HOURLY_PAY = env("CROWDVL_MIN_HOURLY_PAY", "15.00")
-# Dollars committed at MTurk per rolling 24 hours (HITs, added assignments, bonuses); unset = none.
-CROWDVL_MTURK_DAILY_CAP = env("CROWDVL_MTURK_DAILY_CAP") or None
+# MTurk (legacy; credentials come from the standard AWS chain, never from settings).
+CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
 CELERY_BEAT_SCHEDULE = {
-    "mturk-sync": {
-        "task": "mturk.sync_open",
-        "schedule": float(env("CROWDVL_MTURK_SYNC_SECONDS", "300")),
+    # Every remote provider's open batches brought in (CrowdProvider.sync_open).
+    "crowd-sync": {
+        "task": "crowd.sync_open",
+        "schedule": float(
+            env_renamed("CROWDVL_SYNC_SECONDS", "CROWDVL_MTURK_SYNC_SECONDS") or "300"
+        ),
     },
     # Approval policies (holds for review) first, then auto-approval of local work.
     "auto-approve": {

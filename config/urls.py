@@ -8,15 +8,14 @@ from annotation import (
     dataset_import_views,
     export_views,
     health_views,
-    invitation_views,
-    mturk_views,
+    image_views,
     researcher_views,
     run_input_views,
     run_new_views,
     run_page_views,
-    views,
     workers_views,
 )
+from annotation.crowd import providers
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -30,24 +29,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
-    path("join/<str:token>/", views.work_join, name="work-join"),
-    path("runs/<int:run_id>/invitations/", invitation_views.invitations_page, name="invitations"),
-    path(
-        "runs/<int:run_id>/invitations.csv",
-        invitation_views.invitations_csv,
-        name="invitations-csv",
-    ),
-    path(
-        "invitations/<int:invitation_id>/revoke/",
-        invitation_views.invitation_revoke_view,
-        name="invitation-revoke",
-    ),
-    path("work/<int:batch_id>/", views.work_start, name="work-start"),
-    path("work/<int:batch_id>/next/", views.work_next, name="work-next"),
-    path("work/assignment/<int:assignment_id>/", views.work_assignment, name="work-assignment"),
-    path("img/<str:token>", views.batch_image, name="batch-image"),
-    path("staff/images/<int:image_id>/", views.staff_image, name="staff-image"),
-    path("mturk/hit/<int:hit_id>/", mturk_views.mturk_task, name="mturk-task"),
+    path("img/<str:token>", image_views.batch_image, name="batch-image"),
+    path("staff/images/<int:image_id>/", image_views.staff_image, name="staff-image"),
     path("", researcher_views.dashboard, name="dashboard"),
     path("review/", researcher_views.review_queue, name="review-queue"),
     path("stop/", researcher_views.stop_hits, name="stop-hits"),
@@ -63,7 +46,6 @@ urlpatterns = [
         {"action": "cancel"},
         name="job-cancel",
     ),
-    path("mturk/reconcile/", researcher_views.mturk_reconcile_page, name="mturk-reconcile"),
     path("datasets/", run_new_views.datasets_page, name="datasets"),
     path("runs/new/", run_new_views.run_new_page, name="run-new"),
     path("runs/new/<str:kind>/", run_new_views.run_new_page, name="run-new-kind"),
@@ -104,3 +86,5 @@ urlpatterns = [
         name="run-worker-action",
     ),
 ]
+# Each registered crowd provider's pages (its worker entry, its own tools).
+urlpatterns += [path("", include(p.urls)) for p in providers() if p.urls]

@@ -159,8 +159,8 @@ def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int 
 
 def selection_done_factory(run, *, workers: int = 2, accuracy: float = 1.0, seed: int = 0):
     """Stage 2 published to simulated workers and completed."""
+    from annotation.crowd.simulated.crowd import simulate_crowd
     from annotation.services.batches import batch_create, batch_publish
-    from annotation.simulation import simulate_crowd
     from pipeline.simulate import WorkerProfile
 
     batch = batch_publish(
@@ -205,8 +205,8 @@ def topic_vectors_file(path: Path, *, dim: int = 12) -> Path:
 
 def invited(run, label: str = "worker"):
     """An invitation to `run` whose holder has accepted the current consent text."""
+    from annotation.crowd.local.invitations import invitation_consent, invitations_create
     from annotation.selectors.invitations import run_consent
-    from annotation.services.invitations import invitation_consent, invitations_create
 
     invitation = invitations_create(run=run, labels=[label])[0]
     return invitation_consent(invitation=invitation, version=run_consent(run)["version"])

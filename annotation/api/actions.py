@@ -16,23 +16,24 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.lists import BatchOutput
-from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
 from annotation.api.parsers import BoundedJSONParser
 from annotation.api.views import JobOutput
+from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.models import Batch, Export, Invitation, Review, Run
+from annotation.models import Batch, Export, Review, Run
 from annotation.permissions import Action
 from annotation.selectors.exports import export_file_named
-from annotation.selectors.links import invitation_link
 from annotation.selectors.listing import batches_counted
-from annotation.services.batches import batch_discard, batch_expire, batch_publish, batch_sync
-from annotation.services.invitations import invitations_create
-from annotation.services.mturk import mturk_publish_start
+from annotation.services.batches import (
+    batch_discard,
+    batch_expire,
+    batch_publish_request,
+    batch_sync,
+)
 from annotation.services.review import batch_add_assignments, batch_extend
 from annotation.services.reviews import review_reverse, reviews_decide
 from annotation.services.run_inputs import run_input_apply, run_inputs_of
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 
@@ -48,8 +49,8 @@ def _batch_output(batch: Batch) -> dict:
 
 class BatchPublishApi(ServiceAPIView):
     """Publish a draft batch, checked as on the batch page (budget, daily cap, balance, pay).
-    Local and simulated batches are published at once (200); an MTurk batch is enqueued as a
-    job (202), as `POST /api/batches/<id>/mturk/publish/` does."""
+    Server-side providers' batches are published at once (200); a remote provider's batch is
+    enqueued as a job (202)."""
 
     required_action = Action.ACT
 
@@ -62,12 +63,7 @@ class BatchPublishApi(ServiceAPIView):
         responses={200: OutputSerializer, 202: OutputSerializer, **ERRORS},
     )
     def post(self, request: Request, batch_id: int) -> Response:
-        batch = _batch(self, request, batch_id)
-        job = None
-        if batch.provider == "mturk":
-            job = mturk_publish_start(batch=batch)
-        else:
-            batch = batch_publish(batch=batch)
+        batch, job = batch_publish_request(batch=_batch(self, request, batch_id))
         body = {"batch": _batch_output(batch), "job": JobOutput(job).data if job else None}
         return Response(body, status=status.HTTP_202_ACCEPTED if job else status.HTTP_200_OK)
 
@@ -254,10 +250,11 @@ class BatchSimulateApi(ServiceAPIView):
         data.is_valid(raise_exception=True)
         if not settings.DEBUG:
             raise ServiceError("the simulated crowd works only with DJANGO_DEBUG=1")
-        if batch.provider != "simulated":
+        crowd = provider_for(batch.provider)
+        if not crowd.simulated:
             raise ServiceError(f"batch {batch.pk} is offered to {batch.provider} workers")
         options = data.validated_data
-        report = simulate_crowd(
+        report = crowd.simulate(
             batch=batch,
             workers=options["workers"],
             profile=WorkerProfile(accuracy=options["accuracy"]),
@@ -271,57 +268,6 @@ class BatchSimulateApi(ServiceAPIView):
                 "answers": report.answers,
             }
         )
-
-
-class InvitationOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    label = serializers.CharField()
-    link = serializers.SerializerMethodField()
-    revoked_at = serializers.DateTimeField(allow_null=True)
-    consented_at = serializers.DateTimeField(allow_null=True)
-
-    def get_link(self, invitation: Invitation) -> str:
-        return invitation_link(self.context.get("request"), invitation)
-
-
-class InvitationListApi(ServiceAPIView):
-    required_action = Action.DOWNLOAD  # a link lets anyone work as the invited worker
-
-    @extend_schema(
-        operation_id="runs_invitations_list",
-        parameters=PAGE_PARAMETERS,
-        responses={200: page_of(InvitationOutput), **ERRORS},
-    )
-    def get(self, request: Request, run_id: int) -> Response:
-        """The run's invitation links for local workers, oldest first (researchers only)."""
-        run = get_object_or_404(Run, pk=run_id)
-        self.require(request, run=run)
-        invitations = run.invitations.order_by("pk")
-        return paginated(InvitationOutput, invitations, request, self)
-
-
-class InvitationCreateApi(ServiceAPIView):
-    required_action = Action.ACT
-
-    class InputSerializer(serializers.Serializer):
-        labels = serializers.ListField(
-            child=serializers.CharField(max_length=200),
-            min_length=1,
-            max_length=5000,
-            help_text="one email or worker id per person",
-        )
-
-    @extend_schema(request=InputSerializer, responses={201: InvitationOutput(many=True), **ERRORS})
-    def post(self, request: Request, run_id: int) -> Response:
-        """Invite local workers to the run: one link each (existing ones come back
-        unchanged). Send each person their own link."""
-        run = get_object_or_404(Run, pk=run_id)
-        self.require(request, run=run)
-        data = InvitationCreateApi.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        made = invitations_create(run=run, labels=data.validated_data["labels"])
-        body = InvitationOutput(made, many=True, context={"request": request}).data
-        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class RunInputApi(ServiceAPIView):

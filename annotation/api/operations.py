@@ -1,6 +1,5 @@
 """Installation operations in the API, as on the dashboard: the kill switch (one run's HITs:
-its researchers; every HIT: staff), revoking a local worker's link, and the read-only MTurk
-money check (staff)."""
+its researchers; every HIT: staff). Providers add their own (`annotation/crowd/<name>/api.py`)."""
 
 from __future__ import annotations
 
@@ -11,11 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.models import Invitation, Run
+from annotation.models import Run
 from annotation.permissions import Action
 from annotation.services.batches import batches_stop
-from annotation.services.invitations import invitation_revoke
-from annotation.services.mturk_reconcile import mturk_reconcile
 from pipeline.errors import InputError
 
 
@@ -48,76 +45,3 @@ class StopApi(ServiceAPIView):
         result = batches_stop(run=run, reason=data.validated_data["reason"])
         failed = {str(pk): str(error) for pk, error in result["failed"].items()}
         return Response({"stopped": list(result["stopped"]), "failed": failed})
-
-
-class InvitationRevokeApi(ServiceAPIView):
-    """A local worker's link stops working at once; their submitted work stays."""
-
-    required_action = Action.ACT
-
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        label = serializers.CharField()
-        revoked_at = serializers.DateTimeField(allow_null=True)
-
-    @extend_schema(request=None, responses={200: OutputSerializer, **ERRORS})
-    def post(self, request: Request, invitation_id: int) -> Response:
-        invitation = get_object_or_404(Invitation.objects.select_related("run"), pk=invitation_id)
-        self.require(request, run=invitation.run)
-        invitation = invitation_revoke(invitation=invitation)
-        return Response(InvitationRevokeApi.OutputSerializer(invitation).data)
-
-
-class MoneyOutput(serializers.Serializer):
-    approved = serializers.IntegerField()
-    rewards = serializers.DecimalField(max_digits=12, decimal_places=2)
-    fees = serializers.DecimalField(max_digits=12, decimal_places=2)
-    bonuses = serializers.DecimalField(max_digits=12, decimal_places=2)
-    bonus_fees = serializers.DecimalField(max_digits=12, decimal_places=2)
-    total = serializers.DecimalField(max_digits=12, decimal_places=2)
-
-
-class MTurkReconcileApi(ServiceAPIView):
-    """Compare every published MTurk batch's money and HITs with MTurk's own records (reads
-    only; it lists the whole account's HITs, so staff only)."""
-
-    required_action = Action.ADMIN
-
-    class InputSerializer(serializers.Serializer):
-        environment = serializers.ChoiceField(
-            choices=["sandbox", "production"], required=False, allow_null=True, default=None
-        )
-
-    class OutputSerializer(serializers.Serializer):
-        class BatchRow(serializers.Serializer):
-            batch = serializers.IntegerField(source="batch.pk")
-            run = serializers.IntegerField(source="batch.run_id")
-            committed = serializers.DecimalField(max_digits=12, decimal_places=2)
-            local = MoneyOutput()
-            remote = MoneyOutput()
-            submitted_remote = serializers.IntegerField()
-            matches = serializers.BooleanField()
-
-        environment = serializers.CharField()
-        batches = BatchRow(many=True)
-        mismatches = serializers.SerializerMethodField()
-        unknown_remote = serializers.ListField(
-            child=serializers.DictField(), help_text="HITs of ours MTurk has and we did not record"
-        )
-        other_remote = serializers.IntegerField(help_text="HITs of the account made elsewhere")
-        missing_remote = serializers.SerializerMethodField(
-            help_text="HITs we recorded that MTurk does not list"
-        )
-
-        def get_mismatches(self, report: object) -> list[int]:
-            return [row.batch.pk for row in report.mismatches]  # type: ignore[attr-defined]
-
-        def get_missing_remote(self, report: object) -> list[int]:
-            return [hit.pk for hit in report.missing_remote]  # type: ignore[attr-defined]
-
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **ERRORS})
-    def post(self, request: Request) -> Response:
-        data = MTurkReconcileApi.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        report = mturk_reconcile(environment=data.validated_data["environment"])
-        return Response(MTurkReconcileApi.OutputSerializer(report).data)

@@ -2,6 +2,7 @@ from django.urls import include, path
 
 from annotation.api import actions, lists, operations, views, workers
 from annotation.api.paging import by_method
+from annotation.crowd import providers
 from annotation.flows import flows
 
 urlpatterns = [
@@ -18,11 +19,6 @@ urlpatterns = [
         "runs/<int:run_id>/exports/",
         by_method(get=lists.ExportListApi, post=actions.ExportStartApi),
         name="api-run-exports",
-    ),
-    path(
-        "runs/<int:run_id>/invitations/",
-        by_method(get=actions.InvitationListApi, post=actions.InvitationCreateApi),
-        name="api-run-invitations",
     ),
     path(
         "runs/<int:run_id>/inputs/<slug:name>/",
@@ -65,11 +61,6 @@ urlpatterns = [
             ("simulate", actions.BatchSimulateApi),
         )
     ],
-    path(
-        "batches/<int:batch_id>/mturk/publish/",
-        views.MTurkPublishApi.as_view(),
-        name="api-mturk-publish",
-    ),
     path("jobs/", lists.JobListApi.as_view(), name="api-job-list"),
     path("jobs/<int:job_id>/", views.JobDetailApi.as_view(), name="api-job-detail"),
     path("jobs/<int:job_id>/resume/", views.JobResumeApi.as_view(), name="api-job-resume"),
@@ -81,12 +72,6 @@ urlpatterns = [
     ),
     path("reviews/", lists.ReviewListApi.as_view(), name="api-review-list"),
     path("stop/", operations.StopApi.as_view(), name="api-stop"),
-    path(
-        "invitations/<int:invitation_id>/revoke/",
-        operations.InvitationRevokeApi.as_view(),
-        name="api-invitation-revoke",
-    ),
-    path("mturk/reconcile/", operations.MTurkReconcileApi.as_view(), name="api-mturk-reconcile"),
     path("reviews/decide/", actions.ReviewDecideApi.as_view(), name="api-review-decide"),
     path(
         "reviews/<int:review_id>/reverse/",
@@ -94,5 +79,6 @@ urlpatterns = [
         name="api-review-reverse",
     ),
 ]
-# Each registered flow's operations, under the same prefix.
+# Each registered crowd provider's and flow's operations, under the same prefix.
+urlpatterns += [path("", include(p.api_urls)) for p in providers() if p.api_urls]
 urlpatterns += [path("", include(flow.api_urls)) for flow in flows() if flow.api_urls]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -24,7 +25,6 @@ from annotation.services.dataset_jobs import (
     server_file,
 )
 from annotation.services.job_recovery import job_cancel, job_resume
-from annotation.services.mturk import mturk_publish_start
 from annotation.services.projects import project_default
 from annotation.services.runs import run_create_any
 
@@ -188,7 +188,7 @@ class BatchCreateApi(ServiceAPIView):
 
     class InputSerializer(serializers.Serializer):
         stage = serializers.ChoiceField(choices=Stage.values)
-        provider = serializers.CharField(default="local")
+        provider = serializers.CharField(default=settings.CROWDVL_DEFAULT_PROVIDER)
         items_per_hit = serializers.IntegerField(min_value=1, required=False)
         assignments_per_hit = serializers.IntegerField(min_value=1, required=False)
         reward = serializers.CharField(required=False)
@@ -251,16 +251,3 @@ class BatchCreateApi(ServiceAPIView):
         if publish:
             batch = batch_publish(batch=batch)
         return Response(BatchCreateApi.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)
-
-
-class MTurkPublishApi(ServiceAPIView):
-    """Check, estimate and enqueue publishing a draft MTurk batch."""
-
-    required_action = Action.ACT
-
-    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
-    def post(self, request: Request, batch_id: int) -> Response:
-        batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id)
-        self.require(request, run=batch.run)
-        job = mturk_publish_start(batch=batch)
-        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)

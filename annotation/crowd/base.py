@@ -1,28 +1,172 @@
-"""The crowd-provider interface: vendor adapters that services call (local, simulated, MTurk).
+"""The crowd-provider interface. Each provider is a package `annotation/crowd/<name>/` (a Django
+app whose `ready()` calls `provider_register`); the core and the flows reach it only through
+this interface and the registry in `annotation/crowd/__init__.py`, never by its name.
 
-An adapter makes the provider-side call and nothing else: it never writes a row and never
-imports a service. Services (`annotation/services/`) record every state change and event.
+Two kinds of methods: platform calls (approve, reject, bonus, ...) make the provider-side call
+and nothing else, and services record the state change and its event; capabilities (money,
+publishing, synchronisation, identity, what the console offers) answer what the core would
+otherwise decide by comparing provider names.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-from annotation.models import Assignment, Batch, Hit, Worker
+from annotation.errors import ServiceError
+
+if TYPE_CHECKING:  # the registry is imported while apps load: no models at import time
+    from annotation.models import Assignment, Batch, Hit, Job, Worker
+
+# A job's progress callback (percent, message), as `annotation.services.jobs.Progress`.
+Progress = Callable[[float, str], None]
+
+CENT = Decimal("0.01")
+
+# Limits every provider's batches keep (seconds): MTurk's documented ones, the tightest of the
+# platforms this project has spoken to, so a batch settings check needs no provider.
+LIFETIME_RANGE = (30, 31_536_000)
+ASSIGNMENT_DURATION_RANGE = (30, 31_536_000)
+AUTO_APPROVAL_RANGE = (0, 2_592_000)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a batch commits: every slot's reward and the platform's fee on it."""
+
+    hits: int
+    assignments_per_hit: int
+    reward: Decimal
+    fee_per_assignment: Decimal
+    rewards: Decimal
+    fees: Decimal
+    fee_note: str = ""  # the platform's fee rule, for `describe`
+
+    @property
+    def total(self) -> Decimal:
+        return self.rewards + self.fees
+
+    def describe(self) -> str:
+        n = self.hits * self.assignments_per_hit
+        # The fee rule names the assignments it applies to; without fees, say how many.
+        fees = f" + ${self.fees} {self.fee_note}" if self.fee_note else f" ({n} assignments)"
+        return (
+            f"{self.hits} HITs x {self.assignments_per_hit} assignments x ${self.reward} "
+            f"= ${self.rewards} rewards{fees} = ${self.total}"
+        )
+
+
+def cost_without_fees(*, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
+    n = hits * assignments_per_hit
+    return CostEstimate(
+        hits=hits,
+        assignments_per_hit=assignments_per_hit,
+        reward=reward,
+        fee_per_assignment=Decimal("0.00"),
+        rewards=(reward * n).quantize(CENT),
+        fees=Decimal("0.00"),
+    )
 
 
 class CrowdProvider(ABC):
     """Where a batch's HITs are offered to workers and how their work is reviewed and paid.
 
     Work always reaches the database through `assignment_submit`, whatever the provider.
-    Every method only makes the provider-side call; services record the state change and its
-    event. A `remote` provider keeps its own copy of the HITs: publishing and synchronising
-    them are services of their own (`annotation/services/mturk.py`).
+    A `remote` provider keeps its own copy of the HITs: `publish_remote` creates them there
+    and `sync` brings its workers' results back, both services of its own package.
     """
 
     name: str
+    label: str = ""  # what the console calls it
+    # The platform keeps its own copy of the HITs (publish and synchronise through it).
     remote: bool = False
+    # Answers come from the simulated crowd: never offered as real workers, marked in exports.
+    simulated: bool = False
+    # Work counts once the platform confirms it (synchronisation), and the platform keeps the
+    # clock: its assignment deadlines and approvals, not ours.
+    confirms_remotely: bool = False
+    # The platform approves submitted work on its own schedule (our auto-approval stays out).
+    approves_itself: bool = False
+    # Worker ids are sent back to the platform as it spells them (not case-folded).
+    case_sensitive_ids: bool = False
+    # Batches take the platform's qualification rules (approval rate, locales, ...).
+    takes_qualifications: bool = False
+    # The platform charges fees on top of rewards (shown on the launch page).
+    charges_fees: bool = False
+    # How long after submission a rejection may still be reversed (None: any time).
+    reversal_window: timedelta | None = None
+    # Block scopes a researcher may choose: "account" (the platform's own block) and
+    # "project" (only this installation's tasks).
+    block_scopes: tuple[str, ...] = ("account", "project")
+    # The provider's own pages and API operations (URL modules), if any.
+    urls: str | None = None
+    api_urls: str | None = None
+
+    # --- money ---------------------------------------------------------------------------
+
+    def cost_estimate(self, *, batch: Batch, unpublished_only: bool = False) -> CostEstimate:
+        """Rewards and fees of the batch's HITs (only those not yet at the platform)."""
+        hits = batch.hits.all()
+        if unpublished_only:
+            hits = hits.filter(provider_hit_id="")
+        return self.estimate(
+            hits=hits.count(), assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
+        )
+
+    def estimate(self, *, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
+        return cost_without_fees(hits=hits, assignments_per_hit=assignments_per_hit, reward=reward)
+
+    def slot_cost(self, *, batch: Batch) -> Decimal:
+        """What one more assignment of `batch` commits (reward and fee)."""
+        return batch.reward
+
+    def bonus_cost(self, *, amount: Decimal) -> Decimal:
+        """What a bonus of `amount` commits (with the platform's fee)."""
+        return amount
+
+    def spend_check(self, *, amount: Decimal, what: str) -> None:
+        """Refuse `what` (committing `amount`) if it would break a spend limit (daily cap)."""
+        return None
+
+    def committed_since(self, *, since: datetime) -> Decimal:
+        """Money committed at this provider since `since` (counts against the daily cap)."""
+        return Decimal("0.00")
+
+    def publish_check(self, *, batch: Batch) -> CostEstimate:
+        """Everything that would refuse publishing `batch` now (limits, budget, balance, pay,
+        pilot), raising ServiceError or InputError; the cost it would commit otherwise."""
+        return self.cost_estimate(batch=batch, unpublished_only=True)
+
+    # --- publishing and synchronisation ----------------------------------------------------
+
+    def publish_start(self, *, batch: Batch) -> Job | None:
+        """Publish in the background where the platform needs remote calls (the job), or
+        None: the core publishes the batch at once."""
+        return None
+
+    def publish_remote(self, *, batch: Batch, progress: Progress | None = None) -> None:
+        """Create the batch's HITs at the platform (remote providers; safe to run again)."""
+        return None
+
+    def sync(self, *, batch: Batch) -> int:
+        """Bring the platform's results for `batch` in; how many assignments changed."""
+        return 0
+
+    def sync_open(self) -> None:
+        """The periodic synchronisation of every batch whose work is not final yet."""
+        return None
+
+    def launch_hint(self, *, batch: Batch) -> str | None:
+        """What to do next after creating `batch` (the CLI prints it)."""
+        return None
+
+    def simulate(self, **options: Any) -> Any:
+        """Answer `options["batch"]` with simulated workers (the simulated crowd only)."""
+        raise ServiceError(f"batch workers of {self.name} are real people, not simulated")
 
     @abstractmethod
     def expire(self, *, batch: Batch) -> None:
@@ -71,6 +215,14 @@ class CrowdProvider(ABC):
 
     @abstractmethod
     def unblock(self, *, worker: Worker, reason: str) -> None: ...
+
+    def block_in_project(self, *, worker: Worker, reason: str) -> None:
+        """Keep the worker out of this installation's tasks only, at the platform (where the
+        platform offers such a mark; our own `blocked` flag covers server-side work)."""
+        return None
+
+    def unblock_in_project(self, *, worker: Worker, reason: str) -> None:
+        return None
 
     def unmark(self, *, qualification_id: str, worker: Worker, reason: str) -> None:
         """Take a provider-side mark (a pool, a project block) away from a worker."""

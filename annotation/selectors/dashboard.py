@@ -38,7 +38,7 @@ def dashboard_runs(
                 distinct=True,
             ),
             refused=Count(
-                "events", filter=Q(events__action="mturk.answers_refused"), distinct=True
+                "events", filter=Q(events__action__endswith=".answers_refused"), distinct=True
             ),
             stuck=Count(
                 "hits",

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count
 
-from annotation.crowd.mturk import estimate_cost
+from annotation.crowd import provider_for
 from annotation.flows import flow_for_kind
 from annotation.models import Answer, Event, Item, Job, Run
 from annotation.selectors.counting import counted_reviewed
@@ -71,18 +71,13 @@ def stage_agreement(run: Run) -> list[dict[str, Any]]:
 
 
 def run_spend(run: Run) -> dict[str, Any]:
-    """Committed (every published slot's reward, and MTurk's fees) and paid so far, against
-    CROWDVL_MTURK_BUDGET where set (a per-batch budget)."""
+    """Committed (every published slot's reward, and the platforms' fees) and paid so far,
+    against CROWDVL_BUDGET where set (a per-batch budget)."""
     committed = paid = Decimal(0)
     for batch in run.batches.exclude(status="draft"):
-        cost = estimate_cost(
-            hits=batch.hits.count(),
-            assignments_per_hit=batch.assignments_per_hit,
-            reward=batch.reward,
-        )
-        committed += cost.total if batch.provider == "mturk" else cost.rewards
+        committed += provider_for(batch.provider).cost_estimate(batch=batch).total
         paid += Decimal(effective_pay(batch=batch)["paid"])
-    budget = settings.CROWDVL_MTURK_BUDGET
+    budget = settings.CROWDVL_BUDGET
     return {"committed": str(committed), "paid": str(paid), "budget": budget}
 
 

@@ -13,7 +13,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.crowd import provider_for
+from annotation.crowd import PROVIDERS, provider_for
 from annotation.errors import (
     AnswerError,
     NotAssignmentHolder,
@@ -52,12 +52,13 @@ from annotation.tasktypes import task_type_for
 def worker_id_normalise(external_id: str, *, provider: str) -> str:
     """One spelling per person before any comparison: Unicode NFKC, invisible and format
     characters (zero-width space, BOM, soft hyphen, ...) removed, spaces collapsed; ids of
-    server-side providers case-folded (MTurk's are kept as MTurk spells them: they are sent
-    back to MTurk)."""
+    server-side providers case-folded (a platform's own ids are kept as it spells them: they
+    are sent back to it; `CrowdProvider.case_sensitive_ids`)."""
     text = unicodedata.normalize("NFKC", str(external_id))
     text = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cc", "Cs", "Co", "Cn"))
     text = " ".join(text.split())
-    return text if provider == "mturk" else text.casefold()
+    crowd = PROVIDERS.get(provider)
+    return text if crowd is not None and crowd.case_sensitive_ids else text.casefold()
 
 
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
@@ -362,7 +363,7 @@ def _submit_sql(
     if (
         assignment.state != AssignmentState.ACCEPTED
         or not assignment.confirmed
-        or batch.provider == "mturk"
+        or provider_for(batch.provider).confirms_remotely
     ):
         return None
     now = submitted_at or timezone.now()
@@ -492,11 +493,11 @@ def _slot_params(batch: Batch, now: datetime) -> dict[str, Any]:
 def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
     """Refuse local work after its claim ran out or its batch expired, and never let a HIT
     hold more work than its capacity. A first claim past its short hold (but within the
-    assignment duration) is still taken if its slot is free. MTurk keeps its own clock: work
-    it reports as submitted was accepted there."""
+    assignment duration) is still taken if its slot is free. A platform that confirms work
+    keeps its own clock: work it reports as submitted was accepted there."""
     hit = assignment.hit
     batch = hit.batch
-    if batch.provider == "mturk":
+    if provider_for(batch.provider).confirms_remotely:
         return
     _check_clock(assignment, batch, now)
     Hit.objects.select_for_update().filter(pk=hit.pk).first()  # one submitter at a time

@@ -1,7 +1,8 @@
 """Packaging a stage's items into HITs and publishing them through a crowd provider.
 
 Server-side providers need no remote step; a remote provider's HITs are created and read back
-by its own service (`REMOTE`), which this module calls, never the other way round.
+by its own package (`CrowdProvider.publish_remote`, `.sync`), which this module calls through
+the provider interface, never the other way round.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from annotation.models import (
     Hit,
     HitStatus,
     ImageSource,
+    Job,
     Question,
     Run,
     Stage,
     default_qualifications,
 )
 from annotation.selectors.pay import fair_reward, pay_estimate
-from annotation.services import mturk
 from annotation.services.checks import (
     check_batch_counts,
     check_batch_times,
@@ -198,7 +199,10 @@ def batch_create(
         image_ids = {i.positive_id for i in items} | {i.negative_id for i in items if i.negative_id}
         batch_images_create(batch=batch, image_ids=image_ids)
         # Local files are read on request; simulated workers never load an image.
-        if run.dataset.image_source != ImageSource.LOCAL_DIR and provider != "simulated":
+        if (
+            run.dataset.image_source != ImageSource.LOCAL_DIR
+            and not provider_for(provider).simulated
+        ):
             images_cache_start(batch=batch)
         event_record(
             action="batch.created",
@@ -225,12 +229,6 @@ def balanced_sides(n: int) -> list[bool]:
     return sides
 
 
-# The remote step of each provider whose HITs live elsewhere: (publish, sync).
-REMOTE = {
-    mturk.PROVIDER: (mturk.mturk_publish_hits, mturk.mturk_sync_changes),
-}
-
-
 def batch_discard(*, batch: Batch) -> None:
     """Delete a draft batch (never published): its items go back to waiting for a batch."""
     if batch.status != BatchStatus.DRAFT:
@@ -245,9 +243,9 @@ def batch_discard(*, batch: Batch) -> None:
 def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
     if batch.status != BatchStatus.DRAFT:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
-    if provider_for(batch.provider).remote:
-        publish, _ = REMOTE[batch.provider]
-        publish(batch=batch, progress=progress)
+    crowd = provider_for(batch.provider)
+    if crowd.remote:
+        crowd.publish_remote(batch=batch, progress=progress)
     with transaction.atomic():
         Batch.objects.filter(pk=batch.pk).update(
             status=BatchStatus.PUBLISHED, published_at=timezone.now()
@@ -265,11 +263,20 @@ def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
     return batch
 
 
+def batch_publish_request(*, batch: Batch) -> tuple[Batch, Job | None]:
+    """Publish from the console or the API: a remote provider publishes in the background (the
+    job it returns), the others at once."""
+    job = provider_for(batch.provider).publish_start(batch=batch)
+    if job is None:
+        batch = batch_publish(batch=batch)
+    return batch, job
+
+
 def batch_warnings(*, batch: Batch) -> list[str]:
     """What to know before publishing `batch`: its task type's warnings, and pay below the
-    minimum hourly rate (MTurk refuses to publish it without `allow_low_pay`)."""
+    minimum hourly rate (paid providers refuse to publish it without `allow_low_pay`)."""
     warnings = task_type_for(batch.stage).publish_warnings(batch=batch)
-    if batch.provider != "simulated":
+    if not provider_for(batch.provider).simulated:
         estimate = pay_estimate(batch=batch)
         if estimate.below_minimum:
             warnings.append(f"pay below the minimum: {estimate.describe()}")
@@ -277,9 +284,9 @@ def batch_warnings(*, batch: Batch) -> list[str]:
 
 
 def batch_publish_job(*, job_id: int) -> None:
-    """The publishing job (`mturk_publish_start`): safe to run again; HITs already created are
-    not created twice."""
-    job = job_start(job_id=job_id, message="publishing to MTurk")
+    """The publishing job of a remote provider (`CrowdProvider.publish_start`): safe to run
+    again; HITs already created are not created twice."""
+    job = job_start(job_id=job_id, message="publishing to the crowd provider")
     batch = Batch.objects.get(pk=job.params["batch"])
     try:
         if batch.status == BatchStatus.DRAFT:
@@ -287,23 +294,21 @@ def batch_publish_job(*, job_id: int) -> None:
                 batch=batch,
                 progress=lambda pct, msg: job_progress(job_id=job_id, progress=pct, message=msg),
             )
-    except (mturk.MTurkError, InputError, ServiceError) as exc:
+    except (InputError, ServiceError) as exc:
         job_fail(job_id=job_id, error=str(exc))
         raise
     hits = batch.hits.exclude(provider_hit_id="").count()
     job_succeed(
         job_id=job_id,
         result={"batch": batch.pk, "hits": hits, "hit_type": batch.provider_hit_type_id},
-        message=f"{hits} HITs on MTurk",
+        message=f"{hits} HITs on {batch.provider}",
     )
 
 
 def batch_sync(*, batch: Batch) -> int:
     """Bring a remote provider's results into the database; how many assignments changed."""
-    if not provider_for(batch.provider).remote:
-        return 0
-    _, sync = REMOTE[batch.provider]
-    return sync(batch=batch)
+    crowd = provider_for(batch.provider)
+    return crowd.sync(batch=batch) if crowd.remote else 0
 
 
 def batch_expire(*, batch: Batch) -> Batch:

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count
 
+from annotation.crowd import provider_for
 from annotation.models import Assignment, Review, Run
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.services.files import file_write_atomic
@@ -31,13 +32,13 @@ def _batches(run: Run) -> list[dict[str, Any]]:
                 "stage": batch.get_stage_display(),
                 "title": task.title,
                 "provider": batch.provider
-                + (" (SIMULATED workers)" if batch.provider == "simulated" else ""),
+                + (" (SIMULATED workers)" if provider_for(batch.provider).simulated else ""),
                 "items_per_hit": batch.items_per_hit,
                 "workers_per_hit": batch.assignments_per_hit,
                 "reward": str(batch.reward),
                 "qualifications": batch.qualifications
-                if batch.provider == "mturk"
-                else "none (not MTurk)",
+                if provider_for(batch.provider).takes_qualifications
+                else f"none ({batch.provider} takes none)",
                 "workers": done.values("worker").distinct().count(),
                 "assignments": done.count(),
                 "held_for_review": {r["status"]: r["n"] for r in reviews},
@@ -76,7 +77,10 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
     """Write DATASHEET.md into `folder`; returns its sha256."""
     dataset = run.dataset
     batches = _batches(run)
-    simulated = any(b["provider"].startswith("simulated") for b in batches)
+    simulated = any(
+        provider_for(name).simulated
+        for name in run.batches.exclude(status="draft").values_list("provider", flat=True)
+    )
     pay = manifest.get("pay", [])
     agreement = manifest.get("agreement")
     counts = {

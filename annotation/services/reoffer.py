@@ -18,7 +18,7 @@ from annotation.crowd import provider_for
 from annotation.models import Batch, BatchStatus, Hit, Question
 from annotation.selectors.counting import counted
 from annotation.services.assignments import hit_recount
-from annotation.services.batches import REMOTE, balanced_sides
+from annotation.services.batches import balanced_sides
 from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
 
@@ -67,9 +67,9 @@ def hits_reoffer(*, batch: Batch, now: datetime | None = None) -> list[Hit]:
                 data={"hit": hit.pk, "new_hit": new.pk, "assignments": missing},
             )
             made.append(new)
-    if made and provider_for(batch.provider).remote:
-        publish, _ = REMOTE[batch.provider]
-        publish(batch=batch)  # creates the HITs not yet at the provider
+    crowd = provider_for(batch.provider)
+    if made and crowd.remote:
+        crowd.publish_remote(batch=batch)  # creates the HITs not yet at the provider
     return made
 
 

@@ -10,12 +10,10 @@ import hashlib
 from datetime import timedelta
 from decimal import Decimal
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd import provider_for
-from annotation.crowd.mturk import BONUS_FEE_RATE, mturk_fee, mturk_fee_rate
 from annotation.errors import ServiceError
 from annotation.models import (
     Assignment,
@@ -32,11 +30,10 @@ from annotation.models import (
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
-from annotation.services.mturk import mturk_block_qualification, mturk_daily_cap_check
 from pipeline.errors import InputError
 from pipeline.money import dollars
 
-TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken
+TOKEN_MEMORY = timedelta(hours=24)  # how long a platform remembers a request token (MTurk)
 
 
 def _token(*parts: object) -> str:
@@ -64,10 +61,9 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
     )
     if bonus.sent_at is not None:
         return bonus
-    if batch.provider == "mturk" and bonus.attempted_at is None:
-        mturk_daily_cap_check(
-            amount=amount + mturk_fee(amount, BONUS_FEE_RATE), what=f"a ${amount} bonus"
-        )
+    provider = provider_for(batch.provider)
+    if bonus.attempted_at is None:
+        provider.spend_check(amount=provider.bonus_cost(amount=amount), what=f"a ${amount} bonus")
     now = timezone.now()
     first = Bonus.objects.filter(pk=bonus.pk, attempted_at__isnull=True).update(attempted_at=now)
     bonus.refresh_from_db()
@@ -75,7 +71,7 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
     look_first = (
         not first and bonus.attempted_at is not None and (now - bonus.attempted_at > TOKEN_MEMORY)
     )
-    provider_for(batch.provider).bonus(
+    provider.bonus(
         assignment=assignment, amount=amount, reason=reason, token=token, look_first=look_first
     )
     with transaction.atomic():
@@ -110,21 +106,17 @@ def run_worker_bonus(*, run: Run, worker: Worker, amount: Decimal | str, reason:
 def worker_block(*, worker: Worker, reason: str, scope: str = "account") -> Worker:
     """Block a worker: `account` uses the provider's own block (MTurk: all of the requester
     account's HITs, and it counts against the worker); `project` only this installation's HITs
-    (MTurk: a qualification every HIT type here excludes)."""
+    (`CrowdProvider.block_in_project`; MTurk: a qualification every HIT type here excludes)."""
     if not reason.strip():
         raise InputError("blocking a worker needs a reason", field="reason")
-    if scope not in BLOCK_SCOPES:
-        raise InputError(f"must be one of {', '.join(BLOCK_SCOPES)}", field="scope")
+    provider = provider_for(worker.provider)
+    if scope not in provider.block_scopes:
+        raise InputError(f"must be one of {', '.join(provider.block_scopes)}", field="scope")
     if worker.blocked:
         return worker
-    provider = provider_for(worker.provider)
-    if scope == "project" and worker.provider == "mturk":
-        qualification_id = mturk_block_qualification(
-            environment=settings.CROWDVL_MTURK_ENV, create=True
-        )
-        assert qualification_id is not None
-        provider.grant_pool(qualification_id=qualification_id, worker=worker)
-    elif scope == "account":
+    if scope == "project":
+        provider.block_in_project(worker=worker, reason=reason)
+    else:
         provider.block(worker=worker, reason=reason)
     Worker.objects.filter(pk=worker.pk).update(blocked=True, block_scope=scope)
     worker.blocked, worker.block_scope = True, scope
@@ -136,14 +128,8 @@ def worker_unblock(*, worker: Worker, reason: str) -> Worker:
     if not worker.blocked:
         return worker
     provider = provider_for(worker.provider)
-    if worker.block_scope == "project" and worker.provider == "mturk":
-        qualification_id = mturk_block_qualification(
-            environment=settings.CROWDVL_MTURK_ENV, create=False
-        )
-        if qualification_id:
-            provider.unmark(
-                qualification_id=qualification_id, worker=worker, reason=reason or "unblocked"
-            )
+    if worker.block_scope == "project":
+        provider.unblock_in_project(worker=worker, reason=reason or "unblocked")
     else:
         provider.unblock(worker=worker, reason=reason or "unblocked")
     Worker.objects.filter(pk=worker.pk).update(blocked=False, block_scope="")
@@ -195,14 +181,12 @@ def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
     if count < 1:
         raise InputError("must be at least 1", field="count")
     total = hit.extra_assignments + count
-    if hit.batch.provider == "mturk":
-        slot = hit.batch.reward + mturk_fee(
-            hit.batch.reward, mturk_fee_rate(hit.batch.assignments_per_hit)
-        )
-        mturk_daily_cap_check(amount=slot * count, what=f"{count} more assignments on HIT {hit.pk}")
-    provider_for(hit.batch.provider).add_assignments(
-        hit=hit, count=count, token=_token("add", hit.pk, total)
+    provider = provider_for(hit.batch.provider)
+    provider.spend_check(
+        amount=provider.slot_cost(batch=hit.batch) * count,
+        what=f"{count} more assignments on HIT {hit.pk}",
     )
+    provider.add_assignments(hit=hit, count=count, token=_token("add", hit.pk, total))
     with transaction.atomic():
         Hit.objects.filter(pk=hit.pk).update(extra_assignments=total, status=HitStatus.OPEN)
         hit.refresh_from_db()

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.crowd import provider_names
 from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
 from annotation.permissions import Action, visible_runs
@@ -190,7 +191,8 @@ def assignments_auto_approve(*, now: datetime | None = None, batch: Batch | None
     """Approve submitted work past its batch's approval delay, unless it waits for review
     (the batch's approval policy is applied first).
 
-    MTurk approves on its own schedule (the HIT type's delay); synchronisation records it.
+    A platform that approves on its own schedule (MTurk: the HIT type's delay) is left to it;
+    synchronisation records what it did.
     """
     now = now or timezone.now()
     if batch is not None:
@@ -201,7 +203,7 @@ def assignments_auto_approve(*, now: datetime | None = None, batch: Batch | None
         Assignment.objects.filter(
             state=AssignmentState.SUBMITTED, submitted_at__isnull=False, confirmed=True
         )
-        .exclude(hit__batch__provider="mturk")
+        .exclude(hit__batch__provider__in=provider_names(approves_itself=True))
         .filter(Q(review__isnull=True) | Q(review__status=ReviewStatus.APPROVED))
         .select_related("hit__batch__run", "worker")
     )

@@ -208,8 +208,8 @@ def test_the_admin_checks_run_settings_like_the_cli(paired_run, config):
 
 @pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])
 def test_nul_and_lone_surrogates_never_reach_the_database(dataset, admin_client, bad):
+    from annotation.crowd.local.invitations import invitations_create
     from annotation.flows.eccv.services.proposals import eccv_annotator_add
-    from annotation.services.invitations import invitations_create
 
     with pytest.raises(InputError) as info:
         run_create(dataset=dataset, name=bad)

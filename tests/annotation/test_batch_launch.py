@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.crowd.mturk import estimate_cost
+from annotation.crowd.mturk.fees import estimate_cost
 from annotation.models import Batch, BatchStatus, Stage
 from annotation.selectors.pay import pay_estimate
 
@@ -46,7 +46,7 @@ def test_estimate_then_publish_a_local_batch(paired_run, admin_client):
 
 
 def test_an_mturk_draft_over_budget_shows_the_refusal_and_fees(paired_run, admin_client, settings):
-    settings.CROWDVL_MTURK_BUDGET = "0.50"
+    settings.CROWDVL_BUDGET = "0.50"
     assert _new(admin_client, paired_run, provider="mturk", reward="1.00").status_code == 302
     batch = Batch.objects.get()
     page = admin_client.get(f"/batches/{batch.pk}/").content.decode()

@@ -33,7 +33,7 @@ def test_default_is_ten_pairs_per_hit_and_two_verifiers(paired_run):
     batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
     assert batch.items_per_hit == 10
     batch_publish(batch=batch)
-    from annotation.simulation import simulate_crowd
+    from annotation.crowd.simulated.crowd import simulate_crowd
     from pipeline.simulate import WorkerProfile
 
     simulate_crowd(batch=batch, workers=1, profile=WorkerProfile(accuracy=1.0))

@@ -5,9 +5,9 @@ import os
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+from annotation.crowd.local.invitations import invitations_create
 from annotation.models import Answer, Assignment, AssignmentState, Question, Stage
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.invitations import invitations_create
 from tests.factories import selection_done_factory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

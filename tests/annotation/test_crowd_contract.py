@@ -4,14 +4,14 @@ import pytest
 from botocore.stub import ANY
 
 from annotation.crowd import PROVIDERS, provider_for
-from annotation.crowd.mturk import request_token
+from annotation.crowd.mturk.client import request_token
 from annotation.errors import ServiceError
 from annotation.models import AssignmentState, BatchStatus, Event, HitStatus, Stage
 from annotation.services.assignments import assignment_approve, assignment_reject
 from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
 from annotation.services.review import hit_add_assignments, worker_block, worker_bonus
 from pipeline.errors import InputError
-from tests.annotation.drivers import MTurkDriver, ServerDriver
+from tests.annotation.drivers import driver_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 @pytest.fixture(params=sorted(PROVIDERS))
 def driver(request, client, settings):
     settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
-    driver = MTurkDriver(client) if request.param == "mturk" else ServerDriver(request.param)
+    driver = driver_for(request.param, client)
     yield driver
     driver.done()
 

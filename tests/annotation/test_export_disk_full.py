@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.models import Export, Stage
 from annotation.services.batches import batch_create, batch_publish
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory
 

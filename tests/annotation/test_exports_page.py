@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.models import Export, Project, ProjectMembership, ProjectRole, Review, Run, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

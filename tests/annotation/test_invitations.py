@@ -8,6 +8,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from annotation.crowd.local.invitations import (
+    invitation_consent,
+    invitation_revoke,
+    invitations_create,
+    labels_from,
+)
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import (
     Answer,
@@ -29,12 +35,6 @@ from annotation.services.assignments import (
     worker_id_normalise,
 )
 from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.invitations import (
-    invitation_consent,
-    invitation_revoke,
-    invitations_create,
-    labels_from,
-)
 from pipeline.errors import InputError
 from tests.factories import invited, join, selection_done_factory
 

@@ -1,6 +1,7 @@
-"""The layering rules of docs/architecture.md, read from the source's import statements:
-crowd adapters never import services or flows, the core never imports a flow, and flows
-never import each other."""
+"""The layering rules of docs/architecture.md, read from the source: the provider registry and
+the platform clients never import services or flows; the core never imports a flow or a crowd
+provider's package, nor names a provider; flows never import each other or a provider; and
+providers never import each other."""
 
 import ast
 from pathlib import Path
@@ -45,12 +46,81 @@ def offending(paths: list[Path], prefixes: tuple[str, ...]) -> list[str]:
     ]
 
 
-def test_crowd_adapters_import_no_service_flow_or_simulation():
+PROVIDER_DIRS = sorted(
+    p for p in (ROOT / "crowd").iterdir() if p.is_dir() and (p / "apps.py").exists()
+)
+PROVIDER_PACKAGES = tuple(f"annotation.crowd.{p.name}" for p in PROVIDER_DIRS)
+
+
+def core_modules() -> list[Path]:
+    """Everything outside the flows' and the providers' folders."""
+    return [
+        p
+        for p in modules(ROOT)
+        if "flows" not in p.relative_to(ROOT).parts
+        and not any(p.is_relative_to(d) for d in PROVIDER_DIRS)
+    ]
+
+
+def test_every_provider_is_a_package_of_its_own():
+    assert {p.name for p in PROVIDER_DIRS} >= {"local", "simulated", "mturk"}
+    assert not [p.name for p in (ROOT / "crowd").glob("*.py") if p.stem in ("mturk", "local")]
+
+
+def test_the_registry_and_platform_clients_import_no_service_flow_or_task():
+    shared = [ROOT / "crowd" / "__init__.py", ROOT / "crowd" / "base.py"]
+    clients = [p for d in PROVIDER_DIRS for p in (d / "client.py", d / "fees.py") if p.exists()]
+    assert clients, "no platform client found"
     bad = offending(
-        modules(ROOT / "crowd"),
-        ("annotation.services", "annotation.flows", "annotation.simulation", "annotation.tasks"),
+        shared + clients,
+        ("annotation.services", "annotation.flows", "annotation.tasks", *PROVIDER_PACKAGES),
     )
     assert bad == []
+
+
+def test_the_core_and_the_flows_import_no_provider_package():
+    assert offending(core_modules(), PROVIDER_PACKAGES) == []
+    assert offending(modules(ROOT / "flows"), PROVIDER_PACKAGES) == []
+
+
+def test_providers_do_not_import_each_other_or_a_flow():
+    for provider in PROVIDER_DIRS:
+        others = tuple(f"annotation.crowd.{p.name}" for p in PROVIDER_DIRS if p != provider)
+        assert offending(modules(provider), (*others, "annotation.flows.")) == []
+
+
+def provider_names_in(path: Path, names: set[str]) -> list[str]:
+    """String constants equal to a provider's name, except where the same word means
+    something else (a cache alias, a simulated population's label)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "population":
+            allowed.add(id(node.value))
+        if isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "caches":
+            allowed.add(id(node.slice))
+    return [
+        f"{path.relative_to(ROOT.parent)}:{node.lineno} names {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value in names
+        and id(node) not in allowed
+    ]
+
+
+def test_the_core_and_the_flows_never_name_a_provider():
+    from annotation.crowd import PROVIDERS
+
+    names = set(PROVIDERS)
+    assert names >= {"local", "simulated", "mturk"}
+    found = [
+        hit
+        for path in core_modules() + modules(ROOT / "flows")
+        if path.name != "testing.py"  # the contract tests' shared player names none either
+        for hit in provider_names_in(path, names)
+    ]
+    assert found == []
 
 
 def test_the_core_imports_no_flow():
@@ -79,3 +149,21 @@ def test_the_checker_sees_a_violation(tmp_path):
     assert {"annotation.services.assignments", "annotation.flows.bison"} <= found
     assert "annotation.flows.flows" not in found  # a name, not a module
     assert offending([sample], ("annotation.flows.",)) != []
+
+
+def test_the_name_checker_sees_a_provider_name(tmp_path):
+    sample = tmp_path / "annotation" / "bad.py"
+    sample.parent.mkdir()
+    sample.write_text(
+        'if batch.provider == "mturk":\n    pass\n'
+        'Batch.objects.filter(provider="local")\n'
+        'quality(population="simulated")\n'
+        'caches["local"].get("x")\n'
+    )
+    global ROOT
+    saved, ROOT = ROOT, sample.parent  # relative paths for the message
+    try:
+        found = provider_names_in(sample, {"mturk", "local", "simulated"})
+    finally:
+        ROOT = saved
+    assert [line.rsplit(" ", 1)[-1] for line in found] == ["'mturk'", "'local'"]

@@ -7,8 +7,12 @@ import pytest
 from botocore.stub import ANY
 from django.core.management import call_command
 
-from annotation.crowd import mturk
-from annotation.crowd.mturk import MTurkError, MTurkGateway, estimate_cost, make_client
+from annotation.crowd.mturk import client as mturk
+from annotation.crowd.mturk.adapter import MTurkProvider
+from annotation.crowd.mturk.client import MTurkError, MTurkGateway, make_client
+from annotation.crowd.mturk.fees import estimate_cost
+from annotation.crowd.mturk.publish import mturk_publish_start
+from annotation.crowd.mturk.sync import mturk_sync_batch
 from annotation.errors import ServiceError
 from annotation.models import (
     Answer,
@@ -24,7 +28,6 @@ from annotation.models import (
     Worker,
 )
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.mturk import mturk_publish_start, mturk_sync_batch
 from pipeline.errors import InputError
 from pipeline.mturk_xml import answer_xml
 from tests.annotation.drivers import SUBMIT_TO, MTurkDriver, fake_id, stubbed_mturk
@@ -82,7 +85,7 @@ def test_publish_job_creates_the_hit_type_and_hits_with_tokens(mt, draft, run_on
 
 def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, draft, monkeypatch):
     hits = list(draft.hits.order_by("position"))
-    real = mturk.MTurkProvider.create_hit
+    real = MTurkProvider.create_hit
 
     def crash_on_second(self, *, hit, hit_type_id, look_first=False):
         made = real(self, hit=hit, hit_type_id=hit_type_id, look_first=look_first)
@@ -90,7 +93,7 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
             raise RuntimeError("worker killed before saving the HIT id")
         return made
 
-    monkeypatch.setattr(mturk.MTurkProvider, "create_hit", crash_on_second)
+    monkeypatch.setattr(MTurkProvider, "create_hit", crash_on_second)
     mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
     for n in range(2):
         mt.expect(
@@ -117,7 +120,7 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
     assert Hit.objects.get(pk=hits[0].pk).provider_hit_id == fake_id("H", hits[0].pk)
     assert Hit.objects.get(pk=hits[1].pk).provider_hit_id == ""  # the id was lost in the crash
 
-    monkeypatch.setattr(mturk.MTurkProvider, "create_hit", real)
+    monkeypatch.setattr(MTurkProvider, "create_hit", real)
     mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
     lost = fake_id("H", hits[1].pk)
     token = mturk.hit_token(hits[1])
@@ -156,10 +159,10 @@ def test_a_retry_after_a_crash_between_create_and_save_makes_no_second_hit(mt, d
 
 
 def test_budget_and_balance_refusals_send_and_write_nothing(mt, draft, settings):
-    settings.CROWDVL_MTURK_BUDGET = "1.00"
+    settings.CROWDVL_BUDGET = "1.00"
     with pytest.raises(ServiceError, match=r"over the budget of \$1.00"):
         mturk_publish_start(batch=draft)
-    settings.CROWDVL_MTURK_BUDGET = None
+    settings.CROWDVL_BUDGET = None
     mt.expect("GetAccountBalance", {"AvailableBalance": "0.50"})
     with pytest.raises(ServiceError, match=r"account holds \$0.50"):
         mturk_publish_start(batch=draft)
@@ -526,7 +529,7 @@ def test_stub_rejects_requests_that_do_not_fit_the_service_model():
 
 
 def test_publish_api_refuses_over_budget_with_a_clear_message(mt, draft, settings, admin_client):
-    settings.CROWDVL_MTURK_BUDGET = "1.00"
+    settings.CROWDVL_BUDGET = "1.00"
     response = admin_client.post(f"/api/batches/{draft.pk}/mturk/publish/")
     assert response.status_code == 409
     assert "over the budget of $1.00" in response.json()["error"]

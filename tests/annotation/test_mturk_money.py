@@ -7,8 +7,9 @@ import pytest
 from botocore.stub import ANY
 from django.utils import timezone
 
-from annotation.crowd import mturk
-from annotation.crowd.mturk import MTurkError
+from annotation.crowd.mturk import client as mturk
+from annotation.crowd.mturk.client import MTurkError
+from annotation.crowd.mturk.sync import mturk_batches_to_sync, mturk_sync_open
 from annotation.errors import ServiceError
 from annotation.models import (
     AssignmentState,
@@ -25,7 +26,6 @@ from annotation.selectors.installation import installation_id
 from annotation.services.assignments import assignment_reject
 from annotation.services.batches import batch_create, batch_expire, batch_publish
 from annotation.services.installation import installation_regenerate
-from annotation.services.mturk import mturk_batches_to_sync, mturk_sync_open
 from annotation.services.review import worker_bonus
 from tests.annotation.drivers import MTurkDriver, fake_id
 
@@ -341,7 +341,7 @@ def test_each_batch_keeps_its_environment(mt, paired_run, settings):
     settings.CROWDVL_MTURK_ENV = "production"  # the default changes after publishing
     for _hit in batch.hits.order_by("position"):
         mt.expect("ListAssignmentsForHIT", {"Assignments": [], "NumResults": 0})
-    from annotation.services.mturk import mturk_sync_batch
+    from annotation.crowd.mturk.sync import mturk_sync_batch
 
     mturk_sync_batch(batch=batch)
     assert seen and set(seen) == {"sandbox"}

@@ -8,7 +8,7 @@ import pytest
 from botocore.stub import ANY
 from django.utils import timezone
 
-from annotation.crowd import mturk
+from annotation.crowd.mturk import client as mturk
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -245,7 +245,7 @@ def test_reconciliation_compares_money_and_hits_with_mturk(
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
-    from annotation.services.mturk_reconcile import mturk_reconcile
+    from annotation.crowd.mturk.reconcile import mturk_reconcile
     from annotation.services.review import worker_bonus
 
     batch = published(mt, paired_run)  # 3 HITs of 2 pairs, 1 assignment each, $0.50
@@ -442,14 +442,14 @@ def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
 
 def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
     from annotation.errors import ServiceError
-    from annotation.services.mturk import mturk_committed_last_day
     from annotation.services.review import hit_add_assignments, worker_bonus
+    from annotation.services.spend import committed_last_day as mturk_committed_last_day
 
     batch = published(mt, paired_run, limit=4)  # 2 HITs x $0.60 = $1.20 committed now
     assert mturk_committed_last_day() == Decimal("1.20")
-    settings.CROWDVL_MTURK_DAILY_CAP = "1.50"
+    settings.CROWDVL_DAILY_CAP = "1.50"
     a = worked(mt, batch, "W1")
-    with pytest.raises(ServiceError, match="CROWDVL_MTURK_DAILY_CAP"):
+    with pytest.raises(ServiceError, match="CROWDVL_DAILY_CAP"):
         worker_bonus(assignment=a, amount="0.50", reason="Great work")  # $0.60 with its fee
     with pytest.raises(ServiceError, match="daily cap"):
         hit_add_assignments(hit=a.hit, count=1)
@@ -534,8 +534,8 @@ def test_a_project_block_is_a_qualification_every_later_hit_type_excludes(mt, pa
 
 
 def test_production_needs_a_sandbox_pilot_of_the_stage_first(mt, paired_run, settings):
+    from annotation.crowd.mturk.publish import mturk_publish_start
     from annotation.errors import ServiceError
-    from annotation.services.mturk import mturk_publish_start
 
     settings.CROWDVL_MTURK_ENV = "production"
     live = batch_create(
@@ -556,7 +556,7 @@ def test_production_needs_a_sandbox_pilot_of_the_stage_first(mt, paired_run, set
 
 
 def test_skip_pilot_is_explicit_and_checked(mt, paired_run, settings):
-    from annotation.services.mturk import mturk_publish_start
+    from annotation.crowd.mturk.publish import mturk_publish_start
 
     settings.CROWDVL_MTURK_ENV = "production"
     with pytest.raises(InputError) as caught:

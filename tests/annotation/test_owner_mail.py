@@ -4,10 +4,10 @@ completes and when a job fails; runs from the command line have no owner and mai
 import pytest
 from django.core import mail
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import Event, Run, RunKind, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.jobs import job_create, job_fail, job_start
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -56,7 +56,7 @@ def test_other_tasks_default_to_the_minimum_hourly_pay(paired_run):
 
 
 def test_mturk_refuses_low_pay_unless_overridden(paired_run, client, settings):
-    from annotation.services.mturk import mturk_publish_start
+    from annotation.crowd.mturk.publish import mturk_publish_start
     from tests.annotation.drivers import MTurkDriver
 
     settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"

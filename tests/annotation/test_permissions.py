@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from rest_framework.test import APIClient
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -31,7 +32,6 @@ from annotation.permissions import Action, can, require, visible_projects, visib
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.projects import DEFAULT_PROJECT, project_default
 from annotation.services.runs import run_create
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -3,11 +3,11 @@ rejection without feedback refused for every review, nothing half-decided."""
 
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import AssignmentState, Review, ReviewStatus, Stage
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

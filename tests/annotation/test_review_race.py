@@ -6,10 +6,10 @@ import threading
 import pytest
 from django.db import connection
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import Event, Review, ReviewStatus, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import reviews_decide
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,12 +4,12 @@ run's own workers only."""
 
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.selectors import GOLD_EXPECTED
 from annotation.models import Answer, Assignment, Bonus, Event, Review, Stage, Worker
 from annotation.selectors.workers import accuracy_histogram, run_workers
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import Population, WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 
+from annotation.crowd import simulated_crowd
 from annotation.flows import DemoContext
 from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
@@ -20,7 +21,6 @@ from annotation.models import Caption, Run, RunKind, Stage
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.runs import run_create
-from annotation.simulation import simulate_crowd
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
 from pipeline.simulate import Population, WorkerProfile, population_named
@@ -68,9 +68,9 @@ def bison_simulated_run(
     for offset, (stage, text, seconds, key) in enumerate(stages):
         cmd.step(f"{text}, simulated workers ({population.name}: {population.describe()})")
         batch = batch_publish(
-            batch=batch_create(run=run, stage=stage, provider="simulated", seed=seed)
+            batch=batch_create(run=run, stage=stage, provider=simulated_crowd().name, seed=seed)
         )
-        report = simulate_crowd(
+        report = simulated_crowd().simulate(
             batch=batch,
             workers=opts.get(f"{key}_workers") or (12 if key == "stage2" else 16),
             profile=WorkerProfile(seconds_per_answer=seconds),

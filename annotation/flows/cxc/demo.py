@@ -12,6 +12,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.crowd import simulated_crowd
 from annotation.flows import DemoContext
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.flows.cxc.services.export import cxc_export_start
@@ -23,7 +24,6 @@ from annotation.flows.cxc.services.sampling import (
 from annotation.models import Caption, Export, Review, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize
@@ -64,10 +64,10 @@ def run_demo(ctx: DemoContext) -> None:
     for number, stage in enumerate((Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS), start=1):
         batch = batch_publish(
             batch=batch_create(
-                run=run, stage=stage, provider="simulated", seed=opts["seed"] + number
+                run=run, stage=stage, provider=simulated_crowd().name, seed=opts["seed"] + number
             )
         )
-        report = simulate_crowd(
+        report = simulated_crowd().simulate(
             batch=batch, workers=12, profile=profile, population=population, seed=opts["seed"]
         )
         held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))

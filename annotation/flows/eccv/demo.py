@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.crowd import simulated_crowd
 from annotation.errors import ServiceError
 from annotation.flows import DemoContext
 from annotation.flows.eccv.quality import eccv_quality, exported_positives
@@ -25,7 +26,6 @@ from annotation.models import Export, Review, Run, Stage
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
 from pipeline.simulate import Population, WorkerProfile, population_named
 
@@ -107,7 +107,7 @@ def eccv_simulated_run(
             batch = batch_create(
                 run=run,
                 stage=Stage.ECCV_JUDGMENT,
-                provider="simulated",
+                provider=simulated_crowd().name,
                 seed=seed + number,
                 options={"direction": direction, "follow_ups": follow_ups},
             )
@@ -115,7 +115,7 @@ def eccv_simulated_run(
             cmd.stdout.write(f"    nothing to judge: {exc}")
             continue
         batch = batch_publish(batch=batch)
-        report = simulate_crowd(
+        report = simulated_crowd().simulate(
             batch=batch, workers=10, profile=profile, population=population, seed=seed
         )
         made.team.update(report.team)
@@ -238,7 +238,7 @@ def _review(
             f"{len(held) - rejected} approved"
         )
         if rejected:
-            again = simulate_crowd(
+            again = simulated_crowd().simulate(
                 batch=batch,
                 workers=4,
                 profile=profile,

@@ -15,6 +15,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.crowd import simulated_crowd
 from annotation.flows import DemoContext
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
@@ -26,7 +27,6 @@ from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quali
 from annotation.models import Caption, Export, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve
-from annotation.simulation import simulate_crowd
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize
@@ -88,10 +88,10 @@ def run_demo(ctx: DemoContext) -> None:
     ):
         batch = batch_publish(
             batch=batch_create(
-                run=run, stage=stage, provider="simulated", assignments_per_hit=per_hit
+                run=run, stage=stage, provider=simulated_crowd().name, assignments_per_hit=per_hit
             )
         )
-        report = simulate_crowd(
+        report = simulated_crowd().simulate(
             batch=batch,
             workers=max(workers, per_hit) + 3,
             profile=profile,

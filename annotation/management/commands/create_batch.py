@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
@@ -18,7 +19,7 @@ class Command(ServiceCommand):
     def add_arguments(self, parser):
         parser.add_argument("run", type=int)
         parser.add_argument("--stage", choices=sorted(stages()), required=True)
-        parser.add_argument("--provider", default="local")
+        parser.add_argument("--provider", default=settings.CROWDVL_DEFAULT_PROVIDER)
         parser.add_argument("--items-per-hit", type=int)
         parser.add_argument("--assignments", type=int, help="workers per HIT")
         parser.add_argument(
@@ -100,8 +101,6 @@ class Command(ServiceCommand):
         url = provider_for(batch.provider).worker_url(batch=batch)
         if url:
             self.stdout.write(f"workers start at {url}")
-        if batch.provider == "local":
-            self.stdout.write(
-                f"local workers need an invitation: manage.py invite_workers {batch.run_id} "
-                "alice@example.org ... (or the dashboard's 'Invite local workers')"
-            )
+        hint = provider_for(batch.provider).launch_hint(batch=batch)
+        if hint:
+            self.stdout.write(hint)

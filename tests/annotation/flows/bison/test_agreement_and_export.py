@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.models import (
@@ -24,7 +25,6 @@ from annotation.services.assignments import (
     worker_get_or_create,
 )
 from annotation.services.batches import batch_create, batch_publish
-from annotation.simulation import simulate_crowd
 from pipeline.bison import parse_bison_annotations
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import (
@@ -22,7 +23,6 @@ from annotation.services.assignments import (
     worker_get_or_create,
 )
 from annotation.services.batches import batch_create, batch_publish
-from annotation.simulation import simulate_crowd
 from pipeline.cxc import load_sis, load_sits, load_sts
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile

@@ -5,6 +5,7 @@ from collections import Counter
 
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import ServiceError
 from annotation.flows.eccv.selectors import (
     eccv_follow_up_items,
@@ -15,7 +16,6 @@ from annotation.flows.eccv.selectors import (
 from annotation.models import Answer, ItemKind, Question, Review, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
 from pipeline.redundancy import needs_more
 from pipeline.simulate import POPULATIONS, WorkerProfile

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import AnswerError
 from annotation.flows.eccv.services.proposals import (
     eccv_annotator_add,
@@ -25,7 +26,6 @@ from annotation.services.assignments import (
     worker_get_or_create,
 )
 from annotation.services.batches import batch_create, batch_publish
-from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.conftest import rankings_file  # noqa: F401

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import ServiceError
 from annotation.flows.eccv.services.export import eccv_evaluate, eccv_export_start
 from annotation.flows.eccv.services.proposals import eccv_cxc_import
@@ -27,7 +28,6 @@ from annotation.models import (
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
-from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_api_schema import check, schema  # noqa: F401

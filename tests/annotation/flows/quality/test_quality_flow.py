@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import AnswerError
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
@@ -24,7 +25,6 @@ from annotation.services.assignments import (
     worker_get_or_create,
 )
 from annotation.services.batches import batch_create, batch_publish
-from annotation.simulation import simulate_crowd
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
+from annotation.crowd.mturk.reconcile import mturk_reconcile
 from annotation.management.base import ServiceCommand
-from annotation.services.mturk_reconcile import mturk_reconcile
 
 
 class Command(ServiceCommand):

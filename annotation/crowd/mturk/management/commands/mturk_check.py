@@ -1,5 +1,5 @@
+from annotation.crowd.mturk.spend import mturk_provider
 from annotation.management.base import ServiceCommand
-from annotation.services.mturk import mturk_provider
 
 
 class Command(ServiceCommand):

@@ -1,8 +1,8 @@
 from django.shortcuts import get_object_or_404
 
+from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.simulation import simulate_crowd
 from pipeline.simulate import POPULATIONS, WorkerProfile, population_named
 
 

@@ -5,14 +5,14 @@ from django.core.management.base import CommandError
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from annotation.management.base import ServiceCommand
-from annotation.models import Run
-from annotation.services.invitations import (
+from annotation.crowd.local.invitations import (
     invitation_of,
     invitation_revoke,
     invitations_create,
     labels_from,
 )
+from annotation.management.base import ServiceCommand
+from annotation.models import Run
 
 
 class Command(ServiceCommand):

@@ -14,19 +14,15 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.crowd.mturk import (
-    BONUS_FEE_RATE,
-    ENV_TAGS,
-    MTurkProvider,
-    batch_environment,
-    mturk_fee,
-    mturk_fee_rate,
-)
+from annotation.crowd.mturk.adapter import MTurkProvider
+from annotation.crowd.mturk.client import ENV_TAGS, batch_environment
+from annotation.crowd.mturk.fees import BONUS_FEE_RATE, mturk_fee, mturk_fee_rate
+from annotation.crowd.mturk.spend import mturk_provider
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Bonus, Hit
 from annotation.selectors.installation import installation_id
-from annotation.services.mturk import mturk_provider
 
 ZERO = Decimal("0.00")
+PROVIDER = "mturk"
 
 
 @dataclass
@@ -97,7 +93,7 @@ def mturk_reconcile(
     report = Reconciliation(environment=environment)
     batches = [
         b
-        for b in Batch.objects.filter(provider="mturk")
+        for b in Batch.objects.filter(provider=PROVIDER)
         .exclude(status=BatchStatus.DRAFT)
         .select_related("run")
         .order_by("pk")
@@ -134,7 +130,7 @@ def mturk_reconcile(
         )
     prefix = f"crowdvl-{installation_id()}-{ENV_TAGS.get(environment, environment)}-hit-"
     recorded = dict(
-        Hit.objects.filter(batch__provider="mturk")
+        Hit.objects.filter(batch__provider=PROVIDER)
         .exclude(provider_hit_id="")
         .values_list("provider_hit_id", "pk")
     )

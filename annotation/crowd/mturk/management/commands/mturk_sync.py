@@ -1,6 +1,6 @@
+from annotation.crowd.mturk.sync import PROVIDER, mturk_sync_batch
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.services.mturk import mturk_sync_batch
 
 
 class Command(ServiceCommand):
@@ -10,9 +10,9 @@ class Command(ServiceCommand):
         parser.add_argument("--batch", type=int, action="append", help="only these batches")
 
     def handle(self, *args, **opts):
-        batches = Batch.objects.filter(provider="mturk", status="published")
+        batches = Batch.objects.filter(provider=PROVIDER, status="published")
         if opts["batch"]:
-            batches = Batch.objects.filter(pk__in=opts["batch"], provider="mturk")
+            batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
         for batch in batches.order_by("pk"):
             report = mturk_sync_batch(batch=batch)
             self.stdout.write(

@@ -26,7 +26,7 @@ from annotation.tasktypes import task_type_for
 from pipeline.simulate import Population, WorkerProfile, answer_seconds
 from pipeline.world import World
 
-PROVIDER = "simulated"
+PROVIDER = "simulated"  # this package's provider
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The worker page inside MTurk's frame (ExternalQuestion).
+"""MTurk's pages: the worker page inside MTurk's frame (ExternalQuestion), and the staff's
+read-only money check against MTurk's own lists.
 
 MTurk frames the page cross-site, so session and CSRF cookies are not available: the form
 carries a signed token binding the HIT, the MTurk assignment and the worker instead. Nothing
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
@@ -17,16 +19,24 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd.mturk import PREVIEW_ASSIGNMENT, SUBMIT_HOSTS
+from annotation.crowd.mturk.arrival import (
+    TooManyUnconfirmed,
+    mturk_answers_receive,
+    mturk_task_open,
+)
+from annotation.crowd.mturk.client import PREVIEW_ASSIGNMENT, SUBMIT_HOSTS
+from annotation.crowd.mturk.reconcile import mturk_reconcile
 from annotation.errors import AnswerError, ServiceError
 from annotation.models import Hit
+from annotation.permissions import Action, require
 from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import stored_answers
-from annotation.services.mturk import TooManyUnconfirmed, mturk_answers_receive, mturk_task_open
-from annotation.views import answers_from
+from annotation.task_forms import answers_from
+from pipeline.errors import InputError
 
 SALT = "crowdvl.mturk.task"
+PROVIDER = "mturk"
 
 
 def _submit_page(
@@ -52,7 +62,7 @@ def _refused(request: HttpRequest, reason: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
     hit = get_object_or_404(
-        Hit.objects.select_related("batch__run"), pk=hit_id, batch__provider="mturk"
+        Hit.objects.select_related("batch__run"), pk=hit_id, batch__provider=PROVIDER
     )
     batch = hit.batch
     params = request.GET if request.method == "GET" else request.POST
@@ -120,3 +130,19 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
             status=400,
         )
     return _submit_page(request, assignment_id, stored_answers(assignment), turk_submit_to)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def mturk_reconcile_page(request: HttpRequest) -> HttpResponse:
+    """Asks MTurk only when staff press the button (it lists every HIT and assignment of the
+    account, across projects: staff only)."""
+    require(request.user, Action.ADMIN)
+    report, error = None, None
+    if request.method == "POST":
+        try:
+            report = mturk_reconcile(environment=request.POST.get("environment") or None)
+        except (ServiceError, InputError) as exc:
+            error = str(exc)
+    context = {"report": report, "error": error}
+    return render(request, "annotation/mturk_reconcile.html", context, status=400 if error else 200)

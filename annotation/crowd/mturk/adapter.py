@@ -1,351 +1,134 @@
-"""Amazon Mechanical Turk. The only module that imports boto3; MTurk's fees and limits live here.
-
-Every remote call goes through `MTurkGateway.call`, which retries throttling and service
-faults with exponential backoff and turns request errors into `MTurkError` carrying MTurk's
-own message. Tests replace the client with one wrapped in botocore's Stubber.
-"""
+"""The MTurk provider: MTurk's platform calls (through the gateway in `client.py`) and its
+answers to the provider interface; the services of this package keep the database in step."""
 
 from __future__ import annotations
 
-import re
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-import boto3
-from botocore import xform_name
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from django.conf import settings
-from django.urls import reverse
 
-from annotation.crowd.base import CrowdProvider
-from annotation.errors import AlreadyPaid, ServiceError
+from annotation.crowd.base import CostEstimate, CrowdProvider
+from annotation.crowd.mturk.client import (
+    CANNOT_GROW,
+    ENV_TAGS,
+    HIT_EXISTS,
+    HIT_ID,
+    LIFETIME_RANGE,
+    MAX_TOKEN,
+    MTurkError,
+    MTurkGateway,
+    _check_range,
+    _duplicate,
+    batch_environment,
+    gateway_default,
+    hit_token,
+    mturk_amount,
+    pool_name,
+    qualification_requirements,
+    request_token,
+    task_url,
+)
+from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee, slot_cost
+from annotation.errors import AlreadyPaid
 from annotation.models import Assignment, Batch, Hit, Stage, Worker
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
 from pipeline.mturk_xml import external_question_xml
 
-SANDBOX, PRODUCTION = "sandbox", "production"
-CENT = Decimal("0.01")
-PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
-SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-
-# MTurk's system qualification types.
-QUAL_HITS_APPROVED = "00000000000000000040"
-QUAL_PERCENT_APPROVED = "000000000000000000L0"
-QUAL_LOCALE = "00000000000000000071"
-
-# Limits from the MTurk API reference (seconds).
-# MTurk's documented limits (the batch settings check applies them to every provider).
-LIFETIME_RANGE = (30, 31_536_000)
-ASSIGNMENT_DURATION_RANGE = (30, 31_536_000)
-AUTO_APPROVAL_RANGE = (0, 2_592_000)
-MAX_TOKEN = 64
-
-THROTTLE_CODES = {
-    "ThrottlingException",
-    "Throttling",
-    "TooManyRequestsException",
-    "RequestLimitExceeded",
-    "ServiceFault",
-    "ServiceUnavailable",
-    "InternalFailure",
-}
-HIT_ID = re.compile(r"\b[0-9A-Z]{30}\b")
-
-
-class MTurkError(ServiceError):
-    """MTurk refused a request; the message is MTurk's own."""
-
-    def __init__(
-        self, message: str, *, operation: str, code: str = "", turk_code: str = ""
-    ) -> None:
-        self.operation = operation
-        self.code = code
-        self.turk_code = turk_code  # MTurk's own TurkErrorCode, e.g. ...HitAlreadyExists
-        super().__init__(f"MTurk {operation}: {message}")
-
-
-# --- money -----------------------------------------------------------------------------------
-
-
-def mturk_fee_rate(assignments_per_hit: int) -> Decimal:
-    """MTurk's commission: 20% of the reward, 40% for HITs with 10 or more assignments."""
-    return Decimal("0.40") if assignments_per_hit >= 10 else Decimal("0.20")
-
-
-BONUS_FEE_RATE = Decimal("0.20")
-
-
-def mturk_fee(amount: Decimal, rate: Decimal) -> Decimal:
-    """MTurk's fee on one payment: `rate` of it, rounded to the cent, at least $0.01."""
-    cent = Decimal("0.01")
-    return max(cent, (amount * rate).quantize(cent, ROUND_HALF_UP))
-
-
-@dataclass(frozen=True)
-class CostEstimate:
-    hits: int
-    assignments_per_hit: int
-    reward: Decimal
-    fee_per_assignment: Decimal
-    rewards: Decimal
-    fees: Decimal
-
-    @property
-    def total(self) -> Decimal:
-        return self.rewards + self.fees
-
-    def describe(self) -> str:
-        n = self.hits * self.assignments_per_hit
-        return (
-            f"{self.hits} HITs x {self.assignments_per_hit} assignments x ${self.reward} "
-            f"= ${self.rewards} rewards + ${self.fees} MTurk fees "
-            f"({mturk_fee_rate(self.assignments_per_hit) * 100:.0f}%, min $0.01 each, "
-            f"{n} assignments) = ${self.total}"
-        )
-
-
-def estimate_cost(*, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
-    cent = Decimal("0.01")
-    fee = mturk_fee(reward, mturk_fee_rate(assignments_per_hit))
-    n = hits * assignments_per_hit
-    return CostEstimate(
-        hits=hits,
-        assignments_per_hit=assignments_per_hit,
-        reward=reward,
-        fee_per_assignment=fee,
-        rewards=(reward * n).quantize(cent),
-        fees=(fee * n).quantize(cent),
-    )
-
-
-# --- validation ------------------------------------------------------------------------------
-
-
-def _check_range(value: int, bounds: tuple[int, int], field: str) -> None:
-    low, high = bounds
-    if not low <= value <= high:
-        raise InputError(f"{value} s is outside MTurk's limits ({low} to {high} s)", field=field)
-
-
-def validate_batch(batch: Batch) -> None:
-    """Everything MTurk would refuse, checked before anything is sent."""
-    _check_range(batch.lifetime_seconds, LIFETIME_RANGE, "lifetime_seconds")
-    _check_range(
-        batch.assignment_duration_seconds, ASSIGNMENT_DURATION_RANGE, "assignment_duration_seconds"
-    )
-    _check_range(
-        batch.auto_approval_delay_seconds, AUTO_APPROVAL_RANGE, "auto_approval_delay_seconds"
-    )
-    if batch.reward <= 0 or batch.reward != batch.reward.quantize(Decimal("0.01")):
-        raise InputError(
-            f"{batch.reward} is not a positive amount in dollars and cents", field="reward"
-        )
-    public_url()
-
-
-def public_url() -> str:
-    url = settings.CROWDVL_PUBLIC_URL.rstrip("/")
-    if not url.startswith("https://"):
-        raise InputError(
-            f"CROWDVL_PUBLIC_URL must be an HTTPS address MTurk can frame, got {url!r}",
-            field="CROWDVL_PUBLIC_URL",
-        )
-    return url
-
-
-def qualification_requirements(
-    rules: dict[str, Any], *, exclude_pools: list[str]
-) -> list[dict[str, Any]]:
-    """A batch's qualification rules in MTurk's terms, plus "must not be in the other pool"."""
-    reqs: list[dict[str, Any]] = [
-        {
-            "QualificationTypeId": QUAL_HITS_APPROVED,
-            "Comparator": "GreaterThanOrEqualTo",
-            "IntegerValues": [int(rules["min_approved_hits"])],
-            "ActionsGuarded": "DiscoverPreviewAndAccept",
-        },
-        {
-            "QualificationTypeId": QUAL_PERCENT_APPROVED,
-            "Comparator": "GreaterThanOrEqualTo",
-            "IntegerValues": [int(rules["min_approval_percent"])],
-            "ActionsGuarded": "DiscoverPreviewAndAccept",
-        },
-    ]
-    if rules.get("locales"):
-        reqs.append(
-            {
-                "QualificationTypeId": QUAL_LOCALE,
-                "Comparator": "In",
-                "LocaleValues": [{"Country": c} for c in rules["locales"]],
-                "ActionsGuarded": "DiscoverPreviewAndAccept",
-            }
-        )
-    for custom in rules.get("custom", []):
-        req = {
-            "QualificationTypeId": custom["id"],
-            "Comparator": custom["comparator"],
-            "ActionsGuarded": "DiscoverPreviewAndAccept",
-        }
-        if "value" in custom:
-            req["IntegerValues"] = [int(custom["value"])]
-        reqs.append(req)
-    for qualification_id in exclude_pools:
-        reqs.append(
-            {
-                "QualificationTypeId": qualification_id,
-                "Comparator": "DoesNotExist",
-                "ActionsGuarded": "DiscoverPreviewAndAccept",
-            }
-        )
-    return reqs
-
-
-# --- the client ------------------------------------------------------------------------------
-
-
-def make_client(environment: str | None = None) -> Any:
-    """A boto3 MTurk client for the sandbox or production; credentials from the AWS chain."""
-    environment = environment or settings.CROWDVL_MTURK_ENV
-    if environment not in (SANDBOX, PRODUCTION):
-        raise InputError(
-            f"CROWDVL_MTURK_ENV must be 'sandbox' or 'production', got {environment!r}",
-            field="CROWDVL_MTURK_ENV",
-        )
-    session = boto3.Session()
-    if session.get_credentials() is None:
-        raise InputError(
-            "no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-            "AWS_PROFILE, or configure ~/.aws/credentials",
-            field="credentials",
-        )
-    # Our gateway retries with backoff itself; botocore's own retries would multiply them.
-    config = Config(retries={"total_max_attempts": 1})
-    region = "sandbox" if environment == SANDBOX else "us-east-1"
-    return session.client("mturk", region_name=region, config=config)
-
-
-class MTurkGateway:
-    """Calls MTurk with retries for throttling and service faults."""
-
-    def __init__(
-        self,
-        client: Any,
-        *,
-        max_attempts: int = 5,
-        base_delay: float = 1.0,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.client = client
-        self.max_attempts = max_attempts
-        self.base_delay = base_delay
-        self.sleep = sleep
-
-    @property
-    def endpoint(self) -> str:
-        return str(self.client.meta.endpoint_url)
-
-    def call(self, operation: str, **params: Any) -> dict[str, Any]:
-        method = getattr(self.client, xform_name(operation))
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                return dict(method(**params))
-            except NoCredentialsError:
-                raise InputError("no AWS credentials found", field="credentials") from None
-            except ClientError as exc:
-                error = exc.response.get("Error", {})
-                code, message = error.get("Code", ""), error.get("Message", str(exc))
-                retryable = code in THROTTLE_CODES or "rate exceeded" in message.lower()
-                if retryable and attempt < self.max_attempts:
-                    self.sleep(self.base_delay * 2 ** (attempt - 1))
-                    continue
-                if retryable:
-                    message = f"{message} (gave up after {attempt} attempts)"
-                turk_code = str(exc.response.get("TurkErrorCode", ""))
-                raise MTurkError(
-                    message, operation=operation, code=code, turk_code=turk_code
-                ) from None
-            except BotoCoreError as exc:
-                if attempt < self.max_attempts:
-                    self.sleep(self.base_delay * 2 ** (attempt - 1))
-                    continue
-                raise MTurkError(str(exc), operation=operation) from None
-        raise AssertionError("unreachable")
-
-    def pages(self, operation: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
-        """Every item of a paginated list operation."""
-        token: str | None = None
-        while True:
-            response = self.call(operation, **params, **({"NextToken": token} if token else {}))
-            yield from response.get(key, [])
-            token = response.get("NextToken")
-            if not token:
-                return
-
-
-def gateway_default(environment: str | None = None) -> MTurkGateway:
-    return MTurkGateway(make_client(environment))
-
-
-# --- identity: tokens and names carry the installation, the environment and the object -------
-
-ENV_TAGS = {SANDBOX: "sb", PRODUCTION: "live"}
-HIT_EXISTS = "AWS.MechanicalTurk.HitAlreadyExists"
-CANNOT_GROW = "AWS.MechanicalTurk.InvalidMaximumAssignmentsIncrease"
-
-
-def batch_environment(batch: Batch) -> str:
-    """The environment a batch lives in: fixed when it was published, else the default."""
-    return batch.environment or settings.CROWDVL_MTURK_ENV
-
-
-def request_token(kind: str, pk: int | str, environment: str) -> str:
-    """A UniqueRequestToken / RequesterAnnotation: installation, environment, object."""
-    return f"crowdvl-{installation_id()}-{ENV_TAGS.get(environment, environment)}-{kind}-{pk}"[
-        :MAX_TOKEN
-    ]
-
-
-def hit_token(hit: Hit) -> str:
-    """The UniqueRequestToken of a HIT's CreateHIT call: the same on every retry."""
-    return request_token("hit", hit.pk, batch_environment(hit.batch))
-
-
-def pool_name(*, run_id: int, stage: str, environment: str) -> str:
-    return f"crowdvl {installation_id()} {ENV_TAGS.get(environment, environment)} run {run_id} {stage} pool"
-
-
-def task_url(hit: Hit) -> str:
-    return public_url() + reverse("mturk-task", args=[hit.pk])
-
-
-def mturk_amount(value: Decimal) -> str:
-    """An amount as it is sent to MTurk: dollars with exactly two decimals ("0.50")."""
-    amount = Decimal(value)
-    if amount != amount.quantize(CENT):
-        raise InputError(f"{value} is not a whole number of cents", field="amount")
-    return f"{amount.quantize(CENT):.2f}"
-
-
-def _duplicate(exc: MTurkError, turk_code: str, *words: str) -> bool:
-    """Whether MTurk refused a request as a repeat: by its TurkErrorCode, wording as fallback.
-    Only a RequestError can be one (an expired-credentials error mentioning a "token" is not)."""
-    if exc.turk_code:
-        return exc.turk_code == turk_code
-    return exc.code == "RequestError" and any(w in str(exc).lower() for w in words)
+if TYPE_CHECKING:
+    from annotation.crowd.base import Progress
+    from annotation.models import Job
 
 
 class MTurkProvider(CrowdProvider):
+    """Amazon Mechanical Turk (legacy: closed for good on 2026-09-30; the sandbox and existing
+    data keep working, production publishing is refused with the closure)."""
+
     name = "mturk"
+    urls = "annotation.crowd.mturk.urls"
+    api_urls = "annotation.crowd.mturk.api_urls"
+    label = "Amazon Mechanical Turk (legacy: closed 2026-09-30)"
     remote = True
+    confirms_remotely = True
+    approves_itself = True
+    case_sensitive_ids = True
+    takes_qualifications = True
+    charges_fees = True
+    # ApproveAssignment with OverrideRejection: within 30 days of the submission.
+    reversal_window = timedelta(days=30)
 
     def __init__(self) -> None:
         self._gateway_factory: Callable[..., MTurkGateway] = gateway_default
+
+    # --- the provider interface's capabilities (this package's services) -------------------
+
+    def estimate(self, *, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
+        return estimate_cost(hits=hits, assignments_per_hit=assignments_per_hit, reward=reward)
+
+    def slot_cost(self, *, batch: Batch) -> Decimal:
+        return slot_cost(reward=batch.reward, assignments_per_hit=batch.assignments_per_hit)
+
+    def bonus_cost(self, *, amount: Decimal) -> Decimal:
+        return amount + mturk_fee(amount, BONUS_FEE_RATE)
+
+    def spend_check(self, *, amount: Decimal, what: str) -> None:
+        from annotation.services.spend import daily_cap_check
+
+        daily_cap_check(amount=amount, what=what)
+
+    def committed_since(self, *, since: datetime) -> Decimal:
+        from annotation.crowd.mturk.spend import mturk_committed_since
+
+        return mturk_committed_since(since=since)
+
+    def publish_check(self, *, batch: Batch) -> CostEstimate:
+        from annotation.crowd.mturk.spend import mturk_cost_check
+
+        return mturk_cost_check(batch=batch, provider=self, unpublished_only=True)
+
+    def publish_start(self, *, batch: Batch) -> Job:
+        from annotation.crowd.mturk.publish import mturk_publish_start
+
+        return mturk_publish_start(batch=batch)
+
+    def publish_remote(self, *, batch: Batch, progress: Progress | None = None) -> None:
+        from annotation.crowd.mturk.publish import mturk_publish_hits
+
+        mturk_publish_hits(batch=batch, provider=self, progress=progress)
+
+    def sync(self, *, batch: Batch) -> int:
+        from annotation.crowd.mturk.sync import mturk_sync_batch
+
+        return mturk_sync_batch(batch=batch, provider=self).changed
+
+    def sync_open(self) -> None:
+        from annotation.crowd.mturk.sync import mturk_sync_open
+
+        mturk_sync_open()
+
+    def block_in_project(self, *, worker: Worker, reason: str) -> None:
+        """A qualification every HIT type of this installation excludes."""
+        from annotation.crowd.mturk.spend import mturk_block_qualification
+
+        qualification_id = mturk_block_qualification(
+            environment=settings.CROWDVL_MTURK_ENV, create=True
+        )
+        assert qualification_id is not None
+        self.grant_pool(qualification_id=qualification_id, worker=worker)
+
+    def unblock_in_project(self, *, worker: Worker, reason: str) -> None:
+        from annotation.crowd.mturk.spend import mturk_block_qualification
+
+        qualification_id = mturk_block_qualification(
+            environment=settings.CROWDVL_MTURK_ENV, create=False
+        )
+        if qualification_id:
+            self.unmark(qualification_id=qualification_id, worker=worker, reason=reason)
+
+    # --- MTurk's own calls ---------------------------------------------------------------
 
     # Tests and tools swap the gateway (e.g. a Stubber-wrapped client); the factory takes
     # the environment.

@@ -3,46 +3,28 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation.crowd.local.invitations import invitation_consent
 from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
 from annotation.models import (
     AssignmentState,
     Batch,
     BatchStatus,
-    Image,
-    ImageSource,
     Run,
     Worker,
 )
-from annotation.permissions import Action, is_staff, require, visible_runs
-from annotation.selectors.images import batch_image_id
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.work import hit_view, task_page
 from annotation.services.assignments import assignment_claim_next, assignment_submit
-from annotation.services.images import (
-    ImageUnavailable,
-    cache_path,
-    cache_path_for,
-    image_cached,
-)
-from annotation.services.invitations import invitation_consent
-from annotation.tasktypes import task_type_for
+from annotation.task_forms import answers_from
 
 SESSION_WORKER = "crowdvl_worker"
-PROVIDER = "local"
-
-
-def answers_from(data: Any, stage: str) -> dict[str, str]:
-    """The answers (q0, q1, …) of a submitted task form, as the stage's task type reads them."""
-    task = task_type_for(stage)
-    return {k: task.form_value(data=data, key=k) for k in data if k[:1] == "q" and k[1:].isdigit()}
+PROVIDER = "local"  # this package's provider
 
 
 def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
@@ -158,51 +140,3 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return redirect("work-next", batch_id=page.batch_id)
     view = hit_view(hit_id=page.hit_id)
     return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
-
-
-def _image_response(image: Image) -> HttpResponse:
-    try:
-        if image.dataset.image_source == ImageSource.LOCAL_DIR:
-            data = image_cached(image=image)  # a local read: fine inside a request
-        else:
-            path = cache_path(image)  # remote sources are fetched by the caching job only
-            if not path.exists():
-                raise Http404("image not cached yet")
-            data = path.read_bytes()
-    except ImageUnavailable:
-        raise Http404("image unavailable") from None
-    return _jpeg_response(data)
-
-
-def _jpeg_response(data: bytes) -> HttpResponse:
-    """The re-encoded JPEG: only ever an image type, no file name, nothing to sniff."""
-    response = HttpResponse(data, content_type="image/jpeg")
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = "private, max-age=86400"
-    response["Content-Security-Policy"] = "default-src 'none'"
-    return response
-
-
-def batch_image(request: HttpRequest, token: str) -> HttpResponse:
-    """An image of a batch's pages, by the batch's random token for it. Once cached on disk
-    it is served with no SQL (the token's image from memory): 20 of a HIT page's requests."""
-    image_id = batch_image_id(token)
-    if image_id is None:
-        raise Http404("no such image")
-    try:
-        return _jpeg_response(cache_path_for(image_id).read_bytes())
-    except FileNotFoundError:  # not cached yet: fetch (local files) or wait for the job
-        return _image_response(
-            get_object_or_404(Image.objects.select_related("dataset"), pk=image_id)
-        )
-
-
-@login_required
-def staff_image(request: HttpRequest, image_id: int) -> HttpResponse:
-    """An image by its id, for the researcher pages (the review queue): staff see any; a
-    member sees the images of datasets used by their projects' runs (404 for the others)."""
-    require(request.user, Action.VIEW)
-    images = Image.objects.select_related("dataset")
-    if not is_staff(request.user):
-        images = images.filter(dataset__runs__in=visible_runs(request.user)).distinct()
-    return _image_response(get_object_or_404(images, pk=image_id))

@@ -1,9 +1,10 @@
 from django.shortcuts import get_object_or_404
 
+from annotation.crowd.mturk.publish import mturk_publish_start
+from annotation.crowd.mturk.spend import mturk_cost_estimate
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.services.batches import batch_warnings
-from annotation.services.mturk import mturk_cost_estimate, mturk_publish_start
 
 
 class Command(ServiceCommand):

@@ -1,0 +1,1 @@
+"""Local workers: people the researchers invite by link, answering on this server."""

@@ -1,0 +1,18 @@
+from django.apps import AppConfig
+
+
+class MTurkCrowdConfig(AppConfig):
+    """Amazon Mechanical Turk (legacy): its client, fees, publishing, frame page, sync,
+    reconciliation, commands and tasks."""
+
+    name = "annotation.crowd.mturk"
+    label = "crowd_mturk"
+    verbose_name = "Amazon Mechanical Turk (legacy)"
+
+    def ready(self) -> None:
+        from annotation.crowd import provider_register
+        from annotation.crowd.mturk.adapter import MTurkProvider
+        from annotation.services.job_recovery import JobSteps, job_steps_register
+
+        provider_register(MTurkProvider())
+        job_steps_register(JobSteps(name="mturk.publish", start="mturk.publish"))

@@ -1,0 +1,117 @@
+"""MTurk money before it is committed: what a batch would cost, what MTurk commitments the last
+24 hours hold (for the installation's daily cap), and every check publishing passes (pay, cap,
+budget, balance, the closure of production)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from annotation.crowd import CostEstimate, provider_for
+from annotation.crowd.mturk.adapter import MTurkProvider
+from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee, slot_cost
+from annotation.errors import ServiceError
+from annotation.models import Batch, BlockQualification, Bonus, Event, Hit
+from annotation.selectors.pay import pay_estimate
+from annotation.services.spend import budget_check, daily_cap_check
+
+PROVIDER = "mturk"
+
+
+def mturk_provider() -> MTurkProvider:
+    provider = provider_for(PROVIDER)
+    assert isinstance(provider, MTurkProvider)
+    return provider
+
+
+def mturk_block_qualification(*, environment: str, create: bool) -> str | None:
+    """The project-block qualification of `environment` (created on first use when `create`)."""
+    found = BlockQualification.objects.filter(provider=PROVIDER, environment=environment).first()
+    if found is not None or not create:
+        return found.qualification_id if found else None
+    qualification_id = mturk_provider().create_block_qualification(environment=environment)
+    found, _ = BlockQualification.objects.get_or_create(
+        provider=PROVIDER, environment=environment, defaults={"qualification_id": qualification_id}
+    )
+    return found.qualification_id
+
+
+def mturk_cost_estimate(*, batch: Batch, unpublished_only: bool = False) -> CostEstimate:
+    hits = batch.hits.all()
+    if unpublished_only:
+        hits = hits.filter(provider_hit_id="")
+    return estimate_cost(
+        hits=hits.count(), assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
+    )
+
+
+def batch_slot_cost(batch: Batch) -> Decimal:
+    return slot_cost(reward=batch.reward, assignments_per_hit=batch.assignments_per_hit)
+
+
+def mturk_committed_since(*, since: datetime) -> Decimal:
+    """Money committed at MTurk since `since`: every slot of the HITs created (reward and
+    fee), assignments added to HITs, and bonuses sent (with their fee)."""
+    total = Decimal("0.00")
+    created = (
+        Hit.objects.filter(batch__provider=PROVIDER, create_attempted_at__gte=since)
+        .exclude(provider_hit_id="")
+        .select_related("batch")
+    )
+    for hit in created:
+        total += hit.capacity * batch_slot_cost(hit.batch)
+    added = Event.objects.filter(
+        action="hit.assignments_added", batch__provider=PROVIDER, created_at__gte=since
+    ).select_related("batch")
+    for event in added:
+        assert event.batch is not None
+        total += int(event.data.get("added", 0)) * batch_slot_cost(event.batch)
+    bonuses = Bonus.objects.filter(
+        assignment__hit__batch__provider=PROVIDER, sent_at__gte=since
+    ).values_list("amount", flat=True)
+    for amount in bonuses:
+        total += amount + mturk_fee(amount, BONUS_FEE_RATE)
+    return total
+
+
+def mturk_daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = None) -> None:
+    """`daily_cap_check` (every paid provider's commitments count)."""
+    daily_cap_check(amount=amount, what=what, now=now)
+
+
+CLOSED = (
+    "Amazon Mechanical Turk closed for good on 2026-09-30: production HITs can no longer be "
+    "published. Recruit paid workers on Prolific instead (or invite local workers); MTurk "
+    "sandbox batches and existing MTurk data keep working."
+)
+
+
+def mturk_production_check(batch: Batch) -> None:
+    """Refuse new work for MTurk production with the closure, not with an AWS error."""
+    from annotation.crowd.mturk.client import PRODUCTION, batch_environment
+
+    if batch_environment(batch) == PRODUCTION:
+        raise ServiceError(CLOSED)
+
+
+def mturk_cost_check(
+    *, batch: Batch, provider: MTurkProvider, unpublished_only: bool
+) -> CostEstimate:
+    """Refuse a batch that would pay below the minimum hourly rate, or exceed the daily cap,
+    the budget or the account balance."""
+    estimate = mturk_cost_estimate(batch=batch, unpublished_only=unpublished_only)
+    pay = pay_estimate(batch=batch)
+    if pay.below_minimum and batch.options.get("allow_low_pay") is not True:
+        raise ServiceError(
+            f"batch {batch.pk} pays below the minimum hourly rate (CROWDVL_MIN_HOURLY_PAY): "
+            f"{pay.describe()}; raise the reward, or create the batch with --allow-low-pay"
+        )
+    mturk_daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}")
+    budget_check(batch=batch, estimate=estimate)
+    balance = provider.account_balance()
+    if estimate.total > balance:
+        raise ServiceError(
+            f"batch {batch.pk} would cost ${estimate.total} but the MTurk account holds "
+            f"${balance}: {estimate.describe()}"
+        )
+    return estimate

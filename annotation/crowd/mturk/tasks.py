@@ -1,0 +1,24 @@
+"""MTurk's Celery entry points: thin, take ids, safe to retry. Task names are kept as they
+were before the provider had its own package (queued messages carry them)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotation.services.jobs import job_step
+
+
+@shared_task(name="mturk.publish")
+@job_step
+def mturk_publish(job_id: int) -> None:
+    from annotation.services.batches import batch_publish_job
+
+    batch_publish_job(job_id=job_id)
+
+
+@shared_task(name="mturk.sync_open")
+def mturk_sync_open() -> None:
+    """What the periodic `crowd.sync_open` does, for messages queued under the old name."""
+    from annotation.tasks import crowd_sync_open
+
+    crowd_sync_open()

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class SimulatedCrowdConfig(AppConfig):
+    """The simulated crowd (offered on pages and the API only with DEBUG on)."""
+
+    name = "annotation.crowd.simulated"
+    label = "crowd_simulated"
+    verbose_name = "Simulated crowd"
+
+    def ready(self) -> None:
+        from annotation.crowd import provider_register
+        from annotation.crowd.simulated.provider import SimulatedProvider
+
+        provider_register(SimulatedProvider())

@@ -1,0 +1,11 @@
+"""The simulated provider's player for the contract tests: workers act through the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.crowd.testing import ServerDriver
+
+
+def driver(http: Any) -> ServerDriver:
+    return ServerDriver("simulated")

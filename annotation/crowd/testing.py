@@ -1,0 +1,38 @@
+"""How a test plays a server-side provider's workers: through the services, nothing leaves the
+server. Each provider package has a `testing.py` whose `driver(http_client)` returns the
+player the contract tests use (tests/annotation/test_crowd_contract.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.models import Assignment, Batch
+from annotation.services.assignments import (
+    assignment_claim_next,
+    assignment_submit,
+    worker_get_or_create,
+)
+from annotation.services.batches import batch_publish
+
+
+class ServerDriver:
+    """local and simulated: workers act through the services; nothing leaves the server."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def expect(self, operation: str, response: dict | None = None, params: Any = None) -> None:
+        return None
+
+    def publish(self, batch: Batch) -> Batch:
+        return batch_publish(batch=batch)
+
+    def take(self, batch: Batch, worker_name: str) -> Assignment | None:
+        worker = worker_get_or_create(provider=self.name, external_id=worker_name)
+        return assignment_claim_next(batch=batch, worker=worker)
+
+    def submit(self, assignment: Assignment, answers: dict[str, str]) -> None:
+        assignment_submit(assignment_id=assignment.pk, worker=assignment.worker, answers=answers)
+
+    def done(self) -> None:
+        return None

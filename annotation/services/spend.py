@@ -1,0 +1,47 @@
+"""Spend limits over every paid crowd provider: the per-batch budget (CROWDVL_BUDGET) and the
+money committed per rolling 24 hours (CROWDVL_DAILY_CAP). Each provider counts its own
+commitments (`CrowdProvider.committed_since`); the limits are the installation's."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.utils import timezone
+
+from annotation.crowd import CostEstimate, providers
+from annotation.errors import ServiceError
+from annotation.models import Batch
+
+DAY = timedelta(hours=24)
+
+
+def committed_last_day(*, now: datetime | None = None) -> Decimal:
+    """Money committed at every provider in the last 24 hours (rewards, fees, bonuses)."""
+    since = (now or timezone.now()) - DAY
+    return sum((p.committed_since(since=since) for p in providers()), Decimal("0.00"))
+
+
+def daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = None) -> None:
+    """Refuse `what` (costing `amount`) if it would take the last 24 hours' commitments over
+    CROWDVL_DAILY_CAP."""
+    cap = settings.CROWDVL_DAILY_CAP
+    if cap is None:
+        return
+    committed = committed_last_day(now=now)
+    if committed + amount > Decimal(cap):
+        raise ServiceError(
+            f"{what} would commit ${amount} more; ${committed} was committed in the last 24 "
+            f"hours and the daily cap is ${cap} (CROWDVL_DAILY_CAP)"
+        )
+
+
+def budget_check(*, batch: Batch, estimate: CostEstimate) -> None:
+    """Refuse a batch whose cost is over CROWDVL_BUDGET (a per-batch budget)."""
+    budget = settings.CROWDVL_BUDGET
+    if budget is not None and estimate.total > Decimal(budget):
+        raise ServiceError(
+            f"batch {batch.pk} would cost ${estimate.total}, over the budget of ${budget} "
+            f"(CROWDVL_BUDGET): {estimate.describe()}"
+        )
