@@ -9,12 +9,14 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.models import Job, Review, Run
 from annotation.permissions import Action, can, is_staff, require, visible_runs
 from annotation.selectors.reviews import review_queue_view
+from annotation.services.assignments import assignment_reversible_until
 from annotation.services.batches import batches_stop
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.review_closing import auto_approved_policy
@@ -97,11 +99,15 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         for a in answers
     ]
     policy = auto_approved_policy(review.assignment.hit.batch)
+    # The reversal is offered only while the provider still accepts it.
+    reversible_until = assignment_reversible_until(assignment=review.assignment)
     context = {
         "review": review,
         "rows": rows,
         "error": error,
         "policy": policy,
+        "reversible_until": reversible_until,
+        "reversal_open": reversible_until is None or timezone.now() <= reversible_until,
         "can_review": can(request.user, Action.REVIEW, run=run),
     }
     return render(

@@ -324,7 +324,8 @@ class RunInputApi(ServiceAPIView):
 
 class ReviewReverseApi(ServiceAPIView):
     """Reverse a rejection (a worker's appeal upheld): the work is approved and paid, within
-    30 days of the rejection, and counts again."""
+    its provider's window from the submission (MTurk: 30 days; refused after), and counts
+    again."""
 
     required_action = Action.REVIEW
 

@@ -704,28 +704,33 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
     return assignment
 
 
-OVERRIDE_WINDOW = timedelta(days=30)  # MTurk accepts OverrideRejection for 30 days
+def assignment_reversible_until(*, assignment: Assignment) -> datetime | None:
+    """The last moment `assignment`'s rejection can be reversed: its provider's window from the
+    submission, as the provider counts it (MTurk: 30 days); None when there is no limit."""
+    window = provider_for(assignment.hit.batch.provider).reversal_window
+    if window is None or assignment.submitted_at is None:
+        return None
+    return assignment.submitted_at + window
 
 
 def assignment_reverse_rejection(
     *, assignment: Assignment, feedback: str, now: datetime | None = None
 ) -> Assignment:
-    """Accept (and pay) work that was rejected, e.g. after a worker's appeal: within 30 days
-    of the rejection. Its answers count again."""
+    """Accept (and pay) work that was rejected, e.g. after a worker's appeal: within its
+    provider's window from the submission (`assignment_reversible_until`). Its answers count
+    again."""
     if not feedback.strip():
         raise ServiceError("reversing a rejection needs a message for the worker")
     if assignment.state == AssignmentState.APPROVED:
         return assignment
     if assignment.state != AssignmentState.REJECTED:
         raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not rejected")
-    now = now or timezone.now()
-    rejected = (
-        assignment.events.filter(action="assignment.rejected").order_by("-created_at").first()
-    )
-    if rejected is not None and now - rejected.created_at > OVERRIDE_WINDOW:
+    until = assignment_reversible_until(assignment=assignment)
+    if until is not None and (now or timezone.now()) > until:
         raise ServiceError(
-            f"assignment {assignment.pk} was rejected on {rejected.created_at:%Y-%m-%d}: a "
-            "rejection can be reversed for 30 days only (pay a bonus instead)"
+            f"assignment {assignment.pk} was submitted on {assignment.submitted_at:%Y-%m-%d}: "
+            f"{assignment.hit.batch.provider} reverses a rejection only until "
+            f"{until:%Y-%m-%d %H:%M} UTC, counted from the submission (pay a bonus instead)"
         )
     provider_for(assignment.hit.batch.provider).approve_rejected(
         assignment=assignment, feedback=feedback

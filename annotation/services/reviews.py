@@ -104,7 +104,7 @@ def _decide(*, review: Review, approve: bool, feedback: str) -> Review:
 
 def review_reverse(*, review: Review, feedback: str) -> Review:
     """Reverse a rejected review (a worker's appeal upheld): the work is approved and paid,
-    within 30 days of the rejection, and counts again. Locked and read again first, as in
+    within its provider's window from the submission (MTurk: 30 days), and counts again. Locked and read again first, as in
     `review_decide`: a second reversal at once finds it approved."""
     with transaction.atomic():
         review = Review.objects.select_for_update(of=("self",)).get(pk=review.pk)

@@ -318,7 +318,8 @@ class MTurkProvider(CrowdProvider):
 
     def approve_rejected(self, *, assignment: Assignment, feedback: str) -> None:
         """Reverse a rejection (ApproveAssignment with OverrideRejection; MTurk allows it for
-        30 days); done already if MTurk shows it approved."""
+        30 days from the submission, `reversal_window`); done already if MTurk shows it
+        approved."""
         try:
             self.gateway_for(assignment.hit.batch).call(
                 "ApproveAssignment",

@@ -69,12 +69,18 @@ class MTurkReconcileApi(ServiceAPIView):
         missing_remote = serializers.SerializerMethodField(
             help_text="HITs we recorded that MTurk does not list"
         )
+        gone = serializers.SerializerMethodField(
+            help_text="HITs we recorded that MTurk no longer knows: their money was not compared"
+        )
 
         def get_mismatches(self, report: object) -> list[int]:
             return [row.batch.pk for row in report.mismatches]  # type: ignore[attr-defined]
 
         def get_missing_remote(self, report: object) -> list[int]:
             return [hit.pk for hit in report.missing_remote]  # type: ignore[attr-defined]
+
+        def get_gone(self, report: object) -> list[int]:
+            return [hit.pk for hit in report.gone]  # type: ignore[attr-defined]
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:

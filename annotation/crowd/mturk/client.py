@@ -271,6 +271,13 @@ def mturk_amount(value: Decimal) -> str:
     return f"{amount.quantize(CENT):.2f}"
 
 
+def hit_gone(exc: MTurkError) -> bool:
+    """Whether MTurk refused a call about a HIT because it no longer knows the HIT (deleted, or
+    disposed of long after it expired): "Hit 3X... does not exist. (1700000000000)"."""
+    message = str(exc).lower()
+    return "does not exist" in message or "not found" in message
+
+
 def _duplicate(exc: MTurkError, turk_code: str, *words: str) -> bool:
     """Whether MTurk refused a request as a repeat: by its TurkErrorCode, wording as fallback.
     Only a RequestError can be one (an expired-credentials error mentioning a "token" is not)."""

@@ -1,6 +1,7 @@
 """Money and HITs, local records against MTurk's: what each batch committed and spent (rewards,
 fees, bonuses) as recorded here and as recomputed from MTurk's own lists, HITs MTurk holds
-that this database does not know, and HITs recorded here that MTurk no longer lists.
+that this database does not know, and HITs recorded here that MTurk no longer lists (or no
+longer knows at all: their assignments and bonuses cannot be compared).
 
 Reads only: nothing is changed on either side. Spent money is recomputed by MTurk's fee rule
 (20% of a reward, 40% for HITs with 10 or more assignments, 20% of a bonus; $0.01 minimum).
@@ -15,7 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from annotation.crowd.mturk.adapter import MTurkProvider
-from annotation.crowd.mturk.client import ENV_TAGS, batch_environment
+from annotation.crowd.mturk.client import ENV_TAGS, MTurkError, batch_environment, hit_gone
 from annotation.crowd.mturk.fees import BONUS_FEE_RATE, mturk_fee, mturk_fee_rate
 from annotation.crowd.mturk.spend import mturk_provider
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Bonus, Hit
@@ -58,6 +59,7 @@ class Reconciliation:
     unknown_remote: list[dict[str, Any]] = field(default_factory=list)  # ours, not recorded
     other_remote: int = 0  # HITs of the account made by something else
     missing_remote: list[Hit] = field(default_factory=list)  # recorded, not listed by MTurk
+    gone: list[Hit] = field(default_factory=list)  # recorded; MTurk refused their lists
 
     @property
     def mismatches(self) -> list[BatchMoney]:
@@ -112,13 +114,20 @@ def mturk_reconcile(
         remote_approved = remote_submitted = 0
         remote_bonuses: list[Decimal] = []
         for hit in hits:
-            for item in provider.list_assignments(hit=hit):
+            try:
+                items = list(provider.list_assignments(hit=hit))
+                payments = list(provider.bonus_payments(hit=hit))
+            except MTurkError as exc:
+                if not hit_gone(exc):
+                    raise
+                # Its money can no longer be compared; the rest of the report still can.
+                report.gone.append(hit)
+                continue
+            for item in items:
                 status = item.get("AssignmentStatus")
                 remote_approved += status == "Approved"
                 remote_submitted += status == "Submitted"
-            remote_bonuses += [
-                Decimal(str(p["BonusAmount"])) for p in provider.bonus_payments(hit=hit)
-            ]
+            remote_bonuses += [Decimal(str(p["BonusAmount"])) for p in payments]
         report.batches.append(
             BatchMoney(
                 batch=batch,

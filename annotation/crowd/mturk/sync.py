@@ -14,6 +14,7 @@ from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import (
     MTurkError,
     batch_environment,
+    hit_gone,
 )
 from annotation.crowd.mturk.spend import mturk_provider
 from annotation.errors import AnswerError, ServiceError
@@ -128,8 +129,11 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
             report.errors.append(f"assignment {remote_id}: {exc}")
             return
         if status == "Rejected":
-            assignment_mark(assignment=local, state=AssignmentState.REJECTED, source="mturk")
-            report.changed += 1
+            # Rejected work is never confirmed, so every later sync comes this way again:
+            # recorded once.
+            if local.state != AssignmentState.REJECTED:
+                assignment_mark(assignment=local, state=AssignmentState.REJECTED, source="mturk")
+                report.changed += 1
             return
         try:
             assignment_confirm(assignment=local, source="mturk")
@@ -239,7 +243,7 @@ def mturk_sync_hit(*, hit: Hit, provider: MTurkProvider, report: SyncReport) -> 
     try:
         items = list(provider.list_assignments(hit=hit))
     except MTurkError as exc:
-        if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
+        if not hit_gone(exc):
             raise
         Hit.objects.filter(pk=hit.pk).update(status=HitStatus.UNKNOWN)
         report.unknown_hits.append(hit.provider_hit_id)

@@ -5,6 +5,7 @@ contract tests every provider passes (tests/annotation/test_crowd_contract.py) a
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import boto3
@@ -13,18 +14,21 @@ from botocore.stub import ANY, Stubber
 
 from annotation.crowd import provider_for
 from annotation.crowd.mturk.client import MTurkGateway, gateway_default, hit_token
+from annotation.crowd.mturk.reconcile import mturk_reconcile
 from annotation.crowd.mturk.sync import SyncReport, mturk_pool_grant_pending, mturk_sync_hit
 from annotation.models import (
     Assignment,
     AssignmentState,
     Batch,
+    Bonus,
     Hit,
     HitStatus,
     PoolMembership,
+    PoolQualification,
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_publish
+from annotation.services.batches import batch_publish, batch_sync
 from pipeline.mturk_xml import answer_xml
 
 SUBMIT_TO = "https://workersandbox.mturk.com"
@@ -49,6 +53,9 @@ class MTurkDriver:
     worker page with MTurk's query parameters, as MTurk's frame would send them."""
 
     name = "mturk"
+    synced_event = "mturk.synced"  # the summary each synchronisation of a batch records
+    # MTurk's own rule (ApproveAssignment with OverrideRejection): 30 days from submission.
+    reversal_window = timedelta(days=30)
 
     def __init__(self, client: Any) -> None:
         self.http = client
@@ -99,7 +106,9 @@ class MTurkDriver:
             )
 
     def publish(self, batch: Batch) -> Batch:
-        self.expect_publish(batch)
+        # A run's pool qualifications are created with its first batch.
+        pools = not PoolQualification.objects.filter(run=batch.run, provider="mturk").exists()
+        self.expect_publish(batch, pools=pools)
         return batch_publish(batch=batch)
 
     def take(self, batch: Batch, worker_name: str) -> Assignment | None:
@@ -165,7 +174,48 @@ class MTurkDriver:
         assignment.pk = Assignment.objects.get(provider_assignment_id=remote, confirmed=True).pk
         assignment.refresh_from_db()
 
-    def sync_hit(self, hit: Hit, grant: str | None = None) -> None:
+    def submit_unsynced(
+        self, assignment: Assignment, answers: dict[str, str], *, reached_us: bool
+    ) -> None:
+        """The worker submits to MTurk and nothing is synchronised yet; `reached_us`: the
+        frame's post stored the answers here (unconfirmed) before MTurk's own form took them."""
+        if reached_us:
+            response = self.post(assignment, answers)
+            assert response.status_code == 200, response.content
+        hit_pk, worker_name, _ = self.open.pop(assignment.provider_assignment_id)
+        self.remote.setdefault(hit_pk, {})[assignment.provider_assignment_id] = (
+            worker_name,
+            answers,
+        )
+
+    def decide_remotely(self, assignment: Assignment, state: str) -> None:
+        """MTurk decides the work on its own (its auto-approval, the requester's console)."""
+        names = {AssignmentState.APPROVED: "Approved", AssignmentState.REJECTED: "Rejected"}
+        self.status[assignment.provider_assignment_id] = names[state]
+
+    def sync(self, batch: Batch, *, granted: tuple[str, ...] = ()) -> int:
+        """Synchronise the whole batch as the periodic job does (MTurk lists every HIT, then
+        marks `granted` as pool members); how many assignments changed."""
+        for hit in (
+            batch.hits.exclude(provider_hit_id="")
+            .exclude(status=HitStatus.UNKNOWN)
+            .order_by("position")
+        ):
+            self.expect_listing(hit)
+        for worker_name in granted:
+            self.expect(
+                "AssociateQualificationWithWorker",
+                {},
+                {
+                    "QualificationTypeId": ANY,
+                    "WorkerId": worker_name,
+                    "IntegerValue": 1,
+                    "SendNotification": False,
+                },
+            )
+        return batch_sync(batch=batch)
+
+    def expect_listing(self, hit: Hit) -> None:
         """MTurk lists what it holds for `hit`, with the states our own calls left it in."""
         states = {
             AssignmentState.APPROVED: "Approved",
@@ -194,6 +244,81 @@ class MTurkDriver:
             {"Assignments": listed, "NumResults": len(listed)},
             {"HITId": hit.provider_hit_id, "MaxResults": 100, "AssignmentStatuses": ANY},
         )
+
+    def expect_reject(self, assignment: Assignment, feedback: str) -> None:
+        """MTurk rejects the work and takes one more worker on its HIT."""
+        self.expect(
+            "RejectAssignment",
+            {},
+            {
+                "AssignmentId": assignment.provider_assignment_id,
+                "RequesterFeedback": feedback,
+            },
+        )
+        self.expect("CreateAdditionalAssignmentsForHIT", {})
+
+    def expect_reversal(self, assignment: Assignment, feedback: str) -> None:
+        """MTurk approves (and pays) rejected work."""
+        self.expect(
+            "ApproveAssignment",
+            {},
+            {
+                "AssignmentId": assignment.provider_assignment_id,
+                "RequesterFeedback": feedback,
+                "OverrideRejection": True,
+            },
+        )
+
+    def expect_hit_gone(self, hit: Hit, operation: str = "ListAssignmentsForHIT") -> None:
+        """MTurk no longer knows `hit` (deleted, or disposed of long after it expired)."""
+        message = f"Hit {hit.provider_hit_id} does not exist. (1700000000000)"
+        params = {"HITId": hit.provider_hit_id, "MaxResults": 100}
+        if operation == "ListAssignmentsForHIT":
+            params["AssignmentStatuses"] = ANY
+        self.expect_error(operation, "RequestError", message, params)
+
+    def expect_reconcile(self, batches: list[Batch], *, gone: dict[int, str] | None = None) -> None:
+        """MTurk's side of a reconciliation of `batches` (in the order it asks): each HIT's
+        assignments and bonuses (`gone`: HIT pk -> "assignments" or "bonuses", the first list
+        MTurk refuses because it no longer knows the HIT), then the account's HITs."""
+        gone = gone or {}
+        for batch in batches:
+            for hit in batch.hits.exclude(provider_hit_id="").order_by("position"):
+                if gone.get(hit.pk) == "assignments":
+                    self.expect_hit_gone(hit, "ListAssignmentsForHIT")
+                    continue
+                self.expect_listing(hit)
+                if gone.get(hit.pk) == "bonuses":
+                    self.expect_hit_gone(hit, "ListBonusPayments")
+                    continue
+                paid = [
+                    {
+                        "WorkerId": b.assignment.worker.external_id,
+                        "BonusAmount": str(b.amount),
+                        "AssignmentId": b.assignment.provider_assignment_id,
+                    }
+                    for b in Bonus.objects.filter(assignment__hit=hit, sent_at__isnull=False)
+                ]
+                self.expect(
+                    "ListBonusPayments",
+                    {"BonusPayments": paid, "NumResults": len(paid)},
+                    {"HITId": hit.provider_hit_id, "MaxResults": 100},
+                )
+        listed = [
+            {"HITId": hit.provider_hit_id, "RequesterAnnotation": hit_token(hit)}
+            for batch in batches
+            for hit in batch.hits.exclude(provider_hit_id="")
+            if hit.pk not in gone
+        ]
+        self.expect("ListHITs", {"HITs": listed, "NumResults": len(listed)}, {"MaxResults": 100})
+
+    def reconcile(self, **options: Any) -> Any:
+        return mturk_reconcile(provider=self.provider, **options)
+
+    def sync_hit(self, hit: Hit, grant: str | None = None) -> None:
+        """Synchronise one HIT as MTurk lists it (`expect_listing`); `grant`: the worker whose
+        pool qualification MTurk is asked for, if still pending."""
+        self.expect_listing(hit)
         report = SyncReport()
         mturk_sync_hit(hit=hit, provider=self.provider, report=report)
         assert not report.errors, report.errors

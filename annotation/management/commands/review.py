@@ -39,7 +39,10 @@ class Command(ServiceCommand):
         p = sub.add_parser("reject")
         p.add_argument("assignment")
         p.add_argument("--feedback", required=True)
-        p = sub.add_parser("reverse-rejection", help="approve and pay rejected work (30 days)")
+        p = sub.add_parser(
+            "reverse-rejection",
+            help="approve and pay rejected work (MTurk: 30 days from submission)",
+        )
         p.add_argument("assignment")
         p.add_argument("--feedback", required=True)
         p = sub.add_parser("bonus")

@@ -8,8 +8,8 @@ class Command(ServiceCommand):
     help = (
         "Compare money and HITs with MTurk (read only): per batch, committed and spent "
         "(rewards, fees, bonuses) from local records and as recomputed from MTurk; HITs MTurk "
-        "holds that are not recorded here; recorded HITs MTurk no longer lists. Exits 1 when "
-        "anything differs."
+        "holds that are not recorded here; recorded HITs MTurk no longer lists or knows. Exits 1 "
+        "when anything differs."
     )
 
     def add_arguments(self, parser):
@@ -41,9 +41,14 @@ class Command(ServiceCommand):
             out(f"HIT {item['hit_id']} at MTurk is not recorded here ({item['annotation']})")
         for hit in report.missing_remote:
             out(f"HIT {hit.pk} ({hit.provider_hit_id}) is recorded here but MTurk does not list it")
+        for hit in report.gone:
+            out(
+                f"HIT {hit.pk} ({hit.provider_hit_id}) is no longer known to MTurk: its "
+                "assignments and bonuses were not compared"
+            )
         if report.other_remote:
             out(
                 f"{report.other_remote} other HITs of the account were not made by this installation"
             )
-        if report.mismatches or report.unknown_remote or report.missing_remote:
+        if report.mismatches or report.unknown_remote or report.missing_remote or report.gone:
             raise CommandError("local records and MTurk differ (see above)")
