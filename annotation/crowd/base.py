@@ -128,9 +128,15 @@ class CrowdProvider(ABC):
         """What a bonus of `amount` commits (with the platform's fee)."""
         return amount
 
+    def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
+        """Why `what` (committing `amount`) would break a spend limit (the daily cap), or None."""
+        return None
+
     def spend_check(self, *, amount: Decimal, what: str) -> None:
         """Refuse `what` (committing `amount`) if it would break a spend limit (daily cap)."""
-        return None
+        reason = self.spend_refusal(amount=amount, what=what)
+        if reason:
+            raise ServiceError(reason)
 
     def committed_since(self, *, since: datetime) -> Decimal:
         """Money committed at this provider since `since` (counts against the daily cap)."""
@@ -185,9 +191,10 @@ class CrowdProvider(ABC):
         """Accept the work (and pay it, where the provider pays)."""
 
     @abstractmethod
-    def reject(self, *, assignment: Assignment, feedback: str) -> bool:
+    def reject(self, *, assignment: Assignment, feedback: str, redo: bool = True) -> bool:
         """Reject the work, with feedback for the worker; False when the HIT cannot take
-        another worker in its place (the rejection stands either way)."""
+        another worker in its place, or `redo` is off and none was asked for (the rejection
+        stands either way)."""
 
     def approve_rejected(self, *, assignment: Assignment, feedback: str) -> None:
         """Reverse a rejection: the work is accepted (and paid, where the provider pays)."""
@@ -256,7 +263,7 @@ class ServerSideProvider(CrowdProvider):
     def approve(self, *, assignment: Assignment) -> None:
         return None
 
-    def reject(self, *, assignment: Assignment, feedback: str) -> bool:
+    def reject(self, *, assignment: Assignment, feedback: str, redo: bool = True) -> bool:
         return True  # the HIT reopens here by itself: rejected work holds no slot
 
     def bonus(

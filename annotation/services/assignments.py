@@ -160,7 +160,7 @@ def assignment_claim_next(
         candidates = (
             Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
             .exclude(assignments__worker=worker)
-            .exclude(reoffer_of__assignments__worker=worker)  # the same items, judged again
+            .exclude(judged_before(worker))  # the same items, judged again
             .annotate(active=Coalesce(Subquery(active), Value(0)))
             .filter(
                 active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))
@@ -193,6 +193,27 @@ def assignment_claim_next(
                 continue
             return _claim_take(hit_id=hit.pk, batch=batch, worker=worker, now=now)
     return None
+
+
+def judged_before(worker: Worker, *, confirmed_only: bool = False) -> Q:
+    """HITs (as a filter on Hit) whose items `worker` already had: the HIT they were
+    re-offered from (`reoffered_as`) holds an assignment of theirs. With `confirmed_only`,
+    only assignments the provider confirmed count (a browser's claim never blocks real work)."""
+    rule = Q(reoffer_of__assignments__worker=worker)
+    if confirmed_only:  # in one filter(): the same assignment row
+        rule &= Q(reoffer_of__assignments__confirmed=True)
+    return rule
+
+
+def same_items_reason(*, hit: Hit, worker: Worker, confirmed_only: bool = False) -> str | None:
+    """Why `worker` may not work on `hit` because they had its items before, or None."""
+    rule = judged_before(worker, confirmed_only=confirmed_only)
+    if not Hit.objects.filter(rule, pk=hit.pk).exists():
+        return None
+    return (
+        f"worker {worker.external_id} already had these items on the HIT they were re-offered "
+        "from: nobody judges the same items twice"
+    )
 
 
 def _claim_take(*, hit_id: int, batch: Batch, worker: Worker, now: datetime) -> Assignment:
@@ -531,7 +552,8 @@ def assignment_confirm(*, assignment: Assignment, source: str) -> Assignment:
     HIT and worker), so its work counts from now on.
 
     Refused (ServiceError; the row stays unconfirmed) when the HIT already holds its capacity
-    of counted work or the worker already holds a confirmed assignment of the HIT. Confirmed
+    of counted work, the worker already holds a confirmed assignment of the HIT, or the HIT
+    re-offers items the worker had (confirmed) on the HIT it came from. Confirmed
     but excluded when the worker has confirmed work in an earlier stage of the run; confirming
     earlier-stage work excludes the worker's later-stage work instead.
     """
@@ -550,6 +572,10 @@ def assignment_confirm(*, assignment: Assignment, source: str) -> Assignment:
             raise ServiceError(
                 f"worker {worker.external_id} already holds a confirmed assignment of HIT {hit.pk}"
             )
+        # The provider's record only: an unconfirmed row (a browser's word) never refuses.
+        reason = same_items_reason(hit=hit, worker=worker, confirmed_only=True)
+        if reason:
+            raise ServiceError(reason)
         earlier = Assignment.objects.filter(
             worker=worker,
             hit__batch__run=run,
@@ -692,16 +718,51 @@ def assignment_reject(*, assignment: Assignment, feedback: str) -> Assignment:
         return assignment
     if assignment.state != AssignmentState.SUBMITTED:
         raise ServiceError(f"assignment {assignment.pk} is {assignment.state}, not submitted")
-    grown = provider_for(assignment.hit.batch.provider).reject(
-        assignment=assignment, feedback=feedback
-    )
+    assignment_provider_reject(assignment=assignment, feedback=feedback)
     # Recorded as soon as the provider accepted the rejection, whether or not the HIT grew.
-    assignment = assignment_mark(
+    return assignment_mark(
         assignment=assignment, state=AssignmentState.REJECTED, source="requester", feedback=feedback
     )
-    if not grown:
-        _cannot_grow(assignment=assignment)
-    return assignment
+
+
+def assignment_provider_reject(*, assignment: Assignment, feedback: str) -> bool:
+    """Reject `assignment` at its provider and ask for another worker in its place if the
+    daily cap allows the slot; whether the HIT grew (if not, its items are to be re-offered)."""
+    refused = _redo_refusal(assignment)
+    grown = provider_for(assignment.hit.batch.provider).reject(
+        assignment=assignment, feedback=feedback, redo=refused is None
+    )
+    if grown:
+        _redo_added(assignment)
+    else:
+        _cannot_grow(assignment=assignment, refused=refused)
+    return grown
+
+
+def _redo_refusal(assignment: Assignment) -> str | None:
+    """Why no paid worker may be asked for in place of `assignment`'s work now (the daily cap,
+    checked before the slot is requested), or None. Refused, the HIT's items wait to be
+    re-offered (`hits_reoffer` checks the cap again)."""
+    hit = assignment.hit
+    provider = provider_for(hit.batch.provider)
+    return provider.spend_refusal(
+        amount=provider.slot_cost(batch=hit.batch),
+        what=f"another worker on HIT {hit.pk} in place of assignment {assignment.pk}",
+    )
+
+
+def _redo_added(assignment: Assignment) -> None:
+    """Record a paid slot a remote provider added in place of `assignment`'s work: it counts
+    in the day's commitments like any assignment added to a HIT."""
+    batch = assignment.hit.batch
+    if provider_for(batch.provider).remote:
+        event_record(
+            action="hit.assignments_added",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            data={"hit": assignment.hit_id, "added": 1, "redo": assignment.pk},
+        )
 
 
 def assignment_reversible_until(*, assignment: Assignment) -> datetime | None:
@@ -765,13 +826,17 @@ def assignment_exclude(*, assignment: Assignment, reason: str) -> Assignment:
             data={"reason": reason},
         )
         hit_recount(hit=assignment.hit)
-    if not provider_for(batch.provider).redo(assignment=assignment):
-        _cannot_grow(assignment=assignment)
+    refused = _redo_refusal(assignment)
+    if refused is None and provider_for(batch.provider).redo(assignment=assignment):
+        _redo_added(assignment)
+    else:
+        _cannot_grow(assignment=assignment, refused=refused)
     return assignment
 
 
-def _cannot_grow(*, assignment: Assignment) -> None:
-    """Mark the HIT for re-offering (`hits_reoffer`): the provider will not add a worker."""
+def _cannot_grow(*, assignment: Assignment, refused: str | None = None) -> None:
+    """Mark the HIT for re-offering (`hits_reoffer`): the provider will not add a worker, or
+    (`refused`, why) the daily cap did not allow one."""
     batch = assignment.hit.batch
     Hit.objects.filter(pk=assignment.hit_id, cannot_grow_at__isnull=True).update(
         cannot_grow_at=timezone.now()
@@ -783,7 +848,8 @@ def _cannot_grow(*, assignment: Assignment) -> None:
         assignment=assignment,
         data={
             "hit": assignment.hit_id,
-            "note": "the provider will not add an assignment to this HIT: its items go to a "
-            "new HIT (or, once the batch has ended, are reported)",
+            "note": "no assignment is added to this HIT: its items go to a new HIT (or, once "
+            "the batch has ended, are reported)",
+            **({"refused": refused} if refused else {}),
         },
     )

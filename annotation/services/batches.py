@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.crowd import provider_for
@@ -323,11 +324,19 @@ def batch_expire(*, batch: Batch) -> Batch:
 
 def batches_stop(*, run: Run | None = None, reason: str) -> dict[str, Any]:
     """The kill switch: expire every batch still on offer, of `run` or of the whole
-    installation, at every provider. One batch failing does not stop the others; what failed
+    installation, at every provider, and every draft with HITs created at its provider (its
+    publishing crashed part-way). One batch failing does not stop the others; what failed
     is returned (and in the event log), so the switch can be pressed again."""
     if not reason.strip():
         raise InputError("stopping every HIT needs a reason", field="reason")
-    batches = Batch.objects.filter(status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED))
+    # A HIT is (maybe) at its provider once creating it was tried, even if its id was lost.
+    at_provider = Hit.objects.filter(batch=OuterRef("pk")).filter(
+        Q(create_attempted_at__isnull=False) | Q(provider_hit_id__gt="")
+    )
+    batches = Batch.objects.alias(at_provider=Exists(at_provider)).filter(
+        Q(status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED))
+        | Q(status=BatchStatus.DRAFT, at_provider=True)
+    )
     if run is not None:
         batches = batches.filter(run=run)
     stopped: list[int] = []

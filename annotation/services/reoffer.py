@@ -41,11 +41,18 @@ def hits_reoffer(*, batch: Batch, now: datetime | None = None) -> list[Hit]:
     made: list[Hit] = []
     with transaction.atomic():
         Batch.objects.select_for_update().get(pk=batch.pk)  # one re-offer at a time
+        todo: list[tuple[Hit, int]] = []
         for hit in hits_stuck(batch=batch).select_related("batch").order_by("position"):
             missing = hit.capacity - hit.assignments.filter(counted()).count()
             if missing <= 0:  # the work came back (e.g. a reviewer approved it after all)
                 Hit.objects.filter(pk=hit.pk).update(cannot_grow_at=None)
                 continue
+            todo.append((hit, missing))
+        # Over the daily cap nothing is made (publishing would refuse it after the review
+        # decision was taken): the HITs stay stuck and a later run re-offers them.
+        if todo and _reoffer_refusal(batch=batch, hits=len(todo)):
+            return []
+        for hit, missing in todo:
             last = batch.hits.aggregate(p=Max("position"))["p"] or 0
             new = Hit.objects.create(batch=batch, position=last + 1, max_assignments=missing)
             questions = list(hit.questions.order_by("position"))
@@ -71,6 +78,21 @@ def hits_reoffer(*, batch: Batch, now: datetime | None = None) -> list[Hit]:
     if made and crowd.remote:
         crowd.publish_remote(batch=batch)  # creates the HITs not yet at the provider
     return made
+
+
+def _reoffer_refusal(*, batch: Batch, hits: int) -> str | None:
+    """Why `hits` new HITs of a remote provider's `batch` may not be made now (the daily cap),
+    checked as publishing them will check it (every HIT not yet at the provider), or None."""
+    crowd = provider_for(batch.provider)
+    if not crowd.remote:
+        return None
+    waiting = batch.hits.filter(provider_hit_id="").count() + hits
+    estimate = crowd.estimate(
+        hits=waiting, assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
+    )
+    return crowd.spend_refusal(
+        amount=estimate.total, what=f"re-offering {hits} HITs of batch {batch.pk}"
+    )
 
 
 def hits_reoffer_all() -> int:

@@ -23,18 +23,26 @@ def committed_last_day(*, now: datetime | None = None) -> Decimal:
     return sum((p.committed_since(since=since) for p in providers()), Decimal("0.00"))
 
 
-def daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = None) -> None:
-    """Refuse `what` (costing `amount`) if it would take the last 24 hours' commitments over
-    CROWDVL_DAILY_CAP."""
+def daily_cap_reason(*, amount: Decimal, what: str, now: datetime | None = None) -> str | None:
+    """Why `what` (costing `amount`) would take the last 24 hours' commitments over
+    CROWDVL_DAILY_CAP, or None."""
     cap = settings.CROWDVL_DAILY_CAP
     if cap is None:
-        return
+        return None
     committed = committed_last_day(now=now)
     if committed + amount > Decimal(cap):
-        raise ServiceError(
+        return (
             f"{what} would commit ${amount} more; ${committed} was committed in the last 24 "
             f"hours and the daily cap is ${cap} (CROWDVL_DAILY_CAP)"
         )
+    return None
+
+
+def daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = None) -> None:
+    """Refuse `what` (costing `amount`) if it would go over CROWDVL_DAILY_CAP."""
+    reason = daily_cap_reason(amount=amount, what=what, now=now)
+    if reason:
+        raise ServiceError(reason)
 
 
 def budget_check(*, batch: Batch, estimate: CostEstimate) -> None:

@@ -51,6 +51,7 @@ _A_COLS, _H_COLS, _B_COLS = _columns(Assignment, "a"), _columns(Hit, "h"), _colu
 
 # --- claim ----------------------------------------------------------------------------------
 
+# The HITs a worker may claim; the second NOT EXISTS is `judged_before` (re-offered items).
 CANDIDATE_SQL = f"""
 SELECT h.id, COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 FROM annotation_hit h

@@ -74,10 +74,10 @@ class MTurkProvider(CrowdProvider):
     def bonus_cost(self, *, amount: Decimal) -> Decimal:
         return amount + mturk_fee(amount, BONUS_FEE_RATE)
 
-    def spend_check(self, *, amount: Decimal, what: str) -> None:
-        from annotation.services.spend import daily_cap_check
+    def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
+        from annotation.services.spend import daily_cap_reason
 
-        daily_cap_check(amount=amount, what=what)
+        return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
         from annotation.crowd.mturk.spend import mturk_committed_since
@@ -262,15 +262,27 @@ class MTurkProvider(CrowdProvider):
             raise
 
     def expire(self, *, batch: Batch) -> None:
-        """Expire every HIT of the batch on MTurk, including one whose id a crash lost."""
+        """Expire every HIT of the batch on MTurk, including one whose id a crash lost. Every
+        HIT is tried, so one that fails leaves no later one live; the failures are raised
+        together at the end."""
         epoch = datetime(1970, 1, 1, tzinfo=UTC)
         gateway = self.gateway_for(batch)
-        for hit in batch.hits.all():
+        failed: list[str] = []
+        for hit in batch.hits.order_by("position"):
             hit_id = hit.provider_hit_id
-            if not hit_id and hit.create_attempted_at is not None:
-                hit_id = self.find_hit(hit=hit) or ""
-            if hit_id:
-                gateway.call("UpdateExpirationForHIT", HITId=hit_id, ExpireAt=epoch)
+            try:
+                if not hit_id and hit.create_attempted_at is not None:
+                    hit_id = self.find_hit(hit=hit) or ""
+                if hit_id:
+                    gateway.call("UpdateExpirationForHIT", HITId=hit_id, ExpireAt=epoch)
+            except MTurkError as exc:
+                failed.append(f"HIT {hit.pk} ({hit_id or 'id not known'}): {exc}")
+        if failed:
+            raise MTurkError(
+                f"{len(failed)} HITs of batch {batch.pk} could not be expired (the others "
+                f"were): {'; '.join(failed)}",
+                operation="UpdateExpirationForHIT",
+            )
 
     def extend(self, *, batch: Batch, seconds: int) -> None:
         _check_range(seconds, LIFETIME_RANGE, "seconds")
@@ -341,9 +353,10 @@ class MTurkProvider(CrowdProvider):
             if self._assignment_status(assignment) != "Approved":
                 raise
 
-    def reject(self, *, assignment: Assignment, feedback: str) -> bool:
-        """Reject, then let one more worker take the HIT so its items are judged again; False
-        when MTurk will not grow the HIT (the rejection stands either way)."""
+    def reject(self, *, assignment: Assignment, feedback: str, redo: bool = True) -> bool:
+        """Reject, then (with `redo`) let one more worker take the HIT so its items are judged
+        again; False when MTurk will not grow the HIT or `redo` is off (the rejection stands
+        either way)."""
         try:
             self.gateway_for(assignment.hit.batch).call(
                 "RejectAssignment",
@@ -359,7 +372,7 @@ class MTurkProvider(CrowdProvider):
                 ) from None
             if status != "Rejected":
                 raise
-        return self.redo(assignment=assignment)
+        return self.redo(assignment=assignment) if redo else False
 
     def redo(self, *, assignment: Assignment) -> bool:
         """One more assignment on the HIT (token per assignment: a retry adds nothing); False

@@ -21,6 +21,7 @@ from annotation.models import (
 from annotation.selectors.counting import pool_bar_reason
 from annotation.services.assignments import (
     assignment_submit,
+    same_items_reason,
     worker_get_or_create,
     worker_id_normalise,
 )
@@ -77,6 +78,9 @@ def mturk_task_open(
     reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
     if reason:
         raise PoolConflict(reason)
+    reason = same_items_reason(hit=hit, worker=worker)
+    if reason:
+        raise ServiceError(reason)
     return None
 
 
@@ -95,6 +99,9 @@ def mturk_answers_receive(
         ).first()
         if same is None or same.state == AssignmentState.ACCEPTED:
             _check_open(hit=hit)
+            reason = same_items_reason(hit=hit, worker=worker)
+            if reason:  # the page refuses them too; a kept form token must not get past it
+                raise ServiceError(reason)
         if same is None:
             waiting = hit.assignments.filter(confirmed=False).count()
             if waiting >= UNCONFIRMED_PER_SLOT * hit.capacity:

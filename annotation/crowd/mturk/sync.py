@@ -35,6 +35,7 @@ from annotation.selectors.counting import COUNTED_STATES
 from annotation.services.assignments import (
     assignment_confirm,
     assignment_mark,
+    assignment_provider_reject,
     assignment_submit,
     worker_get_or_create,
 )
@@ -230,7 +231,7 @@ def _reconcile(
     elif remote_status == "Submitted" and local.state == AssignmentState.APPROVED:
         provider.approve(assignment=local)
     elif remote_status == "Submitted" and local.state == AssignmentState.REJECTED:
-        provider.reject(assignment=local, feedback=_last_feedback(local))
+        assignment_provider_reject(assignment=local, feedback=_last_feedback(local))
     else:
         return
     report.changed += 1
