@@ -101,7 +101,9 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
         else:
             return redirect("batch-launch", batch_id=batch.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "annotation/batch_new.html", {"run": run, "form": form}, status=status)
+    notices = [provider_for(name).notice for name in web_provider_names()]
+    context = {"run": run, "form": form, "notices": [n for n in notices if n]}
+    return render(request, "annotation/batch_new.html", context, status=status)
 
 
 def _refusal(batch: Batch) -> str | None:

@@ -82,6 +82,7 @@ class CrowdProvider(ABC):
 
     name: str
     label: str = ""  # what the console calls it
+    notice: str = ""  # what the console says wherever the provider is offered or used
     # The platform keeps its own copy of the HITs (publish and synchronise through it).
     remote: bool = False
     # Answers come from the simulated crowd: never offered as real workers, marked in exports.

@@ -13,6 +13,7 @@ from django.conf import settings
 from annotation.crowd.base import CostEstimate, CrowdProvider
 from annotation.crowd.mturk.client import (
     CANNOT_GROW,
+    CLOSED,
     ENV_TAGS,
     HIT_EXISTS,
     HIT_ID,
@@ -51,6 +52,7 @@ class MTurkProvider(CrowdProvider):
     urls = "annotation.crowd.mturk.urls"
     api_urls = "annotation.crowd.mturk.api_urls"
     label = "Amazon Mechanical Turk (legacy: closed 2026-09-30)"
+    notice = CLOSED
     remote = True
     confirms_remotely = True
     approves_itself = True

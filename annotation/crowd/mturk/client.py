@@ -72,8 +72,19 @@ def _check_range(value: int, bounds: tuple[int, int], field: str) -> None:
         raise InputError(f"{value} s is outside MTurk's limits ({low} to {high} s)", field=field)
 
 
+CLOSED = (
+    "Amazon Mechanical Turk closed for good on 2026-09-30: no new HITs can be published in "
+    "production. Recruit paid workers on Prolific instead, or invite local workers; MTurk "
+    "sandbox batches and existing MTurk data (synchronisation, reviews, reconciliation) keep "
+    "working."
+)
+
+
 def validate_batch(batch: Batch) -> None:
-    """Everything MTurk would refuse, checked before anything is sent."""
+    """Everything MTurk would refuse, checked before anything is sent: first that production
+    is gone."""
+    if batch_environment(batch) == PRODUCTION:
+        raise ServiceError(CLOSED)
     _check_range(batch.lifetime_seconds, LIFETIME_RANGE, "lifetime_seconds")
     _check_range(
         batch.assignment_duration_seconds, ASSIGNMENT_DURATION_RANGE, "assignment_duration_seconds"

@@ -10,8 +10,6 @@ from django.utils import timezone
 
 from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import (
-    PRODUCTION,
-    SANDBOX,
     batch_environment,
     validate_batch,
 )
@@ -19,44 +17,18 @@ from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_c
 from annotation.errors import ServiceError
 from annotation.flows import disjoint_stages
 from annotation.models import (
-    Assignment,
     Batch,
     BatchStatus,
     Hit,
     Job,
     PoolQualification,
 )
-from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_create
 
 PROVIDER = "mturk"
 TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken
-
-
-def _check_pilot(batch: Batch) -> None:
-    """Production only after a pilot: a sandbox batch of the same run and stage that received
-    work (someone tried the task as a worker), unless the batch option `skip_pilot` is set.
-    A batch already partly published (a retry, a re-offered HIT) is not asked again."""
-    if batch_environment(batch) != PRODUCTION or batch.options.get("skip_pilot") is True:
-        return
-    if batch.hits.exclude(provider_hit_id="").exists():
-        return
-    piloted = Assignment.objects.filter(
-        hit__batch__run=batch.run,
-        hit__batch__stage=batch.stage,
-        hit__batch__provider=PROVIDER,
-        hit__batch__environment=SANDBOX,
-        state__in=COUNTED_STATES,
-    ).exists()
-    if not piloted:
-        raise ServiceError(
-            f"batch {batch.pk} would go to MTurk production before any pilot: publish a small "
-            "batch of this stage in the sandbox first (CROWDVL_MTURK_ENV=sandbox, e.g. "
-            "create_batch ... --provider mturk), do it as a worker at workersandbox.mturk.com "
-            "and synchronise; or create the batch with --skip-pilot"
-        )
 
 
 def _check_custom_qualifications(batch: Batch, provider: MTurkProvider) -> None:
@@ -72,8 +44,7 @@ def mturk_publish_start(*, batch: Batch) -> Job:
         raise ServiceError(f"batch {batch.pk} uses the {batch.provider!r} provider, not mturk")
     if batch.status != BatchStatus.DRAFT:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
-    validate_batch(batch)
-    _check_pilot(batch)
+    validate_batch(batch)  # production first: MTurk closed on 2026-09-30
     provider = mturk_provider()
     _check_custom_qualifications(batch, provider)
     estimate = mturk_cost_check(batch=batch, provider=provider, unpublished_only=True)
@@ -135,7 +106,6 @@ def mturk_publish_hits(
     if not batch.environment:  # fixed now: every later call for this batch uses it
         batch.environment = batch_environment(batch)
         Batch.objects.filter(pk=batch.pk).update(environment=batch.environment)
-    _check_pilot(batch)
     _check_custom_qualifications(batch, provider)
     mturk_cost_check(batch=batch, provider=provider, unpublished_only=True)
     pools = _pool_qualifications(batch=batch, provider=provider)

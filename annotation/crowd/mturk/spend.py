@@ -79,21 +79,6 @@ def mturk_daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = 
     daily_cap_check(amount=amount, what=what, now=now)
 
 
-CLOSED = (
-    "Amazon Mechanical Turk closed for good on 2026-09-30: production HITs can no longer be "
-    "published. Recruit paid workers on Prolific instead (or invite local workers); MTurk "
-    "sandbox batches and existing MTurk data keep working."
-)
-
-
-def mturk_production_check(batch: Batch) -> None:
-    """Refuse new work for MTurk production with the closure, not with an AWS error."""
-    from annotation.crowd.mturk.client import PRODUCTION, batch_environment
-
-    if batch_environment(batch) == PRODUCTION:
-        raise ServiceError(CLOSED)
-
-
 def mturk_cost_check(
     *, batch: Batch, provider: MTurkProvider, unpublished_only: bool
 ) -> CostEstimate:
