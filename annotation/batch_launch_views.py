@@ -134,6 +134,7 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "cost": cost,
         "fees": provider.charges_fees,
         "pay": pay_estimate(batch=batch),
+        "requirements": provider.requirements(batch=batch),
         "warnings": batch_warnings(batch=batch),
         "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
     }

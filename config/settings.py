@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "annotation.crowd.local",
     "annotation.crowd.simulated",
     "annotation.crowd.mturk",
+    "annotation.crowd.prolific",
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
     "annotation.flows.eccv",
@@ -254,6 +255,21 @@ CROWDVL_DAILY_CAP = env_renamed("CROWDVL_DAILY_CAP", "CROWDVL_MTURK_DAILY_CAP") 
 # The minimum expected hourly pay (dollars) a batch may publish at a paid provider (ECCV
 # Caption's target).
 CROWDVL_MIN_HOURLY_PAY = env("CROWDVL_MIN_HOURLY_PAY", "15.00")
+# The currency of every amount this installation stores (rewards, bonuses, budget, daily cap,
+# the hourly minimum): a paid provider whose account holds another currency is refused, never
+# converted.
+CROWDVL_CURRENCY = env("CROWDVL_CURRENCY", "USD").upper()
+# Prolific (the paid crowd): an API token of the workspace, its id and the project studies go
+# to; the hook secret signs Prolific's webhooks (POST /hooks/secrets/ for the workspace).
+CROWDVL_PROLIFIC_TOKEN = env("CROWDVL_PROLIFIC_TOKEN", "")
+CROWDVL_PROLIFIC_API_URL = env("CROWDVL_PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+CROWDVL_PROLIFIC_WORKSPACE = env("CROWDVL_PROLIFIC_WORKSPACE", "")
+CROWDVL_PROLIFIC_PROJECT = env("CROWDVL_PROLIFIC_PROJECT", "")
+CROWDVL_PROLIFIC_HOOK_SECRET = env("CROWDVL_PROLIFIC_HOOK_SECRET", "")
+# Prolific's service fee on rewards and bonuses (33.3 % academic, 42.8 % corporate, as its
+# pricing page says) and VAT on that fee (0 outside the UK/EU).
+CROWDVL_PROLIFIC_FEE_RATE = env("CROWDVL_PROLIFIC_FEE_RATE", "0.333")
+CROWDVL_PROLIFIC_VAT_RATE = env("CROWDVL_PROLIFIC_VAT_RATE", "0")
 # MTurk (legacy; credentials come from the standard AWS chain, never from settings).
 CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
 CELERY_BEAT_SCHEDULE = {

@@ -167,6 +167,10 @@ class CrowdProvider(ABC):
         """The periodic synchronisation of every batch whose work is not final yet."""
         return None
 
+    def requirements(self, *, batch: Batch) -> list[str]:
+        """Who may take the batch's work at the platform, in words (the launch page)."""
+        return []
+
     def launch_hint(self, *, batch: Batch) -> str | None:
         """What to do next after creating `batch` (the CLI prints it)."""
         return None

@@ -103,13 +103,14 @@ def run_worker_bonus(*, run: Run, worker: Worker, amount: Decimal | str, reason:
     return worker_bonus(assignment=assignment, amount=amount, reason=reason)
 
 
-def worker_block(*, worker: Worker, reason: str, scope: str = "account") -> Worker:
+def worker_block(*, worker: Worker, reason: str, scope: str | None = None) -> Worker:
     """Block a worker: `account` uses the provider's own block (MTurk: all of the requester
     account's HITs, and it counts against the worker); `project` only this installation's HITs
     (`CrowdProvider.block_in_project`; MTurk: a qualification every HIT type here excludes)."""
     if not reason.strip():
         raise InputError("blocking a worker needs a reason", field="reason")
     provider = provider_for(worker.provider)
+    scope = scope or provider.block_scopes[0]  # the provider's first: "account" where it has one
     if scope not in provider.block_scopes:
         raise InputError(f"must be one of {', '.join(provider.block_scopes)}", field="scope")
     if worker.blocked:

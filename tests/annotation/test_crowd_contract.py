@@ -13,6 +13,12 @@ from annotation.services.review import hit_add_assignments, worker_block, worker
 from pipeline.errors import InputError
 from tests.annotation.drivers import driver_for
 
+# Long enough for every provider (Prolific asks at least 100 characters of a rejection).
+FEEDBACK = (
+    "Captions chosen at random: the chosen caption describes the left image as well as the "
+    "right one in most of the questions."
+)
+
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
 
@@ -69,7 +75,7 @@ def test_approve_and_reject_write_events_and_the_hit_takes_another_worker(driver
         {},
         {
             "AssignmentId": b.provider_assignment_id,
-            "RequesterFeedback": "Captions chosen at random.",
+            "RequesterFeedback": FEEDBACK,
         },
     )
     driver.expect(
@@ -81,11 +87,11 @@ def test_approve_and_reject_write_events_and_the_hit_takes_another_worker(driver
             "UniqueRequestToken": request_token("redo", b.pk, "sandbox"),
         },
     )
-    assignment_reject(assignment=b, feedback="Captions chosen at random.")
+    assignment_reject(assignment=b, feedback=FEEDBACK)
     b.refresh_from_db()
     assert b.state == AssignmentState.REJECTED and b.hit.status == HitStatus.OPEN
     event = Event.objects.get(assignment=b, action="assignment.rejected")
-    assert event.data["feedback"] == "Captions chosen at random."
+    assert event.data["feedback"] == FEEDBACK
     with pytest.raises(ServiceError):
         assignment_approve(assignment=b)
     third = driver.take(published, "w3")

@@ -1,0 +1,1 @@
+"""Prolific, the paid crowd researchers in this field recruit on (one study per batch)."""

@@ -1,0 +1,278 @@
+"""The Prolific provider: one study per batch; participants arrive on this server, are checked
+at Prolific, claim a HIT by the core's rule and leave through the completion URL; statuses come
+back by polling and webhooks. Platform calls go through `client.py`; this package's services
+keep the database in step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from annotation.crowd.base import CostEstimate, CrowdProvider
+from annotation.crowd.prolific.client import (
+    REJECTION_CATEGORIES,
+    REJECTION_MESSAGE_MIN,
+    ProlificClient,
+    client_default,
+)
+from annotation.crowd.prolific.fees import estimate_cost, prolific_fee
+from annotation.errors import ServiceError
+from annotation.models import Assignment, Batch, Hit, Worker
+from pipeline.errors import InputError
+
+if TYPE_CHECKING:
+    from annotation.crowd.base import Progress
+    from annotation.models import Job
+
+PROVIDER = "prolific"
+
+
+def rejection_parts(feedback: str) -> tuple[str, str]:
+    """A rejection's category and message: "CATEGORY: message" or the message alone (category
+    OTHER); Prolific wants a documented category and at least 100 characters."""
+    head, sep, rest = feedback.partition(":")
+    category, message = (head.strip().upper(), rest.strip()) if sep else ("OTHER", feedback)
+    if category not in REJECTION_CATEGORIES:
+        category, message = "OTHER", feedback.strip()
+    if len(message) < REJECTION_MESSAGE_MIN:
+        raise InputError(
+            f"Prolific needs a rejection message of at least {REJECTION_MESSAGE_MIN} characters "
+            f"(this one has {len(message)}), optionally after a category "
+            f"({', '.join(REJECTION_CATEGORIES)}) and a colon",
+            field="feedback",
+        )
+    return category, message
+
+
+class ProlificProvider(CrowdProvider):
+    """Prolific (api.prolific.com, `CROWDVL_PROLIFIC_*` settings)."""
+
+    name = PROVIDER
+    label = "Prolific"
+    remote = True
+    case_sensitive_ids = True
+    takes_qualifications = True
+    charges_fees = True
+    # Prolific documents no way back from a rejection.
+    reversal_window = timedelta(0)
+    # Prolific has no account-wide block: a participant group every study excludes.
+    block_scopes = ("project",)
+    urls = "annotation.crowd.prolific.urls"
+    api_urls = None
+
+    def __init__(self) -> None:
+        self._client_factory: Callable[[], ProlificClient] = client_default
+
+    # Tests mount the stand-in (`standin.py`) through this.
+    def use_client(self, factory: Callable[[], ProlificClient]) -> None:
+        self._client_factory = factory
+
+    @property
+    def client(self) -> ProlificClient:
+        return self._client_factory()
+
+    # --- money ------------------------------------------------------------------------------
+
+    def estimate(self, *, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
+        return estimate_cost(hits=hits, assignments_per_hit=assignments_per_hit, reward=reward)
+
+    def slot_cost(self, *, batch: Batch) -> Decimal:
+        return batch.reward + prolific_fee(batch.reward)
+
+    def bonus_cost(self, *, amount: Decimal) -> Decimal:
+        return amount + prolific_fee(amount)
+
+    def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
+        from annotation.services.spend import daily_cap_reason
+
+        return daily_cap_reason(amount=amount, what=what)
+
+    def committed_since(self, *, since: datetime) -> Decimal:
+        from annotation.crowd.prolific.spend import prolific_committed_since
+
+        return prolific_committed_since(since=since)
+
+    def publish_check(self, *, batch: Batch) -> CostEstimate:
+        from annotation.crowd.prolific.spend import prolific_cost_check
+
+        return prolific_cost_check(batch=batch, client=self.client)
+
+    # --- publishing and synchronisation -----------------------------------------------------
+
+    def publish_start(self, *, batch: Batch) -> Job:
+        from annotation.crowd.prolific.publish import prolific_publish_start
+
+        return prolific_publish_start(batch=batch, provider=self)
+
+    def publish_remote(self, *, batch: Batch, progress: Progress | None = None) -> None:
+        from annotation.crowd.prolific.publish import prolific_publish_study
+
+        prolific_publish_study(batch=batch, client=self.client, progress=progress)
+
+    def sync(self, *, batch: Batch) -> int:
+        from annotation.crowd.prolific.groups import pool_grant_pending
+        from annotation.crowd.prolific.sync import prolific_sync_batch
+
+        changed = prolific_sync_batch(batch=batch, client=self.client).changed
+        pool_grant_pending(batch=batch, client=self.client)
+        return changed
+
+    def sync_open(self) -> None:
+        from annotation.crowd.prolific.publish import prolific_sync_open
+
+        prolific_sync_open(provider=self)
+
+    def requirements(self, *, batch: Batch) -> list[str]:
+        from annotation.crowd.prolific.fees import PROLIFIC_MINIMUM_HOURLY, currency
+        from annotation.crowd.prolific.studies import filters
+        from annotation.selectors.pay import pay_estimate
+
+        lines = []
+        for rule in filters(batch):
+            if "selected_range" in rule:
+                low = rule["selected_range"]["lower"]
+                lines.append(f"{rule['filter_id']}: at least {low}")
+            else:
+                lines.append(f"{rule['filter_id']}: {', '.join(rule['selected_values'])}")
+        if batch.options.get("large_screen", True):
+            lines.append("desktop only (the task needs a large screen)")
+        pay = pay_estimate(batch=batch)
+        lines.append(
+            f"Prolific computes the hourly rate from the median completion time; at the "
+            f"expected {pay.seconds_per_hit / 60:.1f} min it is {currency()} {pay.hourly}/h "
+            f"(Prolific's minimum {currency()} {PROLIFIC_MINIMUM_HOURLY[currency()]}/h)"
+        )
+        lines.append("participants in another stage's pool of this run, or blocked, are excluded")
+        return lines
+
+    def launch_hint(self, *, batch: Batch) -> str:
+        return (
+            f"publish it to create its Prolific study: manage.py prolific_publish {batch.pk} "
+            "(or the batch page's Publish); participants arrive from Prolific"
+        )
+
+    # --- platform calls ---------------------------------------------------------------------
+
+    def expire(self, *, batch: Batch) -> None:
+        """Stop the study (Prolific: STOP; no new participants, started ones may finish)."""
+        if not batch.provider_hit_type_id:
+            return
+        study = self.client.call("GET", f"studies/{batch.provider_hit_type_id}/")
+        if study.get("status") in ("ACTIVE", "PAUSED"):
+            self.client.call(
+                "POST", f"studies/{batch.provider_hit_type_id}/transition/", json={"action": "STOP"}
+            )
+
+    def extend(self, *, batch: Batch, seconds: int) -> None:
+        """A study has no lifetime at Prolific: a paused one starts again; a stopped one
+        reopens only with more places."""
+        if not batch.provider_hit_type_id:
+            return
+        study = self.client.call("GET", f"studies/{batch.provider_hit_type_id}/")
+        if study.get("status") == "PAUSED":
+            self.client.call(
+                "POST",
+                f"studies/{batch.provider_hit_type_id}/transition/",
+                json={"action": "START"},
+            )
+        elif study.get("status") == "COMPLETED":
+            raise ServiceError(
+                "the Prolific study was stopped: it reopens only with more places (add assignments)"
+            )
+
+    def add_assignments(self, *, hit: Hit, count: int, token: str) -> None:
+        """More places on the study: every slot of the batch plus these, as an absolute
+        target (a retry adds nothing)."""
+        from annotation.crowd.prolific.studies import study_places_raise
+
+        if hit.batch.provider_hit_type_id:
+            study_places_raise(batch=hit.batch, client=self.client, extra=count)
+
+    def approve(self, *, assignment: Assignment) -> None:
+        self.client.call(
+            "POST",
+            f"submissions/{assignment.provider_assignment_id}/transition/",
+            json={"action": "APPROVE"},
+        )
+
+    def reject(self, *, assignment: Assignment, feedback: str, redo: bool = True) -> bool:
+        """Reject with a category and a message of Prolific's minimum length; Prolific frees
+        the place itself, so the HIT takes another participant (True)."""
+        category, message = rejection_parts(feedback)
+        self.client.call(
+            "POST",
+            f"submissions/{assignment.provider_assignment_id}/transition/",
+            json={"action": "REJECT", "rejection_category": category, "message": message},
+        )
+        return True
+
+    def approve_rejected(self, *, assignment: Assignment, feedback: str) -> None:
+        raise ServiceError("Prolific documents no way to reverse a rejection: pay a bonus instead")
+
+    def redo(self, *, assignment: Assignment) -> bool:
+        """Counted work excluded here still holds its place at Prolific: one more place."""
+        from annotation.crowd.prolific.studies import study_places_raise
+
+        study_places_raise(batch=assignment.hit.batch, client=self.client, extra=1)
+        return True
+
+    def bonus(
+        self,
+        *,
+        assignment: Assignment,
+        amount: Decimal,
+        reason: str,
+        token: str,
+        look_first: bool = False,
+    ) -> None:
+        from annotation.crowd.prolific.bonuses import prolific_bonus_send
+
+        prolific_bonus_send(
+            assignment=assignment, amount=amount, reason=reason, token=token, client=self.client
+        )
+
+    def block(self, *, worker: Worker, reason: str) -> None:
+        raise ServiceError("Prolific has no account-wide block: block in this project instead")
+
+    def unblock(self, *, worker: Worker, reason: str) -> None:
+        return None
+
+    def block_in_project(self, *, worker: Worker, reason: str) -> None:
+        from annotation.crowd.prolific.groups import block_group_add
+
+        block_group_add(worker=worker, client=self.client)
+
+    def unblock_in_project(self, *, worker: Worker, reason: str) -> None:
+        from annotation.crowd.prolific.groups import block_group_remove
+
+        block_group_remove(worker=worker, client=self.client)
+
+    def notify(self, *, workers: list[Worker], subject: str, message: str) -> None:
+        """Prolific's messages need a study: each participant's latest one here."""
+        by_study: dict[str, list[str]] = {}
+        for worker in workers:
+            latest = (
+                Assignment.objects.filter(worker=worker)
+                .exclude(hit__batch__provider_hit_type_id="")
+                .order_by("-accepted_at")
+                .values_list("hit__batch__provider_hit_type_id", flat=True)
+                .first()
+            )
+            if latest is None:
+                raise ServiceError(f"participant {worker.external_id} took no study here")
+            by_study.setdefault(str(latest), []).append(worker.external_id)
+        for study, ids in by_study.items():
+            self.client.call(
+                "POST",
+                "messages/bulk/",
+                json={"ids": ids, "study_id": study, "body": f"{subject}\n\n{message}"},
+            )
+
+    def grant_pool(self, *, qualification_id: str, worker: Worker, **kwargs: Any) -> None:
+        self.client.call(
+            "POST",
+            f"participant-groups/{qualification_id}/participants/",
+            json={"participant_ids": [worker.external_id]},
+        )

@@ -1,0 +1,18 @@
+from django.apps import AppConfig
+
+
+class ProlificCrowdConfig(AppConfig):
+    """Prolific: its client, fees, studies, the participant's arrival and completion,
+    synchronisation by polling and by webhook, review, bonuses, commands and tasks."""
+
+    name = "annotation.crowd.prolific"
+    label = "crowd_prolific"
+    verbose_name = "Prolific"
+
+    def ready(self) -> None:
+        from annotation.crowd import provider_register
+        from annotation.crowd.prolific.adapter import ProlificProvider
+        from annotation.services.job_recovery import JobSteps, job_steps_register
+
+        provider_register(ProlificProvider())
+        job_steps_register(JobSteps(name="prolific.publish", start="prolific.publish"))

@@ -1,0 +1,23 @@
+from annotation.crowd import provider_for
+from annotation.crowd.prolific.sync import PROVIDER, prolific_sync_batch
+from annotation.management.base import ServiceCommand
+from annotation.models import Batch
+
+
+class Command(ServiceCommand):
+    help = "Bring Prolific submission statuses in (all published Prolific batches by default)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--batch", type=int, action="append", help="only these batches")
+
+    def handle(self, *args, **opts):
+        batches = Batch.objects.filter(provider=PROVIDER, status="published")
+        if opts["batch"]:
+            batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
+        client = provider_for(PROVIDER).client
+        for batch in batches.order_by("pk"):
+            report = prolific_sync_batch(batch=batch, client=client)
+            self.stdout.write(
+                f"batch {batch.pk}: {report.submissions} submissions, {report.changed} changed"
+                + (f", unknown statuses {sorted(set(report.unknown))}" if report.unknown else "")
+            )

@@ -1,0 +1,101 @@
+"""Publishing a batch at Prolific as a job (the checks first, then the study), and the
+periodic synchronisation of every batch whose work is not final."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+
+from annotation.crowd.prolific.client import ProlificClient
+from annotation.crowd.prolific.groups import pool_grant_pending, study_group_filters
+from annotation.crowd.prolific.spend import prolific_cost_check
+from annotation.crowd.prolific.studies import (
+    hits_mark_offered,
+    places,
+    study_create_once,
+    study_places_raise,
+    study_publish,
+    study_url,
+)
+from annotation.crowd.prolific.sync import prolific_batches_to_sync, prolific_sync_batch
+from annotation.errors import ServiceError
+from annotation.models import Batch, BatchStatus, Job
+from annotation.selectors.pay import pay_estimate
+from annotation.services.events import event_record
+from annotation.services.jobs import Progress, job_create
+
+if TYPE_CHECKING:
+    from annotation.crowd.prolific.adapter import ProlificProvider
+
+PROVIDER = "prolific"
+
+
+def prolific_publish_start(*, batch: Batch, provider: ProlificProvider) -> Job:
+    """Check everything Prolific or the project's limits would refuse, then enqueue the study."""
+    from annotation.crowd.prolific import tasks
+
+    if batch.provider != PROVIDER:
+        raise ServiceError(f"batch {batch.pk} uses the {batch.provider!r} provider, not prolific")
+    if batch.status != BatchStatus.DRAFT:
+        raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
+    study_url(batch)  # an HTTPS address Prolific can send participants to
+    estimate = prolific_cost_check(batch=batch, client=provider.client)
+    with transaction.atomic():
+        job = job_create(
+            name="prolific.publish",
+            run=batch.run,
+            params={
+                "batch": batch.pk,
+                "estimate": estimate.describe(),
+                "pay": pay_estimate(batch=batch).describe(),
+                "total": str(estimate.total),
+            },
+        )
+        event_record(
+            action="prolific.publish_requested", run=batch.run, batch=batch, data=job.params
+        )
+        transaction.on_commit(lambda: tasks.prolific_publish.delay(job.pk))
+    return job
+
+
+def prolific_publish_study(
+    *, batch: Batch, client: ProlificClient, progress: Progress | None = None
+) -> None:
+    """The batch's study created (once) and published; HITs added later (re-offers) raise
+    its places. Safe to run again."""
+    study_url(batch)
+    if not batch.provider_hit_type_id:
+        prolific_cost_check(batch=batch, client=client)
+        extra = study_group_filters(batch=batch, client=client)
+        study_create_once(batch=batch, client=client, extra_filters=extra)
+    study = client.call("GET", f"studies/{batch.provider_hit_type_id}/")
+    if study.get("status") != "UNPUBLISHED":  # live: HITs added since raise its places
+        study_places_raise(batch=batch, client=client)
+        hits_mark_offered(batch=batch)
+        return
+    study_publish(batch=batch, client=client, progress=progress)
+    event_record(
+        action="prolific.study_published",
+        run=batch.run,
+        batch=batch,
+        data={"study": batch.provider_hit_type_id, "places": places(batch)},
+    )
+
+
+def prolific_sync_open(*, provider: ProlificProvider) -> None:
+    """Synchronise every Prolific batch whose work is not final; a batch that fails records
+    its error (the dashboard shows it) and the others go on."""
+    for batch in prolific_batches_to_sync():
+        try:
+            prolific_sync_batch(batch=batch, client=provider.client)
+            pool_grant_pending(batch=batch, client=provider.client)
+        except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the rest
+            message = f"{type(exc).__name__}: {exc}"
+            Batch.objects.filter(pk=batch.pk).update(sync_error=message[:2000])
+            event_record(
+                action="prolific.sync_failed", run=batch.run, batch=batch, data={"error": message}
+            )
+            continue
+        if batch.sync_error:
+            Batch.objects.filter(pk=batch.pk).update(sync_error="")

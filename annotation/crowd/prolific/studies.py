@@ -1,0 +1,231 @@
+"""One Prolific study per batch: its body (places = HITs x assignments per HIT, reward in minor
+units, times from the batch, completion codes with their actions, filters from the batch's
+requirements), creating it once across crashes (the intent is recorded first; a retry looks
+the study up by its internal name before creating), publishing it, and raising its places."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.crowd.prolific.client import COMPLETE_URL, ProlificClient
+from annotation.crowd.prolific.fees import minor_units
+from annotation.errors import ServiceError
+from annotation.models import Batch, Event, Hit
+from annotation.selectors.installation import installation_id
+from annotation.selectors.pay import pay_estimate
+from annotation.services.events import event_record
+from annotation.services.jobs import Progress
+from pipeline.errors import InputError
+
+PROVIDER = "prolific"
+# The outcomes a participant leaves with, each a completion code with its actions.
+COMPLETED, NO_WORK, NO_CONSENT = "completed", "no_work", "no_consent"
+CODE_TYPES = {COMPLETED: "COMPLETED", NO_WORK: "OTHER", NO_CONSENT: "NO_CONSENT"}
+RETURN_REASONS = {
+    NO_WORK: "No task was left for you in this study; please return it.",
+    NO_CONSENT: "You did not consent to take part; please return the study.",
+}
+# Country codes of the batch's requirements as Prolific's filter choices name them.
+COUNTRIES = {
+    "US": "United States",
+    "GB": "United Kingdom",
+    "CA": "Canada",
+    "AU": "Australia",
+    "NZ": "New Zealand",
+    "IE": "Ireland",
+}
+
+
+def internal_name(batch: Batch) -> str:
+    """The study's internal name: this installation and batch (what a retry looks for)."""
+    return f"crowdvl-{installation_id()}-batch-{batch.pk}"
+
+
+def completion_code(batch: Batch, outcome: str) -> str:
+    """The code of an outcome: derived from the server's secret, so it is stable across
+    retries and cannot be guessed from the batch's id."""
+    key = settings.SECRET_KEY.encode()
+    digest = hmac.new(key, f"prolific|{batch.pk}|{outcome}".encode(), hashlib.sha256)
+    return "C" + digest.hexdigest()[:7].upper()
+
+
+def completion_url(batch: Batch, outcome: str) -> str:
+    return COMPLETE_URL + completion_code(batch, outcome)
+
+
+def study_url(batch: Batch) -> str:
+    root = settings.CROWDVL_PUBLIC_URL.rstrip("/")
+    if not root.startswith("https://"):
+        raise InputError(
+            f"CROWDVL_PUBLIC_URL must be an HTTPS address Prolific sends participants to, got "
+            f"{root!r}",
+            field="CROWDVL_PUBLIC_URL",
+        )
+    path = reverse("prolific-start", args=[batch.pk])
+    return (
+        f"{root}{path}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+        f"&SESSION_ID={{{{%SESSION_ID%}}}}"
+    )
+
+
+def places(batch: Batch) -> int:
+    """Every slot of the batch's HITs: HITs x assignments per HIT, plus what was added."""
+    return sum(hit.capacity for hit in batch.hits.all())
+
+
+def filters(batch: Batch) -> list[dict[str, Any]]:
+    """The batch's worker requirements as Prolific filters (approval rate, approved
+    submissions, country of residence); the pools and the project block are added by
+    `groups.study_group_filters`."""
+    rules = batch.qualifications or {}
+    found: list[dict[str, Any]] = []
+    if rules.get("min_approval_percent") is not None:
+        lower = int(rules["min_approval_percent"])
+        found.append(
+            {"filter_id": "approval_rate", "selected_range": {"lower": lower, "upper": 100}}
+        )
+    if rules.get("min_approved_hits") is not None:
+        lower = int(rules["min_approved_hits"])
+        found.append(
+            {"filter_id": "approval_numbers", "selected_range": {"lower": lower, "upper": None}}
+        )
+    if rules.get("locales"):
+        unknown = [c for c in rules["locales"] if c not in COUNTRIES]
+        if unknown:
+            raise InputError(
+                f"no Prolific country for {', '.join(unknown)} (known: {', '.join(COUNTRIES)})",
+                field="qualifications.locales",
+            )
+        found.append(
+            {
+                "filter_id": "current-country-of-residence",
+                "selected_values": [COUNTRIES[c] for c in rules["locales"]],
+            }
+        )
+    return found
+
+
+def study_body(batch: Batch, *, extra_filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The study as POST /studies/ takes it."""
+    estimate = pay_estimate(batch=batch)
+    minutes = max(1, math.ceil(estimate.seconds_per_hit / 60))
+    # Prolific's floor for the maximum time: 2 + 2 x estimate + 2 x sqrt(estimate) minutes.
+    floor = math.ceil(2 + 2 * minutes + 2 * math.sqrt(minutes))
+    codes: list[dict[str, Any]] = [
+        {
+            "code": completion_code(batch, COMPLETED),
+            "code_type": CODE_TYPES[COMPLETED],
+            "actions": [{"action": "MANUALLY_REVIEW"}],
+        }
+    ]
+    for outcome in (NO_WORK, NO_CONSENT):
+        codes.append(
+            {
+                "code": completion_code(batch, outcome),
+                "code_type": CODE_TYPES[outcome],
+                "actions": [{"action": "REQUEST_RETURN", "return_reason": RETURN_REASONS[outcome]}],
+            }
+        )
+    body: dict[str, Any] = {
+        "name": batch.title[:120],
+        "internal_name": internal_name(batch),
+        "description": batch.description or batch.title,
+        "external_study_url": study_url(batch),
+        "prolific_id_option": "url_parameters",
+        "completion_codes": codes,
+        "total_available_places": places(batch),
+        "estimated_completion_time": minutes,
+        "maximum_allowed_time": max(floor, math.ceil(batch.assignment_duration_seconds / 60)),
+        "reward": minor_units(batch.reward),
+        "device_compatibility": ["desktop"] if batch.options.get("large_screen", True) else [],
+        "peripheral_requirements": [],
+        "filters": filters(batch) + extra_filters,
+        "submissions_config": {"max_submissions_per_participant": 1},
+        "study_labels": ["annotation"],
+    }
+    if settings.CROWDVL_PROLIFIC_PROJECT:
+        body["project"] = settings.CROWDVL_PROLIFIC_PROJECT
+    return body
+
+
+def study_create_once(
+    *, batch: Batch, client: ProlificClient, extra_filters: list[dict[str, Any]]
+) -> str:
+    """The batch's study id: created once. The intent is recorded before the call, so a retry
+    after a crash (the study may exist, its id unsaved) looks it up by its internal name."""
+    if batch.provider_hit_type_id:
+        return batch.provider_hit_type_id
+    name = internal_name(batch)
+    tried = Event.objects.filter(batch=batch, action="prolific.study_create_requested").exists()
+    study_id = ""
+    if tried:
+        listed = client.call("GET", "studies/") or {}
+        found = [s for s in listed.get("results", []) if s.get("internal_name") == name]
+        study_id = str(found[0]["id"]) if found else ""
+    if not study_id:
+        body = study_body(batch, extra_filters=extra_filters)
+        with transaction.atomic():
+            event_record(
+                action="prolific.study_create_requested",
+                run=batch.run,
+                batch=batch,
+                data={"internal_name": name, "places": body["total_available_places"]},
+            )
+        created = client.call("POST", "studies/", json=body)
+        study_id = str(created["id"])
+    Batch.objects.filter(pk=batch.pk).update(provider_hit_type_id=study_id)
+    batch.provider_hit_type_id = study_id
+    return study_id
+
+
+def study_publish(
+    *, batch: Batch, client: ProlificClient, progress: Progress | None = None
+) -> None:
+    """Publish the study (a draft: PUBLISH; already live: nothing) and mark its HITs as offered."""
+    study_id = batch.provider_hit_type_id
+    study = client.call("GET", f"studies/{study_id}/")
+    if study.get("status") == "UNPUBLISHED":
+        client.call("POST", f"studies/{study_id}/transition/", json={"action": "PUBLISH"})
+    hits_mark_offered(batch=batch)
+    if progress:
+        progress(100.0, f"study {study_id} published with {places(batch)} places")
+
+
+def hits_mark_offered(*, batch: Batch) -> int:
+    """Each HIT of the batch carries the study's id once its places are in the study."""
+    todo = list(batch.hits.filter(provider_hit_id="").values_list("pk", flat=True))
+    now = timezone.now()
+    for pk in todo:
+        Hit.objects.filter(pk=pk).update(
+            provider_hit_id=f"{batch.provider_hit_type_id}/{pk}", create_attempted_at=now
+        )
+    return len(todo)
+
+
+def study_places_raise(*, batch: Batch, client: ProlificClient, extra: int = 0) -> int:
+    """Raise the study's places to every slot of the batch plus `extra` (an absolute target,
+    so a retry raises nothing twice; Prolific only ever raises places)."""
+    target = places(batch) + extra
+    study = client.call("GET", f"studies/{batch.provider_hit_type_id}/")
+    current = int(study.get("total_available_places", 0))
+    if target > current:
+        client.call(
+            "PATCH",
+            f"studies/{batch.provider_hit_type_id}/",
+            json={"total_available_places": target},
+        )
+    return max(target, current)
+
+
+def study_of(batch: Batch) -> str:
+    if not batch.provider_hit_type_id:
+        raise ServiceError(f"batch {batch.pk} has no Prolific study yet: publish it first")
+    return batch.provider_hit_type_id

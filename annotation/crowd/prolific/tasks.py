@@ -1,0 +1,15 @@
+"""Prolific's Celery entry points: thin, take ids, safe to retry."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotation.services.jobs import job_step
+
+
+@shared_task(name="prolific.publish")
+@job_step
+def prolific_publish(job_id: int) -> None:
+    from annotation.services.batches import batch_publish_job
+
+    batch_publish_job(job_id=job_id)

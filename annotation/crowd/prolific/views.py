@@ -1,0 +1,183 @@
+"""A participant's pages for Prolific: arrival (the study's instructions and the consent only;
+the URL's ids are claims, checked at Prolific when the participant consents), the task, and
+the completion redirect to Prolific with the code of the outcome; and Prolific's webhook.
+
+The session remembers (batch, participant, Prolific session); no page shows or logs the
+participant's id beyond this session, and no export carries it (pseudonyms, as for all workers).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.crowd import provider_for
+from annotation.crowd.prolific.arrival import (
+    arrival_ids_check,
+    participant_claim,
+    participant_verify,
+)
+from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_verify
+from annotation.crowd.prolific.studies import (
+    COMPLETED,
+    NO_CONSENT,
+    NO_WORK,
+    completion_url,
+)
+from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
+from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Worker
+from annotation.selectors.invitations import run_consent
+from annotation.selectors.work import hit_view
+from annotation.services.assignments import assignment_submit
+from annotation.task_forms import answers_from
+from annotation.tasktypes import task_type_for
+
+SESSION = "crowdvl_prolific"
+PROVIDER = "prolific"
+
+
+def _refused(request: HttpRequest, reason: str, status: int = 403) -> HttpResponse:
+    return render(request, "annotation/work_done.html", {"reason": reason}, status=status)
+
+
+def _client() -> Any:
+    return provider_for(PROVIDER).client  # type: ignore[attr-defined]
+
+
+def _held(request: HttpRequest, batch: Batch) -> dict[str, Any] | None:
+    held = request.session.get(SESSION)
+    return held if isinstance(held, dict) and held.get("batch") == batch.pk else None
+
+
+@require_http_methods(["GET", "POST"])
+def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id, provider=PROVIDER)
+    if batch.status != BatchStatus.PUBLISHED:
+        return _refused(request, "This study is not taking participants any more.")
+    consent = run_consent(batch.run)
+    if request.method == "GET":
+        ids = {k: request.GET.get(k, "") for k in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")}
+        try:
+            arrival_ids_check(
+                batch=batch,
+                pid=ids["PROLIFIC_PID"],
+                study_id=ids["STUDY_ID"],
+                session_id=ids["SESSION_ID"],
+            )
+        except ServiceError as exc:
+            return _refused(request, str(exc), status=400)
+        held = _held(request, batch)
+        if held is None or held.get("session") != ids["SESSION_ID"]:
+            request.session.cycle_key()  # a new session for a new person or Prolific session
+            request.session[SESSION] = {
+                "batch": batch.pk,
+                "pid": ids["PROLIFIC_PID"],
+                "session": ids["SESSION_ID"],
+            }
+        return _consent_page(request, batch, consent)
+    held = _held(request, batch)
+    if held is None:
+        return _refused(request, "Open this study from Prolific.", status=400)
+    if request.POST.get("decline"):
+        return HttpResponseRedirect(completion_url(batch, NO_CONSENT))
+    if request.POST.get("version") != consent["version"]:
+        return _consent_page(
+            request, batch, consent, error="The consent text changed: read it again."
+        )
+    try:
+        worker = participant_verify(
+            batch=batch, pid=held["pid"], session_id=held["session"], client=_client()
+        )
+        assignment = participant_claim(batch=batch, worker=worker, session_id=held["session"])
+    except (PoolConflict, ServiceError) as exc:
+        return _refused(request, str(exc))
+    request.session[SESSION] = {**held, "worker": worker.pk, "consent": consent["version"]}
+    if assignment is None:
+        return HttpResponseRedirect(completion_url(batch, NO_WORK))
+    return HttpResponseRedirect(f"/prolific/assignment/{assignment.pk}/")
+
+
+def _consent_page(
+    request: HttpRequest, batch: Batch, consent: dict[str, Any], error: str | None = None
+) -> HttpResponse:
+    context = {
+        "batch": batch,
+        "task": task_type_for(batch.stage),
+        "consent": consent,
+        "error": error,
+    }
+    return render(request, "annotation/prolific_start.html", context, status=400 if error else 200)
+
+
+def _started_at(value: str) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+@require_http_methods(["GET", "POST"])
+def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("hit__batch__run", "worker"),
+        pk=assignment_id,
+        worker__provider=PROVIDER,
+    )
+    batch = assignment.hit.batch
+    held = _held(request, batch)
+    if (
+        held is None
+        or held.get("worker") != assignment.worker_id
+        or held.get("session") != assignment.provider_assignment_id
+    ):
+        return _refused(request, "This task belongs to another Prolific session.", status=404)
+    if assignment.state == AssignmentState.ABANDONED:
+        return _refused(
+            request,
+            "Your Prolific session ended (returned or timed out): this task was freed.",
+            409,
+        )
+    if assignment.state != AssignmentState.ACCEPTED:
+        return HttpResponseRedirect(completion_url(batch, COMPLETED))
+    error = None
+    if request.method == "POST":
+        try:
+            assignment_submit(
+                assignment_id=assignment.pk,
+                worker=Worker.objects.get(pk=assignment.worker_id),
+                answers=answers_from(request.POST, batch.stage),
+                started_at=_started_at(request.POST.get("started_at", "")),
+            )
+        except TooLate as exc:
+            return _refused(request, str(exc), status=409)
+        except (AnswerError, ServiceError) as exc:
+            error = str(exc)
+        else:
+            return HttpResponseRedirect(completion_url(batch, COMPLETED))
+    view = hit_view(hit_id=assignment.hit_id)
+    return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
+
+
+@csrf_exempt
+@require_POST
+def prolific_hook(request: HttpRequest) -> HttpResponse:
+    """Prolific's `submission.status.change` deliveries (signed; each applied once)."""
+    try:
+        hook_verify(
+            body=request.body,
+            signature=request.headers.get("X-Prolific-Request-Signature", ""),
+            stamp=request.headers.get("X-Prolific-Request-Timestamp", ""),
+        )
+        payload = json.loads(request.body)
+        if not isinstance(payload, dict):
+            raise HookRefused("the body is not an event")
+        changed = hook_apply(event_id=request.headers.get("X-Event-ID", ""), payload=payload)
+    except (HookRefused, ValueError) as exc:
+        return JsonResponse({"error": str(exc)}, status=403)
+    return JsonResponse({"changed": changed})

@@ -1,0 +1,65 @@
+"""A participant who arrives from Prolific, in headless Chromium: the study's link with the
+three ids, the instructions and consent, one HIT answered, and the completion URL at
+Prolific with the code of the outcome (the page at app.prolific.com is intercepted)."""
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.test import Client
+from playwright.sync_api import expect
+
+from annotation.crowd.prolific import studies
+from annotation.crowd.prolific.testing import ProlificDriver
+from annotation.models import Assignment, AssignmentState, Stage
+from annotation.services.batches import batch_create, batch_sync
+from tests.annotation.test_browser import browser, page  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_participant_from_prolific_consents_answers_and_lands_on_the_completion_url(
+    page,  # noqa: F811
+    live_server,
+    paired_run,
+    settings,
+):
+    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
+    driver = ProlificDriver(Client())
+    try:
+        batch = driver.publish(
+            batch_create(
+                run=paired_run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=3
+            )
+        )
+        study = batch.provider_hit_type_id
+        session = driver.standin.start(study, "pbrowser1")
+        landed = []
+
+        def prolific_site(route):
+            landed.append(route.request.url)
+            route.fulfill(status=200, body="<p id='prolific-ok'>Done</p>", content_type="text/html")
+
+        page.route("https://app.prolific.com/**", prolific_site)
+        page.goto(
+            f"{live_server.url}/prolific/study/{batch.pk}/?PROLIFIC_PID=pbrowser1"
+            f"&STUDY_ID={study}&SESSION_ID={session}"
+        )
+        expect(page.locator("#instructions")).to_be_visible()
+        expect(page.locator("#consent-text")).to_be_visible()
+        expect(page.locator("#task-form")).to_have_count(0)  # nothing of the task before consent
+        page.click("#consent")
+        page.wait_for_selector("#task-form")
+        expect(page.locator("fieldset.question")).to_have_count(3)
+        for _ in range(3):
+            page.keyboard.press("6")  # "None of the above" for each pair
+        page.locator("#submit").click()
+        expect(page.locator("#prolific-ok")).to_be_visible()
+        code = parse_qs(urlparse(landed[0]).query)["cc"][0]
+        assert code == studies.completion_code(batch, studies.COMPLETED)
+        assignment = Assignment.objects.get(provider_assignment_id=session)
+        assert assignment.state == AssignmentState.SUBMITTED and assignment.answers.count() == 3
+        driver.standin.complete(session, code)
+        assert driver.standin.submissions[session]["status"] == "AWAITING REVIEW"
+        assert batch_sync(batch=batch) == 0  # awaiting review: nothing to change here
+    finally:
+        driver.done()
