@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Job, Review, Run
 from annotation.permissions import Action, can, is_staff, require, visible_runs
@@ -70,12 +71,15 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         require(request.user, Action.REVIEW, run=run)
         decision = request.POST.get("decision")
         feedback = request.POST.get("feedback", "")
+        category = request.POST.get("category", "")
+        if category and decision == "reject":  # a platform's rejection category (Prolific)
+            feedback = f"{category}: {feedback}"
         try:
             if decision == "reverse":
                 review_reverse(review=review, feedback=feedback)
             else:
                 review_decide(review=review, approve=decision == "approve", feedback=feedback)
-        except ServiceError as exc:
+        except (ServiceError, InputError) as exc:
             error = str(exc)
         else:
             messages.success(request, f"Review {review.pk}: {review.status}.")
@@ -109,6 +113,7 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         "reversible_until": reversible_until,
         "reversal_open": reversible_until is None or timezone.now() <= reversible_until,
         "can_review": can(request.user, Action.REVIEW, run=run),
+        "provider": provider_for(review.assignment.hit.batch.provider),
     }
     return render(
         request,

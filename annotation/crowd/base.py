@@ -103,6 +103,10 @@ class CrowdProvider(ABC):
     # Block scopes a researcher may choose: "account" (the platform's own block) and
     # "project" (only this installation's tasks).
     block_scopes: tuple[str, ...] = ("account", "project")
+    # What a rejection must carry at the platform: one of these categories (the review page
+    # offers them; the feedback is sent as "CATEGORY: message") and a message this long.
+    rejection_categories: tuple[str, ...] = ()
+    rejection_min_length: int = 0
     # The provider's own pages and API operations (URL modules), if any.
     urls: str | None = None
     api_urls: str | None = None

@@ -481,3 +481,94 @@ def test_the_launch_page_and_the_api_publish_a_prolific_batch(
     batch.refresh_from_db()
     assert batch.status == BatchStatus.PUBLISHED
     assert pro.standin.studies[batch.provider_hit_type_id]["status"] == "ACTIVE"
+
+
+def test_a_full_study_needs_a_pilot_whose_median_time_sets_the_pay(pro, dataset, run_on_commit):
+    from annotation.crowd.prolific.spend import PILOT_PLACES
+    from tests.factories import paired_run_factory
+
+    run = paired_run_factory(dataset, run_on_commit=run_on_commit)
+    full = batch_create(
+        run=run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=1, limit=2
+    )
+    full.hits.update(extra_assignments=PILOT_PLACES)  # more places than a pilot's
+    with pytest.raises(ServiceError, match="before a pilot"):
+        batch_publish(batch=full)
+    assert not pro.standin.studies
+    pilot = pro.publish(
+        batch_create(
+            run=run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=1, limit=3
+        )
+    )
+    pilot.hits.update(extra_assignments=1)  # 3 HITs x 2 places: 6 participants at most
+    from annotation.crowd.prolific.studies import study_places_raise
+
+    study_places_raise(batch=pilot, client=pro.client)
+    for n in range(5):
+        a = pro.take(pilot, f"pilot{n}")
+        pro.submit(a, answers_for(a))
+    assert pro.publish(full).status == BatchStatus.PUBLISHED
+
+
+def test_awaiting_review_sets_prolifics_deadline_and_the_review_page_asks_a_category(
+    pro, paired_run, admin_client
+):
+    from annotation.models import Review
+
+    batch = pro.publish(draft(paired_run))
+    a = pro.take(batch, "reviewed")
+    pro.submit(a, answers_for(a))
+    batch_sync(batch=batch)
+    a.refresh_from_db()
+    assert a.auto_approve_at is not None
+    assert (a.auto_approve_at - a.submitted_at).days == 21
+    review = Review.objects.create(assignment=a, reasons=[{"position": 0}])
+    page = admin_client.get(f"/review/{review.pk}/").content.decode()
+    assert 'id="category"' in page and "LOW_EFFORT" in page and 'minlength="100"' in page
+    assert "Prolific pays this work on its own" in page
+    short = admin_client.post(
+        f"/review/{review.pk}/",
+        {"decision": "reject", "category": "LOW_EFFORT", "feedback": "too short"},
+    )
+    assert short.status_code == 400 and "at least 100 characters" in short.content.decode()
+    done = admin_client.post(
+        f"/review/{review.pk}/",
+        {"decision": "reject", "category": "FAILED_CHECK", "feedback": LONG.split(": ", 1)[1]},
+    )
+    assert done.status_code == 302
+    sub = pro.standin.submissions[pro.sessions["reviewed"]]
+    assert sub["status"] == "REJECTED"
+
+
+def test_participant_ids_never_reach_an_export_or_its_datasheet(pro, paired_run, run_on_commit):
+    from pathlib import Path
+
+    from annotation.flows.bison.services.export import bison_export_start
+
+    selection_done_factory(paired_run)
+    verification = pro.publish(
+        batch_create(
+            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="prolific", items_per_hit=100
+        )
+    )
+    ids = []
+    while True:
+        pid = f"5f{len(ids):022x}"  # Prolific's ids look like this
+        a = pro.take(verification, pid)
+        if a is None:
+            break
+        ids.append(pid)
+        right = {
+            f"q{q.position}": ("right" if q.swapped else "left") for q in a.hit.questions.all()
+        }
+        pro.submit(a, right)
+    assert len(ids) >= 2
+    job = run_on_commit(bison_export_start, run=paired_run)
+    job.refresh_from_db()
+    assert job.state == "succeeded", job.error
+    folder = Path(job.result["path"])
+    folder = folder if folder.is_dir() else folder.parent
+    text = "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
+    assert "DATASHEET" in " ".join(p.name for p in folder.iterdir())
+    assert not [pid for pid in ids if pid in text]
+    assert not [s for s in pro.sessions.values() if s in text]

@@ -59,6 +59,8 @@ class ProlificProvider(CrowdProvider):
     reversal_window = timedelta(0)
     # Prolific has no account-wide block: a participant group every study excludes.
     block_scopes = ("project",)
+    rejection_categories = REJECTION_CATEGORIES
+    rejection_min_length = REJECTION_MESSAGE_MIN
     urls = "annotation.crowd.prolific.urls"
     api_urls = None
 

@@ -21,7 +21,8 @@ from annotation.crowd.prolific.fees import (
     prolific_fee,
 )
 from annotation.errors import ServiceError
-from annotation.models import Batch, Bonus, Event, Hit
+from annotation.models import Assignment, Batch, Bonus, Event, Hit
+from annotation.selectors.counting import counted
 from annotation.selectors.pay import pay_estimate
 from annotation.services.spend import budget_check, daily_cap_check
 from pipeline.errors import InputError
@@ -93,8 +94,41 @@ def currency_check(client: ProlificClient) -> Decimal:
     return available
 
 
+PILOT_PLACES = 10  # a study this small is a pilot
+PILOT_SUBMISSIONS = 5  # what a pilot must bring back before a full study (its median time)
+
+
+def pilot_check(batch: Batch) -> None:
+    """A full study of a stage only after a pilot: an earlier Prolific batch of the same run and
+    stage with at least PILOT_SUBMISSIONS counted submissions, whose median time then sets the
+    expected hourly pay (`pay_estimate`); unless the batch is a pilot itself (at most
+    PILOT_PLACES places) or was created with `skip_pilot`."""
+    if batch.options.get("skip_pilot") is True:
+        return
+    if sum(h.capacity for h in batch.hits.all()) <= PILOT_PLACES:
+        return
+    piloted = (
+        Assignment.objects.filter(
+            counted(),
+            hit__batch__run=batch.run,
+            hit__batch__stage=batch.stage,
+            hit__batch__provider=PROVIDER,
+        )
+        .exclude(hit__batch=batch)
+        .count()
+    )
+    if piloted < PILOT_SUBMISSIONS:
+        raise ServiceError(
+            f"batch {batch.pk} would be a full Prolific study before a pilot: publish a batch "
+            f"of this stage with at most {PILOT_PLACES} places first (e.g. --limit), let "
+            f"{PILOT_SUBMISSIONS} participants finish it (its median time sets the expected "
+            "hourly pay), or create the batch with --skip-pilot"
+        )
+
+
 def prolific_cost_check(*, batch: Batch, client: ProlificClient) -> CostEstimate:
     """Refuse what Prolific or this project's limits would refuse (see the module)."""
+    pilot_check(batch)
     available = currency_check(client)
     estimate = prolific_cost_estimate(batch=batch, unpublished_only=True)
     pay = pay_estimate(batch=batch)

@@ -32,6 +32,7 @@ from annotation.services.events import event_record
 
 PROVIDER = "prolific"
 ENDED = (RETURNED, TIMED_OUT, SCREENED_OUT)
+AUTO_APPROVAL = timedelta(days=21)
 LIVE = (RESERVED, ACTIVE)
 
 
@@ -61,6 +62,12 @@ def status_apply(*, assignment: Assignment, status: str, source: str) -> bool:
         if status == REJECTED and state == AssignmentState.SUBMITTED:
             assignment_mark(assignment=assignment, state=AssignmentState.REJECTED, source=source)
             return True
+        if status == AWAITING_REVIEW and assignment.auto_approve_at is None:
+            # Prolific approves on its own about 21 days after the submission (its help
+            # centre; the API does not say): the review queue sorts and warns by it.
+            Assignment.objects.filter(pk=assignment.pk).update(
+                auto_approve_at=(assignment.submitted_at or timezone.now()) + AUTO_APPROVAL
+            )
         if status in (APPROVED, PARTIALLY_APPROVED) and state == AssignmentState.SUBMITTED:
             assignment_mark(assignment=assignment, state=AssignmentState.APPROVED, source=source)
             return True
