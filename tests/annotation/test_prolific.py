@@ -572,3 +572,37 @@ def test_participant_ids_never_reach_an_export_or_its_datasheet(pro, paired_run,
     assert "DATASHEET" in " ".join(p.name for p in folder.iterdir())
     assert not [pid for pid in ids if pid in text]
     assert not [s for s in pro.sessions.values() if s in text]
+
+
+def test_reconciliation_compares_every_submission_and_the_money(pro, paired_run, admin_client):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from annotation.crowd.prolific.reconcile import prolific_reconcile
+
+    batch = pro.publish(draft(paired_run))
+    a = pro.take(batch, "paid")
+    pro.submit(a, answers_for(a))
+    a.refresh_from_db()
+    assignment_approve(assignment=a)
+    worker_bonus(assignment=a, amount="0.40", reason="Careful work")
+    report = prolific_reconcile(client=pro.client)
+    [row] = report.rows
+    assert row.matches, row
+    assert row.rewards_there == row.rewards_here == batch.reward
+    assert row.bonuses_there == row.bonuses_here == Decimal("0.40")
+    call_command("prolific_reconcile")  # exits 0 when everything matches
+    # Someone completes at Prolific with the code but no work here; a status changes there.
+    intruder = pro.standin.start(batch.provider_hit_type_id, "intruder")
+    pro.standin.complete(intruder, studies.completion_code(batch, studies.COMPLETED))
+    pro.standin.submissions[pro.sessions["paid"]]["status"] = "REJECTED"
+    report = prolific_reconcile(client=pro.client)
+    [row] = report.rows
+    assert row.no_work_here == [intruder]
+    assert row.disagree == [
+        {"submission": pro.sessions["paid"], "here": "approved", "there": "REJECTED"}
+    ]
+    with pytest.raises(CommandError, match="differ"):
+        call_command("prolific_reconcile")
+    page = admin_client.post("/prolific/reconcile/").content.decode()
+    assert intruder in page and "differs" in page

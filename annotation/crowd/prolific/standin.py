@@ -205,6 +205,7 @@ class ProlificStandIn:
             ("GET", r"studies/([^/]+)/", self._study_get),
             ("PATCH", r"studies/([^/]+)/", self._study_update),
             ("POST", r"studies/([^/]+)/transition/", self._study_transition),
+            ("GET", r"studies/([^/]+)/cost/", self._study_cost),
             ("GET", r"submissions/", self._submissions),
             ("GET", r"submissions/([^/]+)/", self._submission_get),
             ("POST", r"submissions/bulk-approve/", self._bulk_approve),
@@ -316,6 +317,31 @@ class ProlificStandIn:
             self.balance -= cost
         study["status"] = target
         return 200, study, {}
+
+    def _study_cost(self, params: Any, body: Any, sid: str) -> Reply:
+        study = self.studies.get(sid)
+        if study is None:
+            return error(404, "Not found", "Study not found")
+        approved = sum(
+            1
+            for s in self.submissions.values()
+            if s["study_id"] == sid and s["status"] == api.APPROVED
+        )
+        rewards = approved * study["reward"]
+        bonuses = sum(b["amount"] for b in self.payments if b["study"] == sid)
+
+        def leaf(amount: int) -> dict[str, Any]:
+            return {"amount": amount, "currency": self.currency}
+
+        fee = lambda amount: int((Decimal(amount) * self.fee_rate).to_integral_value())  # noqa: E731
+        return (
+            200,
+            {
+                "rewards": {"rewards": leaf(rewards), "fees": leaf(fee(rewards)), "tax": leaf(0)},
+                "bonuses": {"rewards": leaf(bonuses), "fees": leaf(fee(bonuses)), "tax": leaf(0)},
+            },
+            {},
+        )
 
     def _submissions(self, params: Any, body: Any) -> Reply:
         study = params.get("study")

@@ -8,4 +8,5 @@ urlpatterns = [
     path("prolific/study/<int:batch_id>/", views.prolific_start, name="prolific-start"),
     path("prolific/assignment/<int:assignment_id>/", views.prolific_task, name="prolific-task"),
     path("prolific/hooks/", views.prolific_hook, name="prolific-hook"),
+    path("prolific/reconcile/", views.prolific_reconcile_page, name="prolific-reconcile"),
 ]

@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import csrf_exempt
@@ -24,6 +25,7 @@ from annotation.crowd.prolific.arrival import (
     participant_verify,
 )
 from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_verify
+from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.crowd.prolific.studies import (
     COMPLETED,
     NO_CONSENT,
@@ -32,11 +34,13 @@ from annotation.crowd.prolific.studies import (
 )
 from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Worker
+from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import assignment_submit
 from annotation.task_forms import answers_from
 from annotation.tasktypes import task_type_for
+from pipeline.errors import InputError
 
 SESSION = "crowdvl_prolific"
 PROVIDER = "prolific"
@@ -162,6 +166,22 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return HttpResponseRedirect(completion_url(batch, COMPLETED))
     view = hit_view(hit_id=assignment.hit_id)
     return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def prolific_reconcile_page(request: HttpRequest) -> HttpResponse:
+    """Asks Prolific only when staff press the button (every study of the installation)."""
+    require(request.user, Action.ADMIN)
+    report, error = None, None
+    if request.method == "POST":
+        try:
+            report = prolific_reconcile(client=_client())
+        except (ServiceError, InputError) as exc:
+            error = str(exc)
+    context = {"report": report, "error": error}
+    status = 400 if error else 200
+    return render(request, "annotation/prolific_reconcile.html", context, status=status)
 
 
 @csrf_exempt
