@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd import provider_for
+from annotation.crowd import provider_for, providers
 from annotation.errors import ServiceError
 from annotation.models import Job, Review, Run
 from annotation.permissions import Action, can, is_staff, require, visible_runs
@@ -143,6 +143,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "busy": dashboard_busy(runs=runs),
             "stall_seconds": settings.CROWDVL_JOB_STALL_SECONDS,
             "is_admin": can(request.user, Action.ADMIN),
+            "provider_pages": [
+                (reverse(name), label) for p in providers() for name, label in p.staff_pages
+            ],
         },
     )
 

@@ -107,6 +107,8 @@ class CrowdProvider(ABC):
     # offers them; the feedback is sent as "CATEGORY: message") and a message this long.
     rejection_categories: tuple[str, ...] = ()
     rejection_min_length: int = 0
+    # Staff pages of the provider the dashboard links to: (URL name, label).
+    staff_pages: tuple[tuple[str, str], ...] = ()
     # The provider's own pages and API operations (URL modules), if any.
     urls: str | None = None
     api_urls: str | None = None

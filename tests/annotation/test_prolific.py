@@ -606,3 +606,8 @@ def test_reconciliation_compares_every_submission_and_the_money(pro, paired_run,
         call_command("prolific_reconcile")
     page = admin_client.post("/prolific/reconcile/").content.decode()
     assert intruder in page and "differs" in page
+
+
+def test_the_dashboard_links_each_providers_staff_pages(admin_client):
+    page = admin_client.get("/").content.decode()
+    assert 'href="/prolific/reconcile/"' in page and 'href="/mturk/reconcile/"' in page

@@ -53,6 +53,7 @@ class MTurkProvider(CrowdProvider):
     api_urls = "annotation.crowd.mturk.api_urls"
     label = "Amazon Mechanical Turk (legacy: closed 2026-09-30)"
     notice = CLOSED
+    staff_pages = (("mturk-reconcile", "MTurk money"),)
     remote = True
     confirms_remotely = True
     approves_itself = True

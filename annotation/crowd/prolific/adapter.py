@@ -60,6 +60,7 @@ class ProlificProvider(CrowdProvider):
     # Prolific has no account-wide block: a participant group every study excludes.
     block_scopes = ("project",)
     rejection_categories = REJECTION_CATEGORIES
+    staff_pages = (("prolific-reconcile", "Prolific money"),)
     rejection_min_length = REJECTION_MESSAGE_MIN
     urls = "annotation.crowd.prolific.urls"
     api_urls = None
