@@ -98,9 +98,14 @@ def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
         worker = participant_verify(
             batch=batch, pid=held["pid"], session_id=held["session"], client=_client()
         )
-        assignment = participant_claim(batch=batch, worker=worker, session_id=held["session"])
-    except (PoolConflict, ServiceError) as exc:
+    except ServiceError as exc:
         return _refused(request, str(exc))
+    try:
+        assignment = participant_claim(batch=batch, worker=worker, session_id=held["session"])
+    except (PoolConflict, ServiceError):
+        # A real participant this study cannot take (another stage's pool, blocked): back to
+        # Prolific with the code that asks them to return it, not a dead end.
+        return HttpResponseRedirect(completion_url(batch, NO_WORK))
     request.session[SESSION] = {**held, "worker": worker.pk, "consent": consent["version"]}
     if assignment is None:
         return HttpResponseRedirect(completion_url(batch, NO_WORK))
