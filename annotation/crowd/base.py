@@ -90,6 +90,11 @@ class CrowdProvider(ABC):
     # Work counts once the platform confirms it (synchronisation), and the platform keeps the
     # clock: its assignment deadlines and approvals, not ours.
     confirms_remotely: bool = False
+    # Work claimed on this server starts unconfirmed and counts only once the provider's
+    # confirmation arrives (`assignment_confirm`, e.g. a panel's list of approved
+    # participants); until then it holds its HIT's slot under our clock like any claim, so
+    # capacity, claim times and pools apply as for confirmed claims.
+    claims_unconfirmed: bool = False
     # The platform approves submitted work on its own schedule (our auto-approval stays out).
     approves_itself: bool = False
     # Worker ids are sent back to the platform as it spells them (not case-folded).
