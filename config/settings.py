@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "annotation.crowd.local",
     "annotation.crowd.simulated",
     "annotation.crowd.mturk",
+    "annotation.crowd.panel",
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
     "annotation.flows.eccv",

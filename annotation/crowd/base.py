@@ -172,6 +172,11 @@ class CrowdProvider(ABC):
         """The periodic synchronisation of every batch whose work is not final yet."""
         return None
 
+    def batch_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
+        """A new batch's options with the provider's own checked and completed (InputError
+        naming the option), e.g. a panel's study-link settings; the others are the task's."""
+        return options
+
     def launch_hint(self, *, batch: Batch) -> str | None:
         """What to do next after creating `batch` (the CLI prints it)."""
         return None
