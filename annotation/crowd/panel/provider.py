@@ -21,6 +21,7 @@ class PanelProvider(ServerSideProvider):
     name = options.PROVIDER
     label = "Panel (CloudResearch Connect, SONA, participant pools: a study link)"
     urls = "annotation.crowd.panel.urls"
+    api_urls = "annotation.crowd.panel.api_urls"
     claims_unconfirmed = True  # the confirmation is the researcher's upload, not our claim
     case_sensitive_ids = True  # ids go back to the panel (bonus CSV) as it spells them
 

@@ -83,10 +83,10 @@ class PanelFigures:
 
 def panel_figures(*, batch: Batch) -> PanelFigures:
     work = Assignment.objects.filter(hit__batch=batch).aggregate(
-        participants=Count("worker", distinct=True),
-        waiting=Count("pk", filter=Q(confirmed=False, state__in=COUNTED_STATES)),
-        confirmed=Count("pk", filter=Q(confirmed=True, state__in=COUNTED_STATES)),
-        released=Count("pk", filter=Q(confirmed=False, state=AssignmentState.REJECTED)),
+        n_participants=Count("worker", distinct=True),
+        n_waiting=Count("pk", filter=Q(confirmed=False, state__in=COUNTED_STATES)),
+        n_confirmed=Count("pk", filter=Q(confirmed=True, state__in=COUNTED_STATES)),
+        n_released=Count("pk", filter=Q(confirmed=False, state=AssignmentState.REJECTED)),
     )
     finished = (
         Event.objects.filter(batch=batch, action="panel.finished")
@@ -94,10 +94,10 @@ def panel_figures(*, batch: Batch) -> PanelFigures:
         .annotate(n=Count("worker", distinct=True))
     )
     return PanelFigures(
-        participants=work["participants"],
-        waiting=work["waiting"],
-        confirmed=work["confirmed"],
-        released=work["released"],
+        participants=work["n_participants"],
+        waiting=work["n_waiting"],
+        confirmed=work["n_confirmed"],
+        released=work["n_released"],
         finished={str(row["data__outcome"]): row["n"] for row in finished},
     )
 
