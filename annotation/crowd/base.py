@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from annotation.errors import ServiceError
 
 if TYPE_CHECKING:  # the registry is imported while apps load: no models at import time
-    from annotation.models import Assignment, Batch, Hit, Job, Worker
+    from annotation.models import Assignment, Batch, Hit, Job, Run, Worker
 
 # A job's progress callback (percent, message), as `annotation.services.jobs.Progress`.
 Progress = Callable[[float, str], None]
@@ -58,6 +58,16 @@ class CostEstimate:
             f"{self.hits} HITs x {self.assignments_per_hit} assignments x ${self.reward} "
             f"= ${self.rewards} rewards{fees} = ${self.total}"
         )
+
+
+@dataclass(frozen=True)
+class LaunchNote:
+    """A row a batch's launch page shows for its provider: something to set up at the
+    platform, or one of the provider's own pages for the batch (`link`)."""
+
+    label: str
+    text: str
+    link: str = ""
 
 
 def cost_without_fees(*, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
@@ -180,6 +190,22 @@ class CrowdProvider(ABC):
     def launch_hint(self, *, batch: Batch) -> str | None:
         """What to do next after creating `batch` (the CLI prints it)."""
         return None
+
+    def consents(self, *, run: Run) -> dict[str, int]:
+        """How many of the provider's own participants accepted each version of `run`'s
+        consent text (a provider with a consent step of its own; invitation links are the
+        core's `Invitation` rows)."""
+        return {}
+
+    def published_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
+        """A batch's options as a published datasheet may show them (a provider hides what
+        must not be published, e.g. a panel's completion codes)."""
+        return options
+
+    def launch_notes(self, *, batch: Batch, base: str) -> list[LaunchNote]:
+        """What the batch's launch page adds for this provider (`base`: the site's address):
+        what to set up at the platform, links to the provider's own pages for the batch."""
+        return []
 
     def simulate(self, **options: Any) -> Any:
         """Answer `options["batch"]` with simulated workers (the simulated crowd only)."""

@@ -198,3 +198,28 @@ def test_who_may_do_what_on_the_page(client, batch, django_user_model):
     # Not a panel batch: no such page.
     other = Batch.objects.create(run=batch.run, stage=batch.stage, provider="local", title="x")
     assert client.get(f"/panel/batches/{other.pk}/").status_code == 404
+
+
+def test_the_launch_page_shows_what_to_set_up_at_the_panel(paired_run, admin_client, settings):
+    settings.CROWDVL_PUBLIC_URL = "https://study.lab.example.org"
+    settings.CROWDVL_PUBLIC_URL_SET = True
+    form = {
+        "stage": Stage.BISON_SELECTION,
+        "provider": "panel",
+        "reward": "0.60",
+        "lifetime_hours": 24,
+        "assignment_minutes": 30,
+    }
+    assert admin_client.post(f"/runs/{paired_run.pk}/batches/new/", form).status_code == 302
+    batch = Batch.objects.get()
+    code = batch.options["panel"]["completion"]["completed"]
+    page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
+    notes = page.split('id="provider-notes"')[1].split("</table>")[0]
+    assert f"https://study.lab.example.org/panel/{batch.pk}/?participantId=" in notes
+    assert f"completed: {code}" in notes and f'href="/panel/batches/{batch.pk}/"' in notes
+    admin_client.post(f"/batches/{batch.pk}/publish/")
+    batch.refresh_from_db()
+    assert batch.status == "published"
+    # Other providers add nothing.
+    local = Batch.objects.create(run=paired_run, stage=batch.stage, provider="local", title="x")
+    assert 'id="provider-notes"' not in admin_client.get(f"/batches/{local.pk}/").content.decode()

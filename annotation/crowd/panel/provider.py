@@ -3,11 +3,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Count
+from django.urls import reverse
 
-from annotation.crowd.base import ServerSideProvider
+from annotation.crowd.base import LaunchNote, ServerSideProvider
 from annotation.crowd.panel import options
+from annotation.crowd.panel.options import KEY
 from annotation.errors import ServiceError
-from annotation.models import Batch, Worker
+from annotation.models import Batch, Run, Worker
 
 
 class PanelProvider(ServerSideProvider):
@@ -50,6 +53,53 @@ class PanelProvider(ServerSideProvider):
             f"work counts once you upload the panel's CSV of approved participant ids: "
             f"manage.py panel_confirm {batch.pk} approved.csv (or the batch's panel page)"
         )
+
+    def consents(self, *, run: Run) -> dict[str, int]:
+        from annotation.crowd.panel.models import Participant
+
+        rows = (
+            Participant.objects.filter(run=run)
+            .values("consent_version")
+            .annotate(n=Count("pk"))
+            .values_list("consent_version", "n")
+        )
+        return dict(rows)
+
+    def published_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
+        """Completion codes and the completion URL are the panel's keys to its payments:
+        a datasheet says only whether they were set."""
+        panel = options.get(KEY)
+        if not isinstance(panel, dict):
+            return options
+        hidden = {
+            **panel,
+            "completion": {
+                o: "(set)" if c else "" for o, c in (panel.get("completion") or {}).items()
+            },
+            "completion_url": "(set)" if panel.get("completion_url") else "",
+        }
+        return {**options, KEY: hidden}
+
+    def launch_notes(self, *, batch: Batch, base: str) -> list[LaunchNote]:
+        panel = options.settings_of(batch)
+        codes = "; ".join(
+            f"{options.OUTCOME_LABELS[o]}: {panel['completion'][o] or '(no code)'}"
+            for o in options.OUTCOMES
+        )
+        end = f"redirect to {panel['completion_url']}" if panel["completion_url"] else "shown"
+        return [
+            LaunchNote(
+                "Study link (paste into the panel, its participant-id placeholder after it)",
+                options.study_link(base, batch, panel),
+            ),
+            LaunchNote("Participant id parameter", panel["id_param"]),
+            LaunchNote(f"Completion codes ({end})", codes),
+            LaunchNote(
+                "Work counts once you upload the panel's CSV of approved participants",
+                "Panel page: settings, confirmation, bonus CSV",
+                link=reverse("panel-batch", args=[batch.pk]),
+            ),
+        ]
 
     def notify(self, *, workers: list[Worker], subject: str, message: str) -> None:
         raise ServiceError(
