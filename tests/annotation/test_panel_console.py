@@ -223,3 +223,18 @@ def test_the_launch_page_shows_what_to_set_up_at_the_panel(paired_run, admin_cli
     # Other providers add nothing.
     local = Batch.objects.create(run=paired_run, stage=batch.stage, provider="local", title="x")
     assert 'id="provider-notes"' not in admin_client.get(f"/batches/{local.pk}/").content.decode()
+
+
+def test_create_batch_prints_the_link_and_the_steps(paired_run, settings):
+    settings.CROWDVL_PUBLIC_URL = "https://study.lab.example.org"
+    out = io.StringIO()
+    call_command(
+        "create_batch", paired_run.pk, "--stage", "selection", "--provider", "panel", stdout=out
+    )
+    batch = Batch.objects.get()
+    text = out.getvalue()
+    assert (
+        f"workers start at https://study.lab.example.org/panel/{batch.pk}/?participantId=" in text
+    )
+    assert f"manage.py panel_confirm {batch.pk} approved.csv" in text
+    assert batch.options["panel"]["completion"]["completed"] in text
