@@ -22,6 +22,7 @@ from annotation.flows import flow_for_kind
 from annotation.form_errors import form_refusal
 from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action, require
+from annotation.selectors.links import public_base_url
 from annotation.selectors.pay import pay_estimate
 from annotation.services.batches import (
     batch_create,
@@ -137,6 +138,7 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "requirements": provider.requirements(batch=batch),
         "warnings": batch_warnings(batch=batch),
         "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
+        "notes": provider.launch_notes(batch=batch, base=public_base_url(request)),
     }
     return render(request, "annotation/batch_launch.html", context)
 

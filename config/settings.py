@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "annotation.crowd.simulated",
     "annotation.crowd.mturk",
     "annotation.crowd.prolific",
+    "annotation.crowd.panel",
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
     "annotation.flows.eccv",

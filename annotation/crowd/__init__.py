@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from annotation.crowd.base import CostEstimate, CrowdProvider
+from annotation.crowd.base import CostEstimate, CrowdProvider, LaunchNote
 from pipeline.errors import InputError
 
 PROVIDERS: dict[str, CrowdProvider] = {}
@@ -71,6 +71,7 @@ __all__ = [
     "PROVIDERS",
     "CostEstimate",
     "CrowdProvider",
+    "LaunchNote",
     "provider_for",
     "provider_names",
     "provider_register",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from annotation.errors import ServiceError
 
 if TYPE_CHECKING:  # the registry is imported while apps load: no models at import time
-    from annotation.models import Assignment, Batch, Hit, Job, Worker
+    from annotation.models import Assignment, Batch, Hit, Job, Run, Worker
 
 # A job's progress callback (percent, message), as `annotation.services.jobs.Progress`.
 Progress = Callable[[float, str], None]
@@ -60,6 +60,16 @@ class CostEstimate:
         )
 
 
+@dataclass(frozen=True)
+class LaunchNote:
+    """A row a batch's launch page shows for its provider: something to set up at the
+    platform, or one of the provider's own pages for the batch (`link`)."""
+
+    label: str
+    text: str
+    link: str = ""
+
+
 def cost_without_fees(*, hits: int, assignments_per_hit: int, reward: Decimal) -> CostEstimate:
     n = hits * assignments_per_hit
     return CostEstimate(
@@ -90,6 +100,11 @@ class CrowdProvider(ABC):
     # Work counts once the platform confirms it (synchronisation), and the platform keeps the
     # clock: its assignment deadlines and approvals, not ours.
     confirms_remotely: bool = False
+    # Work claimed on this server starts unconfirmed and counts only once the provider's
+    # confirmation arrives (`assignment_confirm`, e.g. a panel's list of approved
+    # participants); until then it holds its HIT's slot under our clock like any claim, so
+    # capacity, claim times and pools apply as for confirmed claims.
+    claims_unconfirmed: bool = False
     # The platform approves submitted work on its own schedule (our auto-approval stays out).
     approves_itself: bool = False
     # Worker ids are sent back to the platform as it spells them (not case-folded).
@@ -177,9 +192,30 @@ class CrowdProvider(ABC):
         """Who may take the batch's work at the platform, in words (the launch page)."""
         return []
 
+    def batch_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
+        """A new batch's options with the provider's own checked and completed (InputError
+        naming the option), e.g. a panel's study-link settings; the others are the task's."""
+        return options
+
     def launch_hint(self, *, batch: Batch) -> str | None:
         """What to do next after creating `batch` (the CLI prints it)."""
         return None
+
+    def consents(self, *, run: Run) -> dict[str, int]:
+        """How many of the provider's own participants accepted each version of `run`'s
+        consent text (a provider with a consent step of its own; invitation links are the
+        core's `Invitation` rows)."""
+        return {}
+
+    def published_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
+        """A batch's options as a published datasheet may show them (a provider hides what
+        must not be published, e.g. a panel's completion codes)."""
+        return options
+
+    def launch_notes(self, *, batch: Batch, base: str) -> list[LaunchNote]:
+        """What the batch's launch page adds for this provider (`base`: the site's address):
+        what to set up at the platform, links to the provider's own pages for the batch."""
+        return []
 
     def simulate(self, **options: Any) -> Any:
         """Answer `options["batch"]` with simulated workers (the simulated crowd only)."""

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from typing import Any
 
 from django.db.models import Count
 
+from annotation.crowd import providers
 from annotation.models import Invitation, Run, Worker
 
 DEFAULT_CONSENT = (
@@ -58,17 +60,20 @@ def invited_worker(*, run: Run, worker_id: int, provider: str) -> Worker | None:
 
 
 def consent_record(run: Run) -> dict[str, Any]:
-    """What an export's manifest says about consent: the current text and version, and how
-    many invited local workers accepted each version."""
+    """What an export's manifest says about consent: the current text and version, how many
+    workers were invited by link, and how many people accepted each version (invited workers
+    and the participants of providers with a consent step of their own, e.g. a panel's)."""
     accepted = (
         Invitation.objects.filter(run=run)
         .exclude(consent_version="")
         .values("consent_version")
         .annotate(n=Count("pk"))
-        .order_by("consent_version")
     )
+    totals = Counter({row["consent_version"]: row["n"] for row in accepted})
+    for provider in providers():
+        totals.update(provider.consents(run=run))
     return {
         **run_consent(run),
         "invited": Invitation.objects.filter(run=run).count(),
-        "accepted_by_version": {row["consent_version"]: row["n"] for row in accepted},
+        "accepted_by_version": dict(sorted(totals.items())),
     }

@@ -104,10 +104,31 @@ def _claim_holds(assignment: Assignment, now: datetime, batch: Batch) -> bool:
     ).exists()
 
 
+def claims_unconfirmed(batch: Batch) -> bool:
+    """Whether `batch`'s claims start unconfirmed and hold their slots until the provider
+    confirms them (`CrowdProvider.claims_unconfirmed`, e.g. a panel without an API)."""
+    return provider_for(batch.provider).claims_unconfirmed
+
+
+def _kept(batch: Batch) -> Q:
+    """Submitted work holding its slot for good: counted work, and where claims start
+    unconfirmed (`claims_unconfirmed`), work waiting for the provider's confirmation too."""
+    if claims_unconfirmed(batch):
+        return Q(state__in=COUNTED_STATES, excluded=False)
+    return counted()
+
+
+def _mine(batch: Batch) -> Q:
+    """The rows a claim of `batch` makes: confirmed ones, or where claims start unconfirmed
+    (`claims_unconfirmed`), any. Other unconfirmed rows (a browser's word only) never hold a
+    slot."""
+    return Q() if claims_unconfirmed(batch) else Q(confirmed=True)
+
+
 def _active_assignments(now: datetime, batch: Batch) -> Q:
-    """Assignments holding a slot of their HIT: counted work and claims still within their
-    time (the assignment duration; the shorter first-claim time for a worker who has submitted
-    nothing in the batch). Unconfirmed rows (a browser's word only) never hold one."""
+    """Assignments holding a slot of their HIT: kept work (`_kept`) and claims still within
+    their time (the assignment duration; the shorter first-claim time for a worker who has
+    submitted nothing in the batch)."""
     fresh = now - timedelta(seconds=batch.assignment_duration_seconds)
     first = now - timedelta(seconds=first_claim_seconds(batch))
     has_submitted = Exists(
@@ -115,8 +136,9 @@ def _active_assignments(now: datetime, batch: Batch) -> Q:
             worker=OuterRef("worker"), hit__batch=batch, state__in=COUNTED_STATES
         )
     )
-    return counted() | (
-        Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh, confirmed=True)
+    return _kept(batch) | (
+        Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh)
+        & _mine(batch)
         & (Q(accepted_at__gte=first) | has_submitted)
     )
 
@@ -142,10 +164,10 @@ def assignment_claim_next(
         pool_join(run=batch.run, worker=worker, stage=batch.stage)
         # Their open claim, if it still holds its slot (`_active_assignments` for one row).
         mine = Assignment.objects.filter(
+            _mine(batch),
             hit__batch=batch,
             worker=worker,
             state=AssignmentState.ACCEPTED,
-            confirmed=True,
             accepted_at__gte=now - timedelta(seconds=batch.assignment_duration_seconds),
         ).first()
         if mine is not None and _claim_holds(mine, now, batch):
@@ -217,7 +239,9 @@ def same_items_reason(*, hit: Hit, worker: Worker, confirmed_only: bool = False)
 
 
 def _claim_take(*, hit_id: int, batch: Batch, worker: Worker, now: datetime) -> Assignment:
-    assignment = Assignment.objects.create(hit_id=hit_id, worker=worker, accepted_at=now)
+    assignment = Assignment.objects.create(
+        hit_id=hit_id, worker=worker, accepted_at=now, confirmed=not claims_unconfirmed(batch)
+    )
     event_record(
         action="assignment.accepted",
         run=batch.run,
@@ -338,7 +362,7 @@ def _submit_orm(
     batch = assignment.hit.batch
     if assignment.state != AssignmentState.ACCEPTED:
         return _submit_again(assignment, answers), False
-    if assignment.confirmed:
+    if assignment.confirmed or claims_unconfirmed(batch):  # claimed here: our clock, our pools
         _check_in_time(assignment=assignment, now=submitted_at or timezone.now())
         membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
         _check_pool(batch, worker, None if membership is None else membership.stage)
@@ -508,6 +532,7 @@ def _slot_params(batch: Batch, now: datetime) -> dict[str, Any]:
         "batch": batch.pk,
         "fresh": now - timedelta(seconds=batch.assignment_duration_seconds),
         "first": now - timedelta(seconds=first_claim_seconds(batch)),
+        "unconfirmed": claims_unconfirmed(batch),
     }
 
 
@@ -523,7 +548,7 @@ def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
     _check_clock(assignment, batch, now)
     Hit.objects.select_for_update().filter(pk=hit.pk).first()  # one submitter at a time
     others = hit.assignments.exclude(pk=assignment.pk)
-    counted_n = others.filter(counted()).count()
+    counted_n = others.filter(_kept(batch)).count()
     if counted_n >= hit.capacity or _claim_holds(assignment, now, batch):
         _check_slots(hit, counted_n, None)
         return

@@ -111,7 +111,9 @@ def batch_create(
     `auto_approval_delay_seconds` defaults to the task type's (or the model's) default."""
     if stage not in Stage.values:
         raise InputError(f"unknown stage {stage!r}", field="stage")
-    provider_for(provider)  # unknown provider names fail here, before anything is written
+    # Unknown provider names fail here, before anything is written; the provider checks and
+    # completes its own options (a panel's study-link settings).
+    options = provider_for(provider).batch_options(options=dict(options or {}))
     task = task_type_for(stage)
     items_per_hit = items_per_hit or task.default_items_per_hit
     assignments_per_hit = assignments_per_hit or task.assignments_default(run=run)

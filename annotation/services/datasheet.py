@@ -42,7 +42,7 @@ def _batches(run: Run) -> list[dict[str, Any]]:
                 "workers": done.values("worker").distinct().count(),
                 "assignments": done.count(),
                 "held_for_review": {r["status"]: r["n"] for r in reviews},
-                "options": batch.options,
+                "options": provider_for(batch.provider).published_options(options=batch.options),
             }
         )
     return rows

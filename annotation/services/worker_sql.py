@@ -20,11 +20,15 @@ M = TypeVar("M", bound=Model)
 
 _COUNTED = "('" + "', '".join(COUNTED_STATES) + "')"
 COUNTED_SQL = f"(a.state IN {_COUNTED} AND a.confirmed AND NOT a.excluded)"
-# `_active_assignments`: counted work, and confirmed claims within the assignment duration
-# (within the first-claim hold for a worker with nothing counted in the batch).
+# `_mine`: the rows a claim makes (any row where claims start unconfirmed).
+_MINE = "(a.confirmed OR %(unconfirmed)s)"
+# `_kept`: counted work (where claims start unconfirmed, also work waiting for confirmation);
+# `_active_assignments`: kept work and claims within the assignment duration (within the
+# first-claim hold for a worker with nothing counted in the batch).
+KEPT_SQL = f"(a.state IN {_COUNTED} AND {_MINE} AND NOT a.excluded)"
 ACTIVE_SQL = f"""(
-  {COUNTED_SQL}
-  OR (a.state = '{AssignmentState.ACCEPTED}' AND a.confirmed AND a.accepted_at >= %(fresh)s
+  {KEPT_SQL}
+  OR (a.state = '{AssignmentState.ACCEPTED}' AND {_MINE} AND a.accepted_at >= %(fresh)s
       AND (a.accepted_at >= %(first)s OR EXISTS (
         SELECT 1 FROM annotation_assignment s JOIN annotation_hit sh ON sh.id = s.hit_id
         WHERE s.worker_id = a.worker_id AND sh.batch_id = %(batch)s
@@ -109,7 +113,7 @@ _HIT_LOCK_SQL = "SELECT 1 FROM annotation_hit WHERE id = %s FOR UPDATE"
 _SLOTS_SQL = f"""
 SELECT
   (SELECT count(*) FROM annotation_assignment a
-   WHERE a.hit_id = %(hit)s AND a.id <> %(me)s AND {COUNTED_SQL}),
+   WHERE a.hit_id = %(hit)s AND a.id <> %(me)s AND {KEPT_SQL}),
   (SELECT count(*) FROM annotation_assignment a
    WHERE a.hit_id = %(hit)s AND a.id <> %(me)s AND {ACTIVE_SQL}),
   EXISTS (SELECT 1 FROM annotation_assignment s JOIN annotation_hit sh ON sh.id = s.hit_id

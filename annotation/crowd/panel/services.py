@@ -1,0 +1,110 @@
+"""The panel's writes: a batch's settings, a participant's consent, the end of their work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.crowd.panel import options
+from annotation.crowd.panel.models import Participant
+from annotation.errors import ServiceError
+from annotation.models import Assignment, AssignmentState, Batch, Event, Worker
+from annotation.selectors.invitations import run_consent
+from annotation.services.assignments import worker_get_or_create
+from annotation.services.events import event_record
+
+
+def panel_batch_check(batch: Batch) -> None:
+    if batch.provider != options.PROVIDER:
+        raise ServiceError(f"batch {batch.pk} is a {batch.provider} batch, not a panel batch")
+
+
+def panel_settings_set(*, batch: Batch, changes: dict[str, Any]) -> dict[str, Any]:
+    """Change the batch's panel settings (the others stay); the checked settings. The panel's
+    name is fixed once anyone claimed work in the batch: it is part of every participant's
+    worker id."""
+    panel_batch_check(batch)
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().get(pk=batch.pk)
+        current = options.settings_of(batch)
+        merged = options.settings_merge(current, changes)
+        if (
+            merged["name"] != current["name"]
+            and Assignment.objects.filter(hit__batch=batch).exists()
+        ):
+            raise ServiceError(
+                "the panel's name cannot change once participants worked on the batch: their "
+                "ids would then name other people"
+            )
+        if merged != current:
+            Batch.objects.filter(pk=batch.pk).update(options={**batch.options, options.KEY: merged})
+            event_record(
+                action="panel.settings_changed",
+                run=batch.run,
+                batch=batch,
+                data={"changed": sorted(k for k in merged if merged[k] != current.get(k))},
+            )
+    return merged
+
+
+def participant_consent(*, batch: Batch, participant: str, version: str) -> Worker:
+    """Record that `participant` (the id their study link carried) accepted the run's
+    information and consent text of `version` (the current one); their worker."""
+    current = run_consent(batch.run)["version"]
+    if version != current:
+        raise ServiceError("the information text changed while you read it; please read it again")
+    settings = options.settings_of(batch)
+    worker = worker_get_or_create(
+        provider=options.PROVIDER, external_id=options.external_id(settings, participant)
+    )
+    with transaction.atomic():
+        row, made = Participant.objects.select_for_update().get_or_create(
+            run=batch.run,
+            worker=worker,
+            defaults={"consent_version": current, "consented_at": timezone.now()},
+        )
+        if made or row.consent_version != current:
+            if not made:
+                row.consent_version, row.consented_at = current, timezone.now()
+                row.save(update_fields=["consent_version", "consented_at"])
+            event_record(
+                action="panel.consented",
+                run=batch.run,
+                batch=batch,
+                worker=worker,
+                data={"version": current},
+            )
+    return worker
+
+
+def participant_finish(*, batch: Batch, worker: Worker, outcome: str, stopped: bool) -> None:
+    """The end of a participant's work in `batch` (`outcome`, one of `options.OUTCOMES` or
+    `options.RETURNED`): a participant who stopped lets their open task go at once (its
+    slot is free for someone else); each outcome is written to the event log once."""
+    with transaction.atomic():
+        if stopped:
+            for assignment in Assignment.objects.select_for_update().filter(
+                hit__batch=batch, worker=worker, state=AssignmentState.ACCEPTED
+            ):
+                Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.ABANDONED)
+                event_record(
+                    action="assignment.abandoned",
+                    run=batch.run,
+                    batch=batch,
+                    assignment=assignment,
+                    worker=worker,
+                    data={"source": "panel", "reason": "the participant finished"},
+                )
+        seen = Event.objects.filter(
+            action="panel.finished", batch=batch, worker=worker, data__outcome=outcome
+        ).exists()
+        if not seen:
+            event_record(
+                action="panel.finished",
+                run=batch.run,
+                batch=batch,
+                worker=worker,
+                data={"outcome": outcome, "stopped": stopped},
+            )

@@ -1,0 +1,240 @@
+"""A panel participant's pages: the study link (its id binds the session), the run's
+information and consent text, the start page, the next task, the task page (the same task
+types and submit as local work), and the end: a completion code per outcome or the panel's
+completion URL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from annotation.crowd.panel import options
+from annotation.crowd.panel.selectors import (
+    consented,
+    panel_task_page,
+    panel_worker,
+    submitted_count,
+)
+from annotation.crowd.panel.services import participant_consent, participant_finish
+from annotation.errors import AnswerError, ServiceError, TooLate
+from annotation.models import AssignmentState, Batch, BatchStatus, Worker
+from annotation.selectors.invitations import run_consent
+from annotation.selectors.work import hit_view
+from annotation.services.assignments import assignment_claim_next, assignment_submit
+from annotation.task_forms import answers_from
+
+SESSION = "crowdvl_panel"  # {"batch": id, "participant": the link's id, "worker": pk or None}
+
+NO_ID = (
+    "This study link carries no valid participant id. Please open the study again from the "
+    "panel's page (the link the panel shows you adds your id)."
+)
+NOT_OPEN = "This study is not open yet. Please try again later from the panel's page."
+
+
+def _message(request: HttpRequest, reason: str, *, status: int, **context: object) -> HttpResponse:
+    return render(
+        request, "annotation/panel_message.html", {"reason": reason, **context}, status=status
+    )
+
+
+def _bind(request: HttpRequest, batch: Batch, participant: str, worker: Worker | None) -> None:
+    """Bind the session to the participant the study link names (a new session for a new
+    person or batch, as an invitation link does for local workers)."""
+    old = request.session.get(SESSION)
+    if not isinstance(old, dict) or (old.get("batch"), old.get("participant")) != (
+        batch.pk,
+        participant,
+    ):
+        request.session.cycle_key()
+    request.session[SESSION] = {
+        "batch": batch.pk,
+        "participant": participant,
+        "worker": worker.pk if worker else None,
+    }
+
+
+def _bound(request: HttpRequest, batch: Batch) -> tuple[str, Worker | None] | None:
+    """The participant id this session is bound to for `batch`, and their worker if they
+    consented once; None when the session came by no study link of the batch."""
+    data = request.session.get(SESSION)
+    if not isinstance(data, dict) or data.get("batch") != batch.pk:
+        return None
+    participant = data.get("participant")
+    if not isinstance(participant, str) or options.participant_id_check(participant) is None:
+        return None
+    return participant, panel_worker(batch=batch, participant=participant)
+
+
+def _batch(batch_id: int) -> Batch:
+    return get_object_or_404(
+        Batch.objects.select_related("run"), pk=batch_id, provider=options.PROVIDER
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def panel_entry(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """The study link: `?<id parameter>=<participant id>` binds the session to that id (then
+    the address drops it); the consent page first, then the start page."""
+    batch = _batch(batch_id)
+    param = options.settings_of(batch)["id_param"]
+    if request.method == "GET" and param in request.GET:
+        participant = options.participant_id_check(request.GET[param])
+        if participant is None:
+            return _message(request, NO_ID, status=400)
+        _bind(request, batch, participant, panel_worker(batch=batch, participant=participant))
+        return redirect("panel-entry", batch_id=batch.pk)
+    bound = _bound(request, batch)
+    if bound is None:
+        return _message(request, NO_ID, status=400)
+    if batch.status == BatchStatus.DRAFT:
+        return _message(request, NOT_OPEN, status=409)
+    participant, worker = bound
+    consent = run_consent(batch.run)
+    error = None
+    if request.method == "POST":
+        try:
+            worker = participant_consent(
+                batch=batch, participant=participant, version=request.POST.get("version", "")
+            )
+        except ServiceError as exc:
+            error = str(exc)
+        else:
+            _bind(request, batch, participant, worker)
+            return redirect("panel-entry", batch_id=batch.pk)
+    if worker is None or not consented(run=batch.run, worker=worker):
+        return render(
+            request,
+            "annotation/panel_consent.html",
+            {"consent": consent, "error": error, "batch": batch},
+            status=400 if error else 200,
+        )
+    done = submitted_count(batch=batch, worker=worker)
+    return render(request, "annotation/panel_start.html", {"batch": batch, "done": done})
+
+
+def _participant(request: HttpRequest, batch: Batch) -> tuple[str, Worker] | HttpResponse:
+    """The session's consented participant of `batch`, or the page telling them why not."""
+    bound = _bound(request, batch)
+    if bound is None:
+        return _message(request, NO_ID, status=403)
+    participant, worker = bound
+    if worker is None or not consented(run=batch.run, worker=worker):
+        return redirect("panel-entry", batch_id=batch.pk)  # the consent page
+    return participant, worker
+
+
+def _finish(
+    request: HttpRequest,
+    batch: Batch,
+    participant: str,
+    worker: Worker,
+    outcome: str,
+    *,
+    stopped: bool = False,
+) -> HttpResponse:
+    """The end of the participant's work: the outcome's code, or the panel's completion URL
+    with it; no code, no redirect."""
+    participant_finish(batch=batch, worker=worker, outcome=outcome, stopped=stopped)
+    settings = options.settings_of(batch)
+    code = settings["completion"].get(outcome, "")
+    if code and settings["completion_url"]:
+        return redirect(
+            options.completion_link(settings["completion_url"], code=code, participant=participant)
+        )
+    context = {"batch": batch, "outcome": outcome, "code": code}
+    return render(request, "annotation/panel_done.html", context)
+
+
+@require_http_methods(["GET"])
+def panel_next(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """The participant's next task by the claim rule of every worker, or the end."""
+    batch = _batch(batch_id)
+    found = _participant(request, batch)
+    if isinstance(found, HttpResponse):
+        return found
+    participant, worker = found
+    if batch.status == BatchStatus.DRAFT:
+        return _message(request, NOT_OPEN, status=409)
+    try:
+        assignment = assignment_claim_next(batch=batch, worker=worker)
+    except ServiceError:  # another stage's pool, blocked: screened out (unless they worked)
+        done = submitted_count(batch=batch, worker=worker)
+        return _finish(
+            request, batch, participant, worker, options.COMPLETED if done else options.SCREENED_OUT
+        )
+    if assignment is None:
+        done = submitted_count(batch=batch, worker=worker)
+        return _finish(
+            request, batch, participant, worker, options.COMPLETED if done else options.NO_WORK
+        )
+    return redirect("panel-task", assignment_id=assignment.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def panel_finish(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """Stop here: a page that asks, and its button, which lets the open task go and shows
+    the end (completed after at least one submitted task; otherwise no code)."""
+    batch = _batch(batch_id)
+    found = _participant(request, batch)
+    if isinstance(found, HttpResponse):
+        return found
+    participant, worker = found
+    done = submitted_count(batch=batch, worker=worker)
+    if request.method == "GET":
+        return render(request, "annotation/panel_finish.html", {"batch": batch, "done": done})
+    outcome = options.COMPLETED if done else options.RETURNED
+    return _finish(request, batch, participant, worker, outcome, stopped=True)
+
+
+def _started_at(value: str) -> datetime | None:
+    """The page's first-answer time (milliseconds since the epoch), or None if unreadable."""
+    try:
+        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+@require_http_methods(["GET", "POST"])
+def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    data = request.session.get(SESSION)
+    worker_id = data.get("worker") if isinstance(data, dict) else None
+    page = (
+        panel_task_page(assignment_id=assignment_id, worker_id=worker_id)
+        if isinstance(worker_id, int)
+        else None
+    )
+    if page is None:  # not theirs, not a panel batch, or no current consent
+        raise Http404("no such assignment for this participant")
+    error = None
+    if request.method == "POST":
+        answers = answers_from(request.POST, page.stage)
+        try:
+            assignment_submit(
+                assignment_id=page.assignment_id,
+                worker=Worker.objects.get(pk=page.worker_id),
+                answers=answers,
+                started_at=_started_at(request.POST.get("started_at", "")),
+            )
+        except TooLate as exc:  # the form cannot be sent again: offer a new task instead
+            next_url = reverse("panel-next", args=[page.batch_id])
+            return _message(request, str(exc), status=409, next_url=next_url)
+        except (AnswerError, ServiceError) as exc:
+            error = str(exc)
+        else:
+            messages.success(request, "Thank you, your answers were saved.")
+            return redirect("panel-next", batch_id=page.batch_id)
+    elif page.state != AssignmentState.ACCEPTED:
+        return redirect("panel-next", batch_id=page.batch_id)
+    view = hit_view(hit_id=page.hit_id)
+    context = {
+        **view,
+        "error": error,
+        "finish_url": reverse("panel-finish", args=[page.batch_id]),
+    }
+    return render(request, view["template"], context, status=400 if error else 200)
