@@ -376,7 +376,10 @@ def test_blocks_are_a_participant_group_every_study_excludes(pro, paired_run):
     a = pro.take(batch, "spam")
     pro.submit(a, answers_for(a))
     worker_block(worker=a.worker, reason="spam")
-    [group] = [g for g, members in pro.standin.groups.items() if "spam" in members]
+    from annotation.models import BlockQualification
+
+    group = BlockQualification.objects.get(provider="prolific").qualification_id
+    assert "spam" in pro.standin.groups[group]
     study = pro.standin.studies[batch.provider_hit_type_id]
     blocklist = [f for f in study["filters"] if f["filter_id"] == "participant_group_blocklist"]
     assert group in blocklist[0]["selected_values"]
@@ -611,3 +614,22 @@ def test_reconciliation_compares_every_submission_and_the_money(pro, paired_run,
 def test_the_dashboard_links_each_providers_staff_pages(admin_client):
     page = admin_client.get("/").content.decode()
     assert 'href="/prolific/reconcile/"' in page and 'href="/mturk/reconcile/"' in page
+
+
+def test_work_counts_only_once_synchronisation_sees_the_submission_completed(pro, paired_run):
+    batch = pro.publish(draft(paired_run))
+    a = pro.take(batch, "counted")
+    assert not a.confirmed  # a claim holds its HIT, unconfirmed
+    browser = pro.browsers["counted"]
+    response = browser.post(f"/prolific/assignment/{a.pk}/", answers_for(a))
+    assert response.status_code == 302
+    a.refresh_from_db()
+    assert a.state == AssignmentState.SUBMITTED and not a.confirmed
+    assert not Assignment.objects.filter(counted(), pk=a.pk).exists()
+    with pytest.raises(ServiceError, match="not confirmed"):
+        assignment_approve(assignment=a)
+    # Still ACTIVE at Prolific (the participant never reached the completion URL): nothing.
+    assert batch_sync(batch=batch) == 0
+    pro.complete_at_prolific("counted", response["Location"])
+    assert batch_sync(batch=batch) == 1
+    assert Assignment.objects.filter(counted(), pk=a.pk).exists()

@@ -58,8 +58,12 @@ def test_a_participant_from_prolific_consents_answers_and_lands_on_the_completio
         assert code == studies.completion_code(batch, studies.COMPLETED)
         assignment = Assignment.objects.get(provider_assignment_id=session)
         assert assignment.state == AssignmentState.SUBMITTED and assignment.answers.count() == 3
+        assert not assignment.confirmed  # counts once synchronisation sees it at Prolific
         driver.standin.complete(session, code)
         assert driver.standin.submissions[session]["status"] == "AWAITING REVIEW"
-        assert batch_sync(batch=batch) == 0  # awaiting review: nothing to change here
+        assert batch_sync(batch=batch) == 1
+        assignment.refresh_from_db()
+        assert assignment.confirmed
+        assert batch_sync(batch=batch) == 0  # seen again: nothing
     finally:
         driver.done()

@@ -52,6 +52,9 @@ class ProlificProvider(CrowdProvider):
     name = PROVIDER
     label = "Prolific"
     remote = True
+    # A participant's claim holds its HIT, but the work counts only once synchronisation sees
+    # their submission completed at Prolific (AWAITING REVIEW or APPROVED).
+    claims_unconfirmed = True
     case_sensitive_ids = True
     takes_qualifications = True
     charges_fees = True

@@ -26,8 +26,9 @@ from annotation.crowd.prolific.client import (
     ProlificClient,
     status_normalise,
 )
+from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Event
-from annotation.services.assignments import assignment_mark, hit_recount
+from annotation.services.assignments import assignment_confirm, assignment_mark, hit_recount
 from annotation.services.events import event_record
 
 PROVIDER = "prolific"
@@ -68,10 +69,37 @@ def status_apply(*, assignment: Assignment, status: str, source: str) -> bool:
             Assignment.objects.filter(pk=assignment.pk).update(
                 auto_approve_at=(assignment.submitted_at or timezone.now()) + AUTO_APPROVAL
             )
-        if status in (APPROVED, PARTIALLY_APPROVED) and state == AssignmentState.SUBMITTED:
-            assignment_mark(assignment=assignment, state=AssignmentState.APPROVED, source=source)
-            return True
-    return False
+    if state != AssignmentState.SUBMITTED:
+        return False
+    changed = False
+    if status in (AWAITING_REVIEW, APPROVED, PARTIALLY_APPROVED) and not assignment.confirmed:
+        # The participant completed at Prolific: their work counts from now on.
+        try:
+            assignment_confirm(assignment=assignment, source=source)
+        except ServiceError as exc:
+            _refused_once(assignment=assignment, error=str(exc))
+            return False
+        changed = True
+    if status in (APPROVED, PARTIALLY_APPROVED):
+        assignment.refresh_from_db()
+        assignment_mark(assignment=assignment, state=AssignmentState.APPROVED, source=source)
+        changed = True
+    return changed
+
+
+def _refused_once(*, assignment: Assignment, error: str) -> None:
+    """Work Prolific completed that cannot count here (the HIT is full, the participant had
+    these items before): recorded once, for the researcher to reject at Prolific."""
+    batch = assignment.hit.batch
+    if not Event.objects.filter(action="prolific.work_refused", assignment=assignment).exists():
+        event_record(
+            action="prolific.work_refused",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"error": error},
+        )
 
 
 def status_unknown(*, batch: Batch, submission_id: str, status: str, source: str) -> None:

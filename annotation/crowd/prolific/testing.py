@@ -16,7 +16,7 @@ from annotation.crowd import provider_for
 from annotation.crowd.prolific.client import ProlificClient, client_default
 from annotation.crowd.prolific.standin import ProlificStandIn, standin_session
 from annotation.models import Assignment, Batch
-from annotation.services.batches import batch_publish
+from annotation.services.batches import batch_publish, batch_sync
 
 API = "https://api.prolific.test/api/v1/"
 SECRET = "hook-secret-for-tests"
@@ -97,6 +97,8 @@ class ProlificDriver:
         )
         assert response.status_code == 302, response.content
         self.complete_at_prolific(participant, response["Location"])
+        batch_sync(batch=assignment.hit.batch)  # the work counts once synchronisation sees it
+        assignment.refresh_from_db()
 
     def complete_at_prolific(self, participant: str, url: str) -> str:
         """The browser lands on Prolific's completion URL; its code's actions run there."""
