@@ -28,7 +28,9 @@ from annotation.services.batches import (
     batch_create,
     batch_discard,
     batch_expire,
+    batch_pause,
     batch_publish_request,
+    batch_resume,
     batch_sync,
     batch_warnings,
 )
@@ -143,7 +145,7 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
     return render(request, "annotation/batch_launch.html", context)
 
 
-ACTIONS = ("publish", "discard", "expire", "extend", "add", "sync")
+ACTIONS = ("publish", "discard", "expire", "extend", "add", "sync", "pause", "resume")
 
 
 def _positive(data: Any, key: str) -> int:
@@ -156,6 +158,12 @@ def _positive(data: Any, key: str) -> int:
 def _batch_action(batch: Batch, action: str, data: Any) -> str:
     """A published batch's actions through the same services as the CLI (provider calls
     included); the message for the page."""
+    if action == "pause":
+        batch_pause(batch=batch)
+        return f"Batch {batch.pk} paused: no new claims; work in progress may finish."
+    if action == "resume":
+        batch_resume(batch=batch)
+        return f"Batch {batch.pk} resumed."
     if action == "expire":
         batch_expire(batch=batch)
         return f"Batch {batch.pk} expired: its HITs are no longer offered."
@@ -180,7 +188,7 @@ def batch_launch_action(request: HttpRequest, batch_id: int, action: str) -> Htt
     require(request.user, Action.ACT, run=batch.run)
     run_id = batch.run_id
     try:
-        if action in ("expire", "extend", "add", "sync"):
+        if action in ("expire", "extend", "add", "sync", "pause", "resume"):
             messages.success(request, _batch_action(batch, action, request.POST))
             return redirect("batch-launch", batch_id=batch_id)
         if action == "discard":

@@ -296,6 +296,7 @@ class Job(models.Model):
 class BatchStatus(models.TextChoices):
     DRAFT = "draft"
     PUBLISHED = "published"
+    PAUSED = "paused"  # no new claims; work in progress may finish
     COMPLETED = "completed"
     EXPIRED = "expired"
 

@@ -28,7 +28,9 @@ from annotation.selectors.listing import batches_counted
 from annotation.services.batches import (
     batch_discard,
     batch_expire,
+    batch_pause,
     batch_publish_request,
+    batch_resume,
     batch_sync,
 )
 from annotation.services.review import batch_add_assignments, batch_extend
@@ -87,6 +89,29 @@ class BatchExpireApi(ServiceAPIView):
     @extend_schema(request=None, responses={200: BatchOutput, **ERRORS})
     def post(self, request: Request, batch_id: int) -> Response:
         batch = batch_expire(batch=_batch(self, request, batch_id))
+        return Response(_batch_output(batch))
+
+
+class BatchPauseApi(ServiceAPIView):
+    """Pause a published batch: no new claims (a platform with a pause sends no new workers);
+    work in progress may finish."""
+
+    required_action = Action.ACT
+
+    @extend_schema(request=None, responses={200: BatchOutput, **ERRORS})
+    def post(self, request: Request, batch_id: int) -> Response:
+        batch = batch_pause(batch=_batch(self, request, batch_id))
+        return Response(_batch_output(batch))
+
+
+class BatchResumeApi(ServiceAPIView):
+    """Resume a paused batch."""
+
+    required_action = Action.ACT
+
+    @extend_schema(request=None, responses={200: BatchOutput, **ERRORS})
+    def post(self, request: Request, batch_id: int) -> Response:
+        batch = batch_resume(batch=_batch(self, request, batch_id))
         return Response(_batch_output(batch))
 
 

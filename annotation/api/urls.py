@@ -55,6 +55,8 @@ urlpatterns = [
             ("publish", actions.BatchPublishApi),
             ("discard", actions.BatchDiscardApi),
             ("expire", actions.BatchExpireApi),
+            ("pause", actions.BatchPauseApi),
+            ("resume", actions.BatchResumeApi),
             ("extend", actions.BatchExtendApi),
             ("add-assignments", actions.BatchAddAssignmentsApi),
             ("sync", actions.BatchSyncApi),

@@ -180,6 +180,15 @@ class CrowdProvider(ABC):
         """Create the batch's HITs at the platform (remote providers; safe to run again)."""
         return None
 
+    def pause(self, *, batch: Batch) -> None:
+        """Stop sending new workers to the batch at the platform (its own pause, where it has
+        one); work in progress may finish. Server-side: nothing to call."""
+        return None
+
+    def resume(self, *, batch: Batch) -> None:
+        """Send workers again after `pause`."""
+        return None
+
     def sync(self, *, batch: Batch) -> int:
         """Bring the platform's results for `batch` in; how many assignments changed."""
         return 0

@@ -314,6 +314,35 @@ def batch_sync(*, batch: Batch) -> int:
     return crowd.sync(batch=batch) if crowd.remote else 0
 
 
+def batch_pause(*, batch: Batch) -> Batch:
+    """No new claims (and, at a platform with a pause, no new workers sent); work in progress
+    may finish. Pausing a paused batch changes nothing."""
+    if batch.status == BatchStatus.PAUSED:
+        return batch
+    if batch.status != BatchStatus.PUBLISHED:
+        raise ServiceError(f"batch {batch.pk} is {batch.status}: only a published batch pauses")
+    provider_for(batch.provider).pause(batch=batch)
+    with transaction.atomic():
+        Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PAUSED)
+        batch.refresh_from_db()
+        event_record(action="batch.paused", run=batch.run, batch=batch)
+    return batch
+
+
+def batch_resume(*, batch: Batch) -> Batch:
+    """Take claims again after `batch_pause`."""
+    if batch.status == BatchStatus.PUBLISHED:
+        return batch
+    if batch.status != BatchStatus.PAUSED:
+        raise ServiceError(f"batch {batch.pk} is {batch.status}, not paused")
+    provider_for(batch.provider).resume(batch=batch)
+    with transaction.atomic():
+        Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+        batch.refresh_from_db()
+        event_record(action="batch.resumed", run=batch.run, batch=batch)
+    return batch
+
+
 def batch_expire(*, batch: Batch) -> Batch:
     provider_for(batch.provider).expire(batch=batch)
     with transaction.atomic():
@@ -336,7 +365,7 @@ def batches_stop(*, run: Run | None = None, reason: str) -> dict[str, Any]:
         Q(create_attempted_at__isnull=False) | Q(provider_hit_id__gt="")
     )
     batches = Batch.objects.alias(at_provider=Exists(at_provider)).filter(
-        Q(status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED))
+        Q(status__in=(BatchStatus.PUBLISHED, BatchStatus.PAUSED, BatchStatus.COMPLETED))
         | Q(status=BatchStatus.DRAFT, at_provider=True)
     )
     if run is not None:

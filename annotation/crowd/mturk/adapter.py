@@ -33,7 +33,7 @@ from annotation.crowd.mturk.client import (
     task_url,
 )
 from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee, slot_cost
-from annotation.errors import AlreadyPaid
+from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, Batch, Hit, Stage, Worker
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
@@ -101,6 +101,11 @@ class MTurkProvider(CrowdProvider):
         from annotation.crowd.mturk.publish import mturk_publish_hits
 
         mturk_publish_hits(batch=batch, provider=self, progress=progress)
+
+    def pause(self, *, batch: Batch) -> None:
+        raise ServiceError(
+            "MTurk has no pause: its HITs stay listed to workers; expire the batch instead"
+        )
 
     def sync(self, *, batch: Batch) -> int:
         from annotation.crowd.mturk.sync import mturk_sync_batch

@@ -298,7 +298,12 @@ def mturk_batches_to_sync() -> list[Batch]:
     batches = Batch.objects.filter(provider=PROVIDER).exclude(provider_hit_type_id="")
     found = []
     for batch in batches.filter(
-        status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED, BatchStatus.EXPIRED)
+        status__in=(
+            BatchStatus.PUBLISHED,
+            BatchStatus.PAUSED,
+            BatchStatus.COMPLETED,
+            BatchStatus.EXPIRED,
+        )
     ).order_by("pk"):
         horizon = (batch.published_at or now) + timedelta(
             seconds=batch.lifetime_seconds

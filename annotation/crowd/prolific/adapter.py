@@ -117,6 +117,22 @@ class ProlificProvider(CrowdProvider):
 
         prolific_publish_study(batch=batch, client=self.client, progress=progress)
 
+    def pause(self, *, batch: Batch) -> None:
+        """The study's PAUSE: hidden from participants; those who started may finish."""
+        self._transition(batch, "ACTIVE", "PAUSE")
+
+    def resume(self, *, batch: Batch) -> None:
+        self._transition(batch, "PAUSED", "START")
+
+    def _transition(self, batch: Batch, when: str, action: str) -> None:
+        if not batch.provider_hit_type_id:
+            return
+        study = self.client.call("GET", f"studies/{batch.provider_hit_type_id}/")
+        if study.get("status") == when:  # already done (a retry): nothing to send
+            self.client.call(
+                "POST", f"studies/{batch.provider_hit_type_id}/transition/", json={"action": action}
+            )
+
     def sync(self, *, batch: Batch) -> int:
         from annotation.crowd.prolific.groups import pool_grant_pending
         from annotation.crowd.prolific.sync import prolific_sync_batch

@@ -62,7 +62,7 @@ def _held(request: HttpRequest, batch: Batch) -> dict[str, Any] | None:
 @require_http_methods(["GET", "POST"])
 def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id, provider=PROVIDER)
-    if batch.status != BatchStatus.PUBLISHED:
+    if batch.status not in (BatchStatus.PUBLISHED, BatchStatus.PAUSED):  # paused: theirs only
         return _refused(request, "This study is not taking participants any more.")
     consent = run_consent(batch.run)
     if request.method == "GET":
