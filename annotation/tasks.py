@@ -3,9 +3,13 @@ Each flow has its own `tasks.py` beside its services."""
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
 from annotation.services.jobs import job_step
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="crowd.sync_open")
@@ -16,8 +20,12 @@ def crowd_sync_open() -> None:
     from annotation.services.reoffer import hits_reoffer_all
 
     for provider in providers():
-        if provider.remote:
+        if not provider.remote:
+            continue
+        try:
             provider.sync_open()
+        except Exception:  # noqa: BLE001 - one provider failing must not stop the others
+            logger.exception("synchronising %s failed", provider.name)
     hits_reoffer_all()
 
 
