@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.errors import ServiceError
 from annotation.models import Run, Worker
+from annotation.money import symbol
 from annotation.permissions import Action, can, require
 from annotation.selectors.workers import accuracy_histogram, run_workers, workers_of_run
 from annotation.services.review import (
@@ -69,7 +70,7 @@ def run_worker_action(
             bonus = run_worker_bonus(
                 run=run, worker=worker, amount=request.POST.get("amount", ""), reason=reason
             )
-            messages.success(request, f"Bonus of ${bonus.amount} to {worker.external_id}.")
+            messages.success(request, f"Bonus of {symbol()}{bonus.amount} to {worker.external_id}.")
     except (ServiceError, InputError) as exc:
         messages.error(request, f"Worker {worker.external_id}: {exc}")
     return redirect("run-workers", run_id=run.pk)

@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from annotation.errors import ServiceError
+from annotation.money import symbol
 
 if TYPE_CHECKING:  # the registry is imported while apps load: no models at import time
     from annotation.models import Assignment, Batch, Hit, Job, Run, Worker
@@ -53,10 +54,12 @@ class CostEstimate:
     def describe(self) -> str:
         n = self.hits * self.assignments_per_hit
         # The fee rule names the assignments it applies to; without fees, say how many.
-        fees = f" + ${self.fees} {self.fee_note}" if self.fee_note else f" ({n} assignments)"
+        fees = (
+            f" + {symbol()}{self.fees} {self.fee_note}" if self.fee_note else f" ({n} assignments)"
+        )
         return (
-            f"{self.hits} HITs x {self.assignments_per_hit} assignments x ${self.reward} "
-            f"= ${self.rewards} rewards{fees} = ${self.total}"
+            f"{self.hits} HITs x {self.assignments_per_hit} assignments x {symbol()}{self.reward} "
+            f"= {symbol()}{self.rewards} rewards{fees} = {symbol()}{self.total}"
         )
 
 

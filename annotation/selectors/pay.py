@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.models import Count, Sum
 
 from annotation.models import Assignment, Batch, Bonus, Question, Run
+from annotation.money import symbol
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.tasktypes import task_type_for
 
@@ -63,8 +64,8 @@ class PayEstimate:
     def describe(self) -> str:
         return (
             f"expected {self.seconds_per_hit / 60:.1f} min per HIT ({self.seconds_per_item:.0f} s "
-            f"per item, {self.source}) at ${self.reward} = ${self.hourly}/h "
-            f"(minimum ${self.minimum}/h)"
+            f"per item, {self.source}) at {symbol()}{self.reward} = {symbol()}{self.hourly}/h "
+            f"(minimum {symbol()}{self.minimum}/h)"
         )
 
 

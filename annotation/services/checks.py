@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
+from annotation.money import symbol
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 from pipeline.money import dollars
@@ -63,7 +64,9 @@ def check_stored_json(value: Any, *, field: str, depth: int = 0) -> None:
 def check_reward(value: Decimal | str | float, *, field: str = "reward") -> Decimal:
     amount = dollars(value, field=field)
     if amount > MAX_REWARD:
-        raise InputError(f"{amount} is more than the largest amount, ${MAX_REWARD}", field=field)
+        raise InputError(
+            f"{amount} is more than the largest amount, {symbol()}{MAX_REWARD}", field=field
+        )
     return amount
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import ROUND_CEILING, Decimal
 
 from annotation.models import Assignment, Batch, Worker
+from annotation.money import symbol
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay
 from annotation.services.review import worker_bonus
@@ -35,7 +36,7 @@ def batch_pay_top_up(*, batch: Batch, hourly: Decimal | None = None) -> dict[str
         worker_bonus(
             assignment=last,
             amount=owed,
-            reason=f"Top-up to ${target}/h for your work on this batch. Thank you!",
+            reason=f"Top-up to {symbol()}{target}/h for your work on this batch. Thank you!",
         )
         paid[Worker.objects.get(pk=worker_pk).external_id] = str(owed)
     return paid

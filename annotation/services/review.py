@@ -27,6 +27,7 @@ from annotation.models import (
     Run,
     Worker,
 )
+from annotation.money import symbol
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
@@ -63,7 +64,9 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
         return bonus
     provider = provider_for(batch.provider)
     if bonus.attempted_at is None:
-        provider.spend_check(amount=provider.bonus_cost(amount=amount), what=f"a ${amount} bonus")
+        provider.spend_check(
+            amount=provider.bonus_cost(amount=amount), what=f"a {symbol()}{amount} bonus"
+        )
     now = timezone.now()
     first = Bonus.objects.filter(pk=bonus.pk, attempted_at__isnull=True).update(attempted_at=now)
     bonus.refresh_from_db()

@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.crowd import CostEstimate, providers
 from annotation.errors import ServiceError
 from annotation.models import Batch
+from annotation.money import symbol
 
 DAY = timedelta(hours=24)
 
@@ -32,8 +33,8 @@ def daily_cap_reason(*, amount: Decimal, what: str, now: datetime | None = None)
     committed = committed_last_day(now=now)
     if committed + amount > Decimal(cap):
         return (
-            f"{what} would commit ${amount} more; ${committed} was committed in the last 24 "
-            f"hours and the daily cap is ${cap} (CROWDVL_DAILY_CAP)"
+            f"{what} would commit {symbol()}{amount} more; {symbol()}{committed} was committed in the last 24 "
+            f"hours and the daily cap is {symbol()}{cap} (CROWDVL_DAILY_CAP)"
         )
     return None
 
@@ -50,6 +51,6 @@ def budget_check(*, batch: Batch, estimate: CostEstimate) -> None:
     budget = settings.CROWDVL_BUDGET
     if budget is not None and estimate.total > Decimal(budget):
         raise ServiceError(
-            f"batch {batch.pk} would cost ${estimate.total}, over the budget of ${budget} "
+            f"batch {batch.pk} would cost {symbol()}{estimate.total}, over the budget of {symbol()}{budget} "
             f"(CROWDVL_BUDGET): {estimate.describe()}"
         )

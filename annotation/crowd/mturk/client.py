@@ -85,6 +85,11 @@ def validate_batch(batch: Batch) -> None:
     is gone."""
     if batch_environment(batch) == PRODUCTION:
         raise ServiceError(CLOSED)
+    if str(settings.CROWDVL_CURRENCY).upper() != "USD":
+        raise ServiceError(
+            f"MTurk pays in US dollars but this installation's amounts are in "
+            f"{settings.CROWDVL_CURRENCY} (CROWDVL_CURRENCY): nothing is converted"
+        )
     _check_range(batch.lifetime_seconds, LIFETIME_RANGE, "lifetime_seconds")
     _check_range(
         batch.assignment_duration_seconds, ASSIGNMENT_DURATION_RANGE, "assignment_duration_seconds"

@@ -11,6 +11,7 @@ from django.core.management import call_command
 from annotation.flows import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource, Run
+from annotation.money import symbol
 from annotation.selectors.pay import min_hourly_pay, run_pay_summary
 from annotation.selectors.simulated_quality import quality_lines
 from annotation.services.datasets import dataset_import
@@ -40,14 +41,16 @@ class Command(ServiceCommand):
 
     def _pay(self, runs) -> None:  # type: ignore[no-untyped-def]
         """Expected and effective hourly pay of every batch the demo ran (simulated clock)."""
-        self.step(f"pay per batch (minimum ${min_hourly_pay()}/h; simulated workers' clock)")
+        self.step(
+            f"pay per batch (minimum {symbol()}{min_hourly_pay()}/h; simulated workers' clock)"
+        )
         for run in runs:
             for row in run_pay_summary(run=run):
                 effective = row["effective"]["hourly"] or "-"
                 self.stdout.write(
-                    f"    run {run.pk} {row['stage']:<20} reward ${row['reward']:<6} expected "
-                    f"${row['expected']['hourly']}/h ({row['expected']['seconds_per_item']} s/item, "
-                    f"{row['expected']['source'][:40]}), effective ${effective}/h"
+                    f"    run {run.pk} {row['stage']:<20} reward {symbol()}{row['reward']:<6} expected "
+                    f"{symbol()}{row['expected']['hourly']}/h ({row['expected']['seconds_per_item']} s/item, "
+                    f"{row['expected']['source'][:40]}), effective {symbol()}{effective}/h"
                 )
 
     def handle(self, *args, **opts):

@@ -3,6 +3,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
+from annotation.money import symbol
 from annotation.services import review
 from annotation.services.assignments import (
     assignment_approve,
@@ -98,7 +99,7 @@ class Command(ServiceCommand):
                 hourly=Decimal(opts["hourly"]) if opts["hourly"] else None,
             )
             for worker, amount in paid.items():
-                self.stdout.write(f"{worker}: ${amount}")
+                self.stdout.write(f"{worker}: {symbol()}{amount}")
             self.stdout.write(f"{len(paid)} workers topped up")
         elif action == "reverse-rejection":
             a = assignment_reverse_rejection(
@@ -111,7 +112,7 @@ class Command(ServiceCommand):
                 amount=opts["amount"],
                 reason=opts["reason"],
             )
-            self.stdout.write(f"bonus ${b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
+            self.stdout.write(f"bonus {symbol()}{b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
         elif action == "block":
             w = review.worker_block(
                 worker=_worker(opts["worker"]), reason=opts["reason"], scope=opts["scope"]
