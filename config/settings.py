@@ -189,6 +189,9 @@ MEDIA_ROOT = Path(env("CROWDVL_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
 # The only server folder the API may import a COCO file from by `path` (uploads need none).
 CROWDVL_IMPORT_DIR = Path(env("CROWDVL_IMPORT_DIR", str(VAR_DIR / "import")))
+# A local_dir dataset's images are read only from under CROWDVL_IMPORT_DIR or one of these
+# folders (colon-separated), so an import cannot make the server serve any file it can read.
+CROWDVL_IMAGE_DIRS = [Path(p) for p in env("CROWDVL_IMAGE_DIRS", "").split(":") if p]
 # Largest file a page or the API keeps from an upload (a dataset, a model's embeddings: a
 # 512-d model of 10x val2014 is 4.6 GB). Cap the request body at the proxy as well.
 CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))

@@ -1,0 +1,49 @@
+"""Issue 25's audit findings, one section each: what an attacker tried, and what they get now."""
+
+import pytest
+
+from annotation.models import Dataset
+from annotation.services.datasets import dataset_import
+from annotation.services.images import cache_path
+from pipeline.errors import InputError
+from tests.factories import dataset_factory, placeholder_images, write_coco
+
+pytestmark = pytest.mark.django_db
+
+
+# 1. A local_dir dataset reads images only from CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS.
+
+
+def test_a_local_folder_outside_the_allowed_folders_is_refused_at_import(
+    tmp_path, tmp_path_factory
+):
+    outside = placeholder_images(tmp_path_factory.mktemp("outside"))
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    path = write_coco(tmp_path / "x.json")
+    for location in ("/", str(tmp_path / ".." / outside.name), str(tmp_path / "link")):
+        with pytest.raises(InputError, match="CROWDVL_IMPORT_DIR") as err:
+            dataset_import(path=path, image_source="local_dir", image_location=location)
+        assert err.value.field == "image_location"
+    assert Dataset.objects.count() == 0
+
+
+def test_an_image_outside_the_allowed_folders_is_a_404_and_never_read(
+    admin_client, settings, tmp_path, tmp_path_factory
+):
+    images = placeholder_images(tmp_path / "images")
+    dataset = dataset_factory(tmp_path, image_dir=images)
+    first, second = dataset.images.order_by("pk")[:2]
+    assert admin_client.get(f"/staff/images/{first.pk}/").status_code == 200
+    # A file of the folder that is a link to a picture elsewhere on the server.
+    outside = placeholder_images(tmp_path_factory.mktemp("outside"))
+    (images / second.file_name).unlink()
+    (images / second.file_name).symlink_to(outside / second.file_name)
+    assert admin_client.get(f"/staff/images/{second.pk}/").status_code == 404
+    assert not cache_path(second).exists()
+    # A dataset imported before the check (or a folder no longer allowed): nothing served.
+    cache_path(first).unlink()
+    settings.CROWDVL_IMAGE_DIRS = []
+    assert admin_client.get(f"/staff/images/{first.pk}/").status_code == 404
+    assert not cache_path(first).exists()
+    settings.CROWDVL_IMAGE_DIRS = [images]
+    assert admin_client.get(f"/staff/images/{first.pk}/").status_code == 200
