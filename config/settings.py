@@ -96,6 +96,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # NUL or invalid UTF-8 in a URL: 404 before any view or session lookup (not a 500).
+    "annotation.middleware.BadBytesMiddleware",
     # Static files in every mode, without a separate web server (collected in the image).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -211,6 +213,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "annotation.api.schema.ServiceSchema",
     # Staff as before; project members by role (annotation/permissions.py).
     "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.ProjectPermission"],
+    # Every refusal as JSON with `error`, a too-large body (413) included.
+    "EXCEPTION_HANDLER": "annotation.api.errors.api_exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "annotation.api.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",

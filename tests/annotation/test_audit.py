@@ -47,3 +47,43 @@ def test_an_image_outside_the_allowed_folders_is_a_404_and_never_read(
     assert not cache_path(first).exists()
     settings.CROWDVL_IMAGE_DIRS = [images]
     assert admin_client.get(f"/staff/images/{first.pk}/").status_code == 200
+
+
+# 2. NUL bytes or invalid UTF-8 in a URL: 404 before any view (PostgreSQL refuses NUL in text).
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/join/a\x00b/",
+        "/img/a\x00b",
+        "/work/?next=a%00b",
+        "/work/?next=%ff%fe",
+        "/staff/images/1/?x=%00",
+        "/api/runs/?dataset=1%00",
+        "/api/runs/a\x00b/",
+    ],
+)
+def test_nul_and_invalid_utf8_in_a_url_are_404s(admin_client, client, url):
+    for each in (client, admin_client):
+        response = each.get(url)
+        assert response.status_code == 404
+        if url.startswith("/api/"):
+            assert response.json()["error"]
+
+
+# 3. Every API error is JSON with `error`: too large (413) and malformed (400) bodies.
+
+
+def test_a_too_large_or_malformed_api_body_is_a_json_error(admin_client):
+    big = b'{"dataset": "' + b"x" * (30 * 1024 * 1024) + b'"}'
+    response = admin_client.post("/api/runs/", big, content_type="application/json")
+    assert response.status_code == 413 and "error" in response.json()
+    form = b"dataset=" + b"x" * (30 * 1024 * 1024)
+    response = admin_client.post(
+        "/api/runs/", form, content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 413 and "error" in response.json()
+    for body in (b'{"dataset": ', b"\xff\xfe", b"[" * 100_000):
+        response = admin_client.post("/api/runs/", body, content_type="application/json")
+        assert response.status_code == 400 and response.json()["error"]
