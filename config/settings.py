@@ -241,7 +241,11 @@ SPECTACULAR_SETTINGS = {
         "ReviewStatusEnum": "annotation.models.ReviewStatus",
     },
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # The schema and its docs page for signed-in users only (see CROWDVL_PUBLIC_API_DOCS).
+    "SERVE_PERMISSIONS": ["annotation.permissions.ApiDocsPermission"],
 }
+# 1: /api/schema/ and /api/docs/ open to anonymous visitors too.
+CROWDVL_PUBLIC_API_DOCS = env_flag("CROWDVL_PUBLIC_API_DOCS", False)
 
 # Celery: without a broker, tasks run in-process (the embedded default).
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", "")
