@@ -21,7 +21,10 @@ class DatasetImportForm(forms.Form):
     )
     image_source = forms.ChoiceField(choices=ImageSource.choices, initial=ImageSource.COCO_URL)
     image_location = forms.CharField(
-        max_length=500, required=False, help_text="URL prefix or local folder, if chosen"
+        max_length=500,
+        required=False,
+        help_text="URL prefix or local folder (under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS), "
+        "if chosen",
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
@@ -120,3 +121,11 @@ class ProjectPermission(BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return can(request.user, getattr(view, "required_action", Action.ADMIN))
+
+
+class ApiDocsPermission(BasePermission):
+    """`/api/schema/` and `/api/docs/`: any signed-in user (session or token), or everyone
+    with CROWDVL_PUBLIC_API_DOCS=1; the schema maps every operation for an attacker."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(settings.CROWDVL_PUBLIC_API_DOCS or request.user.is_authenticated)

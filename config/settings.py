@@ -96,6 +96,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # NUL or invalid UTF-8 in a URL: 404 before any view or session lookup (not a 500).
+    "annotation.middleware.BadBytesMiddleware",
     # Static files in every mode, without a separate web server (collected in the image).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -190,6 +192,9 @@ MEDIA_ROOT = Path(env("CROWDVL_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
 # The only server folder the API may import a COCO file from by `path` (uploads need none).
 CROWDVL_IMPORT_DIR = Path(env("CROWDVL_IMPORT_DIR", str(VAR_DIR / "import")))
+# A local_dir dataset's images are read only from under CROWDVL_IMPORT_DIR or one of these
+# folders (colon-separated), so an import cannot make the server serve any file it can read.
+CROWDVL_IMAGE_DIRS = [Path(p) for p in env("CROWDVL_IMAGE_DIRS", "").split(":") if p]
 # Largest file a page or the API keeps from an upload (a dataset, a model's embeddings: a
 # 512-d model of 10x val2014 is 4.6 GB). Cap the request body at the proxy as well.
 CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))
@@ -209,6 +214,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "annotation.api.schema.ServiceSchema",
     # Staff as before; project members by role (annotation/permissions.py).
     "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.ProjectPermission"],
+    # Every refusal as JSON with `error`, a too-large body (413) included.
+    "EXCEPTION_HANDLER": "annotation.api.errors.api_exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "annotation.api.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
@@ -235,7 +242,11 @@ SPECTACULAR_SETTINGS = {
         "ReviewStatusEnum": "annotation.models.ReviewStatus",
     },
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # The schema and its docs page for signed-in users only (see CROWDVL_PUBLIC_API_DOCS).
+    "SERVE_PERMISSIONS": ["annotation.permissions.ApiDocsPermission"],
 }
+# 1: /api/schema/ and /api/docs/ open to anonymous visitors too.
+CROWDVL_PUBLIC_API_DOCS = env_flag("CROWDVL_PUBLIC_API_DOCS", False)
 
 # Celery: without a broker, tasks run in-process (the embedded default).
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", "")

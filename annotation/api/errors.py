@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
+from rest_framework.views import APIView, exception_handler
 
 from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.models import Project, Run
@@ -26,6 +28,29 @@ class ErrorBody(serializers.Serializer):
         required=False, help_text="bad input: every field's messages (the first is `field`)"
     )
     detail = serializers.CharField(required=False, help_text="DRF's message, as `error`")
+
+
+class PayloadTooLarge(drf_exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "request body too large"
+    default_code = "too_large"
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, plus Django's refusals of a request body (too large, too many fields or
+    files), which it would leave to Django's HTML 400 page."""
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge(
+            f"request body over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes; "
+            "send large files as a multipart upload"
+        )
+    elif isinstance(exc, SuspiciousOperation):
+        exc = drf_exceptions.ParseError(str(exc) or "bad request body")
+    response = exception_handler(exc, context)
+    data = response.data if response is not None else None
+    if isinstance(data, dict) and "detail" in data and "error" not in data:
+        response.data = {"error": str(data["detail"]), **data}  # type: ignore[union-attr]
+    return response
 
 
 # The refusals every operation may answer (see ServiceAPIView.handle_exception).

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from annotation.models import Dataset, Image, ImageSource
 from annotation.services.dataset_rows import dataset_rows_write
+from annotation.services.images import image_dir_allowed
 from annotation.services.jobs import Progress
 from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
 from pipeline.errors import InputError
@@ -57,6 +58,13 @@ def _check_image_source(
     elif not Path(image_location).is_dir():
         raise InputError(
             f"local image folder {image_location!r} does not exist",
+            file=file,
+            field="image_location",
+        )
+    elif not image_dir_allowed(Path(image_location)):
+        raise InputError(
+            f"local image folder {image_location!r} is outside the folders images may be "
+            "served from (CROWDVL_IMPORT_DIR, CROWDVL_IMAGE_DIRS)",
             file=file,
             field="image_location",
         )

@@ -56,12 +56,25 @@ def cache_path_for(image_id: int) -> Path:
     return Path(settings.MEDIA_ROOT) / "image-cache" / f"{image_id}.jpg"
 
 
+def image_dirs() -> list[Path]:
+    """The server folders local_dir images may come from (links resolved)."""
+    return [Path(p).resolve() for p in (settings.CROWDVL_IMPORT_DIR, *settings.CROWDVL_IMAGE_DIRS)]
+
+
+def image_dir_allowed(path: Path) -> bool:
+    """Whether `path`, links resolved, lies inside CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS."""
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(root) for root in image_dirs())
+
+
 def _source_bytes(image: Image) -> bytes:
     dataset = image.dataset
     if dataset.image_source == ImageSource.LOCAL_DIR:
         root = Path(dataset.image_location).resolve()
         path = (root / image.file_name).resolve()
-        if root not in path.parents or not path.is_file():
+        # Checked again here, not only at import: a dataset imported before the check, a
+        # setting narrowed since, or a link inside the folder pointing elsewhere.
+        if root not in path.parents or not image_dir_allowed(path) or not path.is_file():
             raise ImageUnavailable("file missing")
         if path.stat().st_size > MAX_BYTES:
             raise ImageUnavailable("file too large")

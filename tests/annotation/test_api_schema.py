@@ -147,3 +147,18 @@ BINARY_OPERATIONS = {
 }
 # 204 No Content (tested for its status and effect).
 NO_BODY_OPERATIONS = {("/api/batches/{batch_id}/discard/", "post")}
+
+
+def test_the_schema_and_docs_are_for_signed_in_users_unless_opened(
+    api, client, settings, django_user_model
+):
+    viewer = APIClient()
+    viewer.force_login(django_user_model.objects.create_user("viewer", password="pw"))
+    for url in ("/api/schema/", "/api/docs/"):
+        assert client.get(url).status_code == 401
+        assert APIClient().get(url, HTTP_AUTHORIZATION="Token nope").status_code == 401
+        assert api.get(url).status_code == 200  # a token
+        assert viewer.get(url).status_code == 200  # a session, no project needed
+    settings.CROWDVL_PUBLIC_API_DOCS = True
+    for url in ("/api/schema/", "/api/docs/"):
+        assert client.get(url).status_code == 200

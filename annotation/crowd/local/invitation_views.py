@@ -21,6 +21,7 @@ from annotation.models import Invitation, Run
 from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.links import invitation_link
+from annotation.spreadsheet import spreadsheet_cell
 
 
 @login_required
@@ -53,7 +54,7 @@ def invitations_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     for invitation in run.invitations.order_by("pk"):
         writer.writerow(
             [
-                invitation.label,
+                spreadsheet_cell(invitation.label),
                 invitation_link(request, invitation),
                 "yes" if invitation.revoked_at else "",
                 invitation.consented_at.isoformat() if invitation.consented_at else "",

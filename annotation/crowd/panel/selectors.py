@@ -16,6 +16,7 @@ from annotation.models import Assignment, AssignmentState, Batch, Bonus, Event, 
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.invitations import consent_version, run_consent
 from annotation.selectors.work import TaskPage
+from annotation.spreadsheet import spreadsheet_cell
 
 
 def panel_worker(*, batch: Batch, participant: str) -> Worker | None:
@@ -102,11 +103,6 @@ def panel_figures(*, batch: Batch) -> PanelFigures:
     )
 
 
-def _cell(text: str) -> str:
-    """A cell a spreadsheet will not read as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def bonus_rows(*, batch: Batch) -> list[dict[str, Any]]:
     """The batch's bonuses, for the panel to pay (it has no API): participant id as the panel
     spells it, amount, reason; oldest first."""
@@ -132,5 +128,5 @@ def bonus_csv(*, batch: Batch) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["participant_id", "amount", "reason"])
     for row in bonus_rows(batch=batch):
-        writer.writerow([row["participant_id"], row["amount"], _cell(row["reason"])])
+        writer.writerow([row["participant_id"], row["amount"], spreadsheet_cell(row["reason"])])
     return out.getvalue()

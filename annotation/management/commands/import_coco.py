@@ -14,7 +14,8 @@ class Command(ServiceCommand):
             choices=ImageSource.values,
             default=ImageSource.COCO_URL,
             help="coco_url: each image's coco_url; url_prefix: --image-location + file_name; "
-            "local_dir: files in the folder --image-location, served by this app",
+            "local_dir: files in the folder --image-location (under CROWDVL_IMPORT_DIR or "
+            "CROWDVL_IMAGE_DIRS), served by this app",
         )
         parser.add_argument("--image-location", default="")
 

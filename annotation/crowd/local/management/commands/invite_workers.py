@@ -13,6 +13,7 @@ from annotation.crowd.local.invitations import (
 )
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
+from annotation.spreadsheet import spreadsheet_cell
 
 
 class Command(ServiceCommand):
@@ -50,5 +51,8 @@ class Command(ServiceCommand):
         writer.writerow(["label", "link"])
         for invitation in invitations_create(run=run, labels=labels):
             writer.writerow(
-                [invitation.label, base + reverse("work-join", args=[invitation.token])]
+                [
+                    spreadsheet_cell(invitation.label),
+                    base + reverse("work-join", args=[invitation.token]),
+                ]
             )
