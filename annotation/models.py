@@ -755,3 +755,25 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"{self.format} v{self.version} of run {self.run_id}"
+
+
+class LoginScope(models.TextChoices):
+    ACCOUNT = "account", "account"
+    ADDRESS = "address", "client address"
+
+
+class LoginThrottle(models.Model):
+    """Failed sign-ins counted per account (username) or client address: in the database, so
+    every server process counts the same failures (services/logins.py)."""
+
+    scope = models.CharField(max_length=10, choices=LoginScope.choices)
+    key = models.CharField(max_length=150)
+    failures = models.PositiveIntegerField(default=0)
+    window_start = models.DateTimeField()
+    locked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scope", "key"], name="login_throttle_key")]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.key}: {self.failures} failures"

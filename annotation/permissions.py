@@ -27,6 +27,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
+from django.http import Http404
 from rest_framework.permissions import BasePermission
 
 from annotation.models import Project, ProjectMembership, ProjectRole, Run
@@ -92,8 +93,14 @@ def can(user: Any, action: str, *, project: Project | None = None, run: Run | No
 def require(
     user: Any, action: str, *, project: Project | None = None, run: Run | None = None
 ) -> None:
-    """`can`, raising PermissionDenied (a 403 on pages and in the API) when refused."""
+    """`can`, raising PermissionDenied (a 403 on pages and in the API) when refused.
+
+    A signed-in user who may not even view `run` gets Http404 instead (a 404 on pages and in
+    the API), as for an id that does not exist: another project's ids are not confirmed to
+    exist. A member whose role lacks the action still gets the 403."""
     if not can(user, action, project=project, run=run):
+        if run is not None and user.is_authenticated and not can(user, Action.VIEW, run=run):
+            raise Http404("not found")
         where = f" on run {run.pk}" if run else f" in project {project}" if project else ""
         raise PermissionDenied(f"you may not {Action(action).label.lower()}{where}")
 

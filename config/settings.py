@@ -201,6 +201,14 @@ CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))
 
 # Researchers, reviewers and viewers are not staff: they sign in here, not in the admin.
 LOGIN_URL = "login"
+# Django's password check with the sign-in throttle in front (annotation/auth_backend.py).
+AUTHENTICATION_BACKENDS = ["annotation.auth_backend.ThrottledModelBackend"]
+# Sign-in throttle (annotation/services/logins.py): failures per username / client address
+# within the window lock it for the lock time (0: no limit); `manage.py login_unlock` clears.
+CROWDVL_LOGIN_ACCOUNT_FAILURES = int(env("CROWDVL_LOGIN_ACCOUNT_FAILURES", "5"))
+CROWDVL_LOGIN_ADDRESS_FAILURES = int(env("CROWDVL_LOGIN_ADDRESS_FAILURES", "20"))
+CROWDVL_LOGIN_WINDOW_SECONDS = int(env("CROWDVL_LOGIN_WINDOW_SECONDS", "900"))
+CROWDVL_LOGIN_LOCK_SECONDS = int(env("CROWDVL_LOGIN_LOCK_SECONDS", "900"))
 LOGIN_REDIRECT_URL = "dashboard"
 
 REST_FRAMEWORK = {

@@ -9,6 +9,7 @@ from annotation import (
     export_views,
     health_views,
     image_views,
+    login_views,
     researcher_views,
     run_input_views,
     run_new_views,
@@ -19,11 +20,7 @@ from annotation.crowd import providers
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(template_name="annotation/login.html"),
-        name="login",
-    ),
+    path("accounts/login/", login_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health_views.health, name="health"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -111,6 +112,10 @@ def _uniform(exc: Exception, response: Response) -> Response:
         else:
             messages = data if isinstance(data, list) else [data]
             response.data = {"error": str(messages[0]) if messages else "invalid input"}
+    elif isinstance(exc, Http404 | drf_exceptions.NotFound):
+        # One body for every missing or hidden object: the message must not tell an id of
+        # another project (refused by `require`) from one that does not exist.
+        response.data = {"error": "not found", "detail": "not found"}
     elif isinstance(data, dict) and "detail" in data and "error" not in data:
         response.data = {"error": str(data["detail"]), **data}
     return response

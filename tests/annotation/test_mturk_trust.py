@@ -301,3 +301,44 @@ def test_stage3_answers_are_excluded_once_the_worker_is_confirmed_in_stage2(mt, 
     assert PoolMembership.objects.get(worker=sneaky_s.worker).stage == Stage.BISON_SELECTION
     v_hit.refresh_from_db()
     assert v_hit.status == HitStatus.OPEN  # its slot is free for a verifier who counts
+
+
+def test_refused_posts_write_no_worker_row(mt, paired_run):
+    """Issue 25: a refused post (invalid answers, a full or expired HIT) leaves no Worker row
+    behind, however many forged worker ids it names; an accepted post still makes its worker."""
+    batch = stage2(mt, paired_run, items_per_hit=2)  # capacity 1: at most 2 waiting
+    hit = batch.hits.order_by("position").first()
+
+    def opened(n):
+        page = open_page(mt, hit, f"FORGED{n}", f"FORGEDASSIGN{n}")
+        return re.search(rb'name="token" value="([^"]+)"', page.content).group(1).decode()
+
+    def post(n, answers, token=None):
+        return mt.http.post(
+            f"/mturk/hit/{hit.pk}/",
+            {
+                **answers,
+                "assignmentId": f"FORGEDASSIGN{n}",
+                "turkSubmitTo": SUBMIT_TO,
+                "token": token or opened(n),
+            },
+            REMOTE_ADDR=f"10.0.2.{n}",
+        )
+
+    for n in range(5):  # invalid answers
+        assert post(n, {}).status_code == 400
+    assert rows() == (0, 0, 0)
+    for n in (10, 11):  # accepted: each makes its worker
+        assert post(n, nones(hit)).status_code == 200
+    assert rows() == (2, 2, 0)
+    for n in range(20, 25):  # the HIT holds as many unconfirmed submissions as it takes
+        response = post(n, nones(hit))
+        assert response.status_code == 200 and b"/mturk/externalSubmit" in response.content
+    assert rows() == (2, 2, 0)
+    tokens = {n: opened(n) for n in range(30, 35)}
+    Batch.objects.filter(pk=batch.pk).update(
+        published_at=timezone.now() - timedelta(seconds=batch.lifetime_seconds + 60)
+    )
+    for n, token in tokens.items():  # expired after the page was opened
+        assert post(n, nones(hit), token).status_code == 400
+    assert rows() == (2, 2, 0)

@@ -175,7 +175,7 @@ def test_review_queue_lists_and_decides_only_the_projects_reviews(world, client)
     assert client.post(f"/review/{a[0].pk}/", {"decision": "approve"}).status_code == 403
     assert 'id="approve"' not in client.get(f"/review/{a[0].pk}/").content.decode()
     assert 'id="bulk-approve"' not in page
-    assert client.get(f"/review/{b[0].pk}/").status_code == 403
+    assert client.get(f"/review/{b[0].pk}/").status_code == 404  # another project's: hidden
     # A reviewer decides A's reviews; B's, ticked with them, are refused one by one.
     login(client, world, "rita")
     assert 'id="bulk-approve"' in client.get("/review/").content.decode()
@@ -186,7 +186,7 @@ def test_review_queue_lists_and_decides_only_the_projects_reviews(world, client)
     assert f"Review {b[0].pk}: you may not decide it" in response.content.decode()
     assert Review.objects.get(pk=a[0].pk).status == ReviewStatus.APPROVED
     assert Review.objects.get(pk=b[0].pk).status == ReviewStatus.OPEN
-    assert client.post(f"/review/{b[0].pk}/", {"decision": "approve"}).status_code == 403
+    assert client.post(f"/review/{b[0].pk}/", {"decision": "approve"}).status_code == 404
     assert Review.objects.get(pk=b[0].pk).status == ReviewStatus.OPEN
     # Staff decide anything, as before.
     login(client, world, "staff").post(f"/review/{b[0].pk}/", {"decision": "approve"})
@@ -198,12 +198,13 @@ def test_stop_and_jobs_are_for_researchers_of_the_run(world, client):
     stop = {"confirm": "STOP", "reason": "test"}
     for name in ("rita", "vic", "nobody"):
         login(client, world, name)
-        assert client.post("/stop/", {**stop, "run": run_a.pk}).status_code == 403
-        assert client.post(f"/jobs/{world['job_a'].pk}/cancel/").status_code == 403
+        refused = 404 if name == "nobody" else 403  # members see the run; nobody does not
+        assert client.post("/stop/", {**stop, "run": run_a.pk}).status_code == refused
+        assert client.post(f"/jobs/{world['job_a'].pk}/cancel/").status_code == refused
     login(client, world, "alice")
-    assert client.post("/stop/", {**stop, "run": run_b.pk}).status_code == 403
+    assert client.post("/stop/", {**stop, "run": run_b.pk}).status_code == 404
     assert client.post("/stop/", stop).status_code == 403  # every run: staff only
-    assert client.post(f"/jobs/{world['job_b'].pk}/cancel/").status_code == 403
+    assert client.post(f"/jobs/{world['job_b'].pk}/cancel/").status_code == 404
     assert Job.objects.get(pk=world["job_b"].pk).state == JobState.RUNNING
     assert client.post(f"/jobs/{world['job_a'].pk}/cancel/").status_code == 302
     assert Job.objects.get(pk=world["job_a"].pk).state == JobState.CANCELLED
@@ -217,12 +218,13 @@ def test_invitations_and_their_links_are_researcher_only(world, client):
     run_a = world["run_a"]
     for name in ("rita", "vic", "nobody"):
         login(client, world, name)
-        assert client.get(f"/runs/{run_a.pk}/invitations/").status_code == 403
-        assert client.get(f"/runs/{run_a.pk}/invitations.csv").status_code == 403
+        refused = 404 if name == "nobody" else 403  # members see the run; nobody does not
+        assert client.get(f"/runs/{run_a.pk}/invitations/").status_code == refused
+        assert client.get(f"/runs/{run_a.pk}/invitations.csv").status_code == refused
     login(client, world, "alice")
     assert client.get(f"/runs/{run_a.pk}/invitations/").status_code == 200
     assert client.get(f"/runs/{run_a.pk}/invitations.csv").status_code == 200
-    assert client.get(f"/runs/{world['run_b'].pk}/invitations.csv").status_code == 403
+    assert client.get(f"/runs/{world['run_b'].pk}/invitations.csv").status_code == 404
 
 
 def test_worker_pages_reviewers_look_researchers_block_and_notify(world, client):
@@ -239,7 +241,7 @@ def test_worker_pages_reviewers_look_researchers_block_and_notify(world, client)
         assert client.post(f"{base}{worker.pk}/block/", block).status_code == 403
         assert client.post(f"{base}notify/", notify).status_code == 403
         assert client.post(f"{base}{worker.pk}/bonus/", {"amount": "1"}).status_code == 403
-    assert login(client, world, "nobody").get(base).status_code == 403
+    assert login(client, world, "nobody").get(base).status_code == 404
     assert not Worker.objects.get(pk=worker.pk).blocked
     page = login(client, world, "alice").get(base).content.decode()
     assert "Notify</button>" in page and "Block</button>" in page and "Pay bonus" in page
@@ -247,8 +249,8 @@ def test_worker_pages_reviewers_look_researchers_block_and_notify(world, client)
     assert Worker.objects.get(pk=worker.pk).blocked
     # Back in project B, the same worker is out of alice's reach.
     Run.objects.filter(pk=run_b.pk).update(project=world["b"])
-    assert client.post(f"{base}{worker.pk}/unblock/", {"reason": "x"}).status_code == 403
-    assert client.get(base).status_code == 403
+    assert client.post(f"{base}{worker.pk}/unblock/", {"reason": "x"}).status_code == 404
+    assert client.get(base).status_code == 404
     assert Worker.objects.get(pk=worker.pk).blocked
 
 
@@ -321,7 +323,7 @@ def test_api_reads_and_acts_by_role_and_project(world):
     for name in ("vic", "rita"):
         client = api(world, name)
         assert client.get(f"/api/jobs/{job_a.pk}/").status_code == 200
-        assert client.get(f"/api/jobs/{job_b.pk}/").status_code == 403
+        assert client.get(f"/api/jobs/{job_b.pk}/").status_code == 404  # another project's
         assert client.get(f"/api/runs/{run_a.pk}/summary/").status_code == 200
         assert post(client, f"/api/jobs/{job_a.pk}/cancel/").status_code == 403
         assert post(client, f"/api/runs/{run_a.pk}/exports/").status_code == 403
@@ -330,9 +332,9 @@ def test_api_reads_and_acts_by_role_and_project(world):
     nobody = api(world, "nobody")
     assert nobody.get(f"/api/jobs/{job_a.pk}/").status_code == 403
     alice = api(world, "alice")
-    assert post(alice, f"/api/jobs/{job_b.pk}/cancel/").status_code == 403
-    assert post(alice, f"/api/runs/{world['run_b'].pk}/pairing/").status_code == 403
-    assert alice.get(f"/api/runs/{world['run_b'].pk}/summary/").status_code == 403
+    assert post(alice, f"/api/jobs/{job_b.pk}/cancel/").status_code == 404
+    assert post(alice, f"/api/runs/{world['run_b'].pk}/pairing/").status_code == 404
+    assert alice.get(f"/api/runs/{world['run_b'].pk}/summary/").status_code == 404
     assert post(alice, f"/api/jobs/{job_a.pk}/cancel/").status_code == 200
     assert Job.objects.get(pk=job_a.pk).state == JobState.CANCELLED
     assert Job.objects.get(pk=job_b.pk).state == JobState.RUNNING
@@ -390,3 +392,53 @@ def test_project_member_command(world):
         call_command("project_member", "add", "Beta", "ghost", "viewer")
     with pytest.raises(CommandError, match="no project named"):
         call_command("project_member", "add", "Gamma", "vic", "viewer")
+
+
+def test_other_projects_ids_answer_as_unknown_ids_but_members_get_403(world, client):
+    """Issue 25: for a signed-in user, a run they may not see (and its batches, jobs, reviews)
+    answers exactly as an id that does not exist: 404 with the same body, on pages and in the
+    API. A member whose role lacks the action is still refused with 403."""
+    run_b, job_b, review_b = world["run_b"], world["job_b"], world["reviews_b"][0]
+    batch_b = Batch.objects.filter(run=run_b).first()
+    unknown = 10**9
+    pages = [
+        ("get", "/runs/{}/", run_b.pk),
+        ("get", "/runs/{}/status.json", run_b.pk),
+        ("get", "/runs/{}/workers/", run_b.pk),
+        ("get", "/runs/{}/exports/", run_b.pk),
+        ("get", "/batches/{}/", batch_b.pk),
+        ("get", "/review/{}/", review_b.pk),
+        ("post", "/review/{}/", review_b.pk),
+        ("post", "/jobs/{}/cancel/", job_b.pk),
+    ]
+    login(client, world, "alice")
+    for method, url, pk in pages:
+        hidden = getattr(client, method)(url.format(pk), {"decision": "approve"})
+        missing = getattr(client, method)(url.format(unknown), {"decision": "approve"})
+        assert hidden.status_code == missing.status_code == 404, url
+        assert hidden.content == missing.content, url
+    calls = [
+        ("get", "/api/runs/{}/", run_b.pk),
+        ("get", "/api/runs/{}/summary/", run_b.pk),
+        ("get", "/api/runs/{}/batches/", run_b.pk),
+        ("get", "/api/batches/{}/", batch_b.pk),
+        ("get", "/api/jobs/{}/", job_b.pk),
+        ("post", "/api/batches/{}/expire/", batch_b.pk),
+        ("post", "/api/jobs/{}/cancel/", job_b.pk),
+        ("post", "/api/reviews/{}/reverse/", review_b.pk),
+    ]
+    alice = api(world, "alice")
+    for method, url, pk in calls:
+        body = {"feedback": "x"}
+        hidden = getattr(alice, method)(url.format(pk), body, format="json")
+        missing = getattr(alice, method)(url.format(unknown), body, format="json")
+        assert hidden.status_code == missing.status_code == 404, url
+        assert hidden.json() == missing.json() == {"error": "not found", "detail": "not found"}
+    assert Batch.objects.get(pk=batch_b.pk).status == batch_b.status
+    assert Job.objects.get(pk=job_b.pk).state == JobState.RUNNING
+    # A member of the run's project whose role lacks the action: 403, as before.
+    vic = api(world, "vic")
+    assert post(vic, f"/api/jobs/{world['job_a'].pk}/cancel/").status_code == 403
+    assert post(vic, f"/api/batches/{world['batch_a'].pk}/expire/").status_code == 403
+    page = login(client, world, "vic").post(f"/review/{world['reviews_a'][0].pk}/")
+    assert page.status_code == 403

@@ -91,8 +91,8 @@ def test_page_and_status_for_members_only(worked, admin_client, client, django_u
     status = admin_client.get(f"/runs/{run.pk}/status.json").json()
     assert status["status"] == run.status and status["funnel"]["labels"][0] == "image pairs"
     client.force_login(django_user_model.objects.create_user("outsider", password="pw"))
-    assert client.get(f"/runs/{run.pk}/").status_code == 403
-    assert client.get(f"/runs/{run.pk}/status.json").status_code == 403
+    assert client.get(f"/runs/{run.pk}/").status_code == 404  # not in her projects: hidden
+    assert client.get(f"/runs/{run.pk}/status.json").status_code == 404
 
 
 def test_vendored_chartjs_matches_its_checksums():

@@ -88,24 +88,36 @@ def mturk_answers_receive(
     *, hit: Hit, worker_id: str, assignment_id: str, answers: Mapping[str, str]
 ) -> Assignment:
     """Store answers posted from MTurk's frame as unconfirmed work: they count only once
-    synchronisation finds the assignment at MTurk for this HIT and worker."""
-    worker = worker_get_or_create(provider=PROVIDER, external_id=worker_id)
-    if worker.blocked:
-        raise ServiceError(f"worker {worker.external_id} is blocked")
+    synchronisation finds the assignment at MTurk for this HIT and worker.
+
+    A refused post writes nothing: a new worker's row is made in the same transaction as the
+    answers, after every check, so forged ids that are refused leave no rows behind."""
+    external_id = worker_id_normalise(worker_id, provider=PROVIDER)
+    if not external_id or len(external_id) > 100:
+        raise ServiceError("a worker id must be 1 to 100 characters")
     with transaction.atomic():
         Hit.objects.select_for_update().get(pk=hit.pk)
-        same = Assignment.objects.filter(
-            provider_assignment_id=assignment_id, hit=hit, worker=worker
-        ).first()
+        worker = Worker.objects.filter(provider=PROVIDER, external_id=external_id).first()
+        if worker is not None and worker.blocked:
+            raise ServiceError(f"worker {worker.external_id} is blocked")
+        same = (
+            Assignment.objects.filter(
+                provider_assignment_id=assignment_id, hit=hit, worker=worker
+            ).first()
+            if worker is not None
+            else None
+        )
         if same is None or same.state == AssignmentState.ACCEPTED:
             _check_open(hit=hit)
-            reason = same_items_reason(hit=hit, worker=worker)
+            reason = same_items_reason(hit=hit, worker=worker) if worker is not None else None
             if reason:  # the page refuses them too; a kept form token must not get past it
                 raise ServiceError(reason)
         if same is None:
             waiting = hit.assignments.filter(confirmed=False).count()
             if waiting >= UNCONFIRMED_PER_SLOT * hit.capacity:
                 raise TooManyUnconfirmed(f"HIT {hit.pk} holds {waiting} unconfirmed submissions")
+            if worker is None:  # rolled back with the answers if they are refused
+                worker = worker_get_or_create(provider=PROVIDER, external_id=external_id)
             same = Assignment.objects.create(
                 hit=hit,
                 worker=worker,

@@ -1,0 +1,21 @@
+from django.core.management.base import CommandError
+
+from annotation.management.base import ServiceCommand
+from annotation.services.logins import login_unlock
+
+
+class Command(ServiceCommand):
+    help = (
+        "Clear the sign-in throttle's failures and lock of a username and/or a client address "
+        "(so nobody can lock a researcher out for good)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("username", nargs="?")
+        parser.add_argument("--address", help="a client address, e.g. 192.0.2.7")
+
+    def handle(self, *args, **opts):
+        if not opts["username"] and not opts["address"]:
+            raise CommandError("name a username, an --address or both")
+        cleared = login_unlock(username=opts["username"], address=opts["address"])
+        self.stdout.write(f"cleared {cleared} sign-in counts")
