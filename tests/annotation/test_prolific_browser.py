@@ -45,6 +45,8 @@ def test_a_participant_from_prolific_consents_answers_and_lands_on_the_completio
             f"&STUDY_ID={study}&SESSION_ID={session}"
         )
         expect(page.locator("#instructions")).to_be_visible()
+        expect(page.locator("#example svg")).to_have_count(2)  # a fixed example, no real item
+        expect(page.locator("img")).to_have_count(0)
         expect(page.locator("#consent-text")).to_be_visible()
         expect(page.locator("#task-form")).to_have_count(0)  # nothing of the task before consent
         page.click("#consent")
