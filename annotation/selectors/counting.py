@@ -3,10 +3,18 @@ by pool membership and by HIT and batch completion."""
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from annotation.flows import disjoint_stages
-from annotation.models import Assignment, AssignmentState, PoolMembership, Run, Stage, Worker
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    PoolMembership,
+    Run,
+    Stage,
+    Worker,
+)
 
 COUNTED_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
 
@@ -67,3 +75,18 @@ def pool_bar_reason(*, run: Run, worker: Worker, stage: str) -> str | None:
             "the two stages' workers must be different people"
         )
     return None
+
+
+def pool_members_ungranted(*, batch: Batch) -> QuerySet[PoolMembership]:
+    """Pool memberships of `batch`'s stage whose worker has counted work in `batch` and whose
+    provider-side pool mark was not granted yet (MTurk qualifications, Prolific groups)."""
+    return PoolMembership.objects.filter(
+        run=batch.run,
+        stage=batch.stage,
+        worker__provider=batch.provider,
+        granted_at__isnull=True,
+        worker__assignments__hit__batch=batch,
+        worker__assignments__state__in=COUNTED_STATES,
+        worker__assignments__confirmed=True,
+        worker__assignments__excluded=False,
+    ).distinct()

@@ -10,12 +10,38 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import CostEstimate, providers
+from annotation.crowd import CostEstimate, CrowdProvider, providers
 from annotation.errors import ServiceError
-from annotation.models import Batch
+from annotation.models import Batch, Bonus, Event, Hit
 from annotation.money import symbol
 
 DAY = timedelta(hours=24)
+
+
+def platform_committed_since(*, provider: CrowdProvider, since: datetime) -> Decimal:
+    """What a paying platform holds committed since `since`, by its own prices
+    (`slot_cost`, `bonus_cost`): every slot of the HITs offered there, slots added to HITs
+    (by hand or in place of rejected or excluded work), and bonuses sent."""
+    total = Decimal("0.00")
+    offered = (
+        Hit.objects.filter(batch__provider=provider.name, create_attempted_at__gte=since)
+        .exclude(provider_hit_id="")
+        .select_related("batch")
+    )
+    for hit in offered:
+        total += hit.capacity * provider.slot_cost(batch=hit.batch)
+    added = Event.objects.filter(
+        action="hit.assignments_added", batch__provider=provider.name, created_at__gte=since
+    ).select_related("batch")
+    for event in added:
+        assert event.batch is not None
+        total += int(event.data.get("added", 0)) * provider.slot_cost(batch=event.batch)
+    bonuses = Bonus.objects.filter(
+        assignment__hit__batch__provider=provider.name, sent_at__gte=since
+    ).values_list("amount", flat=True)
+    for amount in bonuses:
+        total += provider.bonus_cost(amount=amount)
+    return total
 
 
 def committed_last_day(*, now: datetime | None = None) -> Decimal:

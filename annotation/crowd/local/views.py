@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.crowd.local.invitations import invitation_consent
-from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
+from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import (
     AssignmentState,
     Batch,
@@ -20,8 +18,8 @@ from annotation.models import (
 )
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.work import hit_view, task_page
-from annotation.services.assignments import assignment_claim_next, assignment_submit
-from annotation.task_forms import answers_from
+from annotation.services.assignments import assignment_claim_next
+from annotation.task_forms import task_form_submit
 
 SESSION_WORKER = "crowdvl_worker"
 PROVIDER = "local"  # this package's provider
@@ -100,14 +98,6 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     return redirect("work-assignment", assignment_id=assignment.pk)
 
 
-def _started_at(value: str) -> datetime | None:
-    """The page's first-answer time (milliseconds since the epoch), or None if unreadable."""
-    try:
-        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
 @require_http_methods(["GET", "POST"])
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     worker_id = request.session.get(SESSION_WORKER)
@@ -120,20 +110,17 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
         raise Http404("no such assignment for this worker")
     error = None
     if request.method == "POST":
-        answers = answers_from(request.POST, page.stage)
         try:
-            assignment_submit(
+            error = task_form_submit(
+                data=request.POST,
                 assignment_id=page.assignment_id,
-                worker=Worker.objects.get(pk=page.worker_id),
-                answers=answers,
-                started_at=_started_at(request.POST.get("started_at", "")),
+                worker_id=page.worker_id,
+                stage=page.stage,
             )
         except TooLate as exc:  # the form cannot be sent again: offer a new task instead
             context = {"reason": str(exc), "next": Batch.objects.get(pk=page.batch_id)}
             return render(request, "annotation/work_done.html", context, status=409)
-        except (AnswerError, ServiceError) as exc:
-            error = str(exc)
-        else:
+        if error is None:
             messages.success(request, "Thank you, your answers were saved.")
             return redirect("work-next", batch_id=page.batch_id)
     elif page.state != AssignmentState.ACCEPTED:

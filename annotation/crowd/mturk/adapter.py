@@ -83,9 +83,9 @@ class MTurkProvider(CrowdProvider):
         return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
-        from annotation.crowd.mturk.spend import mturk_committed_since
+        from annotation.services.spend import platform_committed_since
 
-        return mturk_committed_since(since=since)
+        return platform_committed_since(provider=self, since=since)
 
     def publish_check(self, *, batch: Batch) -> CostEstimate:
         from annotation.crowd.mturk.spend import mturk_cost_check

@@ -9,9 +9,9 @@ from decimal import Decimal
 
 from annotation.crowd import CostEstimate, provider_for
 from annotation.crowd.mturk.adapter import MTurkProvider
-from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee, slot_cost
+from annotation.crowd.mturk.fees import estimate_cost
 from annotation.errors import ServiceError
-from annotation.models import Batch, BlockQualification, Bonus, Event, Hit
+from annotation.models import Batch, BlockQualification
 from annotation.selectors.pay import pay_estimate
 from annotation.services.spend import budget_check, daily_cap_check
 
@@ -43,35 +43,6 @@ def mturk_cost_estimate(*, batch: Batch, unpublished_only: bool = False) -> Cost
     return estimate_cost(
         hits=hits.count(), assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
     )
-
-
-def batch_slot_cost(batch: Batch) -> Decimal:
-    return slot_cost(reward=batch.reward, assignments_per_hit=batch.assignments_per_hit)
-
-
-def mturk_committed_since(*, since: datetime) -> Decimal:
-    """Money committed at MTurk since `since`: every slot of the HITs created (reward and
-    fee), assignments added to HITs, and bonuses sent (with their fee)."""
-    total = Decimal("0.00")
-    created = (
-        Hit.objects.filter(batch__provider=PROVIDER, create_attempted_at__gte=since)
-        .exclude(provider_hit_id="")
-        .select_related("batch")
-    )
-    for hit in created:
-        total += hit.capacity * batch_slot_cost(hit.batch)
-    added = Event.objects.filter(
-        action="hit.assignments_added", batch__provider=PROVIDER, created_at__gte=since
-    ).select_related("batch")
-    for event in added:
-        assert event.batch is not None
-        total += int(event.data.get("added", 0)) * batch_slot_cost(event.batch)
-    bonuses = Bonus.objects.filter(
-        assignment__hit__batch__provider=PROVIDER, sent_at__gte=since
-    ).values_list("amount", flat=True)
-    for amount in bonuses:
-        total += amount + mturk_fee(amount, BONUS_FEE_RATE)
-    return total
 
 
 def mturk_daily_cap_check(*, amount: Decimal, what: str, now: datetime | None = None) -> None:

@@ -31,7 +31,7 @@ from annotation.models import (
     Review,
     ReviewStatus,
 )
-from annotation.selectors.counting import COUNTED_STATES
+from annotation.selectors.counting import pool_members_ungranted
 from annotation.services.assignments import (
     assignment_confirm,
     assignment_mark,
@@ -58,16 +58,7 @@ def mturk_pool_grant_pending(*, batch: Batch, provider: MTurkProvider) -> int:
     ).first()
     if qualification is None:
         return 0
-    pending = PoolMembership.objects.filter(
-        run=batch.run,
-        stage=batch.stage,
-        worker__provider=PROVIDER,
-        granted_at__isnull=True,
-        worker__assignments__hit__batch=batch,
-        worker__assignments__state__in=COUNTED_STATES,
-        worker__assignments__confirmed=True,
-        worker__assignments__excluded=False,
-    ).distinct()
+    pending = pool_members_ungranted(batch=batch)
     granted = 0
     for membership in pending.select_related("worker"):
         provider.grant_pool(

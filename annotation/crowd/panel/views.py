@@ -5,8 +5,6 @@ completion URL."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,12 +19,12 @@ from annotation.crowd.panel.selectors import (
     submitted_count,
 )
 from annotation.crowd.panel.services import participant_consent, participant_finish
-from annotation.errors import AnswerError, ServiceError, TooLate
+from annotation.errors import ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Worker
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import assignment_claim_next, assignment_submit
-from annotation.task_forms import answers_from
+from annotation.services.assignments import assignment_claim_next
+from annotation.task_forms import task_form_submit
 
 SESSION = "crowdvl_panel"  # {"batch": id, "participant": the link's id, "worker": pk or None}
 
@@ -192,14 +190,6 @@ def panel_finish(request: HttpRequest, batch_id: int) -> HttpResponse:
     return _finish(request, batch, participant, worker, outcome, stopped=True)
 
 
-def _started_at(value: str) -> datetime | None:
-    """The page's first-answer time (milliseconds since the epoch), or None if unreadable."""
-    try:
-        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
 @require_http_methods(["GET", "POST"])
 def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
     data = request.session.get(SESSION)
@@ -213,20 +203,17 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         raise Http404("no such assignment for this participant")
     error = None
     if request.method == "POST":
-        answers = answers_from(request.POST, page.stage)
         try:
-            assignment_submit(
+            error = task_form_submit(
+                data=request.POST,
                 assignment_id=page.assignment_id,
-                worker=Worker.objects.get(pk=page.worker_id),
-                answers=answers,
-                started_at=_started_at(request.POST.get("started_at", "")),
+                worker_id=page.worker_id,
+                stage=page.stage,
             )
         except TooLate as exc:  # the form cannot be sent again: offer a new task instead
             next_url = reverse("panel-next", args=[page.batch_id])
             return _message(request, str(exc), status=409, next_url=next_url)
-        except (AnswerError, ServiceError) as exc:
-            error = str(exc)
-        else:
+        if error is None:
             messages.success(request, "Thank you, your answers were saved.")
             return redirect("panel-next", batch_id=page.batch_id)
     elif page.state != AssignmentState.ACCEPTED:

@@ -96,9 +96,9 @@ class ProlificProvider(CrowdProvider):
         return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
-        from annotation.crowd.prolific.spend import prolific_committed_since
+        from annotation.services.spend import platform_committed_since
 
-        return prolific_committed_since(since=since)
+        return platform_committed_since(provider=self, since=since)
 
     def publish_check(self, *, batch: Batch) -> CostEstimate:
         from annotation.crowd.prolific.spend import prolific_cost_check

@@ -19,7 +19,7 @@ from annotation.models import (
     PoolQualification,
     Worker,
 )
-from annotation.selectors.counting import COUNTED_STATES
+from annotation.selectors.counting import pool_members_ungranted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
 
@@ -116,16 +116,7 @@ def pool_grant_pending(*, batch: Batch, client: ProlificClient) -> int:
     ).first()
     if row is None:
         return 0
-    pending = PoolMembership.objects.filter(
-        run=batch.run,
-        stage=batch.stage,
-        worker__provider=PROVIDER,
-        granted_at__isnull=True,
-        worker__assignments__hit__batch=batch,
-        worker__assignments__state__in=COUNTED_STATES,
-        worker__assignments__confirmed=True,
-        worker__assignments__excluded=False,
-    ).distinct()
+    pending = pool_members_ungranted(batch=batch)
     members = list(pending.select_related("worker"))
     if not members:
         return 0

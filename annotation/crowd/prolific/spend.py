@@ -6,7 +6,6 @@ the workspace's available balance."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -18,10 +17,9 @@ from annotation.crowd.prolific.fees import (
     currency,
     estimate_cost,
     minimum_hourly,
-    prolific_fee,
 )
 from annotation.errors import ServiceError
-from annotation.models import Assignment, Batch, Bonus, Event, Hit
+from annotation.models import Assignment, Batch
 from annotation.selectors.counting import counted
 from annotation.selectors.pay import pay_estimate
 from annotation.services.spend import budget_check, daily_cap_check
@@ -37,33 +35,6 @@ def prolific_cost_estimate(*, batch: Batch, unpublished_only: bool = False) -> C
     return estimate_cost(
         hits=hits.count(), assignments_per_hit=batch.assignments_per_hit, reward=batch.reward
     )
-
-
-def slot_cost(batch: Batch) -> Decimal:
-    return batch.reward + prolific_fee(batch.reward)
-
-
-def prolific_committed_since(*, since: datetime) -> Decimal:
-    """Money committed at Prolific since `since`: every place of the HITs offered (reward and
-    fee), places added, and bonuses sent (with the fee)."""
-    total = Decimal("0.00")
-    offered = Hit.objects.filter(
-        batch__provider=PROVIDER, create_attempted_at__gte=since
-    ).select_related("batch")
-    for hit in offered.exclude(provider_hit_id=""):
-        total += hit.capacity * slot_cost(hit.batch)
-    added = Event.objects.filter(
-        action="hit.assignments_added", batch__provider=PROVIDER, created_at__gte=since
-    ).select_related("batch")
-    for event in added:
-        assert event.batch is not None
-        total += int(event.data.get("added", 0)) * slot_cost(event.batch)
-    bonuses = Bonus.objects.filter(
-        assignment__hit__batch__provider=PROVIDER, sent_at__gte=since
-    ).values_list("amount", flat=True)
-    for amount in bonuses:
-        total += amount + prolific_fee(amount)
-    return total
 
 
 def workspace_balance(client: ProlificClient) -> tuple[str, Decimal]:

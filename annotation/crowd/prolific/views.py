@@ -9,7 +9,6 @@ participant's id beyond this session, and no export carries it (pseudonyms, as f
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -32,13 +31,12 @@ from annotation.crowd.prolific.studies import (
     NO_WORK,
     completion_url,
 )
-from annotation.errors import AnswerError, PoolConflict, ServiceError, TooLate
-from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Worker
+from annotation.errors import PoolConflict, ServiceError, TooLate
+from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import assignment_submit
-from annotation.task_forms import answers_from
+from annotation.task_forms import task_form_submit
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -124,13 +122,6 @@ def _consent_page(
     return render(request, "annotation/prolific_start.html", context, status=400 if error else 200)
 
 
-def _started_at(value: str) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
 @require_http_methods(["GET", "POST"])
 def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = get_object_or_404(
@@ -157,17 +148,15 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
     error = None
     if request.method == "POST":
         try:
-            assignment_submit(
+            error = task_form_submit(
+                data=request.POST,
                 assignment_id=assignment.pk,
-                worker=Worker.objects.get(pk=assignment.worker_id),
-                answers=answers_from(request.POST, batch.stage),
-                started_at=_started_at(request.POST.get("started_at", "")),
+                worker_id=assignment.worker_id,
+                stage=batch.stage,
             )
         except TooLate as exc:
             return _refused(request, str(exc), status=409)
-        except (AnswerError, ServiceError) as exc:
-            error = str(exc)
-        else:
+        if error is None:
             return HttpResponseRedirect(completion_url(batch, COMPLETED))
     view = hit_view(hit_id=assignment.hit_id)
     return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
