@@ -146,6 +146,16 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_flag(
         server_side_binding=True,
         prepare_threshold=5,  # Django's default turns preparing off
     )
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default serves a small lab's workers at once: WAL lets pages read while
+    # one request writes; every transaction takes the write lock when it begins (a deferred
+    # one that reads, then writes, fails at once with "database is locked" when another
+    # writer got in between); and a writer waits for the lock instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        timeout=int(env("CROWDVL_SQLITE_BUSY_SECONDS", "30")),
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    )
 if "TEST_DATABASE_NAME" in os.environ:
     # A Celery worker started by the tests must use the database the test run created.
     DATABASES["default"]["NAME"] = os.environ["TEST_DATABASE_NAME"]

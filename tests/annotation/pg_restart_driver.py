@@ -7,7 +7,6 @@ Prints `submitted <n>` as it goes and one JSON line at the end."""
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,8 +16,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
-import numpy as np  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import DatabaseError, close_old_connections  # noqa: E402
 from django.db.models import Count, F, Q  # noqa: E402
 
@@ -26,35 +23,11 @@ IMAGES = 150
 
 
 def setup():
-    from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Stage
     from annotation.services.batches import batch_create, batch_publish
-    from annotation.services.datasets import dataset_import
-    from annotation.services.runs import run_create
+    from tests.annotation.driver_run import paired_run
 
-    call_command("migrate", verbosity=0)
-    folder = Path(tempfile.mkdtemp())
-    words = [f"w{i}" for i in range(IMAGES)]
-    document = {
-        "info": {},
-        "licenses": [],
-        "images": [
-            {"id": 1 + i, "file_name": f"{1 + i}.jpg", "coco_url": f"http://x.org/{1 + i}.jpg"}
-            for i in range(IMAGES)
-        ],
-        "annotations": [
-            {"id": 5000 + i, "image_id": 1 + i, "caption": f"a {w}"} for i, w in enumerate(words)
-        ],
-    }
-    (folder / "c.json").write_text(json.dumps(document))
-    vectors = np.random.default_rng(3).standard_normal((IMAGES, 8))
-    lines = [f"{IMAGES} 8"] + [
-        w + " " + " ".join(f"{v:.4f}" for v in row) for w, row in zip(words, vectors, strict=True)
-    ]
-    (folder / "v.vec").write_text("\n".join(lines) + "\n")
-    dataset = dataset_import(path=folder / "c.json", name="restart").dataset
-    run = run_create(dataset=dataset)
-    pairing_start(run=run, vectors_path=str(folder / "v.vec"))  # in-process: done on return
+    run = paired_run(images=IMAGES, name="restart")
     batch = batch_create(
         run=run,
         stage=Stage.BISON_SELECTION,
@@ -104,18 +77,11 @@ def work(batch_id: int) -> dict:
 
 
 def check(batch_id: int, submitted: int) -> dict:
-    from annotation.models import Answer, Assignment, AssignmentState, Hit
+    from annotation.models import Answer, AssignmentState, Hit
+    from tests.annotation.driver_run import submitted_and_partial
 
     close_old_connections()
-    done = Assignment.objects.filter(hit__batch_id=batch_id, state=AssignmentState.SUBMITTED)
-    partial = (
-        done.annotate(
-            n_answers=Count("answers", distinct=True),
-            questions=Count("hit__questions", distinct=True),
-        )
-        .exclude(n_answers=F("questions"))
-        .count()
-    )
+    done, partial = submitted_and_partial(batch_id)
     orphans = Answer.objects.filter(assignment__hit__batch_id=batch_id).exclude(
         assignment__state=AssignmentState.SUBMITTED
     )
@@ -129,7 +95,7 @@ def check(batch_id: int, submitted: int) -> dict:
         assignments__state=AssignmentState.SUBMITTED
     )
     return {
-        "db_submitted": done.count(),
+        "db_submitted": done,
         "driver_submitted": submitted,
         "partial_assignments": partial,
         "orphan_answers": orphans.count(),

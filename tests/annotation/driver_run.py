@@ -1,0 +1,59 @@
+"""A paired BISON run on whatever database Django is set up for, for the drivers that tests run
+in their own processes (pg_restart_driver.py, sqlite_load_driver.py)."""
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from django.core.management import call_command
+
+
+def paired_run(*, images: int, name: str):
+    """Migrate, import `images` one-caption images with random word vectors, and run stage 1
+    in-process (done on return)."""
+    from annotation.flows.bison.services.pairing import pairing_start
+    from annotation.services.datasets import dataset_import
+    from annotation.services.runs import run_create
+
+    call_command("migrate", verbosity=0)
+    folder = Path(tempfile.mkdtemp())
+    words = [f"w{i}" for i in range(images)]
+    document = {
+        "info": {},
+        "licenses": [],
+        "images": [
+            {"id": 1 + i, "file_name": f"{1 + i}.jpg", "coco_url": f"http://x.org/{1 + i}.jpg"}
+            for i in range(images)
+        ],
+        "annotations": [
+            {"id": 5000 + i, "image_id": 1 + i, "caption": f"a {w}"} for i, w in enumerate(words)
+        ],
+    }
+    (folder / "c.json").write_text(json.dumps(document))
+    vectors = np.random.default_rng(3).standard_normal((images, 8))
+    lines = [f"{images} 8"] + [
+        w + " " + " ".join(f"{v:.4f}" for v in row) for w, row in zip(words, vectors, strict=True)
+    ]
+    (folder / "v.vec").write_text("\n".join(lines) + "\n")
+    run = run_create(dataset=dataset_import(path=folder / "c.json", name=name).dataset)
+    pairing_start(run=run, vectors_path=str(folder / "v.vec"))
+    return run
+
+
+def submitted_and_partial(batch_id: int) -> tuple[int, int]:
+    """The batch's submitted assignments, and how many of them lack an answer to a question."""
+    from django.db.models import Count, F
+
+    from annotation.models import Assignment, AssignmentState
+
+    done = Assignment.objects.filter(hit__batch_id=batch_id, state=AssignmentState.SUBMITTED)
+    partial = (
+        done.annotate(
+            n_answers=Count("answers", distinct=True),
+            questions=Count("hit__questions", distinct=True),
+        )
+        .exclude(n_answers=F("questions"))
+        .count()
+    )
+    return done.count(), partial

@@ -1,0 +1,102 @@
+"""Run by test_sqlite_concurrency.py on the embedded default (a SQLite file): `setup` migrates
+and makes a published BISON stage-2 batch of small HITs with one invitation per worker; `work`
+is one worker's browser in its own process (join link, then next, task page, submit, until no
+work is left), through the real views and middleware. Prints one JSON line."""
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import django
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+
+from django.test import Client  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+
+IMAGES = 120
+
+
+def setup(workers: int) -> dict:
+    from annotation.crowd.local.invitations import invitations_create
+    from annotation.models import Stage
+    from annotation.services.batches import batch_create, batch_publish
+    from tests.annotation.driver_run import paired_run
+
+    run = paired_run(images=IMAGES, name="embedded")
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=2,
+            assignments_per_hit=workers,
+        )
+    )
+    invitations = invitations_create(run=run, labels=[f"w{i}" for i in range(workers)])
+    return {"batch": batch.pk, "tokens": [i.token for i in invitations]}
+
+
+def _answers(page: str) -> dict[str, str]:
+    """The first offered value of every question on a task page, as a browser would post it."""
+    values: dict[str, str] = {}
+    for name, value in re.findall(r'<input type="radio" name="([^"]+)" value="([^"]+)"', page):
+        values.setdefault(name, value)
+    return values
+
+
+def work(batch_id: int, token: str) -> dict:
+    setup_test_environment()  # the test client's host name is allowed
+    client = Client(raise_request_exception=False)  # a 500 is counted, as a browser sees it
+    response = client.get(f"/join/{token}/")
+    if response.status_code == 200 and b'name="version"' in response.content:
+        version = re.search(rb'name="version" value="([^"]+)"', response.content)
+        assert version is not None
+        response = client.post(f"/join/{token}/", {"version": version.group(1).decode()})
+    statuses: dict[str, int] = {}
+    submitted, errors = 0, []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        response = client.get(f"/work/{batch_id}/next/")
+        if response.status_code != 302:
+            statuses[str(response.status_code)] = statuses.get(str(response.status_code), 0) + 1
+            if response.status_code >= 500:
+                errors.append(f"next: {response.status_code}")
+                continue
+            break  # no work left (or not allowed): a worker would stop here
+        url = response["Location"]
+        page = client.get(url)
+        if page.status_code != 200:
+            errors.append(f"task page: {page.status_code}")
+            continue
+        posted = client.post(url, _answers(page.content.decode()))
+        if posted.status_code == 302:
+            submitted += 1
+        else:
+            errors.append(f"submit: {posted.status_code}")
+    return {"submitted": submitted, "errors": errors, "statuses": statuses}
+
+
+def check(batch_id: int) -> dict:
+    from annotation.models import Answer
+    from tests.annotation.driver_run import submitted_and_partial
+
+    submitted, partial = submitted_and_partial(batch_id)
+    answers = Answer.objects.filter(assignment__hit__batch_id=batch_id).count()
+    return {"submitted": submitted, "partial": partial, "answers": answers}
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "setup":
+        result = setup(int(sys.argv[2]))
+    elif mode == "work":
+        result = work(int(sys.argv[2]), sys.argv[3])
+    else:
+        result = check(int(sys.argv[2]))
+    print(json.dumps(result), flush=True)
