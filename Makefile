@@ -62,8 +62,13 @@ screenshots: $(STAMP)
 	scripts/ensure_chromium.sh
 	$(PY) scripts/screenshots.py
 
+# The console for a lab on the embedded default: DEBUG on, the web server, and one Celery
+# worker with the beat scheduler on the file-based broker in var/broker/ (ADDR=0.0.0.0:8000
+# to serve the lab's network; set CROWDVL_PUBLIC_URL to the address workers use).
+ADDR ?= 127.0.0.1:8000
 serve: $(STAMP)
-	$(PY) manage.py migrate && $(PY) manage.py runserver
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} CELERY_BROKER_URL=$${CELERY_BROKER_URL:-filesystem://} \
+	$(PY) manage.py serve $(ADDR)
 
 # Production web server (set the environment the README lists first).
 serve-prod: $(STAMP)

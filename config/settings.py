@@ -276,6 +276,19 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", "crowdvl")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # `make serve`'s broker: messages are files under var/broker/, so the embedded default
+    # runs a real worker and the beat scheduler with no server to install.
+    _BROKER_DIR = VAR_DIR / "broker"
+    for _folder in ("queue", "processed"):
+        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    CELERY_WORKER_ENABLE_REMOTE_CONTROL = False  # no broadcast on plain files
 
 # The crowd provider a batch goes to when none is named (the CLI, the API).
 CROWDVL_DEFAULT_PROVIDER = env("CROWDVL_DEFAULT_PROVIDER", "local")

@@ -1,5 +1,5 @@
 """A paired BISON run on whatever database Django is set up for, for the drivers that tests run
-in their own processes (pg_restart_driver.py, sqlite_load_driver.py)."""
+in their own processes (pg_restart_driver.py, embedded_driver.py)."""
 
 import json
 import tempfile

@@ -1,7 +1,9 @@
-"""Run by test_sqlite_concurrency.py on the embedded default (a SQLite file): `setup` migrates
-and makes a published BISON stage-2 batch of small HITs with one invitation per worker; `work`
-is one worker's browser in its own process (join link, then next, task page, submit, until no
-work is left), through the real views and middleware. Prints one JSON line."""
+"""Run by test_sqlite_concurrency.py and test_embedded_serve.py on the embedded default (a SQLite
+file): `setup` migrates and makes a published BISON stage-2 batch of small HITs with one
+invitation per worker; `work` is one worker's browser in its own process (join link, then next,
+task page, submit, until no work is left), through the real views and middleware; `due` makes
+one submitted assignment past its approval delay; `import` enqueues a dataset import job;
+`state` reads a job's and an assignment's state. Prints one JSON line."""
 
 import json
 import os
@@ -91,12 +93,62 @@ def check(batch_id: int) -> dict:
     return {"submitted": submitted, "partial": partial, "answers": answers}
 
 
+def due(batch_id: int) -> dict:
+    """One HIT claimed and submitted by a worker, its approval delay long past."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.flows import task_type_for
+    from annotation.models import Assignment, Batch
+    from annotation.services.assignments import (
+        assignment_claim_next,
+        assignment_submit,
+        worker_get_or_create,
+    )
+
+    worker = worker_get_or_create(provider="local", external_id="due")
+    taken = assignment_claim_next(batch=Batch.objects.get(pk=batch_id), worker=worker)
+    assert taken is not None
+    task = task_type_for(taken.hit.batch.stage)
+    answers = {
+        f"q{q.position}": task.worker_choices(question=q)[0] for q in taken.hit.questions.all()
+    }
+    assignment_submit(assignment_id=taken.pk, worker=worker, answers=answers)
+    long_ago = timezone.now() - timedelta(days=60)
+    Assignment.objects.filter(pk=taken.pk).update(submitted_at=long_ago)
+    return {"assignment": taken.pk}
+
+
+def enqueue_import(path: str) -> dict:
+    from annotation.services.dataset_jobs import dataset_import_start
+
+    return {"job": dataset_import_start(path=path, name="background").pk}
+
+
+def state(job_id: int, assignment_id: int) -> dict:
+    from annotation.models import Assignment, Job
+
+    job = Job.objects.get(pk=job_id)
+    return {
+        "job": job.state,
+        "progress": job.progress,
+        "assignment": Assignment.objects.get(pk=assignment_id).state,
+    }
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "setup":
         result = setup(int(sys.argv[2]))
     elif mode == "work":
         result = work(int(sys.argv[2]), sys.argv[3])
+    elif mode == "due":
+        result = due(int(sys.argv[2]))
+    elif mode == "import":
+        result = enqueue_import(sys.argv[2])
+    elif mode == "state":
+        result = state(int(sys.argv[2]), int(sys.argv[3]))
     else:
         result = check(int(sys.argv[2]))
     print(json.dumps(result), flush=True)

@@ -1,0 +1,78 @@
+"""`make serve`: the web server with one real Celery worker and the beat scheduler beside it, so
+jobs run in the background with live progress and the periodic rules (approval holds, sync,
+job recovery) run, on any broker, including the file-based one `make serve` picks when none is
+set (nothing to install)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def worker_command(*, concurrency: int) -> list[str]:
+    """The Celery worker (with beat) that `serve` starts beside the web server."""
+    schedule = settings.VAR_DIR / "celerybeat-schedule"
+    return [
+        *(sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "-s", str(schedule)),
+        *("-c", str(concurrency), "-l", "info", "--without-gossip", "--without-mingle"),
+    ]
+
+
+def public_url_warning() -> str | None:
+    """Why workers on other machines would not reach the links the console hands out."""
+    host = urlsplit(settings.CROWDVL_PUBLIC_URL).hostname or ""
+    if settings.CROWDVL_PUBLIC_URL_SET and host not in LOOPBACK:
+        return None
+    return (
+        f"Invitation and study links point at {settings.CROWDVL_PUBLIC_URL}, which only this "
+        "machine can open. For workers on other machines, serve on the network "
+        "(`make serve ADDR=0.0.0.0:8000`), set CROWDVL_PUBLIC_URL to the address they use "
+        "(e.g. http://lab-pc.example.org:8000) and add that host to DJANGO_ALLOWED_HOSTS."
+    )
+
+
+class Command(BaseCommand):
+    help = (
+        "Migrate, start a Celery worker with the beat scheduler, then the web server; "
+        "stopping the server stops the worker."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+        parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+        parser.add_argument(
+            "--no-worker", action="store_true", help="the web server only (a worker runs apart)"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", interactive=False, verbosity=1)
+        warning = public_url_warning()
+        if warning:
+            self.stderr.write(self.style.WARNING(warning))
+        worker = None
+        if not options["no_worker"]:
+            if settings.CELERY_TASK_ALWAYS_EAGER:
+                raise CommandError(
+                    "No CELERY_BROKER_URL: jobs would run inside the click. Set one (`make "
+                    "serve` uses filesystem:// by default) or pass --no-worker."
+                )
+            worker = subprocess.Popen(worker_command(concurrency=options["concurrency"]))
+            self.stdout.write(f"Celery worker with beat started (pid {worker.pid}).")
+        try:
+            # No autoreloader: a reload would start a second worker.
+            call_command("runserver", options["addrport"], use_reloader=False)
+        finally:
+            if worker is not None:
+                worker.terminate()  # a warm shutdown: unacknowledged messages go back
+                try:
+                    worker.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    worker.kill()

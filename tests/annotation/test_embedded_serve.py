@@ -1,0 +1,88 @@
+"""`make serve` on the embedded default: the web server, one real Celery worker and the beat
+scheduler on the file-based broker (nothing to install). A job runs in the background (not
+inside the click) and a periodic rule (auto-approval) runs; stopping the server stops the
+worker."""
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.annotation.test_sqlite_concurrency import _env, _run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_runs_jobs_and_periodic_rules_in_a_worker_beside_the_web_server(tmp_path):
+    env = _env(tmp_path)
+    made = _run(env, "setup", "1")  # no broker yet: stage 1 runs in-process
+    due = _run(env, "due", str(made["batch"]))
+    served = {
+        **env,
+        "CELERY_BROKER_URL": "filesystem://",
+        "CROWDVL_AUTO_APPROVE_SECONDS": "1",
+    }
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1"],
+        cwd=ROOT,
+        env=served,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+                assert server.poll() is None, (tmp_path / "serve.log").read_text()
+                time.sleep(0.5)
+        coco = tmp_path / "small.json"
+        coco.write_text(
+            json.dumps(
+                {
+                    "images": [{"id": 1, "file_name": "1.jpg", "coco_url": "http://x.org/1.jpg"}],
+                    "annotations": [{"id": 9, "image_id": 1, "caption": "a cat"}],
+                }
+            )
+        )
+        job = _run(served, "import", str(coco))["job"]
+        while True:
+            now = _run(served, "state", str(job), str(due["assignment"]))
+            if now["job"] == "succeeded" and now["assignment"] == "approved":
+                break
+            assert time.monotonic() < deadline + 60, (now, (tmp_path / "serve.log").read_text())
+            time.sleep(1)
+        assert now["progress"] == 100.0
+        text = (tmp_path / "serve.log").read_text()
+        assert "Celery worker with beat started" in text
+        assert "only this machine can open" in text  # links point at a loopback address
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)
+        log.close()
+    # The worker (its pool and beat children too) went with the server.
+    deadline = time.monotonic() + 30
+    while True:
+        left = subprocess.run(
+            ["pgrep", "-a", "-g", str(server.pid)], capture_output=True, text=True
+        )
+        if not left.stdout.strip() or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert not left.stdout.strip(), left.stdout
