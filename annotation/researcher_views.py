@@ -127,6 +127,7 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     from annotation.selectors.dashboard import dashboard_busy, dashboard_runs
     from annotation.selectors.links import public_base_url
+    from annotation.selectors.listing import dataset_list
 
     require(request.user, Action.VIEW)  # a user of no project: ask staff to add them
     # Staff: every run and job (also jobs of no run, such as dataset imports), unfiltered.
@@ -141,6 +142,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         {
             "runs": entries,
             "busy": dashboard_busy(runs=runs),
+            "datasets_count": 0 if entries else dataset_list(user=request.user).count(),
             "stall_seconds": settings.CROWDVL_JOB_STALL_SECONDS,
             "is_admin": can(request.user, Action.ADMIN),
             "provider_pages": [

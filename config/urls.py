@@ -10,6 +10,7 @@ from annotation import (
     health_views,
     image_views,
     login_views,
+    project_views,
     researcher_views,
     run_input_views,
     run_new_views,
@@ -29,6 +30,7 @@ urlpatterns = [
     path("img/<str:token>", image_views.batch_image, name="batch-image"),
     path("staff/images/<int:image_id>/", image_views.staff_image, name="staff-image"),
     path("", researcher_views.dashboard, name="dashboard"),
+    path("projects/", project_views.projects_page, name="projects"),
     path("review/", researcher_views.review_queue, name="review-queue"),
     path("stop/", researcher_views.stop_hits, name="stop-hits"),
     path(

@@ -15,6 +15,7 @@ from annotation.money import symbol
 from annotation.selectors.pay import min_hourly_pay, run_pay_summary
 from annotation.selectors.simulated_quality import quality_lines
 from annotation.services.datasets import dataset_import
+from annotation.services.projects import DEFAULT_PROJECT, researcher_account_ensure
 from pipeline.simulate import POPULATIONS, population_named
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "sample" / "coco_captions_val2014.subset.json"
@@ -85,6 +86,12 @@ class Command(ServiceCommand):
                 )
                 for line in quality_lines(context.quality):
                     self.stdout.write(f"    {line}")
+            self.step("the console")
+            password = researcher_account_ensure(username="demo", project=DEFAULT_PROJECT)
+            self.stdout.write(
+                "    `make serve`, open http://127.0.0.1:8000/ and sign in as demo with password "
+                f"{password} (a new one each demo; a researcher of the {DEFAULT_PROJECT} project)"
+            )
         finally:
             jobs_log.removeHandler(handler)
         self.stdout.write(f"finished in {time.monotonic() - started:.1f} s")

@@ -1,6 +1,10 @@
 from annotation.management.base import ServiceCommand
 from annotation.models import ProjectMembership, ProjectRole
-from annotation.services.projects import project_member_remove, project_member_set
+from annotation.services.projects import (
+    project_member_create,
+    project_member_remove,
+    project_member_set,
+)
 
 
 class Command(ServiceCommand):
@@ -15,6 +19,11 @@ class Command(ServiceCommand):
         add.add_argument("project")
         add.add_argument("username")
         add.add_argument("role", choices=ProjectRole.values)
+        add.add_argument(
+            "--create-account",
+            action="store_true",
+            help="make the user's sign-in account first (its random password is printed once)",
+        )
         remove = sub.add_parser("remove", help="remove a user from a project")
         remove.add_argument("project")
         remove.add_argument("username")
@@ -23,9 +32,12 @@ class Command(ServiceCommand):
 
     def handle(self, *args, **opts):
         if opts["what"] == "add":
-            m = project_member_set(
-                project=opts["project"], username=opts["username"], role=opts["role"]
-            )
+            who = {"project": opts["project"], "username": opts["username"], "role": opts["role"]}
+            if opts["create_account"]:
+                m, password = project_member_create(**who)
+                self.stdout.write(f"created user {m.user} with password {password} (shown once)")
+            else:
+                m = project_member_set(**who)
             self.stdout.write(f"{m.user} is {m.role} of {m.project}")
         elif opts["what"] == "remove":
             removed = project_member_remove(project=opts["project"], username=opts["username"])
