@@ -93,8 +93,8 @@ class Flow:
     run_jobs: Mapping[str, tuple[str, Callable[[Any], Any]]] = field(default_factory=dict)
     # For the run's page: answer shares per model and rank (ECCV's Table B.2), if the flow has them.
     answer_shares: Callable[[Any], dict[str, Any]] | None = None
-    # The run's funnel for its page: (step, count) in pipeline order.
-    funnel: Callable[[Any], list[tuple[str, int]]] | None = None
+    # The run's funnel for its page: (step, count) in pipeline order; None: not started.
+    funnel: Callable[[Any], list[tuple[str, int | None]]] | None = None
     # Starts the flow's export job for a run (the exports page's "New export").
     start_export: Callable[..., Any] | None = None
     # Creates a run of this flow (dataset, name, config, project, owner); None: run_create.

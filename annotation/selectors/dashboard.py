@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -74,15 +75,24 @@ def dashboard_runs(
     ]
 
 
+# Work done this many times faster than the expected time is flagged: a real person reading
+# and looking at every item rarely manages it (scripted, careless or simulated answers).
+IMPLAUSIBLE_SPEEDUP = 4
+
+
 def pay_summary(batch: Batch) -> dict[str, Any]:
-    """Expected hourly pay before publishing; effective hourly pay once work is in."""
+    """Expected hourly pay before publishing; effective hourly pay once work is in, flagged
+    when it implies work far faster than the expected time."""
     expected = pay_estimate(batch=batch)
     effective = effective_pay(batch=batch, estimate=expected) if batch.status != "draft" else None
+    hourly = Decimal(effective["hourly"]) if effective and effective["hourly"] else None
+    speedup = float(hourly / expected.hourly) if hourly and expected.hourly else None
     return {
         "expected": expected.hourly,
         "below": expected.below_minimum,
         "effective": effective["hourly"] if effective else None,
         "underpaid": effective["below_minimum"] if effective else 0,
+        "speedup": round(speedup, 1) if speedup and speedup >= IMPLAUSIBLE_SPEEDUP else None,
     }
 
 

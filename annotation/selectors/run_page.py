@@ -9,13 +9,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, Sum
 
 from annotation.crowd import provider_for
 from annotation.flows import flow_for_kind
-from annotation.models import Answer, Event, Item, Job, Run
-from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.pay import effective_pay
+from annotation.models import Answer, Assignment, AssignmentState, Bonus, Event, Item, Job, Run
+from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE
 
 
@@ -71,14 +70,23 @@ def stage_agreement(run: Run) -> list[dict[str, Any]]:
 
 
 def run_spend(run: Run) -> dict[str, Any]:
-    """Committed (every published slot's reward, and the platforms' fees) and paid so far,
-    against CROWDVL_BUDGET where set (a per-batch budget)."""
-    committed = paid = Decimal(0)
+    """Committed (every published slot's reward, and the platforms' fees), owed (submitted
+    work not yet approved: it may still be rejected) and paid (approved work and sent
+    bonuses), against CROWDVL_BUDGET where set (a per-batch budget)."""
+    committed = owed = paid = Decimal(0)
     for batch in run.batches.exclude(status="draft"):
         committed += provider_for(batch.provider).cost_estimate(batch=batch).total
-        paid += Decimal(effective_pay(batch=batch)["paid"])
+        states = dict(
+            Assignment.objects.filter(hit__batch=batch, confirmed=True, state__in=COUNTED_STATES)
+            .values_list("state")
+            .annotate(n=Count("pk"))
+        )
+        owed += batch.reward * states.get(AssignmentState.SUBMITTED, 0)
+        paid += batch.reward * states.get(AssignmentState.APPROVED, 0)
+        sent = Bonus.objects.filter(assignment__hit__batch=batch, sent_at__isnull=False)
+        paid += sent.aggregate(total=Sum("amount"))["total"] or Decimal(0)
     budget = settings.CROWDVL_BUDGET
-    return {"committed": str(committed), "paid": str(paid), "budget": budget}
+    return {"committed": str(committed), "owed": str(owed), "paid": str(paid), "budget": budget}
 
 
 def run_jobs(run: Run) -> list[dict[str, Any]]:

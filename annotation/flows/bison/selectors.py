@@ -10,7 +10,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import NONE
-from annotation.models import Answer, Assignment, Item, ItemKind, Run, Stage, Worker
+from annotation.models import Answer, Assignment, Item, ItemKind, Run, RunStatus, Stage, Worker
 from annotation.selectors.counting import counted
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.checks import SEED_RANGE, check_int
@@ -86,6 +86,15 @@ def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
     return judged.filter(pk__in=chosen).order_by("pk")
 
 
+def _caption_selections(run: Run) -> QuerySet[Answer]:
+    """Counted stage-2 answers that chose a caption (each makes a triple)."""
+    return Answer.objects.filter(
+        counted("assignment__"),
+        question__hit__batch__run=run,
+        question__hit__batch__stage=Stage.BISON_SELECTION,
+    ).exclude(label=NONE)
+
+
 def bison_selection_outcomes(*, run: Run) -> dict[int, dict[str, Any]]:
     """Per stage-2 worker (by Worker pk): how many of their caption selections stage 3 has
     judged (the required number of verifiers answered), and how many it rejected (no verifier
@@ -95,12 +104,7 @@ def bison_selection_outcomes(*, run: Run) -> dict[int, dict[str, Any]]:
         source=OuterRef("question__item"), caption=OuterRef("caption")
     )
     rows = (
-        Answer.objects.filter(
-            counted("assignment__"),
-            question__hit__batch__run=run,
-            question__hit__batch__stage=Stage.BISON_SELECTION,
-        )
-        .exclude(label=NONE)
+        _caption_selections(run)
         .annotate(
             votes=Subquery(triple.values("votes")[:1]),
             positive=Subquery(triple.values("positive_votes")[:1]),
@@ -205,11 +209,17 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
     }
 
 
-def bison_funnel(run: Run) -> list[tuple[str, int]]:
-    """Pairs from stage 1, triples from stage 2, triples verified in stage 3."""
-    items = Item.objects.filter(run=run)
+def bison_funnel(run: Run) -> list[tuple[str, int | None]]:
+    """Pairs from stage 1, triples from stage 2 (counted from its answers, as stage 3's batch
+    will make them), triples verified in stage 3; a stage with no batch yet is not started."""
+    stages = set(run.batches.exclude(status="draft").values_list("stage", flat=True))
+    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).count()
+    selected = _caption_selections(run).values("question__item_id", "caption_id").distinct().count()
     return [
-        ("image pairs", items.filter(kind=ItemKind.IMAGE_PAIR).count()),
-        ("triples", items.filter(kind=ItemKind.TRIPLE).count()),
-        ("verified", bison_verified_triples(run=run).count()),
+        ("image pairs", pairs if pairs or run.status != RunStatus.CREATED else None),
+        ("triples", selected if Stage.BISON_SELECTION in stages else None),
+        (
+            "verified",
+            bison_verified_triples(run=run).count() if Stage.BISON_VERIFICATION in stages else None,
+        ),
     ]

@@ -19,6 +19,7 @@ from annotation.models import (
     ItemKind,
     Proposal,
     Run,
+    RunStatus,
     Stage,
 )
 from annotation.selectors.counting import counted_reviewed
@@ -272,11 +273,18 @@ def eccv_answer_shares(*, run: Run) -> dict[str, dict[str, dict[str, float]]]:
     return dict(shares)
 
 
-def eccv_funnel(run: Run) -> list[tuple[str, int]]:
-    """Model proposals, the pairs they merge into, pairs judged, pairs judged positive."""
+def eccv_funnel(run: Run) -> list[tuple[str, int | None]]:
+    """Model proposals, the pairs they merge into, pairs judged, pairs judged positive; the
+    judgments are not started while no judgment batch is published."""
+    judging = run.batches.exclude(status="draft").filter(stage=Stage.ECCV_JUDGMENT).exists()
+    proposals = Proposal.objects.filter(item__run=run).count()
+    started = proposals or run.status != RunStatus.CREATED
     return [
-        ("proposals", Proposal.objects.filter(item__run=run).count()),
-        ("candidate pairs", Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).count()),
-        ("judged", eccv_judged_pairs(run=run).count()),
-        ("positives", eccv_positive_pairs(run=run).count()),
+        ("proposals", proposals if started else None),
+        (
+            "candidate pairs",
+            Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).count() if started else None,
+        ),
+        ("judged", eccv_judged_pairs(run=run).count() if judging else None),
+        ("positives", eccv_positive_pairs(run=run).count() if judging else None),
     ]
