@@ -86,8 +86,30 @@ def test_pool_conflict_page(client, paired_run):
     PoolMembership.objects.create(run=paired_run, worker=alice, stage=Stage.BISON_SELECTION)
     join(client, paired_run, "alice")
     response = client.get(f"/work/{verification.pk}/next/")
-    assert response.status_code == 403 and "must be different people" in response.content.decode()
+    page = response.content.decode()
+    # In plain words, with the way back to their own tasks (not "the two stages' workers").
+    assert response.status_code == 403 and "closed to you, through no fault of yours" in page
+    assert "must be different people" not in page and 'id="home"' in page
     assert not Assignment.objects.filter(worker=alice).exists()
+    # Their home lists only what they may take: stage 2 (closed now: no batch of it left open).
+    home = client.get(re.search(r'href="(/join/[^"]+/)"', page).group(1)).content.decode()
+    assert f"/work/{verification.pk}/" not in home
+
+
+def test_the_home_page_lists_progress_and_pay_per_task(client, paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1
+        )
+    )
+    url = start(client, batch, "bea")
+    keys = re.findall(r'name="(q\d+)"', client.get(url).content.decode())
+    assert client.post(url, {k: "none" for k in keys}).status_code == 302
+    total = batch.hits.count()
+    start_page = client.get(f"/work/{batch.pk}/").content.decode()
+    assert "You have done 1 task here" in start_page
+    assert f"up to {total - 1} more are open for you" in start_page
+    assert f"Each task pays ${batch.reward}" in start_page
 
 
 def test_image_files_are_served_only_from_the_dataset_folder(client, admin_client, dataset):

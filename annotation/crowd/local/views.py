@@ -8,11 +8,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.crowd.local.invitations import invitation_consent
+from annotation.crowd.local.progress import worker_batches
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import (
     AssignmentState,
     Batch,
-    BatchStatus,
     Run,
     Worker,
 )
@@ -22,6 +22,7 @@ from annotation.services.assignments import assignment_claim_next
 from annotation.task_forms import task_form_submit
 
 SESSION_WORKER = "crowdvl_worker"
+SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links
 PROVIDER = "local"  # this package's provider
 
 
@@ -67,9 +68,8 @@ def work_join(request: HttpRequest, token: str) -> HttpResponse:
     if request.session.get(SESSION_WORKER) != invitation.worker_id:
         request.session.cycle_key()  # a new session for a new person
     request.session[SESSION_WORKER] = invitation.worker_id
-    batches = Batch.objects.filter(
-        run=run, provider=PROVIDER, status=BatchStatus.PUBLISHED
-    ).order_by("pk")
+    request.session[SESSION_HOME] = token  # "your tasks" links back here
+    batches = worker_batches(run=run, worker=invitation.worker)
     return render(request, "annotation/work_join.html", {"run": run, "batches": batches})
 
 
@@ -79,7 +79,11 @@ def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
     worker = _invited_worker(request, batch.run)
     if worker is None:
         return _not_invited(request)
-    return render(request, "annotation/work_start.html", {"batch": batch, "worker": worker})
+    progress = next(
+        (p for p in worker_batches(run=batch.run, worker=worker) if p.batch == batch), None
+    )
+    context = {"batch": batch, "worker": worker, "progress": progress}
+    return render(request, "annotation/work_start.html", context)
 
 
 def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
@@ -87,14 +91,22 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     worker = _invited_worker(request, batch.run)
     if worker is None:
         return _not_invited(request)
+    home = request.session.get(SESSION_HOME)
     try:
         assignment = assignment_claim_next(batch=batch, worker=worker)
-    except (PoolConflict, ServiceError) as exc:
-        return render(
-            request, "annotation/work_done.html", {"batch": batch, "reason": str(exc)}, status=403
+    except PoolConflict:
+        reason = (
+            "This part of the study needs people who have not taken part in its other part, "
+            "and you already have. It is closed to you, through no fault of yours: thank you "
+            "for your work."
         )
+        context = {"batch": batch, "reason": reason, "home": home}
+        return render(request, "annotation/work_done.html", context, status=403)
+    except ServiceError as exc:
+        context = {"batch": batch, "reason": str(exc), "home": home}
+        return render(request, "annotation/work_done.html", context, status=403)
     if assignment is None:
-        return render(request, "annotation/work_done.html", {"batch": batch})
+        return render(request, "annotation/work_done.html", {"batch": batch, "home": home})
     return redirect("work-assignment", assignment_id=assignment.pk)
 
 
