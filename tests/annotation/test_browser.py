@@ -146,7 +146,13 @@ def test_eccv_hit_with_follow_ups_in_the_browser(page, live_server, proposed):
     follow = page.locator("fieldset#q0 .follow-ups")
     expect(follow).to_be_visible()
     expect(page.locator("#progress")).to_have_text(f"0 / {total} answered")
-    page.locator("fieldset#q0 input[value=wrong_description]").check()
+    page.keyboard.press("1")  # ticks the first shortcoming; the answer stays "Partially YES"
+    expect(page.locator("fieldset#q0 input[value=extra_concepts]")).to_be_checked()
+    expect(page.locator("fieldset#q0 input[value=partially_yes]")).to_be_checked()
+    page.keyboard.press("1")  # and unticks it
+    expect(page.locator("fieldset#q0 input[value=extra_concepts]")).not_to_be_checked()
+    page.keyboard.press("3")  # "describes the main concepts wrongly" asks for an error type
+    expect(page.locator("fieldset#q0 input[value=wrong_description]")).to_be_checked()
     expect(page.locator("fieldset#q0 .error-types")).to_be_visible()
     expect(page.locator("#progress")).to_have_text(f"0 / {total} answered")  # needs an error type
     page.locator("fieldset#q0 input[value=color]").check()

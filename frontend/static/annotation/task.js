@@ -91,6 +91,21 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("keydown", (ev) => {
     if (ev.target instanceof HTMLInputElement && ev.target.type === "text") return;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    // While an uncertain answer's follow-ups are open, digits tick its shortcomings by
+    // position (the numbers shown beside them) instead of changing the answer; ArrowDown/j
+    // moves on. Error types are too many for single keys: they are clicked.
+    const follow = questions[current].querySelector(".follow-ups:not([hidden])");
+    if (follow && /^[1-9]$/.test(ev.key)) {
+      const boxes = Array.from(follow.querySelectorAll("input[type=checkbox][name$=_reason]"));
+      const box = boxes[Number(ev.key) - 1];
+      if (box) {
+        ev.preventDefault();
+        box.checked = !box.checked;
+        showFollowUps(questions[current]);
+        refresh();
+      }
+      return;
+    }
     const radios = questions[current].querySelectorAll("input[type=radio]");
     // A rating scale names its keys (0-5); other questions take 1-9 by position.
     const keyed = questions[current].querySelector(`input[type=radio][data-key="${CSS.escape(ev.key)}"]`);

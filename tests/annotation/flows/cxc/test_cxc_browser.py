@@ -35,6 +35,7 @@ def test_a_rating_hit_with_the_keyboard(page, live_server, dataset, stage, shown
     expect(page.locator("fieldset.question")).to_have_count(3)
     expect(page.locator(shown).first).to_be_visible()
     expect(page.locator(".rubric li")).to_have_count(6)
+    assert page.content().count("<kbd>0</kbd>–<kbd>5</kbd>") == 1  # the keys are told once
     submit = page.locator("#submit")
     expect(submit).to_be_disabled()
     page.keyboard.press("0")
