@@ -31,6 +31,9 @@ def cxc_check_config(config: dict[str, Any]) -> dict[str, Any]:
     check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
     for key in ("sis_pairs", "sts_pairs", "cocaption_pairs", "intrasim_pairs"):
         check_int(config, key, low=0, high=10_000_000)
+    original = config["original_pairs"]
+    if isinstance(original, str) and original.strip().isdigit():
+        config["original_pairs"] = int(original)  # a form's text field sends "20"
     if config["original_pairs"] != "all":
         check_int(config, "original_pairs", low=0, high=10_000_000)
     check_int(config, "neighbours", low=1, high=1000)
