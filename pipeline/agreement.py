@@ -8,7 +8,6 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy.stats import spearmanr
 
 
 def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | None:
@@ -40,6 +39,8 @@ def mean_pairwise_spearman(
     """The mean Spearman rho over rater pairs, each over the items both rated (at least
     `min_common`, with variation on both sides); `ratings` is item -> rater -> value.
     Returns (mean, number of rater pairs used)."""
+    from scipy.stats import spearmanr  # loaded when used: it is slow to import
+
     by_rater: dict[object, dict[object, float]] = {}
     for item, row in ratings.items():
         for rater, value in row.items():
@@ -87,6 +88,8 @@ def mean_pairwise_spearman_arrays(
 ) -> tuple[float | None, int]:
     """`mean_pairwise_spearman` on flat arrays: every pair of raters of each unit, grouped by
     rater pair without Python dictionaries per rating."""
+    from scipy.stats import spearmanr
+
     u = np.asarray(units, dtype=np.int64)
     r = np.asarray(raters, dtype=np.int64)
     v = np.asarray(values, dtype=np.float64)

@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import kendalltau
 
 from pipeline.errors import InputError
 from pipeline.neighbours import normalize_rows
@@ -59,6 +58,8 @@ def reference_based(
 
 
 def kendall(metric: Sequence[float], human: Sequence[float], *, variant: str) -> float:
+    from scipy.stats import kendalltau  # loaded when used: slow to import
+
     if variant not in ("b", "c"):
         raise InputError("must be 'b' or 'c'", field="variant")
     m, h = np.asarray(metric, dtype=np.float64), np.asarray(human, dtype=np.float64)

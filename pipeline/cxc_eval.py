@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import kendalltau, spearmanr
 
 from pipeline.errors import InputError
 from pipeline.neighbours import normalize_rows
@@ -41,6 +40,8 @@ def correlation(
     draws: int = 1000,
     seed: int = 0,
 ) -> Correlation:
+    from scipy.stats import kendalltau, spearmanr  # loaded when used: slow to import
+
     m = np.asarray(model, dtype=np.float64)
     h = np.asarray(human, dtype=np.float64)
     if m.shape != h.shape or m.ndim != 1 or len(groups) != m.size:

@@ -8,14 +8,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from gensim.models import FastText
-from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes, load_facebook_vectors
-from gensim.models.keyedvectors import KeyedVectors
-from scipy.sparse import csr_array
 
 from pipeline.errors import InputError
+
+if TYPE_CHECKING:  # gensim (and the scipy it pulls in) loads when vectors are used, not at start
+    from gensim.models.keyedvectors import KeyedVectors
 
 # First four bytes of every facebook fastText .bin model (int32 little-endian 793712314).
 _FASTTEXT_MAGIC = struct.pack("<i", 793712314)
@@ -56,6 +56,8 @@ class WordVectors:
             raise InputError("words must be unique", field="words")
         if not np.isfinite(matrix).all():
             raise InputError("vectors contain NaN or infinity", field="vectors")
+        from gensim.models.keyedvectors import KeyedVectors
+
         keyed = KeyedVectors(vector_size=matrix.shape[1], count=0, dtype=np.float32)
         keyed.add_vectors(list(words), matrix)
         return cls(keyed, source=source)
@@ -68,6 +70,8 @@ class WordVectors:
     @property
     def has_subwords(self) -> bool:
         """True when unseen words get vectors from character n-grams (FastText)."""
+        from gensim.models.fasttext import FastTextKeyedVectors
+
         return isinstance(self.keyed, FastTextKeyedVectors) and self.keyed.bucket > 0
 
     def vectors_for(self, tokens: Sequence[str]) -> np.ndarray:
@@ -109,6 +113,8 @@ class WordVectors:
         return ids, extra
 
     def _subword_vector(self, word: str) -> np.ndarray | None:
+        from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes
+
         keyed = self.keyed
         assert isinstance(keyed, FastTextKeyedVectors)
         if len(ft_ngram_hashes(word, keyed.min_n, keyed.max_n, keyed.bucket)) == 0:
@@ -130,6 +136,9 @@ class WordVectors:
 
 def load_word_vectors(path: str | Path) -> WordVectors:
     """Load a word2vec text ``.vec`` (with header line) or a facebook FastText ``.bin``."""
+    from gensim.models.fasttext import load_facebook_vectors
+    from gensim.models.keyedvectors import KeyedVectors
+
     name = str(path)
     try:
         with open(path, "rb") as handle:
@@ -198,6 +207,8 @@ def train_word_vectors(
     ``bucket`` is the number of hashed n-gram rows; gensim's default (2,000,000) costs
     ``bucket x dim`` floats (2.4 GB at dim 300), far more than a caption vocabulary needs.
     """
+    from gensim.models import FastText
+
     for name, value in (("dim", dim), ("epochs", epochs), ("min_count", min_count)):
         if value < 1:
             raise InputError(f"must be at least 1, got {value}", field=name)
@@ -282,5 +293,7 @@ def _sum_rows(owner: np.ndarray, rows: np.ndarray, table: np.ndarray, n: int) ->
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=n), out=indptr[1:])
     ones = np.ones(rows.size, dtype=np.float32)
+    from scipy.sparse import csr_array
+
     counts = csr_array((ones, rows, indptr), shape=(n, table.shape[0]))
     return np.asarray(counts @ table, dtype=np.float32)
