@@ -24,7 +24,7 @@ from django.test.utils import setup_test_environment  # noqa: E402
 IMAGES = 120
 
 
-def setup(workers: int) -> dict:
+def setup(workers: int, limit: int | None = None) -> dict:
     from annotation.crowd.local.invitations import invitations_create
     from annotation.models import Stage
     from annotation.services.batches import batch_create, batch_publish
@@ -38,6 +38,7 @@ def setup(workers: int) -> dict:
             provider="local",
             items_per_hit=2,
             assignments_per_hit=workers,
+            limit=limit,
         )
     )
     invitations = invitations_create(run=run, labels=[f"w{i}" for i in range(workers)])
@@ -140,7 +141,7 @@ def state(job_id: int, assignment_id: int) -> dict:
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "setup":
-        result = setup(int(sys.argv[2]))
+        result = setup(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None)
     elif mode == "work":
         result = work(int(sys.argv[2]), sys.argv[3])
     elif mode == "due":

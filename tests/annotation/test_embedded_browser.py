@@ -1,0 +1,98 @@
+"""Three invited workers answer at once, each in their own Chromium context, on `make serve`'s
+embedded default (the SQLite file, the web server and its Celery worker): no page fails and
+every answer is kept."""
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.async_api import async_playwright
+
+from tests.annotation.test_browser import ARGS, CHROMIUM
+from tests.annotation.test_embedded_serve import _free_port
+from tests.annotation.test_sqlite_concurrency import _env, _run
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+ITEMS = 12  # six HITs of two pairs, each answered by all three workers
+
+
+async def _worker(browser, base: str, token: str, batch: int, failures: list[str]) -> int:
+    context = await browser.new_context()
+    page = await context.new_page()
+    page.on(
+        "response",
+        lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 500 else None,
+    )
+    await page.goto(f"{base}/join/{token}/")
+    await page.click("#consent")
+    await page.click(f"#batches a[href='/work/{batch}/']")
+    await page.click("#start")
+    submitted = 0
+    while True:
+        await page.wait_for_selector("#task-form, #done")
+        if await page.locator("#done").count():
+            break
+        questions = page.locator("fieldset.question")
+        for n in range(await questions.count()):
+            await questions.nth(n).locator("input[type=radio]").first.check()
+        await page.click("#submit")
+        await page.wait_for_selector(".messages, #done")
+        submitted += 1
+        if await page.locator("#done").count():
+            break
+        await page.goto(f"{base}/work/{batch}/next/")
+    await context.close()
+    return submitted
+
+
+async def _three_at_once(base: str, tokens: list[str], batch: int, failures: list[str]):
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            return await asyncio.gather(
+                *(_worker(browser, base, t, batch, failures) for t in tokens)
+            )
+        finally:
+            await browser.close()
+
+
+def test_three_workers_at_once_on_the_embedded_default_lose_nothing(tmp_path):
+    env = _env(tmp_path)
+    made = _run(env, "setup", "3", str(ITEMS))
+    port = _free_port()
+    served = {**env, "CELERY_BROKER_URL": "filesystem://", "DJANGO_DEBUG": "1"}  # as make serve
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1"],
+        cwd=ROOT,
+        env=served,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/accounts/login/", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+                time.sleep(0.5)
+        failures: list[str] = []
+        counts = asyncio.run(_three_at_once(base, made["tokens"], made["batch"], failures))
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)
+        log.close()
+    stored = _run(env, "check", str(made["batch"]))
+    assert failures == []
+    assert counts == [ITEMS // 2] * 3  # every worker answered every HIT
+    assert stored == {"submitted": sum(counts), "partial": 0, "answers": sum(counts) * 2}
