@@ -3,22 +3,15 @@ embedded default (the SQLite file, the web server and its Celery worker): no pag
 every answer is kept."""
 
 import asyncio
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 from playwright.async_api import async_playwright
 
 from tests.annotation.test_browser import ARGS, CHROMIUM
-from tests.annotation.test_embedded_serve import _free_port
+from tests.annotation.test_embedded_serve import serving
 from tests.annotation.test_sqlite_concurrency import _env, _run
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[2]
 ITEMS = 12  # six HITs of two pairs, each answered by all three workers
 
 
@@ -65,33 +58,10 @@ async def _three_at_once(base: str, tokens: list[str], batch: int, failures: lis
 def test_three_workers_at_once_on_the_embedded_default_lose_nothing(tmp_path):
     env = _env(tmp_path)
     made = _run(env, "setup", "3", str(ITEMS))
-    port = _free_port()
     served = {**env, "CELERY_BROKER_URL": "filesystem://", "DJANGO_DEBUG": "1"}  # as make serve
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1"],
-        cwd=ROOT,
-        env=served,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/accounts/login/", timeout=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
-                time.sleep(0.5)
-        failures: list[str] = []
+    failures: list[str] = []
+    with serving(tmp_path, served) as (base, _):
         counts = asyncio.run(_three_at_once(base, made["tokens"], made["batch"], failures))
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=60)
-        log.close()
     stored = _run(env, "check", str(made["batch"]))
     assert failures == []
     assert counts == [ITEMS // 2] * 3  # every worker answered every HIT

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.annotation.test_sqlite_concurrency import _env, _run
@@ -23,6 +25,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextmanager
+def serving(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`manage.py serve` on a free port, once it answers; stopped (Ctrl-C) on leaving."""
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/accounts/login/", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+                assert server.poll() is None, (tmp_path / "serve.log").read_text()
+                time.sleep(0.5)
+        yield base, server
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)
+        log.close()
+
+
 def test_serve_runs_jobs_and_periodic_rules_in_a_worker_beside_the_web_server(tmp_path):
     env = _env(tmp_path)
     made = _run(env, "setup", "1")  # no broker yet: stage 1 runs in-process
@@ -32,26 +65,8 @@ def test_serve_runs_jobs_and_periodic_rules_in_a_worker_beside_the_web_server(tm
         "CELERY_BROKER_URL": "filesystem://",
         "CROWDVL_AUTO_APPROVE_SECONDS": "1",
     }
-    port = _free_port()
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1"],
-        cwd=ROOT,
-        env=served,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
+    with serving(tmp_path, served) as (_, server):
         deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
-                assert server.poll() is None, (tmp_path / "serve.log").read_text()
-                time.sleep(0.5)
         coco = tmp_path / "small.json"
         coco.write_text(
             json.dumps(
@@ -72,10 +87,6 @@ def test_serve_runs_jobs_and_periodic_rules_in_a_worker_beside_the_web_server(tm
         text = (tmp_path / "serve.log").read_text()
         assert "Celery worker with beat started" in text
         assert "only this machine can open" in text  # links point at a loopback address
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=60)
-        log.close()
     # The worker (its pool and beat children too) went with the server.
     deadline = time.monotonic() + 30
     while True:
