@@ -344,3 +344,16 @@ def test_a_runs_consent_text_is_checked(dataset, text):
         run_create(dataset=dataset, config={"consent": text})
     assert caught.value.field == "consent"
     assert not dataset.runs.exists()
+
+
+def test_links_that_only_this_machine_can_open_are_flagged(admin_client, paired_run, settings):
+    url = f"/runs/{paired_run.pk}/invitations/"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "lab-pc.example.org"]
+    admin_client.post(url, {"labels": "ann"})
+    local = admin_client.get(url, HTTP_HOST="127.0.0.1:8000").content.decode()
+    assert 'id="loopback"' in local and "http://127.0.0.1:8000/join/" in local
+    lab = admin_client.get(url, HTTP_HOST="lab-pc.example.org:8000").content.decode()
+    assert 'id="loopback"' not in lab and "http://lab-pc.example.org:8000/join/" in lab
+    settings.CROWDVL_PUBLIC_URL, settings.CROWDVL_PUBLIC_URL_SET = "https://crowd.example.org", True
+    public = admin_client.get(url, HTTP_HOST="127.0.0.1:8000").content.decode()
+    assert 'id="loopback"' not in public and "https://crowd.example.org/join/" in public

@@ -20,7 +20,7 @@ from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
-from annotation.selectors.links import invitation_link
+from annotation.selectors.links import invitation_link, loopback_warning, public_base_url
 from annotation.spreadsheet import spreadsheet_cell
 
 
@@ -39,7 +39,13 @@ def invitations_page(request: HttpRequest, run_id: int) -> HttpResponse:
             return redirect("invitations", run_id=run.pk)
     invitations = run.invitations.select_related("worker").order_by("pk")
     rows = [{"invitation": i, "link": invitation_link(request, i)} for i in invitations]
-    context = {"run": run, "rows": rows, "error": error, "consent": run_consent(run)}
+    context = {
+        "run": run,
+        "rows": rows,
+        "error": error,
+        "consent": run_consent(run),
+        "loopback": loopback_warning(public_base_url(request)),
+    }
     return render(request, "annotation/invitations.html", context, status=400 if error else 200)
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 import subprocess
 import sys
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+from annotation.selectors.links import loopback_warning, public_base_url
 
 
 def worker_command(*, concurrency: int) -> list[str]:
@@ -24,19 +23,6 @@ def worker_command(*, concurrency: int) -> list[str]:
         *(sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "-s", str(schedule)),
         *("-c", str(concurrency), "-l", "info", "--without-gossip", "--without-mingle"),
     ]
-
-
-def public_url_warning() -> str | None:
-    """Why workers on other machines would not reach the links the console hands out."""
-    host = urlsplit(settings.CROWDVL_PUBLIC_URL).hostname or ""
-    if settings.CROWDVL_PUBLIC_URL_SET and host not in LOOPBACK:
-        return None
-    return (
-        f"Invitation and study links point at {settings.CROWDVL_PUBLIC_URL}, which only this "
-        "machine can open. For workers on other machines, serve on the network "
-        "(`make serve ADDR=0.0.0.0:8000`), set CROWDVL_PUBLIC_URL to the address they use "
-        "(e.g. http://lab-pc.example.org:8000) and add that host to DJANGO_ALLOWED_HOSTS."
-    )
 
 
 class Command(BaseCommand):
@@ -54,7 +40,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=1)
-        warning = public_url_warning()
+        warning = loopback_warning(public_base_url())
         if warning:
             self.stderr.write(self.style.WARNING(warning))
         worker = None
