@@ -14,8 +14,8 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.crowd import provider_for, providers
 from annotation.errors import ServiceError
-from annotation.models import Job, Review, Run
-from annotation.permissions import Action, can, is_staff, require, visible_runs
+from annotation.models import Job, Review, Run, RunKind, RunStatus
+from annotation.permissions import Action, can, is_staff, require, visible_projects, visible_runs
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.assignments import assignment_reversible_until
 from annotation.services.batches import batches_stop
@@ -125,14 +125,22 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    from annotation.selectors.dashboard import dashboard_busy, dashboard_runs
+    from annotation.selectors.dashboard import (
+        dashboard_busy,
+        dashboard_filter_from,
+        dashboard_filtered,
+        dashboard_runs,
+    )
     from annotation.selectors.links import public_base_url
     from annotation.selectors.listing import dataset_list
 
     require(request.user, Action.VIEW)  # a user of no project: ask staff to add them
     # Staff: every run and job (also jobs of no run, such as dataset imports), unfiltered.
     runs = None if is_staff(request.user) else visible_runs(request.user)
-    entries = dashboard_runs(base=public_base_url(request), runs=runs)
+    chosen = dashboard_filter_from(request.GET)
+    entries = dashboard_runs(
+        base=public_base_url(request), runs=dashboard_filtered(runs=runs, **chosen)
+    )
     acting = set(visible_runs(request.user, Action.ACT).values_list("pk", flat=True))
     for entry in entries:  # the template offers a run's buttons to its researchers only
         entry["can_act"] = entry["run"].pk in acting
@@ -142,6 +150,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         {
             "runs": entries,
             "busy": dashboard_busy(runs=runs),
+            "filter": chosen,
+            "filtering": any(chosen.values()),
+            "projects": visible_projects(request.user).order_by("name"),
+            "kinds": RunKind.choices,
+            "statuses": RunStatus.choices,
             "datasets_count": 0 if entries else dataset_list(user=request.user).count(),
             "stall_seconds": settings.CROWDVL_JOB_STALL_SECONDS,
             "is_admin": can(request.user, Action.ADMIN),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -10,6 +11,31 @@ from django.db.models import Count, Q, QuerySet
 from annotation.crowd import provider_for
 from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
 from annotation.selectors.pay import effective_pay, pay_estimate
+
+
+def dashboard_filter_from(params: Mapping[str, str]) -> dict[str, str]:
+    """The dashboard's filter from a query string: text (run or dataset name, or a run id),
+    project id, kind and status; unknown keys are ignored, every value is a plain string."""
+    return {
+        key: str(params.get(key, "")).strip()[:200] for key in ("q", "project", "kind", "status")
+    }
+
+
+def dashboard_filtered(
+    *, runs: QuerySet[Run] | None, q: str = "", project: str = "", kind: str = "", status: str = ""
+) -> QuerySet[Run]:
+    """`runs` (every run when None) narrowed by the dashboard's filter."""
+    runs = Run.objects.all() if runs is None else runs
+    if q:
+        text = Q(name__icontains=q) | Q(dataset__name__icontains=q)
+        runs = runs.filter(text | Q(pk=int(q)) if q.isdigit() else text)
+    if project.isdigit():
+        runs = runs.filter(project_id=int(project))
+    if kind:
+        runs = runs.filter(kind=kind)
+    if status:
+        runs = runs.filter(status=status)
+    return runs
 
 
 def dashboard_runs(

@@ -13,7 +13,17 @@ from django.db.models import Count, Sum
 
 from annotation.crowd import provider_for
 from annotation.flows import flow_for_kind
-from annotation.models import Answer, Assignment, AssignmentState, Bonus, Event, Item, Job, Run
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentState,
+    Bonus,
+    Event,
+    Item,
+    Job,
+    Run,
+    Stage,
+)
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE
 
@@ -38,7 +48,7 @@ def batch_progress(run: Run) -> list[dict[str, Any]]:
         out.append(
             {
                 "batch": batch.pk,
-                "label": f"batch {batch.pk} ({batch.stage})",
+                "label": f"batch {batch.pk} ({batch.get_stage_display()})",
                 "points": [{"x": round(m, 2), "y": n} for n, m in enumerate(minutes, start=1)],
                 "slots": batch.hits.count() * batch.assignments_per_hit,
                 "last": round(minutes[-1], 1) if minutes else None,
@@ -64,7 +74,12 @@ def stage_agreement(run: Run) -> list[dict[str, Any]]:
                 agree[stage][0] += values[i] == values[j]
                 agree[stage][1] += 1
     return [
-        {"stage": stage, "agreement": round(ok / n, 4) if n else None, "pairs": n}
+        {
+            "stage": stage,
+            "title": Stage(stage).label if stage in Stage.values else stage,
+            "agreement": round(ok / n, 4) if n else None,
+            "pairs": n,
+        }
         for stage, (ok, n) in sorted(agree.items())
     ]
 

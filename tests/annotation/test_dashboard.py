@@ -36,3 +36,25 @@ def test_worker_links_follow_the_host_the_page_was_served_from(admin_client, pai
     settings.CROWDVL_PUBLIC_URL = "https://crowd.lab.org"
     html = admin_client.get("/", HTTP_HOST="crowd.example.org").content.decode()
     assert f"https://crowd.lab.org/work/{batch.pk}/" in html
+
+
+def test_the_dashboard_filters_runs_and_names_them(admin_client, paired_run, dataset):
+    from annotation.models import Run
+    from annotation.services.projects import project_create
+
+    other = Run.objects.create(
+        dataset=dataset, kind="eccv", name="eccv pilot", project=project_create(name="Eyes")
+    )
+    everything = admin_client.get("/").content.decode()
+    assert f'id="run-{paired_run.pk}"' in everything and f'id="run-{other.pk}"' in everything
+    assert f"Run {other.pk}: eccv pilot" in everything  # the run's name, not only its dataset's
+    by_name = admin_client.get("/", {"q": "pilot"}).content.decode()
+    assert f'id="run-{other.pk}"' in by_name and f'id="run-{paired_run.pk}"' not in by_name
+    by_project = admin_client.get("/", {"project": other.project_id}).content.decode()
+    assert f'id="run-{paired_run.pk}"' not in by_project and f'id="run-{other.pk}"' in by_project
+    by_kind = admin_client.get("/", {"kind": "bison"}).content.decode()
+    assert f'id="run-{paired_run.pk}"' in by_kind and f'id="run-{other.pk}"' not in by_kind
+    by_id = admin_client.get("/", {"q": str(paired_run.pk)}).content.decode()
+    assert f'id="run-{paired_run.pk}"' in by_id
+    nothing = admin_client.get("/", {"status": "exported", "q": "zzz"}).content.decode()
+    assert 'id="no-match"' in nothing and 'id="empty"' not in nothing

@@ -78,8 +78,14 @@ def test_eccv_page_has_its_funnel_and_answer_shares(proposed, admin_client):
     # One assignment per HIT (the paper's default): the stage is listed with nothing compared.
     assert batch.assignments_per_hit == 1
     assert stage_agreement(proposed) == [
-        {"stage": Stage.ECCV_JUDGMENT, "agreement": None, "pairs": 0}
+        {
+            "stage": Stage.ECCV_JUDGMENT,
+            "title": Stage.ECCV_JUDGMENT.label,  # shown on the page, not the raw value
+            "agreement": None,
+            "pairs": 0,
+        }
     ]
+    assert Stage.ECCV_JUDGMENT.label in html
     assert "one answer per item (one assignment per HIT)" in html
 
 
