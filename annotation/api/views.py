@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -17,7 +18,7 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.parsers import BoundedJSONParser
 from annotation.crowd import web_provider_check
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
-from annotation.permissions import Action
+from annotation.permissions import Action, can
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.dataset_jobs import (
     dataset_import_start,
@@ -108,9 +109,8 @@ class RunCreateApi(ServiceAPIView):
 
     class InputSerializer(serializers.Serializer):
         dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
-        project = serializers.PrimaryKeyRelatedField(
-            queryset=Project.objects.all(), required=False, allow_null=True, default=None
-        )
+        # An id, looked up after validation: another project's answers 404 as an unknown one.
+        project = serializers.IntegerField(required=False, allow_null=True, default=None)
         kind = serializers.ChoiceField(choices=RunKind.values, default=RunKind.BISON)
         name = serializers.CharField(required=False, default="", allow_blank=True)
         config = serializers.DictField(required=False, default=dict)
@@ -127,8 +127,16 @@ class RunCreateApi(ServiceAPIView):
         data = RunCreateApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
-        options["project"] = options["project"] or project_default()
-        self.require(request, project=options["project"])
+        if options["project"] is None:
+            options["project"] = project_default()
+            # Everyone may know the Default project: a 403 that says what to do.
+            if not can(request.user, Action.ACT, project=options["project"]):
+                raise PermissionDenied(
+                    "you may not act on runs in the Default project: name a project of yours"
+                )
+        else:
+            options["project"] = get_object_or_404(Project, pk=options["project"])
+            self.require(request, project=options["project"])
         run = run_create_any(**options, owner=request.user)
         return Response(RunCreateApi.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

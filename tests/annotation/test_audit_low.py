@@ -1,0 +1,99 @@
+"""Issue 25's remaining low findings, one section each: what an attacker tried, and what they
+get now."""
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+
+# 3. Every answer under /api/ is JSON with `error`, including unknown URLs and server errors;
+# other pages keep their HTML.
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "status"),
+    [
+        ("get", "/api/", 404),
+        ("get", "/api/nothing/", 404),
+        ("post", "/api/runs/1/nothing/", 404),
+        ("get", "/api/jobs/x/", 404),
+        ("put", "/api/runs/", 405),
+        ("delete", "/api/jobs/", 405),
+    ],
+)
+def test_every_api_error_is_json_with_error(admin_client, client, method, url, status):
+    response = getattr(admin_client, method)(url)
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]
+    if status == 404:  # the same body as a known URL's unknown id
+        assert response.json() == admin_client.get("/api/runs/999999/").json()
+    anonymous = getattr(client, method)(url)  # unknown URLs: 404 before authentication
+    assert anonymous["Content-Type"] == "application/json" and anonymous.json()["error"]
+
+
+def test_pages_outside_the_api_keep_their_html_404(admin_client):
+    response = admin_client.get("/nothing/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+    assert b"Not found" in response.content
+
+
+@pytest.mark.urls("tests.annotation.boom_urls")
+def test_a_server_error_under_the_api_is_json_and_tells_nothing(settings):
+    settings.DEBUG = False
+    client = Client(raise_request_exception=False)
+    response = client.get("/api/boom/")
+    assert response.status_code == 500
+    assert response.json() == {"error": "server error", "detail": "server error"}
+    page = client.get("/boom/")
+    assert page.status_code == 500 and page["Content-Type"].startswith("text/html")
+
+
+# 2. A `project=` naming a project the caller is no member of answers as an unknown one.
+
+
+@pytest.fixture
+def two_projects(django_user_model):
+    """Alice: researcher in Alpha; Vic: viewer in Alpha and researcher in Gamma; Beta: no one's."""
+    from annotation.models import Project, ProjectMembership, ProjectRole
+
+    alpha, beta, gamma = (Project.objects.create(name=n) for n in ("Alpha", "Beta", "Gamma"))
+    alice = django_user_model.objects.create_user("alice")
+    vic = django_user_model.objects.create_user("vic")
+    ProjectMembership.objects.create(project=alpha, user=alice, role=ProjectRole.RESEARCHER)
+    ProjectMembership.objects.create(project=alpha, user=vic, role=ProjectRole.VIEWER)
+    ProjectMembership.objects.create(project=gamma, user=vic, role=ProjectRole.RESEARCHER)
+    return {"alpha": alpha, "beta": beta, "gamma": gamma, "alice": alice, "vic": vic}
+
+
+def test_another_projects_id_in_a_run_creation_answers_as_an_unknown_id(two_projects, dataset):
+    from rest_framework.test import APIClient
+
+    from annotation.models import Run
+    from annotation.permissions import Action, require
+
+    def create(user, project):
+        client = APIClient()
+        client.force_authenticate(user)
+        return client.post("/api/runs/", {"dataset": dataset.pk, "project": project}, "json")
+
+    alice, vic = two_projects["alice"], two_projects["vic"]
+    hidden = create(alice, two_projects["beta"].pk)
+    missing = create(alice, 10**9)
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.json() == missing.json() == {"error": "not found", "detail": "not found"}
+    # A member whose role lacks the action: 403 that says so.
+    refused = create(vic, two_projects["alpha"].pk)
+    assert refused.status_code == 403 and "may not" in refused.json()["error"]
+    assert create(alice, two_projects["alpha"].pk).status_code == 201
+    assert create(vic, two_projects["gamma"].pk).status_code == 201
+    assert not Run.objects.filter(project=two_projects["beta"]).exists()
+    # The one check every page and operation calls: the same rule.
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
+
+    with pytest.raises(Http404):
+        require(alice, Action.ACT, project=two_projects["beta"])
+    with pytest.raises(PermissionDenied):
+        require(vic, Action.ACT, project=two_projects["alpha"])
