@@ -14,6 +14,7 @@ from rest_framework.views import APIView, exception_handler
 
 from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.models import Project, Run
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, require
 from pipeline.errors import InputError
 
@@ -84,10 +85,11 @@ class ServiceAPIView(APIView):
         require(request.user, action or self.required_action, run=run, project=project)
 
     def handle_exception(self, exc: Exception) -> Response:
+        # A refusal may quote a stored file: the server's absolute paths are hidden.
         if isinstance(exc, InputError):
             body: dict[str, Any] = {
-                "error": str(exc),
-                "file": exc.file,
+                "error": paths_hidden(str(exc)),
+                "file": paths_hidden(exc.file),
                 "record": exc.record,
                 "field": exc.field,
             }
@@ -95,7 +97,7 @@ class ServiceAPIView(APIView):
         if isinstance(exc, NotAssignmentHolder | PoolConflict):
             return Response({"error": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if isinstance(exc, ServiceError):
-            return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
+            return Response({"error": paths_hidden(str(exc))}, status=status.HTTP_409_CONFLICT)
         return _uniform(exc, super().handle_exception(exc))
 
 

@@ -4,6 +4,7 @@ The core's operations are here; each flow adds its own in `annotation/flows/<flo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -18,6 +19,7 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.parsers import BoundedJSONParser
 from annotation.crowd import web_provider_check
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, can
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.dataset_jobs import (
@@ -31,6 +33,15 @@ from annotation.services.runs import run_create_any
 
 
 class JobOutput(serializers.ModelSerializer):
+    """A job as stored, with the server's absolute paths hidden from its message, error and
+    result (`annotation/paths.py`; the full text is in the server's log)."""
+
+    def to_representation(self, instance: Job) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        for key in ("message", "error", "result"):
+            data[key] = paths_hidden(data[key])
+        return data
+
     class Meta:
         model = Job
         fields = [
@@ -68,7 +79,12 @@ class DatasetImportApi(ServiceAPIView):
             choices=ImageSource.values, default=ImageSource.COCO_URL
         )
         image_location = serializers.CharField(
-            required=False, default="", allow_blank=True, max_length=500
+            required=False,
+            default="",
+            allow_blank=True,
+            max_length=500,
+            help_text="url_prefix: the URL prefix; local_dir: a folder under CROWDVL_IMPORT_DIR "
+            "(relative to it, or absolute) or CROWDVL_IMAGE_DIRS",
         )
 
         def validate(self, attrs: dict) -> dict:
@@ -95,7 +111,9 @@ class DatasetImportApi(ServiceAPIView):
             options.setdefault("name", Path(upload.name or "upload").stem)
             options["path"] = dataset_upload_store(upload=upload)
             options["uploaded"] = True
+            options["source"] = upload.name
         else:
+            options["source"] = options["path"]  # as given: inside the import folder
             options["path"] = server_file(options["path"])
         job = dataset_import_start(**options)
         return Response(self.OutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -14,6 +14,7 @@ from django.db.models import Count
 from annotation.crowd import provider_for
 from annotation.flows import flow_for_kind
 from annotation.models import Answer, Event, Item, Job, Run
+from annotation.paths import paths_hidden
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pay import effective_pay
 from annotation.services.jobs import LIVE
@@ -88,7 +89,7 @@ def run_jobs(run: Run) -> list[dict[str, Any]]:
             "name": job.name,
             "state": job.state,
             "progress": job.progress,
-            "message": job.message,
+            "message": paths_hidden(job.message),
             "live": job.state in LIVE,
         }
         for job in Job.objects.filter(run=run).order_by("-pk")[:50]
