@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from annotation.form_errors import form_refusal
 from annotation.models import ImageSource, Job, JobState
 from annotation.permissions import Action, require
 from annotation.services.dataset_jobs import JOB_NAME, dataset_import_start, dataset_upload_store
@@ -23,8 +24,8 @@ class DatasetImportForm(forms.Form):
     image_location = forms.CharField(
         max_length=500,
         required=False,
-        help_text="URL prefix or local folder (under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS), "
-        "if chosen",
+        help_text="URL prefix or local folder (under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS; "
+        "a relative folder is inside CROWDVL_IMPORT_DIR), if chosen",
     )
 
 
@@ -41,9 +42,10 @@ def dataset_import_page(request: HttpRequest) -> HttpResponse:
                 image_source=form.cleaned_data["image_source"],
                 image_location=form.cleaned_data["image_location"],
                 uploaded=True,
+                source=upload.name,
             )
         except InputError as exc:
-            form.add_error(None, str(exc))
+            form_refusal(form, exc)
         else:
             return redirect("dataset-import-job", job_id=job.pk)
     status = 400 if form.errors else 200

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.models import Export, Run
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
 from annotation.selectors.exports import export_file_named, export_files
 from pipeline.errors import InputError
@@ -77,7 +78,7 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         job = flow.start_export(run=run)
     except (ServiceError, InputError) as exc:
-        messages.error(request, f"No export started: {exc}")
+        messages.error(request, paths_hidden(f"No export started: {exc}"))
     else:
         messages.success(request, f"Export job {job.pk} started; reload to see the new version.")
     return redirect("run-exports", run_id=run.pk)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.core.handlers.wsgi import get_bytes_from_wsgi
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 
 
 def _clean(raw: bytes) -> bool:
@@ -22,7 +22,7 @@ def _clean(raw: bytes) -> bool:
 
 class BadBytesMiddleware:
     """A path or query string with a NUL byte or invalid UTF-8 is a 404 for every URL (a JSON
-    one under /api/), so no view has to guard each value it looks up."""
+    one under /api/, by the 404 handler), so no view has to guard each value it looks up."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -31,9 +31,7 @@ class BadBytesMiddleware:
         # Django already turns invalid UTF-8 in the path into %XX text; NUL stays a NUL.
         if "\x00" not in request.path_info and _clean(_query_bytes(request)):
             return self.get_response(request)
-        if request.path_info.startswith("/api/"):
-            return JsonResponse({"error": "not found"}, status=404)
-        raise Http404("invalid bytes in the URL")
+        raise Http404("invalid bytes in the URL")  # config/urls.py's handler: JSON under /api/
 
 
 def _query_bytes(request: HttpRequest) -> bytes:

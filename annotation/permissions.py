@@ -95,11 +95,13 @@ def require(
 ) -> None:
     """`can`, raising PermissionDenied (a 403 on pages and in the API) when refused.
 
-    A signed-in user who may not even view `run` gets Http404 instead (a 404 on pages and in
-    the API), as for an id that does not exist: another project's ids are not confirmed to
-    exist. A member whose role lacks the action still gets the 403."""
+    A signed-in user who may not even view `run` (or, without a run, `project`) gets Http404
+    instead (a 404 on pages and in the API), as for an id that does not exist: another
+    project's ids are not confirmed to exist. A member whose role lacks the action still gets
+    the 403."""
     if not can(user, action, project=project, run=run):
-        if run is not None and user.is_authenticated and not can(user, Action.VIEW, run=run):
+        named = run is not None or project is not None
+        if named and user.is_authenticated and not can(user, Action.VIEW, project=project, run=run):
             raise Http404("not found")
         where = f" on run {run.pk}" if run else f" in project {project}" if project else ""
         raise PermissionDenied(f"you may not {Action(action).label.lower()}{where}")

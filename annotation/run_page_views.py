@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.models import Run
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
 from annotation.selectors.run_page import run_funnel, run_jobs, run_page_data
 from pipeline.errors import InputError
@@ -66,7 +67,7 @@ def run_job_start(request: HttpRequest, run_id: int, name: str) -> HttpResponse:
     try:
         job = flow.run_jobs[name][1](run)
     except (ServiceError, InputError) as exc:
-        messages.error(request, f"Not started: {exc}")
+        messages.error(request, paths_hidden(f"Not started: {exc}"))
     else:
         messages.success(request, f"Job {job.pk} started.")
     return redirect("run-page", run_id=run.pk)

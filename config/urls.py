@@ -87,3 +87,9 @@ urlpatterns = [
 ]
 # Each registered crowd provider's pages (its worker entry, its own tools).
 urlpatterns += [path("", include(p.urls)) for p in providers() if p.urls]
+
+# Error pages: JSON with `error` under /api/, the HTML pages elsewhere.
+handler400 = "annotation.api.errors.bad_request"
+handler403 = "annotation.api.errors.permission_denied"
+handler404 = "annotation.api.errors.not_found"
+handler500 = "annotation.api.errors.server_error"

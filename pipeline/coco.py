@@ -88,11 +88,14 @@ def read_coco_captions(fh: BinaryIO, *, file: str, chunk_bytes: int = CHUNK_BYTE
     return _read(fh, file=file, chunk_bytes=chunk_bytes, keep_captions=True)
 
 
-def scan_coco_captions(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> CocoCaptions:
+def scan_coco_captions(
+    path: str | Path, *, chunk_bytes: int = CHUNK_BYTES, file: str | None = None
+) -> CocoCaptions:
     """Validate a file completely like ``load_coco_captions`` but keep no captions (their
     ``captions`` list is empty; ``caption_count`` says how many): the first pass of a
-    two-pass import, whose memory is the images plus 16 bytes a caption."""
-    name = str(path)
+    two-pass import, whose memory is the images plus 16 bytes a caption. Errors and warnings
+    name the file as ``file`` (default: its path)."""
+    name = file or str(path)
     try:
         with open(path, "rb") as fh:
             return _read(fh, file=name, chunk_bytes=chunk_bytes, keep_captions=False)
@@ -101,10 +104,10 @@ def scan_coco_captions(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> C
 
 
 def iter_coco_captions(
-    path: str | Path, *, chunk_bytes: int = CHUNK_BYTES
+    path: str | Path, *, chunk_bytes: int = CHUNK_BYTES, file: str | None = None
 ) -> Iterator[CocoCaption]:
     """The captions of a file ``scan_coco_captions`` accepted, streamed again in file order."""
-    name = str(path)
+    name = file or str(path)
     with open(path, "rb") as fh:
         for key, index, value in iter_object(
             fh, file=name, streamed=_SECTIONS, chunk_bytes=chunk_bytes

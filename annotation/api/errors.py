@@ -4,7 +4,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -13,6 +14,7 @@ from rest_framework.views import APIView, exception_handler
 
 from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.models import Project, Run
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, require
 from pipeline.errors import InputError
 
@@ -83,10 +85,11 @@ class ServiceAPIView(APIView):
         require(request.user, action or self.required_action, run=run, project=project)
 
     def handle_exception(self, exc: Exception) -> Response:
+        # A refusal may quote a stored file: the server's absolute paths are hidden.
         if isinstance(exc, InputError):
             body: dict[str, Any] = {
-                "error": str(exc),
-                "file": exc.file,
+                "error": paths_hidden(str(exc)),
+                "file": paths_hidden(exc.file),
                 "record": exc.record,
                 "field": exc.field,
             }
@@ -94,7 +97,7 @@ class ServiceAPIView(APIView):
         if isinstance(exc, NotAssignmentHolder | PoolConflict):
             return Response({"error": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if isinstance(exc, ServiceError):
-            return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
+            return Response({"error": paths_hidden(str(exc))}, status=status.HTTP_409_CONFLICT)
         return _uniform(exc, super().handle_exception(exc))
 
 
@@ -119,3 +122,41 @@ def _uniform(exc: Exception, response: Response) -> Response:
     elif isinstance(data, dict) and "detail" in data and "error" not in data:
         response.data = {"error": str(data["detail"]), **data}
     return response
+
+
+# Django's own error pages for requests no DRF view answers (an unknown /api/ URL, an error
+# outside a view): under /api/ the same JSON body as the API's refusals, elsewhere the HTML
+# pages (frontend/templates/404.html, 500.html). config/urls.py names these as its handlers.
+
+API_PREFIX = "/api/"
+
+
+def _api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _api(request):
+        return JsonResponse({"error": "not found", "detail": "not found"}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _api(request):
+        return JsonResponse({"error": "bad request", "detail": "bad request"}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _api(request):
+        message = str(exception) or "permission denied"
+        return JsonResponse({"error": message, "detail": message}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _api(request):
+        # Nothing of the exception: its text may name files, queries or settings.
+        body = {"error": "server error", "detail": "server error"}
+        return JsonResponse(body, status=500)
+    return defaults.server_error(request)

@@ -3,6 +3,8 @@ paginated (limit/offset) and filtered by query parameters, within what the user 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -25,6 +27,7 @@ from annotation.models import (
     RunStatus,
     Stage,
 )
+from annotation.paths import paths_hidden
 from annotation.permissions import Action
 from annotation.selectors.exports import export_files
 from annotation.selectors.listing import (
@@ -181,6 +184,12 @@ class DatasetListApi(ServiceAPIView):
 
 class ExportOutput(serializers.ModelSerializer):
     files = serializers.SerializerMethodField()
+
+    def to_representation(self, instance: Export) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        # Exports written before issue 25 may name server paths in their manifest.
+        data["manifest"] = paths_hidden(data["manifest"])
+        return data
 
     class Meta:
         model = Export

@@ -4,8 +4,10 @@ The core's operations are here; each flow adds its own in `annotation/flows/<flo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -17,7 +19,8 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.parsers import BoundedJSONParser
 from annotation.crowd import web_provider_check
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
-from annotation.permissions import Action
+from annotation.paths import paths_hidden
+from annotation.permissions import Action, can
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.dataset_jobs import (
     dataset_import_start,
@@ -30,6 +33,15 @@ from annotation.services.runs import run_create_any
 
 
 class JobOutput(serializers.ModelSerializer):
+    """A job as stored, with the server's absolute paths hidden from its message, error and
+    result (`annotation/paths.py`; the full text is in the server's log)."""
+
+    def to_representation(self, instance: Job) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        for key in ("message", "error", "result"):
+            data[key] = paths_hidden(data[key])
+        return data
+
     class Meta:
         model = Job
         fields = [
@@ -67,7 +79,12 @@ class DatasetImportApi(ServiceAPIView):
             choices=ImageSource.values, default=ImageSource.COCO_URL
         )
         image_location = serializers.CharField(
-            required=False, default="", allow_blank=True, max_length=500
+            required=False,
+            default="",
+            allow_blank=True,
+            max_length=500,
+            help_text="url_prefix: the URL prefix; local_dir: a folder under CROWDVL_IMPORT_DIR "
+            "(relative to it, or absolute) or CROWDVL_IMAGE_DIRS",
         )
 
         def validate(self, attrs: dict) -> dict:
@@ -94,7 +111,9 @@ class DatasetImportApi(ServiceAPIView):
             options.setdefault("name", Path(upload.name or "upload").stem)
             options["path"] = dataset_upload_store(upload=upload)
             options["uploaded"] = True
+            options["source"] = upload.name
         else:
+            options["source"] = options["path"]  # as given: inside the import folder
             options["path"] = server_file(options["path"])
         job = dataset_import_start(**options)
         return Response(self.OutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
@@ -108,9 +127,8 @@ class RunCreateApi(ServiceAPIView):
 
     class InputSerializer(serializers.Serializer):
         dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
-        project = serializers.PrimaryKeyRelatedField(
-            queryset=Project.objects.all(), required=False, allow_null=True, default=None
-        )
+        # An id, looked up after validation: another project's answers 404 as an unknown one.
+        project = serializers.IntegerField(required=False, allow_null=True, default=None)
         kind = serializers.ChoiceField(choices=RunKind.values, default=RunKind.BISON)
         name = serializers.CharField(required=False, default="", allow_blank=True)
         config = serializers.DictField(required=False, default=dict)
@@ -127,8 +145,16 @@ class RunCreateApi(ServiceAPIView):
         data = RunCreateApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
-        options["project"] = options["project"] or project_default()
-        self.require(request, project=options["project"])
+        if options["project"] is None:
+            options["project"] = project_default()
+            # Everyone may know the Default project: a 403 that says what to do.
+            if not can(request.user, Action.ACT, project=options["project"]):
+                raise PermissionDenied(
+                    "you may not act on runs in the Default project: name a project of yours"
+                )
+        else:
+            options["project"] = get_object_or_404(Project, pk=options["project"])
+            self.require(request, project=options["project"])
         run = run_create_any(**options, owner=request.user)
         return Response(RunCreateApi.OutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

@@ -50,8 +50,12 @@ def earlier_stages(stage: str) -> tuple[str, ...]:
 def pool_bar_reason(*, run: Run, worker: Worker, stage: str) -> str | None:
     """Why `worker` may not work on `stage` of `run`, or None if they may.
 
-    Barred: a member of another stage's pool, or anyone who submitted work in an earlier
-    stage, even work not yet confirmed (a selector must never verify their own captions).
+    Barred: a member of another stage's pool, or anyone whose work in an earlier stage the
+    provider confirmed (a selector must never verify their own captions). Work not yet
+    confirmed bars no one (issue 25): it is a claim made under an id, which anyone can forge to
+    lock the id's owner out of the other stage. If the owner did do both stages, confirming the
+    earlier stage's work excludes the later (`assignment_confirm`), and only confirmed
+    selections become triples to verify.
     """
     membership = PoolMembership.objects.filter(run=run, worker=worker).first()
     if membership is not None and membership.stage != stage:
@@ -67,6 +71,7 @@ def pool_bar_reason(*, run: Run, worker: Worker, stage: str) -> str | None:
             hit__batch__run=run,
             hit__batch__stage__in=earlier,
             state__in=COUNTED_STATES,
+            confirmed=True,
         ).exists()
     ):
         names = ", ".join(Stage(s).label for s in earlier)

@@ -24,6 +24,7 @@ from annotation.models import (
     Run,
     Stage,
 )
+from annotation.paths import paths_hidden
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE
 
@@ -111,7 +112,7 @@ def run_jobs(run: Run) -> list[dict[str, Any]]:
             "name": job.name,
             "state": job.state,
             "progress": job.progress,
-            "message": job.message,
+            "message": paths_hidden(job.message),
             "live": job.state in LIVE,
         }
         for job in Job.objects.filter(run=run).order_by("-pk")[:50]

@@ -84,6 +84,20 @@ def pool_join(*, run: Run, worker: Worker, stage: str) -> PoolMembership:
     return membership
 
 
+def _pool_enter(*, batch: Batch, worker: Worker) -> None:
+    """A claim's pool rule. A confirmed claim (local work) joins the stage's pool at once, or
+    is refused for another stage's. A claim that starts unconfirmed (`claims_unconfirmed`:
+    an id the provider has yet to confirm, which anyone may type) joins no pool: it must not
+    bar the id's real owner from another stage. It is refused only where confirmed work
+    decided (`pool_bar_reason`); its worker joins on confirmation (`assignment_confirm`)."""
+    if claims_unconfirmed(batch):
+        reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
+        if reason:
+            raise PoolConflict(reason)
+    else:
+        pool_join(run=batch.run, worker=worker, stage=batch.stage)
+
+
 def first_claim_seconds(batch: Batch) -> int:
     """How long a worker with nothing submitted in `batch` holds a claimed HIT (so made-up or
     idle claimants cannot starve a batch): option `first_claim_seconds`, by default a minute
@@ -161,7 +175,7 @@ def assignment_claim_next(
         if CLAIM_SQL and connection.vendor == "postgresql":
             return _claim_sql(batch=batch, worker=worker, now=now)
         Worker.objects.select_for_update().filter(pk=worker.pk).first()
-        pool_join(run=batch.run, worker=worker, stage=batch.stage)
+        _pool_enter(batch=batch, worker=worker)
         # Their open claim, if it still holds its slot (`_active_assignments` for one row).
         mine = Assignment.objects.filter(
             _mine(batch),
@@ -269,7 +283,7 @@ def _claim_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | N
     }
     stage, mine = worker_sql.claim_mine(worker_id=worker.pk, params=params)
     if stage != batch.stage:  # not in a pool yet (joins it), or in another stage's (refused)
-        pool_join(run=batch.run, worker=worker, stage=batch.stage)
+        _pool_enter(batch=batch, worker=worker)
     if mine is not None:
         return mine
     with connection.cursor() as cursor:
@@ -314,8 +328,9 @@ def assignment_submit(
 ) -> SubmitResult:
     """Validate and store a worker's answers (keys `q<position>`). Idempotent on resubmission.
 
-    Unconfirmed work (a browser's claim) is refused from a worker barred from the stage, unless
-    `check_pool` is off: the provider's own record, whose pool rules apply on confirmation."""
+    Unconfirmed work (a browser's claim) is refused from a worker barred from the stage by
+    confirmed work (`pool_bar_reason`), unless `check_pool` is off: the provider's own record,
+    whose pool rules apply on confirmation."""
     answers = {str(k): str(v) for k, v in answers.items()}
     with transaction.atomic():
         done = None
@@ -362,11 +377,12 @@ def _submit_orm(
     batch = assignment.hit.batch
     if assignment.state != AssignmentState.ACCEPTED:
         return _submit_again(assignment, answers), False
-    if assignment.confirmed or claims_unconfirmed(batch):  # claimed here: our clock, our pools
+    if assignment.confirmed or claims_unconfirmed(batch):  # claimed here: our clock
         _check_in_time(assignment=assignment, now=submitted_at or timezone.now())
+    if assignment.confirmed:  # joined its pool at the claim
         membership = PoolMembership.objects.filter(run=batch.run, worker=worker).first()
         _check_pool(batch, worker, None if membership is None else membership.stage)
-    elif check_pool:
+    elif check_pool:  # in no pool until confirmed: only confirmed work bars it
         reason = pool_bar_reason(run=batch.run, worker=worker, stage=batch.stage)
         if reason:
             raise PoolConflict(reason)

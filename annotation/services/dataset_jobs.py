@@ -74,7 +74,7 @@ def server_file(path: str, *, field: str = "path") -> Path:
     resolved = (root / path).resolve()
     if not resolved.is_relative_to(root):
         raise InputError(
-            f"only files inside the import folder {root} (CROWDVL_IMPORT_DIR) can be imported "
+            "only files inside the import folder (CROWDVL_IMPORT_DIR) can be imported "
             "by path; upload the file instead",
             file=path,
             field=field,
@@ -89,16 +89,20 @@ def dataset_import_start(
     image_source: str = ImageSource.COCO_URL,
     image_location: str = "",
     uploaded: bool = False,
+    source: str | None = None,
 ) -> Job:
     """Record and enqueue an import job for a file already on this server. An `uploaded` file
-    (stored by `dataset_upload_store`) is deleted when the job ends, whatever its outcome."""
+    (stored by `dataset_upload_store`) is deleted when the job ends, whatever its outcome.
+    `source`: the file as its user named it (an upload's own name, a path inside the import
+    folder), which messages and the dataset show instead of the server's path."""
     from annotation import tasks
 
     if not Path(path).is_file():
-        raise InputError("no such file on the server", file=str(path), field="path")
+        raise InputError("no such file on the server", file=source or str(path), field="path")
     params = {
         "uploaded": uploaded,
         "path": str(path),
+        "source": source or str(path),
         "name": name or Path(path).stem,
         "image_source": image_source,
         "image_location": image_location,
@@ -133,6 +137,7 @@ def dataset_import_job(*, job_id: int) -> None:
             image_source=params["image_source"],
             image_location=params["image_location"],
             progress=lambda pct, msg: job_progress(job_id=job_id, progress=pct, message=msg),
+            source=params.get("source"),  # jobs queued before issue 25 have none
         )
     except InputError as exc:
         job_fail(job_id=job_id, error=str(exc))

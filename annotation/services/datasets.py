@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.models import Dataset, Image, ImageSource
 from annotation.services.dataset_rows import dataset_rows_write
-from annotation.services.images import image_dir_allowed
+from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
 from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
 from pipeline.errors import InputError
@@ -31,8 +31,9 @@ class DatasetImportResult:
 
 
 def _check_image_source(
-    *, parsed: CocoCaptions, file: str, image_source: str, image_location: str
+    *, parsed: CocoCaptions, file: str, image_source: str, image_location: str, given: str
 ) -> None:
+    """`image_location` as resolved; messages quote it as the user `given` it."""
     if image_source not in ImageSource.values:
         raise InputError(
             f"unknown image source {image_source!r}; use one of {', '.join(ImageSource.values)}",
@@ -57,13 +58,14 @@ def _check_image_source(
             )
     elif not Path(image_location).is_dir():
         raise InputError(
-            f"local image folder {image_location!r} does not exist",
+            f"local image folder {given!r} does not exist (a relative folder is looked for "
+            "in CROWDVL_IMPORT_DIR)",
             file=file,
             field="image_location",
         )
     elif not image_dir_allowed(Path(image_location)):
         raise InputError(
-            f"local image folder {image_location!r} is outside the folders images may be "
+            f"local image folder {given!r} is outside the folders images may be "
             "served from (CROWDVL_IMPORT_DIR, CROWDVL_IMAGE_DIRS)",
             file=file,
             field="image_location",
@@ -118,35 +120,46 @@ def dataset_import(
     image_location: str = "",
     name: str | None = None,
     progress: Progress | None = None,
+    source: str | None = None,
 ) -> DatasetImportResult:
     """Validate a COCO captions file completely, then write it in one transaction.
 
     The file is streamed (peak memory is the parsed records, not the JSON tree); rows are
     written with COPY on PostgreSQL and large batched INSERTs elsewhere. Re-importing the
     same file (same name, same checksum) changes nothing.
+
+    `source` is the file as its user knows it (an upload's own name, a path inside the import
+    folder): errors and warnings name it instead of the server's path (default: the path,
+    for the command line). The dataset records the file's name and sha256 only.
     """
     path = Path(path)
-    file = str(path)
+    file = source or str(path)
     _report(progress, 0.0, "checking the file")
     try:
         checksum = _sha256(path)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=file) from exc
     # First pass: validate everything, keeping images but not captions (memory).
-    parsed = scan_coco_captions(path)
+    parsed = scan_coco_captions(path, file=file)
     _report(
         progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
     )
+    given = image_location
     if image_source == ImageSource.LOCAL_DIR:
-        image_location = str(Path(image_location).resolve())
+        image_location = str(image_folder(image_location))
     _check_image_source(
-        parsed=parsed, file=file, image_source=image_source, image_location=image_location
+        parsed=parsed,
+        file=file,
+        image_source=image_source,
+        image_location=image_location,
+        given=given,
     )
     name = name or path.stem
+    source_file = Path(file).name  # never a server path: datasheets and manifests show it
     _check_lengths(
         parsed=parsed,
         file=file,
-        values={"name": name, "path": file, "image_location": image_location},
+        values={"name": name, "path": source_file, "image_location": image_location},
     )
 
     existing = Dataset.objects.filter(name=name).first()
@@ -170,7 +183,7 @@ def dataset_import(
     with transaction.atomic():
         dataset = Dataset.objects.create(
             name=name,
-            source_file=file,
+            source_file=source_file,
             checksum=checksum,
             image_source=image_source,
             image_location=image_location,
@@ -180,7 +193,7 @@ def dataset_import(
         images, captions = dataset_rows_write(
             dataset=dataset,
             parsed=parsed,
-            captions=iter_coco_captions(path),
+            captions=iter_coco_captions(path, file=file),
             progress=progress,
         )
     return DatasetImportResult(

@@ -11,6 +11,7 @@ from django.db.models import Count
 
 from annotation.crowd import provider_for
 from annotation.models import Assignment, Review, Run
+from annotation.paths import paths_hidden
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.services.files import file_write_atomic
 from annotation.tasktypes import task_type_for
@@ -108,7 +109,8 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         "(see the project README for where the defaults follow the paper and how they may be changed).",
         "",
         "## Composition",
-        f"- Source data: dataset `{dataset.name}` imported from `{dataset.source_file}` "
+        f"- Source data: dataset `{dataset.name}` imported from the file "
+        f"`{Path(dataset.source_file).name}` "
         f"(sha256 `{dataset.checksum}`). COCO annotations are CC BY 4.0; images keep their own "
         "licenses (Flickr terms), listed in the source file.",
         "- Counts (the funnel from candidates to the exported records):",
@@ -156,5 +158,5 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         f"- Files and their sha256: see `manifest.json` (format `{manifest.get('format', flow)}`).",
         "",
     ]
-    text = "\n".join(lines)
+    text = paths_hidden("\n".join(lines))  # a file for researchers: no server paths
     return file_write_atomic(path=folder / "DATASHEET.md", data=text.encode())

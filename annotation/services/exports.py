@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.models import Export, Run, RunStatus
+from annotation.paths import paths_hidden
 from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_finishing, job_succeed
@@ -61,6 +62,8 @@ def export_record(
     the run exported. On any failure the staging folder (and a version folder this call made)
     is removed and the error raised."""
     Run.objects.select_for_update().get(pk=run.pk)
+    # Researchers download these files: sources are named, never a server's absolute path.
+    manifest = paths_hidden(manifest)
     last = Export.objects.filter(run=run, format=format).aggregate(v=Max("version"))
     version = (last["v"] or 0) + 1
     folder = _exports_of(run) / f"{prefix}-v{version}"
@@ -101,9 +104,10 @@ def export_finish(
     *, job_id: int, result: dict[str, Any], message: str, **record: Any
 ) -> Export | None:
     """An export job's finishing step: `export_record(**record)` and the job's success (its
-    result gets the export's id and path; its message ends with the format and version, not
+    result gets the export's id; its message ends with the format and version, not
     the server path: pages show it, downloads are on the exports page) in one transaction
-    under the job's row lock. A job that has ended (cancelled, or finished by another delivery
+    under the job's row lock (its result names the export, never the server's folder: the
+    `Export` row holds it). A job that has ended (cancelled, or finished by another delivery
     of this step) writes no version: its staging folder is removed and None returned."""
     with job_finishing(job_id=job_id) as running:
         if not running:
@@ -112,7 +116,7 @@ def export_finish(
         export = export_record(**record)
         job_succeed(
             job_id=job_id,
-            result={"export": export.pk, "path": str(export.path), **result},
+            result={"export": export.pk, **result},
             message=f"{message}{export.format} v{export.version}",
         )
     return export

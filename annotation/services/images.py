@@ -61,6 +61,12 @@ def image_dirs() -> list[Path]:
     return [Path(p).resolve() for p in (settings.CROWDVL_IMPORT_DIR, *settings.CROWDVL_IMAGE_DIRS)]
 
 
+def image_folder(location: str) -> Path:
+    """A local_dir dataset's folder as given: absolute, or relative to CROWDVL_IMPORT_DIR (as
+    files imported by path are), so nobody needs to know the server's folders to name one."""
+    return (Path(settings.CROWDVL_IMPORT_DIR) / location).resolve()
+
+
 def image_dir_allowed(path: Path) -> bool:
     """Whether `path`, links resolved, lies inside CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS."""
     resolved = path.resolve()

@@ -14,6 +14,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Job, JobState, Run
+from annotation.paths import paths_hidden
 from annotation.services.notifications import owner_notify
 
 # A long step's report: (percent done, message).
@@ -99,7 +100,8 @@ def job_fail(*, job_id: int, error: str) -> None:
     log.warning("job %s failed: %s", job_id, error)
     if failed:
         job = Job.objects.get(pk=job_id)
-        owner_notify(run_id=job.run_id, subject=f"job {job.name} #{job_id} failed", body=error)
+        body = paths_hidden(error)  # the researcher's mail; the log above keeps the full text
+        owner_notify(run_id=job.run_id, subject=f"job {job.name} #{job_id} failed", body=body)
 
 
 def job_finished_result(*, job_id: int) -> dict[str, Any] | None:

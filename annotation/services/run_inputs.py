@@ -49,7 +49,11 @@ def run_input_apply(
     found = stored or (server_file(path, field="path") if path else None)
     try:
         return spec.apply(run, found, checked)
-    except Exception:
+    except Exception as exc:
+        # Named as the user knows the file (the upload's own name, the path they gave),
+        # never by where this server keeps it.
+        if isinstance(exc, InputError) and found is not None and exc.file == str(found):
+            exc.file = upload.name if upload is not None and upload.name else path
         if stored is not None:
             shutil.rmtree(stored.parent, ignore_errors=True)
         raise

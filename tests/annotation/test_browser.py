@@ -199,7 +199,8 @@ def test_mturk_worker_page_stores_then_posts_to_external_submit(
         f"{live_server.url}/mturk/hit/{hit.pk}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId={hit.provider_hit_id}"
     )
     expect(page.locator("#preview")).to_be_visible()
-    expect(page.locator("#submit")).to_be_disabled()
+    expect(page.locator("#example svg")).to_have_count(2)  # a fixed example, no real item
+    expect(page.locator("#task-form")).to_have_count(0)
     page.goto(f"{live_server.url}/mturk/hit/{hit.pk}/?{query}")
     for _ in range(3):
         page.keyboard.press("6")  # "None of the above" for each pair

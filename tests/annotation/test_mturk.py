@@ -256,7 +256,7 @@ def published_batch(mt, draft):
     return mt.publish(draft)
 
 
-def test_preview_shows_the_task_without_taking_answers(mt, draft, client):
+def test_preview_shows_instructions_and_an_example_without_taking_answers(mt, draft, client):
     batch = published_batch(mt, draft)
     hit = batch.hits.order_by("position").first()
     response = client.get(
@@ -265,7 +265,8 @@ def test_preview_shows_the_task_without_taking_answers(mt, draft, client):
     )
     html = response.content.decode()
     assert response.status_code == 200 and 'id="preview"' in html
-    assert '<fieldset class="all" disabled>' in html
+    assert 'id="instructions"' in html and 'id="example"' in html
+    assert 'id="task-form"' not in html  # the HIT's questions only once it is accepted
     assert "X-Frame-Options" not in response.headers  # MTurk frames this page
     assert not Assignment.objects.exists()
 

@@ -261,17 +261,36 @@ def test_forged_stage3_work_never_bars_the_real_worker_from_stage2(mt, paired_ru
     assert not PoolMembership.objects.filter(worker=real).exists()
 
 
-def test_an_unconfirmed_stage2_submission_bars_stage3(mt, paired_run):
+def test_an_unconfirmed_stage2_post_bars_no_one_from_stage3_until_confirmed(mt, paired_run):
+    """Issue 25, decided again: a stage-2 post MTurk has not confirmed is a browser's word
+    under a typed id. It must not lock the id's owner out of stage 3; once MTurk confirms the
+    stage-2 work, its worker is barred and their stage-3 work stops counting."""
     selection = stage2(mt, paired_run, items_per_hit=1000, assignments_per_hit=3)
     s_hit = selection.hits.get()
     mt.submit(mt.take(selection, "SELECTOR"), first_captions(s_hit))
-    pending = mt.take(selection, "PENDINGW")
-    mt.post(pending, nones(s_hit))  # not confirmed yet
+    forged = mt.take(selection, "VICTIM")  # an attacker opens the HIT under VICTIM's id
+    assert mt.post(forged, nones(s_hit)).status_code == 200  # stored, unconfirmed
     verification = stage3(mt, paired_run)
     v_hit = verification.hits.get()
-    response = open_page(mt, v_hit, "PENDINGW", "PENDINGV".ljust(30, "X"))
+    victim = Worker.objects.get(external_id="VICTIM")
+    assert not PoolMembership.objects.filter(worker=victim).exists()
+    assert pool_bar_reason(run=paired_run, worker=victim, stage=Stage.BISON_VERIFICATION) is None
+    # The real VICTIM takes stage 3: the page opens, the work is stored and counts.
+    real = mt.take(verification, "VICTIM")
+    positive = {f"q{q.position}": ("right" if q.swapped else "left") for q in v_hit.questions.all()}
+    mt.submit(real, positive)
+    assert real.confirmed and not real.excluded
+    assert {t.votes for t in bison_triples_with_votes(run=paired_run)} == {1}
+    # MTurk then lists the stage-2 assignment: VICTIM did do both stages. Confirmed now, it
+    # bars them from stage 3 and their stage-3 work no longer counts.
+    mt.remote.setdefault(s_hit.pk, {})[forged.provider_assignment_id] = ("VICTIM", nones(s_hit))
+    mt.sync_hit(s_hit, grant="VICTIM")
+    assert Assignment.objects.get(hit=s_hit, worker=victim).confirmed
+    real.refresh_from_db()
+    assert real.excluded
+    assert {t.votes for t in bison_triples_with_votes(run=paired_run)} == {0}
+    response = open_page(mt, v_hit, "VICTIM", "VICTIMAGAIN".ljust(30, "X"))
     assert response.status_code == 403 and b"different people" in response.content
-    assert Assignment.objects.filter(hit=v_hit).count() == 0
 
 
 def test_stage3_answers_are_excluded_once_the_worker_is_confirmed_in_stage2(mt, paired_run):

@@ -21,6 +21,7 @@ from annotation.models import (
     BatchStatus,
     Bonus,
     Event,
+    Export,
     HitStatus,
     PoolQualification,
     Stage,
@@ -569,7 +570,7 @@ def test_participant_ids_never_reach_an_export_or_its_datasheet(pro, paired_run,
     job = run_on_commit(bison_export_start, run=paired_run)
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
-    folder = Path(job.result["path"])
+    folder = Path(Export.objects.get(pk=job.result["export"]).path)
     folder = folder if folder.is_dir() else folder.parent
     text = "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
     assert "DATASHEET" in " ".join(p.name for p in folder.iterdir())

@@ -103,6 +103,44 @@ def test_pools_apply_at_the_claim(paired_run):
         assignment_claim_next(batch=verification, worker=carol)
 
 
+def test_an_unconfirmed_claim_bars_no_one_from_another_stage_until_confirmed(paired_run):
+    """Issue 25: the id of an unconfirmed claim is anyone's to type (a panel's study link). A
+    stage-2 claim under VICTIM's id puts VICTIM in no pool: they can still take stage 3. Once
+    the provider confirms the stage-2 work, they are barred and their stage-3 work is out."""
+    from annotation.flows import task_type_for
+    from annotation.flows.bison.selectors import bison_triples_with_votes
+
+    selection = one_hit(paired_run, assignments_per_hit=2)
+    selector, victim = worker("selector"), worker("victim")
+    real = assignment_claim_next(batch=selection, worker=selector)
+    task = task_type_for(Stage.BISON_SELECTION)
+    answers = {
+        f"q{q.position}": task.worker_choices(question=q)[0]  # a caption, not "none"
+        for q in real.hit.questions.all()
+    }
+    assignment_submit(assignment_id=real.pk, worker=selector, answers=answers)
+    assignment_confirm(assignment=real, source="test")
+    forged = assignment_claim_next(batch=selection, worker=victim)
+    assignment_submit(assignment_id=forged.pk, worker=victim, answers=answers_of(forged))
+    assert not PoolMembership.objects.filter(worker=victim).exists()
+    verification = one_hit(paired_run, stage=Stage.BISON_VERIFICATION, assignments_per_hit=2)
+    taken = assignment_claim_next(batch=verification, worker=victim)
+    assert taken is not None and not taken.confirmed
+    sides = {f"q{q.position}": "right" if q.swapped else "left" for q in taken.hit.questions.all()}
+    assignment_submit(assignment_id=taken.pk, worker=victim, answers=sides)
+    assignment_confirm(assignment=taken, source="test")
+    assert {t.votes for t in bison_triples_with_votes(run=paired_run)} == {1}
+    assert PoolMembership.objects.get(worker=victim).stage == Stage.BISON_VERIFICATION
+    # The provider confirms the stage-2 work after all: VICTIM did both stages.
+    assignment_confirm(assignment=forged, source="test")
+    taken.refresh_from_db()
+    assert taken.excluded
+    assert {t.votes for t in bison_triples_with_votes(run=paired_run)} == {0}
+    assert PoolMembership.objects.get(worker=victim).stage == Stage.BISON_SELECTION
+    with pytest.raises(PoolConflict, match="different people"):
+        assignment_claim_next(batch=verification, worker=victim)
+
+
 def test_auto_approval_waits_for_the_confirmation(paired_run):
     batch = one_hit(paired_run, auto_approval_delay_seconds=0)
     alice = worker("alice")

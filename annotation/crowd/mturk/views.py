@@ -33,6 +33,7 @@ from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import stored_answers
 from annotation.task_forms import answers_from
+from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
 SALT = "crowdvl.mturk.task"
@@ -68,10 +69,12 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
     params = request.GET if request.method == "GET" else request.POST
     assignment_id = params.get("assignmentId", "")
     turk_submit_to = params.get("turkSubmitTo", "")
+    if request.method == "GET" and assignment_id in ("", PREVIEW_ASSIGNMENT):
+        # Anyone may preview: the instructions and a fixed example, never the HIT's items.
+        preview = {"batch": batch, "task": task_type_for(batch.stage)}
+        return render(request, "annotation/mturk_preview.html", preview)
     view = hit_view(hit_id=hit.pk)
     context = {**view, "batch": batch, "external": True}
-    if request.method == "GET" and assignment_id in ("", PREVIEW_ASSIGNMENT):
-        return render(request, view["template"], {**context, "preview": True})
     if turk_submit_to.rstrip("/") not in SUBMIT_HOSTS:
         return HttpResponseBadRequest("turkSubmitTo must be MTurk's own submit address")
     if not assignment_id or len(assignment_id) > 100:

@@ -25,6 +25,7 @@ from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import assignment_claim_next
 from annotation.task_forms import task_form_submit
+from annotation.tasktypes import task_type_for
 
 SESSION = "crowdvl_panel"  # {"batch": id, "participant": the link's id, "worker": pk or None}
 
@@ -109,7 +110,12 @@ def panel_entry(request: HttpRequest, batch_id: int) -> HttpResponse:
         return render(
             request,
             "annotation/panel_consent.html",
-            {"consent": consent, "error": error, "batch": batch},
+            {
+                "consent": consent,
+                "error": error,
+                "batch": batch,
+                "task": task_type_for(batch.stage),
+            },
             status=400 if error else 200,
         )
     done = submitted_count(batch=batch, worker=worker)

@@ -17,7 +17,7 @@ from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import pairing_start
-from annotation.models import Caption, Run, RunKind, Stage
+from annotation.models import Caption, Export, Run, RunKind, Stage
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.runs import run_create
@@ -84,7 +84,8 @@ def bison_simulated_run(
         )
     cmd.step("export (COCO-BISON format)")
     job = cmd.wait_for_job(bison_export_start(run=run), poll=0.2)
-    return SimulatedBison(run=run, pairing=pairing, path=Path(job.result["path"]), team=team)
+    path = Path(Export.objects.get(pk=job.result["export"]).path)
+    return SimulatedBison(run=run, pairing=pairing, path=path, team=team)
 
 
 def bison_quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:

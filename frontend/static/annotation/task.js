@@ -14,7 +14,7 @@ function crowdvlImageFailed(img) {
 
 document.addEventListener("DOMContentLoaded", () => {
   const form = document.getElementById("task-form");
-  if (!form || form.dataset.preview) return;  // previews show the task but take no answers
+  if (!form) return;
   const questions = Array.from(form.querySelectorAll("fieldset.question"));
   const submit = document.getElementById("submit");
   const hint = document.getElementById("submit-hint");

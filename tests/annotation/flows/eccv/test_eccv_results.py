@@ -286,7 +286,8 @@ def test_export_waits_for_open_reviews_or_lists_the_work_it_leaves_out(proposed,
     job = run_on_commit(eccv_export_start, run=proposed, allow_open_reviews=True)
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
-    manifest = json.loads((Path(job.result["path"]) / "manifest.json").read_text())
+    folder = Path(Export.objects.get(pk=job.result["export"]).path)
+    manifest = json.loads((folder / "manifest.json").read_text())
     listed = {row["assignment"] for row in manifest["excluded_open_reviews"]}
     assert listed == set(held.values_list("assignment_id", flat=True))
 
