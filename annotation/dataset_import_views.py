@@ -27,6 +27,11 @@ class DatasetImportForm(forms.Form):
         help_text="URL prefix or local folder (under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS; "
         "a relative folder is inside CROWDVL_IMPORT_DIR), if chosen",
     )
+    update_image_source = forms.BooleanField(
+        required=False,
+        label="Change the image source of this dataset if it was imported before",
+        help_text="allowed while none of its batches is published",
+    )
 
 
 @login_required
@@ -43,6 +48,7 @@ def dataset_import_page(request: HttpRequest) -> HttpResponse:
                 image_location=form.cleaned_data["image_location"],
                 uploaded=True,
                 source=upload.name,
+                update_image_source=form.cleaned_data["update_image_source"],
             )
         except InputError as exc:
             form_refusal(form, exc)

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.errors import ServiceError
 from annotation.form_errors import form_refusal
 from annotation.models import Dataset, Project, RunKind
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.selectors.listing import dataset_list
 from annotation.services.runs import run_check_config, run_create_any
@@ -29,7 +30,9 @@ from pipeline.errors import InputError
 @login_required
 def datasets_page(request: HttpRequest) -> HttpResponse:
     require(request.user, Action.VIEW)
-    datasets = dataset_list(user=request.user)  # with n_images and n_captions, as the API
+    datasets = list(dataset_list(user=request.user))  # with n_images and n_captions, as the API
+    for d in datasets:  # where the images come from, never a server path
+        d.where = paths_hidden(d.image_location) if d.image_location else ""  # type: ignore[attr-defined]
     return render(request, "annotation/datasets.html", {"datasets": datasets})
 
 

@@ -21,6 +21,7 @@ from annotation.crowd import web_provider_check
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can
+from annotation.selectors.image_availability import batch_images_check
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.dataset_jobs import (
     dataset_import_start,
@@ -85,6 +86,12 @@ class DatasetImportApi(ServiceAPIView):
             max_length=500,
             help_text="url_prefix: the URL prefix; local_dir: a folder under CROWDVL_IMPORT_DIR "
             "(relative to it, or absolute) or CROWDVL_IMAGE_DIRS",
+        )
+        update_image_source = serializers.BooleanField(
+            default=False,
+            help_text="a dataset imported before from the same file takes this image source "
+            "(refused once one of its batches is published); without it a different source "
+            "is refused, naming the difference",
         )
 
         def validate(self, attrs: dict) -> dict:
@@ -275,5 +282,6 @@ class BatchCreateApi(ServiceAPIView):
                 options[key] = data.validated_data.pop(key)
         batch = batch_create(run=run, options=options, **data.validated_data)
         if publish:
+            batch_images_check(batch=batch)
             batch = batch_publish(batch=batch)
         return Response(BatchCreateApi.OutputSerializer(batch).data, status=status.HTTP_201_CREATED)

@@ -30,6 +30,7 @@ from annotation.models import (
     Stage,
     default_qualifications,
 )
+from annotation.selectors.image_availability import batch_images_check
 from annotation.selectors.pay import fair_reward, pay_estimate
 from annotation.services.checks import (
     check_batch_counts,
@@ -267,8 +268,10 @@ def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
 
 
 def batch_publish_request(*, batch: Batch) -> tuple[Batch, Job | None]:
-    """Publish from the console or the API: a remote provider publishes in the background (the
-    job it returns), the others at once."""
+    """Publish from the console, the API or the command line: never with images workers could
+    not see; a remote provider publishes in the background (the job it returns), the others
+    at once."""
+    batch_images_check(batch=batch)
     job = provider_for(batch.provider).publish_start(batch=batch)
     if job is None:
         batch = batch_publish(batch=batch)

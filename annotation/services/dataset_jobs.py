@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotation.models import ImageSource, Job
-from annotation.services.datasets import dataset_import
+from annotation.services.datasets import DatasetImportResult, dataset_import
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -90,6 +90,7 @@ def dataset_import_start(
     image_location: str = "",
     uploaded: bool = False,
     source: str | None = None,
+    update_image_source: bool = False,
 ) -> Job:
     """Record and enqueue an import job for a file already on this server. An `uploaded` file
     (stored by `dataset_upload_store`) is deleted when the job ends, whatever its outcome.
@@ -106,6 +107,7 @@ def dataset_import_start(
         "name": name or Path(path).stem,
         "image_source": image_source,
         "image_location": image_location,
+        "update_image_source": update_image_source,
     }
     with transaction.atomic():
         job = job_create(name=JOB_NAME, params=params)
@@ -138,6 +140,7 @@ def dataset_import_job(*, job_id: int) -> None:
             image_location=params["image_location"],
             progress=lambda pct, msg: job_progress(job_id=job_id, progress=pct, message=msg),
             source=params.get("source"),  # jobs queued before issue 25 have none
+            update_image_source=bool(params.get("update_image_source")),
         )
     except InputError as exc:
         job_fail(job_id=job_id, error=str(exc))
@@ -155,12 +158,21 @@ def dataset_import_job(*, job_id: int) -> None:
         "captions": result.captions,
         "skipped_images": result.skipped_images,
         "warnings": result.warnings[:100],
+        "image_files": result.image_files,
+        "image_source_changed": result.source_changed,
     }
     if result.created:
         event_record(action="dataset.imported", data={"job": job_id, **summary, "warnings": []})
-    verb = "imported" if result.created else "already imported, nothing changed:"
-    job_succeed(
-        job_id=job_id,
-        result=summary,
-        message=f"{verb} {result.images} images, {result.captions} captions",
-    )
+    job_succeed(job_id=job_id, result=summary, message=import_summary(result))
+
+
+def import_summary(result: DatasetImportResult) -> str:
+    """One line on what an import did, for the job page and the command line."""
+    if result.created:
+        verb = "imported"
+    elif result.source_changed:
+        verb = "already imported; its image source changed:"
+    else:
+        verb = "already imported, nothing changed:"
+    files = "" if result.image_files is None else f", {result.image_files} image files found"
+    return f"{verb} {result.images} images, {result.captions} captions{files}"

@@ -10,8 +10,11 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Dataset, Image, ImageSource
+from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
+from annotation.paths import paths_hidden
+from annotation.selectors.image_availability import local_files_found
 from annotation.services.dataset_rows import dataset_rows_write
+from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
 from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
@@ -28,6 +31,8 @@ class DatasetImportResult:
     captions: int
     skipped_images: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    image_files: int | None = None  # a local folder's image files found (None: not local)
+    source_changed: bool = False  # an existing dataset's image source was changed
 
 
 def _check_image_source(
@@ -56,6 +61,13 @@ def _check_image_source(
                 file=file,
                 field="image_location",
             )
+    elif not given.strip():
+        raise InputError(
+            "a local folder import needs the folder that holds the images (absolute, or "
+            "relative to CROWDVL_IMPORT_DIR)",
+            file=file,
+            field="image_location",
+        )
     elif not Path(image_location).is_dir():
         raise InputError(
             f"local image folder {given!r} does not exist (a relative folder is looked for "
@@ -70,6 +82,35 @@ def _check_image_source(
             file=file,
             field="image_location",
         )
+    else:
+        found = local_files_found(
+            folder=Path(image_location), file_names=[i.file_name for i in parsed.images]
+        )
+        if found == 0 and parsed.images:
+            raise InputError(
+                f"local image folder {given!r} holds none of the file's "
+                f"{len(parsed.images)} images (e.g. {parsed.images[0].file_name!r})",
+                file=file,
+                field="image_location",
+            )
+
+
+def _local_warning(
+    *, parsed: CocoCaptions, image_source: str, image_location: str
+) -> tuple[int | None, list[str]]:
+    """A local folder's image files found, and a warning when some are missing."""
+    if image_source != ImageSource.LOCAL_DIR:
+        return None, []
+    found = local_files_found(
+        folder=Path(image_location), file_names=[i.file_name for i in parsed.images]
+    )
+    missing = len(parsed.images) - found
+    if not missing:
+        return found, []
+    return found, [
+        f"{missing} of {len(parsed.images)} image files are not in the image folder: those "
+        "images cannot be shown, and a batch with any of them is not published"
+    ]
 
 
 def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
@@ -121,12 +162,15 @@ def dataset_import(
     name: str | None = None,
     progress: Progress | None = None,
     source: str | None = None,
+    update_image_source: bool = False,
 ) -> DatasetImportResult:
     """Validate a COCO captions file completely, then write it in one transaction.
 
     The file is streamed (peak memory is the parsed records, not the JSON tree); rows are
     written with COPY on PostgreSQL and large batched INSERTs elsewhere. Re-importing the
-    same file (same name, same checksum) changes nothing.
+    same file (same name, same checksum) changes nothing, unless it names another image source:
+    refused with the difference, or applied with `update_image_source` while no batch of the
+    dataset is published.
 
     `source` is the file as its user knows it (an upload's own name, a path inside the import
     folder): errors and warnings name it instead of the server's path (default: the path,
@@ -162,6 +206,9 @@ def dataset_import(
         values={"name": name, "path": source_file, "image_location": image_location},
     )
 
+    image_files, folder_warnings = _local_warning(
+        parsed=parsed, image_source=image_source, image_location=image_location
+    )
     existing = Dataset.objects.filter(name=name).first()
     if existing is not None:
         if existing.checksum != checksum:
@@ -171,13 +218,27 @@ def dataset_import(
                 file=file,
                 field="name",
             )
+        changed = (existing.image_source, existing.image_location) != (
+            image_source,
+            image_location,
+        )
+        if changed:
+            _source_change(
+                dataset=existing,
+                image_source=image_source,
+                image_location=image_location,
+                allowed=update_image_source,
+                file=file,
+            )
         return DatasetImportResult(
             dataset=existing,
             created=False,
             images=existing.images.count(),
             captions=existing.captions.count(),
             skipped_images=parsed.skipped_images,
-            warnings=parsed.warnings,
+            warnings=parsed.warnings + folder_warnings,
+            image_files=image_files,
+            source_changed=changed,
         )
 
     with transaction.atomic():
@@ -202,8 +263,44 @@ def dataset_import(
         images=images,
         captions=captions,
         skipped_images=parsed.skipped_images,
-        warnings=parsed.warnings,
+        warnings=parsed.warnings + folder_warnings,
+        image_files=image_files,
     )
+
+
+def _source_change(
+    *, dataset: Dataset, image_source: str, image_location: str, allowed: bool, file: str
+) -> None:
+    """Change where an imported dataset's images come from, when asked to and while no worker
+    has seen them; otherwise say what differs and how to change it."""
+    was = f"{dataset.get_image_source_display()} {paths_hidden(dataset.image_location)!r}"
+    now = f"{ImageSource(image_source).label} {paths_hidden(image_location)!r}"
+    if not allowed:
+        raise InputError(
+            f"dataset {dataset.name!r} exists with images from {was}; this import names {now}. "
+            "To change where its images come from, import again with the image source change "
+            "allowed (the form's checkbox, `--update-image-source`, or "
+            "`update_image_source: true` in the API)",
+            file=file,
+            field="image_source",
+        )
+    published = Batch.objects.filter(run__dataset=dataset).exclude(status=BatchStatus.DRAFT)
+    if published.exists():
+        raise InputError(
+            f"dataset {dataset.name!r} has published batches: its workers saw images from "
+            f"{was}, so they are not changed; import under another name",
+            file=file,
+            field="image_source",
+        )
+    with transaction.atomic():
+        Dataset.objects.filter(pk=dataset.pk).update(
+            image_source=image_source, image_location=image_location
+        )
+        event_record(
+            action="dataset.image_source_changed",
+            data={"dataset": dataset.pk, "from": was, "to": now},
+        )
+    dataset.refresh_from_db()
 
 
 def dataset_import_flickr8k(

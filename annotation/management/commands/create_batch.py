@@ -5,6 +5,7 @@ from annotation.crowd import provider_for
 from annotation.flows import flows
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
+from annotation.selectors.image_availability import batch_images_check
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 
 
@@ -94,6 +95,7 @@ class Command(ServiceCommand):
             auto_approval_delay_seconds=opts["approval_delay"],
         )
         if not opts["no_publish"]:
+            batch_images_check(batch=batch)  # as the console and the API: no grey boxes
             batch = batch_publish(batch=batch)
         self.stdout.write(f"batch {batch.pk}: {batch.hits.count()} HITs, {batch.status}")
         for warning in batch_warnings(batch=batch):

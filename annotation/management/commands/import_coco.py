@@ -1,5 +1,6 @@
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
+from annotation.services.dataset_jobs import import_summary
 from annotation.services.datasets import dataset_import
 
 
@@ -18,6 +19,12 @@ class Command(ServiceCommand):
             "CROWDVL_IMAGE_DIRS), served by this app",
         )
         parser.add_argument("--image-location", default="")
+        parser.add_argument(
+            "--update-image-source",
+            action="store_true",
+            help="a dataset imported before from this file takes the image source given here "
+            "(refused once one of its batches is published)",
+        )
 
     def handle(self, *args, **opts):
         result = dataset_import(
@@ -25,13 +32,12 @@ class Command(ServiceCommand):
             name=opts["name"],
             image_source=opts["image_source"],
             image_location=opts["image_location"],
+            update_image_source=opts["update_image_source"],
         )
         for warning in result.warnings:
             self.stderr.write(self.style.WARNING(f"warning: {warning}"))
-        verb = "imported" if result.created else "already imported, nothing changed:"
         self.stdout.write(
-            f"dataset {result.dataset.pk} '{result.dataset.name}' {verb} "
-            f"{result.images} images, {result.captions} captions"
+            f"dataset {result.dataset.pk} '{result.dataset.name}' {import_summary(result)}"
             + (
                 f", {len(result.skipped_images)} images without captions skipped"
                 if result.skipped_images

@@ -249,6 +249,9 @@ def test_flickr8k_references_and_candidates_by_image_name(tmp_path, settings):
 
     folder = tmp_path / "flickr"
     folder.mkdir()
+    # A folder holding none of the images is refused: one of them is enough to import.
+    first = (FLICKR / "Flickr8k.token.sample.txt").read_text().split("#", 1)[0]
+    (folder / first).write_bytes(b"")
     result = dataset_import_flickr8k(
         path=str(FLICKR / "Flickr8k.token.sample.txt"),
         name="flickr8k-sample",
