@@ -126,6 +126,8 @@ def batch_create(
             field="assignments_per_hit",
         )
     check_int({"seed": seed}, "seed", low=-(2**31), high=2**31 - 1)  # Batch.seed's column
+    if limit is not None:
+        check_int({"limit": limit}, "limit", low=1, high=2**31 - 1)
     value = check_reward(reward) if reward is not None else None
     rules = _check_qualifications(qualifications or {})
     check_batch_times(

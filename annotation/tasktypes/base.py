@@ -96,8 +96,10 @@ class TaskType(ABC):
         is secret, `options` the batch's). A stage with gold kinds, in a run whose
         `gold_source` is "established", gets gold copies of the items its earlier batches
         established (`services/gold.py`), one of each pool per HIT at a secret position."""
+        if self.gold_kinds and gold_source(run) != ESTABLISHED:
+            return self.plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         copies = GoldCopies(by_kind={}, weight={})
-        if self.gold_kinds and gold_source(run) == ESTABLISHED:
+        if self.gold_kinds:
             copies = self.gold_copies(run=run, items=items, options=options or {})
         groups = self.gold_pool_kinds or (self.gold_kinds,)
         pools = [[c for kind in group for c in copies.by_kind.get(kind, [])] for group in groups]
@@ -112,6 +114,12 @@ class TaskType(ABC):
         return gold_place(
             plans=plans, pools=pools, draw=draw, per_hit=per_hit, weight=copies.weight
         )
+
+    def plan_paper(
+        self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
+    ) -> list[list[Item]]:
+        """The HITs of a run whose `gold_source` is "paper": the paper's gold, if it had any."""
+        return [items[i : i + items_per_hit] for i in range(0, len(items), items_per_hit)]
 
     # The gold kinds this stage's batches may hold (empty: the stage has no gold). With the
     # run's `gold_source` "established", a batch of the stage with no gold question gets a

@@ -2,11 +2,12 @@
 
 The cheater holds the public files (COCO captions, CxC's published ratings, ECCV Caption's
 published positives) and every byte its browser receives, never looks at an image, and
-remembers every question it ever saw. It works as one invited worker: a few HITs of the
+remembers every question it saw (where it can tell one from another: not in ECCV Caption,
+whose pairs differ by an opaque image). It works as one invited worker: a few HITs of the
 stage's first batch, then every HIT of the next batch it is given. Per question it decides
-whether it is gold (recognised: a published label exists for exactly what is shown, an
-image the page cannot show, a question seen before) and answers from the published label
-where there is one, else with the best text-only answer.
+whether it is gold (recognised: a published label exists for what is shown, the text does not
+fit what real questions show, an image the page cannot show, a question seen before) and
+answers from the published label where there is one, else with the best text-only answer.
 
 Each test requires, on the batch the cheater answers:
 * gold is there (at least `MIN_GOLD` gold questions in its HITs);
@@ -40,7 +41,6 @@ import pytest
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import (
     Answer,
-    Assignment,
     Caption,
     Item,
     ItemKind,
@@ -213,12 +213,37 @@ def page_questions(html: str) -> list[PageQuestion]:
 
 
 class Cheater:
-    """An invited worker driving the task pages as a browser does."""
+    """An invited worker driving the task pages as a browser does. `decide(question)` gives
+    (recognised as gold, a pattern of the label to choose); with `remember`, a question it saw
+    before (the same texts) it recognises and answers as before."""
 
-    def __init__(self, client, run: Run, label: str = "cheater") -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, client, run: Run, decide, *, remember: bool = True) -> None:  # type: ignore[no-untyped-def]
         self.client = client
-        self.worker = join(client, run, label)
+        self.worker = join(client, run, "cheater")
+        self.decide = decide
+        self.remember = remember
+        self.memory: dict[tuple[str, ...], str] = {}
         self.assignments: list[int] = []
+
+    def work(self, batch, limit: int | None = None) -> list[tuple[int, list[bool]]]:  # type: ignore[no-untyped-def]
+        """Take and answer HITs of `batch` until none is left (or `limit`): per assignment,
+        whether each question (in page order) was recognised as gold."""
+        done: list[tuple[int, list[bool]]] = []
+        while limit is None or len(done) < limit:
+            taken = self.take(batch)
+            if taken is None:
+                break
+            url, questions = taken
+            decisions = []
+            for q in questions:
+                key = tuple(q.texts)
+                seen = self.remember and key in self.memory
+                decision = (True, self.memory[key]) if seen else self.decide(q)
+                self.memory[key] = decision[1]
+                decisions.append(decision)
+            self.submit(url, questions, [pick for _, pick in decisions])
+            done.append((self.assignments[-1], [seen for seen, _ in decisions]))
+        return done
 
     def take(self, batch) -> tuple[str, list[PageQuestion]] | None:  # type: ignore[no-untyped-def]
         response = self.client.get(f"/work/{batch.pk}/next/")
@@ -304,6 +329,26 @@ def attacker_answers(assignment_id: int) -> list[Answer]:
     )
 
 
+def attack(run, stage, cheater, *, first, second, cheater_hits, raters):  # type: ignore[no-untyped-def]
+    """A stage's first batch (`first`: its settings), of which the cheater takes
+    `cheater_hits` HITs and `raters` careful simulated workers the rest, then the next batch
+    (`second`), all of which the cheater may take: its answers there, each with whether it
+    recognised the question as gold."""
+    calibration = batch_publish(
+        batch=batch_create(run=run, stage=stage, provider="local", seed=1, **first)
+    )
+    cheater.work(calibration, limit=cheater_hits)  # it remembers what it saw
+    simulate_crowd(batch=calibration, workers=raters, profile=WorkerProfile(accuracy=0.9), seed=2)
+    later = batch_publish(
+        batch=batch_create(run=run, stage=stage, provider="local", seed=3, **second)
+    )
+    return [
+        (answer, seen)
+        for assignment, recognised in cheater.work(later)
+        for answer, seen in zip(attacker_answers(assignment), recognised, strict=True)
+    ]
+
+
 # --- a synthetic COCO file --------------------------------------------------------------------
 
 
@@ -348,6 +393,19 @@ CXC_SENT = "COCO_val2014:sentid:{}"
 CXC_IMAGE = "COCO_val2014_{:012d}.jpg"
 
 
+def caption_pair(run: Run, a: Caption, b: Caption) -> Item:
+    """A CxC caption-caption pair to rate (c2c_isim), not saved."""
+    return Item(
+        run=run,
+        kind=ItemKind.RATING_PAIR,
+        positive_id=a.image_id,
+        negative_id=b.image_id,
+        caption=a,
+        caption2=b,
+        tag="c2c_isim",
+    )
+
+
 def cxc_setup(tmp_path, stage: str):  # type: ignore[no-untyped-def]
     """A CxC run with 500 pairs of `stage` (caption-caption, or image-caption: originals and
     cross pairs) and a published ratings file as CxC's real data is: mostly pairs the run does
@@ -375,15 +433,7 @@ def cxc_setup(tmp_path, stage: str):  # type: ignore[no-untyped-def]
             key = (a.coco_id, b.coco_id)
             if a.image_id == b.image_id or key in pairs or key[::-1] in pairs:
                 continue
-            item = Item(
-                run=run,
-                kind=ItemKind.RATING_PAIR,
-                positive_id=a.image_id,
-                negative_id=b.image_id,
-                caption=a,
-                caption2=b,
-                tag="c2c_isim",
-            )
+            item = caption_pair(run, a, b)
         else:
             c = rng.choice(captions)
             original = len(items) < 300
@@ -455,11 +505,9 @@ def cxc_published(path, kind: str) -> dict:  # type: ignore[no-untyped-def]
 BEST_CONSTANT = 1  # the world's ratings: 0-2 hold 60 %, so 1 is within a point most often
 
 
-def cxc_decide(kind, public, published, texts, memory):  # type: ignore[no-untyped-def]
+def cxc_decide(kind, public, published, texts):  # type: ignore[no-untyped-def]
     """(recognised, rating) for a question showing `texts`."""
     ids = tuple(public.caption_id[t] for t in texts)
-    if ids in memory:
-        return True, memory[ids]
     if kind == "sts" and ids in published:
         return True, round(published[ids])
     if kind == "sits" and ids[0] in published:
@@ -473,54 +521,40 @@ def test_cxc_gold_is_not_recognised_from_published_ratings(client, tmp_path, sta
     kind = "sts" if stage == Stage.CXC_STS else "sits"
     public, published = PublicFiles(document), cxc_published(path, kind)
     tolerance = float(run.config.get("gold_tolerance", 1.0))
-    cheater = Cheater(client, run)
-    memory: dict[tuple[int, ...], int] = {}
 
-    def work(batch, limit=None):  # type: ignore[no-untyped-def]
-        done: list[tuple[int, list[bool]]] = []
-        while limit is None or len(done) < limit:
-            taken = cheater.take(batch)
-            if taken is None:
-                break
-            url, questions = taken
-            decisions = [cxc_decide(kind, public, published, q.texts, memory) for q in questions]
-            for q, (_, rating) in zip(questions, decisions, strict=True):
-                memory[tuple(public.caption_id[t] for t in q.texts)] = rating
-            cheater.submit(url, questions, [rf"^{r}\b" for _, r in decisions])
-            done.append((cheater.assignments[-1], [r for r, _ in decisions]))
-        return done
+    def decide(question):  # type: ignore[no-untyped-def]
+        recognised, rating = cxc_decide(kind, public, published, question.texts)
+        return recognised, rf"^{rating}\b"
 
-    first = batch_publish(
-        batch=batch_create(
-            run=run, stage=stage, provider="local", limit=150, assignments_per_hit=5, seed=1
-        )
-    )
-    work(first, limit=3)  # the cheater remembers what it saw
-    simulate_crowd(batch=first, workers=10, profile=WorkerProfile(accuracy=0.9), seed=2)
-    second = batch_publish(
-        batch=batch_create(run=run, stage=stage, provider="local", assignments_per_hit=1, seed=3)
-    )
+    cheater = Cheater(client, run, decide)
     tally = Tally()
-    for assignment, recognised in work(second):
-        for answer, seen in zip(attacker_answers(assignment), recognised, strict=True):
-            item = answer.question.item
-            if item.kind in GOLD_KINDS:
-                right = abs(int(answer.label) - item.target) <= tolerance
-                tally.add(gold=True, recognised=seen, right=right, baseline=False)
-                continue
-            if kind == "sts":
-                texts = [item.caption.text, item.caption2.text]
-                truth = world.cxc_similarity("sts", item.caption.coco_id, item.caption2.coco_id)
-            else:
-                texts = [item.caption.text]
-                truth = world.cxc_similarity("sits", item.positive.coco_id, item.caption.coco_id)
-            _, text_only = cxc_decide(kind, public, published, texts, {})
-            tally.add(
-                gold=False,
-                recognised=seen,
-                right=abs(int(answer.label) - truth) <= tolerance,
-                baseline=abs(text_only - truth) <= tolerance,
-            )
+    for answer, seen in attack(
+        run,
+        stage,
+        cheater,
+        first={"limit": 150, "assignments_per_hit": 5},
+        second={"items_per_hit": 5, "assignments_per_hit": 1},
+        cheater_hits=3,
+        raters=10,
+    ):
+        item = answer.question.item
+        if item.kind in GOLD_KINDS:
+            right = abs(int(answer.label) - item.target) <= tolerance
+            tally.add(gold=True, recognised=seen, right=right, baseline=False)
+            continue
+        if kind == "sts":
+            texts = [item.caption.text, item.caption2.text]
+            truth = world.cxc_similarity("sts", item.caption.coco_id, item.caption2.coco_id)
+        else:
+            texts = [item.caption.text]
+            truth = world.cxc_similarity("sits", item.positive.coco_id, item.caption.coco_id)
+        _, text_only = cxc_decide(kind, public, published, texts)
+        tally.add(
+            gold=False,
+            recognised=seen,
+            right=abs(int(answer.label) - truth) <= tolerance,
+            baseline=abs(text_only - truth) <= tolerance,
+        )
     tally.check()
 
 
@@ -615,57 +649,41 @@ def test_eccv_gold_is_not_recognised_from_the_public_files(
 ):
     run, document, world, i2c, c2i = eccv_setup(tmp_path, run_on_commit)
     public = PublicFiles(document)
-    cheater = Cheater(client, run)
     expected = {"gold_positive": {"yes", "partially_yes"}, "gold_negative": {"mostly_no", "no"}}
     options = {"direction": direction, "follow_ups": False}
 
-    def work(batch, limit=None):  # type: ignore[no-untyped-def]
-        done = []
-        while limit is None or len(done) < limit:
-            taken = cheater.take(batch)
-            if taken is None:
-                break
-            url, questions = taken
-            decisions = [eccv_decide(direction, public, i2c, c2i, q) for q in questions]
-            cheater.submit(url, questions, [re.escape(a) for _, a in decisions])
-            done.append((cheater.assignments[-1], [r for r, _ in decisions]))
-        return done
+    def decide(question):  # type: ignore[no-untyped-def]
+        recognised, answer = eccv_decide(direction, public, i2c, c2i, question)
+        return recognised, re.escape(answer)
 
-    # The round's first batch: several judges per pair (its agreed pairs can become gold).
-    first = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=Stage.ECCV_JUDGMENT,
-            provider="local",
-            limit=200,
-            assignments_per_hit=3,
-            seed=1,
-            options=options,
-        )
-    )
-    work(first, limit=1)
-    simulate_crowd(batch=first, workers=9, profile=WorkerProfile(accuracy=0.9), seed=2)
-    second = batch_publish(
-        batch=batch_create(
-            run=run, stage=Stage.ECCV_JUDGMENT, provider="local", seed=3, options=options
-        )
-    )
+    # A pair is its image and caption; the image is opaque and its URL changes with the
+    # batch, and real pairs repeat captions (a query's) and images, so a caption seen before
+    # says nothing: the cheater does not go by memory here.
+    cheater = Cheater(client, run, decide, remember=False)
     tally = Tally()
-    for assignment, recognised in work(second):
-        for answer, seen in zip(attacker_answers(assignment), recognised, strict=True):
-            item = answer.question.item
-            if item.kind in expected:
-                right = answer.label in expected[item.kind]
-                tally.add(gold=True, recognised=seen, right=right, baseline=False)
-                continue
-            shown = type("Q", (), {"texts": [item.caption.text], "images": ["shown"]})
-            _, text_only = eccv_decide(direction, public, i2c, c2i, shown)
-            tally.add(
-                gold=False,
-                recognised=seen,
-                right=eccv_truth_right(item, world, answer.label),
-                baseline=eccv_truth_right(item, world, "yes" if "YES" in text_only else "no"),
-            )
+    for answer, seen in attack(
+        run,
+        Stage.ECCV_JUDGMENT,
+        cheater,
+        # The round's first batch: several judges per pair (its agreed pairs become gold).
+        first={"limit": 200, "assignments_per_hit": 3, "options": options},
+        second={"options": options},
+        cheater_hits=1,
+        raters=9,
+    ):
+        item = answer.question.item
+        if item.kind in expected:
+            right = answer.label in expected[item.kind]
+            tally.add(gold=True, recognised=seen, right=right, baseline=False)
+            continue
+        shown = type("Q", (), {"texts": [item.caption.text], "images": ["shown"]})
+        _, text_only = eccv_decide(direction, public, i2c, c2i, shown)
+        tally.add(
+            gold=False,
+            recognised=seen,
+            right=eccv_truth_right(item, world, answer.label),
+            baseline=eccv_truth_right(item, world, "yes" if "YES" in text_only else "no"),
+        )
     tally.check()
 
 
@@ -710,65 +728,25 @@ def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
     from annotation.flows.quality.simulate import _quality
 
     run, _document = quality_setup(tmp_path)
-    cheater = Cheater(client, run)
-    memory: dict[str, str] = {}
+    # The best text-only answer: a caption no captioner copied whole fits its image, a whole
+    # COCO caption is its own image's half the time: "yes" is the better bet either way.
+    cheater = Cheater(client, run, lambda question: (False, r"\bYes\b"))
 
-    def decide(question):  # type: ignore[no-untyped-def]
-        text = question.texts[0]
-        if text in memory:
-            return True, memory[text]
-        # The best text-only answer: a caption no captioner copied whole fits its image, a
-        # whole COCO caption is its own image's half the time: "yes" is the better bet.
-        return False, "Yes"
-
-    def work(batch, limit=None):  # type: ignore[no-untyped-def]
-        done = []
-        while limit is None or len(done) < limit:
-            taken = cheater.take(batch)
-            if taken is None:
-                break
-            url, questions = taken
-            decisions = [decide(q) for q in questions]
-            for q, (_, a) in zip(questions, decisions, strict=True):
-                memory[q.texts[0]] = a
-            cheater.submit(url, questions, [rf"\b{a}\b" for _, a in decisions])
-            done.append((cheater.assignments[-1], [r for r, _ in decisions]))
-        return done
-
-    first = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=Stage.QUALITY_BINARY,
-            provider="local",
-            limit=200,
-            items_per_hit=10,
-            assignments_per_hit=3,
-            seed=1,
-        )
-    )
-    work(first, limit=3)
-    simulate_crowd(batch=first, workers=9, profile=WorkerProfile(accuracy=0.9), seed=2)
-    second = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=Stage.QUALITY_BINARY,
-            provider="local",
-            items_per_hit=10,
-            assignments_per_hit=3,
-            seed=3,
-        )
-    )
     tally = Tally()
-    for assignment, recognised in work(second):
-        for answer, seen in zip(attacker_answers(assignment), recognised, strict=True):
-            item = answer.question.item
-            if item.kind in GOLD_KINDS:
-                want = "yes" if item.kind == ItemKind.GOLD_POSITIVE else "no"
-                tally.add(gold=True, recognised=seen, right=answer.label == want, baseline=False)
-                continue
-            truth = "yes" if _quality(answer.question, item.candidate.text) >= 0.4 else "no"
-            tally.add(
-                gold=False, recognised=seen, right=answer.label == truth, baseline=truth == "yes"
-            )
+    for answer, seen in attack(
+        run,
+        Stage.QUALITY_BINARY,
+        cheater,
+        first={"limit": 200, "items_per_hit": 10, "assignments_per_hit": 3},
+        second={"items_per_hit": 10, "assignments_per_hit": 3},
+        cheater_hits=3,
+        raters=9,
+    ):
+        item = answer.question.item
+        if item.kind in GOLD_KINDS:
+            want = "yes" if item.kind == ItemKind.GOLD_POSITIVE else "no"
+            tally.add(gold=True, recognised=seen, right=answer.label == want, baseline=False)
+            continue
+        truth = "yes" if _quality(answer.question, item.candidate.text) >= 0.4 else "no"
+        tally.add(gold=False, recognised=seen, right=answer.label == truth, baseline=truth == "yes")
     tally.check()
-    assert Assignment.objects.filter(worker=cheater.worker, hit__batch=second).exists()

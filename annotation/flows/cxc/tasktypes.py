@@ -14,7 +14,7 @@ from annotation.flows.cxc.services.sampling import METHODS_OF, cxc_intermodal_cr
 from annotation.models import Answer, Item, ItemKind, Question, Run, RunStatus, Stage
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
-from annotation.services.gold import ESTABLISHED, GoldKind, gold_source
+from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 
 # The STS guidelines' points, worded for each modality ("the two sides").
@@ -46,25 +46,14 @@ class CxcRatingTask(TaskType):
     gold_kinds = (ItemKind.GOLD_RATING,)
     gold_ratings = True
 
-    def plan_hits(
-        self,
-        *,
-        run: Run,
-        items: list[Item],
-        items_per_hit: int,
-        seed: int,
-        options: dict[str, Any] | None = None,
+    def plan_paper(
+        self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
-        """Each HIT gets one gold pair with a known rating (when the run has one for this
-        modality), at a position drawn from a secret source. By default (`gold_source`
-        "established") a gold pair is a copy of a pair of this stage that earlier batches'
-        raters agreed on, its known rating their mean; with "paper", a pair of CxC's
-        published files (`cxc_gold_import`)."""
-        plans = super().plan_hits(
-            run=run, items=items, items_per_hit=items_per_hit, seed=seed, options=options
-        )
-        if gold_source(run) == ESTABLISHED:
-            return plans
+        """Each HIT gets one gold pair of CxC's published files (`cxc_gold_import`) when the
+        run has one for this modality, at a position drawn from a secret source. (By default,
+        `gold_source` "established", the core deals copies of pairs of this stage that
+        earlier batches' raters agreed on, their known rating the raters' mean.)"""
+        plans = super().plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         golds = list(
             Item.objects.filter(
                 run=run, kind=ItemKind.GOLD_RATING, tag__in=METHODS_OF[self.stage]

@@ -15,7 +15,7 @@ from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
-from annotation.services.gold import ESTABLISHED, GoldKind, gold_source
+from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 from pipeline.eccv_candidates import (
     DIRECTIONS,
@@ -123,26 +123,6 @@ class EccvJudgmentTask(TaskType):
     gold_within_hit = True
     gold_classes = SIDE_OF
 
-    def plan_hits(
-        self,
-        *,
-        run: Run,
-        items: list[Item],
-        items_per_hit: int,
-        seed: int,
-        options: dict[str, Any] | None = None,
-    ) -> list[list[Item]]:
-        """18 candidates + 2 gold pairs per HIT (sizes from items_per_hit), at secret
-        positions. By default (`gold_source` "established") the gold are copies of candidate
-        pairs that earlier batches of the same direction judged alike; with "paper", ECCV
-        Caption's own, created here: an original COCO pair (gold positive) and a random pair
-        in no model's top-25 (gold negative)."""
-        if gold_source(run) == ESTABLISHED:
-            return super().plan_hits(
-                run=run, items=items, items_per_hit=items_per_hit, seed=seed, options=options
-            )
-        return self._plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
-
     def gold_kind(self, *, found: Established) -> GoldKind | None:
         positive = found.label == "positive"
         return GoldKind(ItemKind.GOLD_POSITIVE if positive else ItemKind.GOLD_NEGATIVE)
@@ -157,9 +137,14 @@ class EccvJudgmentTask(TaskType):
         expected = EXPECTED.get(item.kind)
         return None if expected is None else label in expected
 
-    def _plan_paper(
+    def plan_paper(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
+        """ECCV Caption's gold, created here: per HIT an original COCO pair (gold positive)
+        and a random pair in no model's top-25 (gold negative), 18 candidates + 2 gold (sizes
+        from items_per_hit), shuffled. (By default, `gold_source` "established", the core
+        deals 2 copies per HIT of candidates of the batch's direction that earlier batches
+        judged alike.)"""
         n_hits = hits_needed(len(items), pairs_per_hit=items_per_hit)
         originals, excluded, image_ids, caption_ids = eccv_gold_pools(run=run)
         candidate_pairs = {(i.positive.coco_id, i.caption.coco_id) for i in items if i.caption}
