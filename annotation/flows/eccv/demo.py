@@ -32,6 +32,10 @@ from pipeline.simulate import Population, WorkerProfile, population_named
 
 # Pairs of each round's calibration batch (its agreed pairs become the round's gold).
 CALIBRATION_PAIRS = 60
+# Simulated workers per batch. Nobody gets a HIT holding a gold copy of a pair they judged
+# (or a copy they answered in another HIT), so a crowd of ten doing all of a run's batches
+# runs out of HITs it may take (ECCV Caption had 970 workers, about 3 HITs each).
+WORKERS = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,7 +139,7 @@ def eccv_simulated_run(
                 continue
             batch = batch_publish(batch=batch)
             report = simulated_crowd().simulate(
-                batch=batch, workers=10, profile=profile, population=population, seed=seed
+                batch=batch, workers=WORKERS, profile=profile, population=population, seed=seed
             )
             made.team.update(report.team)
             gold = Question.objects.filter(hit__batch=batch, item__kind__in=GOLD_KINDS).count()
