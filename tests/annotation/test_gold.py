@@ -283,6 +283,11 @@ def test_gold_settings_are_checked_per_flow(kind, dataset, admin_client):
 
 
 def test_the_command_line_takes_the_gold_source(dataset, capsys):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="gold_source"):
+        call_command("cxc_create_run", dataset.name, "--config", '{"gold_source": "published"}')
+    assert not Run.objects.exists()
     call_command("cxc_create_run", dataset.name, "--config", '{"gold_source": "paper"}')
     assert Run.objects.get(kind="cxc").config["gold_source"] == "paper"
 
