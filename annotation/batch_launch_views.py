@@ -51,6 +51,11 @@ class BatchForm(forms.Form):
     )
     items_per_hit = forms.IntegerField(min_value=1, required=False)
     assignments_per_hit = forms.IntegerField(min_value=1, required=False)
+    limit = forms.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="at most this many waiting items (e.g. a stage's first, calibration batch)",
+    )
     lifetime_hours = forms.IntegerField(min_value=1, initial=7 * 24)
     assignment_minutes = forms.IntegerField(min_value=1, initial=60)
     min_approval_percent = forms.IntegerField(min_value=0, max_value=100, required=False)
@@ -92,6 +97,7 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
                 reward=data["reward"],
                 items_per_hit=data["items_per_hit"],
                 assignments_per_hit=data["assignments_per_hit"],
+                limit=data["limit"],
                 lifetime_seconds=data["lifetime_hours"] * 3600,
                 assignment_duration_seconds=data["assignment_minutes"] * 60,
                 qualifications=form.qualifications()

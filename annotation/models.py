@@ -176,12 +176,24 @@ class ItemKind(models.TextChoices):
     IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
     TRIPLE = "triple", "Query-positive-negative triple"
     CANDIDATE = "candidate", "Image-caption pair proposed by models"
-    GOLD_POSITIVE = "gold_positive", "Gold: an original COCO pair"
-    GOLD_NEGATIVE = "gold_negative", "Gold: a pair in no model's top list"
+    GOLD_POSITIVE = "gold_positive", "Gold: the answer is yes (the caption fits)"
+    GOLD_NEGATIVE = "gold_negative", "Gold: the answer is no (the caption does not fit)"
     RATING_PAIR = "rating_pair", "A pair to rate (CxC: image-image, caption-caption, image-caption)"
-    GOLD_RATING = "gold_rating", "Gold: a pair with a known rating"
+    GOLD_RATING = "gold_rating", "Gold: an item with a known rating"
     CANDIDATE_CAPTION = "candidate_caption", "A candidate caption for an image"
     CANDIDATE_PAIR = "candidate_pair", "Two candidate captions for one image"
+    GOLD_PREFERENCE = "gold_preference", "Gold: two captions, one known to be preferred"
+
+
+# Items whose answer is known before the worker gives it. A gold item with a `source` is a
+# copy of a real item whose answer this run established (shown exactly as the real item is);
+# without one it comes from elsewhere (a paper's procedure: original pairs, published ratings).
+GOLD_KINDS = (
+    ItemKind.GOLD_POSITIVE,
+    ItemKind.GOLD_NEGATIVE,
+    ItemKind.GOLD_RATING,
+    ItemKind.GOLD_PREFERENCE,
+)
 
 
 class Item(models.Model):
@@ -199,7 +211,7 @@ class Item(models.Model):
     )
     similarity = models.FloatField(null=True, blank=True)
     # CxC: the second caption of a caption pair, how the pair was chosen (its sampling
-    # method), and for a gold pair the known rating.
+    # method), and for a gold item the known rating (a preference: 1 = the first caption).
     caption2 = models.ForeignKey(
         Caption, on_delete=models.PROTECT, related_name="+", null=True, blank=True
     )
@@ -229,6 +241,13 @@ class Item(models.Model):
                 fields=["run", "positive", "caption"],
                 condition=Q(kind="candidate"),
                 name="item_one_candidate_per_pair",
+            ),
+            # One gold copy of a real item per kind, reused by every batch that shows it, so
+            # a worker never meets one copy under two ids (the claim keeps them apart).
+            models.UniqueConstraint(
+                fields=["run", "source", "kind"],
+                condition=Q(kind__in=[k.value for k in GOLD_KINDS], source__isnull=False),
+                name="item_one_gold_copy_per_source",
             ),
         ]
         indexes = [models.Index(fields=["run", "kind"])]

@@ -192,14 +192,19 @@ def eccv_expectation(
     *,
     world: World,
     mixture: Mixture,
-    judgments: int = 1,
+    judgments: int | Sequence[int] = 1,
 ) -> EccvExpectation:
     """Expected precision and recall of majority-vote positives over candidate pairs whose
-    best proposal ranks are `ranks` (0: the image's own caption; None: no model's)."""
-    p_true = _majority_positive(_over(mixture, lambda p: _says_positive(p, True)), judgments)
-    p_false = _majority_positive(_over(mixture, lambda p: _says_positive(p, False)), judgments)
-    candidates = positive = 0.0
-    for rank in ranks:
+    best proposal ranks are `ranks` (0: the image's own caption; None: no model's), each
+    judged `judgments` times (one number for all, or one per pair, in the same order)."""
+    says_true = _over(mixture, lambda p: _says_positive(p, True))
+    says_false = _over(mixture, lambda p: _says_positive(p, False))
+    ranks = list(ranks)
+    counts = [judgments] * len(ranks) if isinstance(judgments, int) else list(judgments)
+    if len(counts) != len(ranks):
+        raise ValueError(f"{len(counts)} judgment counts for {len(ranks)} pairs")
+    candidates = positive = called_true = called_false = 0.0
+    for rank, k in zip(ranks, counts, strict=True):
         candidates += 1
         if rank is None:  # no model proposed it
             shares: tuple[float, ...] = (0.0, 0.0, 0.0, 1.0)
@@ -207,10 +212,13 @@ def eccv_expectation(
             shares = (1.0, 0.0, 0.0, 0.0)
         else:
             shares = world.eccv_shares(rank)
-        positive += shares[0] + shares[1]
+        share = shares[0] + shares[1]
+        positive += share
+        called_true += share * _majority_positive(says_true, k)
+        called_false += (1 - share) * _majority_positive(says_false, k)
     return EccvExpectation(
         candidates=candidates,
         positive=positive,
-        called_true=positive * p_true,
-        called_false=(candidates - positive) * p_false,
+        called_true=called_true,
+        called_false=called_false,
     )

@@ -20,7 +20,8 @@ of Table B.2 (the five models' mean per rank). A caption written for the image i
 no model proposed (a gold negative) is NO.
 
 CxC: each pair has a latent similarity on the 0-5 scale drawn from `cxc_shares` (ours: CxC's
-blog publishes no distribution); a gold pair's latent similarity is its known rating.
+blog publishes no distribution); an imported gold pair's latent similarity is its known
+rating (a gold copy of a rated pair is that pair).
 """
 
 from __future__ import annotations

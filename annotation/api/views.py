@@ -224,6 +224,8 @@ class BatchCreateApi(ServiceAPIView):
         provider = serializers.CharField(default=settings.CROWDVL_DEFAULT_PROVIDER)
         items_per_hit = serializers.IntegerField(min_value=1, required=False)
         assignments_per_hit = serializers.IntegerField(min_value=1, required=False)
+        # At most this many waiting items (e.g. a stage's first, calibration batch).
+        limit = serializers.IntegerField(min_value=1, required=False)
         reward = serializers.CharField(required=False)
         lifetime_seconds = serializers.IntegerField(default=7 * 24 * 3600)
         assignment_duration_seconds = serializers.IntegerField(default=3600)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from annotation.models import Answer, Run
+from annotation.models import GOLD_KINDS, Answer, Run
 from pipeline.expectation import Mixture, wilson
 from pipeline.simulate import WorkerProfile
 
@@ -58,12 +58,11 @@ def answer_mixture(
 ) -> Mixture:
     """The profiles of the simulated workers who answered `stage` (gold or other questions),
     in the shares of answers they gave."""
-    gold_kinds = ("gold_positive", "gold_negative", "gold_rating")
     rows = Answer.objects.filter(
         question__item__run=run, question__hit__batch__stage=stage
     ).values_list("assignment__worker__external_id", "question__item__kind")
     counts: Counter[WorkerProfile] = Counter(
-        team[worker] for worker, kind in rows if worker in team and (kind in gold_kinds) == gold
+        team[worker] for worker, kind in rows if worker in team and (kind in GOLD_KINDS) == gold
     )
     total = sum(counts.values())
     return [(n / total, profile) for profile, n in counts.items()] if total else []

@@ -45,6 +45,7 @@ from annotation.selectors.counting import (
 from annotation.selectors.work import hit_questions
 from annotation.services import worker_sql
 from annotation.services.events import event_record
+from annotation.services.gold import gold_seen_before
 from annotation.services.notifications import owner_notify
 from annotation.tasktypes import task_type_for
 
@@ -197,6 +198,7 @@ def assignment_claim_next(
             Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
             .exclude(assignments__worker=worker)
             .exclude(judged_before(worker))  # the same items, judged again
+            .exclude(gold_seen_before(worker))  # a gold copy of an item they had
             .annotate(active=Coalesce(Subquery(active), Value(0)))
             .filter(
                 active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))

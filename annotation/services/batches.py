@@ -39,6 +39,7 @@ from annotation.services.checks import (
     check_reward,
 )
 from annotation.services.events import event_record
+from annotation.services.gold import gold_warnings
 from annotation.services.images import batch_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status
@@ -126,6 +127,8 @@ def batch_create(
             field="assignments_per_hit",
         )
     check_int({"seed": seed}, "seed", low=-(2**31), high=2**31 - 1)  # Batch.seed's column
+    if limit is not None:
+        check_int({"limit": limit}, "limit", low=1, high=2**31 - 1)
     value = check_reward(reward) if reward is not None else None
     rules = _check_qualifications(qualifications or {})
     check_batch_times(
@@ -177,7 +180,13 @@ def batch_create(
         # on) comes from a secret source, never from the run's public seed or the ids; what
         # was drawn is stored (questions, and the layout seed in the staff-only event log).
         layout_seed = secrets.randbits(63)
-        plans = task.plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=layout_seed)
+        plans = task.plan_hits(
+            run=run,
+            items=items,
+            items_per_hit=items_per_hit,
+            seed=layout_seed,
+            options=options or {},
+        )
         if fair:  # the largest HIT, gold items included, pays the minimum at the expected time
             batch.reward = check_reward(
                 fair_reward(
@@ -200,7 +209,10 @@ def batch_create(
             ],
             batch_size=5000,
         )
-        image_ids = {i.positive_id for i in items} | {i.negative_id for i in items if i.negative_id}
+        # Every question's images, gold items' included: an image without a token of the
+        # batch would show as "Unavailable" and single its question out.
+        shown = [item for _, _, item in placed]
+        image_ids = {i.positive_id for i in shown} | {i.negative_id for i in shown if i.negative_id}
         batch_images_create(batch=batch, image_ids=image_ids)
         # Local files are read on request; simulated workers never load an image.
         if (
@@ -281,7 +293,10 @@ def batch_publish_request(*, batch: Batch) -> tuple[Batch, Job | None]:
 def batch_warnings(*, batch: Batch) -> list[str]:
     """What to know before publishing `batch`: its task type's warnings, and pay below the
     minimum hourly rate (paid providers refuse to publish it without `allow_low_pay`)."""
-    warnings = task_type_for(batch.stage).publish_warnings(batch=batch)
+    task = task_type_for(batch.stage)
+    warnings = task.publish_warnings(batch=batch)
+    if task.gold_kinds:
+        warnings += gold_warnings(batch=batch)
     if not provider_for(batch.provider).simulated:
         estimate = pay_estimate(batch=batch)
         if estimate.below_minimum:

@@ -13,7 +13,15 @@ from typing import Any, TypeVar
 from django.db import connection
 from django.db.models import Model
 
-from annotation.models import Answer, Assignment, AssignmentState, Batch, Hit, HitStatus
+from annotation.models import (
+    GOLD_KINDS,
+    Answer,
+    Assignment,
+    AssignmentState,
+    Batch,
+    Hit,
+    HitStatus,
+)
 from annotation.selectors.counting import COUNTED_STATES
 
 M = TypeVar("M", bound=Model)
@@ -55,7 +63,19 @@ _A_COLS, _H_COLS, _B_COLS = _columns(Assignment, "a"), _columns(Hit, "h"), _colu
 
 # --- claim ----------------------------------------------------------------------------------
 
-# The HITs a worker may claim; the second NOT EXISTS is `judged_before` (re-offered items).
+_GOLD = "('" + "', '".join(GOLD_KINDS) + "')"
+# `gold_seen_before`: the HIT holds a gold copy of an item the worker had (as the real item
+# or as the copy) in any HIT they claimed.
+GOLD_SEEN_SQL = f"""EXISTS (
+  SELECT 1 FROM annotation_question gq
+  JOIN annotation_item gi ON gi.id = gq.item_id
+  JOIN annotation_question sq ON sq.item_id = gi.id OR sq.item_id = gi.source_id
+  JOIN annotation_assignment sa ON sa.hit_id = sq.hit_id
+  WHERE gq.hit_id = h.id AND gi.kind IN {_GOLD} AND gi.source_id IS NOT NULL
+    AND sa.worker_id = %(worker)s)"""
+
+# The HITs a worker may claim; the second NOT EXISTS is `judged_before` (re-offered items),
+# the third `gold_seen_before`.
 CANDIDATE_SQL = f"""
 SELECT h.id, COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 FROM annotation_hit h
@@ -66,6 +86,7 @@ WHERE h.batch_id = %(batch)s AND h.status = '{HitStatus.OPEN}'
   AND NOT EXISTS (SELECT 1 FROM annotation_hit o
                   JOIN annotation_assignment y ON y.hit_id = o.id
                   WHERE o.reoffered_as_id = h.id AND y.worker_id = %(worker)s)
+  AND NOT {GOLD_SEEN_SQL}
   AND (SELECT count(*) FROM annotation_assignment a WHERE a.hit_id = h.id AND {ACTIVE_SQL})
       < COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 ORDER BY h.position LIMIT 1

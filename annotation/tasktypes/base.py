@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from decimal import Decimal
@@ -8,7 +9,17 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
+from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
+from annotation.services.gold import (
+    ESTABLISHED,
+    GoldCopies,
+    GoldKind,
+    gold_agreement,
+    gold_copies_create,
+    gold_place,
+    gold_source,
+)
 
 
 @dataclass(frozen=True)
@@ -73,10 +84,100 @@ class TaskType(ABC):
         """Read one submitted value; raise AnswerError if it does not fit the question."""
 
     def plan_hits(
+        self,
+        *,
+        run: Run,
+        items: list[Item],
+        items_per_hit: int,
+        seed: int,
+        options: dict[str, Any] | None = None,
+    ) -> list[list[Item]]:
+        """The questions of each HIT in display order (items arrive in a seeded order; `seed`
+        is secret, `options` the batch's). A stage with gold kinds, in a run whose
+        `gold_source` is "established", gets gold copies of the items its earlier batches
+        established (`services/gold.py`), one of each pool per HIT at a secret position."""
+        if self.gold_kinds and gold_source(run) != ESTABLISHED:
+            return self.plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
+        copies = GoldCopies(by_kind={}, weight={})
+        if self.gold_kinds:
+            copies = self.gold_copies(run=run, items=items, options=options or {})
+        groups = self.gold_pool_kinds or (self.gold_kinds,)
+        pools = [[c for kind in group for c in copies.by_kind.get(kind, [])] for group in groups]
+        per_hit = [min(self.gold_per_hit, len(pool)) for pool in pools]
+        size = items_per_hit
+        if self.gold_within_hit:  # gold takes places of the HIT's items_per_hit
+            size = max(1, items_per_hit - sum(per_hit))
+        plans = [items[i : i + size] for i in range(0, len(items), size)]
+        if not any(per_hit):
+            return plans
+        draw = random.Random(f"{seed}:gold")
+        return gold_place(
+            plans=plans, pools=pools, draw=draw, per_hit=per_hit, weight=copies.weight
+        )
+
+    def plan_paper(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
-        """The questions of each HIT in display order (items arrive in a seeded order)."""
+        """The HITs of a run whose `gold_source` is "paper": the paper's gold, if it had any."""
         return [items[i : i + items_per_hit] for i in range(0, len(items), items_per_hit)]
+
+    # The gold kinds this stage's batches may hold (empty: the stage has no gold). With the
+    # run's `gold_source` "established", a batch of the stage with no gold question gets a
+    # publish warning (`services/gold.py`, `gold_warnings`).
+    gold_kinds: tuple[str, ...] = ()
+    # How gold is dealt: each group of kinds is one pool, and every HIT gets `gold_per_hit`
+    # items of each non-empty pool (None: one pool of all `gold_kinds`).
+    gold_pool_kinds: tuple[tuple[str, ...], ...] | None = None
+    gold_per_hit = 1
+    # Whether gold takes places of a HIT's `items_per_hit` (ECCV Caption: 18 + 2 = 20) or
+    # comes on top of them (CxC: 10 + 1).
+    gold_within_hit = False
+    # Established by the spread of ratings (True) or by a share of workers in one class;
+    # `gold_classes` maps answers to classes (unmapped answers are their own).
+    gold_ratings = False
+    gold_classes: dict[str, str] | None = None
+
+    def gold_kind(self, *, found: Established) -> GoldKind | None:
+        """What a copy of an established item is (kind and target); None: not gold."""
+        return None
+
+    def gold_among(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item] | None:
+        """The items whose copies may serve a batch with `options` (None: any of the stage)."""
+        return None
+
+    def gold_copies(self, *, run: Run, items: list[Item], options: dict[str, Any]) -> GoldCopies:
+        """Gold copies of the items the stage's earlier batches established."""
+        return gold_copies_create(
+            run=run,
+            stage=self.stage,
+            agreement=gold_agreement(run, classes=self.gold_classes, ratings=self.gold_ratings),
+            kind_of=lambda found: self.gold_kind(found=found),
+            among=self.gold_among(run=run, options=options),
+            exclude=[item.pk for item in items],
+        )
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        """Whether the answer `label` passes the gold item `item` (None: not gold here)."""
+        return None
+
+    def gold_expected(self, *, item: Item) -> list[str]:
+        """What the gold item `item` expects, as the reviewer reads it."""
+        return []
+
+    def gold_failures(
+        self, *, questions: list[Question], answers: list[Any]
+    ) -> list[dict[str, Any]]:
+        """Review reasons for the gold questions answered wrongly (`gold_passed` False)."""
+        return [
+            {
+                "position": question.position,
+                "gold": question.item.kind,
+                "expected": self.gold_expected(item=question.item),
+                "answer": answer.label,
+            }
+            for question, answer in zip(questions, answers, strict=True)
+            if self.gold_passed(item=question.item, label=answer.label) is False
+        ]
 
     def form_value(self, *, data: Any, key: str) -> str:
         """The submitted value of question `key` from a posted form (a QueryDict)."""

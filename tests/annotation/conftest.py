@@ -70,11 +70,21 @@ def paired_run(dataset, run_on_commit):
 
 @pytest.fixture
 def eccv_run(dataset):
+    """A small ECCV run with the paper's gold (an original pair and a random pair in every
+    HIT), which the review, workers and export tests lean on; the default, gold copied from
+    the run's own established pairs, is tested in test_gold.py and test_gold_attacks.py."""
     from annotation.flows.eccv.services.proposals import eccv_run_create
 
     return eccv_run_create(
         dataset=dataset,
-        config={"image_queries": 3, "caption_queries": 4, "k": 2, "models": 2, "seed": 1},
+        config={
+            "image_queries": 3,
+            "caption_queries": 4,
+            "k": 2,
+            "models": 2,
+            "seed": 1,
+            "gold_source": "paper",
+        },
     )
 
 

@@ -34,6 +34,9 @@ def test_a_run_made_from_the_page_belongs_to_its_maker(dataset, owner, client):
             "config_seed": 0,
             "config_cxc_threshold": 3.0,
             "config_judgments_per_pair": 1,
+            "config_gold_source": "established",
+            "config_gold_min_answers": 3,
+            "config_gold_agreement": 1.0,
         },
     )
     run = Run.objects.get(name="mine")

@@ -169,3 +169,20 @@ def test_wilson_interval():
     assert wilson(0, 0) == (0.0, 1.0)
     low, high = wilson(95, 100)
     assert 0.88 < low < 0.95 < high < 0.98
+
+
+def test_eccv_expectation_takes_each_pairs_own_number_of_judgments():
+    """A calibration batch judges some pairs three times, the rest once: the expectation of
+    the whole is the sum of each part's, not either count applied to all."""
+    world = World(seed=3)
+    mixture = population_named("mixed").groups
+    ranks = [1, 2, 3, 4, 5, None, 0] * 20
+    counts = [3] * 70 + [1] * 70
+    both = eccv_expectation(ranks, world=world, mixture=mixture, judgments=counts)
+    three = eccv_expectation(ranks[:70], world=world, mixture=mixture, judgments=3)
+    one = eccv_expectation(ranks[70:], world=world, mixture=mixture, judgments=1)
+    assert both.called_true == pytest.approx(three.called_true + one.called_true)
+    assert both.called_false == pytest.approx(three.called_false + one.called_false)
+    assert both.positive == pytest.approx(three.positive + one.positive)
+    with pytest.raises(ValueError):
+        eccv_expectation(ranks, world=world, mixture=mixture, judgments=[1, 3])

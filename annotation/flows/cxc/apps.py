@@ -17,6 +17,7 @@ class CxcConfig(AppConfig):
         from annotation.flows.cxc.services.sampling import cxc_run_create
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
         from annotation.models import RunKind, RunStatus, Stage
+        from annotation.selectors.gold import worker_gold_tally
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
@@ -40,5 +41,6 @@ class CxcConfig(AppConfig):
                 create_run=cxc_run_create,
                 run_inputs=inputs.INPUTS,
                 start_export=cxc_export_start,
+                worker_gold=worker_gold_tally,
             )
         )

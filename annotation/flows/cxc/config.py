@@ -1,11 +1,12 @@
-"""A CxC run's settings: how many pairs of each sampling method, raters per pair, gold
-tolerance; each checked in its range (InputError names the field)."""
+"""A CxC run's settings: how many pairs of each sampling method, raters per pair, where gold
+comes from and its tolerance; each checked in its range (InputError names the field)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from annotation.services.checks import SEED_RANGE, check_int, check_number
+from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
 from pipeline.cxc_sampling import DEFAULT_BINS, DEFAULT_SHARES, check_bins
 from pipeline.errors import InputError
 
@@ -21,6 +22,11 @@ DEFAULTS: dict[str, Any] = {
     "bins": list(DEFAULT_BINS),
     "shares": list(DEFAULT_SHARES),
     "gold_tolerance": 1.0,  # a gold rating further than this from the known one is a failure
+    # Gold: copies of pairs earlier batches of the stage established (at least
+    # gold_min_answers raters, highest minus lowest rating at most gold_spread; the known
+    # rating is their mean), or "paper": pairs of CxC's published files (`cxc_gold_import`).
+    **GOLD_DEFAULTS,
+    "gold_spread": 1.0,
     "text_dim": 100,
     "text_epochs": 50,
 }
@@ -39,6 +45,7 @@ def cxc_check_config(config: dict[str, Any]) -> dict[str, Any]:
     check_int(config, "neighbours", low=1, high=1000)
     check_int(config, "random_per_example", low=0, high=1000)
     check_number(config, "gold_tolerance", low=0.0, high=5.0)
+    gold_check_config(config, categorical=False, ratings=True)
     check_int(config, "text_dim", low=2, high=2048)
     check_int(config, "text_epochs", low=1, high=500)
     bins, shares = config["bins"], config["shares"]

@@ -1,6 +1,7 @@
 """The CxC flow's part of `manage.py demo`: indirect sampling, ratings by simulated workers
-(gold pairs from CxC's own ratings of the sample images), export with agreement, and a
-model's correlation with the new ratings and with CxC's."""
+(gold copied from pairs a first batch rated alike; with gold_source "paper", CxC's own ratings
+of the sample images), export with agreement, and a model's correlation with the new ratings
+and with CxC's."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from annotation.flows.cxc.services.sampling import (
     cxc_run_create,
     cxc_sample_start,
 )
-from annotation.models import Caption, Export, Review, Stage
+from annotation.models import Caption, Export, ItemKind, Question, Review, Stage
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.simulate import WorkerProfile, population_named
@@ -37,6 +39,8 @@ DEMO_CONFIG = {
     "intrasim_pairs": 40,
     "original_pairs": 60,
 }
+# Pairs of each stage's first (calibration) batch: those its raters agree on become gold.
+CALIBRATION_PAIRS = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,35 +53,51 @@ def run_demo(ctx: DemoContext) -> None:
         return
     run = cxc_run_create(dataset=dataset, name="demo", config={**DEMO_CONFIG, "seed": opts["seed"]})
     cmd.step(f"CxC run {run.pk}: indirect sampling (demo scale: {DEMO_CONFIG})")
-    for stage, name in (
-        (Stage.CXC_SIS, "sis_val"),
-        (Stage.CXC_STS, "sts_val"),
-        (Stage.CXC_SITS, "sits_val"),
-    ):
-        n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / f"{name}.subset.csv"), stage=stage)
-        cmd.stdout.write(f"    {n} gold pairs for {stage} from CxC's {name} ratings")
+    established = gold_source(run) == ESTABLISHED
+    if established:
+        cmd.stdout.write(
+            "    gold: copies of pairs the stage's first (calibration) batch rated alike; CxC's "
+            "published ratings are not shown as gold (anyone could look them up), they only "
+            "serve for evaluation below"
+        )
+    else:
+        for stage, name in (
+            (Stage.CXC_SIS, "sis_val"),
+            (Stage.CXC_STS, "sts_val"),
+            (Stage.CXC_SITS, "sits_val"),
+        ):
+            n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / f"{name}.subset.csv"), stage=stage)
+            cmd.stdout.write(f"    {n} gold pairs for {stage} from CxC's {name} ratings")
     job = cmd.wait_for_job(cxc_sample_start(run=run, image_embeddings_path=None, standin=True))
     cmd.stdout.write(f"    {job.message}")
     cmd.stdout.write(f"    note: {job.result['standin_note']}")
     profile = WorkerProfile(seconds_per_answer=6.0)
     population = population_named(opts["population"])
+    parts = [CALIBRATION_PAIRS, None] if established else [None]
     for number, stage in enumerate((Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS), start=1):
-        batch = batch_publish(
-            batch=batch_create(
-                run=run, stage=stage, provider=simulated_crowd().name, seed=opts["seed"] + number
+        for part, limit in enumerate(parts):
+            batch = batch_publish(
+                batch=batch_create(
+                    run=run,
+                    stage=stage,
+                    provider=simulated_crowd().name,
+                    seed=opts["seed"] + number + 10 * part,
+                    limit=limit,
+                )
             )
-        )
-        report = simulated_crowd().simulate(
-            batch=batch, workers=12, profile=profile, population=population, seed=opts["seed"]
-        )
-        held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
-        for review in held:  # the demo's reviewer accepts gold misses of one point or two
-            review_decide(review=review, approve=True)
-        assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
-        cmd.stdout.write(
-            f"    {stage}: {batch.hits.count()} HITs x {batch.assignments_per_hit} raters, "
-            f"{report.assignments} submitted, {len(held)} held for a gold miss (approved)"
-        )
+            report = simulated_crowd().simulate(
+                batch=batch, workers=12, profile=profile, population=population, seed=opts["seed"]
+            )
+            held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
+            for review in held:  # the demo's reviewer accepts gold misses of one point or two
+                review_decide(review=review, approve=True)
+            assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+            gold = Question.objects.filter(hit__batch=batch, item__kind=ItemKind.GOLD_RATING)
+            cmd.stdout.write(
+                f"    {stage}: {batch.hits.count()} HITs x {batch.assignments_per_hit} raters, "
+                f"{gold.count()} gold questions, {report.assignments} submitted, {len(held)} "
+                "held for a gold miss (approved)"
+            )
     cmd.step("CxC export: sis/sts/sits CSVs, every rating, agreement")
     job = cmd.wait_for_job(cxc_export_start(run=run))
     export = Export.objects.get(pk=job.result["export"])

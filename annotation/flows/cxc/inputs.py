@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from annotation.flows import InputOption, RunInput
-from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_sample_start
+from annotation.flows.cxc.services.sampling import (
+    cxc_gold_import,
+    cxc_gold_note,
+    cxc_sample_start,
+)
 from annotation.models import Stage
 
 STAGES = {"sis": Stage.CXC_SIS, "sts": Stage.CXC_STS, "sits": Stage.CXC_SITS}
@@ -24,7 +28,7 @@ def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, 
 
 def _gold(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
     count = cxc_gold_import(run=run, path=str(path), stage=STAGES[options["stage"]])
-    return f"{count} gold pairs for {options['stage']}.", None
+    return f"{count} gold pairs for {options['stage']}{cxc_gold_note(run=run)}.", None
 
 
 INPUTS = {
@@ -42,7 +46,7 @@ INPUTS = {
         },
     ),
     "gold": RunInput(
-        label="Import gold pairs with known ratings",
+        label="Import CxC's published ratings (gold pairs with gold_source 'paper')",
         apply=_gold,
         file_help="a CxC CSV (sis, sts or sits) with agg_score; pairs outside this dataset "
         "are skipped",

@@ -1,7 +1,8 @@
 """How simulated workers rate CxC pairs: from each pair's latent similarity (0-5) in the run's
 world (`pipeline.world`), never from the words or the sampling similarity. A careful worker
-gives it with probability `accuracy`, otherwise another point of the scale uniformly; a gold
-pair's truth is its known rating, answered at the worker's gold accuracy."""
+gives it with probability `accuracy`, otherwise another point of the scale uniformly; a
+published gold pair's truth is its known rating, a gold copy's that of the pair it copies;
+gold is answered at the worker's gold accuracy."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from pipeline.world import World
 
 def latent_rating(question: Question, world: World) -> int:
     item = question.item
-    if item.kind == ItemKind.GOLD_RATING and item.target is not None:
+    # A published gold pair's truth is its known rating; a copy of a rated pair (`source`)
+    # is that pair and rated as it is.
+    if item.kind == ItemKind.GOLD_RATING and item.target is not None and item.source_id is None:
         return max(0, min(5, round(item.target)))
     if item.caption2 is not None and item.caption is not None:
         return world.cxc_similarity("sts", item.caption.coco_id, item.caption2.coco_id)

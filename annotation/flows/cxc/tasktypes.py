@@ -12,7 +12,9 @@ from django.db.models import QuerySet
 from annotation.errors import AnswerError
 from annotation.flows.cxc.services.sampling import METHODS_OF, cxc_intermodal_create
 from annotation.models import Answer, Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
+from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 
 # The STS guidelines' points, worded for each modality ("the two sides").
@@ -41,12 +43,17 @@ class CxcRatingTask(TaskType):
             .order_by("pk")
         )
 
-    def plan_hits(
+    gold_kinds = (ItemKind.GOLD_RATING,)
+    gold_ratings = True
+
+    def plan_paper(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
-        """Each HIT gets one gold pair with a known rating (when the run has gold pairs of
-        this modality), at a position drawn from a secret source."""
-        plans = super().plan_hits(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
+        """Each HIT gets one gold pair of CxC's published files (`cxc_gold_import`) when the
+        run has one for this modality, at a position drawn from a secret source. (By default,
+        `gold_source` "established", the core deals copies of pairs of this stage that
+        earlier batches' raters agreed on, their known rating the raters' mean.)"""
+        plans = super().plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         golds = list(
             Item.objects.filter(
                 run=run, kind=ItemKind.GOLD_RATING, tag__in=METHODS_OF[self.stage]
@@ -68,6 +75,16 @@ class CxcRatingTask(TaskType):
             )
         return ParsedAnswer(choice=value, label=value)
 
+    def gold_kind(self, *, found: Established) -> GoldKind | None:
+        return GoldKind(ItemKind.GOLD_RATING, target=found.mean)
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        """Within the run's `gold_tolerance` of the known rating."""
+        if item.kind != ItemKind.GOLD_RATING or item.target is None:
+            return None
+        tolerance = float(item.run.config.get("gold_tolerance", 1.0))
+        return abs(float(label) - item.target) <= tolerance
+
     def review_reasons(
         self, *, questions: list[Question], answers: list[Answer]
     ) -> list[dict[str, Any]]:
@@ -75,10 +92,9 @@ class CxcRatingTask(TaskType):
         failed = []
         for question, answer in zip(questions, answers, strict=True):
             item = question.item
-            if item.kind != ItemKind.GOLD_RATING or item.target is None:
-                continue
-            tolerance = float(item.run.config.get("gold_tolerance", 1.0))
-            if abs(float(answer.label) - item.target) > tolerance:
+            if self.gold_passed(item=item, label=answer.label) is False:
+                assert item.target is not None
+                tolerance = float(item.run.config.get("gold_tolerance", 1.0))
                 failed.append(
                     {
                         "position": question.position,

@@ -22,12 +22,20 @@ from annotation.flows.eccv.services.proposals import (
     eccv_propose_start,
     eccv_run_create,
 )
-from annotation.models import Export, Review, Run, Stage
+from annotation.models import GOLD_KINDS, Export, Question, Review, Run, Stage
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.simulate import Population, WorkerProfile, population_named
+
+# Pairs of each round's calibration batch (its agreed pairs become the round's gold).
+CALIBRATION_PAIRS = 60
+# Simulated workers per batch. Nobody gets a HIT holding a gold copy of a pair they judged
+# (or a copy they answered in another HIT), so a crowd of ten doing all of a run's batches
+# runs out of HITs it may take (ECCV Caption had 970 workers, about 3 HITs each).
+WORKERS = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,43 +103,64 @@ def eccv_simulated_run(
 
     made = SimulatedEccv(run=run)
     profile = WorkerProfile(seconds_per_answer=8.0)
+    established = gold_source(run) == ESTABLISHED
+    calibrate = int(run.config["gold_min_answers"]) if established else 0
     # The paper's two rounds: image-to-caption pairs with the rationale questions, then
-    # caption-to-image pairs without them.
+    # caption-to-image pairs without them. With gold copied from the run's own agreed pairs,
+    # each round starts with a calibration batch (no gold yet, several judges per pair).
     for number, direction, follow_ups in ((1, "i2t", True), (2, "t2i", False)):
         cmd.step(
-            f"round {number}: {direction} pairs, 20 per HIT (18 candidates + 2 gold), "
-            f"{'with' if follow_ups else 'without'} rationale questions, simulated workers "
-            f"({population.name})"
-        )
-        try:
-            batch = batch_create(
-                run=run,
-                stage=Stage.ECCV_JUDGMENT,
-                provider=simulated_crowd().name,
-                seed=seed + number,
-                options={"direction": direction, "follow_ups": follow_ups},
+            f"round {number}: {direction} pairs, "
+            + (
+                f"first {CALIBRATION_PAIRS} pairs x {calibrate} judgments (a calibration "
+                "batch: gold only if earlier batches agreed on pairs of this direction), then "
+                "20 per HIT (18 candidates + 2 gold copied from pairs the judges agreed on)"
+                if calibrate
+                else "20 per HIT (18 candidates + 2 gold: an original pair, a random pair)"
             )
-        except ServiceError as exc:  # every pair of this direction was judged in round 1
-            cmd.stdout.write(f"    nothing to judge: {exc}")
-            continue
-        batch = batch_publish(batch=batch)
-        report = simulated_crowd().simulate(
-            batch=batch, workers=10, profile=profile, population=population, seed=seed
+            + f", {'with' if follow_ups else 'without'} rationale questions, simulated "
+            f"workers ({population.name})"
         )
-        made.team.update(report.team)
-        cmd.stdout.write(f"    {batch.hits.count()} HITs; {report.assignments} submitted")
-        made.team.update(
-            _review(
-                cmd,
-                run=run,
-                batch=batch,
-                profile=profile,
-                population=population,
-                seed=seed + 7 * number,
+        batches = (
+            [dict(limit=CALIBRATION_PAIRS, assignments_per_hit=calibrate)] if calibrate else []
+        )
+        for part, sizes in enumerate([*batches, {}]):
+            try:
+                batch = batch_create(
+                    run=run,
+                    stage=Stage.ECCV_JUDGMENT,
+                    provider=simulated_crowd().name,
+                    seed=seed + number + 10 * part,
+                    options={"direction": direction, "follow_ups": follow_ups},
+                    **sizes,
+                )
+            except ServiceError as exc:  # every pair of this direction was judged already
+                cmd.stdout.write(f"    nothing to judge: {exc}")
+                continue
+            batch = batch_publish(batch=batch)
+            report = simulated_crowd().simulate(
+                batch=batch, workers=WORKERS, profile=profile, population=population, seed=seed
             )
-        )
-        approved = assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
-        cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
+            made.team.update(report.team)
+            gold = Question.objects.filter(hit__batch=batch, item__kind__in=GOLD_KINDS).count()
+            cmd.stdout.write(
+                f"    batch {batch.pk}: {batch.hits.count()} HITs x {batch.assignments_per_hit} "
+                f"judge(s), {gold} gold questions; {report.assignments} submitted"
+            )
+            made.team.update(
+                _review(
+                    cmd,
+                    run=run,
+                    batch=batch,
+                    profile=profile,
+                    population=population,
+                    seed=seed + 7 * number + part,
+                )
+            )
+            approved = assignments_auto_approve(
+                now=timezone.now() + timedelta(days=365), batch=batch
+            )
+            cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
     return made
 
 
@@ -140,18 +169,11 @@ def _export_quality(
 ) -> tuple[Export, dict[str, Any], list[QualityRow]]:
     job = ctx.command.wait_for_job(eccv_export_start(run=made.run), poll=0.2)
     export = Export.objects.get(pk=job.result["export"])
-    judgments = max(
-        made.run.batches.filter(stage=Stage.ECCV_JUDGMENT).values_list(
-            "assignments_per_hit", flat=True
-        ),
-        default=1,
-    )
     rows = eccv_quality(
         run=made.run,
         called=exported_positives(Path(export.path)),
         team=made.team,
         population=population.name,
-        judgments=judgments,
     )
     return export, job.result["counts"], rows
 

@@ -33,20 +33,23 @@ def eccv_quality(
     called: set[tuple[int, int]],
     team: Mapping[str, WorkerProfile],
     population: str,
-    judgments: int,
 ) -> list[QualityRow]:
     """Precision and recall of the human positives `called` (YES or Partially YES by the
     run's aggregation) among the judged candidates; latent positive = YES or Partially YES.
-    Without a `team` (who the simulated workers were) no expectation is given."""
+    Without a `team` (who the simulated workers were) no expectation is given. Each pair's
+    expectation takes its own number of counted judgments (a calibration batch's pairs have
+    several, the others often one)."""
     world = World.from_config(run.config)
     truth: dict[tuple[int, int], bool] = {}
     ranks: list[int | None] = []
+    judgments: list[int] = []
     pairs = eccv_judged_pairs(run=run).select_related("positive", "caption")
     for item in pairs.prefetch_related("proposals"):
         assert item.caption is not None
         truth[(item.positive.coco_id, item.caption.coco_id)] = latent_level(item, world) <= 1
         own = item.caption.image_id == item.positive_id
         ranks.append(0 if own else min((p.rank for p in item.proposals.all()), default=None))
+        judgments.append(item.n)
     aggregation = run.config.get("aggregation", "majority")
     expected = (
         eccv_expectation(
@@ -60,7 +63,9 @@ def eccv_quality(
     )
     true_called = sum(1 for key in called if truth.get(key))
     row = dict(flow="eccv", population=population)
-    note = f"{len(truth)} judged pairs, {judgments} judgment(s) each, {aggregation}"
+    low, high = (min(judgments), max(judgments)) if judgments else (0, 0)
+    each = f"{low}" if low == high else f"{low}-{high}"
+    note = f"{len(truth)} judged pairs, {each} judgment(s) each, {aggregation}"
     return [
         QualityRow(
             **row,
@@ -86,10 +91,4 @@ def eccv_datasheet_quality(run: Run) -> list[QualityRow]:
             "positive__coco_id", "caption__coco_id"
         )
     )
-    judgments = max(
-        run.batches.filter(stage=Stage.ECCV_JUDGMENT).values_list("assignments_per_hit", flat=True),
-        default=1,
-    )
-    return eccv_quality(
-        run=run, called=called, team={}, population="simulated", judgments=judgments
-    )
+    return eccv_quality(run=run, called=called, team={}, population="simulated")

@@ -1,8 +1,9 @@
 """How simulated workers judge ECCV Caption pairs: from each pair's latent 4-level label in
 the run's world (`pipeline.world`; shares by best proposal rank calibrated to the paper's
-Table B.2), never from the words or embeddings the proposers use. A gold item's truth is its
-kind (an original pair: YES; a pair no model proposed: NO), answered at the worker's gold
-accuracy (by default the worker's own accuracy)."""
+Table B.2), never from the words or embeddings the proposers use. A gold copy of a candidate
+is that candidate's pair; the paper's gold items' truth is their kind (an original pair: YES;
+a pair no model proposed: NO). Gold is answered at the worker's gold accuracy (by default the
+worker's own accuracy)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ from pipeline.world import ECCV_LEVELS, World
 
 
 def latent_level(item: Item, world: World) -> int:
-    """The pair's latent level (index into ECCV_LEVELS); reads `item.proposals`."""
+    """The pair's latent level (index into ECCV_LEVELS); reads `item.proposals`. A gold copy
+    of a candidate (`source`) is the candidate's pair: its level is the candidate's."""
+    if item.source_id is not None:
+        return latent_level(item.source, world)
     if item.kind == "gold_positive":
         return 0
     if item.kind == "gold_negative":

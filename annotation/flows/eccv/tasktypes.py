@@ -13,7 +13,9 @@ from annotation.errors import AnswerError
 from annotation.flows.eccv.selectors import eccv_follow_up_items
 from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
+from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
+from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 from pipeline.eccv_candidates import (
     DIRECTIONS,
@@ -53,6 +55,12 @@ ERROR_TYPES = (
     "others",
 )
 EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
+# Which side of the paper's positive/negative line each answer is on: judges agree on a pair
+# when they agree on its side (a YES and a Partially YES agree).
+SIDE_OF = {
+    **{answer: "positive" for answer in POSITIVE_ANSWERS},
+    **{answer: "negative" for answer in NEGATIVE_ANSWERS},
+}
 
 
 class EccvJudgmentTask(TaskType):
@@ -107,11 +115,36 @@ class EccvJudgmentTask(TaskType):
             items = items.filter(proposals__direction=direction).distinct()
         return items.order_by("pk")
 
-    def plan_hits(
+    gold_kinds = (ItemKind.GOLD_POSITIVE, ItemKind.GOLD_NEGATIVE)
+    # Two gold per HIT as in the paper, but drawn in the proportions of YES and NO the
+    # round's judged pairs show (the paper's one of each would make the answer of a gold
+    # question easier to guess than another's).
+    gold_per_hit = 2
+    gold_within_hit = True
+    gold_classes = SIDE_OF
+
+    def gold_kind(self, *, found: Established) -> GoldKind | None:
+        positive = found.label == "positive"
+        return GoldKind(ItemKind.GOLD_POSITIVE if positive else ItemKind.GOLD_NEGATIVE)
+
+    def gold_among(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item] | None:
+        """A round's gold come from candidates of its own direction."""
+        among = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
+        direction = options.get("direction")
+        return among if direction is None else among.filter(proposals__direction=direction)
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        expected = EXPECTED.get(item.kind)
+        return None if expected is None else label in expected
+
+    def plan_paper(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
-        """18 candidates + 1 gold positive + 1 gold negative per HIT (sizes from items_per_hit),
-        shuffled on the server; gold items are created here."""
+        """ECCV Caption's gold, created here: per HIT an original COCO pair (gold positive)
+        and a random pair in no model's top-25 (gold negative), 18 candidates + 2 gold (sizes
+        from items_per_hit), shuffled. (By default, `gold_source` "established", the core
+        deals 2 copies per HIT of candidates of the batch's direction that earlier batches
+        judged alike.)"""
         n_hits = hits_needed(len(items), pairs_per_hit=items_per_hit)
         originals, excluded, image_ids, caption_ids = eccv_gold_pools(run=run)
         candidate_pairs = {(i.positive.coco_id, i.caption.coco_id) for i in items if i.caption}

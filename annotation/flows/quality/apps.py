@@ -23,6 +23,7 @@ class QualityConfig(AppConfig):
             QualityRatingTask,
         )
         from annotation.models import RunKind, Stage
+        from annotation.selectors.gold import worker_gold_tally
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(JobSteps(name="quality.export", start="quality.export"))
@@ -43,5 +44,6 @@ class QualityConfig(AppConfig):
                 create_run=quality_run_create,
                 run_inputs=inputs.INPUTS,
                 start_export=quality_export_start,
+                worker_gold=worker_gold_tally,
             )
         )

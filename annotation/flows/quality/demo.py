@@ -24,14 +24,16 @@ from annotation.flows.quality.services.candidates import (
 )
 from annotation.flows.quality.services.correlate import quality_correlate
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
-from annotation.models import Caption, Export, Stage
+from annotation.models import GOLD_KINDS, Caption, Export, Question, Review, Stage
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import assignments_auto_approve
+from annotation.services.gold import ESTABLISHED, gold_source
+from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize
 
 IMAGES = 30  # images of the sample the demo's models caption
+CALIBRATION_ITEMS = 20  # each stage's first batch: its agreed items become gold
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,28 +82,44 @@ def run_demo(ctx: DemoContext) -> None:
     )
     profile = WorkerProfile(seconds_per_answer=5.0)
     population = population_named(opts["population"])
+    established = gold_source(run) == ESTABLISHED
+    if established:
+        cmd.stdout.write(
+            f"    gold: each stage's first {CALIBRATION_ITEMS} items are a calibration batch; "
+            "those its workers judged alike are copied as one gold question per later HIT"
+        )
     # The papers' counts: 3 experts, >= 3 yes/no votes, 48 preferences (the demo asks 9).
     for stage, workers, per_hit in (
         (Stage.QUALITY_RATING, 3, 3),
         (Stage.QUALITY_BINARY, 3, 3),
         (Stage.QUALITY_PREFERENCE, 9, 9),
     ):
-        batch = batch_publish(
-            batch=batch_create(
-                run=run, stage=stage, provider=simulated_crowd().name, assignments_per_hit=per_hit
+        # Nobody meets a gold copy of an item they judged: the later batches need workers
+        # beyond the calibration's.
+        team = max(workers, per_hit) + 3 + (per_hit if established else 0)
+        for limit in [CALIBRATION_ITEMS, None] if established else [None]:
+            batch = batch_publish(
+                batch=batch_create(
+                    run=run,
+                    stage=stage,
+                    provider=simulated_crowd().name,
+                    assignments_per_hit=per_hit,
+                    limit=limit,
+                )
             )
-        )
-        report = simulated_crowd().simulate(
-            batch=batch,
-            workers=max(workers, per_hit) + 3,
-            profile=profile,
-            population=population,
-            seed=opts["seed"],
-        )
-        assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
-        cmd.stdout.write(
-            f"    {stage}: {batch.hits.count()} HITs x {per_hit} workers, {report.assignments} submitted"
-        )
+            report = simulated_crowd().simulate(
+                batch=batch, workers=team, profile=profile, population=population, seed=opts["seed"]
+            )
+            held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
+            for review in held:  # the demo's reviewer accepts every gold miss
+                review_decide(review=review, approve=True)
+            assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
+            gold = Question.objects.filter(hit__batch=batch, item__kind__in=GOLD_KINDS).count()
+            cmd.stdout.write(
+                f"    {stage}: {batch.hits.count()} HITs x {per_hit} workers, {gold} gold "
+                f"questions, {report.assignments} submitted, {len(held)} held for a gold miss "
+                "(approved)"
+            )
     job = cmd.wait_for_job(quality_export_start(run=run))
     export = Export.objects.get(pk=job.result["export"])
     for stage, values in export.manifest["agreement"].items():

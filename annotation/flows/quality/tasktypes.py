@@ -11,15 +11,26 @@ from django.db.models import QuerySet
 from annotation.errors import AnswerError
 from annotation.flows.quality.services.candidates import SCALES, quality_items_create
 from annotation.models import Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
+from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 
 BINARY = (("yes", "Yes, the caption describes the image"), ("no", "No, it does not"))
 
 
+def _tolerance(item: Item) -> float:
+    return float(item.run.config.get("gold_tolerance", 1.0))
+
+
 class QualityTask(TaskType):
     publish_status = RunStatus.VERIFYING
     kind = ItemKind.CANDIDATE_CAPTION
+
+    def review_reasons(
+        self, *, questions: list[Question], answers: list[Any]
+    ) -> list[dict[str, Any]]:
+        return self.gold_failures(questions=questions, answers=answers)
 
     def prepare_batch(self, *, run: Run) -> None:
         kinds = (ItemKind.CANDIDATE_CAPTION, ItemKind.CANDIDATE_PAIR)
@@ -59,6 +70,20 @@ class QualityRatingTask(QualityTask):
     default_assignments = 3  # Flickr8k-Expert: three experts per caption
     default_items_per_hit = 10
 
+    gold_ratings = True
+    gold_kinds = (ItemKind.GOLD_RATING,)
+
+    def gold_kind(self, *, found: Established) -> GoldKind | None:
+        return GoldKind(ItemKind.GOLD_RATING, target=found.mean)
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        if item.kind != ItemKind.GOLD_RATING or item.target is None:
+            return None
+        return abs(float(label) - item.target) <= _tolerance(item)
+
+    def gold_expected(self, *, item: Item) -> list[str]:
+        return [f"{item.target:.2f} ± {_tolerance(item):g}"]
+
     def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
         return SCALES[str(question.item.run.config.get("scale", "expert"))]
 
@@ -82,6 +107,19 @@ class QualityBinaryTask(QualityTask):
     min_assignments = 3  # Flickr8k-CF: at least three judgments per pair
     default_items_per_hit = 20
     choices = ("yes", "no")
+    gold_kinds = (ItemKind.GOLD_POSITIVE, ItemKind.GOLD_NEGATIVE)
+    GOLD_ANSWER = {ItemKind.GOLD_POSITIVE: "yes", ItemKind.GOLD_NEGATIVE: "no"}
+
+    def gold_kind(self, *, found: Established) -> GoldKind | None:
+        kind = {"yes": ItemKind.GOLD_POSITIVE, "no": ItemKind.GOLD_NEGATIVE}.get(found.label)
+        return None if kind is None else GoldKind(kind)
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        expected = self.GOLD_ANSWER.get(item.kind)
+        return None if expected is None else label == expected
+
+    def gold_expected(self, *, item: Item) -> list[str]:
+        return [self.GOLD_ANSWER[item.kind]]
 
     def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
         return BINARY
@@ -107,6 +145,21 @@ class QualityPreferenceTask(QualityTask):
     draws_sides = True  # which caption is shown as A is drawn on the server
     kind = ItemKind.CANDIDATE_PAIR
     choices = ("a", "b")
+    gold_kinds = (ItemKind.GOLD_PREFERENCE,)
+
+    def gold_kind(self, *, found: Established) -> GoldKind | None:
+        # The item's own order, whatever side each caption was shown on: 1 = the first.
+        if found.label not in ("first", "second"):
+            return None
+        return GoldKind(ItemKind.GOLD_PREFERENCE, target=1.0 if found.label == "first" else 0.0)
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        if item.kind != ItemKind.GOLD_PREFERENCE or item.target is None:
+            return None
+        return label == ("first" if item.target >= 0.5 else "second")
+
+    def gold_expected(self, *, item: Item) -> list[str]:
+        return ["first" if (item.target or 0.0) >= 0.5 else "second"]
 
     def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         item = question.item

@@ -24,6 +24,11 @@ class Command(ServiceCommand):
         parser.add_argument("--items-per-hit", type=int)
         parser.add_argument("--assignments", type=int, help="workers per HIT")
         parser.add_argument(
+            "--limit",
+            type=int,
+            help="at most this many waiting items (e.g. a stage's first, calibration batch)",
+        )
+        parser.add_argument(
             "--reward",
             help="dollars per HIT (default: the paper's, or the minimum hourly pay at the "
             "expected time)",
@@ -76,6 +81,7 @@ class Command(ServiceCommand):
             provider=opts["provider"],
             items_per_hit=opts["items_per_hit"],
             assignments_per_hit=opts["assignments"],
+            limit=opts["limit"],
             reward=opts["reward"],
             seed=opts["seed"],
             options={

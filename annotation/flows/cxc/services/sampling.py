@@ -28,6 +28,7 @@ from annotation.models import (
 )
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
+from annotation.services.gold import PAPER, gold_source
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -374,10 +375,21 @@ def cxc_intermodal_create(*, run: Run) -> int:
     return len(items)
 
 
+def cxc_gold_note(*, run: Run) -> str:
+    """What imported ratings are for in `run`: shown as gold only with gold_source "paper"."""
+    if gold_source(run) == PAPER:
+        return ""
+    return (
+        " (kept, not shown as gold: this run's gold are copies of pairs its own raters agreed "
+        "on, gold_source 'established'; published ratings anyone can look up)"
+    )
+
+
 def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
     """Gold pairs with known ratings from a CxC file (sis, sts or sits, by `stage`): pairs of
     this dataset and their `agg_score`. Rows naming images or captions outside the dataset are
-    skipped (a CxC file covers all of COCO); bad rows are an error naming the line."""
+    skipped (a CxC file covers all of COCO); bad rows are an error naming the line. HITs show
+    them only in a run whose `gold_source` is "paper" (`cxc_gold_note`)."""
     images = dict(run.dataset.images.values_list("coco_id", "pk"))
     captions = dict(Caption.objects.filter(dataset=run.dataset).values_list("coco_id", "pk"))
     owner = dict(Caption.objects.filter(dataset=run.dataset).values_list("pk", "image_id"))

@@ -40,6 +40,7 @@ from annotation.services.checks import (
     check_stored_json,
 )
 from annotation.services.events import event_record
+from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
 from annotation.services.jobs import (
     LIVE,
     job_create,
@@ -85,6 +86,11 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "cxc_threshold": 3.0,
     "judgments_per_pair": 1,
+    # Gold: copies of pairs earlier batches of the same direction established (at least
+    # gold_min_answers judges, at least gold_agreement of them on one side of YES/NO), or
+    # "paper": ECCV Caption's original COCO pairs and random pairs in no model's top-25.
+    **GOLD_DEFAULTS,
+    "gold_agreement": 1.0,
 }
 
 
@@ -112,6 +118,7 @@ def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(adaptive, dict):
             raise InputError("must be an object of redundancy settings", field="adaptive")
         RedundancyPolicy.from_options(adaptive)
+    gold_check_config(config, categorical=True, ratings=False)
     return config
 
 

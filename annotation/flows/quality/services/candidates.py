@@ -23,8 +23,9 @@ from annotation.models import (
     RunKind,
     Stage,
 )
-from annotation.services.checks import SEED_RANGE, check_int, check_name
+from annotation.services.checks import SEED_RANGE, check_int, check_name, check_number
 from annotation.services.events import event_record
+from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
 from annotation.services.runs import run_create
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
@@ -51,6 +52,15 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "scale": "expert",
     "pairs_per_image": 4,  # preference pairs per image, spread over the four categories
+    # Gold (the metric papers used none; "paper" keeps it so): one question per HIT copied
+    # from a caption or pair earlier batches of the stage established: at least
+    # gold_min_answers workers, at least gold_agreement of them giving the same yes/no or
+    # preference, ratings at most gold_spread apart (the known rating their mean, a rating
+    # within gold_tolerance of it passes).
+    **GOLD_DEFAULTS,
+    "gold_agreement": 0.8,
+    "gold_spread": 1.0,
+    "gold_tolerance": 1.0,
 }
 
 
@@ -60,6 +70,8 @@ def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
     check_int(config, "pairs_per_image", low=0, high=1000)
     if config["scale"] not in SCALES:
         raise InputError(f"must be one of {', '.join(SCALES)}", field="scale")
+    gold_check_config(config, categorical=True, ratings=True)
+    check_number(config, "gold_tolerance", low=0.0, high=5.0)
     return config
 
 

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Answer, Caption, Export, Item, Job, Run, Stage
+from annotation.models import GOLD_KINDS, Answer, Caption, Export, Item, Job, Run, Stage
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
@@ -39,6 +39,7 @@ def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
     rows = (
         Answer.objects.filter(counted_reviewed(), question__item__run=run)
         .filter(question__hit__batch__stage=stage)
+        .exclude(question__item__kind__in=GOLD_KINDS)  # gold copies are checks, not data
         .values_list("question__item_id", "assignment__worker_id", "label")
         .order_by("question__item_id", "assignment_id")
     )

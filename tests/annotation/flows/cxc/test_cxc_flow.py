@@ -255,10 +255,14 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
 
 
 def test_gold_pairs_are_in_every_hit_and_a_miss_is_held(run_on_commit, sample_path):
+    """The paper's gold (CxC's published ratings); the default is in test_gold.py."""
     from annotation.services.datasets import dataset_import
 
     dataset = dataset_import(path=sample_path).dataset
-    run = cxc_run_create(dataset=dataset, config={**SMALL, "sis_pairs": 10, "gold_tolerance": 1.0})
+    run = cxc_run_create(
+        dataset=dataset,
+        config={**SMALL, "sis_pairs": 10, "gold_tolerance": 1.0, "gold_source": "paper"},
+    )
     n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=Stage.CXC_SIS)
     assert n > 0
     sampled(run, run_on_commit)
@@ -361,7 +365,7 @@ def test_rating_pages_give_nothing_away(run_on_commit, sample_path, client):
     from tests.factories import join
 
     dataset = dataset_import(path=sample_path).dataset
-    run = cxc_run_create(dataset=dataset, config={**SMALL, "sis_pairs": 10})
+    run = cxc_run_create(dataset=dataset, config={**SMALL, "sis_pairs": 10, "gold_source": "paper"})
     cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=Stage.CXC_SIS)
     sampled(run, run_on_commit)
     batch = batch_publish(

@@ -1,13 +1,16 @@
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.inputs import STAGES
-from annotation.flows.cxc.services.sampling import cxc_gold_import
+from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
 
 class Command(ServiceCommand):
-    help = "Gold pairs with known ratings from a CxC CSV (pairs of this dataset only)."
+    help = (
+        "Gold pairs with known ratings from a CxC CSV (pairs of this dataset only; shown as "
+        "gold only in a run with gold_source 'paper')."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("run", type=int)
@@ -17,4 +20,4 @@ class Command(ServiceCommand):
     def handle(self, *args, **opts):
         run = get_object_or_404(Run, pk=opts["run"])
         n = cxc_gold_import(run=run, path=opts["file"], stage=STAGES[opts["stage"]])
-        self.stdout.write(f"{n} gold pairs for {opts['stage']}")
+        self.stdout.write(f"{n} gold pairs for {opts['stage']}{cxc_gold_note(run=run)}")
