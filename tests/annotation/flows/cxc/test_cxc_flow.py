@@ -144,15 +144,13 @@ def test_run_settings_are_checked(dataset, config, field):
 
 def test_the_new_run_form_takes_a_number_of_original_pairs(dataset, admin_client):
     """The form's text field for "all or a number" sends "20": that is the number 20."""
-    form = {"dataset": dataset.pk, "config_original_pairs": "20"}
-    for name in ("seed", "sis_pairs", "sts_pairs", "cocaption_pairs", "intrasim_pairs"):
-        form[f"config_{name}"] = "3"
-    for name, value in (("neighbours", "10"), ("random_per_example", "5"), ("text_dim", "8")):
-        form[f"config_{name}"] = value
-    form.update(
-        config_bins="[0.0, 0.5, 1.0]", config_shares="[0.5, 0.5]", config_gold_tolerance="1.0"
-    )
-    form["config_text_epochs"] = "5"
+    from annotation.flows.cxc.config import DEFAULTS
+
+    form = {
+        f"config_{key}": json.dumps(value) if isinstance(value, list) else str(value)
+        for key, value in DEFAULTS.items()
+    }
+    form.update(dataset=dataset.pk, config_original_pairs="20", config_text_epochs="5")
     response = admin_client.post("/runs/new/cxc/", form)
     assert response.status_code == 302, response.content.decode()[-2000:]
     assert dataset.runs.get().config["original_pairs"] == 20
