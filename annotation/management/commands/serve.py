@@ -5,6 +5,7 @@ set (nothing to install)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -39,6 +40,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Ctrl-C and a service manager's SIGTERM both stop the server and then its worker, even
+        # when started from a shell that made background jobs ignore SIGINT.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         call_command("migrate", interactive=False, verbosity=1)
         warning = loopback_warning(public_base_url())
         if warning:
