@@ -340,11 +340,7 @@ def batch_pause(*, batch: Batch) -> Batch:
     if batch.status != BatchStatus.PUBLISHED:
         raise ServiceError(f"batch {batch.pk} is {batch.status}: only a published batch pauses")
     provider_for(batch.provider).pause(batch=batch)
-    with transaction.atomic():
-        Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PAUSED)
-        batch.refresh_from_db()
-        event_record(action="batch.paused", run=batch.run, batch=batch)
-    return batch
+    return _status_record(batch=batch, status=BatchStatus.PAUSED, action="batch.paused")
 
 
 def batch_resume(*, batch: Batch) -> Batch:
@@ -354,10 +350,15 @@ def batch_resume(*, batch: Batch) -> Batch:
     if batch.status != BatchStatus.PAUSED:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not paused")
     provider_for(batch.provider).resume(batch=batch)
+    return _status_record(batch=batch, status=BatchStatus.PUBLISHED, action="batch.resumed")
+
+
+def _status_record(*, batch: Batch, status: str, action: str) -> Batch:
+    """The batch's new status and its event row, in one transaction."""
     with transaction.atomic():
-        Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+        Batch.objects.filter(pk=batch.pk).update(status=status)
         batch.refresh_from_db()
-        event_record(action="batch.resumed", run=batch.run, batch=batch)
+        event_record(action=action, run=batch.run, batch=batch)
     return batch
 
 
