@@ -84,7 +84,11 @@ class RunStatus(models.TextChoices):
     PAIRING = "pairing"
     PAIRED = "paired"
     SELECTING = "selecting"
+    # Every batch of the stage has ended (completed or expired); back to "selecting" or
+    # "verifying" when a batch is on offer again (`run_status_follow`).
+    SELECTED = "selected", "Selected: no batch on offer"
     VERIFYING = "verifying"
+    VERIFIED = "verified", "Verified: no batch on offer"
     EXPORTED = "exported"
     FAILED = "failed"
 

@@ -47,6 +47,7 @@ from annotation.services import worker_sql
 from annotation.services.events import event_record
 from annotation.services.gold import gold_seen_before
 from annotation.services.notifications import owner_notify
+from annotation.services.runs import run_status_follow
 from annotation.tasktypes import task_type_for
 
 
@@ -686,6 +687,7 @@ def batch_refresh_status(*, batch: Batch) -> Batch:
         batch.refresh_from_db()
         if done:  # this call completed it (another may have just done so)
             event_record(action="batch.completed", run=batch.run, batch=batch)
+            run_status_follow(run=batch.run, batch=batch)
             owner_notify(
                 run_id=batch.run_id,
                 subject=f"batch {batch.pk} completed",
@@ -706,9 +708,12 @@ def hit_recount(*, hit: Hit) -> None:
         Hit.objects.filter(pk=hit.pk).update(status=status)
         hit.status = status
         if status == HitStatus.OPEN:
-            Batch.objects.filter(pk=hit.batch_id, status=BatchStatus.COMPLETED).update(
+            reopened = Batch.objects.filter(pk=hit.batch_id, status=BatchStatus.COMPLETED).update(
                 status=BatchStatus.PUBLISHED
             )
+            if reopened:  # work on offer again: the run's stage is not done after all
+                batch = Batch.objects.select_related("run").get(pk=hit.batch_id)
+                run_status_follow(run=batch.run, batch=batch)
 
 
 def assignment_mark(

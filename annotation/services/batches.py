@@ -42,7 +42,7 @@ from annotation.services.events import event_record
 from annotation.services.gold import gold_warnings
 from annotation.services.images import batch_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
-from annotation.services.runs import run_set_status
+from annotation.services.runs import run_set_status, run_status_follow
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -369,6 +369,7 @@ def batch_expire(*, batch: Batch) -> Batch:
         Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.EXPIRED)
         batch.refresh_from_db()
         event_record(action="batch.expired", run=batch.run, batch=batch)
+        run_status_follow(run=batch.run, batch=batch)
     return batch
 
 

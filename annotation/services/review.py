@@ -31,6 +31,7 @@ from annotation.money import symbol
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
+from annotation.services.runs import run_status_follow
 from pipeline.errors import InputError
 from pipeline.money import dollars
 
@@ -175,7 +176,8 @@ def batch_extend(*, batch: Batch, seconds: int) -> Batch:
         if batch.status == BatchStatus.EXPIRED:
             Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
         event_record(action="batch.extended", run=batch.run, batch=batch, data={"seconds": seconds})
-    batch.refresh_from_db()
+        batch.refresh_from_db()
+        run_status_follow(run=batch.run, batch=batch)
     return batch
 
 

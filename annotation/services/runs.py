@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.models import Dataset, Project, Run, RunKind, RunStatus
+from annotation.models import Batch, BatchStatus, Dataset, Project, Run, RunKind, RunStatus
 from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
 from annotation.services.projects import project_default
@@ -80,6 +83,36 @@ def run_set_status(*, run: Run, status: str, **data: Any) -> None:
     event_record(action="run.status", run=run, data={"from": previous, "to": status, **data})
 
 
+# A stage's working status and the one saying that its batches have all ended.
+WORK_DONE = {RunStatus.SELECTING: RunStatus.SELECTED, RunStatus.VERIFYING: RunStatus.VERIFIED}
+WORKING = {done: working for working, done in WORK_DONE.items()}
+ON_OFFER = (BatchStatus.PUBLISHED, BatchStatus.PAUSED)
+
+
+def run_status_follow(*, run: Run, batch: Batch) -> None:
+    """The run's status after `batch` ended (completed, expired) or was reopened: "selected"
+    or "verified" once no batch of the run is on offer, "selecting" or "verifying" again when
+    one is. Other statuses (exported, failed) are the run's own and stay."""
+    if _status_to_follow(run) is None:  # one statement on a worker's submit: mostly nothing
+        return
+    with transaction.atomic():
+        # Again under the run's lock: two batches ending at once must not both move it.
+        Run.objects.select_for_update().filter(pk=run.pk).exists()
+        target = _status_to_follow(run)
+        if target is not None:
+            run_set_status(run=run, status=target, batch=batch.pk, batch_status=batch.status)
+
+
+def _status_to_follow(run: Run) -> str | None:
+    """The status `run` should move to now that its batches changed (None: stay); reads
+    the run's current status into `run`."""
+    on_offer = Exists(Batch.objects.filter(run_id=OuterRef("pk"), status__in=ON_OFFER))
+    run.status, live = (
+        Run.objects.filter(pk=run.pk).annotate(live=on_offer).values_list("status", "live").get()
+    )
+    return WORKING.get(run.status) if live else WORK_DONE.get(run.status)
+
+
 def run_require_status(*, run: Run, allowed: set[str], action: str) -> None:
     if run.status not in allowed:
         raise ServiceError(
@@ -88,4 +121,10 @@ def run_require_status(*, run: Run, allowed: set[str], action: str) -> None:
         )
 
 
-__all__ = ["RunStatus", "run_create", "run_require_status", "run_set_status"]
+__all__ = [
+    "RunStatus",
+    "run_create",
+    "run_require_status",
+    "run_set_status",
+    "run_status_follow",
+]
