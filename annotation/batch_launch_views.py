@@ -1,5 +1,5 @@
 """Launching a batch from the browser: a form (stage, provider, reward, sizes, times,
-qualifications) makes a draft with the same `batch_create` as the CLI and the API; its page
+qualifications, the stage's own options such as an ECCV round's direction) makes a draft with the same `batch_create` as the CLI and the API; its page
 shows what it would cost (rewards and the platform's fees), the expected hourly pay and
 anything that would refuse it (budget, daily cap, balance, low pay) before "Publish" or
 "Discard". What it offers for a provider comes from the provider's declared capabilities."""
@@ -20,7 +20,7 @@ from annotation.crowd import provider_for, web_provider_names
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.form_errors import form_refusal
-from annotation.models import Batch, BatchStatus, Run
+from annotation.models import Batch, BatchStatus, Run, Stage
 from annotation.permissions import Action, require
 from annotation.selectors.links import public_base_url
 from annotation.selectors.pay import pay_estimate
@@ -35,6 +35,8 @@ from annotation.services.batches import (
     batch_warnings,
 )
 from annotation.services.review import batch_add_assignments, batch_extend
+from annotation.tasktypes import task_type_for
+from annotation.tasktypes.base import BatchOption
 from pipeline.errors import InputError
 
 
@@ -66,9 +68,23 @@ class BatchForm(forms.Form):
     def __init__(self, *args: Any, run: Run, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         flow = flow_for_kind(run.kind)
-        stages = [t.stage for t in flow.task_types] if flow else []
-        self.fields["stage"].choices = [(s, s) for s in stages]
+        tasks = list(flow.task_types) if flow else []
+        self.fields["stage"].choices = [(t.stage, Stage(t.stage).label) for t in tasks]
         self.fields["provider"].choices = providers()
+        for task in tasks:  # the stages' own options (an ECCV round's direction, ...)
+            for option in task.batch_options:
+                only = f" ({Stage(task.stage).label} only)" if len(tasks) > 1 else ""
+                self.fields.setdefault(option.name, _option_field(option, only))
+
+    def task_options(self) -> dict[str, Any]:
+        """The options the chosen stage takes, as `create_batch` stores them (an empty
+        choice: not set)."""
+        data = self.cleaned_data
+        return {
+            option.name: data[option.name]
+            for option in task_type_for(data["stage"]).batch_options
+            if option.name in data and data[option.name] != ""
+        }
 
     def qualifications(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -79,6 +95,20 @@ class BatchForm(forms.Form):
         if data["locales"].strip():
             rules["locales"] = [c.strip().upper() for c in data["locales"].split(",") if c.strip()]
         return rules
+
+
+def _option_field(option: BatchOption, only: str) -> forms.Field:
+    if option.choices:
+        return forms.ChoiceField(
+            label=option.label,
+            choices=option.choices,
+            initial=option.default,
+            required=False,
+            help_text=option.help + only,
+        )
+    return forms.BooleanField(
+        label=option.label, initial=option.default, required=False, help_text=option.help + only
+    )
 
 
 @login_required
@@ -103,7 +133,10 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
                 qualifications=form.qualifications()
                 if provider_for(data["provider"]).takes_qualifications
                 else None,
-                options={"allow_low_pay": True} if data["allow_low_pay"] else None,
+                options={
+                    **form.task_options(),
+                    **({"allow_low_pay": True} if data["allow_low_pay"] else {}),
+                },
             )
         except (InputError, ServiceError) as exc:
             form_refusal(form, exc)

@@ -239,6 +239,8 @@ class BatchCreateApi(ServiceAPIView):
         # Task options: ECCV rounds take a direction and may skip the rationale questions.
         direction = serializers.ChoiceField(choices=["i2t", "t2i"], required=False)
         follow_ups = serializers.BooleanField(default=True)
+        # ECCV adaptive runs: a follow-up batch of the judged pairs still uncertain.
+        more_judgments = serializers.BooleanField(required=False)
 
     class OutputSerializer(serializers.ModelSerializer):
         hits = serializers.IntegerField(source="hits.count")
@@ -279,7 +281,13 @@ class BatchCreateApi(ServiceAPIView):
         web_provider_check(data.validated_data["provider"])
         publish = data.validated_data.pop("publish")
         options = {"follow_ups": data.validated_data.pop("follow_ups")}
-        for key in ("direction", "first_claim_seconds", "skip_pilot", "allow_low_pay"):
+        for key in (
+            "direction",
+            "more_judgments",
+            "first_claim_seconds",
+            "skip_pilot",
+            "allow_low_pay",
+        ):
             if key in data.validated_data:
                 options[key] = data.validated_data.pop(key)
         batch = batch_create(run=run, options=options, **data.validated_data)

@@ -30,6 +30,19 @@ class ParsedAnswer:
     details: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class BatchOption:
+    """A task option a batch of the stage takes (kept in `Batch.options`), as the console's
+    batch form and the API offer it; `create_batch` has the same as flags. A yes/no option
+    when `choices` is empty."""
+
+    name: str
+    label: str
+    help: str
+    default: bool | str = False
+    choices: tuple[tuple[str, str], ...] = ()
+
+
 class TaskType(ABC):
     stage: str
     # The stage's name on the command line (`create_batch --stage <cli_name>`).
@@ -52,6 +65,8 @@ class TaskType(ABC):
     # paper's measurement, or a documented assumption); a pilot batch's median replaces it.
     expected_seconds: float = 20.0
     seconds_source: str = "an assumption (no published time)"
+    # The options a batch of this stage takes beyond the core's (e.g. an ECCV round's direction).
+    batch_options: tuple[BatchOption, ...] = ()
 
     def assignments_default(self, *, run: Run) -> int:
         """Workers per HIT when the batch does not say (a run setting may decide it)."""

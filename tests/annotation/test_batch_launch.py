@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from annotation.crowd.mturk.fees import estimate_cost
-from annotation.models import Batch, BatchStatus, Stage
+from annotation.models import Batch, BatchStatus, Item, ItemKind, Stage
 from annotation.selectors.pay import pay_estimate
 
 pytestmark = pytest.mark.django_db
@@ -95,3 +95,50 @@ def test_a_running_batch_is_extended_grown_and_expired_from_its_page(paired_run,
     assert Batch.objects.get(pk=batch.pk).status == BatchStatus.EXPIRED
     admin_client.post(f"/batches/{batch.pk}/extend/", {"hours": "5"})
     assert Batch.objects.get(pk=batch.pk).status == BatchStatus.PUBLISHED
+
+
+def test_an_eccv_batch_takes_its_direction_and_follow_ups_on_the_page(proposed, admin_client):
+    page = admin_client.get(f"/runs/{proposed.pk}/batches/new/").content.decode()
+    assert 'name="direction"' in page and 'name="follow_ups"' in page
+    assert 'name="more_judgments"' in page and "round 1 is image to caption" in page
+    assert "ECCV Caption: image-caption judgments" in page  # the stage by its name
+    # follow_ups unticked, no reward: the paper's round 2
+    round_two = {"stage": Stage.ECCV_JUDGMENT, "direction": "t2i", "reward": ""}
+    assert _new(admin_client, proposed, **round_two).status_code == 302
+    batch = Batch.objects.get()
+    assert batch.options == {"direction": "t2i", "follow_ups": False, "more_judgments": False}
+    asked = Item.objects.filter(questions__hit__batch=batch, kind=ItemKind.CANDIDATE)
+    assert asked.exists() and not asked.exclude(proposals__direction="t2i").exists()
+    assert batch.reward == Decimal("0.65")  # the paper's round 2, without rationale questions
+    # Errors sit next to their field: a direction with nothing left, an unknown one, and
+    # follow-up judgments on a run with nothing uncertain.
+    for data, field in (
+        ({"direction": "t2i"}, "direction"),
+        ({"direction": "x2y"}, "direction"),
+        ({"more_judgments": "on", "follow_ups": "on"}, "more_judgments"),
+    ):
+        response = _new(admin_client, proposed, stage=Stage.ECCV_JUDGMENT, **data)
+        assert response.status_code == 400
+        assert list(response.context["form"].errors) == [field], data
+
+
+def test_a_bison_batch_offers_no_eccv_options(paired_run, admin_client):
+    page = admin_client.get(f"/runs/{paired_run.pk}/batches/new/").content.decode()
+    assert 'name="direction"' not in page and 'name="follow_ups"' not in page
+    assert "BISON stage 2: caption selection" in page  # stage names readable, not raw values
+
+
+def test_the_api_takes_the_eccv_options_too(proposed, admin_client):
+    response = admin_client.post(
+        f"/api/runs/{proposed.pk}/batches/",
+        {"stage": Stage.ECCV_JUDGMENT, "provider": "local", "publish": False, "direction": "i2t"},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["options"] == {"direction": "i2t", "follow_ups": True}
+    response = admin_client.post(
+        f"/api/runs/{proposed.pk}/batches/",
+        {"stage": Stage.ECCV_JUDGMENT, "provider": "local", "more_judgments": True},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "uncertain" in response.json()["error"]

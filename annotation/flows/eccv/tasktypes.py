@@ -16,7 +16,7 @@ from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, St
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
-from annotation.tasktypes.base import ParsedAnswer, TaskType
+from annotation.tasktypes.base import BatchOption, ParsedAnswer, TaskType
 from pipeline.eccv_candidates import (
     DIRECTIONS,
     GOLD_NEGATIVE,
@@ -75,6 +75,29 @@ class EccvJudgmentTask(TaskType):
 
     default_items_per_hit = 20
     choices = tuple(ANSWER_LABELS)
+    # As `create_batch --direction / --no-follow-ups / --more-judgments`.
+    batch_options = (
+        BatchOption(
+            name="direction",
+            label="Direction",
+            help="one round's pairs: the paper's round 1 is image to caption, round 2 caption "
+            "to image (empty: both)",
+            default="",
+            choices=(("", "both"), ("i2t", "image to caption"), ("t2i", "caption to image")),
+        ),
+        BatchOption(
+            name="follow_ups",
+            label="Rationale questions",
+            help='ask why after "Partially YES" and "Mostly NO" (the paper\'s round 1; its '
+            "round 2 skips them, with a lower reward)",
+            default=True,
+        ),
+        BatchOption(
+            name="more_judgments",
+            label="More judgments",
+            help="adaptive runs: a follow-up batch of the judged pairs still uncertain",
+        ),
+    )
     seconds_source = (
         "ECCV Caption's measured average (9.5 min per round-1 HIT, 13.8 min per round-2 HIT)"
     )
@@ -101,7 +124,14 @@ class EccvJudgmentTask(TaskType):
         follow-up batch of an adaptive run: the judged candidates whose answers so far leave
         them uncertain (`eccv_follow_up_items`), packed with gold items like any batch."""
         if options.get("more_judgments"):
-            items = Item.objects.filter(pk__in=eccv_follow_up_items(run=run))
+            follow_ups = eccv_follow_up_items(run=run)
+            if not follow_ups:  # said next to the option, not as "nothing waiting"
+                raise InputError(
+                    "no judged pair is still uncertain (the run's adaptive policy, "
+                    "`adaptive` runs only)",
+                    field="more_judgments",
+                )
+            items = Item.objects.filter(pk__in=follow_ups)
         else:
             items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
                 questions__hit__batch__stage=self.stage
@@ -112,7 +142,14 @@ class EccvJudgmentTask(TaskType):
                 raise InputError(
                     f"must be one of {', '.join(DIRECTIONS)}, got {direction!r}", field="direction"
                 )
+            either = items
             items = items.filter(proposals__direction=direction).distinct()
+            if either.exists() and not items.exists():
+                raise InputError(
+                    f"no pair of direction {direction} is waiting for a batch (the other "
+                    "direction's are)",
+                    field="direction",
+                )
         return items.order_by("pk")
 
     gold_kinds = (ItemKind.GOLD_POSITIVE, ItemKind.GOLD_NEGATIVE)

@@ -6,7 +6,6 @@ from collections import Counter
 import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.errors import ServiceError
 from annotation.flows.eccv.selectors import (
     eccv_follow_up_items,
     eccv_policy,
@@ -68,7 +67,8 @@ def test_follow_up_batches_ask_only_where_uncertain_up_to_the_cap(proposed):
     while True:
         try:
             batch = judge(run, more=True, seed=1 + rounds)
-        except ServiceError:
+        except InputError as exc:  # nothing uncertain is left
+            assert exc.field == "more_judgments"
             break
         rounds += 1
         questions = Question.objects.filter(hit__batch=batch)
@@ -95,8 +95,9 @@ def test_without_uncertain_pairs_a_follow_up_batch_is_refused(proposed):
     judge(proposed, more=False, seed=1)
     proposed.config = {**proposed.config, "adaptive": {"cap": 1}}
     proposed.save(update_fields=["config"])
-    with pytest.raises(ServiceError, match="no items waiting"):
+    with pytest.raises(InputError, match="no judged pair is still uncertain") as caught:
         judge(proposed, more=True, seed=2)
+    assert caught.value.field == "more_judgments"  # next to the option on the batch form
 
 
 def test_bad_redundancy_settings_are_refused(dataset):
