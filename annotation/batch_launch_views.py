@@ -24,6 +24,7 @@ from annotation.models import Batch, BatchStatus, Run, Stage
 from annotation.permissions import Action, require
 from annotation.selectors.links import public_base_url
 from annotation.selectors.pay import pay_estimate
+from annotation.selectors.reviews import reviews_held_fast_count
 from annotation.services.batches import (
     batch_create,
     batch_discard,
@@ -35,6 +36,7 @@ from annotation.services.batches import (
     batch_warnings,
 )
 from annotation.services.review import batch_add_assignments, batch_extend
+from annotation.services.speed_policy import speed_rule
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import BatchOption
 from pipeline.errors import InputError
@@ -177,6 +179,8 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "fees": provider.charges_fees,
         "pay": pay_estimate(batch=batch),
         "requirements": provider.requirements(batch=batch),
+        "speed_rule": speed_rule(batch.run),
+        "held_fast": reviews_held_fast_count(run=batch.run, batch=batch),
         "warnings": batch_warnings(batch=batch),
         "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
         "notes": provider.launch_notes(batch=batch, base=public_base_url(request)),

@@ -64,6 +64,11 @@ def export_file(request: HttpRequest, export_id: int, name: str) -> FileResponse
     match = export_file_named(export, name)
     if match is None:
         raise Http404("no such file in this export")
+    if match.suffix == ".md" and request.GET.get("view"):
+        # The datasheet read in the browser; as plain text (never rendered as HTML).
+        return FileResponse(
+            match.open("rb"), filename=match.name, content_type="text/plain; charset=utf-8"
+        )
     return FileResponse(match.open("rb"), as_attachment=True, filename=match.name)
 
 

@@ -16,12 +16,13 @@ from annotation.crowd import provider_for, providers
 from annotation.errors import ServiceError
 from annotation.models import Job, Review, Run, RunKind, RunStatus
 from annotation.permissions import Action, can, is_staff, require, visible_projects, visible_runs
-from annotation.selectors.reviews import review_queue_view
+from annotation.selectors.reviews import review_held_because, review_queue_view
 from annotation.services.assignments import assignment_reversible_until
 from annotation.services.batches import batches_stop
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide, review_reverse, reviews_decide
+from annotation.services.speed_policy import speed_rule
 from pipeline.errors import InputError
 
 
@@ -84,7 +85,8 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Review {review.pk}: {review.status}.")
             return redirect("review-queue")
-    failed = {r["position"]: r for r in review.reasons}
+    # Gold failures name a question; a policy's hold (speed, rejected selections) does not.
+    failed = {r["position"]: r for r in review.reasons if "position" in r}
     answers = review.assignment.answers.select_related(
         "question__item__positive__dataset", "question__item__caption"
     ).order_by("question__position")
@@ -110,6 +112,8 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         "rows": rows,
         "error": error,
         "policy": policy,
+        "held_because": review_held_because(review=review),
+        "speed_rule": speed_rule(run),
         "reversible_until": reversible_until,
         "reversal_open": reversible_until is None or timezone.now() <= reversible_until,
         "can_review": can(request.user, Action.REVIEW, run=run),

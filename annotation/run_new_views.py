@@ -40,10 +40,11 @@ def _setting_field(name: str, default: Any) -> forms.Field:
     """A form field for one of the flow's settings, typed by its default."""
     if isinstance(default, bool):
         return forms.BooleanField(label=name, required=False, initial=default)
+    # A number left empty (or not posted) takes the flow's default.
     if isinstance(default, int):
-        return forms.IntegerField(label=name, initial=default)
+        return forms.IntegerField(label=name, initial=default, required=False)
     if isinstance(default, float):
-        return forms.FloatField(label=name, initial=default)
+        return forms.FloatField(label=name, initial=default, required=False)
     if isinstance(default, str):
         return forms.CharField(label=name, initial=default, max_length=500)
     return forms.JSONField(label=name, initial=default, help_text="JSON")
@@ -80,7 +81,11 @@ class RunForm(forms.Form):
             self.fields[f"config_{key}"] = _setting_field(key, value)
 
     def config(self) -> dict[str, Any]:
-        return {k[7:]: v for k, v in self.cleaned_data.items() if k.startswith("config_")}
+        return {
+            k[7:]: v
+            for k, v in self.cleaned_data.items()
+            if k.startswith("config_") and v is not None
+        }
 
 
 @login_required

@@ -14,7 +14,9 @@ from annotation.flows import flow_for_kind
 from annotation.models import Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
+from annotation.selectors.reviews import reviews_held_fast_count
 from annotation.selectors.run_page import run_funnel, run_jobs, run_page_data
+from annotation.services.speed_policy import speed_rule
 from pipeline.errors import InputError
 
 
@@ -30,6 +32,8 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "data": data,
         "can_act": can(request.user, Action.ACT, run=run),
         "batches": run.batches.order_by("pk"),
+        "speed_rule": speed_rule(run),
+        "held_fast": reviews_held_fast_count(run=run),
         "run_jobs": [(name, label) for name, (label, _) in flow.run_jobs.items()] if flow else [],
         "run_inputs": [(name, spec.label) for name, spec in flow.run_inputs.items()]
         if flow

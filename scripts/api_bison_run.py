@@ -84,6 +84,22 @@ class Api:
             raise ApiError(f"job {job['id']} ({job['name']}) {job['state']}: {job['error']}")
         return job
 
+    def publish(self, batch_id: int, *, timeout: float, poll: float) -> dict:
+        """Publish a draft, waiting while the server still fetches its images (a background
+        job under `make serve`: publishing before it ends is refused)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                done = self.call("POST", f"/api/batches/{batch_id}/publish/")
+            except ApiError as exc:
+                if "still being fetched" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(poll)
+                continue
+            if done["job"] is not None:  # a remote provider publishes in the background
+                self.wait_job(done["job"], timeout=timeout, poll=poll)
+            return done["batch"]
+
     def wait_batch(self, batch_id: int, *, timeout: float, poll: float) -> dict:
         deadline = time.monotonic() + timeout
         batch = self.call("GET", f"/api/batches/{batch_id}/")
@@ -114,16 +130,18 @@ def _multipart(fields: dict[str, Any], files: dict[str, Path]) -> tuple[bytes, s
 
 def run_stage(api: Api, run_id: int, stage: str, args: argparse.Namespace) -> dict:
     """Launch one stage's batch and wait until its HITs are done."""
-    body = {"stage": stage, "provider": args.provider}
+    body: dict[str, Any] = {"stage": stage, "provider": args.provider, "publish": False}
     if args.reward:
         body["reward"] = args.reward
     batch = api.call("POST", f"/api/runs/{run_id}/batches/", body)
     api.log(
         f"  batch {batch['id']}: {batch['hits']} HITs x {batch['assignments_per_hit']} "
-        f"assignment(s) at ${batch['reward']}, {batch['status']}"
+        f"assignment(s) at ${batch['reward']}"
     )
     for warning in batch.get("warnings", []):
         api.log(f"  note: {warning}")
+    batch = api.publish(batch["id"], timeout=args.job_timeout, poll=args.poll)
+    api.log(f"  batch {batch['id']} {batch['status']}")
     if args.provider == "simulated":
         done = api.call(
             "POST",
@@ -168,6 +186,13 @@ def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
         parser.error("give --token (manage.py api_token <user>) or set CROWDVL_API_TOKEN")
     api = Api(args.url, args.token, log=log)
     name = args.name or f"api-bison-{time.strftime('%Y%m%d-%H%M%S')}"
+    # Before anything is imported or run: does the server offer this crowd?
+    offered = [p["name"] for p in api.call("GET", "/api/providers/")]
+    if args.provider not in offered:
+        raise ApiError(
+            f"the server does not offer the {args.provider} crowd (it offers "
+            f"{', '.join(offered)}; the simulated one only with DJANGO_DEBUG=1, as `make serve`)"
+        )
 
     log(f"1. Import {args.captions.name}")
     job = api.call(

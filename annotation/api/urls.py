@@ -63,6 +63,7 @@ urlpatterns = [
             ("simulate", actions.BatchSimulateApi),
         )
     ],
+    path("providers/", views.ProviderListApi.as_view(), name="api-provider-list"),
     path("jobs/", lists.JobListApi.as_view(), name="api-job-list"),
     path("jobs/<int:job_id>/", views.JobDetailApi.as_view(), name="api-job-detail"),
     path("jobs/<int:job_id>/resume/", views.JobResumeApi.as_view(), name="api-job-resume"),

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.parsers import BoundedJSONParser
-from annotation.crowd import web_provider_check
+from annotation.crowd import provider_for, web_provider_check, web_provider_names
 from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can
@@ -172,6 +172,23 @@ def _job(view: ServiceAPIView, request: Request, job_id: int) -> Job:
     job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
     view.require(request, run=job.run)
     return job
+
+
+class ProviderListApi(ServiceAPIView):
+    """The crowds this server offers batches to (the simulated one only with DJANGO_DEBUG=1),
+    so a script can check its choice before it imports or runs anything."""
+
+    required_action = Action.VIEW
+
+    class OutputSerializer(serializers.Serializer):
+        name = serializers.CharField()
+        label = serializers.CharField()
+
+    @extend_schema(responses={200: OutputSerializer(many=True), **ERRORS})
+    def get(self, request: Request) -> Response:
+        offered = [provider_for(name) for name in web_provider_names()]
+        rows = [{"name": p.name, "label": p.label or p.name} for p in offered]
+        return Response(self.OutputSerializer(rows, many=True).data)
 
 
 class JobDetailApi(ServiceAPIView):

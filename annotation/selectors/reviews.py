@@ -8,7 +8,9 @@ from typing import Any
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from annotation.models import Hit, Review, ReviewStatus, Run
+from annotation.models import Batch, Hit, Review, ReviewStatus, Run
+from annotation.services.speed_policy import POLICY as SPEED_POLICY
+from annotation.services.speed_policy import SETTING as SPEED_SETTING
 
 DUE_SOON = timedelta(hours=24)
 
@@ -72,3 +74,38 @@ def review_queue_view(
         "auto_approved": list(auto),
         "stuck": list(stuck),
     }
+
+
+def review_held_because(*, review: Review) -> list[str]:
+    """Why an approval policy held the work, in words with the rule it broke (gold failures
+    are shown on their questions)."""
+    lines = []
+    for reason in review.reasons:
+        policy = reason.get("policy") if isinstance(reason, dict) else None
+        if policy == SPEED_POLICY:
+            lines.append(
+                f"{reason['seconds_per_item']:g} s per item ({reason['items']} items in "
+                f"{reason['seconds']:g} s), faster than the run's rule: work under "
+                f"{reason['limit']:g} s per item is held ({SPEED_SETTING})."
+            )
+        elif policy == "rejected_selections":
+            lines.append(
+                f"Stage 3 rejected {reason['rejected']} of this worker's {reason['judged']} "
+                f"judged selections ({reason['rejected_share']:.0%}), over the batch's "
+                f"limit of {reason['limit']:.0%} (hold_rejected_share)."
+            )
+        elif policy:
+            lines.append(f"Held by the {policy} policy: {reason}")
+    return lines
+
+
+def reviews_held_fast_count(*, run: Run, batch: Batch | None = None) -> int:
+    """How many assignments of `run` (or of `batch`) the speed rule held for review."""
+    reviews = Review.objects.filter(assignment__hit__batch__run=run)
+    if batch is not None:
+        reviews = reviews.filter(assignment__hit__batch=batch)
+    # Read in Python: SQLite (the embedded default) has no JSON containment lookup.
+    return sum(
+        any(isinstance(r, dict) and r.get("policy") == SPEED_POLICY for r in reasons)
+        for reasons in reviews.values_list("reasons", flat=True)
+    )

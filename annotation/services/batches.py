@@ -43,6 +43,7 @@ from annotation.services.gold import gold_warnings
 from annotation.services.images import batch_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status, run_status_follow
+from annotation.services.speed_policy import speed_warnings
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -297,6 +298,7 @@ def batch_warnings(*, batch: Batch) -> list[str]:
     warnings = task.publish_warnings(batch=batch)
     if task.gold_kinds:
         warnings += gold_warnings(batch=batch)
+    warnings += speed_warnings(batch=batch)
     if not provider_for(batch.provider).simulated:
         estimate = pay_estimate(batch=batch)
         if estimate.below_minimum:

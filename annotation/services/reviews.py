@@ -23,6 +23,7 @@ from annotation.services.assignments import (
 from annotation.services.events import event_record
 from annotation.services.reoffer import hits_reoffer
 from annotation.services.review_closing import review_close_auto_approved
+from annotation.services.speed_policy import speed_hold_reasons
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -146,7 +147,8 @@ def _review_record(
 
 def reviews_hold_by_policy(*, batch: Batch) -> int:
     """Open a review for submitted, unpaid work the batch's approval policy holds (its task
-    type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected)."""
+    type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected; and,
+    in every flow, work faster than the run's `hold_fast_seconds_per_item`)."""
     waiting = list(
         Assignment.objects.filter(
             counted(), hit__batch=batch, state=AssignmentState.SUBMITTED, review__isnull=True
@@ -155,6 +157,8 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
     if not waiting:
         return 0
     held = task_type_for(batch.stage).hold_reasons(batch=batch, assignments=waiting)
+    for pk, reasons in speed_hold_reasons(batch=batch, assignments=waiting).items():
+        held[pk] = [*held.get(pk, []), *reasons]  # every flow: the run's speed rule
     opened = 0
     for assignment in waiting:
         reasons = held.get(assignment.pk)

@@ -9,7 +9,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Batch, BatchStatus, Export, Run, Stage
+from annotation.models import Batch, BatchStatus, Dataset, Export, Run, Stage
 from pipeline.bison import parse_bison_annotations
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
@@ -96,5 +96,45 @@ def test_script_says_what_went_wrong(live_server, token, settings, tmp_path):
             ["--url", live_server.url, "--token", token, "--provider", "simulated"],
             log=lambda line: None,
         )
+    # Asked before anything is done: no dataset or run is left behind (issue 27).
+    assert not Dataset.objects.exists() and not Run.objects.exists()
     with pytest.raises(api_bison_run.ApiError, match="HTTP 401"):
         api_bison_run.main(["--url", live_server.url, "--token", "0" * 40], log=lambda _: None)
+
+
+def test_publishing_waits_while_the_server_fetches_the_images(monkeypatch):
+    """Under `make serve` the image job runs beside the request: publishing right after
+    creating the batch is refused ("still being fetched") until it ends; the script waits."""
+    answers = [
+        api_bison_run.ApiError("POST ...: HTTP 409: 462 of 462 images are still being fetched"),
+        api_bison_run.ApiError("POST ...: HTTP 409: 3 of 462 images are still being fetched"),
+        {"batch": {"id": 7, "status": "published"}, "job": None},
+    ]
+    calls = []
+
+    def call(self, method, path, body=None, **kwargs):
+        calls.append((method, path))
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(api_bison_run.Api, "call", call)
+    api = api_bison_run.Api("http://x", "t", log=lambda _: None)
+    assert api.publish(7, timeout=5, poll=0)["status"] == "published"
+    assert calls == [("POST", "/api/batches/7/publish/")] * 3
+    answers[:] = [api_bison_run.ApiError("POST ...: HTTP 409: over the budget")]
+    with pytest.raises(api_bison_run.ApiError, match="budget"):  # other refusals: at once
+        api.publish(7, timeout=5, poll=0)
+
+
+def test_the_offered_crowds_are_listed_for_scripts(token, settings, schema):  # noqa: F811
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    settings.DEBUG = False
+    response = client.get("/api/providers/")
+    check(schema, "/api/providers/", "get", response)
+    names = [p["name"] for p in response.json()]
+    assert "local" in names and "simulated" not in names
+    settings.DEBUG = True
+    assert "simulated" in [p["name"] for p in client.get("/api/providers/").json()]

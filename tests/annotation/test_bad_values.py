@@ -203,7 +203,11 @@ def test_the_admin_checks_run_settings_like_the_cli(paired_run, config):
         instance=paired_run, data=_form_data(paired_run, config=json.dumps({"verifiers": 3}))
     )
     assert good.is_valid(), good.errors
-    assert good.cleaned_data["config"] == {"verifiers": 3, "seed": 0}
+    assert good.cleaned_data["config"] == {
+        "verifiers": 3,
+        "seed": 0,
+        "hold_fast_seconds_per_item": 0.0,
+    }
 
 
 @pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])

@@ -30,20 +30,36 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WORKERS = ["w1", "w2", "w3"]
 
 
-def sign_in(tab, live_server, username):
+def sign_in(tab, live_server, username, password="pw"):
     tab.goto(f"{live_server.url}/accounts/login/")
     tab.fill("input[name=username]", username)
-    tab.fill("input[name=password]", "pw")
+    tab.fill("input[name=password]", password)
     tab.click("#login button[type=submit]")
     expect(tab.locator("#login")).to_have_count(0)
 
 
-def launch(tab, live_server, run_id, stage):
-    """New batch form -> estimate page -> publish; the batch's id."""
+def upload(tab, live_server, captions, name, images, timeout=30_000):
+    """The import page's form: a COCO file with a local image folder, until its job has
+    succeeded and the datasets page lists it."""
+    tab.set_input_files("input[name=file]", str(captions))
+    tab.fill("input[name=name]", name)
+    tab.select_option("select[name=image_source]", "local_dir")
+    tab.fill("input[name=image_location]", str(images))
+    tab.click("#import")
+    expect(tab.locator("#state")).to_have_text("succeeded", timeout=timeout)
+    tab.goto(f"{live_server.url}/datasets/")
+    expect(tab.locator("#datasets")).to_contain_text(name)
+
+
+def launch(tab, live_server, run_id, stage, **fields):
+    """New batch form (`fields`: more of its inputs, e.g. limit) -> estimate page ->
+    publish; the batch's id."""
     tab.goto(f"{live_server.url}/runs/{run_id}/")
     tab.click("#new-batch")
     tab.select_option("select[name=stage]", stage)
     tab.select_option("select[name=provider]", "local")
+    for name, value in fields.items():
+        tab.fill(f"input[name={name}]", str(value))
     tab.click("#estimate")
     expect(tab.locator("#estimate-table")).to_be_visible()
     expect(tab.locator("#refusal")).to_have_count(0)
@@ -51,6 +67,18 @@ def launch(tab, live_server, run_id, stage):
     tab.click("#publish")
     expect(tab.locator(".messages")).to_contain_text("published")
     return batch_id
+
+
+def invite(tab, live_server, run_id, labels):
+    """The run's invitations page: one link per label, by label."""
+    tab.goto(f"{live_server.url}/runs/{run_id}/")
+    tab.click("#invite-workers")
+    tab.fill("#labels", "\n".join(labels))
+    tab.click("#invite")
+    return {
+        row.locator("td").nth(0).inner_text(): row.locator("code").inner_text()
+        for row in tab.locator("table.queue tbody tr").all()
+    }
 
 
 def work(tab, link, batch_id, answer):
@@ -101,14 +129,7 @@ def test_full_bison_run_from_upload_to_download(browser, live_server, tmp_path, 
 
     # 1. Upload: the import runs as a job; its page follows it.
     tab.goto(f"{live_server.url}/datasets/import/")
-    tab.set_input_files("input[name=file]", str(captions))
-    tab.fill("input[name=name]", "browser-toy")
-    tab.select_option("select[name=image_source]", "local_dir")
-    tab.fill("input[name=image_location]", str(images))
-    tab.click("#import")
-    expect(tab.locator("#state")).to_have_text("succeeded", timeout=30_000)
-    tab.goto(f"{live_server.url}/datasets/")
-    expect(tab.locator("#datasets")).to_contain_text("browser-toy")
+    upload(tab, live_server, captions, "browser-toy", images)
 
     # 2. New run with the flow's defaults.
     tab.goto(f"{live_server.url}/runs/new/")
@@ -127,14 +148,7 @@ def test_full_bison_run_from_upload_to_download(browser, live_server, tmp_path, 
 
     # 4. Stage 2 and the workers' links.
     selection = launch(tab, live_server, run.pk, Stage.BISON_SELECTION)
-    tab.goto(f"{live_server.url}/runs/{run.pk}/")
-    tab.click("#invite-workers")
-    tab.fill("#labels", "\n".join(WORKERS))
-    tab.click("#invite")
-    links = {
-        row.locator("td").nth(0).inner_text(): row.locator("code").inner_text()
-        for row in tab.locator("table.queue tbody tr").all()
-    }
+    links = invite(tab, live_server, run.pk, WORKERS)
     assert sorted(links) == WORKERS and all(
         link.startswith(f"{live_server.url}/join/") for link in links.values()
     )

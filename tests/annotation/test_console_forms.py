@@ -34,7 +34,8 @@ def test_a_run_is_created_from_the_form(dataset, admin_client):
     )
     assert response.status_code == 302
     run = Run.objects.get(name="browser run")
-    assert run.kind == RunKind.BISON and run.config == {"verifiers": 3, "seed": 7}
+    assert run.kind == RunKind.BISON
+    assert run.config == {"verifiers": 3, "seed": 7, "hold_fast_seconds_per_item": 0.0}
 
 
 def test_a_bad_setting_is_refused_next_to_its_field_and_nothing_is_created(dataset, admin_client):

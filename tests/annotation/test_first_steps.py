@@ -140,3 +140,27 @@ def test_the_demo_account_gets_a_new_password_each_time(client):
     project_member_set(project=DEFAULT_PROJECT, username="demo", role="viewer")
     researcher_account_ensure(username="demo", project=DEFAULT_PROJECT)
     assert ProjectMembership.objects.get(user__username="demo").role == "researcher"
+
+
+def test_every_page_of_a_run_links_back_to_it(paired_run, admin_client):
+    from annotation.crowd.simulated.crowd import simulate_crowd
+    from annotation.models import Review
+    from annotation.services.batches import batch_create, batch_publish
+    from pipeline.simulate import WorkerProfile
+
+    batch = batch_publish(
+        batch=batch_create(run=paired_run, stage="bison_selection", provider="simulated")
+    )
+    simulate_crowd(batch=batch, workers=1, profile=WorkerProfile())
+    review = Review.objects.create(assignment=batch.hits.first().assignments.first(), reasons=[])
+    back = f'href="/runs/{paired_run.pk}/"'
+    for url in (
+        f"/runs/{paired_run.pk}/batches/new/",
+        f"/batches/{batch.pk}/",
+        f"/runs/{paired_run.pk}/exports/",
+        f"/runs/{paired_run.pk}/workers/",
+        f"/runs/{paired_run.pk}/invitations/",
+        f"/review/{review.pk}/",
+    ):
+        page = admin_client.get(url)
+        assert page.status_code == 200 and back in page.content.decode(), url

@@ -14,6 +14,7 @@ from annotation.models import Answer, Assignment, Item, ItemKind, Run, RunStatus
 from annotation.selectors.counting import counted
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.checks import SEED_RANGE, check_int
+from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
 from pipeline.aggregation import dawid_skene
 from pipeline.errors import InputError
 
@@ -27,8 +28,9 @@ VERIFICATION_LABELS = ("positive", "negative", "both", "neither")
 def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
     """A BISON run's settings: `verifiers` per triple (the paper: 2), the public `seed` and
     the stage-3 `aggregation`."""
-    config = {"verifiers": 2, "seed": 0, **config}
+    config = {"verifiers": 2, "seed": 0, **SPEED_DEFAULTS, **config}
     check_int(config, "verifiers", low=1, high=10)
+    speed_check_config(config)
     check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
     if config.get("aggregation", "unanimity") not in AGGREGATIONS:
         raise InputError(f"must be one of {', '.join(AGGREGATIONS)}", field="aggregation")

@@ -7,6 +7,7 @@ from typing import Any
 
 from annotation.services.checks import SEED_RANGE, check_int, check_number
 from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
+from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
 from pipeline.cxc_sampling import DEFAULT_BINS, DEFAULT_SHARES, check_bins
 from pipeline.errors import InputError
 
@@ -27,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     # rating is their mean), or "paper": pairs of CxC's published files (`cxc_gold_import`).
     **GOLD_DEFAULTS,
     "gold_spread": 1.0,
+    **SPEED_DEFAULTS,
     "text_dim": 100,
     "text_epochs": 50,
 }
@@ -46,6 +48,7 @@ def cxc_check_config(config: dict[str, Any]) -> dict[str, Any]:
     check_int(config, "random_per_example", low=0, high=1000)
     check_number(config, "gold_tolerance", low=0.0, high=5.0)
     gold_check_config(config, categorical=False, ratings=True)
+    speed_check_config(config)
     check_int(config, "text_dim", low=2, high=2048)
     check_int(config, "text_epochs", low=1, high=500)
     bins, shares = config["bins"], config["shares"]

@@ -52,6 +52,7 @@ from annotation.services.jobs import (
     job_succeed,
 )
 from annotation.services.runs import run_create, run_require_status, run_set_status
+from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
 from pipeline.cxc import parse_sits
 from pipeline.eccv_candidates import (
     ModelRanking,
@@ -91,6 +92,7 @@ DEFAULTS: dict[str, Any] = {
     # "paper": ECCV Caption's original COCO pairs and random pairs in no model's top-25.
     **GOLD_DEFAULTS,
     "gold_agreement": 1.0,
+    **SPEED_DEFAULTS,
 }
 
 
@@ -119,6 +121,7 @@ def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
             raise InputError("must be an object of redundancy settings", field="adaptive")
         RedundancyPolicy.from_options(adaptive)
     gold_check_config(config, categorical=True, ratings=False)
+    speed_check_config(config)
     return config
 
 

@@ -27,6 +27,7 @@ from annotation.services.checks import SEED_RANGE, check_int, check_name, check_
 from annotation.services.events import event_record
 from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
 from annotation.services.runs import run_create
+from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 
@@ -61,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
     "gold_agreement": 0.8,
     "gold_spread": 1.0,
     "gold_tolerance": 1.0,
+    **SPEED_DEFAULTS,
 }
 
 
@@ -72,6 +74,7 @@ def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"must be one of {', '.join(SCALES)}", field="scale")
     gold_check_config(config, categorical=True, ratings=True)
     check_number(config, "gold_tolerance", low=0.0, high=5.0)
+    speed_check_config(config)
     return config
 
 

@@ -109,7 +109,9 @@ def test_selections_no_verifier_matched_are_rejected_per_worker(paired_run):
     assert "bad-selector" not in str(report)  # pseudonymised
 
 
-def test_the_approval_policy_holds_a_worker_whose_selections_were_rejected(paired_run):
+def test_the_approval_policy_holds_a_worker_whose_selections_were_rejected(
+    paired_run, admin_client
+):
     stage2 = run_stage2(paired_run, options={"hold_min_judged": 2, "hold_rejected_share": 0.3})
     run_stage3(paired_run)
     approved = assignments_auto_approve(now=timezone.now() + timedelta(days=60))
@@ -123,6 +125,9 @@ def test_the_approval_policy_holds_a_worker_whose_selections_were_rejected(paire
     assert reason["policy"] == "rejected_selections" and reason["rejected_share"] == 1.0
     # Stage 3's verifiers are paid: their stage has no such policy.
     assert approved == 1 + 2
+    # The review page says why, with the limit (it failed on a hold naming no question).
+    page = admin_client.get(f"/review/{reviews.first().pk}/").content.decode()
+    assert "Stage 3 rejected" in page and "over the batch&#x27;s limit of 30%" in page
 
 
 def test_below_the_minimum_of_judged_selections_nobody_is_held(paired_run):
