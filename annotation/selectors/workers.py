@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from annotation.flows import flow_for_kind
 from annotation.models import Answer, Assignment, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay
+from annotation.selectors.dashboard import IMPLAUSIBLE_SPEEDUP
+from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay, pay_estimate
 
 
 @dataclass
@@ -28,6 +29,9 @@ class WorkerRow:
     agreement: float | None = None  # share of other workers' labels on the same items matched
     compared: int = 0  # answers that had another worker's answer to compare with
     seconds_per_item: float | None = None  # median over the worker's submitted assignments
+    # Median over the same assignments of the expected time over the time taken: flagged
+    # from IMPLAUSIBLE_SPEEDUP on, as the dashboard flags a batch.
+    speedup: float | None = None
     paid: Decimal = Decimal(0)
     hours: float = 0.0
 
@@ -42,6 +46,10 @@ class WorkerRow:
     @property
     def hourly(self) -> Decimal | None:
         return (self.paid / Decimal(str(self.hours))).quantize(CENT) if self.hours else None
+
+    @property
+    def implausible(self) -> bool:
+        return self.speedup is not None and self.speedup >= IMPLAUSIBLE_SPEEDUP
 
     @property
     def below_minimum(self) -> bool:
@@ -76,19 +84,29 @@ def run_workers(*, run: Run) -> list[WorkerRow]:
     """One row per worker with an assignment in `run`, most assignments first."""
     rows: dict[int, WorkerRow] = {}
     durations: dict[int, list[float]] = defaultdict(list)
-    for assignment in Assignment.objects.filter(hit__batch__run=run).select_related(
-        "worker", "hit__batch"
-    ):
+    speedups: dict[int, list[float]] = defaultdict(list)
+    expected: dict[int, float] = {}  # seconds per item, per batch
+    assignments = (
+        Assignment.objects.filter(hit__batch__run=run)
+        .select_related("worker", "hit__batch")
+        .annotate(n_items=Count("hit__questions"))  # a batch's last HIT may hold fewer
+    )
+    for assignment in assignments:
         row = rows.setdefault(assignment.worker_id, WorkerRow(worker=assignment.worker))
         row.states[assignment.state] = row.states.get(assignment.state, 0) + 1
         if assignment.submitted_at is not None:
+            batch = assignment.hit.batch
             begin = assignment.started_at or assignment.accepted_at
-            items = max(1, assignment.hit.batch.items_per_hit)
-            durations[assignment.worker_id].append(
-                max(0.0, (assignment.submitted_at - begin).total_seconds()) / items
-            )
+            taken = max(0.0, (assignment.submitted_at - begin).total_seconds())
+            per_item = taken / max(1, assignment.n_items)
+            durations[assignment.worker_id].append(per_item)
+            if batch.pk not in expected:
+                expected[batch.pk] = pay_estimate(batch=batch).seconds_per_item
+            # 0 s taken: as fast as can be measured (a second), not "infinitely" fast.
+            speedups[assignment.worker_id].append(expected[batch.pk] / max(per_item, 1.0))
     for worker, values in durations.items():
         rows[worker].seconds_per_item = round(statistics.median(values), 1)
+        rows[worker].speedup = round(statistics.median(speedups[worker]), 1)
     for worker, stage in PoolMembership.objects.filter(run=run).values_list("worker_id", "stage"):
         if worker in rows:
             rows[worker].pool = stage

@@ -11,6 +11,7 @@ from annotation.flows.bison.selectors import bison_funnel
 from annotation.models import Assignment, AssignmentState, Item, ItemKind, Run, Stage
 from annotation.selectors.dashboard import pay_summary
 from annotation.selectors.run_page import run_spend
+from annotation.selectors.workers import run_workers
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 
@@ -70,3 +71,22 @@ def test_implausibly_fast_work_is_flagged_and_plausible_work_is_not(paired_run, 
     assert b"implausible:" in admin_client.get("/").content
     paced = _selection(paired_run, limit=4)  # 20 s per answer, as expected
     assert pay_summary(paced)["effective"] is not None and pay_summary(paced)["speedup"] is None
+
+
+def test_an_implausibly_fast_worker_is_flagged_on_the_workers_page(paired_run, admin_client):
+    """A worker's median time per item ("0.0 s per item" was shown as any other number)."""
+    fast = _selection(paired_run, seconds=0.5, limit=4)
+    fast_ids = set(Assignment.objects.filter(hit__batch=fast).values_list("worker", flat=True))
+    rows = {r.worker.pk: r for r in run_workers(run=paired_run)}
+    assert all(rows[w].implausible and rows[w].speedup >= 4 for w in fast_ids)
+    page = admin_client.get(f"/runs/{paired_run.pk}/workers/").content.decode()
+    assert page.count("implausible:") == len(fast_ids)
+    paced = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
+    )
+    profile = WorkerProfile(accuracy=0.9, seconds_per_answer=20.0)  # as expected
+    simulate_crowd(batch=paced, workers=2, profile=profile, id_prefix="paced")
+    paced_ids = set(Assignment.objects.filter(hit__batch=paced).values_list("worker", flat=True))
+    rows = {r.worker.pk: r for r in run_workers(run=paired_run)}
+    assert paced_ids and not paced_ids & fast_ids
+    assert not any(rows[w].implausible for w in paced_ids)
