@@ -97,7 +97,7 @@ def run_status_follow(*, run: Run, batch: Batch) -> None:
         return
     with transaction.atomic():
         # Again under the run's lock: two batches ending at once must not both move it.
-        Run.objects.select_for_update().filter(pk=run.pk).exists()
+        Run.objects.select_for_update().values_list("pk", flat=True).get(pk=run.pk)
         target = _status_to_follow(run)
         if target is not None:
             run_set_status(run=run, status=target, batch=batch.pk, batch_status=batch.status)
