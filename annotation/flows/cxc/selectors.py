@@ -4,16 +4,16 @@ agreement between raters computed on those arrays."""
 from __future__ import annotations
 
 import statistics
-from array import array
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.db.models import Case, Value, When
 
 from annotation.flows.cxc.services.sampling import METHODS_OF
 from annotation.models import Answer, ItemKind, Run, Stage
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.int_arrays import int_arrays
 from pipeline.agreement import (
     krippendorff_alpha_interval_arrays,
     mean_pairwise_spearman_arrays,
@@ -42,45 +42,33 @@ class RatingArrays:
     gold: np.ndarray
 
 
-def cxc_rating_arrays(
-    *, run: Run, each: Callable[[int, str, int, int, int, bool], None] | None = None
-) -> RatingArrays:
-    """Every counted rating, streamed from the database in chunks (ordered by pair and
-    assignment); `each(item, stage, worker, assignment, value, gold)` sees every row as it
-    passes (the export writes its JSONL there)."""
-    code = {stage: n for n, stage in enumerate(STAGES)}
-    cols: dict[str, array[int]] = {k: array("q") for k in ("item", "worker", "assignment")}
-    stage_col, value_col, gold_col = array("b"), array("b"), array("b")
-    rows = (
-        _rated(run)
-        .values_list(
-            "question__item_id",
-            "question__hit__batch__stage",
-            "assignment__worker_id",
-            "assignment_id",
-            "label",
-            "question__item__kind",
-        )
-        .order_by("question__item_id", "assignment_id")
-        .iterator(chunk_size=50_000)
+def cxc_rating_arrays(*, run: Run) -> RatingArrays:
+    """Every counted rating as flat arrays, ordered by pair and assignment (streamed with a
+    binary COPY on PostgreSQL: CxC's 1.3 million ratings make no Python object each)."""
+    stage = Case(
+        *(When(question__hit__batch__stage=s, then=Value(n)) for n, s in enumerate(STAGES)),
+        default=Value(-1),
     )
-    for item, stage, worker, assignment, label, kind in rows:
-        value, gold = int(label), kind == ItemKind.GOLD_RATING
-        cols["item"].append(item)
-        cols["worker"].append(worker)
-        cols["assignment"].append(assignment)
-        stage_col.append(code[stage])
-        value_col.append(value)
-        gold_col.append(gold)
-        if each is not None:
-            each(item, stage, worker, assignment, value, gold)
+    gold = Case(When(question__item__kind=ItemKind.GOLD_RATING, then=Value(1)), default=Value(0))
+    cols = int_arrays(
+        _rated(run),
+        {
+            "item": ("question__item_id", np.int64),
+            "stage": (stage, np.int16),
+            "worker": ("assignment__worker_id", np.int64),
+            "assignment": ("assignment_id", np.int64),
+            "value": ("label", np.int16),
+            "gold": (gold, np.int16),
+        },
+    )
+    order = np.lexsort((cols["assignment"], cols["item"]))  # by pair, then assignment
     return RatingArrays(
-        item=np.frombuffer(cols["item"], dtype=np.int64),
-        stage=np.frombuffer(stage_col, dtype=np.int8),
-        worker=np.frombuffer(cols["worker"], dtype=np.int64),
-        assignment=np.frombuffer(cols["assignment"], dtype=np.int64),
-        value=np.frombuffer(value_col, dtype=np.int8),
-        gold=np.frombuffer(gold_col, dtype=np.int8).astype(bool),
+        item=cols["item"][order],
+        stage=cols["stage"][order].astype(np.int8),
+        worker=cols["worker"][order],
+        assignment=cols["assignment"][order],
+        value=cols["value"][order].astype(np.int8),
+        gold=cols["gold"][order].astype(bool),
     )
 
 

@@ -9,16 +9,20 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Case, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.selectors import (
     STAGES,
+    RatingArrays,
     cxc_agreement,
     cxc_has_ratings,
     cxc_rating_arrays,
 )
 from annotation.models import Export, Item, Job, Run, Stage, Worker
+from annotation.selectors.int_arrays import int_arrays
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
@@ -53,33 +57,67 @@ def cxc_export_start(*, run: Run) -> Job:
     return job
 
 
-def _names(run: Run, item_ids: np.ndarray) -> dict[int, tuple[str, str, str]]:
-    """The two names of each exported pair (as CxC writes them) and its sampling method."""
+_TAGS = ("i2i_csim",)  # the image-image method: both names are images
+
+
+def _names(run: Run, items: np.ndarray) -> list[tuple[str, str, str]]:
+    """The two names of each exported pair (as CxC writes them) and its sampling method, in
+    the order of `items` (sorted ids): one read of the run's pairs, no id list in the SQL."""
     prefix = "COCO_val2014"
     first = run.dataset.images.values_list("file_name", flat=True).first()
     if first and first.startswith("COCO_"):
         prefix = first.rsplit("_", 1)[0]
-    names: dict[int, tuple[str, str, str]] = {}
-    rows = (
-        Item.objects.filter(pk__in=item_ids.tolist())
-        .values_list(
-            "pk",
-            "tag",
-            "positive__file_name",
-            "negative__file_name",
-            "caption__coco_id",
-            "caption2__coco_id",
-        )
-        .iterator(chunk_size=20_000)
+    tags = sorted(Item.objects.filter(run=run).values_list("tag", flat=True).distinct())
+    if not items.size:
+        return []
+    cols = int_arrays(
+        Item.objects.filter(run=run),
+        {
+            "pk": ("pk", np.int64),
+            "tag": (Case(*(When(tag=t, then=Value(n)) for n, t in enumerate(tags))), np.int32),
+            "image1": (Coalesce("positive_id", -1), np.int64),
+            "image2": (Coalesce("negative_id", -1), np.int64),
+            "caption1": (Coalesce("caption__coco_id", -1), np.int64),
+            "caption2": (Coalesce("caption2__coco_id", -1), np.int64),
+        },
     )
-    for pk, tag, image1, image2, caption1, caption2 in rows:
-        if tag == "i2i_csim":
-            names[pk] = (image1, image2, tag)
-        elif caption2 is not None:
-            names[pk] = (f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", tag)
+    by_pk = np.argsort(cols["pk"])
+    at = by_pk[np.searchsorted(cols["pk"], items, sorter=by_pk)]
+    files = dict(run.dataset.images.values_list("pk", "file_name"))
+    names = []
+    for tag, image1, image2, caption1, caption2 in zip(
+        *(cols[k][at].tolist() for k in ("tag", "image1", "image2", "caption1", "caption2")),
+        strict=True,
+    ):
+        method = tags[tag]
+        if method in _TAGS:
+            names.append((files[image1], files[image2], method))
+        elif caption2 >= 0:
+            names.append((f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", method))
         else:
-            names[pk] = (f"{prefix}:sentid:{caption1}", image1, tag)
+            names.append((f"{prefix}:sentid:{caption1}", files[image1], method))
     return names
+
+
+def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[int, str]) -> None:
+    """Every rating as a JSON line, formatted a slice at a time from the arrays."""
+    template = (
+        '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
+    )
+    gold_words, stage_words = ("false", "true"), [str(s) for s in STAGES]
+    step = 100_000
+    for lo in range(0, ratings.item.size, step):
+        part = slice(lo, lo + step)
+        rows = zip(
+            ratings.assignment[part].tolist(),
+            [gold_words[g] for g in ratings.gold[part].tolist()],
+            ratings.item[part].tolist(),
+            ratings.value[part].tolist(),
+            [stage_words[s] for s in ratings.stage[part].tolist()],
+            [pseudonyms[w] for w in ratings.worker[part].tolist()],
+            strict=True,
+        )
+        lines.write_many(template % row for row in rows)
 
 
 def cxc_export_write(*, job_id: int) -> Export | None:
@@ -99,18 +137,9 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             .distinct()
             .values_list("pk", "provider", "external_id")
         }
+        ratings = cxc_rating_arrays(run=run)
         lines = AtomicLines(staging / "ratings.jsonl")
-        template = '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
-
-        def write(
-            item: int, stage: str, worker: int, assignment: int, value: int, gold: bool
-        ) -> None:
-            lines.write(
-                template
-                % (assignment, "true" if gold else "false", item, value, stage, pseudonyms[worker])
-            )
-
-        ratings = cxc_rating_arrays(run=run, each=write)
+        _ratings_jsonl(lines, ratings, pseudonyms)
         streamed = {"ratings.jsonl": lines.close()}
         job_progress(job_id=job_id, progress=60, message=f"{ratings.item.size} ratings read")
         keep = ~ratings.gold
@@ -128,8 +157,8 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             out = io.StringIO()
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(columns)
-            for at in np.flatnonzero(stage_of == n):
-                first, second, tag = names[int(items[at])]
+            for at in np.flatnonzero(stage_of == n).tolist():
+                first, second, tag = names[at]
                 writer.writerow([first, second, f"{sums[at] / counts[at]:.2f}", tag])
                 per_method[tag] = per_method.get(tag, 0) + 1
             files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
