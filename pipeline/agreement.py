@@ -113,11 +113,16 @@ def mean_pairwise_spearman_arrays(
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
 
 
-def _grouped_ranks(group: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties sharing their mean rank) of `x` within each group."""
+def _grouped_ranks(group: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based, ties sharing their mean rank) of `x` within each group, and
+    whether `x` is constant within each group."""
     order = np.lexsort((x, group))
     g, xs = group[order], x[order]
     new_group = np.r_[True, g[1:] != g[:-1]]
+    firsts = np.flatnonzero(new_group)
+    lasts = np.r_[firsts[1:], xs.size] - 1
+    constant = np.ones(int(group.max()) + 1, dtype=bool)
+    constant[g[firsts]] = xs[firsts] == xs[lasts]
     run_starts = np.flatnonzero(new_group | np.r_[True, xs[1:] != xs[:-1]])
     run_ends = np.r_[run_starts[1:], xs.size]  # exclusive
     group_start = np.maximum.accumulate(np.where(new_group, np.arange(xs.size), 0))
@@ -125,7 +130,7 @@ def _grouped_ranks(group: np.ndarray, x: np.ndarray) -> np.ndarray:
     mean_pos = (run_starts + run_ends - 1) / 2.0
     ranks = np.empty(xs.size)
     ranks[order] = np.repeat(mean_pos, run_ends - run_starts) - group_start + 1.0
-    return ranks
+    return ranks, constant
 
 
 def _grouped_spearman(
@@ -136,7 +141,7 @@ def _grouped_spearman(
     is constant. One pass of numpy over all groups, no call per group."""
     if not group.size:
         return np.zeros(0)
-    rx, ry = _grouped_ranks(group, x), _grouped_ranks(group, y)
+    (rx, x_constant), (ry, y_constant) = _grouped_ranks(group, x), _grouped_ranks(group, y)
     n = np.bincount(group).astype(np.float64)
     dx = rx - (np.bincount(group, weights=rx) / n)[group]
     dy = ry - (np.bincount(group, weights=ry) / n)[group]
@@ -144,16 +149,5 @@ def _grouped_spearman(
     syy = np.bincount(group, weights=dy * dy)
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = np.bincount(group, weights=dx * dy) / np.sqrt(sxx * syy)
-    constant = _grouped_constant(group, x) | _grouped_constant(group, y)
-    rho[(n < min_common) | constant] = np.nan
+    rho[(n < min_common) | x_constant | y_constant] = np.nan
     return np.clip(rho, -1.0, 1.0)
-
-
-def _grouped_constant(group: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Whether `x` takes a single value within each group."""
-    size = int(group.max()) + 1
-    low = np.full(size, np.inf)
-    high = np.full(size, -np.inf)
-    np.minimum.at(low, group, x)
-    np.maximum.at(high, group, x)
-    return low == high
