@@ -14,6 +14,7 @@ from annotation.flows.eccv.selectors import eccv_follow_up_items
 from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
 from annotation.selectors.gold import Established
+from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import ParsedAnswer, TaskType
@@ -101,7 +102,7 @@ class EccvJudgmentTask(TaskType):
         follow-up batch of an adaptive run: the judged candidates whose answers so far leave
         them uncertain (`eccv_follow_up_items`), packed with gold items like any batch."""
         if options.get("more_judgments"):
-            items = Item.objects.filter(pk__in=eccv_follow_up_items(run=run))
+            items = Item.objects.filter(ids_in("pk", eccv_follow_up_items(run=run)))
         else:
             items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
                 questions__hit__batch__stage=self.stage
