@@ -28,6 +28,7 @@ from django.db.models.functions import Cast
 Columns = Mapping[str, tuple[str | Expression, Any]]
 
 _SQL_TYPES = {
+    np.dtype(np.int8): SmallIntegerField,  # read as a smallint, kept in one byte
     np.dtype(np.int16): SmallIntegerField,
     np.dtype(np.int32): IntegerField,
     np.dtype(np.int64): BigIntegerField,
@@ -75,8 +76,9 @@ def _copied(queryset: QuerySet, dtypes: dict[str, np.dtype]) -> dict[str, np.nda
     """The rows packed by PostgreSQL into a few `bytea` values of fixed-width big-endian
     records (`int8send(a) || int2send(b) …`): one value per bucket of the first column, so no
     value nears PostgreSQL's 1 GB limit; numpy reads each without a Python object per row."""
-    record = np.dtype([(name, f">i{dtype.itemsize}") for name, dtype in dtypes.items()])
-    send = {2: "int2send", 4: "int4send", 8: "int8send"}
+    send = {1: "int2send", 2: "int2send", 4: "int4send", 8: "int8send"}
+    sent = {1: 2, 2: 2, 4: 4, 8: 8}  # bytes on the wire: PostgreSQL has no 1-byte integer
+    record = np.dtype([(name, f">i{sent[dtype.itemsize]}") for name, dtype in dtypes.items()])
     packed = " || ".join(
         f"{send[dtype.itemsize]}({connection.ops.quote_name('_ia_' + name)})"
         for name, dtype in dtypes.items()

@@ -11,7 +11,7 @@ import numpy as np
 from django.db.models import Case, Value, When
 
 from annotation.flows.cxc.services.sampling import METHODS_OF
-from annotation.models import Answer, ItemKind, Run, Stage
+from annotation.models import Answer, Item, ItemKind, Run, Stage
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.int_arrays import int_arrays
 from pipeline.agreement import (
@@ -43,32 +43,44 @@ class RatingArrays:
 
 
 def cxc_rating_arrays(*, run: Run) -> RatingArrays:
-    """Every counted rating as flat arrays, ordered by pair and assignment (streamed with a
-    binary COPY on PostgreSQL: CxC's 1.3 million ratings make no Python object each)."""
+    """Every counted rating as flat arrays, ordered by pair and assignment (packed by
+    PostgreSQL and read by numpy: CxC's 1.3 million ratings make no Python object each).
+    The pair's table is not joined: the run is the batch's, gold is marked from the run's few
+    gold pairs."""
     stage = Case(
         *(When(question__hit__batch__stage=s, then=Value(n)) for n, s in enumerate(STAGES)),
         default=Value(-1),
     )
-    gold = Case(When(question__item__kind=ItemKind.GOLD_RATING, then=Value(1)), default=Value(0))
+    rated = Answer.objects.filter(
+        counted_reviewed(),
+        question__hit__batch__run=run,
+        question__hit__batch__stage__in=list(METHODS_OF),
+    )
     cols = int_arrays(
-        _rated(run),
+        rated,
         {
             "item": ("question__item_id", np.int64),
-            "stage": (stage, np.int16),
+            "stage": (stage, np.int8),
             "worker": ("assignment__worker_id", np.int64),
             "assignment": ("assignment_id", np.int64),
-            "value": ("label", np.int16),
-            "gold": (gold, np.int16),
+            "value": ("label", np.int8),
         },
     )
     order = np.lexsort((cols["assignment"], cols["item"]))  # by pair, then assignment
+    for name in cols:  # one column at a time: at most one extra copy alive
+        cols[name] = cols[name][order]
+    del order
+    gold_items = np.fromiter(
+        Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING).values_list("pk", flat=True),
+        dtype=np.int64,
+    )
     return RatingArrays(
-        item=cols["item"][order],
-        stage=cols["stage"][order].astype(np.int8),
-        worker=cols["worker"][order],
-        assignment=cols["assignment"][order],
-        value=cols["value"][order].astype(np.int8),
-        gold=cols["gold"][order].astype(bool),
+        item=cols["item"],
+        stage=cols["stage"],
+        worker=cols["worker"],
+        assignment=cols["assignment"],
+        value=cols["value"],
+        gold=np.isin(cols["item"], gold_items),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -60,43 +61,48 @@ def cxc_export_start(*, run: Run) -> Job:
 _TAGS = ("i2i_csim",)  # the image-image method: both names are images
 
 
-def _names(run: Run, items: np.ndarray) -> list[tuple[str, str, str]]:
-    """The two names of each exported pair (as CxC writes them) and its sampling method, in
-    the order of `items` (sorted ids): one read of the run's pairs, no id list in the SQL."""
-    prefix = "COCO_val2014"
-    first = run.dataset.images.values_list("file_name", flat=True).first()
-    if first and first.startswith("COCO_"):
-        prefix = first.rsplit("_", 1)[0]
-    tags = sorted(Item.objects.filter(run=run).values_list("tag", flat=True).distinct())
-    if not items.size:
-        return []
-    cols = int_arrays(
-        Item.objects.filter(run=run),
-        {
-            "pk": ("pk", np.int64),
-            "tag": (Case(*(When(tag=t, then=Value(n)) for n, t in enumerate(tags))), np.int32),
-            "image1": (Coalesce("positive_id", -1), np.int64),
-            "image2": (Coalesce("negative_id", -1), np.int64),
-            "caption1": (Coalesce("caption__coco_id", -1), np.int64),
-            "caption2": (Coalesce("caption2__coco_id", -1), np.int64),
-        },
-    )
-    by_pk = np.argsort(cols["pk"])
-    at = by_pk[np.searchsorted(cols["pk"], items, sorter=by_pk)]
-    files = dict(run.dataset.images.values_list("pk", "file_name"))
-    names = []
-    for tag, image1, image2, caption1, caption2 in zip(
-        *(cols[k][at].tolist() for k in ("tag", "image1", "image2", "caption1", "caption2")),
-        strict=True,
-    ):
-        method = tags[tag]
-        if method in _TAGS:
-            names.append((files[image1], files[image2], method))
-        elif caption2 >= 0:
-            names.append((f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", method))
-        else:
-            names.append((f"{prefix}:sentid:{caption1}", files[image1], method))
-    return names
+class _PairNames:
+    """The two names of each exported pair (as CxC writes them) and its sampling method: one
+    read of the run's pairs (no id list in the SQL), strings made as they are written."""
+
+    def __init__(self, run: Run) -> None:
+        self.prefix = "COCO_val2014"
+        first = run.dataset.images.values_list("file_name", flat=True).first()
+        if first and first.startswith("COCO_"):
+            self.prefix = first.rsplit("_", 1)[0]
+        self.tags = sorted(Item.objects.filter(run=run).values_list("tag", flat=True).distinct())
+        tag = Case(*(When(tag=t, then=Value(n)) for n, t in enumerate(self.tags)), default=-1)
+        self.cols = int_arrays(
+            Item.objects.filter(run=run),
+            {
+                "pk": ("pk", np.int64),
+                "tag": (tag, np.int16),
+                "image1": (Coalesce("positive_id", -1), np.int64),
+                "image2": (Coalesce("negative_id", -1), np.int64),
+                "caption1": (Coalesce("caption__coco_id", -1), np.int64),
+                "caption2": (Coalesce("caption2__coco_id", -1), np.int64),
+            },
+        )
+        self.by_pk = np.argsort(self.cols["pk"])
+        self.files = dict(run.dataset.images.values_list("pk", "file_name"))
+
+    def __call__(self, items: np.ndarray) -> Iterator[tuple[str, str, str]]:
+        """Names of `items` (pair ids), in their order."""
+        at = self.by_pk[np.searchsorted(self.cols["pk"], items, sorter=self.by_pk)]
+        files, prefix, step = self.files, self.prefix, 50_000
+        keys = ("tag", "image1", "image2", "caption1", "caption2")
+        for lo in range(0, at.size, step):
+            part = at[lo : lo + step]
+            for tag, image1, image2, caption1, caption2 in zip(
+                *(self.cols[k][part].tolist() for k in keys), strict=True
+            ):
+                method = self.tags[tag]
+                if method in _TAGS:
+                    yield files[image1], files[image2], method
+                elif caption2 >= 0:
+                    yield f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", method
+                else:
+                    yield f"{prefix}:sentid:{caption1}", files[image1], method
 
 
 def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[int, str]) -> None:
@@ -148,8 +154,9 @@ def cxc_export_write(*, job_id: int) -> Export | None:
         counts = np.bincount(inverse)
         stage_of = np.zeros(items.size, dtype=np.int8)
         stage_of[inverse] = ratings.stage[keep]
-        names = _names(run, items)
+        del inverse
         name = str(run.config.get("export_name", "val"))
+        names = _PairNames(run)
         per_method: dict[str, int] = {}
         files: dict[str, bytes] = {}
         for n, stage in enumerate(STAGES):
@@ -157,9 +164,10 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             out = io.StringIO()
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(columns)
-            for at in np.flatnonzero(stage_of == n).tolist():
-                first, second, tag = names[at]
-                writer.writerow([first, second, f"{sums[at] / counts[at]:.2f}", tag])
+            rows = np.flatnonzero(stage_of == n)
+            means = (sums[rows] / counts[rows]).tolist()
+            for (first, second, tag), mean in zip(names(items[rows]), means, strict=True):
+                writer.writerow((first, second, f"{mean:.2f}", tag))
                 per_method[tag] = per_method.get(tag, 0) + 1
             files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
         job_progress(job_id=job_id, progress=80, message="agreement")

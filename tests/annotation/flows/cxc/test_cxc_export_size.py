@@ -78,6 +78,7 @@ def test_the_copy_and_the_row_by_row_reads_give_the_same_arrays(dataset):
         "image": ("positive_id", np.int32),
         "missing": (Coalesce("negative_id", -7), np.int64),
         "tag": (Case(When(tag="t1", then=Value(-1)), default=Value(300)), np.int16),
+        "sign": (Case(When(tag="t1", then=Value(-1)), default=Value(1)), np.int8),
     }
     queryset = Item.objects.filter(run=run).order_by("pk")
     copied, iterated = int_arrays(queryset, columns), _iterated(queryset, columns)
@@ -89,6 +90,7 @@ def test_the_copy_and_the_row_by_row_reads_give_the_same_arrays(dataset):
         assert copied[name].tolist() == iterated[name].tolist()
     assert copied["missing"].tolist() == [-7, -7, -7]
     assert copied["tag"].tolist() == [300, -1, 300]
+    assert copied["sign"].tolist() == [1, -1, 1]
     assert copied["image"].tolist() == [i.pk for i in images]
     empty = int_arrays(queryset.filter(pk=-1), columns)
     assert all(a.size == 0 for a in empty.values())
