@@ -7,6 +7,7 @@ from typing import Any
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.models import Dataset, Project, Run, RunKind, RunStatus
+from annotation.run_settings import settings_check
 from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
 from annotation.services.projects import project_default
@@ -70,6 +71,8 @@ def run_check_config(*, kind: str, config: dict[str, Any]) -> dict[str, Any]:
     flow = flow_for_kind(kind)
     if flow is not None and flow.check_config is not None:
         config = flow.check_config(config)
+    if flow is not None:
+        settings_check(flow.settings, config)  # each described setting in its range
     return config
 
 
