@@ -129,17 +129,15 @@ class ProjectMembership(models.Model):
 
 
 def default_project_id() -> int:
-    """The default of Run.project, so every way of making a run (services, fixtures, the
-    admin) lands in a project; the service creates the project on first use."""
+    """Kept for migration 0015, which named it as Run.project's default. A model default
+    writes nothing now: `run_create` puts a run without a project in the Default project."""
     from annotation.services.projects import project_default
 
     return project_default().pk
 
 
 class Run(models.Model):
-    project = models.ForeignKey(
-        Project, on_delete=models.PROTECT, related_name="runs", default=default_project_id
-    )
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="runs")
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="runs")
     kind = models.CharField(max_length=20, choices=RunKind.choices)
     name = models.CharField(max_length=200, blank=True)

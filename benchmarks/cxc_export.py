@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,6 +48,19 @@ def _django(url: str) -> None:
 def fill(url: str, pairs: int) -> int:
     """The run's rows, written with SQL; returns the run id."""
     _django(url)
+    import psycopg
+
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        run_id = fill_rows(cur, pairs=pairs, raters=RATERS)
+        conn.commit()
+        # Fresh statistics, as autovacuum would have them: both sides plan with them.
+        cur.execute("ANALYZE")
+    return run_id
+
+
+def fill_rows(cur: Any, *, pairs: int, raters: int) -> int:
+    """A CxC run with `pairs` rated pairs over the three tasks, `raters` ratings each, written
+    with SQL through the psycopg cursor `cur` (Django set up); returns the run id."""
     from annotation.flows.cxc.services.sampling import cxc_run_create
     from annotation.models import Dataset
 
@@ -54,87 +68,83 @@ def fill(url: str, pairs: int) -> int:
         name="bench", source_file="", checksum="", image_source="coco_url"
     )
     run = cxc_run_create(dataset=dataset)
-    import psycopg
-
     stages = (("cxc_sis", "i2i_csim"), ("cxc_sts", "c2c_isim"), ("cxc_sits", "c2i_intrasim"))
     per_stage = pairs // 3
-    with psycopg.connect(url) as conn, conn.cursor() as cur:
-        d, r = dataset.pk, run.pk
+    d, r = dataset.pk, run.pk
+    cur.execute(
+        "INSERT INTO annotation_image (dataset_id, coco_id, file_name, coco_url) "
+        "SELECT %s, g, 'COCO_val2014_' || lpad(g::text, 12, '0') || '.jpg', '' "
+        "FROM generate_series(1, 5000) g",
+        [d],
+    )
+    cur.execute(
+        "INSERT INTO annotation_caption (dataset_id, coco_id, image_id, text) "
+        "SELECT %s, g, i.id, 'a caption number ' || g FROM generate_series(1, 25000) g "
+        "JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = (g - 1) / 5 + 1",
+        [d, d],
+    )
+    cur.execute("SELECT min(id) FROM annotation_image WHERE dataset_id = %s", [d])
+    img0 = cur.fetchone()[0]  # type: ignore[index]
+    cur.execute("SELECT min(id) FROM annotation_caption WHERE dataset_id = %s", [d])
+    cap0 = cur.fetchone()[0]  # type: ignore[index]
+    cur.execute(
+        "INSERT INTO annotation_worker (provider, external_id, blocked, block_scope, created_at) "
+        "SELECT 'simulated', 'bench-' || g, false, '', now() FROM generate_series(1, 500) g"
+    )
+    cur.execute("SELECT min(id) FROM annotation_worker WHERE external_id LIKE 'bench-%%'")
+    w0 = cur.fetchone()[0]  # type: ignore[index]
+    for stage, method in stages:
         cur.execute(
-            "INSERT INTO annotation_image (dataset_id, coco_id, file_name, coco_url) "
-            "SELECT %s, g, 'COCO_val2014_' || lpad(g::text, 12, '0') || '.jpg', '' "
-            "FROM generate_series(1, 5000) g",
-            [d],
+            "INSERT INTO annotation_batch (run_id, stage, provider, status, title, items_per_hit,"
+            " assignments_per_hit, reward, lifetime_seconds, assignment_duration_seconds,"
+            " qualifications, seed, created_at, published_at, auto_approval_delay_seconds,"
+            " description, keywords, provider_hit_type_id, options, environment, sync_error)"
+            " VALUES (%s, %s, 'simulated', 'completed', 'bench', %s, %s, 0.10, 604800, 3600,"
+            " '{}', 0, now(), now(), 259200, '', '', '', '{}', '', '') RETURNING id",
+            [r, stage, PER_HIT, raters],
+        )
+        batch = cur.fetchone()[0]  # type: ignore[index]
+        pair_sql = {
+            "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, NULL, NULL",
+            "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, %(cap0)s + g %% 25000, %(cap0)s + (g * 13 + 3) %% 25000",
+            "cxc_sits": "%(img0)s + g %% 5000, NULL, %(cap0)s + (g * 13 + 3) %% 25000, NULL",
+        }[stage]
+        cur.execute(
+            "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, caption_id,"
+            " caption2_id, tag, similarity) SELECT %(run)s, 'rating_pair', "
+            + pair_sql
+            + ", %(tag)s, 0.5 FROM generate_series(0, %(n)s - 1) g",
+            {"run": r, "img0": img0, "cap0": cap0, "tag": method, "n": per_stage},
         )
         cur.execute(
-            "INSERT INTO annotation_caption (dataset_id, coco_id, image_id, text) "
-            "SELECT %s, g, i.id, 'a caption number ' || g FROM generate_series(1, 25000) g "
-            "JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = (g - 1) / 5 + 1",
-            [d, d],
+            "INSERT INTO annotation_hit (batch_id, position, status, provider_hit_id,"
+            " extra_assignments) SELECT %s, g, 'complete', '', 0"
+            " FROM generate_series(0, (%s + %s - 1) / %s - 1) g",
+            [batch, per_stage, PER_HIT, PER_HIT],
         )
-        cur.execute("SELECT min(id) FROM annotation_image WHERE dataset_id = %s", [d])
-        img0 = cur.fetchone()[0]  # type: ignore[index]
-        cur.execute("SELECT min(id) FROM annotation_caption WHERE dataset_id = %s", [d])
-        cap0 = cur.fetchone()[0]  # type: ignore[index]
         cur.execute(
-            "INSERT INTO annotation_worker (provider, external_id, blocked, block_scope, created_at) "
-            "SELECT 'simulated', 'bench-' || g, false, '', now() FROM generate_series(1, 500) g"
+            "INSERT INTO annotation_question (hit_id, item_id, position, swapped)"
+            " SELECT h.id, i.id, (i.rn - 1) %% %s, false FROM"
+            " (SELECT id, row_number() OVER (ORDER BY id) rn FROM annotation_item"
+            "  WHERE run_id = %s AND tag = %s) i"
+            " JOIN annotation_hit h ON h.batch_id = %s AND h.position = (i.rn - 1) / %s",
+            [PER_HIT, r, method, batch, PER_HIT],
         )
-        cur.execute("SELECT min(id) FROM annotation_worker")
-        w0 = cur.fetchone()[0]  # type: ignore[index]
-        for stage, method in stages:
-            cur.execute(
-                "INSERT INTO annotation_batch (run_id, stage, provider, status, title, items_per_hit,"
-                " assignments_per_hit, reward, lifetime_seconds, assignment_duration_seconds,"
-                " qualifications, seed, created_at, published_at, auto_approval_delay_seconds,"
-                " description, keywords, provider_hit_type_id, options, environment, sync_error)"
-                " VALUES (%s, %s, 'simulated', 'completed', 'bench', %s, %s, 0.10, 604800, 3600,"
-                " '{}', 0, now(), now(), 259200, '', '', '', '{}', '', '') RETURNING id",
-                [r, stage, PER_HIT, RATERS],
-            )
-            batch = cur.fetchone()[0]  # type: ignore[index]
-            pair_sql = {
-                "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, NULL, NULL",
-                "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, %(cap0)s + g %% 25000, %(cap0)s + (g * 13 + 3) %% 25000",
-                "cxc_sits": "%(img0)s + g %% 5000, NULL, %(cap0)s + (g * 13 + 3) %% 25000, NULL",
-            }[stage]
-            cur.execute(
-                "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, caption_id,"
-                " caption2_id, tag, similarity) SELECT %(run)s, 'rating_pair', "
-                + pair_sql
-                + ", %(tag)s, 0.5 FROM generate_series(0, %(n)s - 1) g",
-                {"run": r, "img0": img0, "cap0": cap0, "tag": method, "n": per_stage},
-            )
-            cur.execute(
-                "INSERT INTO annotation_hit (batch_id, position, status, provider_hit_id,"
-                " extra_assignments) SELECT %s, g, 'complete', '', 0"
-                " FROM generate_series(0, (%s + %s - 1) / %s - 1) g",
-                [batch, per_stage, PER_HIT, PER_HIT],
-            )
-            cur.execute(
-                "INSERT INTO annotation_question (hit_id, item_id, position, swapped)"
-                " SELECT h.id, i.id, (i.rn - 1) %% %s, false FROM"
-                " (SELECT id, row_number() OVER (ORDER BY id) rn FROM annotation_item"
-                "  WHERE run_id = %s AND tag = %s) i"
-                " JOIN annotation_hit h ON h.batch_id = %s AND h.position = (i.rn - 1) / %s",
-                [PER_HIT, r, method, batch, PER_HIT],
-            )
-            cur.execute(
-                "INSERT INTO annotation_assignment (hit_id, worker_id, state, provider_assignment_id,"
-                " accepted_at, submitted_at, confirmed, excluded) SELECT h.id,"
-                " %s + (h.position * 5 + k) %% 500, 'approved', '', now(), now(), true, false"
-                " FROM annotation_hit h CROSS JOIN generate_series(0, %s - 1) k WHERE h.batch_id = %s",
-                [w0, RATERS, batch],
-            )
         cur.execute(
-            "INSERT INTO annotation_answer (assignment_id, question_id, choice, label, details, raw)"
-            " SELECT a.id, q.id, l, l, '{}', l FROM annotation_assignment a"
-            " JOIN annotation_question q ON q.hit_id = a.hit_id"
-            " CROSS JOIN LATERAL (SELECT ((q.item_id * 31 + a.worker_id * 17) % 6)::text l) x"
+            "INSERT INTO annotation_assignment (hit_id, worker_id, state, provider_assignment_id,"
+            " accepted_at, submitted_at, confirmed, excluded) SELECT h.id,"
+            " %s + (h.position * 5 + k) %% 500, 'approved', '', now(), now(), true, false"
+            " FROM annotation_hit h CROSS JOIN generate_series(0, %s - 1) k WHERE h.batch_id = %s",
+            [w0, raters, batch],
         )
-        cur.execute("SELECT count(*) FROM annotation_answer")
-        answers = cur.fetchone()[0]  # type: ignore[index]
-        conn.commit()
+    cur.execute(
+        "INSERT INTO annotation_answer (assignment_id, question_id, choice, label, details, raw)"
+        " SELECT a.id, q.id, l, l, '{}', l FROM annotation_assignment a"
+        " JOIN annotation_question q ON q.hit_id = a.hit_id"
+        " CROSS JOIN LATERAL (SELECT ((q.item_id * 31 + a.worker_id * 17) % 6)::text l) x"
+    )
+    cur.execute("SELECT count(*) FROM annotation_answer")
+    answers = cur.fetchone()[0]  # type: ignore[index]
     print(f"filled: {pairs:,} pairs, {answers:,} ratings", file=sys.stderr)
     return run.pk
 

@@ -88,8 +88,6 @@ def mean_pairwise_spearman_arrays(
 ) -> tuple[float | None, int]:
     """`mean_pairwise_spearman` on flat arrays: every pair of raters of each unit, grouped by
     rater pair without Python dictionaries per rating."""
-    from scipy.stats import spearmanr
-
     u = np.asarray(units, dtype=np.int64)
     r = np.asarray(raters, dtype=np.int64)
     v = np.asarray(values, dtype=np.float64)
@@ -109,17 +107,47 @@ def mean_pairwise_spearman_arrays(
         return None, 0
     a, b = np.concatenate(left), np.concatenate(right)
     key = r[a] * (int(r.max()) + 1) + r[b]
-    by = np.argsort(key, kind="stable")
-    key, xa, xb = key[by], v[a][by], v[b][by]
-    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
-    rhos: list[float] = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        if hi - lo < min_common:
-            continue
-        x, y = xa[lo:hi], xb[lo:hi]
-        if np.ptp(x) == 0 or np.ptp(y) == 0:
-            continue
-        rho = float(spearmanr(x, y).statistic)
-        if math.isfinite(rho):
-            rhos.append(rho)
-    return (float(np.mean(rhos)) if rhos else None), len(rhos)
+    _, group = np.unique(key, return_inverse=True)
+    rho = _grouped_spearman(group, v[a], v[b], min_common=min_common)
+    rhos = rho[np.isfinite(rho)]
+    return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
+
+
+def _grouped_ranks(group: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based, ties sharing their mean rank) of `x` within each group, and
+    whether `x` is constant within each group."""
+    order = np.lexsort((x, group))
+    g, xs = group[order], x[order]
+    new_group = np.r_[True, g[1:] != g[:-1]]
+    firsts = np.flatnonzero(new_group)
+    lasts = np.r_[firsts[1:], xs.size] - 1
+    constant = np.ones(int(group.max()) + 1, dtype=bool)
+    constant[g[firsts]] = xs[firsts] == xs[lasts]
+    run_starts = np.flatnonzero(new_group | np.r_[True, xs[1:] != xs[:-1]])
+    run_ends = np.r_[run_starts[1:], xs.size]  # exclusive
+    group_start = np.maximum.accumulate(np.where(new_group, np.arange(xs.size), 0))
+    # A tie run at positions [s, e) shares the mean of the ranks s+1 .. e of its group.
+    mean_pos = (run_starts + run_ends - 1) / 2.0
+    ranks = np.empty(xs.size)
+    ranks[order] = np.repeat(mean_pos, run_ends - run_starts) - group_start + 1.0
+    return ranks, constant
+
+
+def _grouped_spearman(
+    group: np.ndarray, x: np.ndarray, y: np.ndarray, *, min_common: int
+) -> np.ndarray:
+    """Spearman's rho of (x, y) within each group (Pearson's r of the average ranks, as
+    scipy's `spearmanr` computes it); NaN for groups smaller than `min_common` or where x or y
+    is constant. One pass of numpy over all groups, no call per group."""
+    if not group.size:
+        return np.zeros(0)
+    (rx, x_constant), (ry, y_constant) = _grouped_ranks(group, x), _grouped_ranks(group, y)
+    n = np.bincount(group).astype(np.float64)
+    dx = rx - (np.bincount(group, weights=rx) / n)[group]
+    dy = ry - (np.bincount(group, weights=ry) / n)[group]
+    sxx = np.bincount(group, weights=dx * dx)
+    syy = np.bincount(group, weights=dy * dy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.bincount(group, weights=dx * dy) / np.sqrt(sxx * syy)
+    rho[(n < min_common) | x_constant | y_constant] = np.nan
+    return np.clip(rho, -1.0, 1.0)

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import defaults
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, status
@@ -154,7 +157,44 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
     return defaults.permission_denied(request, exception)
 
 
+RETRY_AFTER_SECONDS = 5
+
+
+def _database_unavailable() -> bool:
+    """Whether the error being handled is the database going away or refusing for a moment
+    (a restart, a failover, a full connection slot list, SQLite's lock): worth retrying."""
+    exc = sys.exc_info()[1]
+    return isinstance(exc, OperationalError | InterfaceError)
+
+
+def database_unavailable(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After: JSON under /api/; elsewhere a page that retries by itself (a GET
+    reloads, a posted form is sent again with the same fields: nothing the worker typed is
+    lost, and a form already stored is refused as a duplicate, never stored twice)."""
+    if _api(request):
+        message = "the database is unavailable for a moment; try again"
+        response: HttpResponse = JsonResponse({"error": message, "detail": message}, status=503)
+    else:
+        post = request.method == "POST"
+        fields = [(k, v) for k, values in request.POST.lists() for v in values] if post else []
+        # A password is never written back into a page: such a form is sent again by hand.
+        replay = post and not any("password" in name for name, _ in fields)
+        context = {
+            "retry": RETRY_AFTER_SECONDS,
+            "post": post,
+            "replay": replay,
+            "fields": fields if replay else [],
+        }
+        # No context processors: they may read the session or the user, i.e. the database.
+        response = HttpResponse(render_to_string("503.html", context), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
+    if _database_unavailable():
+        return database_unavailable(request)
     if _api(request):
         # Nothing of the exception: its text may name files, queries or settings.
         body = {"error": "server error", "detail": "server error"}

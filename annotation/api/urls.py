@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation.api import actions, lists, operations, views, workers
+from annotation.api import actions, lists, operations, run_kinds, views, workers
 from annotation.api.paging import by_method
 from annotation.crowd import providers
 from annotation.flows import flows
@@ -9,6 +9,7 @@ urlpatterns = [
     path("datasets/", lists.DatasetListApi.as_view(), name="api-dataset-list"),
     path("datasets/import/", views.DatasetImportApi.as_view(), name="api-dataset-import"),
     path("runs/", by_method(get=lists.RunListApi, post=views.RunCreateApi), name="api-runs"),
+    path("run-kinds/", run_kinds.RunKindListApi.as_view(), name="api-run-kinds"),
     path("runs/<int:run_id>/", lists.RunDetailApi.as_view(), name="api-run-detail"),
     path(
         "runs/<int:run_id>/batches/",

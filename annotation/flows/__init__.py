@@ -87,6 +87,9 @@ class Flow:
     api_urls: str | None = None
     # Checks a run's config (defaults filled in) and returns it; InputError names the field.
     check_config: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # What each run setting means (annotation.run_settings.Setting): label, unit, range, help;
+    # the new-run form and GET /api/flows/ show them, run_check_config checks their ranges.
+    settings: tuple[Any, ...] = ()
     # Files a run takes after it is created (run page and API): name -> RunInput.
     run_inputs: Mapping[str, RunInput] = field(default_factory=dict)
     # The run page's job buttons: name -> (label, start(run) -> Job), with their defaults.

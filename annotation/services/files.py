@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -34,6 +35,13 @@ class AtomicLines:
         data = line.encode() + b"\n"
         self.digest.update(data)
         self.handle.write(data)
+
+    def write_many(self, lines: Iterable[str]) -> None:
+        """Many lines in one write (a slice of a large export)."""
+        data = ("\n".join(lines) + "\n").encode()
+        if data != b"\n":
+            self.digest.update(data)
+            self.handle.write(data)
 
     def close(self) -> str:
         self.handle.close()

@@ -10,6 +10,7 @@ from django.db.models import Exists, OuterRef
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
 from annotation.models import Batch, BatchStatus, Dataset, Project, Run, RunKind, RunStatus
+from annotation.run_settings import settings_check
 from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
 from annotation.services.projects import project_default
@@ -73,6 +74,8 @@ def run_check_config(*, kind: str, config: dict[str, Any]) -> dict[str, Any]:
     flow = flow_for_kind(kind)
     if flow is not None and flow.check_config is not None:
         config = flow.check_config(config)
+    if flow is not None:
+        settings_check(flow.settings, config)  # each described setting in its range
     return config
 
 

@@ -39,6 +39,8 @@ def setup():
 
 
 def work(batch_id: int) -> dict:
+    from django.test import Client
+
     from annotation.flows import task_type_for
     from annotation.models import Batch
     from annotation.services.assignments import (
@@ -46,6 +48,14 @@ def work(batch_id: int) -> dict:
         assignment_submit,
         worker_get_or_create,
     )
+
+    client = Client(raise_request_exception=False)  # the whole request path, error pages too
+    pages: dict[str, int] = {}
+
+    def page() -> None:
+        # An invitation link: a worker's page that reads the database before answering.
+        status = str(client.get("/join/not-a-token/", secure=True).status_code)
+        pages[status] = pages.get(status, 0) + 1
 
     submitted, errors, workers = 0, 0, 20
     deadline = time.monotonic() + 120
@@ -66,14 +76,16 @@ def work(batch_id: int) -> dict:
             assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
             submitted += 1
             print(f"submitted {submitted}", flush=True)
+            page()
             turn += 1
         except DatabaseError as exc:  # the server went away: the browser would retry
             errors += 1
             print(f"error {type(exc).__name__}", flush=True)
+            page()  # during the outage: a "try again" page, not a server error
             time.sleep(0.05)
         finally:
             close_old_connections()  # as at a request's end
-    return {"submitted": submitted, "errors": errors}
+    return {"submitted": submitted, "errors": errors, "pages": pages}
 
 
 def check(batch_id: int, submitted: int) -> dict:

@@ -115,6 +115,9 @@ def test_happy_paths_match_the_schema(schema, api, dataset, paired_run, tmp_path
     response = api.post("/api/runs/", {"dataset": 10**9}, format="json")
     assert response.status_code == 400
     check(schema, "/api/runs/", "post", response)
+    response = api.get("/api/run-kinds/")
+    assert response.status_code == 200
+    check(schema, "/api/run-kinds/", "get", response)
 
 
 def test_dataset_import_upload_matches_the_schema(schema, api, sample_path, run_on_commit):

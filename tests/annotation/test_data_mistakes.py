@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Batch, Dataset, Run, RunStatus, Stage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.datasets import dataset_import
+from annotation.services.projects import project_default
 from pipeline.errors import InputError
 from tests.factories import coco_document, placeholder_images, write_coco
 
@@ -48,7 +49,9 @@ def test_a_reimport_naming_another_source_says_so_and_changes_it_only_when_asked
     assert result.source_changed and not result.created and result.image_files == 6
     assert Dataset.objects.get(pk=first.pk).image_source == "local_dir"
     # Once workers have seen its images, the source stays.
-    run = Run.objects.create(dataset=first, kind="bison", status=RunStatus.PAIRED)
+    run = Run.objects.create(
+        dataset=first, kind="bison", status=RunStatus.PAIRED, project=project_default()
+    )
     Batch.objects.create(run=run, stage=Stage.BISON_SELECTION, provider="local", status="published")
     with pytest.raises(InputError, match="has published batches"):
         dataset_import(path=coco, image_source="coco_url", update_image_source=True)
@@ -98,7 +101,9 @@ def test_a_batch_whose_remote_images_were_not_fetched_is_not_published(tmp_path,
     from tests.factories import dataset_factory
 
     dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
-    run = Run.objects.create(dataset=dataset, kind="bison", status=RunStatus.PAIRED)
+    run = Run.objects.create(
+        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+    )
     a, b = dataset.images.order_by("pk")
     from annotation.models import Item, ItemKind
 

@@ -297,8 +297,12 @@ def test_runs_made_before_keep_the_papers_gold(dataset):
 
     from django.apps import apps
 
+    from annotation.services.projects import project_default
+
     old = [
-        Run.objects.create(dataset=dataset, kind=kind, config={"seed": 1})
+        Run.objects.create(
+            dataset=dataset, kind=kind, config={"seed": 1}, project=project_default()
+        )
         for kind in ("eccv", "cxc", "caption_quality", "bison")
     ]
     import_module("annotation.migrations.0019_gold_copies").keep_paper_gold(apps, None)

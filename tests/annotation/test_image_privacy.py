@@ -32,6 +32,7 @@ from annotation.services.assignments import (
 )
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.images import ImageUnavailable, image_cached, reencode
+from annotation.services.projects import project_default
 from tests.factories import dataset_factory, join
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +68,9 @@ def big_run(tmp_path):
         image = PILImage.new("RGB", (record["width"], record["height"]), colour)
         image.save(folder / record["file_name"], exif=b"Exif\x00\x00secret-id-" + str(n).encode())
     dataset = dataset_factory(tmp_path, image_dir=folder, document=document, name="big")
-    run = Run.objects.create(dataset=dataset, kind="bison", status=RunStatus.PAIRED)
+    run = Run.objects.create(
+        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+    )
     ordered = list(dataset.images.order_by("coco_id"))
     Item.objects.bulk_create(
         Item(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=ordered[(i + 1) % N])
@@ -228,7 +231,9 @@ def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
     from tests.factories import coco_document
 
     dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
-    run = Run.objects.create(dataset=dataset, kind="bison", status=RunStatus.PAIRED)
+    run = Run.objects.create(
+        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+    )
     a, b = dataset.images.order_by("pk")
     Item.objects.create(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=b)
     picture = io.BytesIO()

@@ -348,8 +348,17 @@ def test_runs_without_a_project_go_to_the_default_project(dataset):
     assert not Project.objects.exists()
     run = run_create(dataset=dataset)
     assert run.project.name == DEFAULT_PROJECT
-    assert Run.objects.create(dataset=dataset, kind="bison").project == project_default()
+    assert run.project == project_default()
     assert Project.objects.count() == 1
+
+
+def test_a_model_default_writes_no_project(dataset):
+    """Issue 26: no model default writes rows; only the service picks the Default project."""
+    from django.db import IntegrityError, transaction
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Run.objects.create(dataset=dataset, kind="bison")
+    assert not Project.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)

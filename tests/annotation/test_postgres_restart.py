@@ -100,6 +100,8 @@ def test_submissions_survive_a_postgresql_restart(server, settings):
     result = json.loads(lines[-1])
     print(f"restart took {restarted_in:.2f} s; {result}")
     assert result["errors"] >= 1, "the restart did not land among the submissions"
+    # Pages requested while the server was away: 503 "try again", never a 500 (issue 32).
+    assert result["pages"].get("503", 0) >= 1 and "500" not in result["pages"], result["pages"]
     assert result["db_submitted"] == result["driver_submitted"] > 40
     assert result["partial_assignments"] == 0 and result["orphan_answers"] == 0
     assert result["overfull_hits"] == 0 and result["hits_without_work"] == 0

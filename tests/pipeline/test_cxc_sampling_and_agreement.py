@@ -102,3 +102,25 @@ def test_the_array_versions_agree_with_the_plain_ones():
         np.array(units), np.array(raters), np.array(values)
     )
     assert pairs_a == pairs and rho_a == pytest.approx(rho)
+
+
+def test_grouped_spearman_equals_scipy_per_group_with_ties_constants_and_small_groups():
+    from scipy.stats import spearmanr
+
+    from pipeline.agreement import _grouped_spearman
+
+    rng = np.random.default_rng(11)
+    sizes = [1, 2, 3, 4, 7, 30] * 40
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    x = rng.integers(0, 6, group.size).astype(float)
+    y = rng.integers(0, 6, group.size).astype(float)
+    x[group == 5] = 3.0  # a constant rater: no rho
+    shuffle = rng.permutation(group.size)  # groups need not be contiguous
+    group, x, y = group[shuffle], x[shuffle], y[shuffle]
+    rho = _grouped_spearman(group, x, y, min_common=3)
+    for g, size in enumerate(sizes):
+        gx, gy = x[group == g], y[group == g]
+        if size < 3 or np.ptp(gx) == 0 or np.ptp(gy) == 0:
+            assert np.isnan(rho[g])
+        else:
+            assert rho[g] == pytest.approx(spearmanr(gx, gy).statistic, abs=1e-12)

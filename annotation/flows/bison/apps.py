@@ -30,6 +30,8 @@ class BisonConfig(AppConfig):
         )
         job_steps_register(JobSteps(name="bison.export", start="bison.export"))
 
+        from annotation.flows.bison.settings import SETTINGS
+
         flow_register(
             Flow(
                 name="bison",
@@ -46,6 +48,7 @@ class BisonConfig(AppConfig):
                 quality_sweep=demo.bison_quality_sweep,
                 api_urls="annotation.flows.bison.urls",
                 check_config=bison_check_config,
+                settings=SETTINGS,
                 start_export=bison_export_start,
                 funnel=bison_funnel,
                 run_jobs={

@@ -12,6 +12,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import NONE
 from annotation.models import Answer, Assignment, Item, ItemKind, Run, RunStatus, Stage, Worker
 from annotation.selectors.counting import counted
+from annotation.selectors.id_sets import ids_in
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.checks import SEED_RANGE, check_int
 from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
@@ -85,7 +86,7 @@ def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
         k=len(VERIFICATION_LABELS),
     )
     chosen = [int(i) for i, label in zip(result.items, result.labels, strict=True) if label == 0]
-    return judged.filter(pk__in=chosen).order_by("pk")
+    return judged.filter(ids_in("pk", chosen)).order_by("pk")
 
 
 def _caption_selections(run: Run) -> QuerySet[Answer]:

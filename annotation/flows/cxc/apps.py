@@ -25,6 +25,8 @@ class CxcConfig(AppConfig):
         )
         job_steps_register(JobSteps(name="cxc.export", start="cxc.export"))
 
+        from annotation.flows.cxc.settings import SETTINGS
+
         flow_register(
             Flow(
                 name="cxc",
@@ -38,6 +40,7 @@ class CxcConfig(AppConfig):
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
                 check_config=cxc_check_config,
+                settings=SETTINGS,
                 create_run=cxc_run_create,
                 run_inputs=inputs.INPUTS,
                 start_export=cxc_export_start,

@@ -37,6 +37,8 @@ class EccvConfig(AppConfig):
         )
         job_steps_register(JobSteps(name="eccv.export", start="eccv.export"))
 
+        from annotation.flows.eccv.settings import SETTINGS
+
         flow_register(
             Flow(
                 name="eccv",
@@ -49,6 +51,7 @@ class EccvConfig(AppConfig):
                 quality_sweep=demo.eccv_quality_sweep,
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,
+                settings=SETTINGS,
                 create_run=eccv_run_create,
                 start_export=eccv_export_start,
                 funnel=eccv_funnel,

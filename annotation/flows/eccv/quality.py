@@ -10,6 +10,7 @@ from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_positive_ite
 from annotation.flows.eccv.services.export import PAIRS_FILE
 from annotation.flows.eccv.simulate import latent_level
 from annotation.models import Item, Run, Stage
+from annotation.selectors.id_sets import ids_in
 from annotation.selectors.simulated_quality import QualityRow, answer_mixture
 from pipeline.expectation import eccv_expectation
 from pipeline.simulate import WorkerProfile
@@ -87,7 +88,7 @@ def eccv_quality(
 
 def eccv_datasheet_quality(run: Run) -> list[QualityRow]:
     called = set(
-        Item.objects.filter(pk__in=eccv_positive_item_ids(run=run)).values_list(
+        Item.objects.filter(ids_in("pk", eccv_positive_item_ids(run=run))).values_list(
             "positive__coco_id", "caption__coco_id"
         )
     )

@@ -23,6 +23,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.id_sets import ids_in
 from pipeline.aggregation import dawid_skene, weighted_majority
 from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
@@ -156,7 +157,9 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
     positive = result.posterior[:, :2].sum(axis=1) >= 0.5
     chosen = [int(i) for i, p in zip(result.items, positive, strict=True) if p]
     return set(
-        Item.objects.filter(pk__in=chosen, kind=ItemKind.CANDIDATE).values_list("pk", flat=True)
+        Item.objects.filter(ids_in("pk", chosen), kind=ItemKind.CANDIDATE).values_list(
+            "pk", flat=True
+        )
     )
 
 
@@ -164,7 +167,7 @@ def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
     """(image, caption) COCO ids of the judged candidates people call positive (see
     `eccv_positive_item_ids`)."""
     return list(
-        Item.objects.filter(pk__in=eccv_positive_item_ids(run=run)).values_list(
+        Item.objects.filter(ids_in("pk", eccv_positive_item_ids(run=run))).values_list(
             "positive__coco_id", "caption__coco_id"
         )
     )

@@ -14,6 +14,7 @@ from annotation.flows.eccv.selectors import eccv_follow_up_items
 from annotation.flows.eccv.services.proposals import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
 from annotation.selectors.gold import Established
+from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import BatchOption, ParsedAnswer, TaskType
@@ -131,7 +132,7 @@ class EccvJudgmentTask(TaskType):
                     "`adaptive` runs only)",
                     field="more_judgments",
                 )
-            items = Item.objects.filter(pk__in=follow_ups)
+            items = Item.objects.filter(ids_in("pk", follow_ups))
         else:
             items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
                 questions__hit__batch__stage=self.stage

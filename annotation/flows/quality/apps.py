@@ -28,6 +28,8 @@ class QualityConfig(AppConfig):
 
         job_steps_register(JobSteps(name="quality.export", start="quality.export"))
 
+        from annotation.flows.quality.settings import SETTINGS
+
         flow_register(
             Flow(
                 name="quality",
@@ -41,6 +43,7 @@ class QualityConfig(AppConfig):
                 demo_arguments=demo.add_arguments,
                 demo=demo.run_demo,
                 check_config=quality_check_config,
+                settings=SETTINGS,
                 create_run=quality_run_create,
                 run_inputs=inputs.INPUTS,
                 start_export=quality_export_start,

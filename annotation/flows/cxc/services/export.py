@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Case, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.selectors import (
     STAGES,
+    RatingArrays,
     cxc_agreement,
     cxc_has_ratings,
     cxc_rating_arrays,
 )
 from annotation.models import Export, Item, Job, Run, Stage, Worker
+from annotation.selectors.int_arrays import int_arrays
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
@@ -53,33 +58,72 @@ def cxc_export_start(*, run: Run) -> Job:
     return job
 
 
-def _names(run: Run, item_ids: np.ndarray) -> dict[int, tuple[str, str, str]]:
-    """The two names of each exported pair (as CxC writes them) and its sampling method."""
-    prefix = "COCO_val2014"
-    first = run.dataset.images.values_list("file_name", flat=True).first()
-    if first and first.startswith("COCO_"):
-        prefix = first.rsplit("_", 1)[0]
-    names: dict[int, tuple[str, str, str]] = {}
-    rows = (
-        Item.objects.filter(pk__in=item_ids.tolist())
-        .values_list(
-            "pk",
-            "tag",
-            "positive__file_name",
-            "negative__file_name",
-            "caption__coco_id",
-            "caption2__coco_id",
+_TAGS = ("i2i_csim",)  # the image-image method: both names are images
+
+
+class _PairNames:
+    """The two names of each exported pair (as CxC writes them) and its sampling method: one
+    read of the run's pairs (no id list in the SQL), strings made as they are written."""
+
+    def __init__(self, run: Run) -> None:
+        self.prefix = "COCO_val2014"
+        first = run.dataset.images.values_list("file_name", flat=True).first()
+        if first and first.startswith("COCO_"):
+            self.prefix = first.rsplit("_", 1)[0]
+        self.tags = sorted(Item.objects.filter(run=run).values_list("tag", flat=True).distinct())
+        tag = Case(*(When(tag=t, then=Value(n)) for n, t in enumerate(self.tags)), default=-1)
+        self.cols = int_arrays(
+            Item.objects.filter(run=run),
+            {
+                "pk": ("pk", np.int64),
+                "tag": (tag, np.int16),
+                "image1": (Coalesce("positive_id", -1), np.int64),
+                "image2": (Coalesce("negative_id", -1), np.int64),
+                "caption1": (Coalesce("caption__coco_id", -1), np.int64),
+                "caption2": (Coalesce("caption2__coco_id", -1), np.int64),
+            },
         )
-        .iterator(chunk_size=20_000)
+        self.by_pk = np.argsort(self.cols["pk"])
+        self.files = dict(run.dataset.images.values_list("pk", "file_name"))
+
+    def __call__(self, items: np.ndarray) -> Iterator[tuple[str, str, str]]:
+        """Names of `items` (pair ids), in their order."""
+        at = self.by_pk[np.searchsorted(self.cols["pk"], items, sorter=self.by_pk)]
+        files, prefix, step = self.files, self.prefix, 50_000
+        keys = ("tag", "image1", "image2", "caption1", "caption2")
+        for lo in range(0, at.size, step):
+            part = at[lo : lo + step]
+            for tag, image1, image2, caption1, caption2 in zip(
+                *(self.cols[k][part].tolist() for k in keys), strict=True
+            ):
+                method = self.tags[tag]
+                if method in _TAGS:
+                    yield files[image1], files[image2], method
+                elif caption2 >= 0:
+                    yield f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", method
+                else:
+                    yield f"{prefix}:sentid:{caption1}", files[image1], method
+
+
+def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[int, str]) -> None:
+    """Every rating as a JSON line, formatted a slice at a time from the arrays."""
+    template = (
+        '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
     )
-    for pk, tag, image1, image2, caption1, caption2 in rows:
-        if tag == "i2i_csim":
-            names[pk] = (image1, image2, tag)
-        elif caption2 is not None:
-            names[pk] = (f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", tag)
-        else:
-            names[pk] = (f"{prefix}:sentid:{caption1}", image1, tag)
-    return names
+    gold_words, stage_words = ("false", "true"), [str(s) for s in STAGES]
+    step = 100_000
+    for lo in range(0, ratings.item.size, step):
+        part = slice(lo, lo + step)
+        rows = zip(
+            ratings.assignment[part].tolist(),
+            [gold_words[g] for g in ratings.gold[part].tolist()],
+            ratings.item[part].tolist(),
+            ratings.value[part].tolist(),
+            [stage_words[s] for s in ratings.stage[part].tolist()],
+            [pseudonyms[w] for w in ratings.worker[part].tolist()],
+            strict=True,
+        )
+        lines.write_many(template % row for row in rows)
 
 
 def cxc_export_write(*, job_id: int) -> Export | None:
@@ -99,18 +143,9 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             .distinct()
             .values_list("pk", "provider", "external_id")
         }
+        ratings = cxc_rating_arrays(run=run)
         lines = AtomicLines(staging / "ratings.jsonl")
-        template = '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
-
-        def write(
-            item: int, stage: str, worker: int, assignment: int, value: int, gold: bool
-        ) -> None:
-            lines.write(
-                template
-                % (assignment, "true" if gold else "false", item, value, stage, pseudonyms[worker])
-            )
-
-        ratings = cxc_rating_arrays(run=run, each=write)
+        _ratings_jsonl(lines, ratings, pseudonyms)
         streamed = {"ratings.jsonl": lines.close()}
         job_progress(job_id=job_id, progress=60, message=f"{ratings.item.size} ratings read")
         keep = ~ratings.gold
@@ -119,8 +154,9 @@ def cxc_export_write(*, job_id: int) -> Export | None:
         counts = np.bincount(inverse)
         stage_of = np.zeros(items.size, dtype=np.int8)
         stage_of[inverse] = ratings.stage[keep]
-        names = _names(run, items)
+        del inverse
         name = str(run.config.get("export_name", "val"))
+        names = _PairNames(run)
         per_method: dict[str, int] = {}
         files: dict[str, bytes] = {}
         for n, stage in enumerate(STAGES):
@@ -128,9 +164,10 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             out = io.StringIO()
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(columns)
-            for at in np.flatnonzero(stage_of == n):
-                first, second, tag = names[int(items[at])]
-                writer.writerow([first, second, f"{sums[at] / counts[at]:.2f}", tag])
+            rows = np.flatnonzero(stage_of == n)
+            means = (sums[rows] / counts[rows]).tolist()
+            for (first, second, tag), mean in zip(names(items[rows]), means, strict=True):
+                writer.writerow((first, second, f"{mean:.2f}", tag))
                 per_method[tag] = per_method.get(tag, 0) + 1
             files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
         job_progress(job_id=job_id, progress=80, message="agreement")

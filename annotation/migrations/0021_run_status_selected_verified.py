@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0019_gold_copies"),
+        ("annotation", "0020_run_project_chosen_by_service"),
     ]
 
     operations = [

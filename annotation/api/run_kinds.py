@@ -1,0 +1,58 @@
+"""The kinds of run a user may create and what each setting of theirs means (the flows'
+described settings, as the new-run form shows them)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotation.api.errors import ERRORS, ServiceAPIView
+from annotation.flows import flows
+from annotation.models import RunKind
+from annotation.permissions import Action
+from annotation.services.runs import run_check_config
+
+
+class SettingOutput(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    help = serializers.CharField()
+    kind = serializers.ChoiceField(
+        choices=["int", "number", "choice", "text", "bool", "list", "object", "int_or_all"]
+    )
+    default = serializers.JSONField(allow_null=True, help_text="null: optional, no default")
+    unit = serializers.CharField(allow_blank=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    choices = serializers.ListField(child=serializers.CharField())
+
+
+class RunKindOutput(serializers.Serializer):
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    settings = SettingOutput(many=True)
+
+
+class RunKindListApi(ServiceAPIView):
+    required_action = Action.VIEW
+
+    @extend_schema(
+        operation_id="run_kinds_list", responses={200: RunKindOutput(many=True), **ERRORS}
+    )
+    def get(self, request: Request) -> Response:
+        """Every kind of run with its settings: label, unit, range, default and help, as the
+        new-run form shows them; `POST /api/runs/` takes them in `config`."""
+        out = []
+        for flow in flows():
+            defaults = run_check_config(kind=flow.run_kind, config={})
+            settings = []
+            for setting in flow.settings:
+                row = setting.as_dict()
+                row["default"] = defaults.get(setting.key, setting.default)
+                settings.append(row)
+            out.append(
+                {"kind": flow.run_kind, "label": RunKind(flow.run_kind).label, "settings": settings}
+            )
+        return Response(RunKindOutput(out, many=True).data)

@@ -1,0 +1,103 @@
+"""A CxC run's settings, described for the new-run form, the API and the checks."""
+
+from annotation.run_settings import CONSENT, GOLD_TOLERANCE, HOLD_FAST, SEED, Setting, gold_settings
+from pipeline.cxc_sampling import DEFAULT_BINS, DEFAULT_SHARES
+
+MAX_PAIRS = 10_000_000
+
+
+def _pairs(key: str, label: str, method: str, default: int) -> Setting:
+    return Setting(
+        key,
+        label,
+        f"How many {method} pairs the sampling job draws",
+        low=0,
+        high=MAX_PAIRS,
+        unit="pairs",
+        default=default,
+    )
+
+
+SETTINGS = (
+    _pairs("sis_pairs", "Image-image pairs", "image-image (i2i_csim, by caption similarity)", 200),
+    _pairs(
+        "sts_pairs", "Caption-caption pairs", "caption-caption (c2c_isim, by image similarity)", 200
+    ),
+    _pairs(
+        "cocaption_pairs",
+        "Co-caption pairs",
+        "caption-caption pairs of one image (c2c_cocaption)",
+        50,
+    ),
+    _pairs(
+        "intrasim_pairs",
+        "Intermodal pairs from rated ones",
+        "image-caption (c2i_intrasim, from the highest-rated intramodal pairs)",
+        200,
+    ),
+    Setting(
+        "original_pairs",
+        "Original image-caption pairs",
+        'Image-caption pairs as COCO has them (c2i_original): a number, or "all"',
+        kind="int_or_all",
+        low=0,
+        high=MAX_PAIRS,
+        unit="pairs",
+        default="all",
+    ),
+    Setting(
+        "neighbours",
+        "Neighbours per example",
+        "Nearest neighbours each example's candidates are drawn from (indirect sampling)",
+        low=1,
+        high=1000,
+        default=10,
+    ),
+    Setting(
+        "random_per_example",
+        "Random pairs per example",
+        "Random candidates added per example, so low similarities are rated too",
+        low=0,
+        high=1000,
+        default=5,
+    ),
+    Setting(
+        "bins",
+        "Similarity bins",
+        "Edges of the similarity bins the pairs are stratified by (CxC's blog: 5 bins)",
+        kind="list",
+        default=list(DEFAULT_BINS),
+        advanced=True,
+    ),
+    Setting(
+        "shares",
+        "Share per bin",
+        "Share of the pairs drawn from each bin, one per bin",
+        kind="list",
+        default=list(DEFAULT_SHARES),
+        advanced=True,
+    ),
+    GOLD_TOLERANCE,
+    *gold_settings(categorical=False, ratings=True),
+    Setting(
+        "text_dim",
+        "Caption vector size",
+        "Dimensions of the FastText vectors trained on the dataset's captions",
+        low=2,
+        high=2048,
+        default=100,
+        advanced=True,
+    ),
+    Setting(
+        "text_epochs",
+        "Caption vector epochs",
+        "Training epochs of those vectors",
+        low=1,
+        high=500,
+        default=50,
+        advanced=True,
+    ),
+    HOLD_FAST,
+    SEED,
+    CONSENT,
+)
