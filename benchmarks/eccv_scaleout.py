@@ -31,7 +31,7 @@ database: too much for this 24 GB machine. At 64-d one model is 593 MB, a worker
 
 Parts are per model (five here), so the job spreads over at most five workers; a sixth would
 idle. Across machines the workers need the run's folder under CROWDVL_MEDIA_ROOT (rankings,
-top pairs) and the annotators' files at the same path; see the README's "Several machines".
+top pairs) and the annotators' files at the same path; see docs/operations.md, "Several machines".
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ next to the image matrix's size:
 
 A database named crowdvl_bench_scale is created on that server and dropped afterwards.
 Across machines the same job needs the workers to share CROWDVL_MEDIA_ROOT (the matrix and
-the blocks' results); see the README's "Several machines".
+the blocks' results); see docs/operations.md, "Several machines".
 """
 
 from __future__ import annotations
