@@ -86,5 +86,5 @@ def results_tee(path: str) -> None:
         handle.close()
 
     atexit.register(close)
-    sys.stdout = _Tee(terminal, handle)  # type: ignore[assignment]
+    sys.stdout = _Tee(terminal, handle)
     print(f"(this output is also written to {path})", file=sys.stderr)

@@ -30,14 +30,14 @@ def anchors(path: Path) -> set[str]:
     return {slug(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
 
 
-def test_every_environment_setting_is_documented():
+def test_every_environment_setting_is_documented() -> None:
     text = "\n".join(path.read_text() for path in DOCS)
     names = environment_names()
     assert len(names) > 30  # the reader found them
     assert sorted(n for n in names if n not in text) == []
 
 
-def test_every_link_between_the_docs_leads_somewhere():
+def test_every_link_between_the_docs_leads_somewhere() -> None:
     broken = []
     for path in DOCS:
         for target in LINK.findall(FENCE.sub("", path.read_text())):
@@ -52,7 +52,7 @@ def test_every_link_between_the_docs_leads_somewhere():
     assert broken == []
 
 
-def test_the_readme_is_an_entry_page_with_a_map_of_the_docs():
+def test_the_readme_is_an_entry_page_with_a_map_of_the_docs() -> None:
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 200
     for doc in sorted((ROOT / "docs").rglob("*.md")):
