@@ -10,7 +10,7 @@ TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:543
             CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
             DJANGO_ALLOW_ASYNC_UNSAFE=true
 
-.PHONY: demo test lint pytest bench bench-import bench-redundancy bench-load screenshots serve serve-prod worker clean
+.PHONY: demo test lint pytest bench bench-import bench-redundancy bench-load quality screenshots serve serve-prod worker clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
@@ -57,6 +57,13 @@ bench-load: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/worker_load.py --database-url $${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 
+# Quality against the simulated world's known truth (manage.py quality_sweep on the sample, in a
+# throw-away embedded installation); the table goes to benchmarks/results/quality_sweep.txt.
+quality: $(STAMP)
+	@tmp=$$(mktemp -d); \
+	CROWDVL_VAR_DIR=$$tmp $(PY) manage.py quality_sweep $(QUALITY_ARGS) > benchmarks/results/quality_sweep.txt; \
+	status=$$?; rm -rf $$tmp; cat benchmarks/results/quality_sweep.txt; exit $$status
+
 # Screenshots of the console for docs/screenshots/ (from the demo's database: make demo first).
 screenshots: $(STAMP)
 	scripts/ensure_chromium.sh
@@ -70,7 +77,7 @@ serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} CELERY_BROKER_URL=$${CELERY_BROKER_URL:-filesystem://} \
 	$(PY) manage.py serve $(ADDR)
 
-# Production web server (set the environment the README lists first).
+# Production web server (set the environment docs/operations.md lists first).
 serve-prod: $(STAMP)
 	$(PY) manage.py migrate && $(PY) manage.py collectstatic --noinput && \
 	$(VENV)/bin/gunicorn config.wsgi -b 127.0.0.1:8000 -w 4 --access-logfile -

@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.harness import results_argument, results_tee  # noqa: E402
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability  # noqa: E402
 from pipeline.simulate import POPULATIONS, WorkerProfile, respond  # noqa: E402
 from pipeline.world import ECCV_LEVELS, World  # noqa: E402
@@ -233,7 +234,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=60)
     parser.add_argument("--populations", default="uniform-0.9,mixed")
     parser.add_argument("--plot", default="benchmarks/results/adaptive_redundancy.png")
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
     all_results = {}
     for population in args.populations.split(","):
         seeds = range(args.first_seed, args.first_seed + args.seeds)

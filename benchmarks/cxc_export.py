@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import fmt_mb, in_subprocess, peak_rss  # noqa: E402
+from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_cxc"
@@ -205,7 +205,9 @@ def main() -> None:
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=267_095)
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
     import psycopg
 
     base = args.database_url.rsplit("/", 1)[0]

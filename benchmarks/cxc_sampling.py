@@ -24,7 +24,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import blas_name, fmt_mb, in_subprocess, peak_rss  # noqa: E402
+from benchmarks.harness import (  # noqa: E402
+    blas_name,
+    fmt_mb,
+    in_subprocess,
+    peak_rss,
+    results_argument,
+    results_tee,
+)
 
 
 def data(n: int) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
@@ -62,10 +69,12 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--child")
+    results_argument(parser, __file__)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.examples)
         return
+    results_tee(args.results)
     rows = {}
     for name in ("bare", "sampling"):
         runs = [

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
-from harness import blas_name, fmt_mb, in_subprocess, peak_rss  # noqa: E402
+from harness import blas_name, fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
 
 MODELS = ("CLIP", "PCME", "PVSE", "ViLT", "VSRN")
 
@@ -327,6 +327,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("-k", type=int, default=5, help="proposals per model per query")
     parser.add_argument("--metric-depth", type=int, default=50, help="ranking length for (c)/(d)")
     parser.add_argument("--seed", type=int, default=0)
+    results_argument(parser, __file__)
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -336,6 +337,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(CHILDREN[args.child](args)))
         return
+    results_tee(args.results)
     argv = sys.argv[1:]
     print(
         f"python {platform.python_version()}, numpy {np.__version__} ({blas_name()}), "

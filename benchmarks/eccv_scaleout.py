@@ -31,7 +31,7 @@ database: too much for this 24 GB machine. At 64-d one model is 593 MB, a worker
 
 Parts are per model (five here), so the job spreads over at most five workers; a sixth would
 idle. Across machines the workers need the run's folder under CROWDVL_MEDIA_ROOT (rankings,
-top pairs) and the annotators' files at the same path; see the README's "Several machines".
+top pairs) and the annotators' files at the same path; see docs/operations.md, "Several machines".
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.harness import results_argument, results_tee  # noqa: E402
 from benchmarks.import_coco import CAPTIONS_PER_IMAGE, write_synthetic  # noqa: E402
 from benchmarks.stage1_scaleout import IDLE, MB, start_workers, vm_hwm  # noqa: E402
 
@@ -156,7 +157,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
 
     import psycopg
 

@@ -1,16 +1,21 @@
-"""What the benchmark scripts share: each measurement in a fresh interpreter, peak RSS, BLAS."""
+"""What the benchmark scripts share: each measurement in a fresh interpreter, peak RSS, BLAS,
+and the table each script writes to benchmarks/results/<script>.txt (the file the docs link)."""
 
 from __future__ import annotations
 
+import argparse
+import atexit
 import json
 import resource
 import subprocess
 import sys
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 
 MB = 1024 * 1024
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def peak_rss() -> int:
@@ -38,3 +43,48 @@ def blas_name() -> str:
         return f"{blas['name']} {blas['version']}"
     except (KeyError, TypeError, AttributeError):
         return "unknown BLAS"
+
+
+def results_argument(parser: argparse.ArgumentParser, script: str) -> None:
+    """Add `--results PATH` (default benchmarks/results/<script>.txt; '' writes no file)."""
+    default = RESULTS / f"{Path(script).stem}.txt"
+    parser.add_argument(
+        "--results",
+        default=str(default),
+        help=f"also write what is printed to this file (default {default.relative_to(RESULTS.parents[1])}; '' for none)",
+    )
+
+
+class _Tee:
+    def __init__(self, *streams: IO[str]) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.streams[0], name)
+
+
+def results_tee(path: str) -> None:
+    """From now on, copy everything this process prints to `path` as well (nothing if empty):
+    the measured table the docs link to instead of copying its numbers."""
+    if not path:
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "w", encoding="utf-8")  # noqa: SIM115 - open until the process exits
+    terminal = sys.stdout
+
+    def close() -> None:
+        sys.stdout = terminal
+        handle.close()
+
+    atexit.register(close)
+    sys.stdout = _Tee(terminal, handle)
+    print(f"(this output is also written to {path})", file=sys.stderr)

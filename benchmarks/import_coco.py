@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import fmt_mb, in_subprocess, peak_rss  # noqa: E402
+from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
 
 DB = "crowdvl_bench_import"
 VAL2014_IMAGES, CAPTIONS_PER_IMAGE = 40504, 5
@@ -151,7 +151,9 @@ def main() -> None:
     parser.add_argument("--database-url", required=True, help="any database on the server")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scales", default="1,5", help="multiples of val2014's size")
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
 
     import psycopg
 

@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.harness import results_argument, results_tee  # noqa: E402
+
 
 def synthetic_coco(path: Path, *, images: int, captions: int, seed: int = 0) -> None:
     rng = random.Random(seed)
@@ -63,7 +65,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--database-url")
     parser.add_argument("--images", type=int, default=40504)
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
 
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-"))
     os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
-from harness import MB, blas_name, fmt_mb, in_subprocess, peak_rss  # noqa: E402
+from harness import MB, blas_name, fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
 
 from pipeline.neighbours import nearest_neighbours, normalize_rows  # noqa: E402
 
@@ -382,6 +382,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="also time FastText training on the synthetic captions (once)",
     )
+    results_argument(parser, __file__)
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -391,6 +392,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(CHILDREN[args.child](args)))
         return
+    results_tee(args.results)
     argv = sys.argv[1:]
     print(
         f"python {platform.python_version()}, numpy {np.__version__} ({blas_name()}), "

@@ -13,7 +13,7 @@ next to the image matrix's size:
 
 A database named crowdvl_bench_scale is created on that server and dropped afterwards.
 Across machines the same job needs the workers to share CROWDVL_MEDIA_ROOT (the matrix and
-the blocks' results); see the README's "Several machines".
+the blocks' results); see docs/operations.md, "Several machines".
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.harness import results_argument, results_tee  # noqa: E402
 from benchmarks.import_coco import write_synthetic  # noqa: E402
 
 DB = "crowdvl_bench_scale"
@@ -145,7 +146,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
 
     import psycopg
 

@@ -41,6 +41,9 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import results_argument, results_tee  # noqa: E402
+
 DB = "crowdvl_bench_load"
 TICK = os.sysconf("SC_CLK_TCK")
 SERVER = [0]  # the gunicorn process group, for its CPU
@@ -524,7 +527,9 @@ def main() -> None:
         "database backend exits during a phase, so its CPU is counted)",
     )
     parser.add_argument("--json", help="also write the numbers to this file")
+    results_argument(parser, __file__)
     args = parser.parse_args()
+    results_tee(args.results)
 
     url = create_database(args.database_url)
     if args.cache_url:

@@ -1,5 +1,5 @@
-"""The README's script runs a COCO-BISON run end to end through the API only, against a live
-server (HTTP, token auth), and what it downloads is the run's export."""
+"""The script of docs/console-and-api.md runs a COCO-BISON run end to end through the API
+only, against a live server (HTTP, token auth), and what it downloads is the run's export."""
 
 import json
 import sys

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# What the README documents for a deployment behind an HTTPS proxy.
+# What docs/operations.md documents for a deployment behind an HTTPS proxy.
 PRODUCTION = {
     "DATABASE_URL": "postgres://crowdvl@127.0.0.1:5432/crowdvl",
     "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
