@@ -512,6 +512,12 @@ def _answer_rows(
     return questions, rows
 
 
+def answers_read(*, hit_id: int, stage: str, answers: dict[str, str]) -> list[Answer]:
+    """What a submit of `answers` to HIT `hit_id` would store, unsaved, or the AnswerError it
+    would raise: a researcher's preview checks its answers with the submit's own reading."""
+    return _answer_rows(Assignment(hit_id=hit_id), stage, answers)[1]
+
+
 def _mark_submitted(
     assignment: Assignment, submitted_at: datetime | None, started_at: datetime | None
 ) -> None:

@@ -138,4 +138,5 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     elif page.state != AssignmentState.ACCEPTED:
         return redirect("work-next", batch_id=page.batch_id)
     view = hit_view(hit_id=page.hit_id)
-    return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
+    context = {**view, "error": error, "instructions": page.instructions}
+    return render(request, view["template"], context, status=400 if error else 200)

@@ -228,6 +228,7 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
     context = {
         **view,
         "error": error,
+        "instructions": page.instructions,
         "finish_url": reverse("panel-finish", args=[page.batch_id]),
     }
     return render(request, view["template"], context, status=400 if error else 200)
