@@ -170,6 +170,15 @@ def assignment_claim_next(
     now = now or timezone.now()
     if worker.blocked:
         raise ServiceError(f"worker {worker.external_id} is blocked")
+    if batch.status == BatchStatus.PAUSED and not batch.past_lifetime(now):
+        # No new claim while paused, but work in progress may finish: their open one.
+        return (
+            Assignment.objects.filter(
+                hit__batch=batch, worker=worker, state=AssignmentState.ACCEPTED
+            )
+            .filter(_active_assignments(now, batch))
+            .first()
+        )
     if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
         return None
     with transaction.atomic():

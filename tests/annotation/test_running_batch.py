@@ -218,6 +218,22 @@ def test_mturk_refuses_a_pause_with_the_reason(paired_run):
     assert not Event.objects.filter(batch=batch, action="batch.paused").exists()
 
 
+def test_a_paused_batch_leads_a_worker_back_to_their_open_task_only(paired_run, client):
+    from django.test import Client
+
+    batch = local_batch(paired_run)
+    busy = join(client, paired_run, "busy")
+    claim = assignment_claim_next(batch=batch, worker=busy)
+    batch_pause(batch=batch)
+    response = client.get(f"/work/{batch.pk}/next/")
+    assert response.status_code == 302 and response.url == f"/work/assignment/{claim.pk}/"
+    late = Client()
+    join(late, paired_run, "late")
+    refused = late.get(f"/work/{batch.pk}/next/")
+    assert refused.status_code == 409 and "paused" in refused.content.decode()
+    assert not Assignment.objects.filter(worker__external_id="late").exists()
+
+
 # Live status
 
 

@@ -13,6 +13,7 @@ from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import (
     AssignmentState,
     Batch,
+    BatchStatus,
     Run,
     Worker,
 )
@@ -105,6 +106,10 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     except ServiceError as exc:
         context = {"batch": batch, "reason": str(exc), "home": home}
         return render(request, "annotation/work_done.html", context, status=403)
+    if assignment is None and batch.status == BatchStatus.PAUSED:
+        reason = "The researchers paused this batch for now: please come back later."
+        context = {"batch": batch, "reason": reason, "home": home}
+        return render(request, "annotation/work_done.html", context, status=409)
     if assignment is None:
         return render(request, "annotation/work_done.html", {"batch": batch, "home": home})
     return redirect("work-assignment", assignment_id=assignment.pk)
