@@ -22,7 +22,7 @@ from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, 
 from annotation.selectors.live import LIVE_STATES, batch_live_status
 from annotation.selectors.preview import batch_preview, preview_record
 from annotation.selectors.run_texts import run_texts
-from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.services.run_texts import run_texts_set
 
 
 def _batch(view: ServiceAPIView, request: Request, batch_id: int) -> Batch:
@@ -150,10 +150,9 @@ class RunTextsSetApi(ServiceAPIView):
         data = RunTextsSetApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         wanted: dict[str, Any] = dict(data.validated_data)
-        if "consent" in wanted:
-            run_consent_set(run=run, text=wanted["consent"])
-        for stage, text in wanted.get("instructions", {}).items():
-            run_instructions_set(run=run, stage=stage, text=text)
+        run_texts_set(
+            run=run, consent=wanted.get("consent"), instructions=wanted.get("instructions")
+        )
         return Response(TextsOutput(run_texts(run)).data)
 
 

@@ -75,3 +75,15 @@ def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
     after = instructions_version(config, stage)
     data = {"stage": stage, "from": before, "to": after, "text": own.get(stage, "")}
     return _changed(run=run, config=config, action="run.instructions_changed", data=data)
+
+
+@transaction.atomic
+def run_texts_set(
+    *, run: Run, consent: str | None = None, instructions: dict[str, str] | None = None
+) -> Run:
+    """Several texts at once (the API, the CLI): all saved, or none when one is refused."""
+    if consent is not None:
+        run_consent_set(run=run, text=consent)
+    for stage, text in (instructions or {}).items():
+        run_instructions_set(run=run, stage=stage, text=text)
+    return run

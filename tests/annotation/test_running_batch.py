@@ -195,8 +195,14 @@ def test_texts_in_the_api_and_the_cli(paired_run, django_user_model, schema, tmp
     assert stage["text"] == "Hi" and stage["version"] != "default"
     viewer = member(django_user_model, paired_run, "vera", ProjectRole.VIEWER)
     assert viewer.post(url, {"consent": ""}, format="json").status_code == 403
-    refused = alice.post(url, {"instructions": {"no_such_stage": "x"}}, format="json")
+    version = body["consent"]["version"]
+    refused = alice.post(
+        url,
+        {"consent": "Another consent text, long enough.", "instructions": {"no_such": "x"}},
+        format="json",
+    )
     assert refused.status_code == 400 and "error" in refused.json()
+    assert alice.get(url).json()["consent"]["version"] == version  # nothing half-written
     text = tmp_path / "consent.txt"
     text.write_text("A consent text from a file, long enough.")
     out = io.StringIO()

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.run_texts import run_texts
-from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.services.run_texts import run_texts_set
 
 
 class Command(ServiceCommand):
@@ -38,11 +38,13 @@ class Command(ServiceCommand):
 
     def handle(self, *args, **opts):
         run = get_object_or_404(Run, pk=opts["run"])
-        if opts["consent"]:
-            run_consent_set(run=run, text=self._text(opts["consent"], opts["default"]))
-        if opts["instructions"]:
-            if not opts["stage"]:
-                raise CommandError("--instructions needs --stage")
-            text = self._text(opts["instructions"], opts["default"])
-            run_instructions_set(run=run, stage=opts["stage"], text=text)
+        if opts["instructions"] and not opts["stage"]:
+            raise CommandError("--instructions needs --stage")
+        consent = self._text(opts["consent"], opts["default"]) if opts["consent"] else None
+        instructions = (
+            {opts["stage"]: self._text(opts["instructions"], opts["default"])}
+            if opts["instructions"]
+            else None
+        )
+        run_texts_set(run=run, consent=consent, instructions=instructions)
         self.stdout.write(json.dumps(run_texts(run), indent=2))
