@@ -240,6 +240,28 @@ def test_a_paused_batch_leads_a_worker_back_to_their_open_task_only(paired_run, 
     assert not Assignment.objects.filter(worker__external_id="late").exists()
 
 
+def test_a_paused_panel_study_gives_a_newcomer_no_code_and_lets_the_open_task_finish(
+    paired_run, client
+):
+    from annotation.crowd.panel.testing import PanelDriver
+
+    panel = PanelDriver(client)
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=Stage.BISON_SELECTION, provider="panel", items_per_hit=2
+        )
+    )
+    inside = panel.take(batch, "p-inside")
+    batch_pause(batch=batch)
+    panel.arrive(batch, "p-new")
+    refused = client.get(f"/panel/{batch.pk}/next/")
+    assert refused.status_code == 409 and "paused" in refused.content.decode()
+    assert not Event.objects.filter(action="panel.finished").exists()
+    panel.submit(inside, answers_for(inside))
+    inside.refresh_from_db()
+    assert inside.state == AssignmentState.SUBMITTED and inside.confirmed
+
+
 # Live status
 
 
