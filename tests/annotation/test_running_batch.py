@@ -153,6 +153,16 @@ def test_instructions_replace_the_papers_on_the_workers_page_and_the_manifest(pa
     assert record[Stage.BISON_VERIFICATION] == {"version": "default", "own_text": False}
 
 
+def test_the_page_before_consent_shows_the_runs_instructions(paired_run, client):
+    batch = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="panel")
+    )
+    run_instructions_set(run=paired_run, stage=Stage.BISON_SELECTION, text="Read twice.")
+    client.get(f"/panel/{batch.pk}/", {"participantId": "p1"})
+    page = client.get(f"/panel/{batch.pk}/").content.decode()
+    assert 'id="run-instructions"' in page and "Read twice." in page
+
+
 def test_texts_page_previews_and_saves(paired_run, admin_client):
     local_batch(paired_run)
     url = f"/runs/{paired_run.pk}/texts/"
@@ -317,7 +327,7 @@ def judged(proposed):
             assignments_per_hit=3,
         )
     )
-    simulate_crowd(batch=batch, workers=3, profile=WorkerProfile(accuracy=0.7, gold_accuracy=0.5))
+    simulate_crowd(batch=batch, workers=3, profile=WorkerProfile(accuracy=0.75, gold_accuracy=0.8))
     return batch
 
 
