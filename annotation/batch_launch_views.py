@@ -23,6 +23,7 @@ from annotation.form_errors import form_refusal
 from annotation.models import Batch, BatchStatus, Run, Stage
 from annotation.permissions import Action, require
 from annotation.selectors.links import public_base_url
+from annotation.selectors.live import batch_live_status
 from annotation.selectors.pay import pay_estimate
 from annotation.selectors.reviews import reviews_held_fast_count
 from annotation.services.batches import (
@@ -184,9 +185,13 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "warnings": batch_warnings(batch=batch),
         "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
         "notes": provider.launch_notes(batch=batch, base=public_base_url(request)),
+        "live": batch_live_status(batch=batch) if batch.status != BatchStatus.DRAFT else None,
+        "live_interval_ms": LIVE_POLL_MS,
     }
     return render(request, "annotation/batch_launch.html", context)
 
+
+LIVE_POLL_MS = 3000  # how often the page's live status asks again
 
 ACTIONS = ("publish", "discard", "expire", "extend", "add", "sync", "pause", "resume")
 

@@ -6,6 +6,7 @@ folder holds: no path from the URL ever reaches the file system."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import messages
@@ -19,7 +20,7 @@ from annotation.flows import flow_for_kind
 from annotation.models import Export, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
-from annotation.selectors.exports import export_file_named, export_files
+from annotation.selectors.exports import export_datasheet, export_file_named, export_files
 from pipeline.errors import InputError
 
 
@@ -41,7 +42,14 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.VIEW, run=run)
     exports = [
-        {"export": e, "files": [p.name for p in export_files(e)], "counts": _counts(e.manifest)}
+        {
+            "export": e,
+            "files": [p.name for p in export_files(e)],
+            "counts": _counts(e.manifest),
+            # Read in the console, not only downloaded (older manifests: paths hidden here).
+            "datasheet": export_datasheet(e),
+            "manifest": json.dumps(paths_hidden(e.manifest), indent=2, default=str),
+        }
         for e in run.exports.order_by("-created_at", "-pk")
     ]
     flow = flow_for_kind(run.kind)

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import (
     batch_launch_views,
+    batch_preview_views,
     dataset_import_views,
     export_views,
     health_views,
@@ -12,9 +13,11 @@ from annotation import (
     login_views,
     project_views,
     researcher_views,
+    run_data_views,
     run_input_views,
     run_new_views,
     run_page_views,
+    run_texts_views,
     workers_views,
 )
 from annotation.crowd import providers
@@ -61,6 +64,19 @@ urlpatterns = [
     path("runs/<int:run_id>/workers/", workers_views.run_workers_page, name="run-workers"),
     path("runs/<int:run_id>/batches/new/", batch_launch_views.batch_new_page, name="batch-new"),
     path("batches/<int:batch_id>/", batch_launch_views.batch_launch_page, name="batch-launch"),
+    # Before batches/<id>/<action>/ (the batch page's POST actions).
+    path(
+        "batches/<int:batch_id>/preview/",
+        batch_preview_views.batch_preview_page,
+        name="batch-preview",
+    ),
+    path(
+        "batches/<int:batch_id>/preview/<int:number>/",
+        batch_preview_views.batch_preview_page,
+        name="batch-preview-task",
+    ),
+    path("runs/<int:run_id>/texts/", run_texts_views.run_texts_page, name="run-texts"),
+    path("runs/<int:run_id>/data/", run_data_views.run_data_page, name="run-data"),
     path(
         "runs/<int:run_id>/inputs/<slug:name>/",
         run_input_views.run_input_page,

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation.api import actions, lists, operations, run_kinds, views, workers
+from annotation.api import actions, lists, operations, run_kinds, running, views, workers
 from annotation.api.paging import by_method
 from annotation.crowd import providers
 from annotation.flows import flows
@@ -50,6 +50,22 @@ urlpatterns = [
         )
     ],
     path("batches/<int:batch_id>/", lists.BatchDetailApi.as_view(), name="api-batch-detail"),
+    path(
+        "batches/<int:batch_id>/status/",
+        running.BatchStatusApi.as_view(),
+        name="api-batch-status",
+    ),
+    path(
+        "batches/<int:batch_id>/preview/<int:number>/",
+        running.BatchPreviewApi.as_view(),
+        name="api-batch-preview",
+    ),
+    path(
+        "runs/<int:run_id>/texts/",
+        by_method(get=running.RunTextsApi, post=running.RunTextsSetApi),
+        name="api-run-texts",
+    ),
+    path("runs/<int:run_id>/items/", running.RunItemsApi.as_view(), name="api-run-items"),
     *[
         path(f"batches/<int:batch_id>/{verb}/", view.as_view(), name=f"api-batch-{verb}")
         for verb, view in (

@@ -23,3 +23,12 @@ def export_files(export: Export) -> list[Path]:
 def export_file_named(export: Export, name: str) -> Path | None:
     """The export's file called `name`, or None: compared with the listed names only."""
     return next((p for p in export_files(export) if p.name == name), None)
+
+
+DATASHEET = "DATASHEET.md"
+
+
+def export_datasheet(export: Export) -> str | None:
+    """The export's datasheet as written (None when its files are gone)."""
+    path = export_file_named(export, DATASHEET)
+    return path.read_text(encoding="utf-8", errors="replace") if path else None

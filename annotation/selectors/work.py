@@ -12,6 +12,7 @@ from annotation.models import Hit, Question
 from annotation.selectors.hit_cache import hit_cached
 from annotation.selectors.images import batch_image_links
 from annotation.selectors.invitations import consent_version
+from annotation.selectors.run_texts import run_instructions
 from annotation.tasktypes import task_type_for
 
 # A HIT's questions, their items and the batch's image tokens never change once the HIT
@@ -37,6 +38,8 @@ class TaskPage:
     hit_id: int
     batch_id: int
     stage: str
+    # The run's own instructions for the stage ("" : the task type's own).
+    instructions: str = ""
 
 
 # The hottest read of the worker's path, in one statement: the assignment, its batch and run,
@@ -68,7 +71,7 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
         config = json.loads(config)
     if consented != consent_version(config or {}):
         return None
-    return TaskPage(pk, state, worker, hit, batch, stage)
+    return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
 
 
 def hit_questions(*, hit_id: int) -> list[Question]:

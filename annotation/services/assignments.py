@@ -171,6 +171,15 @@ def assignment_claim_next(
     now = now or timezone.now()
     if worker.blocked:
         raise ServiceError(f"worker {worker.external_id} is blocked")
+    if batch.status == BatchStatus.PAUSED and not batch.past_lifetime(now):
+        # No new claim while paused, but work in progress may finish: their open one.
+        return (
+            Assignment.objects.filter(
+                hit__batch=batch, worker=worker, state=AssignmentState.ACCEPTED
+            )
+            .filter(_active_assignments(now, batch))
+            .first()
+        )
     if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
         return None
     with transaction.atomic():
@@ -511,6 +520,12 @@ def _answer_rows(
             )
         )
     return questions, rows
+
+
+def answers_read(*, hit_id: int, stage: str, answers: dict[str, str]) -> list[Answer]:
+    """What a submit of `answers` to HIT `hit_id` would store, unsaved, or the AnswerError it
+    would raise: a researcher's preview checks its answers with the submit's own reading."""
+    return _answer_rows(Assignment(hit_id=hit_id), stage, answers)[1]
 
 
 def _mark_submitted(

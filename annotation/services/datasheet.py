@@ -131,6 +131,9 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
             else "All answers come from people (local invited workers or MTurk)."
         ),
         f"- Consent: workers saw the information text version `{manifest.get('consent', {}).get('version', '')}`.",
+        "- Instructions per stage (`default`: the task page's own, the paper's wording; "
+        "otherwise the version of the run's own text):",
+        _block(manifest.get("instructions", {})),
         "",
         "## Preprocessing, cleaning, labeling",
         "- Gold items and reviews: work failing a gold item was held for a person; counts per "

@@ -18,6 +18,7 @@ from django.db.models import Max
 
 from annotation.models import Export, Run, RunStatus
 from annotation.paths import paths_hidden
+from annotation.selectors.run_texts import instructions_record
 from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_finishing, job_succeed
@@ -64,6 +65,8 @@ def export_record(
     Run.objects.select_for_update().get(pk=run.pk)
     # Researchers download these files: sources are named, never a server's absolute path.
     manifest = paths_hidden(manifest)
+    # Every flow's manifest names the instructions' versions workers saw (consent: its own).
+    manifest.setdefault("instructions", instructions_record(run))
     last = Export.objects.filter(run=run, format=format).aggregate(v=Max("version"))
     version = (last["v"] or 0) + 1
     folder = _exports_of(run) / f"{prefix}-v{version}"

@@ -13,6 +13,7 @@ from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import (
     AssignmentState,
     Batch,
+    BatchStatus,
     Run,
     Worker,
 )
@@ -105,6 +106,10 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     except ServiceError as exc:
         context = {"batch": batch, "reason": str(exc), "home": home}
         return render(request, "annotation/work_done.html", context, status=403)
+    if assignment is None and batch.status == BatchStatus.PAUSED:
+        reason = "The researchers paused this batch for now: please come back later."
+        context = {"batch": batch, "reason": reason, "home": home}
+        return render(request, "annotation/work_done.html", context, status=409)
     if assignment is None:
         return render(request, "annotation/work_done.html", {"batch": batch, "home": home})
     return redirect("work-assignment", assignment_id=assignment.pk)
@@ -138,4 +143,5 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     elif page.state != AssignmentState.ACCEPTED:
         return redirect("work-next", batch_id=page.batch_id)
     view = hit_view(hit_id=page.hit_id)
-    return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
+    context = {**view, "error": error, "instructions": page.instructions}
+    return render(request, view["template"], context, status=400 if error else 200)

@@ -104,7 +104,8 @@ class MTurkProvider(CrowdProvider):
 
     def pause(self, *, batch: Batch) -> None:
         raise ServiceError(
-            "MTurk has no pause: its HITs stay listed to workers; expire the batch instead"
+            "MTurk has no pause: its HITs stay listed to workers; expire the batch instead "
+            "(extend offers them again)"
         )
 
     def sync(self, *, batch: Batch) -> int:

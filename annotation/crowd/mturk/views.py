@@ -30,6 +30,7 @@ from annotation.errors import AnswerError, ServiceError
 from annotation.models import Hit
 from annotation.permissions import Action, require
 from annotation.ratelimit import client_address, rate_allow
+from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import stored_answers
 from annotation.task_forms import answers_from
@@ -74,7 +75,12 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
         preview = {"batch": batch, "task": task_type_for(batch.stage)}
         return render(request, "annotation/mturk_preview.html", preview)
     view = hit_view(hit_id=hit.pk)
-    context = {**view, "batch": batch, "external": True}
+    context = {
+        **view,
+        "batch": batch,
+        "external": True,
+        "instructions": run_instructions(batch.run.config, batch.stage),
+    }
     if turk_submit_to.rstrip("/") not in SUBMIT_HOSTS:
         return HttpResponseBadRequest("turkSubmitTo must be MTurk's own submit address")
     if not assignment_id or len(assignment_id) > 100:

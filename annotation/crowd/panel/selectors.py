@@ -15,6 +15,7 @@ from annotation.crowd.panel.models import Participant
 from annotation.models import Assignment, AssignmentState, Batch, Bonus, Event, Run, Worker
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.invitations import consent_version, run_consent
+from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.work import TaskPage
 from annotation.spreadsheet import spreadsheet_cell
 
@@ -63,7 +64,7 @@ def panel_task_page(*, assignment_id: int, worker_id: int) -> TaskPage | None:
         run_id=run, worker_id=worker, consent_version=consent_version(config or {})
     ).exists():
         return None
-    return TaskPage(pk, state, worker, hit, batch, stage)
+    return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
 
 
 def submitted_count(*, batch: Batch, worker: Worker) -> int:

@@ -34,6 +34,7 @@ NO_ID = (
     "panel's page (the link the panel shows you adds your id)."
 )
 NOT_OPEN = "This study is not open yet. Please try again later from the panel's page."
+PAUSED = "The researchers paused this study for now. Please try again later with the same link."
 
 
 def _message(request: HttpRequest, reason: str, *, status: int, **context: object) -> HttpResponse:
@@ -174,6 +175,8 @@ def panel_next(request: HttpRequest, batch_id: int) -> HttpResponse:
         )
     if assignment is None:
         done = submitted_count(batch=batch, worker=worker)
+        if not done and batch.status == BatchStatus.PAUSED:  # no "no work" code: it may resume
+            return _message(request, PAUSED, status=409)
         return _finish(
             request, batch, participant, worker, options.COMPLETED if done else options.NO_WORK
         )
@@ -228,6 +231,7 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
     context = {
         **view,
         "error": error,
+        "instructions": page.instructions,
         "finish_url": reverse("panel-finish", args=[page.batch_id]),
     }
     return render(request, view["template"], context, status=400 if error else 200)

@@ -35,6 +35,7 @@ from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.permissions import Action, require
 from annotation.selectors.invitations import run_consent
+from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.work import hit_view
 from annotation.task_forms import task_form_submit
 from annotation.tasktypes import task_type_for
@@ -159,7 +160,12 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if error is None:
             return HttpResponseRedirect(completion_url(batch, COMPLETED))
     view = hit_view(hit_id=assignment.hit_id)
-    return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
+    context = {
+        **view,
+        "error": error,
+        "instructions": run_instructions(batch.run.config, batch.stage),
+    }
+    return render(request, view["template"], context, status=400 if error else 200)
 
 
 @login_required

@@ -1,0 +1,27 @@
+import json
+
+from django.core.management.base import CommandError
+from django.shortcuts import get_object_or_404
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Batch
+from annotation.selectors.preview import batch_preview, preview_record
+
+
+class Command(ServiceCommand):
+    help = (
+        "One task page of a batch (draft or published) as its workers get it, as JSON: the "
+        "questions' view, the run's instructions for the stage and the console's preview (url)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("batch", type=int)
+        parser.add_argument("--number", type=int, default=1, help="the task (1 = the first)")
+
+    def handle(self, *args, **opts):
+        batch = get_object_or_404(Batch.objects.select_related("run"), pk=opts["batch"])
+        page = batch_preview(batch=batch, number=opts["number"])
+        if page is None:
+            raise CommandError(f"batch {batch.pk} has no task {opts['number']}")
+        record = preview_record(batch=batch, page=page)
+        self.stdout.write(json.dumps(record, indent=2))

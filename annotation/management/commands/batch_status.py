@@ -1,0 +1,27 @@
+from django.shortcuts import get_object_or_404
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Batch
+from annotation.selectors.live import batch_live_status
+
+
+class Command(ServiceCommand):
+    help = (
+        "A batch's assignments now: counts by state (working, timed_out, returned, submitted, "
+        "approved, rejected), then the newest claims with the worker's pseudonym, claim time "
+        "and elapsed seconds."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("batch", type=int)
+        parser.add_argument("--rows", type=int, default=20, help="claims to list (default 20)")
+
+    def handle(self, *args, **opts):
+        live = batch_live_status(batch=get_object_or_404(Batch, pk=opts["batch"]))
+        self.stdout.write(f"batch {live.batch}: {live.status}")
+        self.stdout.write("  ".join(f"{state} {n}" for state, n in live.counts.items()))
+        for row in live.rows[: max(0, opts["rows"])]:
+            self.stdout.write(
+                f"{row.assignment}\tHIT {row.hit}\t{row.worker}\t{row.state}\t"
+                f"{row.accepted_at:%Y-%m-%d %H:%M:%S}\t{row.elapsed_seconds} s"
+            )

@@ -1,0 +1,46 @@
+import json
+
+from django.shortcuts import get_object_or_404
+
+from annotation.management.base import ServiceCommand
+from annotation.models import Run, Stage
+from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
+
+
+class Command(ServiceCommand):
+    help = (
+        "The run's data browser as JSON lines: each item of a stage with its answers (worker "
+        "pseudonym, label), aggregate, agreement and open reviews; filtered and paged."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("--stage", required=True, choices=Stage.values)
+        parser.add_argument("--agreement", choices=AGREEMENT, default="")
+        parser.add_argument("--gold", choices=GOLD, default="")
+        parser.add_argument("--held", choices=HELD, default="")
+        parser.add_argument("--limit", type=int, default=50)
+        parser.add_argument("--offset", type=int, default=0)
+
+    def handle(self, *args, **opts):
+        run = get_object_or_404(Run, pk=opts["run"])
+        items = run_items(
+            run=run,
+            stage=opts["stage"],
+            agreement=opts["agreement"],
+            gold=opts["gold"],
+            held=opts["held"],
+        )
+        start = max(0, opts["offset"])
+        page = list(items[start : start + max(0, opts["limit"])])
+        for row in item_rows(items=page, stage=opts["stage"]):
+            record = {
+                "item": row.item.pk,
+                "kind": row.item.kind,
+                "gold": row.gold,
+                "answers": [[a.worker, a.label, a.counted] for a in row.answers],
+                "aggregate": row.aggregate,
+                "agreement": row.agreement,
+                "reviews": row.reviews,
+            }
+            self.stdout.write(json.dumps(record))
