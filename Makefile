@@ -25,6 +25,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	scripts/ensure_services.sh
 	scripts/ensure_chromium.sh
+	scripts/ensure_compose.sh
 	$(MAKE) --no-print-directory lint
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
@@ -67,6 +68,7 @@ quality: $(STAMP)
 # Screenshots of the console for docs/screenshots/ (from the demo's database: make demo first).
 screenshots: $(STAMP)
 	scripts/ensure_chromium.sh
+	scripts/ensure_compose.sh
 	$(PY) scripts/screenshots.py
 
 # The console for a lab on the embedded default: DEBUG on, the web server, and one Celery
