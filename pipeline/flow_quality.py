@@ -443,15 +443,20 @@ def flow_figures(
     first_seed: int = 0,
     items: int = 1500,
     team: int = 40,
+    kinds: Sequence[str] = ("bison", "eccv", "cxc", "caption_quality"),
 ) -> list[Figure]:
-    """Every flow's figures on `population` over `seeds` seeds of `items` items each."""
+    """The figures of each flow of `kinds` (run kinds) on `population` over `seeds` seeds of
+    `items` items each (CxC pairs and captions: a third as many)."""
     chosen = range(first_seed, first_seed + seeds)
-    return [
-        *bison(population, chosen, pairs=items, team=team),
-        *eccv(population, chosen, pairs=items, team=team),
-        *cxc(population, chosen, pairs=items // 3, team=team),
-        *caption_quality(population, chosen, captions=items // 3, team=team),
-    ]
+    runs: dict[str, Callable[[], list[Figure]]] = {
+        "bison": lambda: bison(population, chosen, pairs=items, team=team),
+        "eccv": lambda: eccv(population, chosen, pairs=items, team=team),
+        "cxc": lambda: cxc(population, chosen, pairs=items // 3, team=team),
+        "caption_quality": lambda: caption_quality(
+            population, chosen, captions=items // 3, team=team
+        ),
+    }
+    return [figure for kind in kinds for figure in runs[kind]()]
 
 
 def figure_lines(figures: Sequence[Figure]) -> list[str]:

@@ -169,6 +169,15 @@ def test_judgments_to_the_flickr8k_layouts_and_correlation(quality_run, run_on_c
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["agreement"]["quality_rating"]["workers_per_item"] == 3
     assert "mean_share_with_majority" in manifest["agreement"]["quality_preference"]
+    # Each preferred caption's Bradley-Terry strength lies inside its 95 % interval; every
+    # judgment counts once for each of its two captions.
+    with (folder / "quality_preference_strengths.csv").open() as fh:
+        strengths = list(csv.DictReader(fh))
+    judgments = manifest["agreement"]["quality_preference"]["judgments"]
+    assert sum(int(r["comparisons"]) for r in strengths) == 2 * judgments
+    assert sum(int(r["wins"]) for r in strengths) == judgments
+    for row in strengths:
+        assert float(row["low95"]) <= float(row["strength"]) <= float(row["high95"])
     # People judge by each caption's latent quality (never its words): a metric that knows
     # which captions are good agrees with them. Keys: (image file name stem, caption).
     world = World.from_config(quality_run.config)
