@@ -48,6 +48,14 @@ def others_mean_close(items: np.ndarray, ratings: np.ndarray, *, tolerance: floa
     return np.where(n > 0, (np.abs(y - mean) <= tolerance).astype(np.float64), np.nan)
 
 
+def _wilson_upper(hits: np.ndarray, total: np.ndarray, z: float = 1.96) -> np.ndarray:
+    """Upper ends of Wilson intervals, element by element (`pipeline.expectation.wilson`)."""
+    p = hits / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * np.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return np.minimum(1.0, centre + half)
+
+
 @dataclass(frozen=True)
 class WorkerAgreement:
     worker: int
@@ -77,12 +85,9 @@ def worker_agreement(
     out: dict[int, WorkerAgreement] = {}
     for worker in np.unique(workers):
         mine = agrees[(workers == worker) & ~np.isnan(agrees)]
-        held = None
-        running = np.cumsum(mine)
-        for n in range(min_answers, mine.size + 1):
-            if wilson(int(running[n - 1]), n)[1] < threshold:
-                held = n
-                break
+        upper = _wilson_upper(np.cumsum(mine), np.arange(1, mine.size + 1))
+        fired = np.flatnonzero((upper < threshold) & (np.arange(1, mine.size + 1) >= min_answers))
+        held = int(fired[0]) + 1 if fired.size else None
         out[int(worker)] = WorkerAgreement(
             worker=int(worker), agreed=int(mine.sum()), compared=int(mine.size), held_after=held
         )

@@ -75,3 +75,14 @@ def test_every_flow_is_reported_and_cheaters_are_followed(name):
     assert 0 < by[("eccv", "cheaters' share of kept answers")].value < 0.2
     assert by[("quality", "Bradley-Terry: ranking accuracy")].value > 0.8
     assert len(figure_lines(figures)) == len(figures) + 1
+
+
+def test_the_hold_reads_the_same_wilson_bound_as_the_interval_it_reports():
+    from pipeline.expectation import wilson
+    from pipeline.worker_quality import _wilson_upper
+
+    hits, total = np.array([0, 3, 7, 10, 37]), np.array([10, 10, 10, 10, 50])
+    ours = _wilson_upper(hits, total)
+    assert ours.tolist() == pytest.approx(
+        [wilson(h, t)[1] for h, t in zip(hits, total, strict=True)]
+    )
