@@ -356,6 +356,64 @@ def _ratings_figures(
     return out + hold.figures(flow, population.name)
 
 
+def cxc_adaptive(
+    population: Population,
+    seeds: Sequence[int],
+    *,
+    pairs: int,
+    team: int,
+    start: int = 3,
+    cap: int = 7,
+    width: float = 0.4,
+) -> list[Figure]:
+    """Ratings asked for in rounds: `start` per pair, then one more for every pair whose scale
+    model interval is wider than `width` either side, up to `cap` (the idea of adaptive
+    redundancy for ratings); against CxC's five per pair."""
+    columns: dict[str, list[float]] = defaultdict(list)
+    for seed in seeds:
+        spent, error = _adaptive_seed(population, seed, pairs, team, (start, cap, width))
+        columns["adaptive: ratings per pair"].append(spent)
+        columns["adaptive: model error vs latent"].append(error)
+    return [_figure("cxc", population.name, m, v, "") for m, v in columns.items()]
+
+
+def _adaptive_seed(
+    population: Population, seed: int, pairs: int, team: int, rule: tuple[int, int, float]
+) -> tuple[float, float]:
+    """(ratings per pair, the model's mean error) of one seed of `cxc_adaptive`."""
+    start, cap, width = rule
+    points = (0, 1, 2, 3, 4, 5)
+    world, rng, crowd = _seeded(f"cxc-adaptive:{seed}", population, team, hit=10)
+    truth = [world.cxc_latent("sts", i, i + 10**6) for i in range(pairs)]
+    hard = [world.difficulty("cxc", i) for i in range(pairs)]
+    raters: list[set[int]] = [set() for _ in range(pairs)]
+    it: list[int] = []
+    wk: list[int] = []
+    ys: list[int] = []
+
+    def ask(i: int) -> None:
+        (w,) = rng.sample([w for w in range(len(crowd.team)) if w not in raters[i]], 1)
+        raters[i].add(w)
+        asked = Asked(difficulty=hard[i], position=crowd.place(w))
+        it.append(i)
+        wk.append(w)
+        ys.append(rate(crowd.team[w], truth[i], points, rng, asked))
+
+    for i in range(pairs):
+        for _ in range(start):
+            ask(i)
+    while True:
+        est = rating_model(np.array(it), np.array(wk), np.array(ys), low=0, high=5)
+        wide = np.flatnonzero((est.high - est.low) / 2 > width)
+        more = [int(est.items[k]) for k in wide if len(raters[int(est.items[k])]) < cap]
+        if not more:
+            break
+        for i in more:
+            ask(i)
+    exact = np.array(truth)[est.items]
+    return len(ys) / pairs, float(np.abs(est.value - exact).mean())
+
+
 def cxc(population: Population, seeds: Sequence[int], *, pairs: int, team: int) -> list[Figure]:
     return _ratings_figures(
         "cxc",
@@ -451,7 +509,10 @@ def flow_figures(
     runs: dict[str, Callable[[], list[Figure]]] = {
         "bison": lambda: bison(population, chosen, pairs=items, team=team),
         "eccv": lambda: eccv(population, chosen, pairs=items, team=team),
-        "cxc": lambda: cxc(population, chosen, pairs=items // 3, team=team),
+        "cxc": lambda: (
+            cxc(population, chosen, pairs=items // 3, team=team)
+            + cxc_adaptive(population, chosen, pairs=items // 3, team=team)
+        ),
         "caption_quality": lambda: caption_quality(
             population, chosen, captions=items // 3, team=team
         ),

@@ -74,6 +74,8 @@ def test_every_flow_is_reported_and_cheaters_are_followed(name):
     assert by[("cxc", "model: error vs latent")].value < by[("cxc", "mean: error vs latent")].value
     assert 0 < by[("eccv", "cheaters' share of kept answers")].value < 0.2
     assert by[("quality", "Bradley-Terry: ranking accuracy")].value > 0.8
+    # Ratings asked for while the interval is wide: between the start (3) and the cap (7).
+    assert 3 < by[("cxc", "adaptive: ratings per pair")].value < 7
     assert len(figure_lines(figures)) == len(figures) + 1
 
 
