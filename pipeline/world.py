@@ -21,7 +21,18 @@ no model proposed (a gold negative) is NO.
 
 CxC: each pair has a latent similarity on the 0-5 scale drawn from `cxc_shares` (ours: CxC's
 blog publishes no distribution); an imported gold pair's latent similarity is its known
-rating (a gold copy of a rated pair is that pair).
+rating (a gold copy of a rated pair is that pair). `cxc_latent` is the same value on a
+continuous scale (the drawn point plus a jitter within half a point), for raters who round.
+
+Caption quality: each candidate caption of an image has a latent quality in [0, 1) drawn from
+the world's seed and the candidate alone (`caption_quality`), never from its words or any
+metric: a human reference is drawn from the upper half (people describe what they see). So a
+metric's correlation with simulated judgments says nothing about the metric; only real
+judgments (Flickr8k) can.
+
+Difficulty: every item has a standard normal difficulty (`difficulty`) that all workers share,
+so that errors concentrate on hard items (`pipeline.simulate`); items whose truth lies close to
+a decision boundary (a rating near the middle, two captions of close quality) are harder still.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 from pipeline.errors import InputError
@@ -128,6 +140,11 @@ class World:
         text = ":".join(str(k) for k in (self.seed, *key)).encode()
         return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") / 2**64
 
+    def difficulty(self, *key: object) -> float:
+        """The item's difficulty: a standard normal value fixed by the seed and `key`."""
+        u = self.unit("difficulty", *key)
+        return NormalDist().inv_cdf(min(max(u, 1e-12), 1 - 1e-12))
+
     def _pick(self, shares: Sequence[float], *key: object) -> int:
         u, acc = self.unit(*key), 0.0
         for index, share in enumerate(shares):
@@ -171,3 +188,17 @@ class World:
     def cxc_similarity(self, kind: str, first: int, second: int) -> int:
         a, b = sorted((first, second)) if kind != "sits" else (first, second)
         return self._pick(self.cxc_shares, "cxc", kind, a, b)
+
+    def cxc_latent(self, kind: str, first: int, second: int) -> float:
+        """The pair's similarity on a continuous 0-5 scale; rounds to `cxc_similarity`."""
+        point = self.cxc_similarity(kind, first, second)
+        a, b = sorted((first, second)) if kind != "sits" else (first, second)
+        jitter = self.unit("cxc-jitter", kind, a, b) - 0.5
+        return min(5.0, max(0.0, point + 0.999 * jitter))
+
+    # Caption quality
+    def caption_quality(self, image: int, candidate: object, *, reference: bool = False) -> float:
+        """A candidate caption's latent quality in [0, 1) (1 = describes the image without
+        error); `candidate` is any id stable within the run."""
+        u = self.unit("caption-quality", image, candidate)
+        return 0.5 + u / 2 if reference else u

@@ -54,10 +54,16 @@ def _quality(run: Run, simulated: bool) -> list[str]:
     from annotation.selectors.simulated_quality import quality_lines
 
     flow = flow_for_kind(run.kind)
-    if not simulated or flow is None or flow.datasheet_quality is None:
+    if not simulated or flow is None:
         return [
             "No simulation against a known truth was run for this export (real workers: "
             "see gold accuracy and agreement above)."
+        ]
+    if flow.datasheet_quality is None:
+        return [
+            "The workers were simulated; this flow's export is not scored against the run's "
+            "latent truth here.",
+            *_population_quality(run),
         ]
     return [
         "The workers were simulated, so the export can be scored against the latent truth "
@@ -66,6 +72,33 @@ def _quality(run: Run, simulated: bool) -> list[str]:
         "worker population is printed by `manage.py quality_sweep` and the demo.",
         "```",
         *quality_lines(flow.datasheet_quality(run)),
+        "```",
+        *_population_quality(run),
+    ]
+
+
+def _population_quality(run: Run) -> list[str]:
+    """What this flow's rules and aggregations give on the realistic and held-out simulated
+    crowds (not this run's workers): a small Monte Carlo, the same table as
+    `quality_sweep`'s (which runs more seeds)."""
+    from pipeline.flow_quality import figure_lines, flow_figures
+    from pipeline.simulate import population_named
+
+    figures = [
+        figure
+        for name in ("realistic", "held-out")
+        for figure in flow_figures(
+            population_named(name), seeds=3, items=450, team=30, kinds=(run.kind,)
+        )
+    ]
+    return [
+        "",
+        "The same flow's rules on the simulated realistic and held-out crowds (shared item "
+        "difficulty, biased raters, careless workers, gold-aware cheaters; "
+        "`pipeline/flow_quality.py`, 3 seeds of 450 items, 95 % t interval over seeds; "
+        "`manage.py quality_sweep` runs 10 seeds of 1,500):",
+        "```",
+        *figure_lines(figures),
         "```",
     ]
 

@@ -14,6 +14,7 @@ from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
 from annotation.permissions import Action, visible_runs
 from annotation.selectors.counting import counted
+from annotation.selectors.worker_agreement import agreement_hold_reasons
 from annotation.services.assignments import (
     assignment_approve,
     assignment_exclude,
@@ -147,8 +148,10 @@ def _review_record(
 
 def reviews_hold_by_policy(*, batch: Batch) -> int:
     """Open a review for submitted, unpaid work the batch's approval policy holds (its task
-    type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected; and,
-    in every flow, work faster than the run's `hold_fast_seconds_per_item`)."""
+    type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected); in
+    every flow, work faster than the run's `hold_fast_seconds_per_item`; and work of a worker
+    who passes gold but disagrees with the other workers on the rest
+    (`annotation/selectors/worker_agreement.py`; batch option `"agreement_hold": false`)."""
     waiting = list(
         Assignment.objects.filter(
             counted(), hit__batch=batch, state=AssignmentState.SUBMITTED, review__isnull=True
@@ -156,9 +159,16 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
     )
     if not waiting:
         return 0
-    held = task_type_for(batch.stage).hold_reasons(batch=batch, assignments=waiting)
-    for pk, reasons in speed_hold_reasons(batch=batch, assignments=waiting).items():
-        held[pk] = [*held.get(pk, []), *reasons]  # every flow: the run's speed rule
+    task = task_type_for(batch.stage)
+    held = dict(task.hold_reasons(batch=batch, assignments=waiting))
+    # Beside the task's own policy: the run's speed rule, and workers who pass gold but
+    # disagree with the crowd.
+    for extra in (
+        speed_hold_reasons(batch=batch, assignments=waiting),
+        agreement_hold_reasons(batch=batch, assignments=waiting, ratings=task.gold_ratings),
+    ):
+        for pk, reasons in extra.items():
+            held[pk] = [*held.get(pk, []), *reasons]
     opened = 0
     for assignment in waiting:
         reasons = held.get(assignment.pk)

@@ -725,7 +725,8 @@ def quality_setup(tmp_path):  # type: ignore[no-untyped-def]
 
 
 def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
-    from annotation.flows.quality.simulate import _quality
+    from annotation.flows.quality.simulate import candidate_quality
+    from pipeline.world import World
 
     run, _document = quality_setup(tmp_path)
     # The best text-only answer: a caption no captioner copied whole fits its image, a whole
@@ -747,6 +748,7 @@ def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
             want = "yes" if item.kind == ItemKind.GOLD_POSITIVE else "no"
             tally.add(gold=True, recognised=seen, right=answer.label == want, baseline=False)
             continue
-        truth = "yes" if _quality(answer.question, item.candidate.text) >= 0.4 else "no"
+        world = World.from_config(run.config)
+        truth = "yes" if candidate_quality(answer.question, world) >= 0.5 else "no"
         tally.add(gold=False, recognised=seen, right=answer.label == truth, baseline=truth == "yes")
     tally.check()

@@ -21,9 +21,10 @@ def test_sweep_measures_bison_and_eccv_against_the_latent_truth(tmp_path, sample
         captions=sample_path,
         eccv_queries=30,
         json_path=str(out),
+        model_seeds=0,
         stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
     )
-    rows = {(r["flow"], r["measure"]): r for r in json.loads(out.read_text())}
+    rows = {(r["flow"], r["measure"]): r for r in json.loads(out.read_text())["runs"]}
     before = rows[("bison", "triples valid (before st. 3)")]
     verified = rows[("bison", "verified precision")]
     # The target: 90 %-accurate workers give verified precision >= 99 %.
@@ -45,3 +46,22 @@ def test_sweep_refuses_unknown_populations_and_flows(tmp_path):
         call_command("quality_sweep", populations="experts")
     with pytest.raises(CommandError, match="no quality sweep for flow 'cxc'"):
         call_command("quality_sweep", flows="cxc")
+
+
+def test_sweep_reports_every_flows_rules_on_a_population_with_intervals(tmp_path):
+    out = tmp_path / "rows.json"
+    call_command(
+        "quality_sweep",
+        populations="realistic",
+        model_only=True,
+        model_seeds=3,
+        model_items=240,
+        json_path=str(out),
+        stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
+    )
+    figures = json.loads(out.read_text())["model"]
+    assert {f["flow"] for f in figures} == {"bison", "eccv", "cxc", "quality", "quality-rating"}
+    for figure in figures:
+        assert figure["seeds"] == 3 and figure["low"] <= figure["value"] <= figure["high"], figure
+    printed = (tmp_path / "log.txt").read_text()
+    assert "Bradley-Terry: ranking accuracy" in printed and "model: error vs latent" in printed

@@ -99,7 +99,13 @@ def _answers(
     stage = assignment.hit.batch.stage
     task, answer = task_type_for(stage), answerer_for(stage)
     questions = assignment.hit.questions.select_related(
-        "hit__batch", "item__caption", "item__caption2", "item__positive", "item__negative"
+        "hit__batch",
+        "item__caption",
+        "item__caption2",
+        "item__positive",
+        "item__negative",
+        "item__candidate",
+        "item__candidate2",
     ).prefetch_related("item__positive__captions", "item__negative__captions", "item__proposals")
     answers: dict[str, str] = {}
     seconds = 0.0

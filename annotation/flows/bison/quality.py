@@ -95,10 +95,13 @@ def bison_quality(
         verifiers=bison_required_verifiers(run),
         stage3_team=len(verifiers) or None,
     )
+    # The closed forms assume independent answers at fixed accuracies: none for a harder
+    # world's workers (shared difficulty, leaning, fatigue, gold-aware cheating).
+    closed_form = bool(team) and all(p.closed_form for p in team.values())
     valid_share = closed.valid_share
     # The closed form of stage 3 is for the paper's unanimity.
     unanimity = run.config.get("aggregation", "unanimity") == "unanimity"
-    expected = closed if unanimity and team else None
+    expected = closed if unanimity and closed_form else None
     stage = bison_stage_counts(run=run)
     funnel = (
         f"pairs {stage['stage2']['pairs_judged']} -> triples {len(made)} "
@@ -111,7 +114,7 @@ def bison_quality(
             measure="triples valid (before st. 3)",
             hits=made_valid,
             total=len(made),
-            expected=valid_share if team else None,
+            expected=valid_share if closed_form else None,
             note=funnel,
         ),
         QualityRow(

@@ -5,7 +5,9 @@ alone.
 Stage 2: a careful worker picks one of the captions that describe the left image and not the
 right one, or "none" when the pair has none. Stage 3: a careful verifier points at the image a
 valid triple's caption describes (the positive's side) and answers "both" for an invalid one
-(its caption describes the negative image too). Errors go to the other answers, uniformly.
+(its caption describes the negative image too). Errors go to the other answers (a verifier
+who leans favours the left image); how often a worker errs follows the pair's or triple's
+difficulty in the world, shared by all workers, and the question's place in the HIT (fatigue).
 """
 
 from __future__ import annotations
@@ -37,7 +39,14 @@ def selection_answer(
     assert item.negative is not None
     captions = [c.coco_id for c in item.positive.captions.all()]
     valid = world.bison_valid_captions(item.positive.coco_id, item.negative.coco_id, captions)
-    return respond(profile, {str(c) for c in valid} or {NONE}, choices, rng)
+    return respond(
+        profile,
+        {str(c) for c in valid} or {NONE},
+        choices,
+        rng,
+        difficulty=world.difficulty("bison-pair", item.positive.coco_id, item.negative.coco_id),
+        position=question.position,
+    )
 
 
 def verification_answer(
@@ -47,6 +56,13 @@ def verification_answer(
     rng: random.Random,
     world: World,
 ) -> str:
+    item = question.item
+    assert item.negative is not None and item.caption is not None
     side = "right" if question.swapped else "left"
     correct = {side} if triple_valid(question, world) else {"both"}
-    return respond(profile, correct, choices, rng, constant="left")
+    hard = world.difficulty(
+        "bison-triple", item.positive.coco_id, item.negative.coco_id, item.caption.coco_id
+    )
+    return respond(
+        profile, correct, choices, rng, constant="left", difficulty=hard, position=question.position
+    )

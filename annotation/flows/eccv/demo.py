@@ -26,7 +26,11 @@ from annotation.models import GOLD_KINDS, Export, Question, Review, Run, Stage
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.services.reviews import (
+    assignments_auto_approve,
+    review_decide,
+    reviews_hold_by_policy,
+)
 from pipeline.errors import InputError
 from pipeline.simulate import Population, WorkerProfile, population_named
 
@@ -238,26 +242,31 @@ def _review(
     population: Population,
     seed: int,
 ) -> dict[str, WorkerProfile]:
-    """Every gold failure is held for review, as in the paper. The demo's reviewer rejects work
-    that failed both gold items (its HIT goes to another worker) and approves the rest, until
+    """Every gold failure is held for review, as in the paper, and so is the work of a worker
+    who passes gold but disagrees with the crowd (the batch's approval policy, run here before
+    the reviewer looks). The demo's reviewer rejects work that failed both gold items or
+    disagrees with the crowd (its HIT goes to another worker) and approves the rest, until
     nothing is held."""
     team: dict[str, WorkerProfile] = {}
     for attempt in range(3):
+        reviews_hold_by_policy(batch=batch)
         held = list(Review.objects.filter(assignment__hit__batch=batch, status="open"))
         if not held:
             return team
         rejected = 0
         for review in held:
-            reject = len(review.reasons) >= 2 and attempt < 2
-            review_decide(
-                review=review,
-                approve=not reject,
-                feedback="Both gold items were answered wrongly." if reject else "",
+            disagrees = any(r.get("policy") == "disagrees_with_crowd" for r in review.reasons)
+            reject = (len(review.reasons) >= 2 or disagrees) and attempt < 2
+            feedback = (
+                "Your answers disagree with other workers' on most questions."
+                if disagrees
+                else "Both gold items were answered wrongly."
             )
+            review_decide(review=review, approve=not reject, feedback=feedback if reject else "")
             rejected += reject
         cmd.stdout.write(
-            f"    {len(held)} held for review (failed gold): {rejected} rejected, "
-            f"{len(held) - rejected} approved"
+            f"    {len(held)} held for review (failed gold or disagreeing): {rejected} "
+            f"rejected, {len(held) - rejected} approved"
         )
         if rejected:
             again = simulated_crowd().simulate(

@@ -59,7 +59,7 @@ def eccv_quality(
             mixture=answer_mixture(run=run, stage=Stage.ECCV_JUDGMENT, team=team),
             judgments=judgments,
         )
-        if aggregation == "majority" and team
+        if aggregation == "majority" and team and all(p.closed_form for p in team.values())
         else None
     )
     true_called = sum(1 for key in called if truth.get(key))

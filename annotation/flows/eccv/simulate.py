@@ -3,7 +3,8 @@ the run's world (`pipeline.world`; shares by best proposal rank calibrated to th
 Table B.2), never from the words or embeddings the proposers use. A gold copy of a candidate
 is that candidate's pair; the paper's gold items' truth is their kind (an original pair: YES;
 a pair no model proposed: NO). Gold is answered at the worker's gold accuracy (by default the
-worker's own accuracy)."""
+worker's own accuracy). Errors follow the pair's shared difficulty and the worker's fatigue; a
+worker who leans says YES."""
 
 from __future__ import annotations
 
@@ -43,8 +44,19 @@ def judgment_answer(
     world: World,
 ) -> str:
     gold = question.item.kind in ("gold_positive", "gold_negative")
-    truth = ECCV_LEVELS[latent_level(question.item, world)]
-    answer = respond(profile, {truth}, ECCV_LEVELS, rng, gold=gold, constant="yes")
+    item = question.item.source if question.item.source_id is not None else question.item
+    truth = ECCV_LEVELS[latent_level(item, world)]
+    pair = (item.positive.coco_id, item.caption.coco_id if item.caption else None)
+    answer = respond(
+        profile,
+        {truth},
+        ECCV_LEVELS,
+        rng,
+        gold=gold,
+        constant="yes",
+        difficulty=world.difficulty("eccv", *pair),
+        position=question.position,
+    )
     if answer in UNCERTAIN and question.hit.batch.options.get("follow_ups", True):
         reasons = [
             rng.choice(["extra_concepts", "missing_concepts", "wrong_description", "grammar"])

@@ -1,7 +1,9 @@
 """The caption-quality flow's part of `manage.py demo`: two stand-in "models" caption the
 sample images, simulated workers rate, judge and compare the captions, the export is written
 in the Flickr8k layouts, and a reference metric (sentence BLEU, when sacrebleu is installed;
-else word overlap) is correlated with the judgments."""
+else word overlap) is correlated with the judgments. The judgments are simulated from a latent
+quality that ignores the words (`annotation/flows/quality/simulate.py`): the demo prints that the
+correlation is no evidence about the metric."""
 
 from __future__ import annotations
 
@@ -142,6 +144,13 @@ def run_demo(ctx: DemoContext) -> None:
             cmd.stdout.write(
                 f"    {layout:<24} {name}: tau-b {taus['tau_b']:+.3f}  tau-c {taus['tau_c']:+.3f}  ({values['judgements']} judgements)"
             )
+    cmd.stdout.write(
+        "    SIMULATED, NOT EVIDENCE: these judgments come from a latent quality drawn per "
+        "candidate without reading its words (a caption written for the image drawn from the "
+        "upper half), so a text metric's tau against them only shows that it recognises an "
+        "image's own captions; only real judgments (Flickr8k-Expert, -CrowdFlower) measure a "
+        "metric."
+    )
 
 
 def _reference_score(caption: str, references: tuple[str, ...]) -> float:

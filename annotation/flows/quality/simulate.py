@@ -1,29 +1,38 @@
-"""How simulated workers judge candidate captions: a quality read off the caption's word
-overlap with the image's own captions (a stand-in for looking at the image), then the worker's
-accuracy decides between that answer and a random one. Documented as a stand-in."""
+"""How simulated workers judge candidate captions: from each candidate's latent quality in the
+run's world (`pipeline.world.caption_quality`, drawn from the seed and the candidate alone,
+never from its words: a caption written for the image, a reference or a model's copy of one
+of the image's own captions, is drawn from the upper half). A yes/no judgment says
+yes for a quality of one half or more, a rating reads the quality on the run's scale, a
+preference picks the better of two; errors follow the worker's accuracy, the item's shared
+difficulty (harder near the boundary: a quality close to one half, two close qualities) and
+fatigue. Because the truth ignores the words, a text metric's correlation with these
+judgments measures nothing about the metric: the demo says so."""
 
 from __future__ import annotations
 
 import random
 
-from annotation.models import Question
-from pipeline.simulate import STOPWORDS, WorkerProfile
-from pipeline.text import tokenize
+from annotation.flows.quality.services.candidates import REFERENCE
+from annotation.models import Candidate, Question
+from pipeline.simulate import Asked, WorkerProfile, rate, respond
 from pipeline.world import World
 
 
-def _quality(question: Question, text: str) -> float:
-    """0..1: the share of the caption's content words found in the image's own captions."""
+def latent_quality(candidate: Candidate, image: int, own: set[str], world: World) -> float:
+    """0..1; keyed by the image (COCO id) and the candidate's text (stable across databases),
+    drawn by a hash of them: identity, not content. `own`: the image's captions, whitespace
+    normalised (a candidate equal to one was written for the image)."""
+    written = candidate.source == REFERENCE or " ".join(candidate.text.split()) in own
+    return world.caption_quality(image, candidate.text, reference=written)
+
+
+def candidate_quality(question: Question, world: World, *, second: bool = False) -> float:
+    """The latent quality of the question's candidate (or of its second one)."""
     item = question.item
-    words = {w for w in tokenize(text) if w not in STOPWORDS}
-    own = {
-        w
-        for c in item.positive.captions.all()
-        if " ".join(c.text.split()) != text
-        for w in tokenize(c.text)
-        if w not in STOPWORDS
-    }
-    return len(words & own) / max(1, len(words))
+    candidate = item.candidate2 if second else item.candidate
+    assert candidate is not None
+    own = {" ".join(c.text.split()) for c in item.positive.captions.all()}
+    return latent_quality(candidate, item.positive.coco_id, own, world)
 
 
 def quality_answer(
@@ -33,22 +42,30 @@ def quality_answer(
     rng: random.Random,
     world: World,
 ) -> str:
-    """The caption-quality flow keeps its word-overlap stand-in (`world` unused): its scores
-    are compared with metrics, not with a latent truth."""
     item = question.item
-    if profile.behaviour == "constant":
-        return "yes" if "yes" in choices else choices[-1]
-    if profile.behaviour == "random" or rng.random() >= profile.accuracy:
-        return rng.choice(choices)
-    if item.candidate2 is not None:
-        assert item.candidate is not None
-        first = _quality(question, item.candidate.text)
-        second = _quality(question, item.candidate2.text)
-        better_first = first > second or (first == second and rng.random() < 0.5)
-        return "a" if better_first != question.swapped else "b"
     assert item.candidate is not None
-    q = _quality(question, item.candidate.text)
-    if choices == ["yes", "no"]:
-        return "yes" if q >= 0.4 else "no"
-    values = sorted(choices, key=int)  # "1".."4" or "1".."5"
-    return values[min(len(values) - 1, int(q * len(values)))]
+    first = candidate_quality(question, world)
+    other = item.candidate2.text if item.candidate2 is not None else ""
+    hard = world.difficulty("quality", item.positive.coco_id, item.candidate.text, other)
+    if item.candidate2 is not None:
+        second = candidate_quality(question, world, second=True)
+        shown_first = "b" if question.swapped else "a"
+        truth = shown_first if first >= second else ({"a", "b"} - {shown_first}).pop()
+        preferred, closeness = "a", 1 - 3 * abs(first - second)
+    elif choices == ["yes", "no"]:
+        truth = "yes" if first >= 0.5 else "no"
+        preferred, closeness = "yes", 1 - 4 * abs(first - 0.5)
+    else:
+        points = sorted(int(c) for c in choices)  # "1".."4" or "1".."5"
+        latent = points[0] + first * (points[-1] - points[0])
+        asked = Asked(difficulty=hard, position=question.position)
+        return str(rate(profile, latent, points, rng, asked))
+    return respond(
+        profile,
+        {truth},
+        choices,
+        rng,
+        constant=preferred,
+        difficulty=hard + closeness,
+        position=question.position,
+    )

@@ -1,8 +1,11 @@
 """Each flow on the bundled sample, once per simulated worker population, scored against the
-latent world with the closed-form expectation beside each measurement."""
+latent world with the closed-form expectation beside each measurement; then every flow's answer
+rules and aggregations (BISON, ECCV Caption, CxC, caption quality) by Monte Carlo over seeds
+(`pipeline/flow_quality.py`), with 95 % intervals over seeds."""
 
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from django.conf import settings
@@ -13,10 +16,11 @@ from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.selectors.simulated_quality import quality_lines
 from annotation.services.datasets import dataset_import
+from pipeline.flow_quality import figure_lines, flow_figures
 from pipeline.simulate import POPULATIONS, population_named
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "sample" / "coco_captions_val2014.subset.json"
-DEFAULT = "uniform-0.9,mixed,uniform-0.7,yes-spammers"
+DEFAULT = "realistic,held-out,uniform-0.9,mixed"
 
 
 class Command(ServiceCommand):
@@ -48,6 +52,21 @@ class Command(ServiceCommand):
             '"judgments_per_pair": 3}\'',
         )
         parser.add_argument("--vectors", help="FastText .vec/.bin for BISON stage 1")
+        parser.add_argument(
+            "--model-seeds",
+            type=int,
+            default=10,
+            help="seeds of the Monte Carlo of every flow's rules (0: leave it out)",
+        )
+        parser.add_argument(
+            "--model-items",
+            type=int,
+            default=1500,
+            help="BISON/ECCV items per seed (CxC, caption quality: a third)",
+        )
+        parser.add_argument(
+            "--model-only", action="store_true", help="only the Monte Carlo, no run of the sample"
+        )
 
     def step(self, text: str) -> None:
         self.stdout.write(self.style.MIGRATE_HEADING(f"==> {text}"))
@@ -64,19 +83,37 @@ class Command(ServiceCommand):
             raise CommandError(
                 f"no quality sweep for flow {unknown[0]!r} (known: {', '.join(by_name)})"
             )
-        call_command("migrate", verbosity=0)
-        imported = dataset_import(path=opts["captions"], image_source=ImageSource.COCO_URL)
-        context = DemoContext(command=self, dataset=imported.dataset, options=opts)
         rows = []
-        for population in populations:
-            for name in wanted:
-                self.step(f"{name}: population {population.name} ({population.describe()})")
-                rows.extend(by_name[name].quality_sweep(context, population))
-        self.step("quality against the latent truth (95% Wilson interval; closed form)")
-        for line in quality_lines(rows):
-            self.stdout.write(f"    {line}")
-        if opts["json_path"]:
-            Path(opts["json_path"]).write_text(
-                json.dumps([r.as_dict() for r in rows], indent=1) + "\n"
+        if not opts["model_only"]:
+            call_command("migrate", verbosity=0)
+            imported = dataset_import(path=opts["captions"], image_source=ImageSource.COCO_URL)
+            context = DemoContext(command=self, dataset=imported.dataset, options=opts)
+            for population in populations:
+                for name in wanted:
+                    self.step(f"{name}: population {population.name} ({population.describe()})")
+                    rows.extend(by_name[name].quality_sweep(context, population))
+            self.step("quality against the latent truth (95% Wilson interval; closed form)")
+            for line in quality_lines(rows):
+                self.stdout.write(f"    {line}")
+        figures = []
+        if opts["model_seeds"] > 0:
+            for population in populations:
+                figures += flow_figures(
+                    population,
+                    seeds=opts["model_seeds"],
+                    first_seed=opts["seed"],
+                    items=opts["model_items"],
+                )
+            self.step(
+                f"every flow's rules by Monte Carlo ({opts['model_seeds']} seeds of "
+                f"{opts['model_items']} items; mean and 95% t interval over seeds)"
             )
+            for line in figure_lines(figures):
+                self.stdout.write(f"    {line}")
+        if opts["json_path"]:
+            document = {
+                "runs": [r.as_dict() for r in rows],
+                "model": [asdict(f) for f in figures],
+            }
+            Path(opts["json_path"]).write_text(json.dumps(document, indent=1) + "\n")
         self.stdout.write(f"finished in {time.monotonic() - started:.1f} s")

@@ -37,6 +37,7 @@ from annotation.services.jobs import (
     job_start,
 )
 from pipeline.cxc import SIS_COLUMNS, SITS_COLUMNS, STS_COLUMNS
+from pipeline.scales import rating_model
 
 CXC_FORMAT = "cxc"
 JOB_NAME = "cxc.export"
@@ -126,6 +127,29 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
         lines.write_many(template % row for row in rows)
 
 
+MODEL_COLUMNS = (
+    "kind",
+    "first",
+    "second",
+    "agg_score",
+    "model_score",
+    "model_low95",
+    "model_high95",
+    "sampling_method",
+)
+
+
+def _scale_model(ratings: RatingArrays, keep: np.ndarray) -> np.ndarray | None:
+    """(value, low, high) per rated pair, in the order of the pairs' ids; None without
+    ratings."""
+    if not keep.any():
+        return None
+    fit = rating_model(
+        ratings.item[keep], ratings.worker[keep], ratings.value[keep], low=0.0, high=5.0
+    )
+    return np.column_stack([fit.value, fit.low, fit.high])
+
+
 def cxc_export_write(*, job_id: int) -> Export | None:
     done = job_finished_result(job_id=job_id)
     if done is not None:  # a redelivered task writes no second version
@@ -159,6 +183,12 @@ def cxc_export_write(*, job_id: int) -> Export | None:
         names = _PairNames(run)
         per_method: dict[str, int] = {}
         files: dict[str, bytes] = {}
+        # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
+        # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
+        model = _scale_model(ratings, keep)
+        beside = io.StringIO()
+        model_writer = csv.writer(beside, lineterminator="\n")
+        model_writer.writerow(MODEL_COLUMNS)
         for n, stage in enumerate(STAGES):
             prefix, columns = FILES[stage]
             out = io.StringIO()
@@ -166,10 +196,19 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             writer.writerow(columns)
             rows = np.flatnonzero(stage_of == n)
             means = (sums[rows] / counts[rows]).tolist()
-            for (first, second, tag), mean in zip(names(items[rows]), means, strict=True):
+            estimate = model[rows].tolist() if model is not None else [None] * rows.size
+            for (first, second, tag), mean, fit in zip(
+                names(items[rows]), means, estimate, strict=True
+            ):
                 writer.writerow((first, second, f"{mean:.2f}", tag))
                 per_method[tag] = per_method.get(tag, 0) + 1
+                if fit is not None:
+                    model_writer.writerow(
+                        (prefix, first, second, f"{mean:.2f}", *(f"{v:.2f}" for v in fit), tag)
+                    )
             files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
+        if model is not None:
+            files[f"scale_model_{name}.csv"] = beside.getvalue().encode()
         job_progress(job_id=job_id, progress=80, message="agreement")
         sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
         manifest: dict[str, Any] = {
@@ -182,6 +221,14 @@ def cxc_export_write(*, job_id: int) -> Export | None:
             "ratings": int(keep.sum()),
             "gold_ratings": int(ratings.gold.sum()),
             "agreement": cxc_agreement(ratings),
+            "scale_model": None
+            if model is None
+            else {
+                "file": f"scale_model_{name}.csv",
+                "method": "per-worker offset, slope and noise, fitted by alternating weighted "
+                "least squares (pipeline/scales.py); agg_score stays CxC's plain mean",
+                "columns": list(MODEL_COLUMNS),
+            },
             "consent": consent_record(run),
             "pay": run_pay_summary(run=run),
             "files": streamed,

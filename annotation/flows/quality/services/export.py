@@ -7,9 +7,10 @@ import csv
 import io
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,11 +28,42 @@ from annotation.services.jobs import (
 )
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
+from pipeline.scales import bradley_terry
 
 QUALITY_FORMAT = "caption-quality"
 JOB_NAME = "quality.export"
 EXPERT_FILE = "flickr8k_expert_layout.json"
 CF_FILE = "flickr8k_cf_layout.json"
+
+
+# Beside the preference file: each caption's Bradley-Terry strength among its image's captions,
+# with a 95 % interval (pipeline/scales.py); the share of wins is the plain reading.
+STRENGTHS_FILE = "quality_preference_strengths.csv"
+STRENGTHS_COLUMNS = [
+    "image", "source", "caption", "strength", "low95", "high95", "wins", "comparisons",
+]  # fmt: skip
+
+
+def _strengths(contests: dict[str, list[tuple[Any, Any]]]) -> list[list[Any]]:
+    """Rows of STRENGTHS_COLUMNS from (winner, loser) candidates per image."""
+    rows: list[list[Any]] = []
+    for image in sorted(contests):
+        pairs = contests[image]
+        by_pk = {c.pk: c for pair in pairs for c in pair}
+        fit = bradley_terry(
+            np.array([w.pk for w, _ in pairs]), np.array([lo.pk for _, lo in pairs])
+        )
+        games = Counter(c.pk for pair in pairs for c in pair)
+        for pk, strength, low, high, share in zip(
+            fit.items.tolist(), fit.strength, fit.low, fit.high, fit.share, strict=True
+        ):
+            candidate = by_pk[pk]
+            wins = round(share * games[pk])
+            rows.append(
+                [image, candidate.source, candidate.text, f"{strength:.3f}", f"{low:.3f}",
+                 f"{high:.3f}", wins, games[pk]]
+            )  # fmt: skip
+    return rows
 
 
 def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
@@ -175,11 +207,16 @@ def quality_export_write(*, job_id: int) -> Export | None:
             )
             rows = []
             agree: list[float] = []
+            contests: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
             for pk in sorted(answers):
                 item = items[pk]
                 assert item.candidate is not None and item.candidate2 is not None
                 first = sum(label == "first" for _, label in answers[pk])
                 n = len(answers[pk])
+                one, two = item.candidate, item.candidate2
+                contests[item.positive.file_name] += [(one, two)] * first + [(two, one)] * (
+                    n - first
+                )
                 rows.append(
                     [
                         item.positive.file_name,
@@ -208,6 +245,7 @@ def quality_export_write(*, job_id: int) -> Export | None:
                 ],
                 rows,
             )
+            files[STRENGTHS_FILE] = _csv(STRENGTHS_COLUMNS, _strengths(contests))
             agreement[str(Stage.QUALITY_PREFERENCE)] = {
                 "pairs": len(answers),
                 "judgments": sum(len(a) for a in answers.values()),

@@ -1,6 +1,7 @@
 """The CxC flow end to end on simulated raters: indirect sampling, rating HITs with gold
 pairs, intermodal pairs from the top-rated intramodal ones, export in CxC's layout."""
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -203,10 +204,27 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
         "DATASHEET.md",
         "manifest.json",
         "ratings.jsonl",
+        "scale_model_val.csv",
         "sis_val.csv",
         "sits_val.csv",
         "sts_val.csv",
     ]
+    # Beside each published row: the scale model's estimate inside its 95 % interval, and the
+    # same agg_score as the published file.
+    with (folder / "scale_model_val.csv").open() as fh:
+        model = list(csv.DictReader(fh))
+    published = {
+        (first, second): score
+        for name in ("sis", "sts", "sits")
+        for first, second, score, _ in csv.reader(
+            (folder / f"{name}_val.csv").read_text().splitlines()[1:]
+        )
+    }
+    assert len(model) == len(published) == 25
+    for row in model:
+        assert published[(row["first"], row["second"])] == row["agg_score"]
+        low, value, high = (float(row[k]) for k in ("model_low95", "model_score", "model_high95"))
+        assert 0.0 <= low <= value <= high <= 5.0 and high > low
     # The project's own reader and the published header, ids and two-decimal scores.
     sis, sts, sits_rows = (
         load_sis(folder / "sis_val.csv"),
@@ -235,6 +253,9 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     for heading in ("## Motivation", "## Composition", "## Collection process", "## Pay"):
         assert heading in sheet
     assert "SIMULATED workers" in sheet and "c2i_original" in sheet
+    # A simulated run's datasheet carries the flow's figures on the harder populations.
+    assert "cxc             realistic   model: error vs latent" in sheet
+    assert "cxc             held-out    mean: error vs latent" in sheet
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["pairs_per_sampling_method"] == {
         "c2c_cocaption": 4,

@@ -18,7 +18,8 @@ from annotation.flows.quality.services.candidates import (
 )
 from annotation.flows.quality.services.correlate import quality_correlate
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
-from annotation.models import Candidate, Export, Item, ItemKind, JobState, Stage
+from annotation.flows.quality.simulate import candidate_quality
+from annotation.models import Candidate, Export, Item, ItemKind, JobState, Question, Stage
 from annotation.services.assignments import (
     assignment_claim_next,
     assignment_submit,
@@ -28,6 +29,7 @@ from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile
+from pipeline.world import World
 
 pytestmark = pytest.mark.django_db
 FLICKR = Path(__file__).resolve().parents[3] / "data" / "flickr8k"
@@ -167,18 +169,41 @@ def test_judgments_to_the_flickr8k_layouts_and_correlation(quality_run, run_on_c
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["agreement"]["quality_rating"]["workers_per_item"] == 3
     assert "mean_share_with_majority" in manifest["agreement"]["quality_preference"]
-    # People prefer "good" (words of the images' captions): a metric that says so agrees.
-    good = set(own_captions(quality_run.dataset))
+    # Each preferred caption's Bradley-Terry strength lies inside its 95 % interval; every
+    # judgment counts once for each of its two captions.
+    with (folder / "quality_preference_strengths.csv").open() as fh:
+        strengths = list(csv.DictReader(fh))
+    judgments = manifest["agreement"]["quality_preference"]["judgments"]
+    assert sum(int(r["comparisons"]) for r in strengths) == 2 * judgments
+    assert sum(int(r["wins"]) for r in strengths) == judgments
+    for row in strengths:
+        assert float(row["low95"]) <= float(row["strength"]) <= float(row["high95"])
+    # People judge by each caption's latent quality (never its words): a metric that knows
+    # which captions are good agrees with them. Keys: (image file name stem, caption).
+    world = World.from_config(quality_run.config)
+    quality = {}
+    for question in Question.objects.filter(item__run=quality_run).select_related(
+        "item__candidate", "item__candidate2", "item__positive"
+    ):
+        stem = question.item.positive.file_name.rsplit(".", 1)[0]
+        for second in (False, True):
+            candidate = question.item.candidate2 if second else question.item.candidate
+            if candidate is not None:
+                quality[(stem, candidate.text)] = candidate_quality(question, world, second=second)
+
+    def score(image, caption):
+        return quality.get((image.rsplit(".jpg", 1)[0], caption), 0.0)
+
     metric = tmp_path / "metric.csv"
     with metric.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["image", "caption", "score"])
         for j in expert + cf:
-            writer.writerow([j.image_id, j.caption, 1.0 if j.caption in good else 0.0])
+            writer.writerow([j.image_id, j.caption, score(j.image_id, j.caption)])
         with (folder / "quality_preference.csv").open() as prefs:
             for row in csv.DictReader(prefs):
                 for caption in (row["caption_first"], row["caption_second"]):
-                    writer.writerow([row["image"], caption, 1.0 if caption in good else 0.0])
+                    writer.writerow([row["image"], caption, score(row["image"], caption)])
     report = quality_correlate(
         expert=str(folder / EXPERT_FILE),
         cf=str(folder / CF_FILE),
@@ -187,7 +212,7 @@ def test_judgments_to_the_flickr8k_layouts_and_correlation(quality_run, run_on_c
     )
     tau = report["flickr8k_expert_layout"]["metrics"]["metric"]["tau_b"]
     human = [j.rating for j in expert]
-    ours = [1.0 if j.caption in good else 0.0 for j in expert]
+    ours = [score(j.image_id, j.caption) for j in expert]
     assert tau == round(float(kendalltau(ours, human, variant="b").statistic), 4)
     assert tau > 0.3
     assert report["preferences"]["metric"]["MM"] > 80

@@ -1,0 +1,79 @@
+"""Ratings through a per-worker scale model and preferences through Bradley-Terry, both with
+95 % intervals, checked against closed cases and simulated workers of known bias."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from pipeline.errors import InputError
+from pipeline.scales import bradley_terry, rating_model
+
+
+def test_bradley_terry_two_items_is_the_log_odds_with_its_closed_form_interval():
+    winners = np.array([1] * 30 + [2] * 10)
+    losers = np.array([2] * 30 + [1] * 10)
+    est = bradley_terry(winners, losers, alpha=1e-6)
+    assert est.strength[0] - est.strength[1] == pytest.approx(math.log(3), abs=1e-3)
+    # var(theta_1 - theta_2) = 1/w + 1/l, each strength half the difference.
+    half = 1.96 * math.sqrt((1 / 30 + 1 / 10) / 4)
+    assert est.high[0] - est.strength[0] == pytest.approx(half, rel=1e-3)
+    assert est.share.tolist() == [0.75, 0.25]
+
+
+def test_bradley_terry_recovers_the_order_of_latent_strengths():
+    rng = random.Random(0)
+    truth = np.linspace(-2, 2, 12)
+    winners, losers = [], []
+    for _ in range(3000):
+        i, j = rng.sample(range(12), 2)
+        p = 1 / (1 + math.exp(truth[j] - truth[i]))
+        winners.append(i if rng.random() < p else j)
+        losers.append(j if winners[-1] == i else i)
+    est = bradley_terry(np.array(winners), np.array(losers))
+    assert np.corrcoef(est.strength, truth)[0, 1] > 0.98
+    inside = (est.low <= truth - truth.mean()) & (truth - truth.mean() <= est.high)
+    assert inside.mean() >= 0.75  # 95 % intervals on 12 items
+
+
+def test_bradley_terry_rejects_bad_input():
+    with pytest.raises(InputError):
+        bradley_terry(np.array([1]), np.array([1]))
+
+
+def _ratings(seed, biased):
+    """Items with latent values on 0-5 rated by plain, lenient, harsh-central and noisy
+    workers; returns (items, workers, ratings, truth)."""
+    rng = random.Random(seed)
+    truth = {i: rng.uniform(0, 5) for i in range(300)}
+    kinds = [(0.0, 1.0, 0.3)] * 6 + [(1.2, 1.0, 0.3), (-1.0, 0.5, 0.3), (0.0, 1.0, 1.5)] * biased
+    items, workers, ratings = [], [], []
+    for i, value in truth.items():
+        for w in rng.sample(range(len(kinds)), 3):
+            a, b, s = kinds[w]
+            y = a + 2.5 + b * (value - 2.5) + rng.gauss(0, s)
+            items.append(i)
+            workers.append(w)
+            ratings.append(min(5, max(0, round(y))))
+    return np.array(items), np.array(workers), np.array(ratings), truth
+
+
+def test_the_scale_model_beats_the_plain_mean_when_workers_use_the_scale_differently():
+    items, workers, ratings, truth = _ratings(1, biased=2)
+    est = rating_model(items, workers, ratings, low=0, high=5)
+    latent = np.array([truth[i] for i in est.items])
+    model_error = np.abs(est.value - latent).mean()
+    mean_error = np.abs(est.mean - latent).mean()
+    assert model_error < 0.85 * mean_error
+    lenient = est.offset[6]  # the first lenient worker
+    assert lenient > 0.5 and est.slope[7] < 0.8 and est.noise[8] > 2 * est.noise[0]
+    coverage = ((est.low <= latent) & (latent <= est.high)).mean()
+    assert coverage > 0.85
+
+
+def test_the_scale_model_keeps_plain_workers_ratings_near_their_mean():
+    items, workers, ratings, _ = _ratings(2, biased=0)
+    est = rating_model(items, workers, ratings, low=0, high=5)
+    assert np.abs(est.value - est.mean).mean() < 0.2
+    assert (est.low <= est.value).all() and (est.value <= est.high).all()
