@@ -9,8 +9,8 @@ class BisonConfig(AppConfig):
     verbose_name = "COCO-BISON"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register
-        from annotation.flows.bison import demo, quality, simulate
+        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flows.bison import simulate
         from annotation.flows.bison.selectors import bison_check_config, bison_funnel
         from annotation.flows.bison.services.export import bison_export_start
         from annotation.flows.bison.services.pairing import pairing_block_args, pairing_start
@@ -42,10 +42,10 @@ class BisonConfig(AppConfig):
                     Stage.BISON_VERIFICATION: simulate.verification_answer,
                 },
                 disjoint_stages=(Stage.BISON_SELECTION, Stage.BISON_VERIFICATION),
-                demo_arguments=demo.add_arguments,
-                demo=demo.run_demo,
-                datasheet_quality=quality.bison_datasheet_quality,
-                quality_sweep=demo.bison_quality_sweep,
+                demo_arguments=lazy("annotation.flows.bison.demo:add_arguments"),
+                demo=lazy("annotation.flows.bison.demo:run_demo"),
+                datasheet_quality=lazy("annotation.flows.bison.quality:bison_datasheet_quality"),
+                quality_sweep=lazy("annotation.flows.bison.demo:bison_quality_sweep"),
                 api_urls="annotation.flows.bison.urls",
                 check_config=bison_check_config,
                 settings=SETTINGS,

@@ -10,8 +10,8 @@ class CxcConfig(AppConfig):
     verbose_name = "Crisscrossed Captions"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register
-        from annotation.flows.cxc import demo, inputs, simulate
+        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flows.cxc import inputs, simulate
         from annotation.flows.cxc.config import cxc_check_config
         from annotation.flows.cxc.services.export import cxc_export_start
         from annotation.flows.cxc.services.sampling import cxc_run_create
@@ -37,8 +37,8 @@ class CxcConfig(AppConfig):
                     Stage.CXC_STS: simulate.rating_answer,
                     Stage.CXC_SITS: simulate.rating_answer,
                 },
-                demo_arguments=demo.add_arguments,
-                demo=demo.run_demo,
+                demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
+                demo=lazy("annotation.flows.cxc.demo:run_demo"),
                 check_config=cxc_check_config,
                 settings=SETTINGS,
                 create_run=cxc_run_create,

@@ -9,8 +9,8 @@ class EccvConfig(AppConfig):
     verbose_name = "ECCV Caption"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register
-        from annotation.flows.eccv import demo, inputs, quality, simulate
+        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flows.eccv import inputs, simulate
         from annotation.flows.eccv.selectors import (
             eccv_answer_shares,
             eccv_funnel,
@@ -45,10 +45,10 @@ class EccvConfig(AppConfig):
                 run_kind=RunKind.ECCV,
                 task_types=(EccvJudgmentTask(),),
                 answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
-                demo_arguments=demo.add_arguments,
-                demo=demo.run_demo,
-                datasheet_quality=quality.eccv_datasheet_quality,
-                quality_sweep=demo.eccv_quality_sweep,
+                demo_arguments=lazy("annotation.flows.eccv.demo:add_arguments"),
+                demo=lazy("annotation.flows.eccv.demo:run_demo"),
+                datasheet_quality=lazy("annotation.flows.eccv.quality:eccv_datasheet_quality"),
+                quality_sweep=lazy("annotation.flows.eccv.demo:eccv_quality_sweep"),
                 api_urls="annotation.flows.eccv.urls",
                 check_config=eccv_check_config,
                 settings=SETTINGS,

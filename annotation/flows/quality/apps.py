@@ -10,8 +10,8 @@ class QualityConfig(AppConfig):
     verbose_name = "Caption-quality judgments"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register
-        from annotation.flows.quality import demo, inputs, simulate
+        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flows.quality import inputs, simulate
         from annotation.flows.quality.services.candidates import (
             quality_check_config,
             quality_run_create,
@@ -40,8 +40,8 @@ class QualityConfig(AppConfig):
                     Stage.QUALITY_BINARY: simulate.quality_answer,
                     Stage.QUALITY_PREFERENCE: simulate.quality_answer,
                 },
-                demo_arguments=demo.add_arguments,
-                demo=demo.run_demo,
+                demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
+                demo=lazy("annotation.flows.quality.demo:run_demo"),
                 check_config=quality_check_config,
                 settings=SETTINGS,
                 create_run=quality_run_create,
