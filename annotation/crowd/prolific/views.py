@@ -34,9 +34,11 @@ from annotation.crowd.prolific.studies import (
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.permissions import Action, require
+from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
 from annotation.task_forms import task_form_submit
+from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -159,7 +161,10 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if error is None:
             return HttpResponseRedirect(completion_url(batch, COMPLETED))
     view = hit_view(hit_id=assignment.hit_id)
-    return render(request, view["template"], {**view, "error": error}, status=400 if error else 200)
+    key = page_key(assignment_id=assignment.pk)
+    return task_render(
+        request, view=view, key=key, context={"error": error}, status=400 if error else 200
+    )
 
 
 @login_required
