@@ -5,12 +5,14 @@ of every image, and every caption) and every byte the browser receives, but no c
 images. Before this change image URLs named the COCO file and the served file had its own
 size: such a client answered BISON stage 3 without looking at an image."""
 
+import hashlib
 import io
 import json
 import math
 import re
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from PIL import Image as PILImage
 
@@ -321,3 +323,28 @@ def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
     assert client.get(url[a.pk]).status_code == 200 and fetched == []
     assert image_cached(image=a)[:2] == b"\xff\xd8"
     assert Hit.objects.filter(batch=batch).exists()
+
+
+def test_renderings_differ_in_bytes_but_not_to_a_perceptual_hash():
+    """Renderings defeat a byte hash; a perceptual hash still sees one image in them, which is
+    why image-disjoint stages never show a worker one image twice (issue 25)."""
+    rng = np.random.default_rng(1)
+    pictures = []
+    for _ in range(2):
+        grid = rng.integers(0, 256, size=(6, 8, 3), dtype=np.uint8)
+        source = io.BytesIO()
+        PILImage.fromarray(grid).resize((160, 120), PILImage.Resampling.BICUBIC).save(
+            source, format="PNG"
+        )
+        pictures.append(reencode(source.getvalue()))
+    renderings = [image_service.render_variant(pictures[0], seed=bytes([n])) for n in range(4)]
+    assert len({hashlib.sha256(r).digest() for r in renderings}) == 4
+
+    def dhash(body):
+        with PILImage.open(io.BytesIO(body)) as opened:
+            grey = np.asarray(opened.convert("L").resize((9, 8)), dtype=np.float32)
+        return (grey[:, 1:] > grey[:, :-1]).flatten()
+
+    same = max(int((dhash(r) != dhash(pictures[0])).sum()) for r in renderings)
+    other = int((dhash(pictures[1]) != dhash(pictures[0])).sum())
+    assert same < other
