@@ -363,3 +363,20 @@ def test_refused_posts_write_no_worker_row(mt, paired_run):
     for n, token in tokens.items():  # expired after the page was opened
         assert post(n, nones(hit), token).status_code == 400
     assert rows() == (2, 2, 0)
+
+
+def test_frame_images_are_the_assignments_own_and_end_with_its_answers(mt, paired_run):
+    """Issue 25: MTurk's frame gets image URLs keyed by the HIT and MTurk's assignment id
+    (nothing is stored here before the answers), so two workers' URLs differ and a page's
+    images stop loading once its answers arrived."""
+    batch = stage2(mt, paired_run, items_per_hit=2, assignments_per_hit=2)
+    hit = batch.hits.order_by("position").first()
+    taken = mt.take(batch, "W1")
+    page = open_page(mt, hit, "W1", taken.provider_assignment_id).content.decode()
+    other = open_page(mt, hit, "W2", "OTHER".ljust(30, "X")).content.decode()
+    urls = re.findall(r'<img src="(/img/[^"]+)"', page)
+    assert len(urls) == 4 and not set(urls) & set(re.findall(r'<img src="(/img/[^"]+)"', other))
+    assert {mt.http.get(url).status_code for url in urls} == {200}
+    assert mt.post(taken, first_captions(hit)).status_code == 200  # stored, unconfirmed
+    assert {mt.http.get(url).status_code for url in urls} == {404}
+    assert mt.http.get(re.findall(r'<img src="(/img/[^"]+)"', other)[0]).status_code == 200
