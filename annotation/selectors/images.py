@@ -26,8 +26,10 @@ SALT = "crowdvl.images.page"
 # worker of the HIT (selectors/work.py) and filled in for each page (`with_page_key`).
 PLACEHOLDER = "{page-key}"
 URL_PREFIX = "/img/"
-# Renderings of each image (services/images.py): a HIT showing one image twice gets a
-# different one each time (up to VARIANTS times: more than a HIT's questions).
+# Renderings of each image (services/images.py): a page's first showing of an image takes
+# one of the first FIRST_VARIANTS (made ahead by the caching job), a page showing it again
+# the next ones, different each time up to VARIANTS showings (more than a HIT's questions).
+FIRST_VARIANTS = 4
 VARIANTS = 24
 
 
@@ -152,9 +154,9 @@ def served_image(
 
 
 def variant_for(*, key: str, image_id: int, occurrence: int) -> int:
-    """Which rendering a page shows an image in: from a secret, so nothing in the URL tells
-    two pages' renderings apart; a HIT's repeats of one image get consecutive ones."""
+    """Which rendering a page shows an image in: drawn from a secret, so nothing in the URL
+    tells which; a page's repeats of one image get the following ones."""
     digest = hmac.new(
         settings.SECRET_KEY.encode(), f"image-variant:{key}:{image_id}".encode(), hashlib.sha256
     ).digest()
-    return (int.from_bytes(digest[:4], "big") + occurrence) % VARIANTS
+    return (int.from_bytes(digest[:4], "big") % FIRST_VARIANTS + occurrence) % VARIANTS

@@ -21,6 +21,7 @@ from PIL import Image as PILImage
 from PIL import ImageEnhance, ImageFilter, UnidentifiedImageError
 
 from annotation.models import Batch, BatchImage, Hit, HitImage, Image, ImageSource, Job, Worker
+from annotation.selectors.images import FIRST_VARIANTS
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -239,6 +240,8 @@ def images_cache_job(*, job_id: int) -> None:
         for n, image in enumerate(images, start=1):
             try:
                 image_cached(image=image)
+                for variant in range(FIRST_VARIANTS):  # what a page's first showing serves
+                    image_variant(image_id=image.pk, variant=variant)
             except ImageUnavailable:
                 failed += 1
             if n % 25 == 0 or n == len(images):
