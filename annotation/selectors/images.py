@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core import signing
+from django.db import connection
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
@@ -91,14 +92,22 @@ class ServedImage:
     variant: int
 
 
+# An image request's one statement: plain SQL, as the task page's (the ORM's compiling of it
+# cost more than running it).
+_OPEN_SQL = f"""
+SELECT a.hit_id, a.accepted_at, b.assignment_duration_seconds
+FROM annotation_assignment a
+JOIN annotation_hit h ON h.id = a.hit_id
+JOIN annotation_batch b ON b.id = h.batch_id
+WHERE a.id = %s AND a.state = '{AssignmentState.ACCEPTED}'"""
+
+
 def _open_hit(key: str, payload: Any) -> int | None:
     """The HIT of the page key's assignment while it is open (one query), else None."""
     if isinstance(payload, int):
-        row = (
-            Assignment.objects.filter(pk=payload, state=AssignmentState.ACCEPTED)
-            .values_list("hit_id", "accepted_at", "hit__batch__assignment_duration_seconds")
-            .first()
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(_OPEN_SQL, [payload])
+            row = cursor.fetchone()
         if row is None or row[1] < timezone.now() - timedelta(seconds=row[2]):
             return None  # submitted, abandoned, returned, rejected, or past its time
         return int(row[0])
