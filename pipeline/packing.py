@@ -54,7 +54,3 @@ def _clashes(items: Sequence[frozenset[Hashable]]) -> bool:
         seen |= item_images
     return False
 
-
-def disjoint_from(item_images: frozenset[Hashable], shown: set[Hashable]) -> bool:
-    """Whether an item (gold, say) may join a HIT already showing `shown`."""
-    return not shown & item_images
