@@ -53,4 +53,3 @@ def _clashes(items: Sequence[frozenset[Hashable]]) -> bool:
             return True
         seen |= item_images
     return False
-
