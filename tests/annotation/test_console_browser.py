@@ -1,8 +1,9 @@
 """A full COCO-BISON run driven in headless Chromium, from upload to download, with no command
 line: a researcher (a project member, not staff) signs in, uploads a COCO captions file,
 creates a run, starts stage 1 from the run page, launches and publishes stage 2, invites
-three local workers who open their links in their own browsers and answer, launches stage 3
-for the two others, starts the export and downloads its files."""
+local workers who open their links in their own browsers and answer, launches stage 3 for
+the others (two per HIT: nobody takes two HITs showing one image), starts the export and
+downloads its files."""
 
 import re
 from pathlib import Path
