@@ -10,7 +10,7 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment, AssignmentState, Hit, Image
 
@@ -108,8 +109,15 @@ def _open_hit(key: str, payload: Any) -> int | None:
         with connection.cursor() as cursor:
             cursor.execute(_OPEN_SQL, [payload])
             row = cursor.fetchone()
-        if row is None or row[1] < timezone.now() - timedelta(seconds=row[2]):
-            return None  # submitted, abandoned, returned, rejected, or past its time
+        if row is None:
+            return None  # submitted, abandoned, returned or rejected
+        accepted = row[1]
+        if isinstance(accepted, str):
+            accepted = parse_datetime(accepted)
+        if timezone.is_naive(accepted):  # SQLite's raw rows: UTC without a zone
+            accepted = accepted.replace(tzinfo=UTC)
+        if accepted < timezone.now() - timedelta(seconds=row[2]):
+            return None  # past its time
         return int(row[0])
     if not (
         isinstance(payload, list)
