@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.models import Batch
 from annotation.permissions import Action, require
+from annotation.selectors.images import with_staff_images
 from annotation.selectors.preview import batch_preview
 from annotation.services.assignments import answers_read
 from annotation.task_forms import answers_from
@@ -49,4 +50,7 @@ def batch_preview_page(request: HttpRequest, batch_id: int, number: int = 1) -> 
         "back": reverse("batch-launch", args=[batch.pk]),
     }
     context = {**page.view, "instructions": page.instructions, "error": error, "preview": preview}
-    return render(request, page.view["template"], context, status=400 if error else 200)
+    response = render(request, page.view["template"], context, status=400 if error else 200)
+    # Workers' image URLs need an assignment: the preview loads them as a researcher does.
+    response.content = with_staff_images(response.content, page.view["image_places"])
+    return response

@@ -1,5 +1,5 @@
-"""Images of the task and review pages: by a batch's opaque token (workers, any provider) or
-by id (researchers of the dataset's runs, staff)."""
+"""Images of the task and review pages: by a page key and place (workers, any provider:
+selectors/images.py) or by id (researchers of the dataset's runs, staff)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from django.shortcuts import get_object_or_404
 
 from annotation.models import Image, ImageSource
 from annotation.permissions import Action, is_staff, require, visible_runs
-from annotation.selectors.images import batch_image_id
+from annotation.selectors.images import served_image
+from annotation.selectors.work import hit_image_places
 from annotation.services.images import (
     ImageUnavailable,
     cache_path,
-    cache_path_for,
     image_cached,
+    image_variant,
 )
 
 
@@ -41,18 +42,20 @@ def _jpeg_response(data: bytes) -> HttpResponse:
     return response
 
 
-def batch_image(request: HttpRequest, token: str) -> HttpResponse:
-    """An image of a batch's pages, by the batch's random token for it. Once cached on disk
-    it is served with no SQL (the token's image from memory): 20 of a HIT page's requests."""
-    image_id = batch_image_id(token)
-    if image_id is None:
+def question_image(request: HttpRequest, key: str, place: str) -> HttpResponse:
+    """An image of a worker's page: `key` is the page's signed key (its assignment), `place`
+    the question's position and the image's slot. 404 once the assignment has ended. One
+    query (is the assignment open?); the HIT's places come from memory and the rendering
+    from disk."""
+    shown = served_image(key=key, place=place, places=hit_image_places)
+    if shown is None:
         raise Http404("no such image")
     try:
-        return _jpeg_response(cache_path_for(image_id).read_bytes())
+        return _jpeg_response(image_variant(image_id=shown.image_id, variant=shown.variant))
     except FileNotFoundError:  # not cached yet: fetch (local files) or wait for the job
-        return _image_response(
-            get_object_or_404(Image.objects.select_related("dataset"), pk=image_id)
-        )
+        image = get_object_or_404(Image.objects.select_related("dataset"), pk=shown.image_id)
+        _image_response(image)  # caches the canonical rendering, or 404
+        return _jpeg_response(image_variant(image_id=shown.image_id, variant=shown.variant))
 
 
 @login_required

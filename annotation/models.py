@@ -429,6 +429,21 @@ class BatchImage(models.Model):
         return f"image of batch {self.batch_id}"
 
 
+class HitImage(models.Model):
+    """An image a HIT's questions show, for stages whose HITs are image-disjoint
+    (`TaskType.images_disjoint`): the claim gives nobody a HIT showing an image they had in
+    another HIT (`image_seen_before`), so no worker sees one image in two questions."""
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="shown_images")
+    image = models.ForeignKey(Image, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hit", "image"], name="hit_image_once")]
+
+    def __str__(self) -> str:
+        return f"image of HIT {self.hit_id}"
+
+
 class Question(models.Model):
     """One item inside a HIT. Server side only: `swapped` says which side the positive is on."""
 

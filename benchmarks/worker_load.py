@@ -7,7 +7,7 @@ thousands of open assignments and invited workers, then drives N concurrent clie
 - bare:        GET of a DRF endpoint reading one row (no session, no template): the floor;
 - task page:   GET of a worker's task page (session, invitation check, HIT view, template);
 - cycle:       claim (GET next -> 302) -> render (GET the page) -> the page's images (GET
-               /img/<token>, re-encoded JPEGs from the proxy's cache) -> submit (POST -> 302);
+               /img/<page key>/<place>, renderings from the proxy's cache) -> submit (POST -> 302);
 - bare cycle:  the same number of requests as one cycle, all to the bare endpoint.
 
 The client is asyncio over raw sockets (gunicorn's sync workers close each connection) and
@@ -89,10 +89,11 @@ def build(images: int, clients: int, folder: Path) -> dict:
     from annotation.crowd.local.invitations import invitation_consent, invitations_create
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import ImageSource, Stage
+    from annotation.selectors.images import FIRST_VARIANTS
     from annotation.selectors.invitations import run_consent
     from annotation.services.batches import batch_create, batch_publish
     from annotation.services.datasets import dataset_import
-    from annotation.services.images import image_cached
+    from annotation.services.images import image_cached, image_variant
     from annotation.services.runs import run_create
 
     call_command("migrate", verbosity=0)
@@ -139,6 +140,8 @@ def build(images: int, clients: int, folder: Path) -> dict:
     )
     for image in dataset.images.all():
         image_cached(image=image)
+        for variant in range(FIRST_VARIANTS):  # as the caching job does
+            image_variant(image_id=image.pk, variant=variant)
     version = run_consent(run)["version"]
     tokens = []
     for invitation in invitations_create(run=run, labels=[f"w{i}" for i in range(clients)]):

@@ -30,7 +30,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
-    path("img/<str:token>", image_views.batch_image, name="batch-image"),
+    path("img/<str:key>/<str:place>", image_views.question_image, name="question-image"),
     path("staff/images/<int:image_id>/", image_views.staff_image, name="staff-image"),
     path("", researcher_views.dashboard, name="dashboard"),
     path("projects/", project_views.projects_page, name="projects"),

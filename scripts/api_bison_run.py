@@ -31,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample" / "coco_captions_val2014.subset.json"
 DONE = ("succeeded", "failed", "cancelled")
+MAX_SIMULATED = 100  # the simulate operation's limit
 
 
 class ApiError(RuntimeError):
@@ -143,15 +144,25 @@ def run_stage(api: Api, run_id: int, stage: str, args: argparse.Namespace) -> di
     batch = api.publish(batch["id"], timeout=args.job_timeout, poll=args.poll)
     api.log(f"  batch {batch['id']} {batch['status']}")
     if args.provider == "simulated":
-        done = api.call(
-            "POST",
-            f"/api/batches/{batch['id']}/simulate/",
-            {"workers": args.workers, "accuracy": args.accuracy, "seed": args.seed},
-        )
-        api.log(f"  simulated: {done['assignments']} assignments by {done['workers']} workers")
+        workers = args.workers
+        while True:
+            done = api.call(
+                "POST",
+                f"/api/batches/{batch['id']}/simulate/",
+                {"workers": workers, "accuracy": args.accuracy, "seed": args.seed},
+            )
+            api.log(f"  simulated: {done['assignments']} assignments by {done['workers']} workers")
+            status = api.call("GET", f"/api/batches/{batch['id']}/")["status"]
+            if status == "completed" or workers >= MAX_SIMULATED:
+                break
+            # Nobody takes two stage-3 HITs showing one image: a small crowd leaves HITs none
+            # of its workers may take. More simulated workers (the first ones find nothing).
+            workers = min(MAX_SIMULATED, 2 * workers)
     else:
         api.log(f"  waiting for the invited workers to finish batch {batch['id']} ...")
-    batch = api.wait_batch(batch["id"], timeout=args.stage_timeout, poll=args.poll)
+    # Simulated work is done when the call returns: nothing more will come.
+    timeout = args.stage_timeout if args.provider == "local" else 0
+    batch = api.wait_batch(batch["id"], timeout=timeout, poll=args.poll)
     held = api.call("GET", f"/api/reviews/?run={run_id}&batch={batch['id']}&status=open")
     api.log(f"  batch {batch['id']} {batch['status']}")
     if held["count"]:

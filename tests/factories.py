@@ -174,6 +174,35 @@ def selection_done_factory(run, *, workers: int = 2, accuracy: float = 1.0, seed
     return batch
 
 
+def verify_every_hit(batch, picks, *, after_first=None):
+    """Answer every HIT of a BISON stage-3 batch, one worker per role in `picks` (role ->
+    answer for a question) per HIT. Nobody may take two HITs showing one image (issue 25), so
+    a role is played by a fresh worker per HIT ("v1", "v1-2", ...); with as many roles as
+    workers per HIT, each HIT is full before the next one is claimed. `after_first` runs once
+    the first role answered the first HIT. Returns the assignments."""
+    from annotation.services.assignments import (
+        assignment_claim_next,
+        assignment_submit,
+        worker_get_or_create,
+    )
+
+    assert len(picks) == batch.assignments_per_hit
+    done = []
+    for n in range(batch.hits.count()):
+        for role, pick in picks.items():
+            name = role if n == 0 else f"{role}-{n + 1}"
+            worker = worker_get_or_create(provider=batch.provider, external_id=name)
+            assignment = assignment_claim_next(batch=batch, worker=worker)
+            assert assignment.hit.position == n  # the HIT before is full
+            questions = assignment.hit.questions.select_related("item")
+            answers = {f"q{q.position}": pick(q) for q in questions}
+            assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+            done.append(assignment)
+            if after_first is not None and len(done) == 1:
+                after_first()
+    return done
+
+
 def database_name() -> str:
     return connection.settings_dict["NAME"]
 

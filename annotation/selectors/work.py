@@ -10,20 +10,21 @@ from django.db import connection
 
 from annotation.models import Hit, Question
 from annotation.selectors.hit_cache import hit_cached
-from annotation.selectors.images import batch_image_links
+from annotation.selectors.images import ImageLinks, image_places
 from annotation.selectors.invitations import consent_version
 from annotation.selectors.run_texts import run_instructions
 from annotation.tasktypes import task_type_for
 
-# A HIT's questions, their items and the batch's image tokens never change once the HIT
-# exists (a re-offer makes a new HIT), so every worker of the HIT gets the same view: built
-# once (selectors/hit_cache.py), then read from memory with no SQL (the page's template
-# caches the rendered questions per process).
+# A HIT's questions and their items never change once the HIT exists (a re-offer makes a
+# new HIT), so every worker of the HIT gets the same view: built once
+# (selectors/hit_cache.py), then read from memory with no SQL (the page's template caches
+# the rendered questions per process). Its image URLs hold a placeholder for the page key,
+# filled in per assignment (`task_pages.task_render`).
 
 
 def hit_view(*, hit_id: int) -> dict[str, Any]:
     return hit_cached(
-        f"hit-view:v1:{hit_id}",
+        f"hit-view:v2:{hit_id}",
         lambda: _hit_view(Hit.objects.select_related("batch").get(pk=hit_id)),
     )
 
@@ -99,21 +100,26 @@ def hit_questions(*, hit_id: int) -> list[Question]:
 def _hit_view(hit: Hit) -> dict[str, Any]:
     task = task_type_for(hit.batch.stage)
     questions = hit_questions(hit_id=hit.pk)
-    images = batch_image_links(
-        batch=hit.batch,
-        image_ids={q.item.positive_id for q in questions}
-        | {q.item.negative_id for q in questions if q.item.negative_id},
-    )
+    images = ImageLinks()
+    shown = [
+        {
+            "key": f"q{q.position}",
+            "number": q.position + 1,
+            **task.question_view(question=q, images=images.question(q.position)),
+        }
+        for q in questions
+    ]
     return {
         "hit_id": hit.pk,
         "template": task.template_name,
         "title": task.title,
-        "questions": [
-            {
-                "key": f"q{q.position}",
-                "number": q.position + 1,
-                **task.question_view(question=q, images=images),
-            }
-            for q in questions
-        ],
+        "questions": shown,
+        # Server side only (never rendered): what each image URL of the page shows.
+        "image_places": image_places(images.places),
     }
+
+
+def hit_image_places(hit_id: int) -> dict[str, tuple[int, int]]:
+    """What each `/img/<page key>/<place>` of the HIT's pages shows (cached with its view)."""
+    places: dict[str, tuple[int, int]] = hit_view(hit_id=hit_id)["image_places"]
+    return places

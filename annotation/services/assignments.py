@@ -46,6 +46,7 @@ from annotation.selectors.work import hit_questions
 from annotation.services import worker_sql
 from annotation.services.events import event_record
 from annotation.services.gold import gold_seen_before
+from annotation.services.images import image_seen_before
 from annotation.services.notifications import owner_notify
 from annotation.services.runs import run_status_follow
 from annotation.tasktypes import task_type_for
@@ -209,6 +210,7 @@ def assignment_claim_next(
             .exclude(assignments__worker=worker)
             .exclude(judged_before(worker))  # the same items, judged again
             .exclude(gold_seen_before(worker))  # a gold copy of an item they had
+            .exclude(image_seen_before(worker))  # an image they had in another HIT
             .annotate(active=Coalesce(Subquery(active), Value(0)))
             .filter(
                 active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))

@@ -39,8 +39,12 @@ from annotation.services.checks import (
     check_reward,
 )
 from annotation.services.events import event_record
-from annotation.services.gold import gold_warnings
-from annotation.services.images import batch_images_create, images_cache_start
+from annotation.services.gold import gold_warnings, item_images
+from annotation.services.images import (
+    batch_images_create,
+    hit_images_create,
+    images_cache_start,
+)
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status, run_status_follow
 from annotation.services.speed_policy import speed_warnings
@@ -215,6 +219,13 @@ def batch_create(
         shown = [item for _, _, item in placed]
         image_ids = {i.positive_id for i in shown} | {i.negative_id for i in shown if i.negative_id}
         batch_images_create(batch=batch, image_ids=image_ids)
+        if task.images_disjoint:
+            hit_images_create(
+                hits=[
+                    (hit, {pk for item in plan for pk in item_images(item)})
+                    for hit, plan in zip(hits, plans, strict=True)
+                ]
+            )
         # Local files are read on request; simulated workers never load an image.
         if (
             run.dataset.image_source != ImageSource.LOCAL_DIR

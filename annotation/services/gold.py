@@ -158,25 +158,40 @@ def gold_place(
     draw: random.Random,
     per_hit: Sequence[int] | None = None,
     weight: dict[int, float] | None = None,
+    images: Callable[[Item], frozenset[int]] | None = None,
 ) -> list[list[Item]]:
     """Put `per_hit[n]` items (default one) of every pool `n` into each HIT, distinct within
     the HIT, at positions from `draw` (a secret source). Copies are used evenly (the least
     used first: every copy one more HIT keeps a worker who had its item out of), and among
-    equally used ones in proportion to `weight` (by pk; default equal)."""
+    equally used ones in proportion to `weight` (by pk; default equal). With `images`, a
+    copy only joins a HIT showing none of its images (image-disjoint stages)."""
     counts = list(per_hit) if per_hit is not None else [1] * len(pools)
     weights = weight or {}
     uses: dict[int, int] = {}
     for plan in plans:
+        shown = {pk for item in plan for pk in images(item)} if images else set()
         for pool, count in zip(pools, counts, strict=True):
             usable = [item for item in pool if weights.get(item.pk, 1.0) > 0]
             for _ in range(min(count, len(usable))):
+                if images:
+                    usable = [item for item in usable if not images(item) & shown]
+                    if not usable:
+                        break
                 fewest = min(uses.get(item.pk, 0) for item in usable)
                 tier = [item for item in usable if uses.get(item.pk, 0) == fewest]
                 item = draw.choices(tier, weights=[weights.get(i.pk, 1.0) for i in tier])[0]
                 usable.remove(item)
                 uses[item.pk] = uses.get(item.pk, 0) + 1
                 plan.insert(draw.randint(0, len(plan)), item)
+                if images:
+                    shown |= images(item)
     return plans
+
+
+def item_images(item: Item) -> frozenset[int]:
+    """The images a question about `item` shows (every task shows its positive and, if any,
+    its negative)."""
+    return frozenset(pk for pk in (item.positive_id, item.negative_id) if pk is not None)
 
 
 def gold_seen_before(worker: Worker) -> Exists:

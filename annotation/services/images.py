@@ -1,10 +1,14 @@
 """Images as workers receive them: fetched from the dataset's source, decoded, and re-encoded
 into one fixed-size JPEG without metadata, so neither a name, a header nor the image's size
-identifies the COCO image. Cached on disk by image pk (never exposed by name)."""
+identifies the COCO image. Cached on disk by image pk (never exposed by name); workers get
+renderings of it (`image_variant`), a different one wherever a page shows an image twice."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
+import random
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,10 +16,12 @@ from pathlib import Path
 import requests
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from PIL import Image as PILImage
-from PIL import ImageFilter, UnidentifiedImageError
+from PIL import ImageEnhance, ImageFilter, UnidentifiedImageError
 
-from annotation.models import Batch, BatchImage, Image, ImageSource, Job
+from annotation.models import Batch, BatchImage, Hit, HitImage, Image, ImageSource, Job, Worker
+from annotation.selectors.images import FIRST_VARIANTS
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -39,7 +45,9 @@ class ImageUnavailable(Exception):
 
 
 def batch_images_create(*, batch: Batch, image_ids: Iterable[int]) -> int:
-    """A random token per image of the batch (in batch_create's transaction)."""
+    """The images a batch shows (in batch_create's transaction): what the caching job fetches
+    and the publish check looks for. Their tokens are no longer served (issue 25: pages name
+    images per question and assignment, selectors/images.py)."""
     rows = [
         BatchImage(batch=batch, image_id=pk, token=secrets.token_urlsafe(24))
         for pk in sorted(set(image_ids))
@@ -142,11 +150,71 @@ def image_cached(*, image: Image) -> bytes:
     if path.exists():
         return path.read_bytes()
     encoded = reencode(_source_bytes(image))
+    _write_atomic(path, encoded)
+    return encoded
+
+
+def variant_path(image_id: int, variant: int) -> Path:
+    return cache_path_for(image_id).with_name(f"{image_id}.v{variant}.jpg")
+
+
+def render_variant(data: bytes, *, seed: bytes) -> bytes:
+    """Another rendering of a served JPEG: a slightly different crop, brightness and JPEG
+    quality, drawn from `seed`, so no two renderings share their bytes (a byte hash links
+    nothing). A perceptual hash may still match them: what keeps a worker from linking two
+    questions by their images is that nobody is shown one image twice (packing, claim)."""
+    draw = random.Random(seed)
+    with PILImage.open(io.BytesIO(data)) as source:
+        picture = source.convert("RGB")
+    side = round(SIZE * draw.uniform(0.90, 0.97))
+    left, top = draw.randint(0, SIZE - side), draw.randint(0, SIZE - side)
+    picture = picture.crop((left, top, left + side, top + side)).resize(
+        (SIZE, SIZE), PILImage.Resampling.BICUBIC
+    )
+    picture = ImageEnhance.Brightness(picture).enhance(draw.uniform(0.94, 1.06))
+    picture = ImageEnhance.Contrast(picture).enhance(draw.uniform(0.94, 1.06))
+    out = io.BytesIO()
+    picture.save(out, format="JPEG", quality=draw.randint(82, 92), optimize=True)
+    return out.getvalue()
+
+
+def image_variant(*, image_id: int, variant: int) -> bytes:
+    """The served bytes of one rendering of an image, made once from its cached re-encoding
+    and kept on disk (FileNotFoundError while the image itself is not cached)."""
+    path = variant_path(image_id, variant)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    base = cache_path_for(image_id).read_bytes()
+    seed = hmac.new(
+        settings.SECRET_KEY.encode(), f"render:{image_id}:{variant}".encode(), hashlib.sha256
+    ).digest()
+    encoded = render_variant(base, seed=seed)
+    _write_atomic(path, encoded)
+    return encoded
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
-    tmp.write_bytes(encoded)
+    tmp.write_bytes(data)
     tmp.replace(path)  # atomic: a reader never sees half a file
-    return encoded
+
+
+def hit_images_create(*, hits: Iterable[tuple[Hit, Iterable[int]]]) -> int:
+    """Record the images each HIT shows (in batch_create's transaction), for the claim's
+    `image_seen_before`."""
+    rows = [HitImage(hit=hit, image_id=pk) for hit, pks in hits for pk in sorted(set(pks))]
+    HitImage.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
+    return len(rows)
+
+
+def image_seen_before(worker: Worker) -> Exists:
+    """HITs (as a filter on Hit) showing an image `worker` had in a HIT they claimed (of an
+    image-disjoint stage): seeing it again would link two questions."""
+    seen = HitImage.objects.filter(hit__assignments__worker=worker).values("image_id")
+    return Exists(HitImage.objects.filter(hit=OuterRef("pk"), image_id__in=seen))
 
 
 def images_cache_start(*, batch: Batch) -> Job:
@@ -172,6 +240,8 @@ def images_cache_job(*, job_id: int) -> None:
         for n, image in enumerate(images, start=1):
             try:
                 image_cached(image=image)
+                for variant in range(FIRST_VARIANTS):  # what a page's first showing serves
+                    image_variant(image_id=image.pk, variant=variant)
             except ImageUnavailable:
                 failed += 1
             if n % 25 == 0 or n == len(images):

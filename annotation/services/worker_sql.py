@@ -74,8 +74,16 @@ GOLD_SEEN_SQL = f"""EXISTS (
   WHERE gq.hit_id = h.id AND gi.kind IN {_GOLD} AND gi.source_id IS NOT NULL
     AND sa.worker_id = %(worker)s)"""
 
+# `image_seen_before`: the HIT shows an image the worker had in a HIT they claimed (rows
+# only for image-disjoint stages).
+IMAGE_SEEN_SQL = """EXISTS (
+  SELECT 1 FROM annotation_hitimage hi
+  JOIN annotation_hitimage si ON si.image_id = hi.image_id
+  JOIN annotation_assignment sa ON sa.hit_id = si.hit_id
+  WHERE hi.hit_id = h.id AND sa.worker_id = %(worker)s)"""
+
 # The HITs a worker may claim; the second NOT EXISTS is `judged_before` (re-offered items),
-# the third `gold_seen_before`.
+# the third `gold_seen_before`, the fourth `image_seen_before`.
 CANDIDATE_SQL = f"""
 SELECT h.id, COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 FROM annotation_hit h
@@ -87,6 +95,7 @@ WHERE h.batch_id = %(batch)s AND h.status = '{HitStatus.OPEN}'
                   JOIN annotation_assignment y ON y.hit_id = o.id
                   WHERE o.reoffered_as_id = h.id AND y.worker_id = %(worker)s)
   AND NOT {GOLD_SEEN_SQL}
+  AND NOT {IMAGE_SEEN_SQL}
   AND (SELECT count(*) FROM annotation_assignment a WHERE a.hit_id = h.id AND {ACTIVE_SQL})
       < COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 ORDER BY h.position LIMIT 1

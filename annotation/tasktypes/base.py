@@ -19,7 +19,9 @@ from annotation.services.gold import (
     gold_copies_create,
     gold_place,
     gold_source,
+    item_images,
 )
+from pipeline.packing import pack_disjoint
 
 
 @dataclass(frozen=True)
@@ -122,19 +124,36 @@ class TaskType(ABC):
         size = items_per_hit
         if self.gold_within_hit:  # gold takes places of the HIT's items_per_hit
             size = max(1, items_per_hit - sum(per_hit))
-        plans = [items[i : i + size] for i in range(0, len(items), size)]
+        plans = self.pack(items, size)
         if not any(per_hit):
             return plans
         draw = random.Random(f"{seed}:gold")
         return gold_place(
-            plans=plans, pools=pools, draw=draw, per_hit=per_hit, weight=copies.weight
+            plans=plans,
+            pools=pools,
+            draw=draw,
+            per_hit=per_hit,
+            weight=copies.weight,
+            images=item_images if self.images_disjoint else None,
         )
 
     def plan_paper(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
         """The HITs of a run whose `gold_source` is "paper": the paper's gold, if it had any."""
-        return [items[i : i + items_per_hit] for i in range(0, len(items), items_per_hit)]
+        return self.pack(items, items_per_hit)
+
+    # Whether no worker may see one image in two questions (issue 25): HITs are packed
+    # image-disjoint and the claim gives nobody a HIT showing an image they had before
+    # (`HitImage`, `image_seen_before`). For stages where an image appears in several items.
+    images_disjoint = False
+
+    def pack(self, items: list[Item], size: int) -> list[list[Item]]:
+        """Items in HITs of at most `size`, in their order; image-disjoint if the stage is."""
+        if not self.images_disjoint:
+            return [items[i : i + size] for i in range(0, len(items), size)]
+        packed = pack_disjoint([item_images(item) for item in items], size)
+        return [[items[i] for i in hit] for hit in packed.hits]
 
     # The gold kinds this stage's batches may hold (empty: the stage has no gold). With the
     # run's `gold_source` "established", a batch of the stage with no gold question gets a

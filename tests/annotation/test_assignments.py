@@ -27,10 +27,7 @@ def worker(name):
 
 
 def first_captions(assignment):
-    return {
-        f"q{q.position}": str(min(c.coco_id for c in q.item.positive.captions.all()))
-        for q in assignment.hit.questions.all()
-    }
+    return {f"q{q.position}": "c0" for q in assignment.hit.questions.all()}
 
 
 def test_claim_submit_and_never_the_same_hit_twice(selection):
@@ -53,7 +50,11 @@ def test_a_hit_takes_only_its_number_of_workers(paired_run):
     selection_done_factory(paired_run)
     verification = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+            run=paired_run,
+            stage=Stage.BISON_VERIFICATION,
+            provider="local",
+            items_per_hit=100,
+            limit=1,  # one HIT (stage 3 packs HITs image-disjoint: the toy run's need two)
         )
     )
     assert verification.hits.count() == 1

@@ -539,3 +539,31 @@ def test_a_calibration_batch_takes_a_limited_number_of_items(quality_run, admin_
     with pytest.raises(InputError) as caught:
         batch_create(run=run, stage=Stage.QUALITY_PREFERENCE, provider="local", limit=0)
     assert caught.value.field == "limit"
+
+
+def test_gold_joins_only_hits_showing_none_of_its_images_in_an_image_disjoint_stage():
+    """Issue 25: a gold copy showing an image its HIT already shows would link two
+    questions; with `images` gold_place skips such copies (no database needed)."""
+    from annotation.models import Item
+    from annotation.services.gold import item_images
+
+    plans = [
+        [Item(pk=1, positive_id=10, negative_id=11), Item(pk=2, positive_id=12, negative_id=13)],
+        [Item(pk=3, positive_id=20, negative_id=21)],
+    ]
+    pool = [
+        Item(pk=100 + n, positive_id=p, negative_id=q)
+        for n, (p, q) in enumerate([(10, 30), (20, 31), (40, 41)])
+    ]
+    placed = gold_place(
+        plans=[list(p) for p in plans],
+        pools=[pool],
+        draw=random.Random(0),
+        per_hit=[2],
+        images=item_images,
+    )
+    for plan in placed:
+        shown = [pk for item in plan for pk in item_images(item)]
+        assert len(shown) == len(set(shown))
+    assert {i.pk for i in placed[0]} == {1, 2, 101, 102}
+    assert {i.pk for i in placed[1]} == {3, 100, 102}

@@ -5,25 +5,33 @@ of every image, and every caption) and every byte the browser receives, but no c
 images. Before this change image URLs named the COCO file and the served file had its own
 size: such a client answered BISON stage 3 without looking at an image."""
 
+import hashlib
 import io
 import json
 import math
 import re
+from datetime import timedelta
 
+import numpy as np
 import pytest
 from PIL import Image as PILImage
 
 from annotation.models import (
-    BatchImage,
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStatus,
     Hit,
     Image,
     Item,
     ItemKind,
     Job,
+    Question,
     Run,
     RunStatus,
     Stage,
 )
+from annotation.selectors.work import hit_image_places
 from annotation.services import images as image_service
 from annotation.services.assignments import (
     assignment_claim_next,
@@ -83,10 +91,7 @@ def big_run(tmp_path):
     )
     selector = worker_get_or_create(provider="local", external_id="selector")
     taken = assignment_claim_next(batch=selection, worker=selector)
-    answers = {
-        f"q{q.position}": str(q.item.positive.captions.get().coco_id)
-        for q in taken.hit.questions.select_related("item__positive")
-    }
+    answers = {f"q{q.position}": "c0" for q in taken.hit.questions.select_related("item__positive")}
     assignment_submit(assignment_id=taken.pk, worker=selector, answers=answers)
     return run, document, folder
 
@@ -132,26 +137,39 @@ def test_a_client_with_the_coco_file_and_every_byte_sent_answers_stage3_at_chanc
     run, document, folder = big_run
     verification = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=1000
+            run=run,
+            stage=Stage.BISON_VERIFICATION,
+            provider="local",
+            items_per_hit=1000,
+            assignments_per_hit=1,
         )
     )
-    hit = verification.hits.get()
-    assert hit.questions.count() >= 400
-    worker = join(client, run, "attacker")
-    assignment = assignment_claim_next(batch=verification, worker=worker)
-    page = client.get(f"/work/assignment/{assignment.pk}/").content
-    fetched = {}
+    assert Question.objects.filter(hit__batch=verification).count() >= 400
+    answers, truth, leaked, fetched = [], [], [], {}
+    # Stage-3 HITs are image-disjoint (each image is in two triples here): a worker per HIT.
+    for hit in verification.hits.order_by("position"):
+        worker = join(client, run, f"attacker-{hit.position}")
+        assignment = assignment_claim_next(batch=verification, worker=worker)
+        assert assignment.hit_id == hit.pk
+        page = client.get(f"/work/assignment/{assignment.pk}/").content
 
-    def fetch(url):
-        if url not in fetched:
-            response = client.get(url)
-            fetched[url] = (response.content, dict(response.headers))
-        return fetched[url]
+        def fetch(url):
+            if url not in fetched:
+                response = client.get(url)
+                fetched[url] = (response.content, dict(response.headers))
+            return fetched[url]
 
-    answers = attack(document, page, fetch)
-    questions = list(hit.questions.order_by("position"))
-    assert len(answers) == len(questions)
-    truth = ["right" if q.swapped else "left" for q in questions]
+        answers += attack(document, page, fetch)
+        truth += ["right" if q.swapped else "left" for q in hit.questions.order_by("position")]
+        places = hit_image_places(hit.pk)
+
+        # The same client against the files themselves (what the old /images/<pk>/ sent).
+        def fetch_original(url, places=places):
+            image = Image.objects.get(pk=places[url.rsplit("/", 1)[1]][0])
+            return (folder / image.file_name).read_bytes(), {}
+
+        leaked += attack(document, page, fetch_original)
+    assert len(answers) == len(truth)
     n = len(truth)
     accuracy = sum(a == t for a, t in zip(answers, truth, strict=True)) / n
     half_width = 2.576 * math.sqrt(0.25 / n)  # the 99% binomial interval around 0.5
@@ -161,29 +179,70 @@ def test_a_client_with_the_coco_file_and_every_byte_sent_answers_stage3_at_chanc
     assert sizes == {(image_service.SIZE, image_service.SIZE)}
     assert {h["Content-Type"] for _, h in fetched.values()} == {"image/jpeg"}
     assert not any("Content-Disposition" in h for _, h in fetched.values())
-
-    # The same client against the files themselves (what the old /images/<pk>/ sent) wins.
-    def fetch_original(url):
-        image = BatchImage.objects.select_related("image").get(token=url.split("/img/")[1]).image
-        return (folder / image.file_name).read_bytes(), {}
-
-    leaked = attack(document, page, fetch_original)
     assert sum(a == t for a, t in zip(leaked, truth, strict=True)) / n > 0.95
 
 
-def test_tokens_are_per_batch_unguessable_and_unknown_ones_404(client, paired_run):
-    first = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
-    second = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
-    a = dict(BatchImage.objects.filter(batch=first).values_list("image_id", "token"))
-    b = dict(BatchImage.objects.filter(batch=second).values_list("image_id", "token"))
-    assert a and b and not set(a.values()) & set(b.values())
-    assert all(len(t) >= 32 for t in a.values())
-    image = Image.objects.get(pk=next(iter(a)))
-    for token in a.values():
-        assert str(image.coco_id) not in token and str(image.pk) != token
-    assert client.get("/img/not-a-token").status_code == 404
-    assert client.get(f"/img/{image.pk}").status_code == 404
-    assert client.get(f"/images/{image.pk}/").status_code == 404  # the old sequential URL
+def test_image_urls_are_per_question_and_assignment_and_end_with_it(client, paired_run):
+    """Issue 25: a URL names the page's assignment (signed) and the question's place, never
+    the image; two workers of one HIT get different URLs; they stop working at submit."""
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run,
+            stage=Stage.BISON_SELECTION,
+            provider="local",
+            items_per_hit=6,
+            assignments_per_hit=2,
+        )
+    )
+    pages = []
+    for name in ("first", "second"):
+        worker = join(client, paired_run, name)
+        assignment = assignment_claim_next(batch=batch, worker=worker)
+        html = client.get(f"/work/assignment/{assignment.pk}/").content.decode()
+        pages.append((assignment, worker, re.findall(r'<img src="(/img/[^"]+)"', html)))
+    (a, worker_a, urls_a), (b, _, urls_b) = pages
+    assert a.hit_id == b.hit_id and len(urls_a) == 12
+    assert len(set(urls_a)) == 12 and not set(urls_a) & set(urls_b)
+    images = Image.objects.filter(pk__in={v[0] for v in hit_image_places(a.hit_id).values()})
+    for url in urls_a:
+        for image in images:
+            assert str(image.coco_id) not in url and image.file_name not in url
+        assert client.get(url).status_code == 200
+    # The same image in two questions of the page: different bytes each time.
+    bodies = {}
+    for url in urls_a:
+        image_id = hit_image_places(a.hit_id)[url.rsplit("/", 1)[1]][0]
+        bodies.setdefault(image_id, set()).add(client.get(url).content)
+    assert any(len(b) > 1 for b in bodies.values())
+    assert all(len(b) == sum(1 for _ in b) for b in bodies.values())
+    # Forged or unknown keys and places are 404s.
+    key = urls_a[0].split("/")[2]
+    assert client.get(f"/img/{key}x/0-0").status_code == 404
+    assert client.get(f"/img/{key}/99-0").status_code == 404
+    assert client.get("/img/not-a-key/0-0").status_code == 404
+    assert client.get(f"/images/{images[0].pk}/").status_code == 404  # the old sequential URL
+    # Submitted: the page's images are gone; the other worker's still load.
+    answers = {f"q{q.position}": "none" for q in a.hit.questions.all()}
+    assignment_submit(assignment_id=a.pk, worker=worker_a, answers=answers)
+    assert client.get(urls_a[0]).status_code == 404
+    assert client.get(urls_b[0]).status_code == 200
+    # Abandoned (returned, timed out): gone too.
+    Assignment.objects.filter(pk=b.pk).update(state=AssignmentState.ABANDONED)
+    assert client.get(urls_b[0]).status_code == 404
+
+
+def test_an_image_url_stops_working_when_its_claim_expires(client, paired_run):
+    batch = batch_publish(
+        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    )
+    worker = join(client, paired_run, "slow")
+    assignment = assignment_claim_next(batch=batch, worker=worker)
+    html = client.get(f"/work/assignment/{assignment.pk}/").content.decode()
+    url = re.findall(r'<img src="(/img/[^"]+)"', html)[0]
+    assert client.get(url).status_code == 200
+    late = assignment.accepted_at - timedelta(seconds=batch.assignment_duration_seconds + 1)
+    Assignment.objects.filter(pk=assignment.pk).update(accepted_at=late)
+    assert client.get(url).status_code == 404
 
 
 def test_eccv_pages_and_images_carry_no_identifier(client, proposed):
@@ -254,11 +313,43 @@ def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
     assert job.state == "succeeded" and job.progress == 100.0
     assert job.result["images"] == 2 and job.result["unavailable"] == 1
     assert sorted(fetched) == sorted([a.coco_url, b.coco_url])
-    tokens = dict(BatchImage.objects.filter(batch=batch).values_list("image_id", "token"))
-    assert client.get(f"/img/{tokens[a.pk]}").status_code == 200
-    assert client.get(f"/img/{tokens[b.pk]}").status_code == 404  # shown as "Unavailable"
+    # Published as if its image were back (publishing refuses images that cannot be shown).
+    Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
+    batch.refresh_from_db()
+    worker = join(client, run, "viewer")
+    assignment = assignment_claim_next(batch=batch, worker=worker)
+    html = client.get(f"/work/assignment/{assignment.pk}/").content.decode()
+    places = hit_image_places(assignment.hit_id)
+    url = {places[u.rsplit("/", 1)[1]][0]: u for u in re.findall(r'<img src="(/img/[^"]+)"', html)}
+    assert client.get(url[a.pk]).status_code == 200
+    assert client.get(url[b.pk]).status_code == 404  # shown as "Unavailable"
     # A request never fetches: a second call serves from the cache only.
     fetched.clear()
-    assert client.get(f"/img/{tokens[a.pk]}").status_code == 200 and fetched == []
+    assert client.get(url[a.pk]).status_code == 200 and fetched == []
     assert image_cached(image=a)[:2] == b"\xff\xd8"
     assert Hit.objects.filter(batch=batch).exists()
+
+
+def test_renderings_differ_in_bytes_but_not_to_a_perceptual_hash():
+    """Renderings defeat a byte hash; a perceptual hash still sees one image in them, which is
+    why image-disjoint stages never show a worker one image twice (issue 25)."""
+    rng = np.random.default_rng(1)
+    pictures = []
+    for _ in range(2):
+        grid = rng.integers(0, 256, size=(6, 8, 3), dtype=np.uint8)
+        source = io.BytesIO()
+        PILImage.fromarray(grid).resize((160, 120), PILImage.Resampling.BICUBIC).save(
+            source, format="PNG"
+        )
+        pictures.append(reencode(source.getvalue()))
+    renderings = [image_service.render_variant(pictures[0], seed=bytes([n])) for n in range(4)]
+    assert len({hashlib.sha256(r).digest() for r in renderings}) == 4
+
+    def dhash(body):
+        with PILImage.open(io.BytesIO(body)) as opened:
+            grey = np.asarray(opened.convert("L").resize((9, 8)), dtype=np.float32)
+        return (grey[:, 1:] > grey[:, :-1]).flatten()
+
+    same = max(int((dhash(r) != dhash(pictures[0])).sum()) for r in renderings)
+    other = int((dhash(pictures[1]) != dhash(pictures[0])).sum())
+    assert same < other

@@ -57,6 +57,13 @@ def stage3(mt, run, assignments_per_hit=2):
     return batch_publish(batch=batch)
 
 
+def hit_votes(run, hit):
+    """The counted votes of the triples in `hit` (stage-3 HITs are image-disjoint, so the
+    toy run's triples fill more than one)."""
+    shown = set(hit.questions.values_list("item_id", flat=True))
+    return {t.votes for t in bison_triples_with_votes(run=run) if t.pk in shown}
+
+
 def open_page(mt, hit, worker, assignment, hit_id=None):
     return mt.http.get(
         f"/mturk/hit/{hit.pk}/",
@@ -78,10 +85,7 @@ def nones(hit):
 
 
 def first_captions(hit):
-    return {
-        f"q{q.position}": str(min(c.coco_id for c in q.item.positive.captions.all()))
-        for q in hit.questions.select_related("item__positive")
-    }
+    return {f"q{q.position}": "c0" for q in hit.questions.select_related("item__positive")}
 
 
 def test_opening_the_page_writes_nothing_and_only_open_hits_of_this_installation_open(
@@ -252,7 +256,7 @@ def test_forged_stage3_work_never_bars_the_real_worker_from_stage2(mt, paired_ru
     s_hit = selection.hits.get()
     mt.submit(mt.take(selection, "SELECTOR"), first_captions(s_hit))
     verification = stage3(mt, paired_run)
-    v_hit = verification.hits.get()
+    v_hit = verification.hits.order_by("position").first()  # the one a worker takes first
     # The attacker posts stage-3 answers under the id of a real worker.
     forged = mt.take(verification, "REALW")
     mt.post(forged, {f"q{q.position}": "left" for q in v_hit.questions.all()})
@@ -271,7 +275,7 @@ def test_an_unconfirmed_stage2_post_bars_no_one_from_stage3_until_confirmed(mt, 
     forged = mt.take(selection, "VICTIM")  # an attacker opens the HIT under VICTIM's id
     assert mt.post(forged, nones(s_hit)).status_code == 200  # stored, unconfirmed
     verification = stage3(mt, paired_run)
-    v_hit = verification.hits.get()
+    v_hit = verification.hits.order_by("position").first()  # the one a worker takes first
     victim = Worker.objects.get(external_id="VICTIM")
     assert not PoolMembership.objects.filter(worker=victim).exists()
     assert pool_bar_reason(run=paired_run, worker=victim, stage=Stage.BISON_VERIFICATION) is None
@@ -280,7 +284,7 @@ def test_an_unconfirmed_stage2_post_bars_no_one_from_stage3_until_confirmed(mt, 
     positive = {f"q{q.position}": ("right" if q.swapped else "left") for q in v_hit.questions.all()}
     mt.submit(real, positive)
     assert real.confirmed and not real.excluded
-    assert {t.votes for t in bison_triples_with_votes(run=paired_run)} == {1}
+    assert hit_votes(paired_run, v_hit) == {1}
     # MTurk then lists the stage-2 assignment: VICTIM did do both stages. Confirmed now, it
     # bars them from stage 3 and their stage-3 work no longer counts.
     mt.remote.setdefault(s_hit.pk, {})[forged.provider_assignment_id] = ("VICTIM", nones(s_hit))
@@ -288,7 +292,7 @@ def test_an_unconfirmed_stage2_post_bars_no_one_from_stage3_until_confirmed(mt, 
     assert Assignment.objects.get(hit=s_hit, worker=victim).confirmed
     real.refresh_from_db()
     assert real.excluded
-    assert {t.votes for t in bison_triples_with_votes(run=paired_run)} == {0}
+    assert hit_votes(paired_run, v_hit) == {0}
     response = open_page(mt, v_hit, "VICTIM", "VICTIMAGAIN".ljust(30, "X"))
     assert response.status_code == 403 and b"different people" in response.content
 
@@ -298,13 +302,12 @@ def test_stage3_answers_are_excluded_once_the_worker_is_confirmed_in_stage2(mt, 
     s_hit = selection.hits.get()
     mt.submit(mt.take(selection, "SELECTOR"), first_captions(s_hit))
     verification = stage3(mt, paired_run)
-    v_hit = verification.hits.get()
+    v_hit = verification.hits.order_by("position").first()  # the one a worker takes first
     questions = list(v_hit.questions.all())
     positive = {f"q{q.position}": ("right" if q.swapped else "left") for q in questions}
     sneaky = mt.take(verification, "SNEAKY")
     mt.submit(sneaky, positive)
-    votes = {t.pk: t.votes for t in bison_triples_with_votes(run=paired_run)}
-    assert set(votes.values()) == {1}
+    assert hit_votes(paired_run, v_hit) == {1}
     # MTurk then reports stage-2 work SNEAKY did before the pools were granted.
     mt.remote.setdefault(s_hit.pk, {})["SNEAKYSELECTION".ljust(30, "X")] = (
         "SNEAKY",
@@ -315,8 +318,7 @@ def test_stage3_answers_are_excluded_once_the_worker_is_confirmed_in_stage2(mt, 
     sneaky_s = Assignment.objects.get(hit=s_hit, worker__external_id="SNEAKY")
     assert sneaky_s.confirmed and not sneaky_s.excluded
     assert sneaky_v.confirmed and sneaky_v.excluded
-    votes = {t.pk: t.votes for t in bison_triples_with_votes(run=paired_run)}
-    assert set(votes.values()) == {0}  # the stage-3 answers no longer count
+    assert hit_votes(paired_run, v_hit) == {0}  # the stage-3 answers no longer count
     assert PoolMembership.objects.get(worker=sneaky_s.worker).stage == Stage.BISON_SELECTION
     v_hit.refresh_from_db()
     assert v_hit.status == HitStatus.OPEN  # its slot is free for a verifier who counts
@@ -361,3 +363,20 @@ def test_refused_posts_write_no_worker_row(mt, paired_run):
     for n, token in tokens.items():  # expired after the page was opened
         assert post(n, nones(hit), token).status_code == 400
     assert rows() == (2, 2, 0)
+
+
+def test_frame_images_are_the_assignments_own_and_end_with_its_answers(mt, paired_run):
+    """Issue 25: MTurk's frame gets image URLs keyed by the HIT and MTurk's assignment id
+    (nothing is stored here before the answers), so two workers' URLs differ and a page's
+    images stop loading once its answers arrived."""
+    batch = stage2(mt, paired_run, items_per_hit=2, assignments_per_hit=2)
+    hit = batch.hits.order_by("position").first()
+    taken = mt.take(batch, "W1")
+    page = open_page(mt, hit, "W1", taken.provider_assignment_id).content.decode()
+    other = open_page(mt, hit, "W2", "OTHER".ljust(30, "X")).content.decode()
+    urls = re.findall(r'<img src="(/img/[^"]+)"', page)
+    assert len(urls) == 4 and not set(urls) & set(re.findall(r'<img src="(/img/[^"]+)"', other))
+    assert {mt.http.get(url).status_code for url in urls} == {200}
+    assert mt.post(taken, first_captions(hit)).status_code == 200  # stored, unconfirmed
+    assert {mt.http.get(url).status_code for url in urls} == {404}
+    assert mt.http.get(re.findall(r'<img src="(/img/[^"]+)"', other)[0]).status_code == 200

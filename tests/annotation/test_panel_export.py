@@ -33,7 +33,10 @@ def test_a_bison_export_names_no_panel_participant(client, paired_run, run_on_co
         )
     )
     driver = PanelDriver(client)
-    for participant in PARTICIPANTS:
+    # Nobody takes two stage-3 HITs showing one image (the toy run's triples fill more than
+    # one HIT): two participants per HIT.
+    participants = [f"{p}{n}" for n in range(batch.hits.count()) for p in PARTICIPANTS]
+    for participant in participants:
         assignment = driver.take(batch, participant)
         answers = {
             f"q{q.position}": "right" if q.swapped else "left"
@@ -41,9 +44,9 @@ def test_a_bison_export_names_no_panel_participant(client, paired_run, run_on_co
         }
         assert client.post(f"/panel/task/{assignment.pk}/", answers).status_code == 302
     assert not bison_verified_triples(run=paired_run).exists()  # nothing counts unconfirmed
-    listed = "participant_id\n" + "\n".join(PARTICIPANTS) + "\n"
+    listed = "participant_id\n" + "\n".join(participants) + "\n"
     report = panel_confirm(batch=batch, data=listed.encode(), file="connect.csv")
-    assert report.confirmed == 2
+    assert report.confirmed == len(participants)
     triples = Item.objects.filter(run=paired_run, kind=ItemKind.TRIPLE).count()
     assert bison_verified_triples(run=paired_run).count() == triples > 0
 
@@ -55,13 +58,13 @@ def test_a_bison_export_names_no_panel_participant(client, paired_run, run_on_co
     assert {"manifest.json", "DATASHEET.md"} <= set(files) and len(files) >= 3
     for name, raw in files.items():
         text = raw.decode()
-        for participant in PARTICIPANTS:
+        for participant in participants:
             assert participant not in text, f"{participant} in {name}"
         assert "CODE4242" not in text, f"the completion code in {name}"
     manifest = json.loads(files["manifest.json"])
     version = run_consent(paired_run)["version"]
-    assert manifest["consent"]["accepted_by_version"] == {version: 2}
-    assert manifest["stage3"]["workers"] == 2
+    assert manifest["consent"]["accepted_by_version"] == {version: len(participants)}
+    assert manifest["stage3"]["workers"] == len(participants)
     # The datasheet documents the panel batch's settings, the codes only as set.
     sheet = files["DATASHEET.md"].decode()
     assert '"id_param": "participantId"' in sheet and '"completed": "(set)"' in sheet

@@ -74,6 +74,15 @@ def test_preview_shows_every_task_page_of_a_draft_with_its_items_and_stores_noth
     first = client.get(f"/batches/{draft.pk}/preview/").content.decode()
     assert 'id="preview-banner"' in first and f"task 1 of {len(hits)}" in first
     assert first.count('class="question"') == hits[0].questions.count()
+    # Its images load as the researcher's (no assignment, so no worker page key).
+    import re
+
+    images = re.findall(r'<img[^>]* src="([^"]+)"', first)
+    assert images and "{page-key}" not in first
+    for url in images:
+        assert "/img/" not in url, url
+        shown = client.get(url)
+        assert shown.status_code == 200 and shown["Content-Type"] == "image/jpeg", url
     second = client.get(f"/batches/{draft.pk}/preview/2/").content.decode()
     caption = hits[1].questions.first().item.positive.captions.first().text
     assert caption in second and 'id="preview-previous"' in second

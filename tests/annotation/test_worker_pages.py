@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from annotation.models import Answer, Assignment, BatchImage, PoolMembership, Question, Stage
+from annotation.models import Answer, Assignment, PoolMembership, Question, Stage
+from annotation.selectors.work import hit_image_places
 from annotation.services.assignments import worker_get_or_create
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import join, selection_done_factory
@@ -59,7 +60,8 @@ def test_verification_page_gives_nothing_away(client, paired_run):
     html = client.get(url).content.decode()
     assignment = Assignment.objects.get(worker__external_id="verifier")
     questions = list(Question.objects.filter(hit=assignment.hit).select_related("item"))
-    assert any(q.swapped for q in questions) and not all(q.swapped for q in questions)
+    drawn = [q.swapped for q in Question.objects.filter(hit__batch=batch)]
+    assert any(drawn) and not all(drawn)
     lowered = html.lower()
     for word in ("positive", "negative", "swapped", "true_image", "gold"):
         assert word not in lowered
@@ -67,8 +69,10 @@ def test_verification_page_gives_nothing_away(client, paired_run):
     for q in questions:
         assert f'value="{q.item.positive_id}"' not in html
     # Each question's two image URLs are in the order the server drew.
-    tokens = dict(BatchImage.objects.filter(batch=batch).values_list("token", "image_id"))
-    shown = [str(tokens[t]) for t in re.findall(r'<img src="/img/([^"]+)"', html)]
+    urls = re.findall(r'<img src="/img/([^"/]+)/([^"]+)"', html)
+    assert len({key for key, _ in urls}) == 1  # one page key, this assignment's
+    places = hit_image_places(assignment.hit_id)
+    shown = [str(places[place][0]) for _, place in urls]
     expected = []
     for q in sorted(questions, key=lambda q: q.position):
         pair = [q.item.positive_id, q.item.negative_id]

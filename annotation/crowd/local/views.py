@@ -17,10 +17,12 @@ from annotation.models import (
     Run,
     Worker,
 )
+from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.work import hit_view, task_page
 from annotation.services.assignments import assignment_claim_next
 from annotation.task_forms import task_form_submit
+from annotation.task_pages import task_render
 
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links
@@ -143,5 +145,6 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     elif page.state != AssignmentState.ACCEPTED:
         return redirect("work-next", batch_id=page.batch_id)
     view = hit_view(hit_id=page.hit_id)
-    context = {**view, "error": error, "instructions": page.instructions}
-    return render(request, view["template"], context, status=400 if error else 200)
+    key = page_key(assignment_id=page.assignment_id)
+    context = {"error": error, "instructions": page.instructions}
+    return task_render(request, view=view, key=key, context=context, status=400 if error else 200)

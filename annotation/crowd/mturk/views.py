@@ -30,10 +30,12 @@ from annotation.errors import AnswerError, ServiceError
 from annotation.models import Hit
 from annotation.permissions import Action, require
 from annotation.ratelimit import client_address, rate_allow
+from annotation.selectors.images import page_key
 from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import stored_answers
 from annotation.task_forms import answers_from
+from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -76,11 +78,11 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
         return render(request, "annotation/mturk_preview.html", preview)
     view = hit_view(hit_id=hit.pk)
     context = {
-        **view,
         "batch": batch,
         "external": True,
         "instructions": run_instructions(batch.run.config, batch.stage),
     }
+    key = page_key(hit_id=hit.pk, external=assignment_id)
     if turk_submit_to.rstrip("/") not in SUBMIT_HOSTS:
         return HttpResponseBadRequest("turkSubmitTo must be MTurk's own submit address")
     if not assignment_id or len(assignment_id) > 100:
@@ -101,7 +103,9 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
             return _submit_page(request, assignment_id, stored_answers(done), turk_submit_to)
         token = signing.dumps({"h": hit.pk, "a": assignment_id, "w": worker_id}, salt=SALT)
         hidden = {"assignmentId": assignment_id, "turkSubmitTo": turk_submit_to, "token": token}
-        return render(request, view["template"], {**context, "hidden_fields": hidden})
+        return task_render(
+            request, view=view, key=key, context={**context, "hidden_fields": hidden}
+        )
 
     try:
         max_age = batch.assignment_duration_seconds + 3600
@@ -132,10 +136,11 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
             "turkSubmitTo": turk_submit_to,
             "token": params["token"],
         }
-        return render(
+        return task_render(
             request,
-            view["template"],
-            {**context, "hidden_fields": hidden, "error": str(exc)},
+            view=view,
+            key=key,
+            context={**context, "hidden_fields": hidden, "error": str(exc)},
             status=400,
         )
     return _submit_page(request, assignment_id, stored_answers(assignment), turk_submit_to)

@@ -21,10 +21,12 @@ from annotation.crowd.panel.selectors import (
 from annotation.crowd.panel.services import participant_consent, participant_finish
 from annotation.errors import ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Worker
+from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
 from annotation.services.assignments import assignment_claim_next
 from annotation.task_forms import task_form_submit
+from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for
 
 SESSION = "crowdvl_panel"  # {"batch": id, "participant": the link's id, "worker": pk or None}
@@ -229,9 +231,9 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return redirect("panel-next", batch_id=page.batch_id)
     view = hit_view(hit_id=page.hit_id)
     context = {
-        **view,
         "error": error,
         "instructions": page.instructions,
         "finish_url": reverse("panel-finish", args=[page.batch_id]),
     }
-    return render(request, view["template"], context, status=400 if error else 200)
+    key = page_key(assignment_id=page.assignment_id)
+    return task_render(request, view=view, key=key, context=context, status=400 if error else 200)

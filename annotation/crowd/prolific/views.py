@@ -34,10 +34,12 @@ from annotation.crowd.prolific.studies import (
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.permissions import Action, require
+from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.work import hit_view
 from annotation.task_forms import task_form_submit
+from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -160,12 +162,9 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if error is None:
             return HttpResponseRedirect(completion_url(batch, COMPLETED))
     view = hit_view(hit_id=assignment.hit_id)
-    context = {
-        **view,
-        "error": error,
-        "instructions": run_instructions(batch.run.config, batch.stage),
-    }
-    return render(request, view["template"], context, status=400 if error else 200)
+    key = page_key(assignment_id=assignment.pk)
+    context = {"error": error, "instructions": run_instructions(batch.run.config, batch.stage)}
+    return task_render(request, view=view, key=key, context=context, status=400 if error else 200)
 
 
 @login_required

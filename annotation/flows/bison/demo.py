@@ -26,10 +26,14 @@ from pipeline.bison import bison_accuracy, parse_bison_annotations
 from pipeline.simulate import Population, WorkerProfile, population_named
 from pipeline.text import tokenize
 
+STAGE3_WORKERS = 50
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stage2-workers", type=int, default=12)
-    parser.add_argument("--stage3-workers", type=int, default=16)
+    # Nobody takes two stage-3 HITs showing one image (issue 25): a verifier gets a few HITs
+    # of the sample's batch: its 128 slots take fifty verifiers (sixteen did before).
+    parser.add_argument("--stage3-workers", type=int, default=STAGE3_WORKERS)
     parser.add_argument("--vectors", help="FastText .vec/.bin (default: train on the captions)")
 
 
@@ -72,7 +76,7 @@ def bison_simulated_run(
         )
         report = simulated_crowd().simulate(
             batch=batch,
-            workers=opts.get(f"{key}_workers") or (12 if key == "stage2" else 16),
+            workers=opts.get(f"{key}_workers") or (12 if key == "stage2" else STAGE3_WORKERS),
             profile=WorkerProfile(seconds_per_answer=seconds),
             population=population,
             seed=seed + offset,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 
+from annotation.flows.bison.tasktypes import caption_values
 from annotation.flows.bison.vocabulary import NONE
 from annotation.models import Question
 from pipeline.simulate import WorkerProfile, respond
@@ -37,11 +38,13 @@ def selection_answer(
 ) -> str:
     item = question.item
     assert item.negative is not None
-    captions = [c.coco_id for c in item.positive.captions.all()]
+    values = caption_values(question)
+    captions = [c.coco_id for c in values.values()]
     valid = world.bison_valid_captions(item.positive.coco_id, item.negative.coco_id, captions)
+    shown = {v for v, c in values.items() if c.coco_id in valid}
     return respond(
         profile,
-        {str(c) for c in valid} or {NONE},
+        shown or {NONE},
         choices,
         rng,
         difficulty=world.difficulty("bison-pair", item.positive.coco_id, item.negative.coco_id),

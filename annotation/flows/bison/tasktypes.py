@@ -41,6 +41,13 @@ def selection_policy(options: dict[str, Any]) -> dict[str, Any]:
     return policy
 
 
+def caption_values(question: Question) -> dict[str, Caption]:
+    """A stage-2 question's captions by the values its form sends: "c0", "c1", ... in the
+    order shown, never their COCO annotation ids (public: issue 25)."""
+    captions = sorted(question.item.positive.captions.all(), key=lambda c: c.coco_id)
+    return {f"c{n}": caption for n, caption in enumerate(captions)}
+
+
 class SelectionTask(TaskType):
     expected_seconds = 20.0  # BISON states no time: choosing among five captions, assumed
     stage = Stage.BISON_SELECTION
@@ -49,6 +56,9 @@ class SelectionTask(TaskType):
     title = "Pick the caption that describes the left image but not the right one"
     template_name = "annotation/task_bison_selection.html"
     default_assignments = 1
+    # Not image-disjoint: a pair's two orders share images, but linking them tells nothing
+    # about which caption describes the left image and not the right one (the public
+    # captions already say which are the left image's).
     # Long enough for stage 3 to judge the selections before they are paid: the default
     # lifetime (7 days) plus the planned stage-3 time (7 days).
     default_auto_approval_seconds = 14 * DAY
@@ -61,21 +71,18 @@ class SelectionTask(TaskType):
             .order_by("pk")
         )
 
-    def _captions(self, question: Question) -> list[Caption]:
-        return sorted(question.item.positive.captions.all(), key=lambda c: c.coco_id)
-
     def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         item = question.item
         return {
             "left": self.image_view(item.positive, images),
             "right": self.image_view(item.negative, images),
             "captions": [
-                {"value": str(c.coco_id), "text": c.text} for c in self._captions(question)
+                {"value": value, "text": c.text} for value, c in caption_values(question).items()
             ],
         }
 
     def worker_choices(self, *, question: Question) -> list[str]:
-        return [str(c.coco_id) for c in self._captions(question)] + [NONE]
+        return [*caption_values(question), NONE]
 
     def hold_reasons(
         self, *, batch: Batch, assignments: list[Assignment]
@@ -116,14 +123,15 @@ class SelectionTask(TaskType):
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         if value == NONE:
             return ParsedAnswer(choice=NONE, label=NONE)
-        caption = next((c for c in self._captions(question) if str(c.coco_id) == value), None)
+        caption = caption_values(question).get(value)
         if caption is None:
             raise AnswerError(
                 f"caption {value!r} is not one of this pair's captions",
                 record=f"question {question.position + 1}",
                 field="caption",
             )
-        return ParsedAnswer(choice=value, label=value, caption=caption)
+        # The label is the caption's COCO id, read on the server only.
+        return ParsedAnswer(choice=value, label=str(caption.coco_id), caption=caption)
 
 
 class VerificationTask(TaskType):
@@ -139,6 +147,9 @@ class VerificationTask(TaskType):
 
     choices = ("left", "right", "both", "neither")
     draws_sides = True
+    # A triple's images are in other triples (both orders of a pair, several captions): a
+    # worker seeing one image twice links the questions with the public captions.
+    images_disjoint = True
 
     def prepare_batch(self, *, run: Run) -> None:
         made = bison_triples_create(run=run)

@@ -27,7 +27,7 @@ from annotation.services.assignments import (
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.bison import parse_bison_annotations
 from pipeline.simulate import WorkerProfile
-from tests.factories import selection_done_factory
+from tests.factories import selection_done_factory, verify_every_hit
 
 pytestmark = pytest.mark.django_db
 
@@ -68,12 +68,18 @@ def test_a_triple_is_verified_only_if_both_verifiers_pick_the_positive(verificat
         return {"negative": negative_side(q), "both": "both"}.get(how, positive_side(q))
 
     run = verification.run
-    answer_all(verification, "v1", positive_side)
-    assert not bison_verified_triples(run=run).exists()  # one vote is not enough
-    counts = bison_stage_counts(run=run)["stage3"]
-    assert counts["triples_judged"] == 0 and counts["verified"] == 0
 
-    answer_all(verification, "v2", second)
+    def one_vote_is_not_enough():
+        assert not bison_verified_triples(run=run).exists()
+        counts = bison_stage_counts(run=run)["stage3"]
+        assert counts["triples_judged"] == 0 and counts["verified"] == 0
+
+    # Stage-3 HITs are image-disjoint and nobody takes two HITs showing one image: each
+    # verifier's way of answering is played by a worker per HIT.
+    verify_every_hit(
+        verification, {"v1": positive_side, "v2": second}, after_first=one_vote_is_not_enough
+    )
+    hits = verification.hits.count()
     verified = set(bison_verified_triples(run=run).values_list("pk", flat=True))
     all_triples = set(
         Item.objects.filter(run=run, kind=ItemKind.TRIPLE).values_list("pk", flat=True)
@@ -82,17 +88,18 @@ def test_a_triple_is_verified_only_if_both_verifiers_pick_the_positive(verificat
     counts = bison_stage_counts(run=run)
     assert counts["stage3"]["triples_judged"] == len(all_triples)
     assert counts["stage3"]["verified"] == len(all_triples) - 2
-    assert counts["stage3"]["workers"] == 2
+    assert counts["stage3"]["workers"] == 2 * hits
     assert counts["stage2"]["pairs_judged"] == 6
 
     # Rejected work stops counting.
-    Assignment.objects.filter(worker__external_id="v2").update(state=AssignmentState.REJECTED)
+    Assignment.objects.filter(worker__external_id__startswith="v2").update(
+        state=AssignmentState.REJECTED
+    )
     assert not bison_verified_triples(run=run).exists()
 
 
 def test_counts_are_aggregated_in_the_database(verification, django_assert_max_num_queries):
-    answer_all(verification, "v1", positive_side)
-    answer_all(verification, "v2", positive_side)
+    verify_every_hit(verification, {"v1": positive_side, "v2": positive_side})
     # The number of queries does not grow with the number of answers or items.
     with django_assert_max_num_queries(12):
         counts = bison_stage_counts(run=verification.run)
@@ -107,7 +114,16 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
             run=run, stage=Stage.BISON_VERIFICATION, provider="simulated", items_per_hit=2
         )
     )
-    simulate_crowd(batch=batch, workers=3, profile=WorkerProfile(accuracy=1.0))
+    # Nobody takes two HITs showing one image: each of the three pairs (in both orders) is in
+    # every HIT's worth of questions, so six workers share the HITs.
+    simulate_crowd(batch=batch, workers=6, profile=WorkerProfile(accuracy=1.0))
+    verifiers = (
+        Assignment.objects.filter(hit__batch=batch, state=AssignmentState.SUBMITTED)
+        .values("worker")
+        .distinct()
+        .count()
+    )
+    assert verifiers > 3
     verified = bison_verified_triples(run=run).count()
     assert verified == Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count() > 0
 
@@ -135,7 +151,7 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     assert manifest["stage1"]["edges"] == 3 and manifest["stage1"]["mutual_edges"] == 3
     assert manifest["stage1"]["ordered_pairs"] == 6
     assert manifest["stage1"]["cosines"]["degenerate"] is False
-    assert manifest["stage2"]["workers"] == 2 and manifest["stage3"]["workers"] == 3
+    assert manifest["stage2"]["workers"] == 2 and manifest["stage3"]["workers"] == verifiers
     assert manifest["stage3"]["conversion_percent"] == 100.0
     assert manifest["stage2"]["median_seconds_per_annotation"] > 0
     # The information and consent text workers were shown, with its version.
@@ -210,14 +226,15 @@ def test_answers_store_the_label_not_just_the_click(verification):
 
 
 @pytest.mark.parametrize(
-    "aggregation, verified_disputed",
-    [("unanimity", set()), ("majority", {0}), ("dawid_skene", {0})],
+    "aggregation, keeps_first",
+    [("unanimity", False), ("majority", True), ("dawid_skene", True)],
 )
 def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
-    paired_run, aggregation, verified_disputed
+    paired_run, aggregation, keeps_first
 ):
-    """Three verifiers; triple 0 gets two positive votes and one "both", triple 1 one
-    positive vote and two "both". Unanimity keeps neither, majority and Dawid-Skene keep 0."""
+    """Three verifiers; a HIT's first triple gets two positive votes and one "both", its
+    second one positive vote and two "both". Unanimity keeps neither, majority and Dawid-Skene
+    keep the first."""
     run = paired_run
     run.config = {**run.config, "verifiers": 3, "aggregation": aggregation}
     run.save(update_fields=["config"])
@@ -228,23 +245,29 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
         )
     )
     assert batch.assignments_per_hit == 3  # the run's verifiers set the default
-    questions = list(Question.objects.filter(hit__batch=batch).order_by("position"))
-    disputed = [questions[0].item_id, questions[1].item_id]
-    both_from = {disputed[0]: {"v3"}, disputed[1]: {"v2", "v3"}}
+    # Each HIT's first triple gets two positive votes and one "both", its second one
+    # positive and two "both" (a HIT's three workers, as the docstring says).
+    questions = Question.objects.filter(hit__batch=batch)
+    firsts = set(questions.filter(position=0).values_list("item_id", flat=True))
+    seconds = set(questions.filter(position=1).values_list("item_id", flat=True))
+    assert firsts and seconds
+    both_from = {**dict.fromkeys(firsts, {"v3"}), **dict.fromkeys(seconds, {"v2", "v3"})}
 
-    for name in ("v1", "v2", "v3"):
-        answer_all(
-            batch,
-            name,
-            lambda q, name=name: (
+    verify_every_hit(
+        batch,
+        {
+            name: lambda q, name=name: (
                 "both" if name in both_from.get(q.item_id, ()) else positive_side(q)
-            ),
-        )
+            )
+            for name in ("v1", "v2", "v3")
+        },
+    )
     verified = set(bison_verified_triples(run=run).values_list("pk", flat=True))
     all_triples = set(
         Item.objects.filter(run=run, kind=ItemKind.TRIPLE).values_list("pk", flat=True)
     )
-    assert verified == all_triples - set(disputed) | {disputed[i] for i in verified_disputed}
+    kept = firsts if keeps_first else set()
+    assert verified == all_triples - firsts - seconds | kept
     counts = bison_stage_counts(run=run)["stage3"]
     assert counts["verified"] == len(verified) and counts["aggregation"] == aggregation
 
