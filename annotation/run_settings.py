@@ -64,8 +64,8 @@ class Setting:
 
     def check(self, config: dict[str, Any]) -> None:
         """The setting's own range or choices (flows check what spans several settings)."""
-        if self.key not in config or config[self.key] is None:
-            return
+        if self.key not in config or (config[self.key] is None and self.default is None):
+            return  # an optional setting left out
         value = config[self.key]
         if self.kind == "int":
             low = SEED_RANGE[0] if self.low is None else int(self.low)

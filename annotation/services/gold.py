@@ -27,8 +27,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotation.models import GOLD_KINDS, Assignment, Batch, Item, Question, Run, Worker
 from annotation.selectors.gold import Agreement, Established, stage_consensus
-from annotation.services.checks import check_int, check_number
-from pipeline.errors import InputError
 
 ESTABLISHED = "established"  # gold copied from the run's own high-agreement items
 PAPER = "paper"  # the flow's paper's gold (published labels, original pairs), or none
@@ -42,22 +40,6 @@ GOLD_DEFAULTS: dict[str, Any] = {
     # An item becomes gold once at least this many different workers answered it and agree.
     "gold_min_answers": 3,
 }
-
-
-def gold_check_config(config: dict[str, Any], *, categorical: bool, ratings: bool) -> None:
-    """The run's gold settings (defaults filled in by the flow): `gold_source`,
-    `gold_min_answers`, and `gold_agreement` (share of workers in one class) for categorical
-    answers, `gold_spread` (highest minus lowest rating) for ratings."""
-    if config.get("gold_source") not in GOLD_SOURCES:
-        raise InputError(
-            f"must be one of {', '.join(GOLD_SOURCES)}, got {config.get('gold_source')!r}",
-            field="gold_source",
-        )
-    check_int(config, "gold_min_answers", low=2, high=1000)
-    if categorical:
-        check_number(config, "gold_agreement", low=0.5, high=1.0)
-    if ratings:
-        check_number(config, "gold_spread", low=0.0, high=10.0)
 
 
 def gold_source(run: Run) -> str:

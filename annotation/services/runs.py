@@ -74,8 +74,8 @@ def run_check_config(*, kind: str, config: dict[str, Any]) -> dict[str, Any]:
     flow = flow_for_kind(kind)
     if flow is not None and flow.check_config is not None:
         config = flow.check_config(config)
-    if flow is not None:
-        settings_check(flow.settings, config)  # each described setting in its range
+    elif flow is not None:  # a flow's own check runs its declared settings' checks
+        settings_check(flow.settings, config)
     return config
 
 

@@ -14,16 +14,10 @@ from django.db.models import Count
 
 from annotation.crowd import provider_for
 from annotation.models import Assignment, Batch, Question, Run
-from annotation.services.checks import check_number
 
 SETTING = "hold_fast_seconds_per_item"
 SPEED_DEFAULTS: dict[str, Any] = {SETTING: 0.0}
 POLICY = "fast_work"  # a held review's reason names its policy
-
-
-def speed_check_config(config: dict[str, Any]) -> None:
-    """The run's speed rule (defaults filled in by the flow): seconds per item, 0 to 3600."""
-    check_number(config, SETTING, low=0.0, high=3600.0)
 
 
 def speed_limit(run: Run) -> float:

@@ -11,11 +11,12 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import NONE
 from annotation.models import Answer, Assignment, Item, ItemKind, Run, RunStatus, Stage, Worker
+from annotation.run_settings import settings_check
 from annotation.selectors.counting import counted
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.checks import SEED_RANGE, check_int
-from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
+from annotation.services.checks import check_int
+from annotation.services.speed_policy import SPEED_DEFAULTS
 from pipeline.aggregation import dawid_skene
 from pipeline.errors import InputError
 
@@ -29,12 +30,10 @@ VERIFICATION_LABELS = ("positive", "negative", "both", "neither")
 def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
     """A BISON run's settings: `verifiers` per triple (the paper: 2), the public `seed` and
     the stage-3 `aggregation`."""
+    from annotation.flows.bison.settings import SETTINGS  # it reads AGGREGATIONS from here
+
     config = {"verifiers": 2, "seed": 0, **SPEED_DEFAULTS, **config}
-    check_int(config, "verifiers", low=1, high=10)
-    speed_check_config(config)
-    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
-    if config.get("aggregation", "unanimity") not in AGGREGATIONS:
-        raise InputError(f"must be one of {', '.join(AGGREGATIONS)}", field="aggregation")
+    settings_check(SETTINGS, config)  # each declared setting's range or choices
     return config
 
 

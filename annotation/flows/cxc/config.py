@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.services.checks import SEED_RANGE, check_int, check_number
-from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
-from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
+from annotation.flows.cxc.settings import MAX_PAIRS, SETTINGS
+from annotation.run_settings import settings_check
+from annotation.services.checks import check_int
+from annotation.services.gold import GOLD_DEFAULTS
+from annotation.services.speed_policy import SPEED_DEFAULTS
 from pipeline.cxc_sampling import DEFAULT_BINS, DEFAULT_SHARES, check_bins
 from pipeline.errors import InputError
 
@@ -36,21 +38,12 @@ DEFAULTS: dict[str, Any] = {
 
 def cxc_check_config(config: dict[str, Any]) -> dict[str, Any]:
     config = {**DEFAULTS, **config}
-    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
-    for key in ("sis_pairs", "sts_pairs", "cocaption_pairs", "intrasim_pairs"):
-        check_int(config, key, low=0, high=10_000_000)
+    settings_check(SETTINGS, config)  # each declared setting's range or choices
     original = config["original_pairs"]
     if isinstance(original, str) and original.strip().isdigit():
         config["original_pairs"] = int(original)  # a form's text field sends "20"
     if config["original_pairs"] != "all":
-        check_int(config, "original_pairs", low=0, high=10_000_000)
-    check_int(config, "neighbours", low=1, high=1000)
-    check_int(config, "random_per_example", low=0, high=1000)
-    check_number(config, "gold_tolerance", low=0.0, high=5.0)
-    gold_check_config(config, categorical=False, ratings=True)
-    speed_check_config(config)
-    check_int(config, "text_dim", low=2, high=2048)
-    check_int(config, "text_epochs", low=1, high=500)
+        check_int(config, "original_pairs", low=0, high=MAX_PAIRS)
     bins, shares = config["bins"], config["shares"]
     if not isinstance(bins, list) or not all(isinstance(b, int | float) for b in bins):
         raise InputError("must be a list of numbers", field="bins")

@@ -16,7 +16,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from annotation.flows.eccv.selectors import AGGREGATIONS, eccv_exclusions
+from annotation.flows.eccv.selectors import eccv_exclusions
 from annotation.models import (
     Annotator,
     AnnotatorKind,
@@ -32,15 +32,13 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
+from annotation.run_settings import settings_check
 from annotation.services.checks import (
-    SEED_RANGE,
-    check_int,
     check_name,
-    check_number,
     check_stored_json,
 )
 from annotation.services.events import event_record
-from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
+from annotation.services.gold import GOLD_DEFAULTS
 from annotation.services.jobs import (
     LIVE,
     job_create,
@@ -52,7 +50,7 @@ from annotation.services.jobs import (
     job_succeed,
 )
 from annotation.services.runs import run_create, run_require_status, run_set_status
-from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
+from annotation.services.speed_policy import SPEED_DEFAULTS
 from pipeline.cxc import parse_sits
 from pipeline.eccv_candidates import (
     ModelRanking,
@@ -104,24 +102,15 @@ def _workdir(run: Run) -> Path:
 
 def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
     """An ECCV run's settings, each in its range (InputError names the field)."""
+    from annotation.flows.eccv.settings import SETTINGS  # it reads GOLD_DEPTH from here
+
     config = {**DEFAULTS, **config}
-    check_int(config, "image_queries", low=1, high=1_000_000)
-    check_int(config, "caption_queries", low=1, high=5_000_000)
-    check_int(config, "k", low=1, high=GOLD_DEPTH)
-    check_int(config, "models", low=1, high=50)
-    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
-    check_number(config, "cxc_threshold", low=0.0, high=5.0)
-    if config.get("aggregation", "majority") not in AGGREGATIONS:
-        raise InputError(f"must be one of {', '.join(AGGREGATIONS)}", field="aggregation")
-    # Judgments per candidate pair: the paper asked one worker; more are majority-voted.
-    check_int(config, "judgments_per_pair", low=1, high=25)
+    settings_check(SETTINGS, config)  # each declared setting's range or choices
     adaptive = config.get("adaptive")
     if adaptive is not None:
         if not isinstance(adaptive, dict):
             raise InputError("must be an object of redundancy settings", field="adaptive")
         RedundancyPolicy.from_options(adaptive)
-    gold_check_config(config, categorical=True, ratings=False)
-    speed_check_config(config)
     return config
 
 

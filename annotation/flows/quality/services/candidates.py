@@ -23,11 +23,12 @@ from annotation.models import (
     RunKind,
     Stage,
 )
-from annotation.services.checks import SEED_RANGE, check_int, check_name, check_number
+from annotation.run_settings import settings_check
+from annotation.services.checks import check_name
 from annotation.services.events import event_record
-from annotation.services.gold import GOLD_DEFAULTS, gold_check_config
+from annotation.services.gold import GOLD_DEFAULTS
 from annotation.services.runs import run_create
-from annotation.services.speed_policy import SPEED_DEFAULTS, speed_check_config
+from annotation.services.speed_policy import SPEED_DEFAULTS
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 
@@ -67,14 +68,10 @@ DEFAULTS: dict[str, Any] = {
 
 
 def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
+    from annotation.flows.quality.settings import SETTINGS  # it reads SCALES from here
+
     config = {**DEFAULTS, **config}
-    check_int(config, "seed", low=SEED_RANGE[0], high=SEED_RANGE[1])
-    check_int(config, "pairs_per_image", low=0, high=1000)
-    if config["scale"] not in SCALES:
-        raise InputError(f"must be one of {', '.join(SCALES)}", field="scale")
-    gold_check_config(config, categorical=True, ratings=True)
-    check_number(config, "gold_tolerance", low=0.0, high=5.0)
-    speed_check_config(config)
+    settings_check(SETTINGS, config)  # each declared setting's range or choices
     return config
 
 
