@@ -364,7 +364,7 @@ def cxc_adaptive(
     team: int,
     start: int = 3,
     cap: int = 7,
-    width: float = 0.4,
+    width: float = 0.5,
 ) -> list[Figure]:
     """Ratings asked for in rounds: `start` per pair, then one more for every pair whose scale
     model interval is wider than `width` either side, up to `cap` (the idea of adaptive

@@ -77,3 +77,25 @@ def test_the_scale_model_keeps_plain_workers_ratings_near_their_mean():
     est = rating_model(items, workers, ratings, low=0, high=5)
     assert np.abs(est.value - est.mean).mean() < 0.2
     assert (est.low <= est.value).all() and (est.value <= est.high).all()
+
+
+def test_the_scale_model_interval_widens_on_items_that_draw_noisy_ratings_from_everyone():
+    """Hard items (every worker's rating noisier there, as in the simulated world's shared
+    difficulty) must not be covered less than the easy ones: the interval reads the item's own
+    spread, not only its workers' noise."""
+    rng = np.random.default_rng(7)
+    truth = rng.uniform(1, 4, 1200)
+    hard = np.arange(truth.size) % 3 == 0
+    items, workers, ratings = [], [], []
+    for i, value in enumerate(truth):
+        for w in rng.choice(30, size=5, replace=False):
+            noise = 1.2 if hard[i] else 0.3
+            items.append(i)
+            workers.append(w)
+            ratings.append(min(5, max(0, round(value + rng.normal(0, noise)))))
+    est = rating_model(np.array(items), np.array(workers), np.array(ratings), low=0, high=5)
+    covered = (est.low <= truth[est.items]) & (truth[est.items] <= est.high)
+    assert covered[hard].mean() > 0.87  # 0.75 when the interval read only the workers
+    assert covered[~hard].mean() > 0.9
+    width = est.high - est.low
+    assert width[hard].mean() > 1.5 * width[~hard].mean()
