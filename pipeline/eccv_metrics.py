@@ -44,6 +44,28 @@ class RetrievalScores:
     ignored_queries: int = 0
 
 
+class RankedLists(dict[int, list[int]]):
+    """Top-k lists as the plain dict every reader expects (query id -> gallery ids, best
+    first), keeping the matrix they were read from so `retrieval_metrics` can score it whole
+    instead of list by list: `query_ids` (n,) and `ranked` (n x k) gallery ids. Rows come from
+    a top-k selection (`rankings_from_embeddings`), which never repeats a gallery row, so no
+    row repeats an id. Read-only, so the dict and the matrix cannot drift apart."""
+
+    def __init__(self, query_ids: np.ndarray, ranked: np.ndarray) -> None:
+        super().__init__(zip(query_ids.tolist(), ranked.tolist(), strict=True))
+        self.query_ids = query_ids
+        self.ranked = ranked
+
+    def __setitem__(self, key: int, value: list[int]) -> None:
+        raise TypeError("RankedLists is read-only; copy it with dict(...) to change it")
+
+    def __delitem__(self, key: int) -> None:
+        raise TypeError("RankedLists is read-only; copy it with dict(...) to change it")
+
+    def __reduce__(self) -> tuple[type[RankedLists], tuple[np.ndarray, np.ndarray]]:
+        return (RankedLists, (self.query_ids, self.ranked))  # pickle fills no items one by one
+
+
 def map_at_r(positives: Collection[int], ranking: Sequence[int]) -> float:
     """mAP@R of one ranked list (see the module docstring)."""
     hits, r = _query_hits(positives, ranking, 0)
@@ -83,6 +105,8 @@ def retrieval_metrics(
     """
     _check_ks(ks)
     deepest = max(ks)
+    if isinstance(rankings, RankedLists):
+        return _table_metrics(positives, rankings, ks, file)
     query_ids: list[int] = []
     r_values: list[int] = []
     lengths: list[int] = []
@@ -130,6 +154,74 @@ def retrieval_metrics(
     )
 
 
+def _table_metrics(
+    positives: Mapping[int, Collection[int]],
+    table: RankedLists,
+    ks: Sequence[int],
+    file: str,
+) -> RetrievalScores:
+    """`retrieval_metrics` over a ranked matrix: the same numbers from whole-array steps (one
+    searchsorted for every hit), reading only the columns the metrics look at."""
+    deepest = max(ks)
+    query_ids = np.fromiter(positives.keys(), dtype=np.int64, count=len(positives))
+    if query_ids.size == 0:
+        raise InputError("no queries with positives", file=file, field="positives")
+    order = np.argsort(table.query_ids, kind="stable")
+    sorted_ids = table.query_ids[order]
+    place = np.minimum(np.searchsorted(sorted_ids, query_ids), sorted_ids.size - 1)
+    found = sorted_ids[place] == query_ids
+    if not found.all():
+        missing = int(query_ids[np.flatnonzero(~found)[0]])
+        raise InputError("no ranking for this query", file=file, record=missing, field="ranking")
+    rows = order[place]
+    # Positives as sorted (query, id) keys; repeats inside one query's list count once.
+    counts = np.fromiter(map(len, positives.values()), dtype=np.int64, count=query_ids.size)
+    flat = np.fromiter(chain.from_iterable(positives.values()), dtype=np.int64, count=counts.sum())
+    owner = np.repeat(np.arange(query_ids.size, dtype=np.int64), counts)
+    span = int(max(flat.max(initial=0), table.ranked.max(initial=0))) + 1
+    keys = np.sort(owner * span + flat)
+    keys = keys[np.diff(keys, prepend=-1) != 0]  # keys are >= 0: the first is always kept
+    r_arr = np.bincount(keys // span, minlength=query_ids.size)
+    if (r_arr == 0).any():
+        empty = int(query_ids[np.flatnonzero(r_arr == 0)[0]])
+        raise InputError("the query has no positives", file=file, record=empty, field="positives")
+    depth = table.ranked.shape[1]
+    needed = np.maximum(r_arr, deepest)
+    if (needed > depth).any():
+        short = int(np.flatnonzero(needed > depth)[0])
+        raise InputError(
+            f"ranking has {depth} ids but needs at least {int(needed[short])} "
+            f"(R = {int(r_arr[short])} positives, largest K = {deepest})",
+            file=file,
+            record=int(query_ids[short]),
+            field="ranking",
+        )
+    width = int(needed.max())
+    ranked = table.ranked[rows, :width]
+    wanted = np.arange(query_ids.size, dtype=np.int64)[:, None] * span + ranked
+    at = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+    hits = keys[at] == wanted
+    seen = np.cumsum(hits, axis=1, dtype=np.int64)
+    rank = np.arange(width, dtype=np.int64)
+    precision_at = seen / (rank + 1)
+    contribution = np.where(hits & (rank < r_arr[:, None]), precision_at, 0.0)
+    per_map = contribution.sum(axis=1) / r_arr
+    every = np.arange(query_ids.size)
+    per_rp = seen[every, r_arr - 1] / r_arr
+    per_recall = {k: (seen[:, k - 1] > 0).astype(np.float64) for k in ks}
+    known = np.isin(table.query_ids, query_ids)
+    return RetrievalScores(
+        map_at_r=float(per_map.mean()),
+        r_precision=float(per_rp.mean()),
+        recall_at_k={k: float(values.mean()) for k, values in per_recall.items()},
+        query_ids=query_ids,
+        per_query_map_at_r=per_map,
+        per_query_r_precision=per_rp,
+        per_query_recall_at_k=per_recall,
+        ignored_queries=int((~known).sum()),
+    )
+
+
 def rankings_from_embeddings(
     query_ids: Sequence[int] | np.ndarray,
     query_vecs: np.ndarray,
@@ -140,7 +232,7 @@ def rankings_from_embeddings(
     block_size: int = 2048,
     replace: tuple[np.ndarray, np.ndarray] | None = None,
     in_place: bool = False,
-) -> dict[int, list[int]]:
+) -> RankedLists:
     """The ``k`` most cosine-similar gallery ids per query id, best first.
 
     Ties go to the earlier gallery row (see pipeline.neighbours.top_k); ``replace`` gives
@@ -158,8 +250,7 @@ def rankings_from_embeddings(
         block_size=block_size,
         replace=replace,
     )
-    ranked = gallery[index].tolist()
-    return dict(zip(queries.tolist(), ranked, strict=True))
+    return RankedLists(queries, gallery[index])
 
 
 def load_positives(path: str | Path) -> dict[int, list[int]]:

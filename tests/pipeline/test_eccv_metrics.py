@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pickle
 import warnings
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.eccv_metrics import (
+    RankedLists,
     load_positives,
     map_at_r,
     parse_positives,
@@ -245,3 +247,67 @@ def test_parse_positives_validation() -> None:
         with pytest.raises(InputError) as info:
             parse_positives(raw, file="p.json")
         assert (info.value.file, info.value.record, info.value.field) == ("p.json", record, field)
+
+
+def _table(rankings: dict[int, list[int]]) -> RankedLists:
+    ids = np.array(list(rankings), dtype=np.int64)
+    return RankedLists(ids, np.array([rankings[q] for q in ids.tolist()], dtype=np.int64))
+
+
+@pytest.mark.parametrize(("seed", "bonus"), [(0, 0.0), (2, 0.6), (3, 0.9)])
+def test_a_ranked_matrix_scores_as_its_lists_and_as_eccv_caption(
+    eccv_sample: tuple[dict[int, list[int]], dict[int, list[int]], list[int], list[int]],
+    reference: Metrics,
+    seed: int,
+    bonus: float,
+) -> None:
+    """The whole-matrix path gives the list path's numbers and the package's."""
+    i2t, t2i, captions, images = eccv_sample
+    retrieved = {
+        "i2t": _gallery_rankings(i2t, captions, seed, bonus),
+        "t2i": _gallery_rankings(t2i, images, seed + 100, bonus),
+    }
+    expected = reference.eccv_metrics(retrieved, "all")
+    for direction, positives in (("i2t", i2t), ("t2i", t2i)):
+        lists = {q: v[:60] for q, v in retrieved[direction].items()}
+        table = _table(lists)
+        fast = retrieval_metrics(positives, table, ks=(1, 5, 10))
+        slow = retrieval_metrics(positives, dict(table), ks=(1, 5, 10))
+        assert fast.query_ids.tolist() == slow.query_ids.tolist()
+        np.testing.assert_allclose(fast.per_query_map_at_r, slow.per_query_map_at_r, atol=1e-15)
+        assert np.array_equal(fast.per_query_r_precision, slow.per_query_r_precision)
+        for k in (1, 5, 10):
+            assert np.array_equal(fast.per_query_recall_at_k[k], slow.per_query_recall_at_k[k])
+        assert fast.map_at_r == pytest.approx(expected["eccv_map_at_r"][direction], abs=1e-12)
+        assert fast.r_precision == pytest.approx(expected["eccv_rprecision"][direction], abs=1e-12)
+        assert fast.recall_at_k[1] == pytest.approx(expected["eccv_r1"][direction], abs=1e-12)
+
+
+def test_a_ranked_matrix_is_checked_like_lists() -> None:
+    table = _table({1: [2, 3, 4], 5: [6, 7, 8], 9: [1, 2, 3]})
+    assert retrieval_metrics({1: [2, 2]}, table, ks=(1,)).map_at_r == 1.0  # a repeat counts once
+    assert retrieval_metrics({1: [3]}, table, ks=(1,)).ignored_queries == 2
+    cases = [
+        ({1: [2], 7: [3]}, (1,), 7, "ranking", "no ranking"),
+        ({5: [1, 2, 3, 4]}, (1,), 5, "ranking", "R = 4"),
+        ({1: [2]}, (5,), 1, "ranking", "largest K = 5"),
+        ({9: []}, (1,), 9, "positives", "no positives"),
+    ]
+    for positives, ks, record, field, message in cases:
+        with pytest.raises(InputError) as info:
+            retrieval_metrics(positives, table, ks=ks, file="m.npz")
+        assert (info.value.file, info.value.record, info.value.field) == ("m.npz", record, field)
+        assert message in info.value.message
+
+
+def test_ranked_lists_are_read_only_and_come_from_embeddings() -> None:
+    vecs = np.random.default_rng(0).normal(size=(6, 4))
+    ranked = rankings_from_embeddings([1, 2, 3], vecs[:3], [10, 11, 12], vecs[3:], 2)
+    assert isinstance(ranked, RankedLists) and ranked.ranked.shape == (3, 2)
+    assert {q: ranked[q] for q in ranked} == dict(ranked)
+    with pytest.raises(TypeError):
+        ranked[1] = [10]
+    with pytest.raises(TypeError):
+        del ranked[1]
+    again = pickle.loads(pickle.dumps(ranked))
+    assert again == ranked and np.array_equal(again.ranked, ranked.ranked)
