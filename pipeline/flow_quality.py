@@ -11,7 +11,8 @@ flows' simulated answerers (annotation/flows/*/simulate.py):
 - BISON: one stage-2 worker per pair picks a caption or "none"; two verifiers must both point
   at the positive image (the paper's unanimity). Precision and recall of the verified triples.
 - ECCV Caption: three 4-level judgments per candidate pair at ranks 1-5; positives (YES or
-  Partially YES) by majority, by majority weighted by gold accuracy and by Dawid-Skene.
+  Partially YES) by majority, by majority weighted by gold accuracy, by Dawid-Skene and by
+  MACE.
 - CxC: five 0-5 ratings per pair (our choice); the plain mean (the export's `agg_score`) and
   the per-worker scale model (`pipeline.scales.rating_model`), error against the latent value
   and the model interval's coverage.
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import t as student
 
-from pipeline.aggregation import dawid_skene, majority, weighted_majority
+from pipeline.aggregation import dawid_skene, mace, majority, weighted_majority
 from pipeline.scales import bradley_terry, rating_model
 from pipeline.simulate import Asked, Population, WorkerProfile, rate, respond
 from pipeline.worker_quality import others_majority_agrees, others_mean_close, worker_agreement
@@ -299,6 +300,7 @@ def eccv(population: Population, seeds: Sequence[int], *, pairs: int, team: int)
             ).labels
             == 0,
             "Dawid-Skene": dawid_skene(it, wk, lb, k=4).labels <= 1,
+            "MACE": mace(it, wk, lb, k=4).labels <= 1,
         }
         for name, called in aggregates.items():
             hits = int((called & positive).sum())

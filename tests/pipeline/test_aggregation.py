@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pipeline.aggregation import dawid_skene, majority, weighted_majority
+from pipeline.aggregation import dawid_skene, mace, majority, weighted_majority
 from pipeline.errors import InputError
 
 
@@ -69,7 +69,7 @@ def test_dawid_skene_on_an_ordinal_scale_recovers_the_truth():
 
 def test_perfect_workers_agree_with_every_method():
     truth, items, workers, labels = crowd(1, spammers=0, accuracy=1.0)
-    for method in (majority, dawid_skene):
+    for method in (majority, dawid_skene, mace):
         assert precision(method(items, workers, labels, k=2), truth) == 1.0
 
 
@@ -78,3 +78,19 @@ def test_bad_input_is_refused():
         majority(np.array([0]), np.array([0]), np.array([3]), k=2)
     with pytest.raises(InputError):
         dawid_skene(np.array([]), np.array([]), np.array([]), k=2)
+
+
+def test_mace_reads_always_yes_workers_as_spammers_and_nears_the_oracle():
+    scores = {"majority": [], "mace": [], "oracle": []}
+    for seed in range(5):
+        truth, items, workers, labels = crowd(seed)
+        scores["majority"].append(precision(majority(items, workers, labels, k=2), truth))
+        scores["mace"].append(precision(mace(items, workers, labels, k=2), truth))
+        scores["oracle"].append(oracle(items, workers, labels, truth))
+    mean = {k: float(np.mean(v)) for k, v in scores.items()}
+    assert mean["mace"] > mean["majority"] + 0.05
+    assert mean["mace"] > mean["oracle"] - 0.03
+    truth, items, workers, labels = crowd(9, k=4, accuracy=0.75)
+    result = mace(items, workers, labels, k=4)
+    assert precision(result, truth) > precision(majority(items, workers, labels, k=4), truth)
+    assert np.allclose(result.posterior.sum(axis=1), 1.0)
