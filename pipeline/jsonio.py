@@ -6,6 +6,7 @@ import codecs
 import json
 import math
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any, BinaryIO
 
 from pipeline.errors import InputError
@@ -120,6 +121,10 @@ MAX_VALUE_CHARS = 64 * 1024 * 1024
 MAX_DEPTH = 64
 CHUNK_BYTES = 1 << 20
 _WHITESPACE = " \t\n\r"
+# Cuts `Reader.elements` tries (each in half the text of the last) before giving up on a window; after `_BATCH_GIVE_UP` windows
+# in a row without one, an array is read element by element to its end (nested elements).
+_CUT_TRIES = 6
+_BATCH_GIVE_UP = 3
 
 
 class _Reader:
@@ -198,6 +203,39 @@ class _Reader:
         self.pos += 1
         return char
 
+    def elements(self) -> list[Any] | None:
+        """Several whole elements of the array being read, decoded by one C call: the window's
+        text up to its last `}` before a `,` or `]`, decoded as `[` + text + `]`. A cut inside
+        a string leaves that string open and one inside an element leaves a bracket open, so
+        the text decodes only when the cut is an element boundary; None when no cut decodes
+        (the caller reads element by element, which reports errors where they are)."""
+        if self.peek() != "{":
+            return None
+        while len(self.buf) - self.pos < self.chunk_bytes and self.fill():
+            pass
+        buf, start = self.buf, self.pos
+        limit = len(buf)
+        for _ in range(_CUT_TRIES):
+            # Near the array's end the window runs into what follows it: each miss halves it.
+            cut = buf.rfind("}", start, limit)
+            limit = start + (limit - start) // 2
+            if cut < 0:
+                continue
+            after = cut + 1
+            while after < len(buf) and buf[after] in _WHITESPACE:
+                after += 1
+            if after == len(buf) or buf[after] not in ",]":
+                continue
+            text = buf[start : cut + 1]
+            try:
+                values, end = self.scan(f"[{text}]")
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if end == len(text) + 2 and isinstance(values, list):
+                self.pos = cut + 1
+                return values
+        return None
+
     def value(self, *, record: str) -> Any:
         """Decode the JSON value at the current position."""
         self.peek()
@@ -233,13 +271,20 @@ class _Reader:
 
 
 def iter_object(
-    fh: BinaryIO, *, file: str, streamed: frozenset[str], chunk_bytes: int = CHUNK_BYTES
+    fh: BinaryIO,
+    *,
+    file: str,
+    streamed: frozenset[str],
+    chunk_bytes: int = CHUNK_BYTES,
+    batched: bool = False,
 ) -> Iterator[tuple[str, int | None, Any]]:
     """Read a file holding one JSON object without loading it whole.
 
     Yields ``(key, None, value)`` for each top-level key, except that a key in ``streamed``
     whose value is an array yields ``(key, LIST_START, None)`` and then ``(key, i, element)``
-    for each element. Duplicate top-level keys are an error.
+    for each element. Duplicate top-level keys are an error. With ``batched``, a streamed
+    array's elements come as ``(key, i, [element i, element i + 1, ...])``, many decoded by
+    one call where the elements are objects (see `_Reader.elements`), each checked for depth.
     """
     reader = _Reader(fh, file=file, chunk_bytes=chunk_bytes)
     first = reader.peek()
@@ -264,6 +309,8 @@ def iter_object(
                 yield key, LIST_START, None
                 if reader.peek() == "]":
                     reader.pos += 1
+                elif batched:
+                    yield from _batches(reader, key)
                 else:
                     index = 0
                     while True:
@@ -277,6 +324,36 @@ def iter_object(
                 break
     if reader.peek() is not None:
         raise reader.error("extra data")
+
+
+def _batches(reader: _Reader, key: str) -> Iterator[tuple[str, int, list[Any]]]:
+    """A streamed array's elements in lists (`iter_object`'s `batched`), up to its `]`."""
+    index = 0
+    misses = 0
+    while True:
+        values = reader.elements() if misses < _BATCH_GIVE_UP else None
+        if values:
+            misses = 0
+            flat = set(map(type, values)) == {dict} and _CONTAINERS.isdisjoint(
+                map(type, chain.from_iterable(map(dict.values, values)))
+            )
+            for offset, value in enumerate([] if flat else values):
+                if _depth(value) > MAX_DEPTH:
+                    raise InputError(
+                        f"JSON nested more than {MAX_DEPTH} levels deep",
+                        file=reader.file,
+                        record=f"{key}[{index + offset}]",
+                    )
+        else:
+            misses += 1
+            values = [reader.value(record=f"{key}[{index}]")]
+        yield key, index, values
+        index += len(values)
+        if reader.expect(",]", "',' delimiter") == "]":
+            return
+
+
+_CONTAINERS = frozenset((dict, list))
 
 
 def _depth(value: Any) -> int:

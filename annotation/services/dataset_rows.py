@@ -26,8 +26,9 @@ def dataset_rows_write(
     """Write ``parsed``'s images and the (already validated) ``captions`` into ``dataset``;
     returns the rows written (images, captions), as counted by the database."""
     copy = connection.vendor == "postgresql"
+    dataset_id = dataset.pk  # once: `.pk` is a property call per row otherwise
     image_rows = (
-        (dataset.pk, im.id, im.file_name, im.coco_url or "", im.width, im.height)
+        (dataset_id, im.id, im.file_name, im.coco_url or "", im.width, im.height)
         for im in parsed.images
     )
     image_columns = ["dataset", "coco_id", "file_name", "coco_url", "width", "height"]
@@ -45,7 +46,7 @@ def dataset_rows_write(
         for done, c in enumerate(captions, 1):
             if progress is not None and done % 50_000 == 0:
                 progress(_START + (_END - _START) * done / total, f"wrote {done} captions")
-            yield (dataset.pk, pk_by_coco[c.image_id], c.id, c.text)
+            yield (dataset_id, pk_by_coco[c.image_id], c.id, c.text)
 
     caption_columns = ["dataset", "image", "coco_id", "text"]
     if copy:

@@ -17,10 +17,20 @@ from annotation.services.dataset_rows import dataset_rows_write
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
-from pipeline.coco import CocoCaptions, iter_coco_captions, scan_coco_captions
+from pipeline.coco import (
+    CocoCaptions,
+    iter_coco_captions,
+    read_coco_captions,
+    scan_coco_captions,
+)
 from pipeline.errors import InputError
 from pipeline.flickr8k import token_file_to_coco
 from pipeline.jsonio import check_text
+
+# Files up to this size are read once with their captions kept (memory about twice the file,
+# against five times for json.load); bigger ones in two streaming passes (images only, then
+# the captions again), whose memory is the images plus 16 bytes a caption.
+ONE_PASS_BYTES = 256 * 1024 * 1024
 
 
 @dataclass
@@ -166,7 +176,8 @@ def dataset_import(
 ) -> DatasetImportResult:
     """Validate a COCO captions file completely, then write it in one transaction.
 
-    The file is streamed (peak memory is the parsed records, not the JSON tree); rows are
+    The file is streamed (peak memory is the parsed records, not the JSON tree; see
+    ONE_PASS_BYTES for one pass or two); rows are
     written with COPY on PostgreSQL and large batched INSERTs elsewhere. Re-importing the
     same file (same name, same checksum) changes nothing, unless it names another image source:
     refused with the difference, or applied with `update_image_source` while no batch of the
@@ -183,8 +194,15 @@ def dataset_import(
         checksum = _sha256(path)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=file) from exc
-    # First pass: validate everything, keeping images but not captions (memory).
-    parsed = scan_coco_captions(path, file=file)
+    # A file up to ONE_PASS_BYTES is read once, its captions kept; a bigger one twice: a first
+    # pass validates everything keeping images but not captions (memory), a second streams the
+    # captions into COPY.
+    one_pass = path.stat().st_size <= ONE_PASS_BYTES
+    if one_pass:
+        with path.open("rb") as fh:
+            parsed = read_coco_captions(fh, file=file)
+    else:
+        parsed = scan_coco_captions(path, file=file)
     _report(
         progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
     )
@@ -250,11 +268,10 @@ def dataset_import(
             image_location=image_location,
             info=parsed.info,
         )
-        # Second pass: the captions stream from the file again into COPY.
         images, captions = dataset_rows_write(
             dataset=dataset,
             parsed=parsed,
-            captions=iter_coco_captions(path, file=file),
+            captions=parsed.captions if one_pass else iter_coco_captions(path, file=file),
             progress=progress,
         )
     return DatasetImportResult(

@@ -278,6 +278,29 @@ def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
     assert rows_of(inserted) == rows_of(copied.dataset)
 
 
+def test_a_file_read_in_two_passes_writes_what_one_pass_writes(sample_path, monkeypatch):
+    """Files above ONE_PASS_BYTES are validated first and streamed again into COPY."""
+    from annotation.services import datasets
+
+    def rows(result):
+        return sorted(
+            Caption.objects.filter(dataset=result.dataset).values_list(
+                "coco_id", "image__coco_id", "text"
+            )
+        )
+
+    once = dataset_import(path=sample_path, name="once")
+    monkeypatch.setattr(datasets, "ONE_PASS_BYTES", 0)
+    calls = []
+    real = datasets.iter_coco_captions
+    monkeypatch.setattr(
+        datasets, "iter_coco_captions", lambda *a, **k: calls.append(a) or real(*a, **k)
+    )
+    twice = dataset_import(path=sample_path, name="twice")
+    assert len(calls) == 1 and (twice.images, twice.captions) == (once.images, once.captions)
+    assert rows(twice) == rows(once) and len(rows(once)) == 2312
+
+
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
 def test_import_job_runs_on_a_real_worker(worker, tmp_path):  # noqa: F811

@@ -356,3 +356,97 @@ def test_scan_keeps_no_captions_and_iter_streams_them_again(tmp_path: Any) -> No
     scanned = scan_coco_captions(path)
     assert scanned.captions == [] and scanned.caption_count == 3
     assert [c.id for c in iter_coco_captions(path)] == [5, 2, 9]
+
+
+# --- Many records decoded at once (jsonio's batched reading): same records, same errors. ---
+
+
+def _tricky_file() -> bytes:
+    """Captions whose text holds what a cut between records looks for (`},` and `}]`), an
+    image with a nested extra field, and images and captions in either order."""
+    images = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in range(60)]
+    images[17]["extra"] = {"nested": [{"deep": 1}]}
+    captions = [
+        {"id": 1000 + i, "image_id": i % 60, "caption": f"a {{cat}}, on {i}}}], mat"}
+        for i in range(300)
+    ]
+    return json.dumps({"annotations": captions, "images": images, "info": {}}).encode()
+
+
+def test_batched_reading_gives_every_record_at_any_chunk_size() -> None:
+    import io
+
+    from pipeline.coco import read_coco_captions
+    from pipeline.jsonio import iter_object
+
+    raw = _tricky_file()
+    doc = json.loads(raw)
+    for chunk in (5, 97, 4096, 1 << 20):
+        result = read_coco_captions(io.BytesIO(raw), file=FILE, chunk_bytes=chunk)
+        assert [(c.id, c.image_id, c.text) for c in result.captions] == [
+            (a["id"], a["image_id"], a["caption"]) for a in doc["annotations"]
+        ]
+        assert [im.id for im in result.images] == list(range(60))
+        batches = [
+            v
+            for k, i, v in iter_object(
+                io.BytesIO(raw),
+                file=FILE,
+                streamed=frozenset({"annotations"}),
+                batched=True,
+                chunk_bytes=chunk,
+            )
+            if k == "annotations" and i is not None and i >= 0
+        ]
+        assert [x for batch in batches for x in batch] == doc["annotations"]
+        if chunk == 1 << 20:  # one window: far fewer decodes than records
+            assert len(batches) < 10
+
+
+@pytest.mark.parametrize(
+    ("caption", "field", "message"),
+    [
+        ({"id": 7, "image_id": 1, "caption": "  "}, "caption", "empty"),
+        ({"id": 7, "image_id": True, "caption": "x"}, "image_id", "integer"),
+        ({"id": 2**63, "image_id": 1, "caption": "x"}, "id", "out of range"),
+        ({"id": 7, "image_id": 1, "caption": "a\u0000b"}, "caption", "NUL"),
+        ({"id": 7, "image_id": 1}, "caption", "missing"),
+    ],
+)
+def test_a_bad_record_among_many_is_named_as_when_read_alone(
+    caption: dict, field: str, message: str
+) -> None:
+    import io
+
+    from pipeline.coco import read_coco_captions
+
+    good = [{"id": 100 + i, "image_id": 1, "caption": "fine"} for i in range(500)]
+    doc = {"images": [{"id": 1, "file_name": "a.jpg"}], "annotations": good + [caption] + good}
+    for chunk in (64, 1 << 20):
+        with pytest.raises(InputError) as info:
+            read_coco_captions(io.BytesIO(json.dumps(doc).encode()), file=FILE, chunk_bytes=chunk)
+        assert (info.value.record, info.value.field) in ((7, field), ("annotations[500]", field))
+        assert message in info.value.message
+
+
+def test_a_lone_surrogate_among_many_is_named() -> None:
+    import io
+
+    from pipeline.coco import read_coco_captions
+
+    def good(first: int) -> str:
+        return ",".join(
+            f'{{"id": {first + i}, "image_id": 1, "caption": "ok"}}' for i in range(300)
+        )
+
+    text = (
+        '{"images": [{"id": 1, "file_name": "a.jpg"}], "annotations": ['
+        + good(100)
+        + ', {"id": 9, "image_id": 1, "caption": "bad \\ud800 here"}, '
+        + good(1000)
+        + "]}"
+    )
+    with pytest.raises(InputError) as info:
+        read_coco_captions(io.BytesIO(text.encode()), file=FILE)
+    assert (info.value.record, info.value.field) == (9, "caption")
+    assert "surrogate" in info.value.message
