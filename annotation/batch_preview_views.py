@@ -15,7 +15,7 @@ from annotation.models import Batch
 from annotation.permissions import Action, require
 from annotation.selectors.images import with_staff_images
 from annotation.selectors.preview import batch_preview
-from annotation.services.assignments import answers_read
+from annotation.services.submit import answers_read
 from annotation.task_forms import answers_from
 from pipeline.errors import InputError
 

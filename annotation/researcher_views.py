@@ -17,8 +17,8 @@ from annotation.errors import ServiceError
 from annotation.models import Job, Review, Run, RunKind, RunStatus
 from annotation.permissions import Action, can, is_staff, require, visible_projects, visible_runs
 from annotation.selectors.reviews import review_held_because, review_queue_view
-from annotation.services.assignments import assignment_reversible_until
 from annotation.services.batches import batches_stop
+from annotation.services.decisions import assignment_reversible_until
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide, review_reverse, reviews_decide

@@ -78,11 +78,9 @@ def write_embeddings(folder: Path, *, images: int, dim: int) -> list[Path]:
 
 
 def run_once(*, dataset, files: list[Path], count: int, env: dict, logs: Path, check: bool):
-    from annotation.flows.eccv.services.proposals import (
-        eccv_annotator_add,
-        eccv_propose_start,
-        eccv_run_create,
-    )
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
+    from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+    from annotation.flows.eccv.services.runs import eccv_run_create
     from annotation.models import Annotator, AnnotatorKind, Job, JobState, Proposal
     from config import celery_app
 

@@ -2,7 +2,7 @@
 state and the most recent rows with the worker's pseudonym, claim time and elapsed time.
 
 Live states split the stored ones by the clock, with the claim rule's own times
-(`services/assignments._active_assignments`): an accepted claim is "working" while it holds
+(`services/slots.active_assignments`): an accepted claim is "working" while it holds
 its slot (the batch's time per assignment; the shorter first-claim time for a worker with
 nothing submitted in the batch), then "timed_out"; "returned" is an abandoned claim (given
 back, or ended by the provider)."""
@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation.models import Assignment, AssignmentState, Batch
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.assignments import first_claim_seconds
+from annotation.services.slots import first_claim_seconds
 
 LIVE_STATES = ("working", "timed_out", "returned", "submitted", "approved", "rejected")
 ROWS = 200  # the newest claims shown; the counts cover every assignment

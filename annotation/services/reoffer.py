@@ -17,9 +17,9 @@ from django.utils import timezone
 from annotation.crowd import provider_for
 from annotation.models import Batch, BatchStatus, Hit, Question
 from annotation.selectors.counting import counted
-from annotation.services.assignments import hit_recount
 from annotation.services.batches import balanced_sides
 from annotation.services.events import event_record
+from annotation.services.recount import hit_recount
 from annotation.tasktypes import task_type_for
 
 

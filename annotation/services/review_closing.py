@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentState, Batch, Review, ReviewStatus
-from annotation.services.assignments import assignment_mark
+from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
 
 AUTO_APPROVED_POLICIES = ("exclude", "count")

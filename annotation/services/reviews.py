@@ -15,7 +15,7 @@ from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, R
 from annotation.permissions import Action, visible_runs
 from annotation.selectors.counting import counted
 from annotation.selectors.worker_agreement import agreement_hold_reasons
-from annotation.services.assignments import (
+from annotation.services.decisions import (
     assignment_approve,
     assignment_exclude,
     assignment_reject,

@@ -73,7 +73,7 @@ def eccv_run(dataset):
     """A small ECCV run with the paper's gold (an original pair and a random pair in every
     HIT), which the review, workers and export tests lean on; the default, gold copied from
     the run's own established pairs, is tested in test_gold.py and test_gold_attacks.py."""
-    from annotation.flows.eccv.services.proposals import eccv_run_create
+    from annotation.flows.eccv.services.runs import eccv_run_create
 
     return eccv_run_create(
         dataset=dataset,
@@ -115,7 +115,8 @@ def rankings_file(tmp_path, run, *, reverse=False):
 
 @pytest.fixture
 def proposed(eccv_run, tmp_path, run_on_commit):
-    from annotation.flows.eccv.services.proposals import eccv_annotator_add, eccv_propose_start
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
+    from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 
     eccv_annotator_add(
         run=eccv_run, name="fasttext", kind="fasttext", params={"dim": 16, "epochs": 5}
@@ -134,8 +135,8 @@ def proposed(eccv_run, tmp_path, run_on_commit):
 def sql_path(request, monkeypatch):
     """Claims and submits through the prepared SQL (PostgreSQL's path) and through the ORM
     (every other database's path): the modules using this run each test both ways."""
-    from annotation.services import assignments
+    from annotation.services import claim, submit
 
-    monkeypatch.setattr(assignments, "CLAIM_SQL", request.param == "sql")
-    monkeypatch.setattr(assignments, "SUBMIT_SQL", request.param == "sql")
+    monkeypatch.setattr(claim, "CLAIM_SQL", request.param == "sql")
+    monkeypatch.setattr(submit, "SUBMIT_SQL", request.param == "sql")
     return request.param

@@ -2,12 +2,10 @@ import pytest
 
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.models import Answer, Assignment, AssignmentState, HitStatus, PoolMembership, Stage
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import selection_done_factory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.flows.eccv.services.proposals import eccv_run_create
+from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.models import Batch, Run, Stage
 from annotation.services.batches import batch_create
 from annotation.services.runs import run_create
@@ -213,7 +213,7 @@ def test_the_admin_checks_run_settings_like_the_cli(paired_run, config):
 @pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])
 def test_nul_and_lone_surrogates_never_reach_the_database(dataset, admin_client, bad):
     from annotation.crowd.local.invitations import invitations_create
-    from annotation.flows.eccv.services.proposals import eccv_annotator_add
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
 
     with pytest.raises(InputError) as info:
         run_create(dataset=dataset, name=bad)

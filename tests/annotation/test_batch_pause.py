@@ -7,11 +7,6 @@ import pytest
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.models import AssignmentState, BatchStatus, Event, ProjectRole, Stage
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import (
     batch_create,
     batch_pause,
@@ -19,6 +14,9 @@ from annotation.services.batches import (
     batch_resume,
     batches_stop,
 )
+from annotation.services.claim import assignment_claim_next
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from tests.annotation.test_api_lists import member
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 

@@ -6,12 +6,10 @@ import pytest
 from django.db import connection
 
 from annotation.models import Assignment, Stage
-from annotation.services.assignments import (
-    assignment_claim_next,
-    pool_join,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.pools import pool_join
+from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import dataset_factory, paired_run_factory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sql_path")]

@@ -27,14 +27,12 @@ from annotation.models import (
     Stage,
 )
 from annotation.selectors.gold import Agreement, items_established, stage_consensus
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.claim import assignment_claim_next
 from annotation.services.gold import gold_place
 from annotation.services.runs import run_check_config
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
@@ -352,11 +350,9 @@ def test_quality_gold_is_reviewed_counted_per_worker_and_left_out_of_the_export(
 @pytest.fixture
 def eccv_default(dataset, tmp_path, run_on_commit):
     """The conftest's small ECCV run with the default gold."""
-    from annotation.flows.eccv.services.proposals import (
-        eccv_annotator_add,
-        eccv_propose_start,
-        eccv_run_create,
-    )
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
+    from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+    from annotation.flows.eccv.services.runs import eccv_run_create
 
     run = eccv_run_create(
         dataset=dataset,

@@ -566,11 +566,9 @@ def eccv_setup(tmp_path, run_on_commit):  # type: ignore[no-untyped-def]
     (one finds a query's own captions and image first, one is random), and ECCV Caption's
     published positives as its files give them: for each query, the pairs judged positive
     (the truth of the run's world) and its original pairs."""
-    from annotation.flows.eccv.services.proposals import (
-        eccv_annotator_add,
-        eccv_propose_start,
-        eccv_run_create,
-    )
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
+    from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+    from annotation.flows.eccv.services.runs import eccv_run_create
     from annotation.flows.eccv.simulate import latent_level
 
     document = coco_file(200, seed=2)

@@ -27,14 +27,11 @@ from annotation.models import (
 )
 from annotation.selectors.counting import counted
 from annotation.selectors.invitations import consent_record, run_consent
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    first_claim_seconds,
-    worker_get_or_create,
-    worker_id_normalise,
-)
 from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.slots import first_claim_seconds
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
 from pipeline.errors import InputError
 from tests.factories import invited, join, selection_done_factory
 

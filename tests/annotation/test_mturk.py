@@ -466,7 +466,8 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
     batch_publish(batch=stage3)
     # A stage-2 worker arriving at a stage-3 HIT anyway is refused by the server too.
     hit = stage3.hits.get()
-    from annotation.services.assignments import pool_join, worker_get_or_create
+    from annotation.services.pools import pool_join
+    from annotation.services.worker_identity import worker_get_or_create
 
     w = worker_get_or_create(provider="mturk", external_id="STAGE2W")
     pool_join(run=paired_run, worker=w, stage=Stage.BISON_SELECTION)

@@ -23,8 +23,8 @@ from annotation.models import (
     Stage,
 )
 from annotation.selectors.installation import installation_id
-from annotation.services.assignments import assignment_reject
 from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.decisions import assignment_reject
 from annotation.services.installation import installation_regenerate
 from annotation.services.review import worker_bonus
 from tests.annotation.drivers import MTurkDriver, fake_id

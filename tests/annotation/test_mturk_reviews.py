@@ -20,15 +20,13 @@ from annotation.models import (
     Stage,
 )
 from annotation.selectors.counting import counted
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_reject,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.decisions import assignment_reject
 from annotation.services.reoffer import hits_reoffer
 from annotation.services.reviews import review_decide
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver, fake_id
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
@@ -372,7 +370,7 @@ def test_a_rejection_is_reversed_from_the_review_page_within_30_days(mt, paired_
 def test_a_server_side_rejection_can_be_reversed_at_any_time(paired_run):
     """No provider stands in the way: the window is MTurk's (tests/annotation/
     test_remote_invariants_a.py), not ours."""
-    from annotation.services.assignments import assignment_reverse_rejection
+    from annotation.services.decisions import assignment_reverse_rejection
 
     batch = batch_publish(
         batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")

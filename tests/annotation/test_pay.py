@@ -11,13 +11,11 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.models import Assignment, Bonus, Stage
 from annotation.selectors.pay import effective_pay, pay_estimate
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.claim import assignment_claim_next
 from annotation.services.pay import batch_pay_top_up
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -28,8 +28,8 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.assignments import assignment_approve, assignment_reject
 from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
+from annotation.services.decisions import assignment_approve, assignment_reject
 from annotation.services.review import worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory

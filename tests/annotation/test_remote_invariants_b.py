@@ -28,8 +28,8 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.assignments import assignment_reject
 from annotation.services.batches import batch_create, batch_publish, batches_stop
+from annotation.services.decisions import assignment_reject
 from annotation.services.reoffer import hits_reoffer, hits_reoffer_all
 from annotation.services.reviews import review_decide
 from annotation.services.spend import committed_last_day as mturk_committed_last_day

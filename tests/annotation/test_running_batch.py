@@ -31,14 +31,12 @@ from annotation.models import (
 from annotation.selectors.data_browser import item_rows, run_items
 from annotation.selectors.live import batch_live_status
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    first_claim_seconds,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_pause, batch_publish
+from annotation.services.claim import assignment_claim_next
 from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.services.slots import first_claim_seconds
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_api_lists import member

@@ -12,14 +12,12 @@ from annotation.crowd import PROVIDERS
 from annotation.crowd.base import ServerSideProvider
 from annotation.errors import PoolConflict, TooLate
 from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembership, Stage
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_confirm,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.confirm import assignment_confirm
 from annotation.services.reviews import assignments_auto_approve
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import selection_done_factory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]

@@ -12,9 +12,9 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.selectors.invitations import run_consent
-from annotation.services.assignments import worker_get_or_create, worker_id_normalise
 from annotation.services.checks import check_name
 from annotation.services.events import event_record
+from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
 
 PROVIDER = "local"
 

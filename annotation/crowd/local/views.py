@@ -20,7 +20,7 @@ from annotation.models import (
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.work import hit_view, task_page
-from annotation.services.assignments import assignment_claim_next
+from annotation.services.claim import assignment_claim_next
 from annotation.task_forms import task_form_submit
 from annotation.task_pages import task_render
 

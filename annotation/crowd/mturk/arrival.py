@@ -19,12 +19,9 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import pool_bar_reason
-from annotation.services.assignments import (
-    assignment_submit,
-    same_items_reason,
-    worker_get_or_create,
-    worker_id_normalise,
-)
+from annotation.services.claim import same_items_reason
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
 
 PROVIDER = "mturk"
 TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken

@@ -32,15 +32,12 @@ from annotation.models import (
     ReviewStatus,
 )
 from annotation.selectors.counting import pool_members_ungranted
-from annotation.services.assignments import (
-    assignment_confirm,
-    assignment_mark,
-    assignment_provider_reject,
-    assignment_submit,
-    worker_get_or_create,
-)
+from annotation.services.confirm import assignment_confirm
+from annotation.services.decisions import assignment_mark, assignment_provider_reject
 from annotation.services.events import event_record
 from annotation.services.review_closing import review_close_auto_approved
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.mturk_xml import parse_answer_xml
 

@@ -33,7 +33,7 @@ from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.images import page_key
 from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import stored_answers
+from annotation.services.submit import stored_answers
 from annotation.task_forms import answers_from
 from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for

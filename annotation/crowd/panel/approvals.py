@@ -17,7 +17,8 @@ from annotation.crowd.panel.services import panel_batch_check
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch
 from annotation.selectors.counting import COUNTED_STATES
-from annotation.services.assignments import assignment_confirm, assignment_mark
+from annotation.services.confirm import assignment_confirm
+from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
 from pipeline.errors import InputError
 

@@ -12,8 +12,8 @@ from annotation.crowd.panel.models import Participant
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, Event, Worker
 from annotation.selectors.invitations import run_consent
-from annotation.services.assignments import worker_get_or_create
 from annotation.services.events import event_record
+from annotation.services.worker_identity import worker_get_or_create
 
 
 def panel_batch_check(batch: Batch) -> None:

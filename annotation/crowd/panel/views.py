@@ -24,7 +24,7 @@ from annotation.models import AssignmentState, Batch, BatchStatus, Worker
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.work import hit_view
-from annotation.services.assignments import assignment_claim_next
+from annotation.services.claim import assignment_claim_next
 from annotation.task_forms import task_form_submit
 from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for

@@ -13,7 +13,8 @@ from annotation.crowd.prolific.client import ACTIVE, RESERVED, ProlificClient, P
 from annotation.crowd.prolific.studies import study_of
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, Worker
-from annotation.services.assignments import assignment_claim_next, worker_get_or_create
+from annotation.services.claim import assignment_claim_next
+from annotation.services.worker_identity import worker_get_or_create
 
 PROVIDER = "prolific"
 ID = re.compile(r"^[A-Za-z0-9]{1,64}$")

@@ -28,8 +28,10 @@ from annotation.crowd.prolific.client import (
 )
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Event
-from annotation.services.assignments import assignment_confirm, assignment_mark, hit_recount
+from annotation.services.confirm import assignment_confirm
+from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
+from annotation.services.recount import hit_recount
 
 PROVIDER = "prolific"
 ENDED = (RETURNED, TIMED_OUT, SCREENED_OUT)

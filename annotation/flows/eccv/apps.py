@@ -17,11 +17,8 @@ class EccvConfig(AppConfig):
             eccv_worker_gold,
         )
         from annotation.flows.eccv.services.export import eccv_export_start
-        from annotation.flows.eccv.services.proposals import (
-            eccv_check_config,
-            eccv_propose_start,
-            eccv_run_create,
-        )
+        from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+        from annotation.flows.eccv.services.runs import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
         from annotation.services.job_recovery import JobSteps, job_steps_register

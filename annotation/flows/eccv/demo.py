@@ -15,13 +15,11 @@ from annotation.crowd import simulated_crowd
 from annotation.errors import ServiceError
 from annotation.flows import DemoContext
 from annotation.flows.eccv.quality import eccv_quality, exported_positives
+from annotation.flows.eccv.services.annotators import eccv_annotator_add
+from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
-from annotation.flows.eccv.services.proposals import (
-    eccv_annotator_add,
-    eccv_cxc_import,
-    eccv_propose_start,
-    eccv_run_create,
-)
+from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.models import GOLD_KINDS, Export, Question, Review, Run, Stage
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from annotation.flows import InputOption, RunInput
-from annotation.flows.eccv.services.proposals import eccv_annotator_add, eccv_cxc_import
+from annotation.flows.eccv.services.annotators import eccv_annotator_add
+from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.models import AnnotatorKind
 from pipeline.errors import InputError
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from celery import group, shared_task
 
-from annotation.flows.eccv.services import export, proposals
+from annotation.flows.eccv.services import export, proposal_job
 from annotation.services.jobs import job_step
 
 
 @shared_task(name="eccv.propose_prepare")
 @job_step
 def eccv_propose_prepare(job_id: int) -> None:
-    parts = proposals.eccv_propose_prepare(job_id=job_id)
+    parts = proposal_job.eccv_propose_prepare(job_id=job_id)
     if parts:
         group(eccv_propose_part.s(job_id, part) for part in parts).delay()
 
@@ -21,9 +21,9 @@ def eccv_propose_prepare(job_id: int) -> None:
 @job_step
 def eccv_propose_part(job_id: int, part: int) -> None:
     try:
-        proposals.eccv_propose_part(job_id=job_id, part=part)
+        proposal_job.eccv_propose_part(job_id=job_id, part=part)
     except Exception as exc:
-        proposals.eccv_propose_fail(
+        proposal_job.eccv_propose_fail(
             job_id=job_id, error=f"part {part}: {type(exc).__name__}: {exc}"
         )
         raise
@@ -34,9 +34,9 @@ def eccv_propose_part(job_id: int, part: int) -> None:
 def eccv_propose_finish(job_id: int) -> None:
     """Sent by recovery when every annotator ranked but the job never closed."""
     try:
-        proposals.eccv_propose_finish(job_id=job_id)
+        proposal_job.eccv_propose_finish(job_id=job_id)
     except Exception as exc:
-        proposals.eccv_propose_fail(job_id=job_id, error=f"finish: {type(exc).__name__}: {exc}")
+        proposal_job.eccv_propose_fail(job_id=job_id, error=f"finish: {type(exc).__name__}: {exc}")
         raise
 
 

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
 from annotation.flows.eccv.selectors import eccv_follow_up_items
-from annotation.flows.eccv.services.proposals import eccv_gold_pools
+from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
 from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
 from annotation.selectors.gold import Established
 from annotation.selectors.id_sets import ids_in

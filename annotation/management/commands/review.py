@@ -5,12 +5,12 @@ from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.money import symbol
 from annotation.services import review
-from annotation.services.assignments import (
+from annotation.services.batches import batch_expire
+from annotation.services.decisions import (
     assignment_approve,
     assignment_reject,
     assignment_reverse_rejection,
 )
-from annotation.services.batches import batch_expire
 from annotation.services.reoffer import hits_reoffer
 
 

@@ -269,7 +269,7 @@ def eccv_evaluate_annotator(
     *, export: Export, annotator: Annotator, ks: tuple[int, ...] = (1, 5, 10)
 ) -> dict[str, dict[str, Any]]:
     """The metrics of one of the run's own annotators, ranking as deep as the export needs."""
-    from annotation.flows.eccv.services.proposals import annotator_ranking
+    from annotation.flows.eccv.services.rankings import annotator_ranking
 
     i2t, t2i = _load_export(Path(export.path))
     depth = max([*ks, *(len(v) for v in i2t.values()), *(len(v) for v in t2i.values())])

@@ -13,7 +13,8 @@ from annotation.flows.eccv.selectors import (
     eccv_original_positives,
     eccv_positives,
 )
-from annotation.flows.eccv.services.proposals import annotator_embeddings, eccv_saved_ranking
+from annotation.flows.eccv.services.embeddings import annotator_embeddings
+from annotation.flows.eccv.services.rankings import eccv_saved_ranking
 from annotation.models import ExternalPositive, Proposal, Run
 from pipeline.eccv_analysis import (
     JudgedPair,

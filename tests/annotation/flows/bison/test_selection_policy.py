@@ -22,13 +22,11 @@ from annotation.models import (
     Review,
     Stage,
 )
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.claim import assignment_claim_next
 from annotation.services.reviews import assignments_auto_approve
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.factories import verify_every_hit
 

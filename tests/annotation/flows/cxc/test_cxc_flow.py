@@ -18,12 +18,10 @@ from annotation.flows.cxc.services.sampling import (
     cxc_sample_start,
 )
 from annotation.models import Export, Item, ItemKind, Job, JobState, Review, Stage
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.cxc import load_sis, load_sits, load_sts
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile

@@ -101,7 +101,7 @@ def test_without_uncertain_pairs_a_follow_up_batch_is_refused(proposed):
 
 
 def test_bad_redundancy_settings_are_refused(dataset):
-    from annotation.flows.eccv.services.proposals import eccv_run_create
+    from annotation.flows.eccv.services.runs import eccv_run_create
 
     base = {"image_queries": 2, "caption_queries": 2, "k": 2, "models": 1}
     with pytest.raises(InputError, match="unknown redundancy setting 'budget'"):

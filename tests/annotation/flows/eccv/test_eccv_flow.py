@@ -5,11 +5,9 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import AnswerError
-from annotation.flows.eccv.services.proposals import (
-    eccv_annotator_add,
-    eccv_propose_start,
-    eccv_run_create,
-)
+from annotation.flows.eccv.services.annotators import eccv_annotator_add
+from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.models import (
     Answer,
     Item,
@@ -20,12 +18,10 @@ from annotation.models import (
     RunStatus,
     Stage,
 )
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.conftest import rankings_file  # noqa: F401
@@ -91,7 +87,7 @@ def test_minilm_without_the_extra_is_a_clear_message(eccv_run):
         with pytest.raises(InputError, match=r"optional extra"):
             eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
     else:  # with the optional extra installed: a real sentence-encoder ranking
-        from annotation.flows.eccv.services.proposals import annotator_ranking
+        from annotation.flows.eccv.services.rankings import annotator_ranking
 
         annotator = eccv_annotator_add(run=eccv_run, name="minilm", kind="minilm")
         ranking = annotator_ranking(annotator=annotator, depth=3)
@@ -207,7 +203,7 @@ def test_simulated_workers_answer_eccv_hits(proposed):
 
 def test_builtin_annotators_rank_without_the_query_caption(proposed):
     """Images are means of their captions; the rankings leave the query's caption out."""
-    from annotation.flows.eccv.services.proposals import _builtin_embeddings
+    from annotation.flows.eccv.services.embeddings import _builtin_embeddings
 
     annotator = proposed.annotators.get(name="fasttext")
     model = _builtin_embeddings(annotator)
@@ -221,12 +217,10 @@ def test_a_split_limits_queries_gallery_and_gold_items(sample_path, run_on_commi
     """The paper's setting: queries and gallery from the COCO 5k test split."""
     from django.conf import settings
 
-    from annotation.flows.eccv.services.proposals import (
-        eccv_annotator_add,
-        eccv_gold_pools,
-        eccv_propose_start,
-        eccv_run_create,
-    )
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
+    from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
+    from annotation.flows.eccv.services.proposal_job import eccv_propose_start
+    from annotation.flows.eccv.services.runs import eccv_run_create
     from annotation.services.datasets import dataset_import
 
     split_path = str(settings.BASE_DIR / "data" / "eccv" / "coco_5k_test_image_ids.json")
@@ -267,7 +261,7 @@ def test_a_split_limits_queries_gallery_and_gold_items(sample_path, run_on_commi
 
 
 def test_gold_items_avoid_invalid_captions_and_excluded_images(eccv_run, tmp_path):
-    from annotation.flows.eccv.services.proposals import eccv_gold_pools
+    from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
 
     originals, _, image_ids, caption_ids = eccv_gold_pools(run=eccv_run)
     some_caption = sorted(caption_ids)[0]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from annotation.flows.eccv.selectors import eccv_exclusions, eccv_positives
-from annotation.flows.eccv.services.proposals import eccv_run_create
+from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.models import Caption, Run
 from annotation.services.datasets import dataset_import
 

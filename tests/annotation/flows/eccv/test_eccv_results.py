@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import ServiceError
+from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.flows.eccv.services.export import eccv_evaluate, eccv_export_start
-from annotation.flows.eccv.services.proposals import eccv_cxc_import
 from annotation.flows.eccv.services.report import eccv_report
 from annotation.models import (
     Assignment,
@@ -322,7 +322,7 @@ def test_dawid_skene_aggregation_is_selectable_and_agrees_with_careful_workers(j
 
 
 def test_an_unknown_aggregation_is_refused(dataset):
-    from annotation.flows.eccv.services.proposals import eccv_run_create
+    from annotation.flows.eccv.services.runs import eccv_run_create
 
     with pytest.raises(InputError) as caught:
         eccv_run_create(

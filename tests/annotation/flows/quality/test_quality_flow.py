@@ -20,12 +20,10 @@ from annotation.flows.quality.services.correlate import quality_correlate
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
 from annotation.flows.quality.simulate import candidate_quality
 from annotation.models import Candidate, Export, Item, ItemKind, JobState, Question, Stage
-from annotation.services.assignments import (
-    assignment_claim_next,
-    assignment_submit,
-    worker_get_or_create,
-)
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.claim import assignment_claim_next
+from annotation.services.submit import assignment_submit
+from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile

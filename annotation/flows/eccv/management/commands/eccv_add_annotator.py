@@ -1,6 +1,6 @@
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.eccv.services.proposals import eccv_annotator_add
+from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.management.base import ServiceCommand
 from annotation.models import AnnotatorKind, Run
 

@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from annotation.flows.eccv.services.proposals import eccv_run_create
+from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset
 

@@ -1,6 +1,6 @@
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.eccv.services.proposals import eccv_cxc_import
+from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 

@@ -1,6 +1,6 @@
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.eccv.services.proposals import eccv_propose_start
+from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 

@@ -1,0 +1,126 @@
+"""An ECCV Caption run: its settings' defaults and check, its creation with the query sample
+drawn, the gallery a split limits it to, and its folder of job files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from annotation.models import Caption, Dataset, Project, Run, RunKind
+from annotation.run_settings import settings_check
+from annotation.services.gold import GOLD_DEFAULTS
+from annotation.services.runs import run_create
+from annotation.services.speed_policy import SPEED_DEFAULTS
+from pipeline.eccv_candidates import subsample_queries
+from pipeline.errors import InputError
+from pipeline.redundancy import RedundancyPolicy
+from pipeline.splits import load_split
+
+GOLD_DEPTH = 25  # gold negatives are in no model's top-25 (paper, 3.2)
+DEFAULTS: dict[str, Any] = {
+    "image_queries": 100,
+    "caption_queries": 100,
+    "k": 5,
+    "models": 2,
+    "seed": 0,
+    "cxc_threshold": 3.0,
+    "judgments_per_pair": 1,
+    # Gold: copies of pairs earlier batches of the same direction established (at least
+    # gold_min_answers judges, at least gold_agreement of them on one side of YES/NO), or
+    # "paper": ECCV Caption's original COCO pairs and random pairs in no model's top-25.
+    **GOLD_DEFAULTS,
+    "gold_agreement": 1.0,
+    **SPEED_DEFAULTS,
+}
+
+
+def eccv_workdir(run: Run) -> Path:
+    """The run's folder for the proposal job's files (rankings, embeddings, top pairs)."""
+    path = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "eccv"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
+    """An ECCV run's settings, each in its range (InputError names the field)."""
+    from annotation.flows.eccv.settings import SETTINGS  # it reads GOLD_DEPTH from here
+
+    config = {**DEFAULTS, **config}
+    settings_check(SETTINGS, config)  # each declared setting's range or choices
+    adaptive = config.get("adaptive")
+    if adaptive is not None:
+        if not isinstance(adaptive, dict):
+            raise InputError("must be an object of redundancy settings", field="adaptive")
+        RedundancyPolicy.from_options(adaptive)
+    return config
+
+
+def eccv_run_create(
+    *,
+    dataset: Dataset,
+    name: str = "",
+    config: dict[str, Any] | None = None,
+    project: Project | None = None,
+    owner: Any = None,
+) -> Run:
+    """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
+    config = eccv_check_config({**DEFAULTS, **(config or {})})
+    image_ids = list(dataset.images.values_list("coco_id", flat=True))
+    caption_rows = list(
+        Caption.objects.filter(dataset=dataset).values_list("coco_id", "image__coco_id")
+    )
+    caption_ids = [c for c, _ in caption_rows]
+    if config.get("split"):
+        # Queries and gallery both come from the split (the paper: the COCO 5k test split).
+        path = str(config["split"])
+        split = load_split(path)
+        wanted = set(split.image_ids)
+        image_ids = [i for i in image_ids if i in wanted]
+        if not image_ids:
+            raise InputError(
+                f"none of the split's {len(wanted)} images is in dataset {dataset.name!r}",
+                file=path,
+                field="split",
+            )
+        caption_ids = [c for c, owner in caption_rows if owner in wanted]
+        config["split"] = {
+            "file": path,
+            "sha256": split.sha256,
+            "images_in_split": len(wanted),
+            "images_in_dataset": len(image_ids),
+            **split.provenance,
+        }
+        config["gallery_images"] = sorted(image_ids)
+    sample = subsample_queries(
+        image_ids,
+        caption_ids,
+        min(int(config["image_queries"]), len(image_ids)),
+        min(int(config["caption_queries"]), len(caption_ids)),
+        int(config["seed"]),
+    )
+    if int(config["k"]) > min(len(image_ids), len(caption_ids)):
+        raise InputError(
+            f"k={config['k']} is larger than the gallery ({len(image_ids)} images, "
+            f"{len(caption_ids)} captions)",
+            field="k",
+        )
+    config["query_images"] = list(sample.image_ids)
+    config["query_captions"] = list(sample.caption_ids)
+    return run_create(
+        dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project, owner=owner
+    )
+
+
+def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:
+    """The image and caption ids a split limits the run to (None: the whole dataset)."""
+    if "gallery_images" not in run.config:
+        return None
+    images = set(run.config["gallery_images"])
+    captions = set(
+        Caption.objects.filter(dataset=run.dataset, image__coco_id__in=images).values_list(
+            "coco_id", flat=True
+        )
+    )
+    return images, captions

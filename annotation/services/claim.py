@@ -1,0 +1,198 @@
+"""A worker claims a HIT of a batch: their open assignment, or a slot on a HIT they may do.
+
+`assignment_claim_next` runs `_claim_sql` on PostgreSQL (the prepared statements of
+`claim_sql.py`) and `_claim_orm` elsewhere: the same steps, in the same order."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Count, F, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStatus,
+    Hit,
+    HitStatus,
+    Worker,
+)
+from annotation.services import claim_sql
+from annotation.services.events import event_record
+from annotation.services.gold import gold_seen_before
+from annotation.services.images import image_seen_before
+from annotation.services.pools import pool_enter
+from annotation.services.slots import (
+    active_assignments,
+    claim_holds,
+    claim_rows,
+    claims_unconfirmed,
+    slot_params,
+)
+
+# PostgreSQL's path for the claim (claim_sql.py); off: the ORM path (other databases), which
+# tests also run.
+CLAIM_SQL = True
+
+
+def assignment_claim_next(
+    *, batch: Batch, worker: Worker, now: datetime | None = None
+) -> Assignment | None:
+    """Give `worker` their open assignment in `batch`, or a new one on a HIT they have not done.
+
+    HIT rows are locked while a slot is taken so two workers never fill the same last slot;
+    the worker's row is locked first, so one worker's concurrent claims (a double click, two
+    tabs) run one after the other and the second finds the first's assignment.
+    """
+    now = now or timezone.now()
+    if worker.blocked:
+        raise ServiceError(f"worker {worker.external_id} is blocked")
+    if batch.status == BatchStatus.PAUSED and not batch.past_lifetime(now):
+        # No new claim while paused, but work in progress may finish: their open one.
+        return (
+            Assignment.objects.filter(
+                hit__batch=batch, worker=worker, state=AssignmentState.ACCEPTED
+            )
+            .filter(active_assignments(now, batch))
+            .first()
+        )
+    if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
+        return None
+    with transaction.atomic():
+        if CLAIM_SQL and connection.vendor == "postgresql":
+            return _claim_sql(batch=batch, worker=worker, now=now)
+        return _claim_orm(batch=batch, worker=worker, now=now)
+
+
+def _claim_orm(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | None:
+    """`assignment_claim_next` through the ORM, inside its transaction."""
+    Worker.objects.select_for_update().filter(pk=worker.pk).first()
+    pool_enter(batch=batch, worker=worker)
+    # Their open claim, if it still holds its slot (`active_assignments` for one row).
+    mine = Assignment.objects.filter(
+        claim_rows(batch),
+        hit__batch=batch,
+        worker=worker,
+        state=AssignmentState.ACCEPTED,
+        accepted_at__gte=now - timedelta(seconds=batch.assignment_duration_seconds),
+    ).first()
+    if mine is not None and claim_holds(mine, now, batch):
+        return mine
+    active = (
+        Assignment.objects.filter(active_assignments(now, batch), hit=OuterRef("pk"))
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    candidates = (
+        Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
+        .exclude(assignments__worker=worker)
+        .exclude(judged_before(worker))  # the same items, judged again
+        .exclude(gold_seen_before(worker))  # a gold copy of an item they had
+        .exclude(image_seen_before(worker))  # an image they had in another HIT
+        .annotate(active=Coalesce(Subquery(active), Value(0)))
+        .filter(
+            active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))
+            + F("extra_assignments")
+        )
+        .order_by("position")
+    )
+    # One HIT row locked at a time, in position order (so claimers never deadlock). First
+    # pass: skip rows other claimers hold, so concurrent workers spread over HITs instead
+    # of queueing on the first one; when every open row is held, wait for one, so a worker
+    # is never told "no work" while a slot remains.
+    tried: list[int] = []
+    skip = True
+    while True:
+        hit = (
+            candidates.exclude(pk__in=tried)
+            .select_for_update(of=("self",), skip_locked=skip)
+            .first()
+        )
+        if hit is None:
+            if skip:
+                skip = False
+                continue
+            break
+        hit.batch = batch  # capacity reads it; the same row
+        # Recount under the lock: the annotation may predate another claimer's commit.
+        capacity = hit.capacity
+        if hit.assignments.filter(active_assignments(now, batch)).count() >= capacity:
+            tried.append(hit.pk)
+            continue
+        return _claim_take(hit_id=hit.pk, batch=batch, worker=worker, now=now)
+    return None
+
+
+def _claim_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | None:
+    """`assignment_claim_next` in prepared SQL, inside its transaction: the same steps."""
+    params: dict[str, Any] = {
+        **slot_params(batch, now),
+        "run": batch.run_id,
+        "worker": worker.pk,
+        "per_hit": batch.assignments_per_hit,
+        "tried": [],
+    }
+    stage, mine = claim_sql.claim_mine(worker_id=worker.pk, params=params)
+    if stage != batch.stage:  # not in a pool yet (joins it), or in another stage's (refused)
+        pool_enter(batch=batch, worker=worker)
+    if mine is not None:
+        return mine
+    with connection.cursor() as cursor:
+        for skip in (True, False):  # skip rows other claimers hold; then wait for one
+            while True:
+                cursor.execute(claim_sql.CANDIDATE_SQL + (" SKIP LOCKED" if skip else ""), params)
+                row = cursor.fetchone()
+                if row is None:
+                    break
+                hit_id, capacity = row
+                # Recount under the lock: the subquery may predate another claimer's commit.
+                cursor.execute(claim_sql.RECOUNT_SQL, {**params, "hit": hit_id})
+                if cursor.fetchone()[0] >= capacity:
+                    params["tried"] = [*params["tried"], hit_id]
+                    continue
+                return _claim_take(hit_id=hit_id, batch=batch, worker=worker, now=now)
+    return None
+
+
+def _claim_take(*, hit_id: int, batch: Batch, worker: Worker, now: datetime) -> Assignment:
+    assignment = Assignment.objects.create(
+        hit_id=hit_id, worker=worker, accepted_at=now, confirmed=not claims_unconfirmed(batch)
+    )
+    event_record(
+        action="assignment.accepted",
+        run=batch.run,
+        batch=batch,
+        assignment=assignment,
+        worker=worker,
+    )
+    return assignment
+
+
+def judged_before(worker: Worker, *, confirmed_only: bool = False) -> Q:
+    """HITs (as a filter on Hit) whose items `worker` already had: the HIT they were
+    re-offered from (`reoffered_as`) holds an assignment of theirs. With `confirmed_only`,
+    only assignments the provider confirmed count (a browser's claim never blocks real work).
+    SQL twin: the second NOT EXISTS of `claim_sql.CANDIDATE_SQL`."""
+    rule = Q(reoffer_of__assignments__worker=worker)
+    if confirmed_only:  # in one filter(): the same assignment row
+        rule &= Q(reoffer_of__assignments__confirmed=True)
+    return rule
+
+
+def same_items_reason(*, hit: Hit, worker: Worker, confirmed_only: bool = False) -> str | None:
+    """Why `worker` may not work on `hit` because they had its items before, or None."""
+    rule = judged_before(worker, confirmed_only=confirmed_only)
+    if not Hit.objects.filter(rule, pk=hit.pk).exists():
+        return None
+    return (
+        f"worker {worker.external_id} already had these items on the HIT they were re-offered "
+        "from: nobody judges the same items twice"
+    )

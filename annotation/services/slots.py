@@ -1,0 +1,85 @@
+"""Which assignments hold a slot of their HIT: the rules the claim (`claim.py`) and the submit
+(`submit.py`) share, written with the ORM. `slots_sql.py` holds the same rules in SQL for the
+prepared statements; each pair changes together."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q
+
+from annotation.crowd import provider_for
+from annotation.models import Assignment, AssignmentState, Batch
+from annotation.selectors.counting import COUNTED_STATES, counted
+
+
+def first_claim_seconds(batch: Batch) -> int:
+    """How long a worker with nothing submitted in `batch` holds a claimed HIT (so made-up or
+    idle claimants cannot starve a batch): option `first_claim_seconds`, by default a minute
+    per question with a 10-minute floor, never more than the assignment duration."""
+    default = max(600, 60 * batch.items_per_hit)
+    seconds = int(batch.options.get("first_claim_seconds", default))
+    return min(seconds, batch.assignment_duration_seconds)
+
+
+def claims_unconfirmed(batch: Batch) -> bool:
+    """Whether `batch`'s claims start unconfirmed and hold their slots until the provider
+    confirms them (`CrowdProvider.claims_unconfirmed`, e.g. a panel without an API)."""
+    return provider_for(batch.provider).claims_unconfirmed
+
+
+def kept_work(batch: Batch) -> Q:
+    """Submitted work holding its slot for good: counted work, and where claims start
+    unconfirmed (`claims_unconfirmed`), work waiting for the provider's confirmation too.
+    SQL twin: `slots_sql.KEPT_SQL`."""
+    if claims_unconfirmed(batch):
+        return Q(state__in=COUNTED_STATES, excluded=False)
+    return counted()
+
+
+def claim_rows(batch: Batch) -> Q:
+    """The rows a claim of `batch` makes: confirmed ones, or where claims start unconfirmed
+    (`claims_unconfirmed`), any. Other unconfirmed rows (a browser's word only) never hold a
+    slot. SQL twin: `slots_sql.MINE`."""
+    return Q() if claims_unconfirmed(batch) else Q(confirmed=True)
+
+
+def active_assignments(now: datetime, batch: Batch) -> Q:
+    """Assignments holding a slot of their HIT: kept work (`kept_work`) and claims still within
+    their time (the assignment duration; the shorter first-claim time for a worker who has
+    submitted nothing in the batch). SQL twin: `slots_sql.ACTIVE_SQL`."""
+    fresh = now - timedelta(seconds=batch.assignment_duration_seconds)
+    first = now - timedelta(seconds=first_claim_seconds(batch))
+    has_submitted = Exists(
+        Assignment.objects.filter(
+            worker=OuterRef("worker"), hit__batch=batch, state__in=COUNTED_STATES
+        )
+    )
+    return kept_work(batch) | (
+        Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh)
+        & claim_rows(batch)
+        & (Q(accepted_at__gte=first) | has_submitted)
+    )
+
+
+def claim_holds(assignment: Assignment, now: datetime, batch: Batch) -> bool:
+    """Whether a confirmed, accepted assignment within its duration still holds its slot: the
+    same rule as `active_assignments`, with the worker's earlier work asked only when the
+    short first-claim hold has passed."""
+    if assignment.accepted_at >= now - timedelta(seconds=first_claim_seconds(batch)):
+        return True
+    return Assignment.objects.filter(
+        worker_id=assignment.worker_id, hit__batch=batch, state__in=COUNTED_STATES
+    ).exists()
+
+
+def slot_params(batch: Batch, now: datetime) -> dict[str, Any]:
+    """The parameters `slots_sql`'s rules read: the batch, the two time limits and whether
+    claims start unconfirmed."""
+    return {
+        "batch": batch.pk,
+        "fresh": now - timedelta(seconds=batch.assignment_duration_seconds),
+        "first": now - timedelta(seconds=first_claim_seconds(batch)),
+        "unconfirmed": claims_unconfirmed(batch),
+    }
