@@ -388,7 +388,7 @@ def test_data_browser_queries_do_not_grow_with_rows(paired_run, admin_client):
     admin_client.get(url)  # warm the session and the user
 
     def page_queries(per_page, monkeypatch_value):
-        from annotation import run_data_views
+        from annotation.pages.runs import data as run_data_views
 
         before = run_data_views.PER_PAGE
         run_data_views.PER_PAGE = monkeypatch_value

@@ -15,8 +15,8 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.flows import InputOption, RunInput
-from annotation.form_errors import form_refusal
 from annotation.models import Run
+from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
 from annotation.services.run_inputs import run_input_apply, run_inputs_of
 from pipeline.errors import InputError

@@ -1,5 +1,5 @@
-"""Pages to list datasets (any member) and create a run (researchers, in one of their
-projects) and create a run of any registered flow from the browser.
+"""The new-run page (`/runs/new/`, `/runs/new/<kind>/`): researchers create a run of any
+registered flow from the browser, in one of their projects.
 
 The run form is built from the flow's described settings (`Flow.settings`: label, unit, range,
 help) and its defaults (`check_config({})`), so a new flow gets its form without a line here, and it is checked by the same `run_create` as the CLI and the
@@ -19,23 +19,12 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.flows import flow_for_kind
-from annotation.form_errors import form_refusal
 from annotation.models import Dataset, Project, RunKind
-from annotation.paths import paths_hidden
+from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.run_settings import Setting
-from annotation.selectors.listing import dataset_list
 from annotation.services.runs import run_check_config, run_create_any
 from pipeline.errors import InputError
-
-
-@login_required
-def datasets_page(request: HttpRequest) -> HttpResponse:
-    require(request.user, Action.VIEW)
-    datasets = list(dataset_list(user=request.user))  # with n_images and n_captions, as the API
-    for d in datasets:  # where the images come from, never a server path
-        d.where = paths_hidden(d.image_location) if d.image_location else ""  # type: ignore[attr-defined]
-    return render(request, "annotation/datasets.html", {"datasets": datasets})
 
 
 def _setting_field(name: str, default: Any, setting: Setting | None) -> forms.Field:

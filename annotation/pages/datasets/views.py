@@ -1,5 +1,6 @@
-"""The page (for researchers of any project: datasets are shared) that starts a COCO import: the upload is stored, a job imports it, and a
-status page follows the job's progress."""
+"""The datasets list (`/datasets/`, any member) and the page (for researchers of any project:
+datasets are shared) that starts a COCO import (`/datasets/import/`): the upload is stored, a
+job imports it, and a status page follows the job's progress."""
 
 from __future__ import annotations
 
@@ -8,11 +9,22 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotation.form_errors import form_refusal
 from annotation.models import ImageSource, Job, JobState
+from annotation.pages.form_errors import form_refusal
+from annotation.paths import paths_hidden
 from annotation.permissions import Action, require
+from annotation.selectors.listing import dataset_list
 from annotation.services.dataset_jobs import JOB_NAME, dataset_import_start, dataset_upload_store
 from pipeline.errors import InputError
+
+
+@login_required
+def datasets_page(request: HttpRequest) -> HttpResponse:
+    require(request.user, Action.VIEW)
+    datasets = list(dataset_list(user=request.user))  # with n_images and n_captions, as the API
+    for d in datasets:  # where the images come from, never a server path
+        d.where = paths_hidden(d.image_location) if d.image_location else ""  # type: ignore[attr-defined]
+    return render(request, "annotation/datasets.html", {"datasets": datasets})
 
 
 class DatasetImportForm(forms.Form):

@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation.form_errors import form_refusal
 from annotation.models import ProjectRole
+from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, can, require, visible_projects
 from annotation.services.projects import (
     project_create,

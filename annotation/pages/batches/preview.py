@@ -12,11 +12,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import Batch
+from annotation.pages.work.forms import answers_from
 from annotation.permissions import Action, require
 from annotation.selectors.images import with_staff_images
 from annotation.selectors.preview import batch_preview
 from annotation.services.assignments import answers_read
-from annotation.task_forms import answers_from
 from pipeline.errors import InputError
 
 

@@ -1,9 +1,9 @@
-"""Researcher pages: the dashboard of runs, and the review queue of held HITs. Each lists the
-user's projects only and checks the role in the object's project (annotation/permissions.py)."""
+"""The review queue at `/review/` (held HITs; a POST decides the ticked reviews at once) and
+one review at `/review/<id>/`. Each lists the user's projects only and checks the role in the
+review's project (annotation/permissions.py)."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -12,14 +12,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd import provider_for, providers
+from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.models import Job, Review, Run, RunKind, RunStatus
-from annotation.permissions import Action, can, is_staff, require, visible_projects, visible_runs
+from annotation.models import Review
+from annotation.permissions import Action, can, is_staff, require, visible_runs
 from annotation.selectors.reviews import review_held_because, review_queue_view
 from annotation.services.assignments import assignment_reversible_until
-from annotation.services.batches import batches_stop
-from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide, review_reverse, reviews_decide
 from annotation.services.speed_policy import speed_rule
@@ -125,87 +123,3 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         context,
         status=400 if error else 200,
     )
-
-
-@login_required
-def dashboard(request: HttpRequest) -> HttpResponse:
-    from annotation.selectors.dashboard import (
-        dashboard_busy,
-        dashboard_filter_from,
-        dashboard_filtered,
-        dashboard_runs,
-    )
-    from annotation.selectors.links import public_base_url
-    from annotation.selectors.listing import dataset_list
-
-    require(request.user, Action.VIEW)  # a user of no project: ask staff to add them
-    # Staff: every run and job (also jobs of no run, such as dataset imports), unfiltered.
-    runs = None if is_staff(request.user) else visible_runs(request.user)
-    chosen = dashboard_filter_from(request.GET)
-    entries = dashboard_runs(
-        base=public_base_url(request), runs=dashboard_filtered(runs=runs, **chosen)
-    )
-    acting = set(visible_runs(request.user, Action.ACT).values_list("pk", flat=True))
-    for entry in entries:  # the template offers a run's buttons to its researchers only
-        entry["can_act"] = entry["run"].pk in acting
-    return render(
-        request,
-        "annotation/dashboard.html",
-        {
-            "runs": entries,
-            "busy": dashboard_busy(runs=runs),
-            "filter": chosen,
-            "filtering": any(chosen.values()),
-            "projects": visible_projects(request.user).order_by("name"),
-            "kinds": RunKind.choices,
-            "statuses": RunStatus.choices,
-            "datasets_count": 0 if entries else dataset_list(user=request.user).count(),
-            "stall_seconds": settings.CROWDVL_JOB_STALL_SECONDS,
-            "is_admin": can(request.user, Action.ADMIN),
-            "provider_pages": [
-                (reverse(name), label) for p in providers() for name, label in p.staff_pages
-            ],
-        },
-    )
-
-
-@login_required
-@require_http_methods(["POST"])
-def stop_hits(request: HttpRequest) -> HttpResponse:
-    """The kill switch: every HIT still on offer, of one run or of the installation."""
-    run_id = request.POST.get("run") or None
-    run = get_object_or_404(Run, pk=run_id) if run_id else None
-    # One run's HITs: its researchers; every HIT of the installation: staff.
-    require(request.user, Action.ACT if run else Action.ADMIN, run=run)
-    if request.POST.get("confirm") != "STOP":
-        messages.error(request, "Type STOP to confirm: nothing was stopped.")
-        return redirect("dashboard")
-    try:
-        result = batches_stop(run=run, reason=request.POST.get("reason") or "kill switch")
-    except InputError as exc:
-        messages.error(request, str(exc))
-        return redirect("dashboard")
-    messages.success(request, f"Stopped batches: {result['stopped'] or 'none'}.")
-    for pk, error in result["failed"].items():
-        messages.error(request, f"Batch {pk} could not be stopped ({error}); press again.")
-    return redirect("dashboard")
-
-
-@login_required
-@require_http_methods(["POST"])
-def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
-    """Resume (re-send its missing steps) or cancel a pending or running job."""
-    job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
-    # A run's job: its researchers; a job of no run (a dataset import): any researcher.
-    require(request.user, Action.ACT, run=job.run)
-    who = request.user.get_username()
-    try:
-        if action == "resume":
-            sent = job_resume(job_id=job_id, reason="by hand", by=who)
-            messages.success(request, f"Job {job_id}: {len(sent)} step(s) sent again.")
-        else:
-            job_cancel(job_id=job_id, by=who)
-            messages.success(request, f"Job {job_id} cancelled.")
-    except ServiceError as exc:
-        messages.error(request, str(exc))
-    return redirect("dashboard")
