@@ -15,6 +15,7 @@ from annotation.api.jobs import JobOutput
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.permissions import Action
+from annotation.services.batch_extension import batch_add_assignments, batch_extend
 from annotation.services.batches import (
     batch_discard,
     batch_expire,
@@ -23,7 +24,6 @@ from annotation.services.batches import (
     batch_resume,
     batch_sync,
 )
-from annotation.services.review import batch_add_assignments, batch_extend
 from pipeline.simulate import WorkerProfile
 
 

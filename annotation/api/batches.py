@@ -24,12 +24,12 @@ from annotation.models import (
     Stage,
 )
 from annotation.permissions import Action
+from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
 from annotation.selectors.image_availability import batch_images_check
 from annotation.selectors.listing import (
     batch_list,
     batches_counted,
 )
-from annotation.selectors.live import LIVE_STATES, batch_live_status
 from annotation.selectors.preview import batch_preview, preview_record
 from annotation.services.batches import (
     batch_create,

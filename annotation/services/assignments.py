@@ -42,7 +42,7 @@ from annotation.selectors.counting import (
     earlier_stages,
     pool_bar_reason,
 )
-from annotation.selectors.work import hit_questions
+from annotation.selectors.task_page import hit_questions
 from annotation.services import worker_sql
 from annotation.services.events import event_record
 from annotation.services.gold import gold_seen_before

@@ -28,8 +28,8 @@ from annotation.models import (
     Review,
     Stage,
 )
+from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.data_browser import item_rows, run_items
-from annotation.selectors.live import batch_live_status
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.assignments import (
     assignment_claim_next,

@@ -21,7 +21,7 @@ from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
-from annotation.selectors.work import hit_view, task_page
+from annotation.selectors.task_page import hit_view, task_page
 from annotation.services.assignments import assignment_claim_next
 
 SESSION_WORKER = "crowdvl_worker"

@@ -34,7 +34,7 @@ from annotation.permissions import Action, require
 from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.images import page_key
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 from annotation.services.assignments import stored_answers
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError

@@ -25,7 +25,7 @@ from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 from annotation.services.assignments import assignment_claim_next
 from annotation.tasktypes import task_type_for
 

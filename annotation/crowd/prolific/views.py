@@ -39,7 +39,7 @@ from annotation.permissions import Action, require
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

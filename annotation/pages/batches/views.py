@@ -20,10 +20,11 @@ from annotation.models import Batch, BatchStatus, Run
 from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
+from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.links import public_base_url
-from annotation.selectors.live import batch_live_status
 from annotation.selectors.pay import pay_estimate
 from annotation.selectors.reviews import reviews_held_fast_count
+from annotation.services.batch_extension import batch_add_assignments, batch_extend
 from annotation.services.batches import (
     batch_create,
     batch_discard,
@@ -34,7 +35,6 @@ from annotation.services.batches import (
     batch_sync,
     batch_warnings,
 )
-from annotation.services.review import batch_add_assignments, batch_extend
 from annotation.services.speed_policy import speed_rule
 from pipeline.errors import InputError
 

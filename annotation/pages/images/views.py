@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 from annotation.models import Image, ImageSource
 from annotation.permissions import Action, is_staff, require, visible_runs
 from annotation.selectors.images import served_image
-from annotation.selectors.work import hit_image_places
+from annotation.selectors.task_page import hit_image_places
 from annotation.services.images import (
     ImageUnavailable,
     cache_path,

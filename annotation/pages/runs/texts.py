@@ -18,7 +18,7 @@ from annotation.models import Batch, Run
 from annotation.permissions import Action, can, require
 from annotation.selectors.invitations import DEFAULT_CONSENT
 from annotation.selectors.run_texts import run_texts
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 from annotation.services.run_texts import run_consent_set, run_instructions_set
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError

@@ -14,8 +14,8 @@ from annotation.errors import ServiceError
 from annotation.models import Run, Worker
 from annotation.money import symbol
 from annotation.permissions import Action, can, require
-from annotation.selectors.workers import accuracy_histogram, run_workers, workers_of_run
-from annotation.services.review import (
+from annotation.selectors.run_workers import accuracy_histogram, run_workers, workers_of_run
+from annotation.services.worker_actions import (
     BLOCK_SCOPES,
     run_worker_bonus,
     worker_block,

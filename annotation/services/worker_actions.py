@@ -1,12 +1,12 @@
-"""Reviewing and paying: bonuses, blocks, notifications, and changing a batch's HITs.
+"""What researchers do to workers through their crowd provider: bonuses, blocks and
+notifications (giving a batch more time or assignments is in `batch_extension.py`).
 
-Each action asks the batch's crowd provider to act, records the outcome and writes an event;
-each is idempotent, so a repeated request changes nothing and pays nothing twice.
+Each action asks the crowd provider to act, records the outcome and writes an event; each is
+idempotent, so a repeated request changes nothing and pays nothing twice.
 """
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 from decimal import Decimal
 
@@ -18,30 +18,19 @@ from annotation.errors import ServiceError
 from annotation.models import (
     Assignment,
     AssignmentState,
-    Batch,
-    BatchStatus,
     Bonus,
     Event,
-    Hit,
-    HitStatus,
     Run,
     Worker,
 )
 from annotation.money import symbol
 from annotation.selectors.counting import counted
-from annotation.selectors.installation import installation_id
+from annotation.selectors.installation import installation_token
 from annotation.services.events import event_record
-from annotation.services.runs import run_status_follow
 from pipeline.errors import InputError
 from pipeline.money import dollars
 
 TOKEN_MEMORY = timedelta(hours=24)  # how long a platform remembers a request token (MTurk)
-
-
-def _token(*parts: object) -> str:
-    """A request token unique to this installation (a copied database gets its own)."""
-    text = "|".join(map(str, (installation_id(), *parts)))
-    return "crowdvl-" + hashlib.sha256(text.encode()).hexdigest()[:48]
 
 
 def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reason: str) -> Bonus:
@@ -57,7 +46,7 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
         raise ServiceError(f"assignment {assignment.pk} is not confirmed by its provider yet")
     batch = assignment.hit.batch
     # From the canonical amount ("0.5" and "0.50" are one bonus) and this installation.
-    token = _token("bonus", batch.environment, assignment.pk, f"{amount:.2f}", reason)
+    token = installation_token("bonus", batch.environment, assignment.pk, f"{amount:.2f}", reason)
     bonus, _ = Bonus.objects.get_or_create(
         token=token, defaults={"assignment": assignment, "amount": amount, "reason": reason}
     )
@@ -147,7 +136,7 @@ def workers_notify(*, workers: list[Worker], subject: str, message: str) -> int:
     """Send a message once to each worker; returns how many were newly notified."""
     if not subject.strip() or not message.strip():
         raise InputError("a notification needs a subject and a message", field="subject/message")
-    token = _token("notify", subject, message)
+    token = installation_token("notify", subject, message)
     already = set(
         Event.objects.filter(action="worker.notified", data__token=token).values_list(
             "worker_id", flat=True
@@ -164,50 +153,3 @@ def workers_notify(*, workers: list[Worker], subject: str, message: str) -> int:
                 action="worker.notified", worker=worker, data={"subject": subject, "token": token}
             )
     return len(todo)
-
-
-def batch_extend(*, batch: Batch, seconds: int) -> Batch:
-    """Keep the batch's HITs on offer for `seconds` from now (expired HITs reopen)."""
-    if batch.status not in (BatchStatus.PUBLISHED, BatchStatus.EXPIRED, BatchStatus.COMPLETED):
-        raise ServiceError(f"batch {batch.pk} is {batch.status}; publish it first")
-    provider_for(batch.provider).extend(batch=batch, seconds=seconds)
-    with transaction.atomic():
-        batch.hits.filter(status=HitStatus.EXPIRED).update(status=HitStatus.OPEN)
-        if batch.status == BatchStatus.EXPIRED:
-            Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
-        event_record(action="batch.extended", run=batch.run, batch=batch, data={"seconds": seconds})
-        batch.refresh_from_db()
-        run_status_follow(run=batch.run, batch=batch)
-    return batch
-
-
-def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
-    """Let `count` more workers do `hit`. The provider token is derived from the new total,
-    so retrying the same request does not add twice."""
-    if count < 1:
-        raise InputError("must be at least 1", field="count")
-    total = hit.extra_assignments + count
-    provider = provider_for(hit.batch.provider)
-    provider.spend_check(
-        amount=provider.slot_cost(batch=hit.batch) * count,
-        what=f"{count} more assignments on HIT {hit.pk}",
-    )
-    provider.add_assignments(hit=hit, count=count, token=_token("add", hit.pk, total))
-    with transaction.atomic():
-        Hit.objects.filter(pk=hit.pk).update(extra_assignments=total, status=HitStatus.OPEN)
-        hit.refresh_from_db()
-        event_record(
-            action="hit.assignments_added",
-            run=hit.batch.run,
-            batch=hit.batch,
-            data={"hit": hit.pk, "added": count, "extra_total": total},
-        )
-    return hit
-
-
-def batch_add_assignments(*, batch: Batch, count: int) -> list[Hit]:
-    """`hit_add_assignments` on each of the batch's open HITs; the HITs that got more."""
-    hits = list(batch.hits.filter(status=HitStatus.OPEN).select_related("batch"))
-    for hit in hits:
-        hit_add_assignments(hit=hit, count=count)
-    return hits

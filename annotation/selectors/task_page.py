@@ -1,4 +1,5 @@
-"""What a worker's page shows: built from the task type, never from gold or hidden fields."""
+"""A worker's task page: what it shows, built from the task type, never from gold or hidden
+fields (the pages themselves are each provider's, `annotation/crowd/<provider>/views.py`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from annotation.tasktypes import task_type_for
 # new HIT), so every worker of the HIT gets the same view: built once
 # (selectors/hit_cache.py), then read from memory with no SQL (the page's template caches
 # the rendered questions per process). Its image URLs hold a placeholder for the page key,
-# filled in per assignment (`task_pages.task_render`).
+# filled in per assignment (`pages/work/render.task_render`).
 
 
 def hit_view(*, hit_id: int) -> dict[str, Any]:
