@@ -17,16 +17,11 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.jobs import JobOutput
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.flows import flow_for_kind
-from annotation.models import (
-    Export,
-    Run,
-)
+from annotation.models import Export, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
 from annotation.selectors.exports import export_file_named, export_files
-from annotation.selectors.listing import (
-    export_list,
-)
+from annotation.selectors.listing import export_list
 
 
 class ExportOutput(serializers.ModelSerializer):

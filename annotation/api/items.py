@@ -11,10 +11,7 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, Page, filters, page_of
-from annotation.models import (
-    Run,
-    Stage,
-)
+from annotation.models import Run, Stage
 from annotation.permissions import Action
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
 

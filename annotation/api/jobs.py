@@ -13,15 +13,10 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
-from annotation.models import (
-    Job,
-    JobState,
-)
+from annotation.models import Job, JobState
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
-from annotation.selectors.listing import (
-    job_list,
-)
+from annotation.selectors.listing import job_list
 from annotation.services.job_recovery import job_cancel, job_resume
 
 

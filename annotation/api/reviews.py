@@ -11,14 +11,9 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
-from annotation.models import (
-    Review,
-    ReviewStatus,
-)
+from annotation.models import Review, ReviewStatus
 from annotation.permissions import Action
-from annotation.selectors.listing import (
-    review_list,
-)
+from annotation.selectors.listing import review_list
 from annotation.selectors.reviews import SORTS
 from annotation.services.reviews import review_reverse, reviews_decide
 

@@ -12,9 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.models import (
-    Run,
-)
+from annotation.models import Run
 from annotation.permissions import Action
 from annotation.selectors.run_texts import run_texts
 from annotation.services.run_texts import run_texts_set

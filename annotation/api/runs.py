@@ -17,17 +17,9 @@ from annotation.api.jobs import JobOutput
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.api.parsers import BoundedJSONParser
 from annotation.flows import flow_for_kind
-from annotation.models import (
-    Dataset,
-    Project,
-    Run,
-    RunKind,
-    RunStatus,
-)
+from annotation.models import Dataset, Project, Run, RunKind, RunStatus
 from annotation.permissions import Action, can
-from annotation.selectors.listing import (
-    run_list,
-)
+from annotation.selectors.listing import run_list
 from annotation.services.projects import project_default
 from annotation.services.run_inputs import run_input_apply, run_inputs_of
 from annotation.services.runs import run_create_any

@@ -15,14 +15,7 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.models import (
-    Assignment,
-    AssignmentState,
-    Bonus,
-    Event,
-    Run,
-    Worker,
-)
+from annotation.models import Assignment, AssignmentState, Bonus, Event, Run, Worker
 from annotation.money import symbol
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_token
