@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Batch
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import pool_bar_reason
-from annotation.selectors.work import hit_questions
+from annotation.selectors.task_page import hit_questions
 from annotation.services import submit_sql
 from annotation.services.events import event_record
 from annotation.services.recount import batch_refresh_status, hit_recount

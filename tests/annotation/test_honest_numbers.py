@@ -11,7 +11,7 @@ from annotation.flows.bison.selectors import bison_funnel
 from annotation.models import Assignment, AssignmentState, Item, ItemKind, Run, Stage
 from annotation.selectors.dashboard import pay_summary
 from annotation.selectors.run_page import run_spend
-from annotation.selectors.workers import run_workers
+from annotation.selectors.run_workers import run_workers
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 

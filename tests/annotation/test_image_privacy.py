@@ -31,7 +31,7 @@ from annotation.models import (
     RunStatus,
     Stage,
 )
-from annotation.selectors.work import hit_image_places
+from annotation.selectors.task_page import hit_image_places
 from annotation.services import images as image_service
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next

@@ -487,12 +487,8 @@ def test_review_actions_notify_extend_and_unblock(mt, draft):
     batch = published_batch(mt, draft)
     a = mt.take(batch, "W1")
     mt.submit(a, {"q0": "none", "q1": "none"})
-    from annotation.services.review import (
-        batch_extend,
-        worker_block,
-        worker_unblock,
-        workers_notify,
-    )
+    from annotation.services.batch_extension import batch_extend
+    from annotation.services.worker_actions import worker_block, worker_unblock, workers_notify
 
     mt.expect(
         "NotifyWorkers",

@@ -26,7 +26,7 @@ from annotation.selectors.installation import installation_id
 from annotation.services.batches import batch_create, batch_expire, batch_publish
 from annotation.services.decisions import assignment_reject
 from annotation.services.installation import installation_regenerate
-from annotation.services.review import worker_bonus
+from annotation.services.worker_actions import worker_bonus
 from tests.annotation.drivers import MTurkDriver, fake_id
 
 pytestmark = pytest.mark.django_db

@@ -244,7 +244,7 @@ def test_reconciliation_compares_money_and_hits_with_mturk(
     from django.core.management.base import CommandError
 
     from annotation.crowd.mturk.reconcile import mturk_reconcile
-    from annotation.services.review import worker_bonus
+    from annotation.services.worker_actions import worker_bonus
 
     batch = published(mt, paired_run)  # 3 HITs of 2 pairs, 1 assignment each, $0.50
     a = worked(mt, batch, "W1")
@@ -437,8 +437,9 @@ def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
 
 def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
     from annotation.errors import ServiceError
-    from annotation.services.review import hit_add_assignments, worker_bonus
+    from annotation.services.batch_extension import hit_add_assignments
     from annotation.services.spend import committed_last_day as mturk_committed_last_day
+    from annotation.services.worker_actions import worker_bonus
 
     batch = published(mt, paired_run, limit=4)  # 2 HITs x $0.60 = $1.20 committed now
     assert mturk_committed_last_day() == Decimal("1.20")
@@ -467,7 +468,7 @@ def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
 
 def test_a_project_block_is_a_qualification_every_later_hit_type_excludes(mt, paired_run):
     from annotation.models import BlockQualification, Worker
-    from annotation.services.review import worker_block, worker_unblock
+    from annotation.services.worker_actions import worker_block, worker_unblock
 
     first = published(mt, paired_run, limit=2)
     a = worked(mt, first, "W9")

@@ -30,7 +30,7 @@ from annotation.models import (
 from annotation.selectors.counting import counted
 from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
 from annotation.services.decisions import assignment_approve, assignment_reject
-from annotation.services.review import worker_block, worker_bonus
+from annotation.services.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
 
@@ -396,7 +396,7 @@ def test_expiry_stops_the_study_and_more_places_raise_it(pro, paired_run):
     batch = pro.publish(draft(paired_run))
     study = pro.standin.studies[batch.provider_hit_type_id]
     before = study["total_available_places"]
-    from annotation.services.review import hit_add_assignments
+    from annotation.services.batch_extension import hit_add_assignments
 
     hit = batch.hits.first()
     hit_add_assignments(hit=hit, count=2)

@@ -9,8 +9,9 @@ from django.core.management import call_command
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.models import Stage, Worker
+from annotation.services.batch_extension import batch_extend
 from annotation.services.batches import batch_create
-from annotation.services.review import batch_extend, worker_block, worker_unblock, workers_notify
+from annotation.services.worker_actions import worker_block, worker_unblock, workers_notify
 
 pytestmark = pytest.mark.django_db
 

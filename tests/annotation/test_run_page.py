@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import Answer, Assignment, Item, ItemKind, Job, JobState, Stage
 from annotation.selectors.run_page import run_page_data, stage_agreement
-from annotation.selectors.workers import run_workers
+from annotation.selectors.run_workers import run_workers
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_browser import browser, page  # noqa: F401 (fixtures)

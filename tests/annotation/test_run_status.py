@@ -8,9 +8,9 @@ import pytest
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.models import Event, Hit, HitStatus, Run, RunStatus, Stage
+from annotation.services.batch_extension import batch_extend
 from annotation.services.batches import batch_create, batch_expire, batch_publish
 from annotation.services.recount import hit_recount
-from annotation.services.review import batch_extend
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled
 from tests.annotation.test_gold import quality_run  # noqa: F401 - a fixture

@@ -28,8 +28,8 @@ from annotation.models import (
     Review,
     Stage,
 )
+from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.data_browser import item_rows, run_items
-from annotation.selectors.live import batch_live_status
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.batches import batch_create, batch_pause, batch_publish
 from annotation.services.claim import assignment_claim_next
@@ -386,7 +386,7 @@ def test_data_browser_queries_do_not_grow_with_rows(paired_run, admin_client):
     admin_client.get(url)  # warm the session and the user
 
     def page_queries(per_page, monkeypatch_value):
-        from annotation import run_data_views
+        from annotation.pages.runs import data as run_data_views
 
         before = run_data_views.PER_PAGE
         run_data_views.PER_PAGE = monkeypatch_value

@@ -32,3 +32,44 @@ def test_provider_pages_resolve_to_their_packages():
     assert resolve("/mturk/hit/1/").func.__module__ == "annotation.crowd.mturk.views"
     assert resolve("/join/abc/").func.__module__ == "annotation.crowd.local.views"
     assert resolve("/api/mturk/reconcile/").func.__module__ == "annotation.crowd.mturk.api"
+
+
+def test_each_page_resolves_to_its_domain_package():
+    """One hop from a URL to its view: the page lives in `annotation/pages/<domain>/`."""
+    from django.urls import resolve
+
+    one_url_per_domain = {
+        "/accounts/login/": "accounts",
+        "/health/": "health",
+        "/img/k/0-0": "images",
+        "/staff/images/1/": "images",
+        "/": "dashboard",
+        "/projects/": "projects",
+        "/review/": "reviews",
+        "/review/1/": "reviews",
+        "/stop/": "stop",
+        "/jobs/1/resume/": "jobs",
+        "/datasets/": "datasets",
+        "/datasets/import/": "datasets",
+        "/runs/new/": "runs",
+        "/runs/1/": "runs",
+        "/runs/1/texts/": "runs",
+        "/runs/1/batches/new/": "batches",
+        "/batches/1/preview/": "batches",
+        "/batches/1/publish/": "batches",
+        "/runs/1/exports/": "exports",
+        "/exports/1/files/a.json": "exports",
+        "/runs/1/workers/": "workers",
+        "/runs/1/workers/notify/": "workers",
+        "/runs/1/workers/2/block/": "workers",
+    }
+    found = {url: resolve(url).func.__module__ for url in one_url_per_domain}
+    assert found == {
+        url: found[url]
+        for url, domain in one_url_per_domain.items()
+        if found[url].startswith(f"annotation.pages.{domain}.")
+    }
+    assert set(one_url_per_domain.values()) == {
+        p.parent.name
+        for p in Path(__file__).parents[2].joinpath("annotation", "pages").glob("*/urls.py")
+    }

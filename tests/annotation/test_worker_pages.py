@@ -5,7 +5,7 @@ import re
 import pytest
 
 from annotation.models import Answer, Assignment, PoolMembership, Question, Stage
-from annotation.selectors.work import hit_image_places
+from annotation.selectors.task_page import hit_image_places
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import join, selection_done_factory

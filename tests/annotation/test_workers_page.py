@@ -7,7 +7,7 @@ import pytest
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.selectors import GOLD_EXPECTED
 from annotation.models import Answer, Assignment, Bonus, Event, Review, Stage, Worker
-from annotation.selectors.workers import accuracy_histogram, run_workers
+from annotation.selectors.run_workers import accuracy_histogram, run_workers
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
 from pipeline.simulate import Population, WorkerProfile

@@ -17,12 +17,12 @@ from annotation.models import (
     Run,
     Worker,
 )
+from annotation.pages.work.forms import task_form_submit
+from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
-from annotation.selectors.work import hit_view, task_page
+from annotation.selectors.task_page import hit_view, task_page
 from annotation.services.claim import assignment_claim_next
-from annotation.task_forms import task_form_submit
-from annotation.task_pages import task_render
 
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.api.views import JobOutput
+from annotation.api.jobs import JobOutput
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.crowd.mturk.reconcile import mturk_reconcile
 from annotation.models import Batch

@@ -28,14 +28,14 @@ from annotation.crowd.mturk.client import PREVIEW_ASSIGNMENT, SUBMIT_HOSTS
 from annotation.crowd.mturk.reconcile import mturk_reconcile
 from annotation.errors import AnswerError, ServiceError
 from annotation.models import Hit
+from annotation.pages.work.forms import answers_from
+from annotation.pages.work.render import task_render
 from annotation.permissions import Action, require
 from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.images import page_key
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 from annotation.services.submit import stored_answers
-from annotation.task_forms import answers_from
-from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

@@ -16,7 +16,7 @@ from annotation.models import Assignment, AssignmentState, Batch, Bonus, Event, 
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.invitations import consent_version, run_consent
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.work import TaskPage
+from annotation.selectors.task_page import TaskPage
 from annotation.spreadsheet import spreadsheet_cell
 
 

@@ -21,12 +21,12 @@ from annotation.crowd.panel.selectors import (
 from annotation.crowd.panel.services import participant_consent, participant_finish
 from annotation.errors import ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Worker
+from annotation.pages.work.forms import task_form_submit
+from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
-from annotation.selectors.work import hit_view
+from annotation.selectors.task_page import hit_view
 from annotation.services.claim import assignment_claim_next
-from annotation.task_forms import task_form_submit
-from annotation.task_pages import task_render
 from annotation.tasktypes import task_type_for
 
 SESSION = "crowdvl_panel"  # {"batch": id, "participant": the link's id, "worker": pk or None}

@@ -33,13 +33,13 @@ from annotation.crowd.prolific.studies import (
 )
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
+from annotation.pages.work.forms import task_form_submit
+from annotation.pages.work.render import task_render
 from annotation.permissions import Action, require
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.work import hit_view
-from annotation.task_forms import task_form_submit
-from annotation.task_pages import task_render
+from annotation.selectors.task_page import hit_view
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

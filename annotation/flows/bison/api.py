@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.api.views import JobOutput
+from annotation.api.jobs import JobOutput
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
 from annotation.models import Export, Run

@@ -2,7 +2,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.selectors.live import batch_live_status
+from annotation.selectors.batch_live import batch_live_status
 
 
 class Command(ServiceCommand):

@@ -4,7 +4,7 @@ from django.shortcuts import get_object_or_404
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.money import symbol
-from annotation.services import review
+from annotation.services import batch_extension, worker_actions
 from annotation.services.batches import batch_expire
 from annotation.services.decisions import (
     assignment_approve,
@@ -107,24 +107,24 @@ class Command(ServiceCommand):
             )
             self.stdout.write(f"assignment {a.pk}: {a.state} (rejection reversed)")
         elif action == "bonus":
-            b = review.worker_bonus(
+            b = worker_actions.worker_bonus(
                 assignment=_assignment(opts["assignment"]),
                 amount=opts["amount"],
                 reason=opts["reason"],
             )
             self.stdout.write(f"bonus {symbol()}{b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
         elif action == "block":
-            w = review.worker_block(
+            w = worker_actions.worker_block(
                 worker=_worker(opts["worker"]), reason=opts["reason"], scope=opts["scope"]
             )
             self.stdout.write(f"worker {w.external_id}: blocked ({w.block_scope})")
         elif action == "unblock":
-            w = review.worker_unblock(worker=_worker(opts["worker"]), reason=opts["reason"])
+            w = worker_actions.worker_unblock(worker=_worker(opts["worker"]), reason=opts["reason"])
             self.stdout.write(
                 f"worker {w.external_id}: {'blocked' if w.blocked else 'not blocked'}"
             )
         elif action == "notify":
-            n = review.workers_notify(
+            n = worker_actions.workers_notify(
                 workers=[_worker(k) for k in opts["workers"]],
                 subject=opts["subject"],
                 message=opts["message"],
@@ -134,12 +134,12 @@ class Command(ServiceCommand):
             b = batch_expire(batch=Batch.objects.get(pk=opts["batch"]))
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "extend":
-            b = review.batch_extend(
+            b = batch_extension.batch_extend(
                 batch=get_object_or_404(Batch, pk=opts["batch"]), seconds=opts["seconds"]
             )
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "add-assignments":
-            h = review.hit_add_assignments(
+            h = batch_extension.hit_add_assignments(
                 hit=Hit.objects.select_related("batch").get(pk=opts["hit"]), count=opts["count"]
             )
             self.stdout.write(f"HIT {h.pk}: capacity {h.capacity}")

@@ -1,0 +1,99 @@
+"""Exports in the API: a run's versions, starting a new one (a job) and downloading a file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotation.api.errors import ERRORS, ServiceAPIView
+from annotation.api.jobs import JobOutput
+from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
+from annotation.flows import flow_for_kind
+from annotation.models import Export, Run
+from annotation.paths import paths_hidden
+from annotation.permissions import Action
+from annotation.selectors.exports import export_file_named, export_files
+from annotation.selectors.listing import export_list
+
+
+class ExportOutput(serializers.ModelSerializer):
+    files = serializers.SerializerMethodField()
+
+    def to_representation(self, instance: Export) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        # Exports written before issue 25 may name server paths in their manifest.
+        data["manifest"] = paths_hidden(data["manifest"])
+        return data
+
+    class Meta:
+        model = Export
+        fields = ["id", "run", "format", "version", "checksum", "manifest", "files", "created_at"]
+
+    def get_files(self, export: Export) -> list[dict[str, str]]:
+        """Each file's name and where to download it (`GET`, researchers only)."""
+        return [
+            {
+                "name": path.name,
+                "url": reverse("api-export-file", args=[export.pk, path.name]),
+            }
+            for path in export_files(export)
+        ]
+
+
+class ExportListApi(ServiceAPIView):
+    required_action = Action.VIEW
+
+    class FilterSerializer(serializers.Serializer):
+        format = serializers.CharField(required=False)
+
+    @extend_schema(
+        operation_id="runs_exports_list",
+        parameters=[FilterSerializer, *PAGE_PARAMETERS],
+        responses={200: page_of(ExportOutput), **ERRORS},
+    )
+    def get(self, request: Request, run_id: int) -> Response:
+        """The run's export versions, newest first, with their manifests and files."""
+        run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
+        wanted = filters(ExportListApi.FilterSerializer, request)
+        return paginated(ExportOutput, export_list(run=run, **wanted), request, self)
+
+
+class ExportStartApi(ServiceAPIView):
+    required_action = Action.ACT
+
+    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
+    def post(self, request: Request, run_id: int) -> Response:
+        """Start exporting the run in its flow's published format (a new version); poll the
+        job, then list the run's exports."""
+        run = get_object_or_404(Run, pk=run_id)
+        self.require(request, run=run)
+        flow = flow_for_kind(run.kind)
+        if flow is None or flow.start_export is None:
+            raise Http404("this kind of run has no export")
+        job = flow.start_export(run=run)
+        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportFileApi(ServiceAPIView):
+    """Download one file of an export (researchers only), streamed as an attachment; the
+    name must be one the export lists."""
+
+    required_action = Action.DOWNLOAD
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS})
+    def get(self, request: Request, export_id: int, name: str) -> FileResponse:
+        export = get_object_or_404(Export.objects.select_related("run"), pk=export_id)
+        self.require(request, run=export.run)
+        path = export_file_named(export, name)
+        if path is None:
+            raise Http404("no such file in this export")
+        return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)

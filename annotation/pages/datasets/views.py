@@ -1,0 +1,78 @@
+"""The datasets list (`/datasets/`, any member) and the page (for researchers of any project:
+datasets are shared) that starts a COCO import (`/datasets/import/`): the upload is stored, a
+job imports it, and a status page follows the job's progress."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotation.models import ImageSource, Job, JobState
+from annotation.pages.form_errors import form_refusal
+from annotation.paths import paths_hidden
+from annotation.permissions import Action, require
+from annotation.selectors.listing import dataset_list
+from annotation.services.dataset_jobs import JOB_NAME, dataset_import_start, dataset_upload_store
+from pipeline.errors import InputError
+
+
+@login_required
+def datasets_page(request: HttpRequest) -> HttpResponse:
+    require(request.user, Action.VIEW)
+    datasets = list(dataset_list(user=request.user))  # with n_images and n_captions, as the API
+    for d in datasets:  # where the images come from, never a server path
+        d.where = paths_hidden(d.image_location) if d.image_location else ""  # type: ignore[attr-defined]
+    return render(request, "annotation/datasets.html", {"datasets": datasets})
+
+
+class DatasetImportForm(forms.Form):
+    file = forms.FileField(help_text="COCO captions JSON (captions_*.json layout)")
+    name = forms.CharField(
+        max_length=200, required=False, help_text="default: the file name without .json"
+    )
+    image_source = forms.ChoiceField(choices=ImageSource.choices, initial=ImageSource.COCO_URL)
+    image_location = forms.CharField(
+        max_length=500,
+        required=False,
+        help_text="URL prefix or local folder (under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS; "
+        "a relative folder is inside CROWDVL_IMPORT_DIR), if chosen",
+    )
+    update_image_source = forms.BooleanField(
+        required=False,
+        label="Change the image source of this dataset if it was imported before",
+        help_text="allowed while none of its batches is published",
+    )
+
+
+@login_required
+def dataset_import_page(request: HttpRequest) -> HttpResponse:
+    require(request.user, Action.ACT)
+    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            job = dataset_import_start(
+                path=dataset_upload_store(upload=upload),
+                name=form.cleaned_data["name"] or None,
+                image_source=form.cleaned_data["image_source"],
+                image_location=form.cleaned_data["image_location"],
+                uploaded=True,
+                source=upload.name,
+                update_image_source=form.cleaned_data["update_image_source"],
+            )
+        except InputError as exc:
+            form_refusal(form, exc)
+        else:
+            return redirect("dataset-import-job", job_id=job.pk)
+    status = 400 if form.errors else 200
+    return render(request, "annotation/dataset_import.html", {"form": form}, status=status)
+
+
+@login_required
+def dataset_import_job_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    require(request.user, Action.ACT)
+    job = get_object_or_404(Job, pk=job_id, name=JOB_NAME)
+    busy = job.state in (JobState.PENDING, JobState.RUNNING)
+    return render(request, "annotation/dataset_import_job.html", {"job": job, "busy": busy})

@@ -1,0 +1,126 @@
+"""A worker's task page: what it shows, built from the task type, never from gold or hidden
+fields (the pages themselves are each provider's, `annotation/crowd/<provider>/views.py`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from annotation.models import Hit, Question
+from annotation.selectors.hit_cache import hit_cached
+from annotation.selectors.images import ImageLinks, image_places
+from annotation.selectors.invitations import consent_version
+from annotation.selectors.run_texts import run_instructions
+from annotation.tasktypes import task_type_for
+
+# A HIT's questions and their items never change once the HIT exists (a re-offer makes a
+# new HIT), so every worker of the HIT gets the same view: built once
+# (selectors/hit_cache.py), then read from memory with no SQL (the page's template caches
+# the rendered questions per process). Its image URLs hold a placeholder for the page key,
+# filled in per assignment (`pages/work/render.task_render`).
+
+
+def hit_view(*, hit_id: int) -> dict[str, Any]:
+    return hit_cached(
+        f"hit-view:v2:{hit_id}",
+        lambda: _hit_view(Hit.objects.select_related("batch").get(pk=hit_id)),
+    )
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    """What a local worker's task page needs to know about its assignment."""
+
+    assignment_id: int
+    state: str
+    worker_id: int
+    hit_id: int
+    batch_id: int
+    stage: str
+    # The run's own instructions for the stage ("" : the task type's own).
+    instructions: str = ""
+
+
+# The hottest read of the worker's path, in one statement: the assignment, its batch and run,
+# and the worker's invitation to that run (valid if not revoked and consented to the run's
+# current text). Plain SQL: the ORM's compiling of this join cost more than running it.
+_TASK_PAGE_SQL = """
+SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version
+FROM annotation_assignment a
+JOIN annotation_hit h ON h.id = a.hit_id
+JOIN annotation_batch b ON b.id = h.batch_id
+JOIN annotation_run r ON r.id = b.run_id
+JOIN annotation_worker w ON w.id = a.worker_id
+JOIN annotation_invitation i
+  ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
+WHERE a.id = %s AND a.worker_id = %s AND w.provider = %s AND b.provider = %s
+"""
+
+
+def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage | None:
+    """`worker_id`'s assignment `assignment_id` of a `provider` batch, if the worker's
+    invitation to its run is valid and consented; else None (one query)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TASK_PAGE_SQL, [assignment_id, worker_id, provider, provider])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    pk, state, worker, hit, batch, stage, config, consented = row
+    if isinstance(config, str):  # a database without a JSON type returns text
+        config = json.loads(config)
+    if consented != consent_version(config or {}):
+        return None
+    return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
+
+
+def hit_questions(*, hit_id: int) -> list[Question]:
+    """A HIT's questions, in order, with what showing them and reading their answers needs:
+    loaded once for the page and the submit (two queries)."""
+    return hit_cached(
+        f"hit-questions:v2:{hit_id}",
+        lambda: list(
+            Question.objects.filter(hit_id=hit_id)
+            .select_related(
+                "item__positive__dataset",
+                "item__negative__dataset",
+                "item__caption",
+                "item__caption2",
+                "item__candidate",
+                "item__candidate2",
+                "item__run",
+            )
+            .prefetch_related("item__positive__captions")
+            .order_by("position")
+        ),
+    )
+
+
+def _hit_view(hit: Hit) -> dict[str, Any]:
+    task = task_type_for(hit.batch.stage)
+    questions = hit_questions(hit_id=hit.pk)
+    images = ImageLinks()
+    shown = [
+        {
+            "key": f"q{q.position}",
+            "number": q.position + 1,
+            **task.question_view(question=q, images=images.question(q.position)),
+        }
+        for q in questions
+    ]
+    return {
+        "hit_id": hit.pk,
+        "template": task.template_name,
+        "title": task.title,
+        "questions": shown,
+        # Server side only (never rendered): what each image URL of the page shows.
+        "image_places": image_places(images.places),
+    }
+
+
+def hit_image_places(hit_id: int) -> dict[str, tuple[int, int]]:
+    """What each `/img/<page key>/<place>` of the HIT's pages shows (cached with its view)."""
+    places: dict[str, tuple[int, int]] = hit_view(hit_id=hit_id)["image_places"]
+    return places
