@@ -7,9 +7,11 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from django.core.management.base import CommandParser
 
 from annotation.flows import DemoContext, flows
 from annotation.management.base import ServiceCommand
@@ -29,7 +31,7 @@ class Command(ServiceCommand):
         "recall of each export against the latent truth, with the closed-form expectation."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--populations",
             default=DEFAULT,
@@ -71,7 +73,7 @@ class Command(ServiceCommand):
     def step(self, text: str) -> None:
         self.stdout.write(self.style.MIGRATE_HEADING(f"==> {text}"))
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         started = time.monotonic()
         populations = [population_named(p.strip()) for p in opts["populations"].split(",")]
         for flow in ("bison", "eccv"):

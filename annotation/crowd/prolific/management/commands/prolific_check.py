@@ -1,3 +1,5 @@
+from typing import Any
+
 from annotation.crowd import provider_for
 from annotation.crowd.prolific.fees import currency, minimum_hourly
 from annotation.crowd.prolific.spend import workspace_balance
@@ -10,7 +12,7 @@ class Command(ServiceCommand):
         "currency against CROWDVL_CURRENCY, its available balance and the hourly minimum."
     )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         client = provider_for("prolific").client
         me = client.call("GET", "users/me/")
         self.stdout.write(f"token:     valid (user {me.get('id')})")

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import CommandError
 
 from annotation.crowd import provider_for
@@ -12,7 +14,7 @@ class Command(ServiceCommand):
         "does not list, and rewards and bonuses spent. Exits 1 when anything differs."
     )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         report = prolific_reconcile(client=provider_for("prolific").client)
         for row in report.rows:
             state = "matches" if row.matches else "DIFFERS"
