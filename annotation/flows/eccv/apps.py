@@ -16,7 +16,7 @@ class EccvConfig(AppConfig):
             eccv_funnel,
             eccv_worker_gold,
         )
-        from annotation.flows.eccv.services.export import eccv_export_start
+        from annotation.flows.eccv.services.export import ECCV_EXPORT, eccv_export_start
         from annotation.flows.eccv.services.proposals import (
             eccv_check_config,
             eccv_propose_start,
@@ -24,6 +24,7 @@ class EccvConfig(AppConfig):
         )
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
+        from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
@@ -35,7 +36,7 @@ class EccvConfig(AppConfig):
                 busy_status=RunStatus.PAIRING,
             )
         )
-        job_steps_register(JobSteps(name="eccv.export", start="eccv.export"))
+        export_spec_register(ECCV_EXPORT)
 
         from annotation.flows.eccv.settings import SETTINGS
 
