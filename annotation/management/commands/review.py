@@ -109,12 +109,13 @@ class Command(ServiceCommand):
             )
             self.stdout.write(f"assignment {a.pk}: {a.state} (rejection reversed)")
         elif action == "bonus":
-            b = review.worker_bonus(
+            bonus = review.worker_bonus(
                 assignment=_assignment(opts["assignment"]),
                 amount=opts["amount"],
                 reason=opts["reason"],
             )
-            self.stdout.write(f"bonus {symbol()}{b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
+            sent = f"{bonus.sent_at:%Y-%m-%d %H:%M:%S}"
+            self.stdout.write(f"bonus {symbol()}{bonus.amount} sent at {sent}")
         elif action == "block":
             w = review.worker_block(
                 worker=_worker(opts["worker"]), reason=opts["reason"], scope=opts["scope"]

@@ -33,11 +33,13 @@ class Command(ServiceCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         if opts["revoke"]:
-            missing = [label for label in opts["revoke"] if not invitation_of(run=run, label=label)]
+            found = {label: invitation_of(run=run, label=label) for label in opts["revoke"]}
+            missing = [label for label, invitation in found.items() if invitation is None]
             if missing:
                 raise CommandError(f"run {run.pk} has no invitation for {', '.join(missing)}")
-            for label in opts["revoke"]:
-                invitation_revoke(invitation=invitation_of(run=run, label=label))
+            for label, invitation in found.items():
+                assert invitation is not None  # every one was found above
+                invitation_revoke(invitation=invitation)
                 self.stdout.write(f"revoked {label}")
             return
         labels = list(opts["labels"])

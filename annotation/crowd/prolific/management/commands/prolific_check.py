@@ -1,6 +1,6 @@
 from typing import Any
 
-from annotation.crowd import provider_for
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.fees import currency, minimum_hourly
 from annotation.crowd.prolific.spend import workspace_balance
 from annotation.management.base import ServiceCommand
@@ -13,7 +13,7 @@ class Command(ServiceCommand):
     )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        client = provider_for("prolific").client
+        client = prolific_provider().client
         me = client.call("GET", "users/me/")
         self.stdout.write(f"token:     valid (user {me.get('id')})")
         theirs, available = workspace_balance(client)

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
-from annotation.crowd import provider_for
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.management.base import ServiceCommand
 
@@ -15,7 +15,7 @@ class Command(ServiceCommand):
     )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        report = prolific_reconcile(client=provider_for("prolific").client)
+        report = prolific_reconcile(client=prolific_provider().client)
         for row in report.rows:
             state = "matches" if row.matches else "DIFFERS"
             self.stdout.write(

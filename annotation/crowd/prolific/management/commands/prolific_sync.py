@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from annotation.crowd import provider_for
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.sync import PROVIDER, prolific_sync_batch
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
@@ -18,7 +18,7 @@ class Command(ServiceCommand):
         batches = Batch.objects.filter(provider=PROVIDER, status="published")
         if opts["batch"]:
             batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
-        client = provider_for(PROVIDER).client
+        client = prolific_provider().client
         for batch in batches.order_by("pk"):
             report = prolific_sync_batch(batch=batch, client=client)
             self.stdout.write(
