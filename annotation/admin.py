@@ -28,7 +28,8 @@ class RunForm(forms.ModelForm):
         fields = ["project", "name", "config"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         try:
             check_name(data.get("name", ""))
             kind = self.instance.kind
@@ -54,7 +55,8 @@ class BatchForm(forms.ModelForm):
         ]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         data = {
             "items_per_hit": self.instance.items_per_hit,
             "assignments_per_hit": self.instance.assignments_per_hit,

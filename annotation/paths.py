@@ -68,7 +68,7 @@ def paths_hidden(value: T) -> T:
     if isinstance(value, dict):
         return {k: paths_hidden(v) for k, v in value.items()}  # type: ignore[return-value]
     if isinstance(value, list | tuple):
-        return type(value)(paths_hidden(v) for v in value)  # type: ignore[return-value]
+        return type(value)(paths_hidden(v) for v in value)
     return value
 
 

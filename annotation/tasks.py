@@ -52,6 +52,15 @@ def images_cache(job_id: int) -> None:
     images_cache_job(job_id=job_id)
 
 
+@shared_task(name="exports.write")
+@job_step
+def export_write(job_id: int) -> None:
+    """Every flow's export job (its build is the flow's `ExportSpec`)."""
+    from annotation.services.export_jobs import export_job_write
+
+    export_job_write(job_id=job_id)
+
+
 @shared_task(name="jobs.recover")
 def jobs_recover() -> None:
     """Periodic: re-send the missing steps of jobs silent for CROWDVL_JOB_STALL_SECONDS."""

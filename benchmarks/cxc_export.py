@@ -4,7 +4,7 @@ PostgreSQL, against a bare `COPY (SELECT ...) TO STDOUT` of the same rows in the
 The database is filled with SQL (generate_series): 5,000 images x 5 captions, 267,095 rating
 pairs over the three tasks, HITs of 10 pairs with 5 submitted assignments each, one rating per
 pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
-- app: `cxc_export_write` (counted ratings read, averaged, three CSVs, ratings.jsonl,
+- app: the CxC export job (`export_job_write`: counted ratings read, averaged, three CSVs, ratings.jsonl,
   agreement per task, manifest);
 - bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file.
 
@@ -151,14 +151,15 @@ def fill_rows(cur: Any, *, pairs: int, raters: int) -> int:
 
 def child_app(url: str, run_id: str) -> dict:
     _django(url)
-    from annotation.flows.cxc.services.export import JOB_NAME, cxc_export_write
+    from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
+    from annotation.services.export_jobs import export_job_write
     from annotation.services.jobs import job_create
 
     job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))
     base = current_rss()
     t = time.perf_counter()
-    export = cxc_export_write(job_id=job.pk)
+    export = export_job_write(job_id=job.pk)
     seconds = time.perf_counter() - t
     assert export is not None
     return {
@@ -243,7 +244,7 @@ def main() -> None:
     print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
     for name, label in (
         ("copy", "bare COPY ... TO (baseline)"),
-        ("app", "cxc_export_write (CSVs, JSONL, agreement)"),
+        ("app", "CxC export job (CSVs, JSONL, agreement)"),
     ):
         runs = results[name]
         seconds = statistics.median(r["seconds"] for r in runs)

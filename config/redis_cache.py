@@ -18,10 +18,12 @@ class PooledRedisCacheClient(RedisCacheClient):
         self._clients: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        index = self._get_connection_pool_index(write)
+        # django-stubs omit RedisCacheClient's private members, which Django 5.2 has.
+        index = self._get_connection_pool_index(write)  # type: ignore[attr-defined]
         client = self._clients.get(index)
         if client is None:
-            client = self._client(connection_pool=self._get_connection_pool(write))
+            pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
+            client = self._client(connection_pool=pool)  # type: ignore[attr-defined]
             self._clients[index] = client
         return client
 

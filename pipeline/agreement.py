@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+# Whatever names items and raters (ids, strings): mappings are invariant in their keys.
+ItemKey = TypeVar("ItemKey", bound=Hashable)
+RaterKey = TypeVar("RaterKey", bound=Hashable)
 
 
 def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | None:
@@ -34,14 +39,14 @@ def _squared_pairs(values: np.ndarray) -> float:
 
 
 def mean_pairwise_spearman(
-    ratings: Mapping[object, Mapping[object, float]], *, min_common: int = 3
+    ratings: Mapping[ItemKey, Mapping[RaterKey, float]], *, min_common: int = 3
 ) -> tuple[float | None, int]:
     """The mean Spearman rho over rater pairs, each over the items both rated (at least
     `min_common`, with variation on both sides); `ratings` is item -> rater -> value.
     Returns (mean, number of rater pairs used)."""
     from scipy.stats import spearmanr  # loaded when used: it is slow to import
 
-    by_rater: dict[object, dict[object, float]] = {}
+    by_rater: dict[RaterKey, dict[ItemKey, float]] = {}
     for item, row in ratings.items():
         for rater, value in row.items():
             by_rater.setdefault(rater, {})[item] = float(value)

@@ -57,7 +57,9 @@ def reference_based(
     return out
 
 
-def kendall(metric: Sequence[float], human: Sequence[float], *, variant: str) -> float:
+def kendall(
+    metric: Sequence[float] | np.ndarray, human: Sequence[float] | np.ndarray, *, variant: str
+) -> float:
     from scipy.stats import kendalltau  # loaded when used: slow to import
 
     if variant not in ("b", "c"):
@@ -74,8 +76,8 @@ def kendall(metric: Sequence[float], human: Sequence[float], *, variant: str) ->
 
 
 def pairwise_accuracy(
-    score_a: Sequence[float],
-    score_b: Sequence[float],
+    score_a: Sequence[float] | np.ndarray,
+    score_b: Sequence[float] | np.ndarray,
     prefer_a: Sequence[float],
     categories: Sequence[str],
 ) -> dict[str, float]:

@@ -33,8 +33,8 @@ class Correlation:
 
 
 def correlation(
-    model: Sequence[float],
-    human: Sequence[float],
+    model: Sequence[float] | np.ndarray,
+    human: Sequence[float] | np.ndarray,
     groups: Sequence[int],
     *,
     draws: int = 1000,

@@ -9,9 +9,9 @@ from pipeline.errors import InputError
 CENT = Decimal("0.01")
 
 
-def dollars(value: Decimal | str | float | int, *, field: str) -> Decimal:
+def dollars(value: object, *, field: str) -> Decimal:
     """`value` as a canonical Decimal amount with two places ("0.5" -> 0.50); InputError
-    naming `field` unless positive whole cents."""
+    naming `field` unless positive whole cents (any other value, None included, is refused)."""
     try:
         amount = Decimal(str(value))
     except InvalidOperation:

@@ -30,7 +30,7 @@ class ErrorBody(serializers.Serializer):
     # A line number, an id or a key, as the file has it.
     record = serializers.JSONField(required=False, allow_null=True)
     field = serializers.CharField(required=False, allow_null=True)
-    fields = serializers.DictField(
+    fields = serializers.DictField(  # type: ignore[assignment]  # a serializer field named "fields": DRF's metaclass moves it to _declared_fields
         required=False, help_text="bad input: every field's messages (the first is `field`)"
     )
     detail = serializers.CharField(required=False, help_text="DRF's message, as `error`")

@@ -25,7 +25,7 @@ def _run(view: ServiceAPIView, request: Request, run_id: int) -> Run:
 class ItemOutput(serializers.Serializer):
     class AnswerOutput(serializers.Serializer):
         worker = serializers.CharField(help_text="pseudonym")
-        label = serializers.CharField()
+        label = serializers.CharField()  # type: ignore[assignment]
         caption = serializers.CharField(allow_blank=True)
         counted = serializers.BooleanField()
         review = serializers.IntegerField(allow_null=True, help_text="the open review holding it")

@@ -3,7 +3,7 @@ one API class per HTTP method (GET lists, POST creates), so each operation keeps
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
@@ -79,4 +79,4 @@ def by_method(**views: type[ServiceAPIView]) -> Any:
         tuple(views.values()),
         {"required_actions": actions, "__doc__": None, "__module__": __name__},
     )
-    return combined.as_view()
+    return cast(type[APIView], combined).as_view()

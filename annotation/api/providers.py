@@ -20,7 +20,7 @@ class ProviderListApi(ServiceAPIView):
 
     class OutputSerializer(serializers.Serializer):
         name = serializers.CharField()
-        label = serializers.CharField()
+        label = serializers.CharField()  # type: ignore[assignment]
 
     @extend_schema(responses={200: OutputSerializer(many=True), **ERRORS})
     def get(self, request: Request) -> Response:

@@ -17,7 +17,7 @@ from annotation.services.runs import run_check_config
 
 class SettingOutput(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     help = serializers.CharField()
     kind = serializers.ChoiceField(
         choices=["int", "number", "choice", "text", "bool", "list", "object", "int_or_all"]
@@ -31,7 +31,7 @@ class SettingOutput(serializers.Serializer):
 
 class RunKindOutput(serializers.Serializer):
     kind = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     settings = SettingOutput(many=True)
 
 

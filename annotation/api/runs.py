@@ -3,6 +3,9 @@ of its flow's jobs and giving it one of its flow's inputs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -170,7 +173,11 @@ class RunInputApi(ServiceAPIView):
         options = dict(data.validated_data.get("options") or {})
         # Multipart: the options come as plain fields next to the file.
         options.update(
-            {k: v for k, v in request.data.items() if k not in ("file", "path", "options")}
+            {
+                k: v
+                for k, v in cast(Mapping[str, Any], request.data).items()
+                if k not in ("file", "path", "options")
+            }
         )
         message, job = run_input_apply(
             run=run,

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.openapi import AutoSchema
 
@@ -15,4 +15,4 @@ class ServiceSchema(AutoSchema):
         parts = cls.__qualname__.split(".")
         if len(parts) > 1:
             return parts[-2].removesuffix("Api") + parts[-1]
-        return str(super().get_serializer_name(serializer, direction))
+        return str(super().get_serializer_name(serializer, cast(Any, direction)))

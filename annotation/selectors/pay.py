@@ -45,6 +45,7 @@ def pilot_seconds_per_item(*, batch: Batch) -> float | None:
     times = [
         (submitted - accepted).total_seconds() / max(1, items)
         for accepted, submitted, items in earlier
+        if accepted and submitted
     ]
     times = [t for t in times if t > 0]
     return statistics.median(times) if len(times) >= 5 else None
@@ -137,7 +138,7 @@ def effective_pay(*, batch: Batch, estimate: PayEstimate | None = None) -> dict[
     for worker, n, spent in done:
         seconds[worker] = _seconds(spent)
         paid[worker] = batch.reward * n
-    per_worker = {}
+    per_worker: dict[int, dict[str, Any]] = {}
     for worker, secs in seconds.items():
         total = paid[worker] + Decimal(bonuses.get(worker) or 0)
         per_worker[worker] = {

@@ -29,7 +29,8 @@ from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE
 
 
-def run_funnel(run: Run) -> list[tuple[str, int]]:
+def run_funnel(run: Run) -> list[tuple[str, int | None]]:
+    """(step, count) in pipeline order, the flow's own or items per kind; None: not started."""
     flow = flow_for_kind(run.kind)
     if flow is not None and flow.funnel is not None:
         return flow.funnel(run)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Field, Model
+
 from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.money import symbol
 from pipeline.errors import InputError
@@ -61,7 +63,7 @@ def check_stored_json(value: Any, *, field: str, depth: int = 0) -> None:
             check_stored_json(item, field=field, depth=depth + 1)
 
 
-def check_reward(value: Decimal | str | float, *, field: str = "reward") -> Decimal:
+def check_reward(value: object, *, field: str = "reward") -> Decimal:
     amount = dollars(value, field=field)
     if amount > MAX_REWARD:
         raise InputError(
@@ -70,7 +72,8 @@ def check_reward(value: Decimal | str | float, *, field: str = "reward") -> Deci
     return amount
 
 
-def check_batch_counts(*, items_per_hit: int, assignments_per_hit: int) -> None:
+def check_batch_counts(*, items_per_hit: object, assignments_per_hit: object) -> None:
+    """Raw input (a form's or a request's value): whole numbers within range, or InputError."""
     for key, value in (
         ("items_per_hit", items_per_hit),
         ("assignments_per_hit", assignments_per_hit),
@@ -83,18 +86,19 @@ FIRST_CLAIM_MIN = 60
 
 def check_batch_times(
     *,
-    lifetime_seconds: int,
-    assignment_duration_seconds: int,
-    auto_approval_delay_seconds: int | None,
+    lifetime_seconds: object,
+    assignment_duration_seconds: object,
+    auto_approval_delay_seconds: object,
     options: dict[str, Any],
 ) -> None:
     """Each time setting of a batch within MTurk's ranges (for every provider, so a batch's
     settings mean the same everywhere); the first-claim hold (option
-    `first_claim_seconds`) from a minute up to the assignment duration."""
+    `first_claim_seconds`) from a minute up to the assignment duration. The values are raw
+    input; InputError names the first one out of range."""
     low, high = LIFETIME_RANGE
     check_int({"lifetime_seconds": lifetime_seconds}, "lifetime_seconds", low=low, high=high)
     low, high = ASSIGNMENT_DURATION_RANGE
-    check_int(
+    duration = check_int(
         {"assignment_duration_seconds": assignment_duration_seconds},
         "assignment_duration_seconds",
         low=low,
@@ -118,7 +122,7 @@ def check_batch_times(
             {"options.first_claim_seconds": options["first_claim_seconds"]},
             "options.first_claim_seconds",
             low=FIRST_CLAIM_MIN,
-            high=assignment_duration_seconds,
+            high=duration,
         )
 
 
@@ -136,3 +140,9 @@ def check_consent(config: dict[str, Any]) -> None:
             f"must be the information and consent text, {low} to {high} characters",
             field="consent",
         )
+
+
+def max_length(model: type[Model], name: str) -> int | None:
+    """The most characters the column `name` of `model` holds (None: no limit, or not text)."""
+    field = model._meta.get_field(name)
+    return field.max_length if isinstance(field, Field) else None

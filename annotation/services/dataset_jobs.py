@@ -31,9 +31,10 @@ JOB_NAME = "dataset.import"
 def upload_size_check(upload: UploadedFile, *, field: str = "file") -> None:
     """Refuse an upload over CROWDVL_MAX_UPLOAD_MB before a copy of it is kept."""
     limit = int(settings.CROWDVL_MAX_UPLOAD_MB)
-    if (upload.size or 0) > limit * 1024 * 1024:
+    size = upload.size or 0
+    if size > limit * 1024 * 1024:
         raise InputError(
-            f"{upload.size / 1024 / 1024:,.0f} MB is over the upload limit of {limit:,} MB "
+            f"{size / 1024 / 1024:,.0f} MB is over the upload limit of {limit:,} MB "
             "(CROWDVL_MAX_UPLOAD_MB); put the file in the import folder and give its path",
             file=upload.name or "upload",
             field=field,

@@ -13,6 +13,7 @@ from django.db import transaction
 from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
+from annotation.services.checks import max_length
 from annotation.services.dataset_rows import dataset_rows_write
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
@@ -126,14 +127,14 @@ def _local_warning(
 def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
     """Refuse what the columns cannot hold, before anything is written."""
     for option, (model, column) in _OPTION_COLUMNS.items():
-        limit = model._meta.get_field(column).max_length
+        limit = max_length(model, column)
         check_text(values[option], file=file, record=None, field=option)
         if limit is not None and len(values[option]) > limit:
             raise InputError(
                 f"longer than {limit} characters ({len(values[option])})", file=file, field=option
             )
     for column in ("file_name", "coco_url"):
-        limit = Image._meta.get_field(column).max_length
+        limit = max_length(Image, column)
         assert limit is not None
         for image in parsed.images:
             value = getattr(image, column) or ""

@@ -1,7 +1,8 @@
-"""What every flow's export shares: the next version's files, manifest and datasheet written
-into a hidden staging folder beside the versions, renamed into place as a whole, then the
-`Export` row and the run's status, in one transaction. A failure (a full disk, say) removes the
-staging folder, so no half-written version is ever visible or left behind."""
+"""An export's version on disk (the job around it: `export_jobs.py`): the next version's
+files, manifest and datasheet written into a hidden staging folder beside the versions, renamed
+into place as a whole, then the `Export` row and the run's status, in one transaction. A
+failure (a full disk, say) removes the staging folder, so no half-written version is ever
+visible or left behind."""
 
 from __future__ import annotations
 
@@ -25,16 +26,9 @@ from annotation.services.jobs import job_finishing, job_succeed
 from annotation.services.runs import run_set_status
 
 
-def _exports_of(run: Run) -> Path:
+def exports_folder(run: Run) -> Path:
+    """Where a run's export versions (and their hidden staging folders) live."""
     return Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}"
-
-
-def export_staging(*, run: Run, prefix: str, job_id: int) -> Path:
-    """A hidden folder to write large files into before the export's version is known (its
-    owner removes it with `export_discard` if the export fails before `export_record`)."""
-    folder = _exports_of(run) / f".{prefix}-job{job_id}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def export_discard(folder: Path | None) -> None:
@@ -69,8 +63,8 @@ def export_record(
     manifest.setdefault("instructions", instructions_record(run))
     last = Export.objects.filter(run=run, format=format).aggregate(v=Max("version"))
     version = (last["v"] or 0) + 1
-    folder = _exports_of(run) / f"{prefix}-v{version}"
-    work = staged or _exports_of(run) / f".{prefix}-v{version}-{secrets.token_hex(4)}"
+    folder = exports_folder(run) / f"{prefix}-v{version}"
+    work = staged or exports_folder(run) / f".{prefix}-v{version}-{secrets.token_hex(4)}"
     moved = False
     try:
         work.mkdir(parents=True, exist_ok=True)

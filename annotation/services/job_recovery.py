@@ -70,7 +70,7 @@ def _plan(job: Job, steps: JobSteps) -> list[tuple[str, list[Any]]]:
 def _send(plan: list[tuple[str, list[Any]]]) -> None:
     for name, args in plan:
         # Through the registered task, so in-process (eager) settings apply as for .delay().
-        current_app.tasks[name].apply_async(args=args)
+        current_app.tasks[name].apply_async(args=tuple(args))
 
 
 def _last_seen(job: Job) -> Any:

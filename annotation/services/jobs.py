@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from celery import Task
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -31,7 +32,7 @@ def job_create(*, name: str, run: Run | None = None, params: dict[str, Any] | No
     return Job.objects.create(name=name, run=run, params=params or {})
 
 
-def job_enqueue(*, job: Job, task: Callable[..., Any]) -> None:
+def job_enqueue(*, job: Job, task: Task[..., Any]) -> None:
     """Send `task(job.id)` once the surrounding transaction has committed."""
     transaction.on_commit(lambda: task.delay(job.id))
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import secrets
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Project, ProjectMembership, ProjectRole
+from annotation.services.checks import max_length
 from annotation.services.events import event_record
 from pipeline.errors import InputError
 
@@ -25,7 +26,7 @@ def project_default() -> Project:
     return project
 
 
-def _user(username: str) -> AbstractBaseUser:
+def _user(username: str) -> User:
     users = get_user_model()
     try:
         return users.objects.get(**{users.USERNAME_FIELD: username})
@@ -74,7 +75,8 @@ def project_create(*, name: str, description: str = "") -> Project:
     name = name.strip()
     if not name:
         raise InputError("a project needs a name", field="name")
-    if len(name) > Project._meta.get_field("name").max_length:
+    limit = max_length(Project, "name")
+    if limit is not None and len(name) > limit:
         raise InputError("at most 200 characters", field="name")
     with transaction.atomic():
         if Project.objects.filter(name=name).exists():
@@ -84,7 +86,7 @@ def project_create(*, name: str, description: str = "") -> Project:
     return project
 
 
-def account_create(*, username: str) -> tuple[AbstractBaseUser, str]:
+def account_create(*, username: str) -> tuple[User, str]:
     """A sign-in account with a random password, returned once (only its hash is stored)."""
     users = get_user_model()
     username = username.strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -126,7 +127,7 @@ def _reverse(*, review: Review, feedback: str) -> Review:
 
 
 def _review_record(
-    *, review: Review, approve: bool, feedback: str, data: dict[str, object]
+    *, review: Review, approve: bool, feedback: str, data: Mapping[str, object]
 ) -> Review:
     assignment = review.assignment
     with transaction.atomic():
@@ -171,12 +172,12 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
             held[pk] = [*held.get(pk, []), *reasons]
     opened = 0
     for assignment in waiting:
-        reasons = held.get(assignment.pk)
-        if not reasons:
+        why = held.get(assignment.pk)
+        if not why:
             continue
         with transaction.atomic():
             _, created = Review.objects.get_or_create(
-                assignment=assignment, defaults={"reasons": reasons}
+                assignment=assignment, defaults={"reasons": why}
             )
             if created:
                 opened += 1
@@ -186,7 +187,7 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
                     batch=batch,
                     assignment=assignment,
                     worker=assignment.worker,
-                    data={"reasons": reasons},
+                    data={"reasons": why},
                 )
     return opened
 

@@ -87,7 +87,10 @@ def run_set_status(*, run: Run, status: str, **data: Any) -> None:
 
 
 # A stage's working status and the one saying that its batches have all ended.
-WORK_DONE = {RunStatus.SELECTING: RunStatus.SELECTED, RunStatus.VERIFYING: RunStatus.VERIFIED}
+WORK_DONE: dict[str, str] = {
+    RunStatus.SELECTING: RunStatus.SELECTED,
+    RunStatus.VERIFYING: RunStatus.VERIFIED,
+}
 WORKING = {done: working for working, done in WORK_DONE.items()}
 ON_OFFER = (BatchStatus.PUBLISHED, BatchStatus.PAUSED)
 

@@ -5,7 +5,7 @@ prepared statements; each pair changes together."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Exists, OuterRef, Q
 
@@ -56,10 +56,15 @@ def active_assignments(now: datetime, batch: Batch) -> Q:
             worker=OuterRef("worker"), hit__batch=batch, state__in=COUNTED_STATES
         )
     )
-    return kept_work(batch) | (
-        Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh)
-        & claim_rows(batch)
-        & (Q(accepted_at__gte=first) | has_submitted)
+    # Q | Exists is typed as a plain Combinable by the stubs; Django gives a Q.
+    return cast(
+        Q,
+        kept_work(batch)
+        | (
+            Q(state=AssignmentState.ACCEPTED, accepted_at__gte=fresh)
+            & claim_rows(batch)
+            & (Q(accepted_at__gte=first) | has_submitted)
+        ),
     )
 
 

@@ -78,7 +78,8 @@ def speed_warnings(*, batch: Batch) -> list[str]:
     runs could pay fast work before it is held."""
     if not speed_limit(batch.run) or not provider_for(batch.provider).approves_itself:
         return []
-    every = float(settings.CELERY_BEAT_SCHEDULE["auto-approve"]["schedule"])
+    every = settings.CELERY_BEAT_SCHEDULE["auto-approve"]["schedule"]
+    assert isinstance(every, float), "the policy's period is a number of seconds"
     if batch.auto_approval_delay_seconds >= 2 * every:
         return []
     return [

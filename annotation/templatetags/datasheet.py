@@ -20,7 +20,7 @@ _INLINE = [
 
 
 def _inline(text: str) -> str:
-    out = escape(text)
+    out: str = escape(text)
     for pattern, replacement in _INLINE:
         out = pattern.sub(replacement, out)
     return out

@@ -18,7 +18,8 @@ from annotation.selectors.links import invitation_link
 
 class InvitationOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    label = serializers.CharField()
+    # DRF's metaclass moves declared fields off the class; the stubs see Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
     link = serializers.SerializerMethodField()
     revoked_at = serializers.DateTimeField(allow_null=True)
     consented_at = serializers.DateTimeField(allow_null=True)
@@ -74,7 +75,8 @@ class InvitationRevokeApi(ServiceAPIView):
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
-        label = serializers.CharField()
+        # DRF's metaclass moves declared fields off the class; the stubs see Field.label.
+        label = serializers.CharField()  # type: ignore[assignment]
         revoked_at = serializers.DateTimeField(allow_null=True)
 
     @extend_schema(request=None, responses={200: OutputSerializer, **ERRORS})

@@ -122,6 +122,7 @@ def mturk_answers_receive(
                 accepted_at=timezone.now(),
                 confirmed=False,
             )
+        assert worker is not None  # an existing assignment was found through its worker
         assignment_submit(assignment_id=same.pk, worker=worker, answers=answers)
     same.refresh_from_db()
     return same

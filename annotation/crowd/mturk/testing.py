@@ -12,9 +12,9 @@ import boto3
 from botocore import xform_name
 from botocore.stub import ANY, Stubber
 
-from annotation.crowd import provider_for
 from annotation.crowd.mturk.client import MTurkGateway, gateway_default, hit_token
 from annotation.crowd.mturk.reconcile import mturk_reconcile
+from annotation.crowd.mturk.spend import mturk_provider
 from annotation.crowd.mturk.sync import SyncReport, mturk_pool_grant_pending, mturk_sync_hit
 from annotation.models import (
     Assignment,
@@ -60,7 +60,7 @@ class MTurkDriver:
     def __init__(self, client: Any) -> None:
         self.http = client
         _, self.stubber, self.gateway, self.sleeps = stubbed_mturk()
-        self.provider = provider_for("mturk")
+        self.provider = mturk_provider()
         self.provider.use_gateway(lambda environment=None: self.gateway)
         self.open: dict[str, tuple[int, str, str]] = {}  # remote id: HIT pk, worker, token
         self.remote: dict[int, dict[str, tuple[str, dict[str, str]]]] = {}  # what MTurk holds
@@ -190,7 +190,10 @@ class MTurkDriver:
 
     def decide_remotely(self, assignment: Assignment, state: str) -> None:
         """MTurk decides the work on its own (its auto-approval, the requester's console)."""
-        names = {AssignmentState.APPROVED: "Approved", AssignmentState.REJECTED: "Rejected"}
+        names: dict[str, str] = {
+            AssignmentState.APPROVED: "Approved",
+            AssignmentState.REJECTED: "Rejected",
+        }
         self.status[assignment.provider_assignment_id] = names[state]
 
     def sync(self, batch: Batch, *, granted: tuple[str, ...] = ()) -> int:
@@ -217,7 +220,7 @@ class MTurkDriver:
 
     def expect_listing(self, hit: Hit) -> None:
         """MTurk lists what it holds for `hit`, with the states our own calls left it in."""
-        states = {
+        states: dict[str, str] = {
             AssignmentState.APPROVED: "Approved",
             AssignmentState.REJECTED: "Rejected",
         }

@@ -298,3 +298,12 @@ class ProlificProvider(CrowdProvider):
             f"participant-groups/{qualification_id}/participants/",
             json={"participant_ids": [worker.external_id]},
         )
+
+
+def prolific_provider() -> ProlificProvider:
+    """The registered Prolific provider, with its type (the registry gives the base class)."""
+    from annotation.crowd import provider_for
+
+    provider = provider_for("prolific")
+    assert isinstance(provider, ProlificProvider)
+    return provider

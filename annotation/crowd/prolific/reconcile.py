@@ -29,7 +29,8 @@ from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, B
 PROVIDER = "prolific"
 ZERO = Decimal("0.00")
 # The statuses at Prolific that agree with each local state.
-AGREES = {
+# Keyed by the stored state (a plain string when read from a row).
+AGREES: dict[str, tuple[str, ...]] = {
     AssignmentState.ACCEPTED: (RESERVED, ACTIVE),
     AssignmentState.SUBMITTED: (ACTIVE, AWAITING_REVIEW),  # ACTIVE: not completed there yet
     AssignmentState.APPROVED: (APPROVED, PARTIALLY_APPROVED),

@@ -303,7 +303,7 @@ class ProlificStandIn:
         if study is None:
             return error(404, "Not found", "Study not found")
         action = (body or {}).get("action")
-        target = TRANSITIONS.get((study["status"], action))
+        target = TRANSITIONS.get((study["status"], action)) if isinstance(action, str) else None
         if target is None:
             return error(400, "Bad request", f"cannot {action} a study that is {study['status']}")
         if action == "PUBLISH":
@@ -394,8 +394,8 @@ class ProlificStandIn:
         if sub is None:
             return error(404, "Not found", "Submission not found")
         action = (body or {}).get("action")
-        done = {"APPROVE": api.APPROVED, "REJECT": api.REJECTED}.get(action)
-        if done is None:
+        done = {"APPROVE": api.APPROVED, "REJECT": api.REJECTED}.get(str(action))
+        if done is None or not isinstance(action, str):
             return error(400, "Bad request", f"unknown action {action!r}")
         if sub["status"] == done:
             return 200, self._detail(sub), {}  # the same request again is ignored
@@ -507,12 +507,21 @@ class StandInAdapter(BaseAdapter):
         self.standin = standin
         self.base_path = urlparse(base_url).path
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: Any = None,
+    ) -> requests.Response:
         url = urlparse(str(request.url))
-        assert request.headers.get("Authorization", "").startswith("Token "), "no token sent"
+        assert str(request.headers.get("Authorization", "")).startswith("Token "), "no token sent"
         path = url.path[len(self.base_path) :] if url.path.startswith(self.base_path) else url.path
         params = {k: v[-1] for k, v in parse_qs(url.query).items()}
         raw = request.body
+        assert raw is None or isinstance(raw, str | bytes), "the client sends JSON bodies"
         body = json.loads(raw) if raw else None
         status, payload, headers = self.standin.handle(str(request.method), path, params, body)
         response = requests.Response()

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.crowd import provider_for
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.arrival import (
     arrival_ids_check,
     participant_claim,
@@ -52,7 +52,7 @@ def _refused(request: HttpRequest, reason: str, status: int = 403) -> HttpRespon
 
 
 def _client() -> Any:
-    return provider_for(PROVIDER).client  # type: ignore[attr-defined]
+    return prolific_provider().client
 
 
 def _held(request: HttpRequest, batch: Batch) -> dict[str, Any] | None:

@@ -12,10 +12,11 @@ class BisonConfig(AppConfig):
         from annotation.flows import Flow, flow_register, lazy
         from annotation.flows.bison import simulate
         from annotation.flows.bison.selectors import bison_check_config, bison_funnel
-        from annotation.flows.bison.services.export import bison_export_start
+        from annotation.flows.bison.services.export import BISON_EXPORT, bison_export_start
         from annotation.flows.bison.services.pairing import pairing_block_args, pairing_start
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, RunStatus, Stage
+        from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
@@ -28,7 +29,7 @@ class BisonConfig(AppConfig):
                 busy_status=RunStatus.PAIRING,
             )
         )
-        job_steps_register(JobSteps(name="bison.export", start="bison.export"))
+        export_spec_register(BISON_EXPORT)
 
         from annotation.flows.bison.settings import SETTINGS
 

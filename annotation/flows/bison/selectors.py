@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
@@ -19,6 +19,9 @@ from annotation.services.checks import check_int
 from annotation.services.speed_policy import SPEED_DEFAULTS
 from pipeline.aggregation import dawid_skene
 from pipeline.errors import InputError
+
+if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not needed at run time)
+    from django_stubs_ext import WithAnnotations
 
 # How stage-3 answers verify a triple: "unanimity" (the paper: every verifier picks the
 # positive), "majority" (more than half do) or "dawid_skene" (EM over each verifier's
@@ -48,7 +51,12 @@ def _answers_in(stage: str, prefix: str = "questions__") -> Q:
     return Q(**{f"{prefix}hit__batch__stage": stage}) & counted(f"{prefix}answers__assignment__")
 
 
-def bison_triples_with_votes(*, run: Run) -> QuerySet[Item]:
+class TripleVotes(TypedDict):
+    votes: int
+    positive_votes: int
+
+
+def bison_triples_with_votes(*, run: Run) -> QuerySet[WithAnnotations[Item, TripleVotes]]:
     """Triples annotated with their number of verification answers and positive answers."""
     done = _answers_in(Stage.BISON_VERIFICATION)
     return Item.objects.filter(run=run, kind=ItemKind.TRIPLE).annotate(
@@ -59,7 +67,7 @@ def bison_triples_with_votes(*, run: Run) -> QuerySet[Item]:
     )
 
 
-def bison_verified_triples(*, run: Run) -> QuerySet[Item]:
+def bison_verified_triples(*, run: Run) -> QuerySet[WithAnnotations[Item, TripleVotes]]:
     """Triples with at least the required number of verifiers that the run's aggregation
     verifies (by default every verifier matched them to their positive image)."""
     judged = bison_triples_with_votes(run=run).filter(votes__gte=bison_required_verifiers(run))
@@ -159,7 +167,7 @@ def _median_seconds_per_answer(run: Run, stage: str) -> float | None:
         .annotate(n=Count("answers"))
         .values_list("accepted_at", "submitted_at", "n")
     )
-    per_answer = [(s - a).total_seconds() / n for a, s, n in rows if n]
+    per_answer = [(s - a).total_seconds() / n for a, s, n in rows if n and a and s]
     return round(statistics.median(per_answer), 2) if per_answer else None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import group, shared_task
 
-from annotation.flows.bison.services import export, pairing
+from annotation.flows.bison.services import pairing
 from annotation.services.jobs import job_step
 
 
@@ -40,9 +40,3 @@ def pairing_finish(job_id: int) -> None:
     except Exception as exc:
         pairing.pairing_fail(job_id=job_id, error=f"finish: {type(exc).__name__}: {exc}")
         raise
-
-
-@shared_task(name="bison.export")
-@job_step
-def bison_export(job_id: int) -> None:
-    export.bison_export_write(job_id=job_id)

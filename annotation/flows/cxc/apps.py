@@ -13,17 +13,18 @@ class CxcConfig(AppConfig):
         from annotation.flows import Flow, flow_register, lazy
         from annotation.flows.cxc import inputs, simulate
         from annotation.flows.cxc.config import cxc_check_config
-        from annotation.flows.cxc.services.export import cxc_export_start
+        from annotation.flows.cxc.services.export import CXC_EXPORT, cxc_export_start
         from annotation.flows.cxc.services.sampling import cxc_run_create
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
         from annotation.models import RunKind, RunStatus, Stage
         from annotation.selectors.gold import worker_gold_tally
+        from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
             JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PAIRING)
         )
-        job_steps_register(JobSteps(name="cxc.export", start="cxc.export"))
+        export_spec_register(CXC_EXPORT)
 
         from annotation.flows.cxc.settings import SETTINGS
 

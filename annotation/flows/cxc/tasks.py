@@ -13,11 +13,3 @@ def cxc_sample(job_id: int) -> None:
     from annotation.flows.cxc.services.sampling import cxc_sample_job
 
     cxc_sample_job(job_id=job_id)
-
-
-@shared_task(name="cxc.export")
-@job_step
-def cxc_export(job_id: int) -> None:
-    from annotation.flows.cxc.services.export import cxc_export_write
-
-    cxc_export_write(job_id=job_id)

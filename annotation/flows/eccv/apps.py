@@ -16,11 +16,12 @@ class EccvConfig(AppConfig):
             eccv_funnel,
             eccv_worker_gold,
         )
-        from annotation.flows.eccv.services.export import eccv_export_start
+        from annotation.flows.eccv.services.export import ECCV_EXPORT, eccv_export_start
         from annotation.flows.eccv.services.proposal_job import eccv_propose_start
         from annotation.flows.eccv.services.runs import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus, Stage
+        from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
@@ -32,7 +33,7 @@ class EccvConfig(AppConfig):
                 busy_status=RunStatus.PAIRING,
             )
         )
-        job_steps_register(JobSteps(name="eccv.export", start="eccv.export"))
+        export_spec_register(ECCV_EXPORT)
 
         from annotation.flows.eccv.settings import SETTINGS
 

@@ -123,10 +123,11 @@ def eccv_simulated_run(
             + f", {'with' if follow_ups else 'without'} rationale questions, simulated "
             f"workers ({population.name})"
         )
-        batches = (
-            [dict(limit=CALIBRATION_PAIRS, assignments_per_hit=calibrate)] if calibrate else []
+        # (pairs, judgments per pair) of each batch: the calibration batch, then the rest.
+        sizes: list[tuple[int | None, int | None]] = (
+            [(CALIBRATION_PAIRS, calibrate)] if calibrate else []
         )
-        for part, sizes in enumerate([*batches, {}]):
+        for part, (limit, judgments) in enumerate([*sizes, (None, None)]):
             try:
                 batch = batch_create(
                     run=run,
@@ -134,7 +135,8 @@ def eccv_simulated_run(
                     provider=simulated_crowd().name,
                     seed=seed + number + 10 * part,
                     options={"direction": direction, "follow_ups": follow_ups},
-                    **sizes,
+                    limit=limit,
+                    assignments_per_hit=judgments,
                 )
             except ServiceError as exc:  # every pair of this direction was judged already
                 cmd.stdout.write(f"    nothing to judge: {exc}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from django.conf import settings
@@ -28,11 +28,20 @@ from pipeline.aggregation import dawid_skene, weighted_majority
 from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
 
+if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not needed at run time)
+    from django_stubs_ext import WithAnnotations
+
 POSITIVE = ("yes", "partially_yes")
 DEFAULT_EXCLUSIONS = Path(settings.BASE_DIR) / "data" / "eccv" / "eccv_exclusions.json"
 
 
-def eccv_judged_pairs(*, run: Run) -> QuerySet[Item]:
+class JudgedCounts(TypedDict):
+    n: int
+    n_yes: int
+    n_positive: int
+
+
+def eccv_judged_pairs(*, run: Run) -> QuerySet[WithAnnotations[Item, JudgedCounts]]:
     """Candidates with their counted answers: `n` in all, `n_positive` YES or Partially YES."""
     counted = counted_reviewed("questions__answers__")
     return (
@@ -48,7 +57,7 @@ def eccv_judged_pairs(*, run: Run) -> QuerySet[Item]:
     )
 
 
-def eccv_positive_pairs(*, run: Run) -> QuerySet[Item]:
+def eccv_positive_pairs(*, run: Run) -> QuerySet[WithAnnotations[Item, JudgedCounts]]:
     """Judged candidates most of whose answers are YES or Partially YES (ties count positive)."""
     return eccv_judged_pairs(run=run).filter(n_positive__gte=F("n") - F("n_positive"))
 
@@ -57,7 +66,10 @@ ANSWER_CLASSES = ("yes", "partially_yes", "mostly_no", "no")  # the 4-level scal
 
 
 AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene", "posterior")
-GOLD_EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
+GOLD_EXPECTED: dict[str, frozenset[str]] = {
+    ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS,
+    ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS,
+}
 
 
 def eccv_worker_gold(run: Run) -> dict[int, tuple[int, int]]:

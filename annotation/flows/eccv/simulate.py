@@ -20,7 +20,7 @@ from pipeline.world import ECCV_LEVELS, World
 def latent_level(item: Item, world: World) -> int:
     """The pair's latent level (index into ECCV_LEVELS); reads `item.proposals`. A gold copy
     of a candidate (`source`) is the candidate's pair: its level is the candidate's."""
-    if item.source_id is not None:
+    if item.source is not None:
         return latent_level(item.source, world)
     if item.kind == "gold_positive":
         return 0
@@ -44,7 +44,7 @@ def judgment_answer(
     world: World,
 ) -> str:
     gold = question.item.kind in ("gold_positive", "gold_negative")
-    item = question.item.source if question.item.source_id is not None else question.item
+    item = question.item.source or question.item
     truth = ECCV_LEVELS[latent_level(item, world)]
     pair = (item.positive.coco_id, item.caption.coco_id if item.caption else None)
     answer = respond(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import group, shared_task
 
-from annotation.flows.eccv.services import export, proposal_job
+from annotation.flows.eccv.services import proposal_job
 from annotation.services.jobs import job_step
 
 
@@ -38,9 +38,3 @@ def eccv_propose_finish(job_id: int) -> None:
     except Exception as exc:
         proposal_job.eccv_propose_fail(job_id=job_id, error=f"finish: {type(exc).__name__}: {exc}")
         raise
-
-
-@shared_task(name="eccv.export")
-@job_step
-def eccv_export(job_id: int) -> None:
-    export.eccv_export_write(job_id=job_id)

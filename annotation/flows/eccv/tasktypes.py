@@ -55,7 +55,11 @@ ERROR_TYPES = (
     "orientation",
     "others",
 )
-EXPECTED = {ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS, ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS}
+# Keyed by the stored kind (a plain string when read from a row).
+EXPECTED: dict[str, frozenset[str]] = {
+    ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS,
+    ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS,
+}
 # Which side of the paper's positive/negative line each answer is on: judges agree on a pair
 # when they agree on its side (a YES and a Partially YES agree).
 SIDE_OF = {

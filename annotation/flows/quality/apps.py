@@ -16,7 +16,7 @@ class QualityConfig(AppConfig):
             quality_check_config,
             quality_run_create,
         )
-        from annotation.flows.quality.services.export import quality_export_start
+        from annotation.flows.quality.services.export import QUALITY_EXPORT, quality_export_start
         from annotation.flows.quality.tasktypes import (
             QualityBinaryTask,
             QualityPreferenceTask,
@@ -24,9 +24,9 @@ class QualityConfig(AppConfig):
         )
         from annotation.models import RunKind, Stage
         from annotation.selectors.gold import worker_gold_tally
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.export_jobs import export_spec_register
 
-        job_steps_register(JobSteps(name="quality.export", start="quality.export"))
+        export_spec_register(QUALITY_EXPORT)
 
         from annotation.flows.quality.settings import SETTINGS
 

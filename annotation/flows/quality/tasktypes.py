@@ -108,7 +108,7 @@ class QualityBinaryTask(QualityTask):
     default_items_per_hit = 20
     choices = ("yes", "no")
     gold_kinds = (ItemKind.GOLD_POSITIVE, ItemKind.GOLD_NEGATIVE)
-    GOLD_ANSWER = {ItemKind.GOLD_POSITIVE: "yes", ItemKind.GOLD_NEGATIVE: "no"}
+    GOLD_ANSWER: dict[str, str] = {ItemKind.GOLD_POSITIVE: "yes", ItemKind.GOLD_NEGATIVE: "no"}
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
         kind = {"yes": ItemKind.GOLD_POSITIVE, "no": ItemKind.GOLD_NEGATIVE}.get(found.label)

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -11,11 +14,11 @@ class Command(ServiceCommand):
         "sends no new workers; work in progress may finish), or resume it with --resume."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--resume", action="store_true")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"])
         batch = batch_resume(batch=batch) if opts["resume"] else batch_pause(batch=batch)
         self.stdout.write(f"batch {batch.pk}: {batch.status}")

@@ -1,6 +1,7 @@
 import json
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -14,11 +15,11 @@ class Command(ServiceCommand):
         "questions' view, the run's instructions for the stage and the console's preview (url)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--number", type=int, default=1, help="the task (1 = the first)")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch.objects.select_related("run"), pk=opts["batch"])
         page = batch_preview(batch=batch, number=opts["number"])
         if page is None:

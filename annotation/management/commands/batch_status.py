@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -12,11 +15,11 @@ class Command(ServiceCommand):
         "and elapsed seconds."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--rows", type=int, default=20, help="claims to list (default 20)")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         live = batch_live_status(batch=get_object_or_404(Batch, pk=opts["batch"]))
         self.stdout.write(f"batch {live.batch}: {live.status}")
         self.stdout.write("  ".join(f"{state} {n}" for state, n in live.counts.items()))

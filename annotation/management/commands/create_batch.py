@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.conf import settings
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
@@ -17,7 +20,7 @@ def stages() -> dict[str, str]:
 class Command(ServiceCommand):
     help = "Package a stage's waiting items into HITs (with gold items where the task has them) and publish them."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("--stage", choices=sorted(stages()), required=True)
         parser.add_argument("--provider", default=settings.CROWDVL_DEFAULT_PROVIDER)
@@ -73,7 +76,7 @@ class Command(ServiceCommand):
             help="local: how long a HIT is held for a worker with nothing submitted yet",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         batch = batch_create(
             run=run,

@@ -4,9 +4,11 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
+from django.core.management.base import CommandParser
 
 from annotation.flows import DemoContext, flows
 from annotation.management.base import ServiceCommand
@@ -24,7 +26,7 @@ SAMPLE = Path(settings.BASE_DIR) / "data" / "sample" / "coco_captions_val2014.su
 class Command(ServiceCommand):
     help = "Run the COCO-BISON pipeline end to end on the bundled sample with simulated workers."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--captions", default=str(SAMPLE), help="COCO captions JSON")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
@@ -54,7 +56,7 @@ class Command(ServiceCommand):
                     f"{row['expected']['source'][:40]}), effective {symbol()}{effective}/h"
                 )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         started = time.monotonic()
         population_named(opts["population"])  # an unknown name fails before any work
         handler = logging.StreamHandler(sys.stdout)

@@ -1,3 +1,7 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.services.dataset_jobs import import_summary
@@ -7,7 +11,7 @@ from annotation.services.datasets import dataset_import
 class Command(ServiceCommand):
     help = "Import an official COCO captions JSON file (validated completely before writing)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path")
         parser.add_argument("--name", help="dataset name (default: the file name without .json)")
         parser.add_argument(
@@ -26,7 +30,7 @@ class Command(ServiceCommand):
             "(refused once one of its batches is published)",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         result = dataset_import(
             path=opts["path"],
             name=opts["name"],

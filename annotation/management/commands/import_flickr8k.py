@@ -1,3 +1,7 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.services.datasets import dataset_import_flickr8k
@@ -9,7 +13,7 @@ class Command(ServiceCommand):
         "of caption-quality runs on Flickr8k images."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("token_file")
         parser.add_argument("--name", default="flickr8k")
         parser.add_argument(
@@ -19,7 +23,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument("--image-location", required=True, help="folder or URL prefix")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         result = dataset_import_flickr8k(
             path=opts["token_file"],
             name=opts["name"],

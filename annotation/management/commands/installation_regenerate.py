@@ -1,3 +1,5 @@
+from typing import Any
+
 from annotation.management.base import ServiceCommand
 from annotation.selectors.installation import installation_id
 from annotation.services.installation import installation_regenerate
@@ -9,7 +11,7 @@ class Command(ServiceCommand):
         "MTurk tokens and qualification names never collide with the original's."
     )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         old = installation_id()
         new = installation_regenerate()
         self.stdout.write(f"installation id {old} -> {new}")

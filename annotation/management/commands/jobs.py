@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from annotation.management.base import ServiceCommand
@@ -13,14 +16,14 @@ class Command(ServiceCommand):
         "check (jobs silent for CROWDVL_JOB_STALL_SECONDS) now."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", nargs="?", choices=["list", "resume", "cancel", "recover"])
         parser.add_argument("job", nargs="?", type=int)
         parser.add_argument(
             "--stall-seconds", type=float, help="with recover: silence that counts as stalled"
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         action = opts["action"] or "list"
         who = "cli"
         if action in ("resume", "cancel") and opts["job"] is None:

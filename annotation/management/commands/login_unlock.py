@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.base import ServiceCommand
 from annotation.services.logins import login_unlock
@@ -10,11 +12,11 @@ class Command(ServiceCommand):
         "(so nobody can lock a researcher out for good)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username", nargs="?")
         parser.add_argument("--address", help="a client address, e.g. 192.0.2.7")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         if not opts["username"] and not opts["address"]:
             raise CommandError("name a username, an --address or both")
         cleared = login_unlock(username=opts["username"], address=opts["address"])

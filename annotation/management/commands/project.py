@@ -1,3 +1,7 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from annotation.management.base import ServiceCommand
 from annotation.models import Project
 from annotation.services.projects import project_create, project_default
@@ -9,14 +13,14 @@ class Command(ServiceCommand):
         "runs made without a project go to the Default project."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="what", required=True)
         create = sub.add_parser("create", help="create a project")
         create.add_argument("name")
         create.add_argument("--description", default="")
         sub.add_parser("list", help="list projects with their run and member counts")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         if opts["what"] == "create":
             project = project_create(name=opts["name"], description=opts["description"])
             self.stdout.write(f"created project {project.name} (id {project.pk})")

@@ -1,3 +1,7 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from annotation.management.base import ServiceCommand
 from annotation.models import ProjectMembership, ProjectRole
 from annotation.services.projects import (
@@ -13,7 +17,7 @@ class Command(ServiceCommand):
         "`remove <project> <username>`, `list [<project>]`. Roles: " + ", ".join(ProjectRole.values)
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="what", required=True)
         add = sub.add_parser("add", help="add a user to a project, or change their role")
         add.add_argument("project")
@@ -30,7 +34,7 @@ class Command(ServiceCommand):
         listing = sub.add_parser("list", help="list members (of one project, or all)")
         listing.add_argument("project", nargs="?")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         if opts["what"] == "add":
             who = {"project": opts["project"], "username": opts["username"], "role": opts["role"]}
             if opts["create_account"]:

@@ -7,14 +7,16 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from django.core.management.base import CommandParser
 
 from annotation.flows import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
-from annotation.selectors.simulated_quality import quality_lines
+from annotation.selectors.simulated_quality import QualityRow, quality_lines
 from annotation.services.datasets import dataset_import
 from pipeline.flow_quality import figure_lines, flow_figures
 from pipeline.simulate import POPULATIONS, population_named
@@ -29,7 +31,7 @@ class Command(ServiceCommand):
         "recall of each export against the latent truth, with the closed-form expectation."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--populations",
             default=DEFAULT,
@@ -71,19 +73,19 @@ class Command(ServiceCommand):
     def step(self, text: str) -> None:
         self.stdout.write(self.style.MIGRATE_HEADING(f"==> {text}"))
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         started = time.monotonic()
         populations = [population_named(p.strip()) for p in opts["populations"].split(",")]
         for flow in ("bison", "eccv"):
             opts[f"{flow}_config"] = self.json_object(opts[f"{flow}_config"], f"--{flow}-config")
-        by_name = {f.name: f for f in flows() if f.quality_sweep}
+        by_name = {f.name: f.quality_sweep for f in flows() if f.quality_sweep}
         wanted = [n.strip() for n in opts["flows"].split(",")]
         unknown = [n for n in wanted if n not in by_name]
         if unknown:
             raise CommandError(
                 f"no quality sweep for flow {unknown[0]!r} (known: {', '.join(by_name)})"
             )
-        rows = []
+        rows: list[QualityRow] = []
         if not opts["model_only"]:
             call_command("migrate", verbosity=0)
             imported = dataset_import(path=opts["captions"], image_source=ImageSource.COCO_URL)
@@ -91,7 +93,7 @@ class Command(ServiceCommand):
             for population in populations:
                 for name in wanted:
                     self.step(f"{name}: population {population.name} ({population.describe()})")
-                    rows.extend(by_name[name].quality_sweep(context, population))
+                    rows.extend(by_name[name](context, population))
             self.step("quality against the latent truth (95% Wilson interval; closed form)")
             for line in quality_lines(rows):
                 self.stdout.write(f"    {line}")

@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -33,7 +35,7 @@ def _worker(key: str) -> Worker:
 class Command(ServiceCommand):
     help = "Review and pay: approve, reject, reverse-rejection, bonus, block, unblock, notify, expire, extend, add-assignments."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         p = sub.add_parser("approve")
         p.add_argument("assignment")
@@ -77,7 +79,7 @@ class Command(ServiceCommand):
         p.add_argument("hit", type=int)
         p.add_argument("--count", type=int, required=True)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         action = opts["action"]
         if action == "approve":
             a = assignment_approve(assignment=_assignment(opts["assignment"]))
@@ -107,12 +109,13 @@ class Command(ServiceCommand):
             )
             self.stdout.write(f"assignment {a.pk}: {a.state} (rejection reversed)")
         elif action == "bonus":
-            b = worker_actions.worker_bonus(
+            bonus = worker_actions.worker_bonus(
                 assignment=_assignment(opts["assignment"]),
                 amount=opts["amount"],
                 reason=opts["reason"],
             )
-            self.stdout.write(f"bonus {symbol()}{b.amount} sent at {b.sent_at:%Y-%m-%d %H:%M:%S}")
+            sent = f"{bonus.sent_at:%Y-%m-%d %H:%M:%S}"
+            self.stdout.write(f"bonus {symbol()}{bonus.amount} sent at {sent}")
         elif action == "block":
             w = worker_actions.worker_block(
                 worker=_worker(opts["worker"]), reason=opts["reason"], scope=opts["scope"]

@@ -1,5 +1,7 @@
 import json
+from typing import Any
 
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -13,7 +15,7 @@ class Command(ServiceCommand):
         "pseudonym, label), aggregate, agreement and open reviews; filtered and paged."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("--stage", required=True, choices=Stage.values)
         parser.add_argument("--agreement", choices=AGREEMENT, default="")
@@ -22,7 +24,7 @@ class Command(ServiceCommand):
         parser.add_argument("--limit", type=int, default=50)
         parser.add_argument("--offset", type=int, default=0)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         items = run_items(
             run=run,

@@ -1,7 +1,8 @@
 import json
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -18,7 +19,7 @@ class Command(ServiceCommand):
         "the default text (the papers' instructions)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("--consent", metavar="FILE", help="a UTF-8 text file")
         parser.add_argument("--stage", help="the stage whose --instructions are given")
@@ -36,7 +37,7 @@ class Command(ServiceCommand):
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{path}: {exc}") from None
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         if opts["instructions"] and not opts["stage"]:
             raise CommandError("--instructions needs --stage")

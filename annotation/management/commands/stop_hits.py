@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.management.base import ServiceCommand
@@ -12,12 +14,12 @@ class Command(ServiceCommand):
         "installation, at every provider (MTurk included). Submitted work stays."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--run", type=int, help="only this run")
         parser.add_argument("--reason", required=True)
         parser.add_argument("--yes", action="store_true", help="confirm")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         if not opts["yes"]:
             raise CommandError("this expires HITs workers may be doing: add --yes to confirm")
         run = get_object_or_404(Run, pk=opts["run"]) if opts["run"] else None

@@ -7,7 +7,6 @@ from typing import Any
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
-from django.forms import Form
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -35,7 +34,7 @@ class LoginView(auth_views.LoginView):
     form_class = LoginForm
     template_name = "annotation/login.html"
 
-    def form_invalid(self, form: Form) -> HttpResponse:
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
         response = super().form_invalid(form)
         if form.has_error("__all__", "locked"):
             response.status_code = 429

@@ -4,7 +4,7 @@ own options (`TaskType.batch_options`), offered per the providers' declared capa
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -44,8 +44,10 @@ class BatchForm(forms.Form):
         super().__init__(*args, **kwargs)
         flow = flow_for_kind(run.kind)
         tasks = list(flow.task_types) if flow else []
-        self.fields["stage"].choices = [(t.stage, Stage(t.stage).label) for t in tasks]
-        self.fields["provider"].choices = providers()
+        cast(forms.ChoiceField, self.fields["stage"]).choices = [
+            (t.stage, Stage(t.stage).label) for t in tasks
+        ]
+        cast(forms.ChoiceField, self.fields["provider"]).choices = providers()
         for task in tasks:  # the stages' own options (an ECCV round's direction, ...)
             for option in task.batch_options:
                 only = f" ({Stage(task.stage).label} only)" if len(tasks) > 1 else ""

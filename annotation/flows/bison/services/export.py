@@ -1,4 +1,5 @@
-"""Exports: background jobs writing versioned files with a manifest."""
+"""The BISON export: the verified triples in the official annotation layout, and its manifest
+(the job around it is the core's, `annotation/services/export_jobs.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import json
 import random
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -16,16 +16,13 @@ from annotation.flows.bison.selectors import (
     bison_stage_counts,
     bison_verified_triples,
 )
-from annotation.models import Export, Job, Run
-from annotation.selectors.invitations import consent_record
-from annotation.selectors.pay import run_pay_summary
-from annotation.services.exports import export_finish
-from annotation.services.jobs import (
-    job_create,
-    job_fail,
-    job_finished_result,
-    job_progress,
-    job_start,
+from annotation.models import Job, Run
+from annotation.services.export_jobs import (
+    ExportParts,
+    ExportSpec,
+    ExportWork,
+    export_job_start,
+    export_manifest_crowd,
 )
 from pipeline.bison import BisonRecord, bison_document
 
@@ -34,14 +31,10 @@ JOB_NAME = "bison.export"
 
 
 def bison_export_start(*, run: Run) -> Job:
-    from annotation.flows.bison import tasks
-
+    """Start the export job, once the run has verified triples."""
     if not bison_verified_triples(run=run).exists():
         raise ServiceError(f"run {run.pk} has no verified triples to export yet")
-    with transaction.atomic():
-        job = job_create(name=JOB_NAME, run=run)
-        transaction.on_commit(lambda: tasks.bison_export.delay(job.pk))
-    return job
+    return export_job_start(run=run, spec=BISON_EXPORT)
 
 
 def bison_records(*, run: Run) -> list[BisonRecord]:
@@ -67,37 +60,23 @@ def bison_records(*, run: Run) -> list[BisonRecord]:
     return records
 
 
-def bison_export_write(*, job_id: int) -> Export | None:
-    done = job_finished_result(job_id=job_id)
-    if done is not None:  # a redelivered task: the export exists, write no second version
-        return Export.objects.filter(pk=done.get("export")).first()
-    job = job_start(job_id=job_id, message="collecting verified triples")
-    run = job.run
-    assert run is not None
-    try:
-        records = bison_records(run=run)
-        job_progress(job_id=job_id, progress=50, message=f"writing {len(records)} records")
-        split = str(run.dataset.info.get("split") or run.config.get("split") or "val2014")
-        document = bison_document(records, source="coco", split=split)
-        data = json.dumps(document, indent=None, separators=(",", ":")).encode()
-        checksum = hashlib.sha256(data).hexdigest()
-        name = f"bison_annotations.coco{split}.json"
-        return export_finish(
-            job_id=job_id,
-            result={"records": len(records)},
-            message=f"{len(records)} records -> ",
-            run=run,
-            format=BISON_FORMAT,
-            prefix="bison",
-            title="COCO-BISON",
-            manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
-            files={name: data},
-            main_file=name,
-            checksum=checksum,
-        )
-    except Exception as exc:
-        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
-        raise
+def _build(work: ExportWork) -> ExportParts:
+    run = work.run
+    records = bison_records(run=run)
+    work.progress(50, f"writing {len(records)} records")
+    split = str(run.dataset.info.get("split") or run.config.get("split") or "val2014")
+    document = bison_document(records, source="coco", split=split)
+    data = json.dumps(document, indent=None, separators=(",", ":")).encode()
+    checksum = hashlib.sha256(data).hexdigest()
+    name = f"bison_annotations.coco{split}.json"
+    return ExportParts(
+        manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
+        files={name: data},
+        result={"records": len(records)},
+        message=f"{len(records)} records -> ",
+        main_file=name,
+        checksum=checksum,
+    )
 
 
 def _manifest(*, run: Run, records: int, checksum: str, name: str) -> dict[str, Any]:
@@ -129,8 +108,7 @@ def _manifest(*, run: Run, records: int, checksum: str, name: str) -> dict[str, 
         },
         "stage2": {**counts["stage2"], "selectors": bison_selector_report(run=run)},
         "stage3": counts["stage3"],
-        "consent": consent_record(run),
-        "pay": run_pay_summary(run=run),
+        **export_manifest_crowd(run=run),
         "batches": [
             {
                 "id": b.pk,
@@ -145,3 +123,13 @@ def _manifest(*, run: Run, records: int, checksum: str, name: str) -> dict[str, 
             for b in run.batches.order_by("pk")
         ],
     }
+
+
+BISON_EXPORT = ExportSpec(
+    job_name=JOB_NAME,
+    format=BISON_FORMAT,
+    prefix="bison",
+    title="COCO-BISON",
+    first_message="collecting verified triples",
+    build=_build,
+)

@@ -73,7 +73,7 @@ def _previous_dim(run: Run) -> tuple[int, int] | None:
         .values_list("pk", "embedding_dim")
         .first()
     )
-    return prev
+    return (prev[0], prev[1]) if prev is not None and prev[1] is not None else None
 
 
 def _check_dim(*, run: Run, dim: int, file: str, allow_new_dim: bool) -> None:

@@ -87,9 +87,9 @@ def cxc_evaluate(
     if files["sts"]:
         rows_t = load_sts(files["sts"])
         ok_t = [r for r in rows_t if r.caption_id_1 in cap_row and r.caption_id_2 in cap_row]
-        for r in ok_t:
-            if r.score >= POSITIVE_THRESHOLD:
-                a, b = cap_row[r.caption_id_1], cap_row[r.caption_id_2]
+        for sts in ok_t:
+            if sts.score >= POSITIVE_THRESHOLD:
+                a, b = cap_row[sts.caption_id_1], cap_row[sts.caption_id_2]
                 pos["t2t"][a].add(b)
                 pos["t2t"][b].add(a)
         add(
@@ -104,10 +104,10 @@ def cxc_evaluate(
     if files["sits"]:
         rows_s = load_sits(files["sits"])
         ok_s = [r for r in rows_s if r.caption_id in cap_row and r.image_id in img_row]
-        for r in ok_s:
-            if r.score >= POSITIVE_THRESHOLD:
-                pos["i2t"][img_row[r.image_id]].add(cap_row[r.caption_id])
-                pos["t2i"][cap_row[r.caption_id]].add(img_row[r.image_id])
+        for sits in ok_s:
+            if sits.score >= POSITIVE_THRESHOLD:
+                pos["i2t"][img_row[sits.image_id]].add(cap_row[sits.caption_id])
+                pos["t2i"][cap_row[sits.caption_id]].add(img_row[sits.image_id])
         add(
             "SITS",
             files["sits"].name,

@@ -9,10 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from django.db import transaction
 from django.db.models import Case, Value, When
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.selectors import (
@@ -22,20 +20,18 @@ from annotation.flows.cxc.selectors import (
     cxc_has_ratings,
     cxc_rating_arrays,
 )
-from annotation.models import Export, Item, Job, Run, Stage, Worker
+from annotation.models import Item, Job, Run, Stage, Worker
 from annotation.selectors.int_arrays import int_arrays
-from annotation.selectors.invitations import consent_record
-from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.exports import export_discard, export_finish, export_staging
-from annotation.services.files import AtomicLines
-from annotation.services.jobs import (
-    job_create,
-    job_fail,
-    job_finished_result,
-    job_progress,
-    job_start,
+from annotation.services.export_jobs import (
+    ExportParts,
+    ExportSpec,
+    ExportWork,
+    export_job_start,
+    export_manifest_crowd,
+    export_manifest_head,
 )
+from annotation.services.files import AtomicLines
 from pipeline.cxc import SIS_COLUMNS, SITS_COLUMNS, STS_COLUMNS
 from pipeline.scales import rating_model
 
@@ -49,14 +45,10 @@ FILES = {
 
 
 def cxc_export_start(*, run: Run) -> Job:
-    from annotation.flows.cxc import tasks
-
+    """Start the export job, once the run has counted ratings."""
     if not cxc_has_ratings(run=run):
         raise ServiceError(f"run {run.pk} has no counted ratings to export yet")
-    with transaction.atomic():
-        job = job_create(name=JOB_NAME, run=run)
-        transaction.on_commit(lambda: tasks.cxc_export.delay(job.pk))
-    return job
+    return export_job_start(run=run, spec=CXC_EXPORT)
 
 
 _TAGS = ("i2i_csim",)  # the image-image method: both names are images
@@ -150,102 +142,87 @@ def _scale_model(ratings: RatingArrays, keep: np.ndarray) -> np.ndarray | None:
     return np.column_stack([fit.value, fit.low, fit.high])
 
 
-def cxc_export_write(*, job_id: int) -> Export | None:
-    done = job_finished_result(job_id=job_id)
-    if done is not None:  # a redelivered task writes no second version
-        return Export.objects.filter(pk=done.get("export")).first()
-    job = job_start(job_id=job_id, message="reading ratings")
-    run = job.run
-    assert run is not None
-    staging = None
-    try:
-        # The JSONL of every rating is streamed to disk before the version is taken.
-        staging = export_staging(run=run, prefix="cxc", job_id=job_id)
-        pseudonyms = {
-            pk: worker_pseudonym(provider=provider, external_id=external)
-            for pk, provider, external in Worker.objects.filter(assignments__hit__batch__run=run)
-            .distinct()
-            .values_list("pk", "provider", "external_id")
-        }
-        ratings = cxc_rating_arrays(run=run)
-        lines = AtomicLines(staging / "ratings.jsonl")
-        _ratings_jsonl(lines, ratings, pseudonyms)
-        streamed = {"ratings.jsonl": lines.close()}
-        job_progress(job_id=job_id, progress=60, message=f"{ratings.item.size} ratings read")
-        keep = ~ratings.gold
-        items, inverse = np.unique(ratings.item[keep], return_inverse=True)
-        sums = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64))
-        counts = np.bincount(inverse)
-        stage_of = np.zeros(items.size, dtype=np.int8)
-        stage_of[inverse] = ratings.stage[keep]
-        del inverse
-        name = str(run.config.get("export_name", "val"))
-        names = _PairNames(run)
-        per_method: dict[str, int] = {}
-        files: dict[str, bytes] = {}
-        # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
-        # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
-        model = _scale_model(ratings, keep)
-        beside = io.StringIO()
-        model_writer = csv.writer(beside, lineterminator="\n")
-        model_writer.writerow(MODEL_COLUMNS)
-        for n, stage in enumerate(STAGES):
-            prefix, columns = FILES[stage]
-            out = io.StringIO()
-            writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(columns)
-            rows = np.flatnonzero(stage_of == n)
-            means = (sums[rows] / counts[rows]).tolist()
-            estimate = model[rows].tolist() if model is not None else [None] * rows.size
-            for (first, second, tag), mean, fit in zip(
-                names(items[rows]), means, estimate, strict=True
-            ):
-                writer.writerow((first, second, f"{mean:.2f}", tag))
-                per_method[tag] = per_method.get(tag, 0) + 1
-                if fit is not None:
-                    model_writer.writerow(
-                        (prefix, first, second, f"{mean:.2f}", *(f"{v:.2f}" for v in fit), tag)
-                    )
-            files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
-        if model is not None:
-            files[f"scale_model_{name}.csv"] = beside.getvalue().encode()
-        job_progress(job_id=job_id, progress=80, message="agreement")
-        sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
-        manifest: dict[str, Any] = {
-            "format": CXC_FORMAT,
-            "created_at": timezone.now().isoformat(),
-            "run": {"id": run.pk, "name": run.name, "config": run.config},
-            "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
-            "sampling": sample.result if sample else None,
-            "pairs_per_sampling_method": dict(sorted(per_method.items())),
-            "ratings": int(keep.sum()),
-            "gold_ratings": int(ratings.gold.sum()),
-            "agreement": cxc_agreement(ratings),
-            "scale_model": None
-            if model is None
-            else {
-                "file": f"scale_model_{name}.csv",
-                "method": "per-worker offset, slope and noise, fitted by alternating weighted "
-                "least squares (pipeline/scales.py); agg_score stays CxC's plain mean",
-                "columns": list(MODEL_COLUMNS),
-            },
-            "consent": consent_record(run),
-            "pay": run_pay_summary(run=run),
-            "files": streamed,
-        }
-        return export_finish(
-            job_id=job_id,
-            result={"pairs": per_method},
-            message=f"{sum(per_method.values())} pairs -> ",
-            run=run,
-            format=CXC_FORMAT,
-            prefix="cxc",
-            title="Crisscrossed Captions",
-            manifest=manifest,
-            files=files,
-            staged=staging,
-        )
-    except Exception as exc:
-        export_discard(staging)
-        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
-        raise
+def _build(work: ExportWork) -> ExportParts:
+    run = work.run
+    pseudonyms = {
+        pk: worker_pseudonym(provider=provider, external_id=external)
+        for pk, provider, external in Worker.objects.filter(assignments__hit__batch__run=run)
+        .distinct()
+        .values_list("pk", "provider", "external_id")
+    }
+    ratings = cxc_rating_arrays(run=run)
+    # The JSONL of every rating is streamed to disk before the version is taken.
+    work.stream("ratings.jsonl", lambda lines: _ratings_jsonl(lines, ratings, pseudonyms))
+    work.progress(60, f"{ratings.item.size} ratings read")
+    keep = ~ratings.gold
+    items, inverse = np.unique(ratings.item[keep], return_inverse=True)
+    sums = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64))
+    counts = np.bincount(inverse)
+    stage_of = np.zeros(items.size, dtype=np.int8)
+    stage_of[inverse] = ratings.stage[keep]
+    del inverse
+    name = str(run.config.get("export_name", "val"))
+    names = _PairNames(run)
+    per_method: dict[str, int] = {}
+    files: dict[str, bytes] = {}
+    # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
+    # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
+    model = _scale_model(ratings, keep)
+    beside = io.StringIO()
+    model_writer = csv.writer(beside, lineterminator="\n")
+    model_writer.writerow(MODEL_COLUMNS)
+    for n, stage in enumerate(STAGES):
+        prefix, columns = FILES[stage]
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        rows = np.flatnonzero(stage_of == n)
+        means = (sums[rows] / counts[rows]).tolist()
+        estimate = model[rows].tolist() if model is not None else [None] * rows.size
+        for (first, second, tag), mean, fit in zip(
+            names(items[rows]), means, estimate, strict=True
+        ):
+            writer.writerow((first, second, f"{mean:.2f}", tag))
+            per_method[tag] = per_method.get(tag, 0) + 1
+            if fit is not None:
+                model_writer.writerow(
+                    (prefix, first, second, f"{mean:.2f}", *(f"{v:.2f}" for v in fit), tag)
+                )
+        files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
+    if model is not None:
+        files[f"scale_model_{name}.csv"] = beside.getvalue().encode()
+    work.progress(80, "agreement")
+    sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
+    manifest: dict[str, Any] = {
+        **export_manifest_head(run=run, format=CXC_FORMAT),
+        "sampling": sample.result if sample else None,
+        "pairs_per_sampling_method": dict(sorted(per_method.items())),
+        "ratings": int(keep.sum()),
+        "gold_ratings": int(ratings.gold.sum()),
+        "agreement": cxc_agreement(ratings),
+        "scale_model": None
+        if model is None
+        else {
+            "file": f"scale_model_{name}.csv",
+            "method": "per-worker offset, slope and noise, fitted by alternating weighted "
+            "least squares (pipeline/scales.py); agg_score stays CxC's plain mean",
+            "columns": list(MODEL_COLUMNS),
+        },
+        **export_manifest_crowd(run=run),
+    }
+    return ExportParts(
+        manifest=manifest,
+        files=files,
+        result={"pairs": per_method},
+        message=f"{sum(per_method.values())} pairs -> ",
+    )
+
+
+CXC_EXPORT = ExportSpec(
+    job_name=JOB_NAME,
+    format=CXC_FORMAT,
+    prefix="cxc",
+    title="Crisscrossed Captions",
+    first_message="reading ratings",
+    build=_build,
+)

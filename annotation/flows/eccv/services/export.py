@@ -7,9 +7,6 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from django.db import transaction
-from django.utils import timezone
-
 from annotation.errors import ServiceError
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
@@ -29,16 +26,14 @@ from annotation.models import (
     Run,
     RunKind,
 )
-from annotation.selectors.invitations import consent_record
-from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.exports import export_finish
-from annotation.services.jobs import (
-    job_create,
-    job_fail,
-    job_finished_result,
-    job_progress,
-    job_start,
+from annotation.services.export_jobs import (
+    ExportParts,
+    ExportSpec,
+    ExportWork,
+    export_job_start,
+    export_manifest_crowd,
+    export_manifest_head,
 )
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
@@ -66,8 +61,6 @@ def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
     """Export once every held submission has been reviewed: held work does not count, so
     exporting before would silently drop it. `allow_open_reviews` exports anyway and lists the
     excluded work in the manifest."""
-    from annotation.flows.eccv import tasks
-
     if run.kind != RunKind.ECCV:
         raise ServiceError(f"run {run.pk} is not an ECCV run")
     held = _open_reviews(run)
@@ -78,12 +71,9 @@ def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
         )
     if not eccv_judged_pairs(run=run).exists():
         raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
-    with transaction.atomic():
-        job = job_create(
-            name="eccv.export", run=run, params={"allow_open_reviews": allow_open_reviews}
-        )
-        transaction.on_commit(lambda: tasks.eccv_export.delay(job.pk))
-    return job
+    return export_job_start(
+        run=run, spec=ECCV_EXPORT, params={"allow_open_reviews": allow_open_reviews}
+    )
 
 
 def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
@@ -133,39 +123,25 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
     return lines
 
 
-def eccv_export_write(*, job_id: int) -> Export | None:
-    done = job_finished_result(job_id=job_id)
-    if done is not None:  # a redelivered task writes no second version
-        return Export.objects.filter(pk=done.get("export")).first()
-    job = job_start(job_id=job_id, message="post-processing positives")
-    run = job.run
-    assert run is not None
-    try:
-        positives = eccv_positives(run=run)
-        job_progress(job_id=job_id, progress=40, message="writing the judged pairs")
-        lines = _judged_lines(run, positives["sources"])
-        manifest = _manifest(run=run, positives=positives, judged=len(lines))
-        # Work still held for review does not count; say which, so nothing is lost silently.
-        manifest["excluded_open_reviews"] = _open_reviews(run)
-        files = {
-            I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
-            T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
-            PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
-        }
-        return export_finish(
-            job_id=job_id,
-            result={"counts": manifest["counts"]},
-            message="exported to ",
-            run=run,
-            format=ECCV_FORMAT,
-            prefix="eccv",
-            title="ECCV Caption",
-            manifest=manifest,
-            files=files,
-        )
-    except Exception as exc:
-        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
-        raise
+def _build(work: ExportWork) -> ExportParts:
+    run = work.run
+    positives = eccv_positives(run=run)
+    work.progress(40, "writing the judged pairs")
+    lines = _judged_lines(run, positives["sources"])
+    manifest = _manifest(run=run, positives=positives, judged=len(lines))
+    # Work still held for review does not count; say which, so nothing is lost silently.
+    manifest["excluded_open_reviews"] = _open_reviews(run)
+    files = {
+        I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
+        T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
+        PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
+    }
+    return ExportParts(
+        manifest=manifest,
+        files=files,
+        result={"counts": manifest["counts"]},
+        message="exported to ",
+    )
 
 
 def _per_query(mapping: dict[int, list[int]]) -> float:
@@ -177,12 +153,8 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
     original = eccv_original_positives(run=run)
     n_positive = sum(len(v) for v in positives["i2t"].values())
     return {
-        "format": ECCV_FORMAT,
-        "created_at": timezone.now().isoformat(),
-        "run": {"id": run.pk, "name": run.name, "config": run.config},
-        "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
-        "consent": consent_record(run),
-        "pay": run_pay_summary(run=run),
+        **export_manifest_head(run=run, format=ECCV_FORMAT),
+        **export_manifest_crowd(run=run),
         "annotators": [
             {"name": a.name, "kind": a.kind, "source": a.source, "params": a.params}
             for a in run.annotators.order_by("pk")
@@ -208,6 +180,16 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
         },
         "answer_share_percent_by_model_and_rank": eccv_answer_shares(run=run),
     }
+
+
+ECCV_EXPORT = ExportSpec(
+    job_name="eccv.export",
+    format=ECCV_FORMAT,
+    prefix="eccv",
+    title="ECCV Caption",
+    first_message="post-processing positives",
+    build=_build,
+)
 
 
 # --- evaluation ------------------------------------------------------------------------------

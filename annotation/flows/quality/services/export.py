@@ -8,23 +8,21 @@ import io
 import json
 import statistics
 from collections import Counter, defaultdict
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from django.db import transaction
-from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import GOLD_KINDS, Answer, Caption, Export, Item, Job, Run, Stage
+from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Run, Stage
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.invitations import consent_record
-from annotation.selectors.pay import run_pay_summary
-from annotation.services.exports import export_finish
-from annotation.services.jobs import (
-    job_create,
-    job_fail,
-    job_finished_result,
-    job_start,
+from annotation.services.export_jobs import (
+    ExportParts,
+    ExportSpec,
+    ExportWork,
+    export_job_start,
+    export_manifest_crowd,
+    export_manifest_head,
 )
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
@@ -82,17 +80,13 @@ def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
 
 
 def quality_export_start(*, run: Run) -> Job:
-    from annotation.flows.quality import tasks
-
+    """Start the export job, once the run has counted judgments."""
     if not any(
         _answers(run, stage)
         for stage in (Stage.QUALITY_RATING, Stage.QUALITY_BINARY, Stage.QUALITY_PREFERENCE)
     ):
         raise ServiceError(f"run {run.pk} has no counted judgments to export yet")
-    with transaction.atomic():
-        job = job_create(name=JOB_NAME, run=run)
-        transaction.on_commit(lambda: tasks.quality_export.delay(job.pk))
-    return job
+    return export_job_start(run=run, spec=QUALITY_EXPORT)
 
 
 def _csv(header: list[str], rows: list[list[Any]]) -> bytes:
@@ -117,162 +111,154 @@ def _agreement(units: dict[int, dict[int, float]]) -> dict[str, Any]:
     }
 
 
-def quality_export_write(*, job_id: int) -> Export | None:
-    done = job_finished_result(job_id=job_id)
-    if done is not None:
-        return Export.objects.filter(pk=done.get("export")).first()
-    job = job_start(job_id=job_id, message="collecting judgments")
-    run = job.run
-    assert run is not None
-    try:
-        refs: dict[int, list[str]] = defaultdict(list)
-        for image, text in (
-            Caption.objects.filter(dataset=run.dataset)
-            .order_by("coco_id")
-            .values_list("image_id", "text")
-        ):
-            refs[image].append(" ".join(text.split()))
-        files: dict[str, bytes] = {}
-        agreement: dict[str, Any] = {}
-        counts: dict[str, int] = {}
-        # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
-        # one per caption, the share of "yes").
-        for stage, layout, name in (
-            (Stage.QUALITY_RATING, "expert", EXPERT_FILE),
-            (Stage.QUALITY_BINARY, "cf", CF_FILE),
-        ):
-            answers = _answers(run, stage)
-            items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
-            judgements: list[Judgement] = []
-            rows: list[list[Any]] = []
-            units: dict[int, dict[int, float]] = {}
-            for pk in sorted(answers):
-                item = items[pk]
-                assert item.candidate is not None
-                image = item.positive
-                stem = image.file_name.rsplit(".", 1)[0]
-                key = stem if layout == "expert" else image.file_name
-                references = tuple(r for r in refs[image.pk] if r != item.candidate.text)
-                values = (
-                    [1.0 if label == "yes" else 0.0 for _, label in answers[pk]]
-                    if layout == "cf"
-                    else [float(label) for _, label in answers[pk]]
-                )
-                units[pk] = {worker: v for (worker, _), v in zip(answers[pk], values, strict=True)}
-                common = {
-                    "key": key,
-                    "image_id": key,
-                    "image_path": f"images/{image.file_name}",
-                    "caption": item.candidate.text,
-                    "references": references,
-                }
-                if layout == "expert":
-                    judgements += [Judgement(rating=v, **common) for v in values]
-                    rows.append(
-                        [
-                            image.file_name,
-                            item.candidate.source,
-                            item.candidate.text,
-                            ";".join(f"{v:g}" for v in values),
-                            f"{statistics.mean(values):.4f}",
-                        ]
-                    )
-                else:
-                    share = sum(values) / len(values)
-                    judgements.append(Judgement(rating=round(share, 4), **common))
-                    rows.append(
-                        [
-                            image.file_name,
-                            item.candidate.source,
-                            item.candidate.text,
-                            int(sum(values)),
-                            int(len(values) - sum(values)),
-                            f"{share:.4f}",
-                        ]
-                    )
-            if answers:
-                files[name] = json.dumps(derived_document(judgements), indent=1).encode()
-                header = (
-                    ["image", "model", "caption", "ratings", "mean"]
-                    if layout == "expert"
-                    else ["image", "model", "caption", "yes", "no", "yes_share"]
-                )
-                files[f"{stage}.csv"] = _csv(header, rows)
-                agreement[str(stage)] = _agreement(units)
-                counts[str(stage)] = len(answers)
-        answers = _answers(run, Stage.QUALITY_PREFERENCE)
-        if answers:
-            items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
-                list(answers)
+def _build(work: ExportWork) -> ExportParts:
+    run = work.run
+    refs: dict[int, list[str]] = defaultdict(list)
+    for image_id, text in (
+        Caption.objects.filter(dataset=run.dataset)
+        .order_by("coco_id")
+        .values_list("image_id", "text")
+    ):
+        refs[image_id].append(" ".join(text.split()))
+    files: dict[str, bytes] = {}
+    agreement: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
+    # one per caption, the share of "yes").
+    for stage, layout, name in (
+        (Stage.QUALITY_RATING, "expert", EXPERT_FILE),
+        (Stage.QUALITY_BINARY, "cf", CF_FILE),
+    ):
+        answers = _answers(run, stage)
+        items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
+        judgements: list[Judgement] = []
+        rows: list[list[Any]] = []
+        units: dict[int, dict[int, float]] = {}
+        for pk in sorted(answers):
+            item = items[pk]
+            assert item.candidate is not None
+            image = item.positive
+            stem = image.file_name.rsplit(".", 1)[0]
+            key = stem if layout == "expert" else image.file_name
+            references = tuple(r for r in refs[image.pk] if r != item.candidate.text)
+            values = (
+                [1.0 if label == "yes" else 0.0 for _, label in answers[pk]]
+                if layout == "cf"
+                else [float(label) for _, label in answers[pk]]
             )
-            rows = []
-            agree: list[float] = []
-            contests: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
-            for pk in sorted(answers):
-                item = items[pk]
-                assert item.candidate is not None and item.candidate2 is not None
-                first = sum(label == "first" for _, label in answers[pk])
-                n = len(answers[pk])
-                one, two = item.candidate, item.candidate2
-                contests[item.positive.file_name] += [(one, two)] * first + [(two, one)] * (
-                    n - first
-                )
+            units[pk] = {worker: v for (worker, _), v in zip(answers[pk], values, strict=True)}
+            # The item's judgement; each rating (or the share of "yes") replaces its rating.
+            common = Judgement(
+                key=key,
+                image_id=key,
+                image_path=f"images/{image.file_name}",
+                caption=item.candidate.text,
+                rating=0.0,
+                references=references,
+            )
+            if layout == "expert":
+                judgements += [replace(common, rating=v) for v in values]
                 rows.append(
                     [
-                        item.positive.file_name,
-                        item.tag,
+                        image.file_name,
                         item.candidate.source,
                         item.candidate.text,
-                        item.candidate2.source,
-                        item.candidate2.text,
-                        first,
-                        n - first,
-                        f"{first / n:.4f}",
+                        ";".join(f"{v:g}" for v in values),
+                        f"{statistics.mean(values):.4f}",
                     ]
                 )
-                agree.append(max(first, n - first) / n)
-            files[f"{Stage.QUALITY_PREFERENCE}.csv"] = _csv(
-                [
-                    "image",
-                    "category",
-                    "source_first",
-                    "caption_first",
-                    "source_second",
-                    "caption_second",
-                    "votes_first",
-                    "votes_second",
-                    "share_first",
-                ],
-                rows,
+            else:
+                share = sum(values) / len(values)
+                judgements.append(replace(common, rating=round(share, 4)))
+                rows.append(
+                    [
+                        image.file_name,
+                        item.candidate.source,
+                        item.candidate.text,
+                        int(sum(values)),
+                        int(len(values) - sum(values)),
+                        f"{share:.4f}",
+                    ]
+                )
+        if answers:
+            files[name] = json.dumps(derived_document(judgements), indent=1).encode()
+            header = (
+                ["image", "model", "caption", "ratings", "mean"]
+                if layout == "expert"
+                else ["image", "model", "caption", "yes", "no", "yes_share"]
             )
-            files[STRENGTHS_FILE] = _csv(STRENGTHS_COLUMNS, _strengths(contests))
-            agreement[str(Stage.QUALITY_PREFERENCE)] = {
-                "pairs": len(answers),
-                "judgments": sum(len(a) for a in answers.values()),
-                "mean_share_with_majority": round(statistics.mean(agree), 4),
-            }
-            counts[str(Stage.QUALITY_PREFERENCE)] = len(answers)
-        manifest: dict[str, Any] = {
-            "format": QUALITY_FORMAT,
-            "created_at": timezone.now().isoformat(),
-            "run": {"id": run.pk, "name": run.name, "config": run.config},
-            "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
-            "judged": counts,
-            "agreement": agreement,
-            "consent": consent_record(run),
-            "pay": run_pay_summary(run=run),
-        }
-        return export_finish(
-            job_id=job_id,
-            result={"judged": counts},
-            message=f"{counts} -> ",
-            run=run,
-            format=QUALITY_FORMAT,
-            prefix="quality",
-            title="caption-quality judgments",
-            manifest=manifest,
-            files=files,
+            files[f"{stage}.csv"] = _csv(header, rows)
+            agreement[str(stage)] = _agreement(units)
+            counts[str(stage)] = len(answers)
+    answers = _answers(run, Stage.QUALITY_PREFERENCE)
+    if answers:
+        items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
+            list(answers)
         )
-    except Exception as exc:
-        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
-        raise
+        rows = []
+        agree: list[float] = []
+        contests: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+        for pk in sorted(answers):
+            item = items[pk]
+            assert item.candidate is not None and item.candidate2 is not None
+            first = sum(label == "first" for _, label in answers[pk])
+            n = len(answers[pk])
+            one, two = item.candidate, item.candidate2
+            contests[item.positive.file_name] += [(one, two)] * first + [(two, one)] * (n - first)
+            rows.append(
+                [
+                    item.positive.file_name,
+                    item.tag,
+                    item.candidate.source,
+                    item.candidate.text,
+                    item.candidate2.source,
+                    item.candidate2.text,
+                    first,
+                    n - first,
+                    f"{first / n:.4f}",
+                ]
+            )
+            agree.append(max(first, n - first) / n)
+        files[f"{Stage.QUALITY_PREFERENCE}.csv"] = _csv(
+            [
+                "image",
+                "category",
+                "source_first",
+                "caption_first",
+                "source_second",
+                "caption_second",
+                "votes_first",
+                "votes_second",
+                "share_first",
+            ],
+            rows,
+        )
+        files[STRENGTHS_FILE] = _csv(STRENGTHS_COLUMNS, _strengths(contests))
+        agreement[str(Stage.QUALITY_PREFERENCE)] = {
+            "pairs": len(answers),
+            "judgments": sum(len(a) for a in answers.values()),
+            "mean_share_with_majority": round(statistics.mean(agree), 4),
+        }
+        counts[str(Stage.QUALITY_PREFERENCE)] = len(answers)
+    manifest: dict[str, Any] = {
+        **export_manifest_head(run=run, format=QUALITY_FORMAT),
+        "judged": counts,
+        "agreement": agreement,
+        **export_manifest_crowd(run=run),
+    }
+    return ExportParts(
+        manifest=manifest,
+        files=files,
+        result={"judged": counts},
+        message=f"{counts} -> ",
+    )
+
+
+QUALITY_EXPORT = ExportSpec(
+    job_name=JOB_NAME,
+    format=QUALITY_FORMAT,
+    prefix="quality",
+    title="caption-quality judgments",
+    first_message="collecting judgments",
+    build=_build,
+)

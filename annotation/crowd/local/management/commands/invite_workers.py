@@ -1,7 +1,8 @@
 import csv
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
@@ -23,20 +24,22 @@ class Command(ServiceCommand):
         "--revoke stops links at once."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("labels", nargs="*", help="emails or worker ids")
         parser.add_argument("--csv", help="a CSV file whose first column holds emails or ids")
         parser.add_argument("--revoke", nargs="+", metavar="LABEL", help="revoke these links")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         if opts["revoke"]:
-            missing = [label for label in opts["revoke"] if not invitation_of(run=run, label=label)]
+            found = {label: invitation_of(run=run, label=label) for label in opts["revoke"]}
+            missing = [label for label, invitation in found.items() if invitation is None]
             if missing:
                 raise CommandError(f"run {run.pk} has no invitation for {', '.join(missing)}")
-            for label in opts["revoke"]:
-                invitation_revoke(invitation=invitation_of(run=run, label=label))
+            for label, invitation in found.items():
+                assert invitation is not None  # every one was found above
+                invitation_revoke(invitation=invitation)
                 self.stdout.write(f"revoked {label}")
             return
         labels = list(opts["labels"])

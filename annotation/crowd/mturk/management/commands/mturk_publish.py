@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd.mturk.publish import mturk_publish_start
@@ -10,12 +13,12 @@ from annotation.services.batches import batch_warnings
 class Command(ServiceCommand):
     help = "Publish a draft batch to MTurk (a Celery job). Shows the cost first."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--dry-run", action="store_true", help="only show the estimated cost")
         parser.add_argument("--no-wait", action="store_true")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"])
         self.stdout.write(
             f"estimated cost: {mturk_cost_estimate(batch=batch, unpublished_only=True).describe()}"

@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.crowd.mturk.reconcile import mturk_reconcile
 from annotation.management.base import ServiceCommand
@@ -12,10 +14,10 @@ class Command(ServiceCommand):
         "when anything differs."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--environment", choices=["sandbox", "production"])
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         report = mturk_reconcile(environment=opts["environment"])
         out = self.stdout.write
         out(f"MTurk {report.environment}: {len(report.batches)} batches")

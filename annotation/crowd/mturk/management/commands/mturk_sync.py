@@ -1,3 +1,7 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from annotation.crowd.mturk.sync import PROVIDER, mturk_sync_batch
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
@@ -6,10 +10,10 @@ from annotation.models import Batch
 class Command(ServiceCommand):
     help = "Bring MTurk assignments into the app and reconcile states (all published MTurk batches by default)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--batch", type=int, action="append", help="only these batches")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batches = Batch.objects.filter(provider=PROVIDER, status="published")
         if opts["batch"]:
             batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)

@@ -1,5 +1,7 @@
 from pathlib import Path
+from typing import Any
 
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd.panel.selectors import bonus_csv
@@ -14,11 +16,11 @@ class Command(ServiceCommand):
         "it has no API, so bonuses are recorded here only."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--output", "-o", help="write to this file instead of the screen")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"])
         panel_batch_check(batch)
         text = bonus_csv(batch=batch)

@@ -1,6 +1,7 @@
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd.panel.approvals import MAX_BYTES, panel_confirm
@@ -16,7 +17,7 @@ class Command(ServiceCommand):
         "unless it is good."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("file", help="the panel's CSV (or one id per line)")
         parser.add_argument(
@@ -26,7 +27,7 @@ class Command(ServiceCommand):
             "not list is rejected (never counts; its tasks go to others)",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"])
         path = Path(opts["file"])
         try:

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
@@ -13,7 +16,7 @@ class Command(ServiceCommand):
         "the panel's name, a completion code per outcome and the completion URL."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--id-param", help="e.g. participantId, id, PROLIFIC_PID")
         parser.add_argument("--name", help="the panel's name (ids are unique within a panel)")
@@ -28,7 +31,7 @@ class Command(ServiceCommand):
             help="http(s); {code} and {id} are filled in (else code= is added); '' for none",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"])
         panel_batch_check(batch)
         changes: dict = {}

@@ -1,4 +1,6 @@
-from annotation.crowd import provider_for
+from typing import Any
+
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.fees import currency, minimum_hourly
 from annotation.crowd.prolific.spend import workspace_balance
 from annotation.management.base import ServiceCommand
@@ -10,8 +12,8 @@ class Command(ServiceCommand):
         "currency against CROWDVL_CURRENCY, its available balance and the hourly minimum."
     )
 
-    def handle(self, *args, **opts):
-        client = provider_for("prolific").client
+    def handle(self, *args: Any, **opts: Any) -> None:
+        client = prolific_provider().client
         me = client.call("GET", "users/me/")
         self.stdout.write(f"token:     valid (user {me.get('id')})")
         theirs, available = workspace_balance(client)

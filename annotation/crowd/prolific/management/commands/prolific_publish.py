@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
@@ -12,12 +15,12 @@ class Command(ServiceCommand):
         "Prolific's fees and who may take it, and refuses what the checks refuse."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--dry-run", action="store_true", help="only show cost and checks")
         parser.add_argument("--no-wait", action="store_true")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"], provider="prolific")
         provider = provider_for("prolific")
         self.stdout.write(f"estimated cost: {provider.cost_estimate(batch=batch).describe()}")

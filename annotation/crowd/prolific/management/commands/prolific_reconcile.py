@@ -1,6 +1,8 @@
+from typing import Any
+
 from django.core.management.base import CommandError
 
-from annotation.crowd import provider_for
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.management.base import ServiceCommand
 
@@ -12,8 +14,8 @@ class Command(ServiceCommand):
         "does not list, and rewards and bonuses spent. Exits 1 when anything differs."
     )
 
-    def handle(self, *args, **opts):
-        report = prolific_reconcile(client=provider_for("prolific").client)
+    def handle(self, *args: Any, **opts: Any) -> None:
+        report = prolific_reconcile(client=prolific_provider().client)
         for row in report.rows:
             state = "matches" if row.matches else "DIFFERS"
             self.stdout.write(

@@ -1,4 +1,8 @@
-from annotation.crowd import provider_for
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.sync import PROVIDER, prolific_sync_batch
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
@@ -7,14 +11,14 @@ from annotation.models import Batch
 class Command(ServiceCommand):
     help = "Bring Prolific submission statuses in (all published Prolific batches by default)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--batch", type=int, action="append", help="only these batches")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batches = Batch.objects.filter(provider=PROVIDER, status="published")
         if opts["batch"]:
             batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
-        client = provider_for(PROVIDER).client
+        client = prolific_provider().client
         for batch in batches.order_by("pk"):
             report = prolific_sync_batch(batch=batch, client=client)
             self.stdout.write(

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd.simulated.crowd import simulate_crowd
@@ -9,7 +12,7 @@ from pipeline.simulate import POPULATIONS, WorkerProfile, population_named
 class Command(ServiceCommand):
     help = "Let simulated workers complete a batch published with the 'simulated' provider."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", type=int)
         parser.add_argument("--workers", type=int, default=10)
         parser.add_argument("--accuracy", type=float, default=0.9)
@@ -22,7 +25,7 @@ class Command(ServiceCommand):
         parser.add_argument("--seconds", type=float, default=20.0, help="mean seconds per answer")
         parser.add_argument("--seed", type=int, default=0)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch, pk=opts["batch"], provider="simulated")
         report = simulate_crowd(
             batch=batch,

@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset, RunKind
@@ -8,13 +10,13 @@ from annotation.services.runs import run_create
 class Command(ServiceCommand):
     help = "Create a COCO-BISON run on an imported dataset."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dataset", help="dataset name or id")
         parser.add_argument("--name", default="")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--verifiers", type=int, default=2, help="stage-3 workers per triple")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         key = opts["dataset"]
         dataset = Dataset.objects.filter(
             **({"pk": int(key)} if key.isdigit() else {"name": key})

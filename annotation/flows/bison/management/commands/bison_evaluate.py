@@ -1,4 +1,7 @@
 from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from annotation.management.base import ServiceCommand
 from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
@@ -22,11 +25,11 @@ def read_file(name: str) -> bytes:
 class Command(ServiceCommand):
     help = "Score a BISON predictions file against a BISON annotations (export) file."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--annotations", required=True)
         parser.add_argument("--predictions", required=True)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         records = parse_bison_annotations(read_file(opts["annotations"]), file=opts["annotations"])
         predictions = parse_bison_predictions(
             read_file(opts["predictions"]), file=opts["predictions"]

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
@@ -8,7 +11,7 @@ from annotation.models import Run
 class Command(ServiceCommand):
     help = "BISON stage 1: pair each image with its FastText nearest neighbour (a Celery job)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument(
             "--vectors", help="FastText .vec or .bin file; default: train on the captions"
@@ -26,7 +29,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument("--no-wait", action="store_true", help="enqueue and return")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         job = pairing_start(
             run=run,

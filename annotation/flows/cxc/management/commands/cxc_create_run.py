@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.config import DEFAULTS
@@ -12,12 +15,12 @@ class Command(ServiceCommand):
         + ", ".join(f"{k} (default {v})" for k, v in DEFAULTS.items())
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dataset", help="dataset name")
         parser.add_argument("--name", default="")
         parser.add_argument("--config", default="{}", help='e.g. {"sis_pairs": 500}')
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         dataset = get_object_or_404(Dataset, name=opts["dataset"])
         config = self.json_object(opts["config"], "--config")
         run = cxc_run_create(dataset=dataset, name=opts["name"], config=config)

@@ -1,4 +1,7 @@
 import json
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.management.base import ServiceCommand
@@ -10,7 +13,7 @@ class Command(ServiceCommand):
         "95% interval drawing one pair per example) and retrieval with CxC positives."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--cxc", required=True, help="folder with sis_*, sts_*, sits_*.csv")
         parser.add_argument("--embeddings", required=True, help="model .npz (COCO ids)")
         parser.add_argument("--split", help="which files of the folder: sis_<split>*.csv, ...")
@@ -18,7 +21,7 @@ class Command(ServiceCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         report = cxc_evaluate(
             folder=opts["cxc"],
             embeddings=opts["embeddings"],

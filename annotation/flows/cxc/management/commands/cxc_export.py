@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.services.export import cxc_export_start
@@ -8,9 +11,9 @@ from annotation.models import Run
 class Command(ServiceCommand):
     help = "Export sis/sts/sits CSVs (CxC's layout), ratings.jsonl and a manifest (a job)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         job = self.wait_for_job(cxc_export_start(run=get_object_or_404(Run, pk=opts["run"])))
         self.stdout.write(job.message)

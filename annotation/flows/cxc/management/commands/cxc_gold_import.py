@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.inputs import STAGES
@@ -12,12 +15,12 @@ class Command(ServiceCommand):
         "gold only in a run with gold_source 'paper')."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("file")
         parser.add_argument("--stage", choices=sorted(STAGES), required=True)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         n = cxc_gold_import(run=run, path=opts["file"], stage=STAGES[opts["stage"]])
         self.stdout.write(f"{n} gold pairs for {opts['stage']}{cxc_gold_note(run=run)}")

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.services.sampling import cxc_sample_start
@@ -11,7 +14,7 @@ class Command(ServiceCommand):
         "by caption similarity, caption pairs by image similarity from your image embeddings."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument(
             "--image-embeddings", help=".npz with image_ids and image_embeddings (COCO ids)"
@@ -23,7 +26,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument("--no-wait", action="store_true")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         job = cxc_sample_start(
             run=run,

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
@@ -12,7 +15,7 @@ class Command(ServiceCommand):
         'or \'rankings\' (.json: {"i2t": {image: [captions]}, "t2i": {caption: [images]}}).'
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("name")
         parser.add_argument("--kind", choices=AnnotatorKind.values, required=True)
@@ -21,7 +24,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument("--dim", type=int, help="fasttext: vector dimension")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         params = {"dim": opts["dim"]} if opts["dim"] else {}
         annotator = eccv_annotator_add(
             run=get_object_or_404(Run, pk=opts["run"]),

@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.management.base import ServiceCommand
@@ -8,7 +10,7 @@ from annotation.models import Dataset
 class Command(ServiceCommand):
     help = "Create an ECCV Caption run: a seeded sample of image and caption queries over the whole gallery."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dataset", help="dataset name or id")
         parser.add_argument("--name", default="")
         parser.add_argument("--image-queries", type=int, default=100)
@@ -28,7 +30,7 @@ class Command(ServiceCommand):
             "data/eccv/coco_5k_test_image_ids.json, the COCO 5k test split)",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         key = opts["dataset"]
         dataset = Dataset.objects.filter(
             **({"pk": int(key)} if key.isdigit() else {"name": key})

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.export import eccv_evaluate
@@ -23,7 +26,7 @@ class Command(ServiceCommand):
         "mAP@R, R-Precision and R@1/5/10 of a model's rankings (or embeddings) on an ECCV export."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("export", type=int, help="export id")
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument(
@@ -35,7 +38,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument("--ks", default="1,5,10", help="the K of R@K, comma-separated")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         ks = parse_ks(opts["ks"])  # checked before anything is read
         scores = eccv_evaluate(
             export=get_object_or_404(Export, pk=opts["export"]),

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.export import eccv_export_start
@@ -8,7 +11,7 @@ from annotation.models import Run
 class Command(ServiceCommand):
     help = "Export an ECCV run: eccv_image_to_caption.json, eccv_caption_to_image.json, judged pairs JSONL, manifest."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument(
             "--allow-open-reviews",
@@ -16,7 +19,7 @@ class Command(ServiceCommand):
             help="export although some work waits for review (it is left out and listed)",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         job = self.wait_for_job(
             eccv_export_start(run=run, allow_open_reviews=opts["allow_open_reviews"])

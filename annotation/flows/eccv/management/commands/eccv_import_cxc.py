@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
@@ -8,7 +11,7 @@ from annotation.models import Run
 class Command(ServiceCommand):
     help = "Merge CxC caption-image positives (sits CSV, agg_score >= threshold) into an ECCV run."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("path")
         parser.add_argument("--threshold", type=float)
@@ -16,7 +19,7 @@ class Command(ServiceCommand):
             "--skip-unknown", action="store_true", help="skip rows naming ids the dataset lacks"
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         n = eccv_cxc_import(
             run=get_object_or_404(Run, pk=opts["run"]),
             path=opts["path"],

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.report import eccv_model_agreement
@@ -12,11 +15,11 @@ class Command(ServiceCommand):
         "first item (after eccv_propose)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("--depth", type=int, default=25, help="length of each top list")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         table = eccv_model_agreement(run=run, depth=opts["depth"])
         for direction, rows in table.items():

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.proposal_job import eccv_propose_start
@@ -10,10 +13,10 @@ class Command(ServiceCommand):
         "Every annotator proposes its top-k for each query; duplicates are merged (a Celery job)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         job = self.wait_for_job(eccv_propose_start(run=get_object_or_404(Run, pk=opts["run"])))
         self.stdout.write(
             f"{job.result['proposed']} proposals -> {job.result['candidates']} candidate pairs"

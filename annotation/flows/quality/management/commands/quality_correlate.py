@@ -1,4 +1,7 @@
 import json
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from annotation.flows.quality.services.correlate import quality_correlate
 from annotation.management.base import ServiceCommand
@@ -11,7 +14,7 @@ class Command(ServiceCommand):
         "computed from embeddings (CLIP-S w=2.5, PAC-S-style w=2.0, reference-based versions)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--expert", help="Flickr8k-Expert layout JSON")
         parser.add_argument("--cf", help="Flickr8k-CF layout JSON")
         parser.add_argument("--preferences", help="the export's quality_preference.csv")
@@ -20,7 +23,7 @@ class Command(ServiceCommand):
             "--embeddings", help=".npz: image_keys, image_embeddings, texts, text_embeddings"
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         report = quality_correlate(
             expert=opts["expert"],
             cf=opts["cf"],

@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.quality.services.candidates import (
@@ -14,12 +17,12 @@ class Command(ServiceCommand):
         "pairs, then make the items to judge (--make-items)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
         parser.add_argument("models", nargs="*", metavar="MODEL=FILE")
         parser.add_argument("--make-items", action="store_true")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         for spec in opts["models"]:
             model, _, path = spec.partition("=")

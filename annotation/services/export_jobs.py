@@ -1,0 +1,158 @@
+"""The one export job every flow plugs into. A flow declares an `ExportSpec` (its format,
+folder prefix, datasheet title and a `build` that returns its files and manifest); the core
+starts the job, runs the flow's build, and writes the version (`exports.export_finish`):
+staging folder, files, manifest, datasheet, rename into `<prefix>-v<n>`, `Export` row, the
+job's result, and cleanup when anything fails. One Celery task (`exports.write`) serves all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Export, Job, Run
+from annotation.selectors.invitations import consent_record
+from annotation.selectors.pay import run_pay_summary
+from annotation.services.exports import export_discard, export_finish, exports_folder
+from annotation.services.files import AtomicLines
+from annotation.services.job_recovery import JobSteps, job_steps_register
+from annotation.services.jobs import (
+    job_create,
+    job_enqueue,
+    job_fail,
+    job_finished_result,
+    job_progress,
+    job_start,
+)
+
+# The Celery task that runs every export's build step (annotation/tasks.py).
+WRITE_TASK = "exports.write"
+
+
+@dataclass
+class ExportParts:
+    """What a flow's build returns: the rest is the skeleton's."""
+
+    manifest: dict[str, Any]
+    files: dict[str, bytes]
+    result: dict[str, Any]  # the job's result (the skeleton adds the export's id)
+    message: str  # the job's closing message, before "<format> v<n>"
+    main_file: str | None = None  # the Export's path is this file in the folder, not the folder
+    checksum: str | None = None  # the Export's checksum, if not the manifest's
+
+
+class ExportWork:
+    """What a flow's build gets: the job, its run, progress, and a staging folder (made on
+    first use) for files too large to hold in memory."""
+
+    def __init__(self, *, job_id: int, run: Run, spec: ExportSpec) -> None:
+        self.job_id = job_id
+        self.run = run
+        self.spec = spec
+        self.staged: Path | None = None
+        self.streamed: dict[str, str] = {}  # name -> sha256, of the files written by `stream`
+
+    def progress(self, percent: float, message: str) -> None:
+        job_progress(job_id=self.job_id, progress=percent, message=message)
+
+    def stream(self, name: str, write: Callable[[AtomicLines], None]) -> str:
+        """Write the file `name` line by line into the staging folder through `write`;
+        the manifest's `files` gets its sha256, which is returned."""
+        if self.staged is None:
+            # Hidden until renamed into the version's folder; removed if the export fails.
+            self.staged = exports_folder(self.run) / f".{self.spec.prefix}-job{self.job_id}"
+            self.staged.mkdir(parents=True, exist_ok=True)
+        lines = AtomicLines(self.staged / name)
+        write(lines)
+        self.streamed[name] = lines.close()
+        return self.streamed[name]
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """A flow's export, registered from its app's `ready()` with `export_spec_register`."""
+
+    job_name: str  # the Job's name, e.g. "bison.export"
+    format: str  # Export.format, e.g. "coco-bison"
+    prefix: str  # version folders are `<prefix>-v<n>`
+    title: str  # the flow's name in DATASHEET.md
+    first_message: str  # the job's message while the build starts
+    build: Callable[[ExportWork], ExportParts] = field(repr=False)
+
+
+_SPECS: dict[str, ExportSpec] = {}
+
+
+def export_spec_register(spec: ExportSpec) -> ExportSpec:
+    """Make `spec`'s jobs runnable (and recoverable: a stalled one is re-sent)."""
+    _SPECS[spec.job_name] = spec
+    job_steps_register(JobSteps(name=spec.job_name, start=WRITE_TASK))
+    return spec
+
+
+def export_job_start(*, run: Run, spec: ExportSpec, params: dict[str, Any] | None = None) -> Job:
+    """Create the export's job and send it once the transaction commits (the flow has checked
+    that there is something to export)."""
+    from annotation import tasks
+
+    with transaction.atomic():
+        job = job_create(name=spec.job_name, run=run, params=params)
+        job_enqueue(job=job, task=tasks.export_write)
+    return job
+
+
+def export_job_write(*, job_id: int) -> Export | None:
+    """The export job's step: the flow's build, then the version written and recorded. A
+    redelivered step of a job that succeeded writes no second version (it returns the first);
+    a failure removes whatever was staged, fails the job and is raised."""
+    done = job_finished_result(job_id=job_id)
+    if done is not None:
+        export_id = done.get("export")
+        return None if export_id is None else Export.objects.filter(pk=export_id).first()
+    spec = _SPECS[Job.objects.values_list("name", flat=True).get(pk=job_id)]
+    job = job_start(job_id=job_id, message=spec.first_message)
+    run = job.run
+    assert run is not None, "an export job belongs to a run"
+    work = ExportWork(job_id=job_id, run=run, spec=spec)
+    try:
+        parts = spec.build(work)
+        manifest = parts.manifest
+        if work.streamed:
+            manifest["files"] = {**work.streamed, **manifest.get("files", {})}
+        return export_finish(
+            job_id=job_id,
+            result=parts.result,
+            message=parts.message,
+            run=run,
+            format=spec.format,
+            prefix=spec.prefix,
+            title=spec.title,
+            manifest=manifest,
+            files=parts.files,
+            staged=work.staged,
+            main_file=parts.main_file,
+            checksum=parts.checksum,
+        )
+    except Exception as exc:
+        export_discard(work.staged)
+        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def export_manifest_head(*, run: Run, format: str) -> dict[str, Any]:
+    """The manifest's opening entries most flows share: format, time, run and dataset."""
+    return {
+        "format": format,
+        "created_at": timezone.now().isoformat(),
+        "run": {"id": run.pk, "name": run.name, "config": run.config},
+        "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
+    }
+
+
+def export_manifest_crowd(*, run: Run) -> dict[str, Any]:
+    """The manifest's entries about the people who did the work: consent text and pay."""
+    return {"consent": consent_record(run), "pay": run_pay_summary(run=run)}
