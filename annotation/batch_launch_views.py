@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd import provider_for, web_provider_names
 from annotation.errors import ServiceError
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.form_errors import form_refusal
 from annotation.models import Batch, BatchStatus, Run, Stage
 from annotation.permissions import Action, require

@@ -80,15 +80,20 @@ class RunKind(models.TextChoices):
 
 
 class RunStatus(models.TextChoices):
+    """Where a run stands, in words no flow owns; each flow names them for its pages
+    (`Flow.status_words`: BISON's "pairing", "selecting", "verifying")."""
+
     CREATED = "created"
-    PAIRING = "pairing"
-    PAIRED = "paired"
-    SELECTING = "selecting"
-    # Every batch of the stage has ended (completed or expired); back to "selecting" or
-    # "verifying" when a batch is on offer again (`run_status_follow`).
-    SELECTED = "selected", "Selected: no batch on offer"
-    VERIFYING = "verifying"
-    VERIFIED = "verified", "Verified: no batch on offer"
+    # The flow's machine step: BISON's pairing, ECCV's proposals, CxC's sampling.
+    PREPARING = "preparing", "Preparing: the flow's machine step runs"
+    PREPARED = "prepared", "Prepared: items ready for the crowd"
+    # The first (or only) crowd stage, then a second one that works on the first one's
+    # output (BISON's verification). "...ed": every batch of the stage has ended (completed
+    # or expired); back to "...ing" when a batch is on offer again (`run_status_follow`).
+    COLLECTING = "collecting", "Collecting: a batch is on offer"
+    COLLECTED = "collected", "Collected: no batch on offer"
+    COLLECTING_2 = "collecting_2", "Collecting, second crowd stage: a batch is on offer"
+    COLLECTED_2 = "collected_2", "Collected, second crowd stage: no batch on offer"
     EXPORTED = "exported"
     FAILED = "failed"
 
@@ -158,6 +163,12 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} run {self.pk}"
+
+    def get_status_display(self) -> str:
+        """The status in its flow's words (BISON: "paired", "selecting"), else the core's."""
+        from annotation.flow_registry import run_status_word
+
+        return run_status_word(kind=self.kind, status=self.status)
 
 
 class Stage(models.TextChoices):

@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.form_errors import form_refusal
 from annotation.models import Dataset, Project, RunKind
 from annotation.paths import paths_hidden

@@ -20,7 +20,7 @@ from annotation.api.parsers import BoundedJSONParser
 from annotation.api.views import JobOutput
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Batch, Export, Review, Run
 from annotation.permissions import Action
 from annotation.selectors.exports import export_file_named

@@ -3,7 +3,7 @@ from django.urls import include, path
 from annotation.api import actions, lists, operations, run_kinds, running, views, workers
 from annotation.api.paging import by_method
 from annotation.crowd import providers
-from annotation.flows import flows
+from annotation.flow_registry import flows
 
 urlpatterns = [
     path("datasets/", lists.DatasetListApi.as_view(), name="api-dataset-list"),

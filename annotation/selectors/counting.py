@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from annotation.flows import disjoint_stages
+from annotation.flow_registry import disjoint_stages
 from annotation.models import (
     Assignment,
     AssignmentState,

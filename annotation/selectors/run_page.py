@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Count, Sum
 
 from annotation.crowd import provider_for
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import (
     Answer,
     Assignment,

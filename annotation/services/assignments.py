@@ -21,7 +21,7 @@ from annotation.errors import (
     ServiceError,
     TooLate,
 )
-from annotation.flows import disjoint_stages
+from annotation.flow_registry import disjoint_stages
 from annotation.models import (
     Answer,
     Assignment,

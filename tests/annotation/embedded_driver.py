@@ -100,7 +100,7 @@ def due(batch_id: int) -> dict:
 
     from django.utils import timezone
 
-    from annotation.flows import task_type_for
+    from annotation.flow_registry import task_type_for
     from annotation.models import Assignment, Batch
     from annotation.services.assignments import (
         assignment_claim_next,

@@ -41,7 +41,7 @@ def setup():
 def work(batch_id: int) -> dict:
     from django.test import Client
 
-    from annotation.flows import task_type_for
+    from annotation.flow_registry import task_type_for
     from annotation.models import Batch
     from annotation.services.assignments import (
         assignment_claim_next,

@@ -50,7 +50,7 @@ def test_a_reimport_naming_another_source_says_so_and_changes_it_only_when_asked
     assert Dataset.objects.get(pk=first.pk).image_source == "local_dir"
     # Once workers have seen its images, the source stays.
     run = Run.objects.create(
-        dataset=first, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=first, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     Batch.objects.create(run=run, stage=Stage.BISON_SELECTION, provider="local", status="published")
     with pytest.raises(InputError, match="has published batches"):
@@ -102,7 +102,7 @@ def test_a_batch_whose_remote_images_were_not_fetched_is_not_published(tmp_path,
 
     dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
     run = Run.objects.create(
-        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=dataset, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     a, b = dataset.images.order_by("pk")
     from annotation.models import Item, ItemKind

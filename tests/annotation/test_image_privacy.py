@@ -77,7 +77,7 @@ def big_run(tmp_path):
         image.save(folder / record["file_name"], exif=b"Exif\x00\x00secret-id-" + str(n).encode())
     dataset = dataset_factory(tmp_path, image_dir=folder, document=document, name="big")
     run = Run.objects.create(
-        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=dataset, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     ordered = list(dataset.images.order_by("coco_id"))
     Item.objects.bulk_create(
@@ -291,7 +291,7 @@ def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
 
     dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
     run = Run.objects.create(
-        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=dataset, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     a, b = dataset.images.order_by("pk")
     Item.objects.create(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=b)

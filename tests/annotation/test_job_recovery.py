@@ -32,7 +32,7 @@ def lost_job(tmp_path, django_capture_on_commit_callbacks):
 
 
 def _paired_events(run):
-    return Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PAIRED).count()
+    return Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PREPARED).count()
 
 
 def test_a_job_whose_first_message_was_lost_is_resumed_and_finishes(
@@ -43,7 +43,7 @@ def test_a_job_whose_first_message_was_lost_is_resumed_and_finishes(
         assert jobs_recover(stall_seconds=0) == [lost_job.pk]
     job = Job.objects.get(pk=lost_job.pk)
     assert job.state == JobState.SUCCEEDED and job.resumed == 1
-    assert Run.objects.get(pk=job.run_id).status == RunStatus.PAIRED
+    assert Run.objects.get(pk=job.run_id).status == RunStatus.PREPARED
     assert Event.objects.filter(action="job.resumed", data__job=job.pk).count() == 1
 
 

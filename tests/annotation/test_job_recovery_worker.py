@@ -131,9 +131,9 @@ def test_a_job_whose_worker_was_killed_finishes_by_itself(tmp_path, queue_lost):
     assert job.state == JobState.SUCCEEDED, f"{job.error}\n{second.log()}"
     print(f"finished {time.monotonic() - killed:.1f} s after the kill, resumed {job.resumed}x")
     assert job.resumed >= 1 and sorted(job.parts_done) == list(range(200))
-    assert Run.objects.get(pk=run.pk).status == RunStatus.PAIRED
+    assert Run.objects.get(pk=run.pk).status == RunStatus.PREPARED
     # The finishing step ran once: one "paired" status change, one success.
-    paired = Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PAIRED)
+    paired = Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PREPARED)
     assert paired.count() == 1
     assert Event.objects.filter(run=run, action="job.resumed", data__job=job.pk).exists()
     # Every image has its pair, none twice.

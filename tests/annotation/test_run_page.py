@@ -154,7 +154,7 @@ def test_stage_one_started_from_the_page(dataset, admin_client, django_capture_o
     assert "started" in response.content.decode()
     job = Job.objects.get(run=run)
     assert job.name == "bison.pairing" and job.state == JobState.SUCCEEDED, job.error
-    assert Run.objects.get(pk=run.pk).status == "paired"
+    assert Run.objects.get(pk=run.pk).status == "prepared"
     assert run_page_data(run)["funnel"]["counts"][0] > 0
     # Again: the run is paired, the service refuses and says why; nothing new starts.
     response = admin_client.post(f"/runs/{run.pk}/jobs/pairing/", follow=True)

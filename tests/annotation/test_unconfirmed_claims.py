@@ -109,7 +109,7 @@ def test_an_unconfirmed_claim_bars_no_one_from_another_stage_until_confirmed(pai
     """Issue 25: the id of an unconfirmed claim is anyone's to type (a panel's study link). A
     stage-2 claim under VICTIM's id puts VICTIM in no pool: they can still take stage 3. Once
     the provider confirms the stage-2 work, they are barred and their stage-3 work is out."""
-    from annotation.flows import task_type_for
+    from annotation.flow_registry import task_type_for
     from annotation.flows.bison.selectors import bison_triples_with_votes
 
     selection = one_hit(paired_run, assignments_per_hit=2)

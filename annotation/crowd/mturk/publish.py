@@ -15,7 +15,7 @@ from annotation.crowd.mturk.client import (
 )
 from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_check, mturk_provider
 from annotation.errors import ServiceError
-from annotation.flows import disjoint_stages
+from annotation.flow_registry import disjoint_stages
 from annotation.models import (
     Batch,
     BatchStatus,

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd.prolific.client import ProlificClient
-from annotation.flows import disjoint_stages
+from annotation.flow_registry import disjoint_stages
 from annotation.models import (
     Batch,
     BlockQualification,

@@ -9,7 +9,7 @@ class BisonConfig(AppConfig):
     verbose_name = "COCO-BISON"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.bison import simulate
         from annotation.flows.bison.selectors import bison_check_config, bison_funnel
         from annotation.flows.bison.services.export import bison_export_start
@@ -25,17 +25,19 @@ class BisonConfig(AppConfig):
                 part="bison.pairing_block",
                 finish="bison.pairing_finish",
                 part_args=pairing_block_args,
-                busy_status=RunStatus.PAIRING,
+                busy_status=RunStatus.PREPARING,
             )
         )
         job_steps_register(JobSteps(name="bison.export", start="bison.export"))
 
         from annotation.flows.bison.settings import SETTINGS
+        from annotation.flows.bison.vocabulary import STATUS_WORDS
 
         flow_register(
             Flow(
                 name="bison",
                 run_kind=RunKind.BISON,
+                status_words=STATUS_WORDS,
                 task_types=(SelectionTask(), VerificationTask()),
                 answerers={
                     Stage.BISON_SELECTION: simulate.selection_answer,

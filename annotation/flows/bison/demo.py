@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from annotation.crowd import simulated_crowd
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start

@@ -52,7 +52,7 @@ class SelectionTask(TaskType):
     expected_seconds = 20.0  # BISON states no time: choosing among five captions, assumed
     stage = Stage.BISON_SELECTION
     cli_name = "selection"
-    publish_status = RunStatus.SELECTING
+    publish_status = RunStatus.COLLECTING
     title = "Pick the caption that describes the left image but not the right one"
     template_name = "annotation/task_bison_selection.html"
     default_assignments = 1
@@ -138,6 +138,7 @@ class VerificationTask(TaskType):
     expected_seconds = 10.0  # BISON states no time: one of two images, assumed
     stage = Stage.BISON_VERIFICATION
     cli_name = "verification"
+    publish_status = RunStatus.COLLECTING_2  # BISON's second crowd stage
     title = "Which image does the text describe?"
     template_name = "annotation/task_bison_verification.html"
     default_assignments = 2

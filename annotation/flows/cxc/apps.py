@@ -10,7 +10,7 @@ class CxcConfig(AppConfig):
     verbose_name = "Crisscrossed Captions"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.cxc import inputs, simulate
         from annotation.flows.cxc.config import cxc_check_config
         from annotation.flows.cxc.services.export import cxc_export_start
@@ -21,16 +21,18 @@ class CxcConfig(AppConfig):
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
-            JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PAIRING)
+            JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PREPARING)
         )
         job_steps_register(JobSteps(name="cxc.export", start="cxc.export"))
 
         from annotation.flows.cxc.settings import SETTINGS
+        from annotation.flows.cxc.vocabulary import STATUS_WORDS
 
         flow_register(
             Flow(
                 name="cxc",
                 run_kind=RunKind.CXC,
+                status_words=STATUS_WORDS,
                 task_types=(CxcSisTask(), CxcStsTask(), CxcSitsTask()),
                 answerers={
                     Stage.CXC_SIS: simulate.rating_answer,

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import (

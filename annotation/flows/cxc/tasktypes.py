@@ -34,7 +34,7 @@ class CxcRatingTask(TaskType):
     default_assignments = 5  # CxC collected about five ratings per pair
     default_items_per_hit = 10
     choices = SCALE
-    publish_status = RunStatus.VERIFYING
+    publish_status = RunStatus.COLLECTING
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         return (

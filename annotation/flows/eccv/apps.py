@@ -9,7 +9,7 @@ class EccvConfig(AppConfig):
     verbose_name = "ECCV Caption"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.eccv import inputs, simulate
         from annotation.flows.eccv.selectors import (
             eccv_answer_shares,
@@ -32,17 +32,19 @@ class EccvConfig(AppConfig):
                 start="eccv.propose_prepare",
                 part="eccv.propose_part",
                 finish="eccv.propose_finish",
-                busy_status=RunStatus.PAIRING,
+                busy_status=RunStatus.PREPARING,
             )
         )
         job_steps_register(JobSteps(name="eccv.export", start="eccv.export"))
 
         from annotation.flows.eccv.settings import SETTINGS
+        from annotation.flows.eccv.vocabulary import STATUS_WORDS
 
         flow_register(
             Flow(
                 name="eccv",
                 run_kind=RunKind.ECCV,
+                status_words=STATUS_WORDS,
                 task_types=(EccvJudgmentTask(),),
                 answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
                 demo_arguments=lazy("annotation.flows.eccv.demo:add_arguments"),

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
 from annotation.errors import ServiceError
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.eccv.quality import eccv_quality, exported_positives
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposals import (

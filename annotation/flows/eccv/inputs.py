@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from annotation.flows import InputOption, RunInput
+from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.eccv.services.proposals import eccv_annotator_add, eccv_cxc_import
 from annotation.models import AnnotatorKind
 from pipeline.errors import InputError

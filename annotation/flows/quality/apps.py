@@ -10,7 +10,7 @@ class QualityConfig(AppConfig):
     verbose_name = "Caption-quality judgments"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.quality import inputs, simulate
         from annotation.flows.quality.services.candidates import (
             quality_check_config,
@@ -29,11 +29,13 @@ class QualityConfig(AppConfig):
         job_steps_register(JobSteps(name="quality.export", start="quality.export"))
 
         from annotation.flows.quality.settings import SETTINGS
+        from annotation.flows.quality.vocabulary import STATUS_WORDS
 
         flow_register(
             Flow(
                 name="quality",
                 run_kind=RunKind.QUALITY,
+                status_words=STATUS_WORDS,
                 task_types=(QualityRatingTask(), QualityBinaryTask(), QualityPreferenceTask()),
                 answerers={
                     Stage.QUALITY_RATING: simulate.quality_answer,

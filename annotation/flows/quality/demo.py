@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,

@@ -24,7 +24,7 @@ def _tolerance(item: Item) -> float:
 
 
 class QualityTask(TaskType):
-    publish_status = RunStatus.VERIFYING
+    publish_status = RunStatus.COLLECTING
     kind = ItemKind.CANDIDATE_CAPTION
 
     def review_reasons(

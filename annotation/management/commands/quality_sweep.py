@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from annotation.flows import DemoContext, flows
+from annotation.flow_registry import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.selectors.simulated_quality import quality_lines

@@ -136,7 +136,7 @@ def pairing_start(
             # vectors): a restart starts from none, so no pair of two attempts mixes.
             Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).delete()
         job = job_create(name=JOB_NAME, run=run, params=params)
-        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.pairing_prepare.delay(job.pk))
     return job
 
@@ -355,7 +355,7 @@ def pairing_finish(*, job_id: int) -> None:
     with job_finishing(job_id=job_id) as running:
         if not running:  # finished by another delivery of this step, or cancelled
             return
-        run_set_status(run=run, status=RunStatus.PAIRED, pairs=pairs, edges=graph.edges)
+        run_set_status(run=run, status=RunStatus.PREPARED, pairs=pairs, edges=graph.edges)
         job_succeed(
             job_id=job_id, result=result, message=message + (f"; {warning}" if warning else "")
         )

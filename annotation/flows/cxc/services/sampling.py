@@ -115,7 +115,7 @@ def cxc_sample_start(*, run: Run, image_embeddings_path: str | None, standin: bo
     source = image_embeddings_path or standin_name(dim=512, seed=int(run.config["seed"]))
     with transaction.atomic():
         job = job_create(name=JOB_NAME, run=run, params={"image_embeddings": source})
-        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.cxc_sample.delay(job.pk))
     return job
 
@@ -178,7 +178,7 @@ def cxc_sample_job(*, job_id: int) -> None:
         return
     with job_finishing(job_id=job_id) as running:
         if running:  # not cancelled, not finished by another delivery
-            run_set_status(run=run, status=RunStatus.PAIRED, job=job_id)
+            run_set_status(run=run, status=RunStatus.PREPARED, job=job_id)
             job_succeed(job_id=job_id, result=result, message=_summary(result))
 
 

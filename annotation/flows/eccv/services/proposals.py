@@ -423,7 +423,7 @@ def eccv_propose_start(*, run: Run) -> Job:
         )
     with transaction.atomic():
         job = job_create(name=JOB_NAME, run=run, params={"annotators": [a.pk for a in annotators]})
-        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.eccv_propose_prepare.delay(job.pk))
     return job
 
@@ -519,7 +519,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
             "per_direction": counts.per_direction,
             "excluded_for_gold_negatives": len(excluded),
         }
-        run_set_status(run=run, status=RunStatus.PAIRED, **result)
+        run_set_status(run=run, status=RunStatus.PREPARED, **result)
         job_succeed(
             job_id=job_id,
             result=result,

@@ -32,7 +32,7 @@ def test_user_vectors_give_the_known_nearest_neighbours_in_blocks(dataset, run_o
     sims = Item.objects.filter(run=run).values_list("similarity", flat=True)
     assert all(0.5 < s <= 1.0 for s in sims)
     run.refresh_from_db()
-    assert run.status == RunStatus.PAIRED and run.embedding_dim == 12
+    assert run.status == RunStatus.PREPARED and run.embedding_dim == 12
     assert str(vec) in run.embedding_source
 
     # A retried block writes nothing twice and does not count twice.
@@ -46,7 +46,7 @@ def test_trained_vectors_are_seeded_and_recorded(dataset, run_on_commit):
         run = run_create(dataset=dataset)
         run_on_commit(pairing_start, run=run, dim=16, epochs=10, seed=7)
         run.refresh_from_db()
-        assert run.status == RunStatus.PAIRED
+        assert run.status == RunStatus.PREPARED
         assert "seed 7" in run.embedding_source
         results.append(pairs_of(run))
     assert results[0] == results[1] and len(results[0]) == 6

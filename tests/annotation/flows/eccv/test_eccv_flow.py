@@ -62,7 +62,7 @@ def test_proposals_merge_duplicates_and_keep_provenance(proposed):
     assert Proposal.objects.filter(item__run=proposed).count() == 28
     merged = [c for c in candidates if c.proposals.count() > 1]
     assert merged, "some pair was proposed twice"
-    assert proposed.status == RunStatus.PAIRED
+    assert proposed.status == RunStatus.PREPARED
 
 
 def test_fewer_models_than_asked_is_refused(eccv_run):
