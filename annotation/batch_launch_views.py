@@ -18,9 +18,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd import provider_for, web_provider_names
 from annotation.errors import ServiceError
-from annotation.flow_registry import flow_for_kind
+from annotation.flow_registry import flow_for_kind, stage_label
 from annotation.form_errors import form_refusal
-from annotation.models import Batch, BatchStatus, Run, Stage
+from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action, require
 from annotation.selectors.links import public_base_url
 from annotation.selectors.live import batch_live_status
@@ -72,11 +72,11 @@ class BatchForm(forms.Form):
         super().__init__(*args, **kwargs)
         flow = flow_for_kind(run.kind)
         tasks = list(flow.task_types) if flow else []
-        self.fields["stage"].choices = [(t.stage, Stage(t.stage).label) for t in tasks]
+        self.fields["stage"].choices = [(t.stage, stage_label(t.stage)) for t in tasks]
         self.fields["provider"].choices = providers()
         for task in tasks:  # the stages' own options (an ECCV round's direction, ...)
             for option in task.batch_options:
-                only = f" ({Stage(task.stage).label} only)" if len(tasks) > 1 else ""
+                only = f" ({stage_label(task.stage)} only)" if len(tasks) > 1 else ""
                 self.fields.setdefault(option.name, _option_field(option, only))
 
     def task_options(self) -> dict[str, Any]:

@@ -70,6 +70,11 @@ class Flow:
     name: str
     run_kind: str
     task_types: tuple[TaskType, ...]
+    # The flow's own vocabulary, (value, label) pairs from its `vocabulary.py`: the stages its
+    # task types serve (the core's `stage` columns) and the item kinds it makes (the core's
+    # `Item.kind`, beside the core's flow-neutral `GoldItemKind`s).
+    stages: tuple[tuple[str, str], ...] = ()
+    item_kinds: tuple[tuple[str, str], ...] = ()
     # Simulated workers' answer per stage (the simulated crowd client asks here).
     answerers: Mapping[str, Answerer] = field(default_factory=dict)
     # Stages whose workers must be different people; providers with pool marks (MTurk
@@ -133,11 +138,21 @@ _STAGES: dict[str, tuple[Flow, TaskType]] = {}
 
 def flow_register(flow: Flow) -> Flow:
     """Add a flow; registering the same name again replaces it (Django may call ready() twice
-    in tests), but two flows may not claim one stage."""
+    in tests), but two flows may not claim one stage or item kind, and every task type's
+    stage must be one the flow declares."""
+    declared = {value for value, _ in flow.stages}
     for task in flow.task_types:
         owner = _STAGES.get(task.stage)
         if owner is not None and owner[0].name != flow.name:
             raise ValueError(f"stage {task.stage!r} already belongs to flow {owner[0].name!r}")
+        if task.stage not in declared:
+            raise ValueError(f"flow {flow.name!r} does not declare its stage {task.stage!r}")
+    for kind, _ in flow.item_kinds:
+        other = next(
+            (f for f in _FLOWS.values() if f.name != flow.name and kind in dict(f.item_kinds)), None
+        )
+        if other is not None:
+            raise ValueError(f"item kind {kind!r} already belongs to flow {other.name!r}")
     _FLOWS[flow.name] = flow
     for task in flow.task_types:
         _STAGES[task.stage] = (flow, task)
@@ -150,6 +165,33 @@ def flows() -> list[Flow]:
 
 def flow_for_kind(run_kind: str) -> Flow | None:
     return next((f for f in _FLOWS.values() if f.run_kind == run_kind), None)
+
+
+def stage_names() -> list[str]:
+    """Every registered stage: what a batch's `stage` may be."""
+    return [value for flow in _FLOWS.values() for value, _ in flow.stages]
+
+
+def stage_label(stage: str) -> str:
+    """A stage's readable name as its flow declares it (the value itself if none does)."""
+    for flow in _FLOWS.values():
+        label = dict(flow.stages).get(stage)
+        if label is not None:
+            return str(label)
+    return stage
+
+
+def item_kind_label(kind: str) -> str:
+    """An item kind's readable name: a flow's own kind or the core's gold kinds."""
+    from annotation.models import GoldItemKind
+
+    if kind in GoldItemKind.values:
+        return str(GoldItemKind(kind).label)
+    for flow in _FLOWS.values():
+        label = dict(flow.item_kinds).get(kind)
+        if label is not None:
+            return str(label)
+    return kind
 
 
 def run_status_word(*, kind: str, status: str) -> str:

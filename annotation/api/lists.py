@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.api.views import BatchCreateApi, JobOutput
+from annotation.flow_registry import stage_names
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -25,7 +26,6 @@ from annotation.models import (
     Run,
     RunKind,
     RunStatus,
-    Stage,
 )
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
@@ -110,7 +110,7 @@ class BatchListApi(ServiceAPIView):
     required_action = Action.VIEW
 
     class FilterSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values, required=False)
+        stage = serializers.ChoiceField(choices=stage_names(), required=False)
         status = serializers.ChoiceField(choices=BatchStatus.values, required=False)
         provider = serializers.CharField(required=False)
 

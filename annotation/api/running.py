@@ -16,7 +16,8 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, Page, filters, page_of
-from annotation.models import Batch, Run, Stage
+from annotation.flow_registry import stage_names
+from annotation.models import Batch, Run
 from annotation.permissions import Action
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
 from annotation.selectors.live import LIVE_STATES, batch_live_status
@@ -184,7 +185,7 @@ class RunItemsApi(ServiceAPIView):
     required_action = Action.VIEW
 
     class FilterSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values)
+        stage = serializers.ChoiceField(choices=stage_names())
         agreement = serializers.ChoiceField(choices=AGREEMENT, required=False)
         gold = serializers.ChoiceField(choices=GOLD, required=False)
         held = serializers.ChoiceField(choices=HELD, required=False)

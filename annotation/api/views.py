@@ -18,7 +18,8 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.parsers import BoundedJSONParser
 from annotation.crowd import provider_for, web_provider_check, web_provider_names
-from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind, Stage
+from annotation.flow_registry import stage_names
+from annotation.models import Batch, Dataset, ImageSource, Job, Project, Run, RunKind
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can
 from annotation.selectors.image_availability import batch_images_check
@@ -237,7 +238,7 @@ class BatchCreateApi(ServiceAPIView):
     required_action = Action.ACT
 
     class InputSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values)
+        stage = serializers.ChoiceField(choices=stage_names())
         provider = serializers.CharField(default=settings.CROWDVL_DEFAULT_PROVIDER)
         items_per_hit = serializers.IntegerField(min_value=1, required=False)
         assignments_per_hit = serializers.IntegerField(min_value=1, required=False)

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
+from annotation.flow_registry import stage_names
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -27,7 +28,6 @@ from annotation.models import (
     Job,
     Question,
     Run,
-    Stage,
     default_qualifications,
 )
 from annotation.selectors.image_availability import batch_images_check
@@ -116,7 +116,7 @@ def batch_create(
 ) -> Batch:
     """Pack the stage's unbatched items into HITs, in a seeded order, in one transaction.
     `auto_approval_delay_seconds` defaults to the task type's (or the model's) default."""
-    if stage not in Stage.values:
+    if stage not in stage_names():
         raise InputError(f"unknown stage {stage!r}", field="stage")
     # Unknown provider names fail here, before anything is written; the provider checks and
     # completes its own options (a panel's study-link settings).

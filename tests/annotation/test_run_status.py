@@ -7,8 +7,12 @@ services."""
 import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.cxc.services.sampling import cxc_run_create
-from annotation.models import Event, Hit, HitStatus, Run, RunStatus, Stage
+from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.flows.quality.vocabulary import QualityStage
+from annotation.models import Event, Hit, HitStatus, Run, RunStatus
 from annotation.services.assignments import hit_recount
 from annotation.services.batches import batch_create, batch_expire, batch_publish
 from annotation.services.review import batch_extend
@@ -39,8 +43,8 @@ def _answered(run: Run, stage: str, **kwargs):  # type: ignore[no-untyped-def]
 
 
 def test_bison_says_selected_then_verified_when_every_batch_ended(paired_run):
-    first = _published(paired_run, Stage.BISON_SELECTION, limit=4)
-    second = _published(paired_run, Stage.BISON_SELECTION)
+    first = _published(paired_run, BisonStage.SELECTION, limit=4)
+    second = _published(paired_run, BisonStage.SELECTION)
     assert _status(paired_run) == RunStatus.COLLECTING
     simulate_crowd(batch=first, workers=3, profile=CAREFUL)
     assert _status(paired_run) == RunStatus.COLLECTING  # the second batch is still on offer
@@ -53,14 +57,14 @@ def test_bison_says_selected_then_verified_when_every_batch_ended(paired_run):
         "batch": second.pk,
         "batch_status": "completed",
     }
-    third = _published(paired_run, Stage.BISON_VERIFICATION, assignments_per_hit=2)
+    third = _published(paired_run, BisonStage.VERIFICATION, assignments_per_hit=2)
     assert _status(paired_run) == RunStatus.COLLECTING_2
     simulate_crowd(batch=third, workers=4, profile=CAREFUL)
     assert _status(paired_run) == RunStatus.COLLECTED_2
 
 
 def test_a_reopened_hit_or_an_extended_batch_puts_the_run_back_to_work(paired_run):
-    batch = _answered(paired_run, Stage.BISON_SELECTION)
+    batch = _answered(paired_run, BisonStage.SELECTION)
     assert _status(paired_run) == RunStatus.COLLECTED
     hit = batch.hits.first()
     # Its work stopped counting (a rejection): the HIT, the batch and the run reopen.
@@ -77,8 +81,8 @@ def test_a_reopened_hit_or_an_extended_batch_puts_the_run_back_to_work(paired_ru
 def test_a_paused_batch_is_still_on_offer_and_other_statuses_stay(paired_run):
     from annotation.services.batches import batch_pause
 
-    paused = batch_pause(batch=_published(paired_run, Stage.BISON_SELECTION, limit=4))
-    _answered(paired_run, Stage.BISON_SELECTION)
+    paused = batch_pause(batch=_published(paired_run, BisonStage.SELECTION, limit=4))
+    _answered(paired_run, BisonStage.SELECTION)
     assert _status(paired_run) == RunStatus.COLLECTING  # the paused batch may still take work
     Run.objects.filter(pk=paired_run.pk).update(status=RunStatus.EXPORTED)
     batch_expire(batch=paused)
@@ -86,9 +90,9 @@ def test_a_paused_batch_is_still_on_offer_and_other_statuses_stay(paired_run):
 
 
 def test_eccv_says_verified_when_its_round_ended(proposed):
-    _answered(proposed, Stage.ECCV_JUDGMENT, options={"direction": "i2t"})
+    _answered(proposed, EccvStage.JUDGMENT, options={"direction": "i2t"})
     assert _status(proposed) == RunStatus.COLLECTED
-    batch = _published(proposed, Stage.ECCV_JUDGMENT, options={"direction": "t2i"})
+    batch = _published(proposed, EccvStage.JUDGMENT, options={"direction": "t2i"})
     assert _status(proposed) == RunStatus.COLLECTING
     batch_expire(batch=batch)
     assert _status(proposed) == RunStatus.COLLECTED
@@ -97,10 +101,10 @@ def test_eccv_says_verified_when_its_round_ended(proposed):
 def test_cxc_says_verified_when_its_batches_ended(dataset, run_on_commit):
     run = cxc_run_create(dataset=dataset, config=SMALL)
     assert sampled(run, run_on_commit).state == "succeeded"
-    _answered(run, Stage.CXC_SIS)
+    _answered(run, CxcStage.SIS)
     assert _status(run) == RunStatus.COLLECTED
 
 
 def test_caption_quality_says_verified_when_its_batches_ended(quality_run):  # noqa: F811
-    _answered(quality_run, Stage.QUALITY_BINARY)
+    _answered(quality_run, QualityStage.BINARY)
     assert _status(quality_run) == RunStatus.COLLECTED

@@ -15,7 +15,8 @@ class BisonConfig(AppConfig):
         from annotation.flows.bison.services.export import bison_export_start
         from annotation.flows.bison.services.pairing import pairing_block_args, pairing_start
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
-        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.flows.bison.vocabulary import BisonStage
+        from annotation.models import RunKind, RunStatus
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
@@ -31,19 +32,21 @@ class BisonConfig(AppConfig):
         job_steps_register(JobSteps(name="bison.export", start="bison.export"))
 
         from annotation.flows.bison.settings import SETTINGS
-        from annotation.flows.bison.vocabulary import STATUS_WORDS
+        from annotation.flows.bison.vocabulary import STATUS_WORDS, BisonItemKind
 
         flow_register(
             Flow(
                 name="bison",
                 run_kind=RunKind.BISON,
+                stages=BisonStage.choices,
+                item_kinds=BisonItemKind.choices,
                 status_words=STATUS_WORDS,
                 task_types=(SelectionTask(), VerificationTask()),
                 answerers={
-                    Stage.BISON_SELECTION: simulate.selection_answer,
-                    Stage.BISON_VERIFICATION: simulate.verification_answer,
+                    BisonStage.SELECTION: simulate.selection_answer,
+                    BisonStage.VERIFICATION: simulate.verification_answer,
                 },
-                disjoint_stages=(Stage.BISON_SELECTION, Stage.BISON_VERIFICATION),
+                disjoint_stages=(BisonStage.SELECTION, BisonStage.VERIFICATION),
                 demo_arguments=lazy("annotation.flows.bison.demo:add_arguments"),
                 demo=lazy("annotation.flows.bison.demo:run_demo"),
                 datasheet_quality=lazy("annotation.flows.bison.quality:bison_datasheet_quality"),

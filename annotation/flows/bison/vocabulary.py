@@ -1,4 +1,6 @@
-"""Values the BISON flow's modules share."""
+"""Values the BISON flow's modules share: its stages, item kinds and status words."""
+
+from django.db import models
 
 # The stage-2 answer (and label) "None of the above captions are suitable".
 NONE = "none"
@@ -13,3 +15,15 @@ STATUS_WORDS = {
     "collecting_2": "verifying",
     "collected_2": "verified",
 }
+
+
+class BisonStage(models.TextChoices):
+    """BISON's crowd stages (stage 1, pairing, is the machine's)."""
+
+    SELECTION = "bison_selection", "BISON stage 2: caption selection"
+    VERIFICATION = "bison_verification", "BISON stage 3: verification"
+
+
+class BisonItemKind(models.TextChoices):
+    IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
+    TRIPLE = "triple", "Query-positive-negative triple"

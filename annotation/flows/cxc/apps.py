@@ -16,7 +16,8 @@ class CxcConfig(AppConfig):
         from annotation.flows.cxc.services.export import cxc_export_start
         from annotation.flows.cxc.services.sampling import cxc_run_create
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
-        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.flows.cxc.vocabulary import CxcStage
+        from annotation.models import RunKind, RunStatus
         from annotation.selectors.gold import worker_gold_tally
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
@@ -26,18 +27,20 @@ class CxcConfig(AppConfig):
         job_steps_register(JobSteps(name="cxc.export", start="cxc.export"))
 
         from annotation.flows.cxc.settings import SETTINGS
-        from annotation.flows.cxc.vocabulary import STATUS_WORDS
+        from annotation.flows.cxc.vocabulary import STATUS_WORDS, CxcItemKind
 
         flow_register(
             Flow(
                 name="cxc",
                 run_kind=RunKind.CXC,
+                stages=CxcStage.choices,
+                item_kinds=CxcItemKind.choices,
                 status_words=STATUS_WORDS,
                 task_types=(CxcSisTask(), CxcStsTask(), CxcSitsTask()),
                 answerers={
-                    Stage.CXC_SIS: simulate.rating_answer,
-                    Stage.CXC_STS: simulate.rating_answer,
-                    Stage.CXC_SITS: simulate.rating_answer,
+                    CxcStage.SIS: simulate.rating_answer,
+                    CxcStage.STS: simulate.rating_answer,
+                    CxcStage.SITS: simulate.rating_answer,
                 },
                 demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
                 demo=lazy("annotation.flows.cxc.demo:run_demo"),

@@ -12,9 +12,9 @@ from annotation.flows.cxc.services.sampling import (
     cxc_gold_note,
     cxc_sample_start,
 )
-from annotation.models import Stage
+from annotation.flows.cxc.vocabulary import CxcStage
 
-STAGES = {"sis": Stage.CXC_SIS, "sts": Stage.CXC_STS, "sits": Stage.CXC_SITS}
+STAGES = {"sis": CxcStage.SIS, "sts": CxcStage.STS, "sits": CxcStage.SITS}
 
 
 def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, Any]:

@@ -23,7 +23,8 @@ class EccvConfig(AppConfig):
             eccv_run_create,
         )
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
-        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.flows.eccv.vocabulary import EccvStage
+        from annotation.models import RunKind, RunStatus
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
@@ -38,15 +39,17 @@ class EccvConfig(AppConfig):
         job_steps_register(JobSteps(name="eccv.export", start="eccv.export"))
 
         from annotation.flows.eccv.settings import SETTINGS
-        from annotation.flows.eccv.vocabulary import STATUS_WORDS
+        from annotation.flows.eccv.vocabulary import STATUS_WORDS, EccvItemKind
 
         flow_register(
             Flow(
                 name="eccv",
                 run_kind=RunKind.ECCV,
+                stages=EccvStage.choices,
+                item_kinds=EccvItemKind.choices,
                 status_words=STATUS_WORDS,
                 task_types=(EccvJudgmentTask(),),
-                answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
+                answerers={EccvStage.JUDGMENT: simulate.judgment_answer},
                 demo_arguments=lazy("annotation.flows.eccv.demo:add_arguments"),
                 demo=lazy("annotation.flows.eccv.demo:run_demo"),
                 datasheet_quality=lazy("annotation.flows.eccv.quality:eccv_datasheet_quality"),

@@ -22,7 +22,8 @@ from annotation.flows.eccv.services.proposals import (
     eccv_propose_start,
     eccv_run_create,
 )
-from annotation.models import GOLD_KINDS, Export, Question, Review, Run, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import GOLD_KINDS, Export, Question, Review, Run
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
@@ -132,7 +133,7 @@ def eccv_simulated_run(
             try:
                 batch = batch_create(
                     run=run,
-                    stage=Stage.ECCV_JUDGMENT,
+                    stage=EccvStage.JUDGMENT,
                     provider=simulated_crowd().name,
                     seed=seed + number + 10 * part,
                     options={"direction": direction, "follow_ups": follow_ups},

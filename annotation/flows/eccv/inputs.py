@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from annotation.flow_registry import InputOption, RunInput
+from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.proposals import eccv_annotator_add, eccv_cxc_import
-from annotation.models import AnnotatorKind
 from pipeline.errors import InputError
 
 

@@ -22,25 +22,28 @@ class QualityConfig(AppConfig):
             QualityPreferenceTask,
             QualityRatingTask,
         )
-        from annotation.models import RunKind, Stage
+        from annotation.flows.quality.vocabulary import QualityStage
+        from annotation.models import RunKind
         from annotation.selectors.gold import worker_gold_tally
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(JobSteps(name="quality.export", start="quality.export"))
 
         from annotation.flows.quality.settings import SETTINGS
-        from annotation.flows.quality.vocabulary import STATUS_WORDS
+        from annotation.flows.quality.vocabulary import STATUS_WORDS, QualityItemKind
 
         flow_register(
             Flow(
                 name="quality",
                 run_kind=RunKind.QUALITY,
+                stages=QualityStage.choices,
+                item_kinds=QualityItemKind.choices,
                 status_words=STATUS_WORDS,
                 task_types=(QualityRatingTask(), QualityBinaryTask(), QualityPreferenceTask()),
                 answerers={
-                    Stage.QUALITY_RATING: simulate.quality_answer,
-                    Stage.QUALITY_BINARY: simulate.quality_answer,
-                    Stage.QUALITY_PREFERENCE: simulate.quality_answer,
+                    QualityStage.RATING: simulate.quality_answer,
+                    QualityStage.BINARY: simulate.quality_answer,
+                    QualityStage.PREFERENCE: simulate.quality_answer,
                 },
                 demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
                 demo=lazy("annotation.flows.quality.demo:run_demo"),

@@ -22,7 +22,8 @@ from annotation.flows.cxc.selectors import (
     cxc_has_ratings,
     cxc_rating_arrays,
 )
-from annotation.models import Export, Item, Job, Run, Stage, Worker
+from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.models import Export, Item, Job, Run, Worker
 from annotation.selectors.int_arrays import int_arrays
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
@@ -42,9 +43,9 @@ from pipeline.scales import rating_model
 CXC_FORMAT = "cxc"
 JOB_NAME = "cxc.export"
 FILES = {
-    Stage.CXC_SIS: ("sis", SIS_COLUMNS),
-    Stage.CXC_STS: ("sts", STS_COLUMNS),
-    Stage.CXC_SITS: ("sits", SITS_COLUMNS),
+    CxcStage.SIS: ("sis", SIS_COLUMNS),
+    CxcStage.STS: ("sts", STS_COLUMNS),
+    CxcStage.SITS: ("sits", SITS_COLUMNS),
 }
 
 

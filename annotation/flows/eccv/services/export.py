@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import ServiceError
+from annotation.flows.eccv.models import Annotator
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
     eccv_judged_pairs,
@@ -18,17 +19,8 @@ from annotation.flows.eccv.selectors import (
     eccv_positive_item_ids,
     eccv_positives,
 )
-from annotation.models import (
-    Annotator,
-    Export,
-    Item,
-    ItemKind,
-    Job,
-    Review,
-    ReviewStatus,
-    Run,
-    RunKind,
-)
+from annotation.flows.eccv.vocabulary import EccvItemKind
+from annotation.models import Export, Item, Job, Review, ReviewStatus, Run, RunKind
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
 from annotation.selectors.pseudonyms import worker_pseudonym
@@ -190,7 +182,7 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
         "counts": {
             "pairs_proposed": propose.result.get("proposed") if propose else None,
             "pairs_after_merging_duplicates": Item.objects.filter(
-                run=run, kind=ItemKind.CANDIDATE
+                run=run, kind=EccvItemKind.CANDIDATE
             ).count(),
             "pairs_judged": judged,
             "i2t_positive_links": n_positive,

@@ -16,22 +16,10 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
+from annotation.flows.eccv.models import Annotator, AnnotatorKind, ExternalPositive, Proposal
 from annotation.flows.eccv.selectors import eccv_exclusions
-from annotation.models import (
-    Annotator,
-    AnnotatorKind,
-    Caption,
-    Dataset,
-    ExternalPositive,
-    Item,
-    ItemKind,
-    Job,
-    Project,
-    Proposal,
-    Run,
-    RunKind,
-    RunStatus,
-)
+from annotation.flows.eccv.vocabulary import EccvItemKind
+from annotation.models import Caption, Dataset, Item, Job, Project, Run, RunKind, RunStatus
 from annotation.run_settings import settings_check
 from annotation.services.checks import (
     check_name,
@@ -483,7 +471,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
             [
                 Item(
                     run=run,
-                    kind=ItemKind.CANDIDATE,
+                    kind=EccvItemKind.CANDIDATE,
                     positive_id=images[c.image_id],
                     caption_id=captions[c.caption_id],
                 )
@@ -495,7 +483,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
         item_of = {
             (image, caption): pk
             for pk, image, caption in Item.objects.filter(
-                run=run, kind=ItemKind.CANDIDATE
+                run=run, kind=EccvItemKind.CANDIDATE
             ).values_list("pk", "positive__coco_id", "caption__coco_id")
         }
         Proposal.objects.bulk_create(

@@ -8,13 +8,14 @@ from collections import defaultdict
 from itertools import combinations
 from typing import Any
 
+from annotation.flows.eccv.models import ExternalPositive, Proposal
 from annotation.flows.eccv.selectors import (
     eccv_judged_pairs,
     eccv_original_positives,
     eccv_positives,
 )
 from annotation.flows.eccv.services.proposals import annotator_embeddings, eccv_saved_ranking
-from annotation.models import ExternalPositive, Proposal, Run
+from annotation.models import Run
 from pipeline.eccv_analysis import (
     JudgedPair,
     benchmark_precision_recall,

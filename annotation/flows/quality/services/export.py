@@ -15,7 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import GOLD_KINDS, Answer, Caption, Export, Item, Job, Run, Stage
+from annotation.flows.quality.vocabulary import QualityStage
+from annotation.models import GOLD_KINDS, Answer, Caption, Export, Item, Job, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
@@ -86,7 +87,7 @@ def quality_export_start(*, run: Run) -> Job:
 
     if not any(
         _answers(run, stage)
-        for stage in (Stage.QUALITY_RATING, Stage.QUALITY_BINARY, Stage.QUALITY_PREFERENCE)
+        for stage in (QualityStage.RATING, QualityStage.BINARY, QualityStage.PREFERENCE)
     ):
         raise ServiceError(f"run {run.pk} has no counted judgments to export yet")
     with transaction.atomic():
@@ -138,8 +139,8 @@ def quality_export_write(*, job_id: int) -> Export | None:
         # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
         # one per caption, the share of "yes").
         for stage, layout, name in (
-            (Stage.QUALITY_RATING, "expert", EXPERT_FILE),
-            (Stage.QUALITY_BINARY, "cf", CF_FILE),
+            (QualityStage.RATING, "expert", EXPERT_FILE),
+            (QualityStage.BINARY, "cf", CF_FILE),
         ):
             answers = _answers(run, stage)
             items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
@@ -200,7 +201,7 @@ def quality_export_write(*, job_id: int) -> Export | None:
                 files[f"{stage}.csv"] = _csv(header, rows)
                 agreement[str(stage)] = _agreement(units)
                 counts[str(stage)] = len(answers)
-        answers = _answers(run, Stage.QUALITY_PREFERENCE)
+        answers = _answers(run, QualityStage.PREFERENCE)
         if answers:
             items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
                 list(answers)
@@ -231,7 +232,7 @@ def quality_export_write(*, job_id: int) -> Export | None:
                     ]
                 )
                 agree.append(max(first, n - first) / n)
-            files[f"{Stage.QUALITY_PREFERENCE}.csv"] = _csv(
+            files[f"{QualityStage.PREFERENCE}.csv"] = _csv(
                 [
                     "image",
                     "category",
@@ -246,12 +247,12 @@ def quality_export_write(*, job_id: int) -> Export | None:
                 rows,
             )
             files[STRENGTHS_FILE] = _csv(STRENGTHS_COLUMNS, _strengths(contests))
-            agreement[str(Stage.QUALITY_PREFERENCE)] = {
+            agreement[str(QualityStage.PREFERENCE)] = {
                 "pairs": len(answers),
                 "judgments": sum(len(a) for a in answers.values()),
                 "mean_share_with_majority": round(statistics.mean(agree), 4),
             }
-            counts[str(Stage.QUALITY_PREFERENCE)] = len(answers)
+            counts[str(QualityStage.PREFERENCE)] = len(answers)
         manifest: dict[str, Any] = {
             "format": QUALITY_FORMAT,
             "created_at": timezone.now().isoformat(),

@@ -2,7 +2,8 @@ import pytest
 
 from annotation.errors import ServiceError
 from annotation.flows.bison.services.pairing import pairing_block, pairing_start
-from annotation.models import Item, ItemKind, Job, JobState, Run, RunStatus
+from annotation.flows.bison.vocabulary import BisonItemKind
+from annotation.models import Item, Job, JobState, Run, RunStatus
 from annotation.services.runs import run_create
 from pipeline.errors import InputError
 from pipeline.text import tokenize
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def pairs_of(run):
     return dict(
-        Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).values_list(
+        Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).values_list(
             "positive__coco_id", "negative__coco_id"
         )
     )
@@ -136,7 +137,7 @@ def test_default_stage1_on_the_sample_pairs_both_orders_in_a_sound_space(
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.params["epochs"] == 50
     ordered = set(
-        Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).values_list(
+        Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).values_list(
             "positive_id", "negative_id"
         )
     )

@@ -1,8 +1,9 @@
 from django.shortcuts import get_object_or_404
 
+from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.proposals import eccv_annotator_add
 from annotation.management.base import ServiceCommand
-from annotation.models import AnnotatorKind, Run
+from annotation.models import Run
 
 
 class Command(ServiceCommand):
