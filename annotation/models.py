@@ -80,15 +80,20 @@ class RunKind(models.TextChoices):
 
 
 class RunStatus(models.TextChoices):
+    """Where a run stands, in words no flow owns; each flow names them for its pages
+    (`Flow.status_words`: BISON's "pairing", "selecting", "verifying")."""
+
     CREATED = "created"
-    PAIRING = "pairing"
-    PAIRED = "paired"
-    SELECTING = "selecting"
-    # Every batch of the stage has ended (completed or expired); back to "selecting" or
-    # "verifying" when a batch is on offer again (`run_status_follow`).
-    SELECTED = "selected", "Selected: no batch on offer"
-    VERIFYING = "verifying"
-    VERIFIED = "verified", "Verified: no batch on offer"
+    # The flow's machine step: BISON's pairing, ECCV's proposals, CxC's sampling.
+    PREPARING = "preparing", "Preparing: the flow's machine step runs"
+    PREPARED = "prepared", "Prepared: items ready for the crowd"
+    # The first (or only) crowd stage, then a second one that works on the first one's
+    # output (BISON's verification). "...ed": every batch of the stage has ended (completed
+    # or expired); back to "...ing" when a batch is on offer again (`run_status_follow`).
+    COLLECTING = "collecting", "Collecting: a batch is on offer"
+    COLLECTED = "collected", "Collected: no batch on offer"
+    COLLECTING_2 = "collecting_2", "Collecting, second crowd stage: a batch is on offer"
+    COLLECTED_2 = "collected_2", "Collected, second crowd stage: no batch on offer"
     EXPORTED = "exported"
     FAILED = "failed"
 
@@ -159,52 +164,37 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} run {self.pk}"
 
+    def get_status_display(self) -> str:  # type: ignore[no-redef]  # replaces the choices one: the flow's words
+        """The status in its flow's words (BISON: "paired", "selecting"), else the core's."""
+        from annotation.flow_registry import run_status_word
 
-class Stage(models.TextChoices):
-    """A stage of a run that crowd workers take part in."""
-
-    BISON_SELECTION = "bison_selection", "BISON stage 2: caption selection"
-    BISON_VERIFICATION = "bison_verification", "BISON stage 3: verification"
-    ECCV_JUDGMENT = "eccv_judgment", "ECCV Caption: image-caption judgments"
-    CXC_SIS = "cxc_sis", "CxC: image-image similarity"
-    CXC_STS = "cxc_sts", "CxC: caption-caption similarity"
-    CXC_SITS = "cxc_sits", "CxC: image-caption similarity"
-    QUALITY_RATING = "quality_rating", "Caption quality: rating"
-    QUALITY_BINARY = "quality_binary", "Caption quality: does it describe the image?"
-    QUALITY_PREFERENCE = "quality_preference", "Caption quality: which of two captions"
+        return run_status_word(kind=self.kind, status=self.status)
 
 
-class ItemKind(models.TextChoices):
-    IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
-    TRIPLE = "triple", "Query-positive-negative triple"
-    CANDIDATE = "candidate", "Image-caption pair proposed by models"
-    GOLD_POSITIVE = "gold_positive", "Gold: the answer is yes (the caption fits)"
-    GOLD_NEGATIVE = "gold_negative", "Gold: the answer is no (the caption does not fit)"
-    RATING_PAIR = "rating_pair", "A pair to rate (CxC: image-image, caption-caption, image-caption)"
-    GOLD_RATING = "gold_rating", "Gold: an item with a known rating"
-    CANDIDATE_CAPTION = "candidate_caption", "A candidate caption for an image"
-    CANDIDATE_PAIR = "candidate_pair", "Two candidate captions for one image"
-    GOLD_PREFERENCE = "gold_preference", "Gold: two captions, one known to be preferred"
+class GoldItemKind(models.TextChoices):
+    """Item kinds whose answer is known before the worker gives it: the flow-neutral shapes of
+    gold the core's gold and claim rules read (a flow's other item kinds are its own,
+    `Flow.item_kinds`). A gold item with a `source` is a copy of a real item whose answer this
+    run established (shown exactly as the real item is); without one it comes from elsewhere
+    (a paper's procedure: original pairs, published ratings)."""
+
+    POSITIVE = "gold_positive", "Gold: the answer is yes (the caption fits)"
+    NEGATIVE = "gold_negative", "Gold: the answer is no (the caption does not fit)"
+    RATING = "gold_rating", "Gold: an item with a known rating"
+    PREFERENCE = "gold_preference", "Gold: two captions, one known to be preferred"
 
 
-# Items whose answer is known before the worker gives it. A gold item with a `source` is a
-# copy of a real item whose answer this run established (shown exactly as the real item is);
-# without one it comes from elsewhere (a paper's procedure: original pairs, published ratings).
-GOLD_KINDS = (
-    ItemKind.GOLD_POSITIVE,
-    ItemKind.GOLD_NEGATIVE,
-    ItemKind.GOLD_RATING,
-    ItemKind.GOLD_PREFERENCE,
-)
+GOLD_KINDS = tuple(GoldItemKind)
 
 
 class Item(models.Model):
     """What a question is about. BISON: image pairs from stage 1, triples from stage 2; ECCV:
     image-caption candidates; CxC: pairs to rate (`positive`/`negative` images,
-    `caption`/`caption2` captions, by modality)."""
+    `caption`/`caption2` captions, by modality). `kind` is one of the flows' item kinds or a
+    `GoldItemKind`; its label comes from the registry (`flow_registry.item_kind_label`)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
-    kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    kind = models.CharField(max_length=20)
     positive = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+")
     negative = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+", null=True)
     caption = models.ForeignKey(Caption, on_delete=models.PROTECT, related_name="+", null=True)
@@ -219,12 +209,16 @@ class Item(models.Model):
     )
     tag = models.CharField(max_length=40, blank=True)
     target = models.FloatField(null=True, blank=True)
-    # Caption-quality judgments: the candidate caption(s) judged for `positive`.
+    # Caption-quality judgments: the candidate caption(s) judged for `positive`. The table
+    # is the quality flow's (`annotation/flows/quality/models.py`); named by app label only,
+    # so the core imports no flow code. Kept as columns of the core's one question table
+    # because gold copies, the worker's page and the data browser read every item's shown
+    # fields in one row (issue 26: moving them out would cost a join on the worker path).
     candidate = models.ForeignKey(
-        "Candidate", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+        "quality.Candidate", on_delete=models.PROTECT, related_name="+", null=True, blank=True
     )
     candidate2 = models.ForeignKey(
-        "Candidate", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+        "quality.Candidate", on_delete=models.PROTECT, related_name="+", null=True, blank=True
     )
 
     class Meta:
@@ -256,29 +250,6 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.pk}"
-
-
-class Candidate(models.Model):
-    """A caption to be judged for an image: a model's output (`source` = the model's name) or
-    a human-written one (`source` = "reference", with the dataset caption it copies)."""
-
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="candidates")
-    image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+")
-    source = models.CharField(max_length=100)
-    text = models.TextField()
-    reference = models.ForeignKey(
-        Caption, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["run", "image", "source", "text"], name="candidate_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.source} caption for image {self.image_id}"
 
 
 class JobState(models.TextChoices):
@@ -332,7 +303,7 @@ def default_qualifications() -> dict:
 
 class Batch(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="batches")
-    stage = models.CharField(max_length=40, choices=Stage.choices)
+    stage = models.CharField(max_length=40)
     provider = models.CharField(max_length=20)
     status = models.CharField(max_length=20, choices=BatchStatus.choices, default=BatchStatus.DRAFT)
     title = models.CharField(max_length=200)
@@ -360,6 +331,12 @@ class Batch(models.Model):
 
     def __str__(self) -> str:
         return f"batch {self.pk} ({self.stage})"
+
+    def get_stage_display(self) -> str:
+        """The stage's name, as its flow registered it (`flow_registry.stage_label`)."""
+        from annotation.flow_registry import stage_label
+
+        return stage_label(self.stage)
 
     def past_lifetime(self, now: datetime) -> bool:
         """Whether the batch's lifetime since publishing is over (no claims, no submissions)."""
@@ -511,7 +488,7 @@ class PoolMembership(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pool_memberships")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="pool_memberships")
-    stage = models.CharField(max_length=40, choices=Stage.choices)
+    stage = models.CharField(max_length=40)
     created_at = models.DateTimeField(auto_now_add=True)
     granted_at = models.DateTimeField(
         null=True, blank=True, help_text="when the provider's pool qualification was granted"
@@ -524,6 +501,12 @@ class PoolMembership(models.Model):
 
     def __str__(self) -> str:
         return f"worker {self.worker_id} in {self.stage} of run {self.run_id}"
+
+    def get_stage_display(self) -> str:
+        """The stage's name, as its flow registered it (`flow_registry.stage_label`)."""
+        from annotation.flow_registry import stage_label
+
+        return stage_label(self.stage)
 
 
 class AssignmentState(models.TextChoices):
@@ -613,7 +596,7 @@ class PoolQualification(models.Model):
     """A provider-side qualification marking the workers of one stage's pool in a run."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pool_qualifications")
-    stage = models.CharField(max_length=40, choices=Stage.choices)
+    stage = models.CharField(max_length=40)
     provider = models.CharField(max_length=20)
     environment = models.CharField(max_length=20, blank=True)
     qualification_id = models.CharField(max_length=100)
@@ -629,6 +612,12 @@ class PoolQualification(models.Model):
     def __str__(self) -> str:
         return f"{self.provider} qualification {self.qualification_id} ({self.stage})"
 
+    def get_stage_display(self) -> str:
+        """The stage's name, as its flow registered it (`flow_registry.stage_label`)."""
+        from annotation.flow_registry import stage_label
+
+        return stage_label(self.stage)
+
 
 class Bonus(models.Model):
     """A bonus payment; `token` makes sending it idempotent at the provider too."""
@@ -643,69 +632,6 @@ class Bonus(models.Model):
 
     def __str__(self) -> str:
         return f"bonus ${self.amount} for assignment {self.assignment_id}"
-
-
-class AnnotatorKind(models.TextChoices):
-    FASTTEXT = "fasttext", "Built in: FastText bag of words over co-captions"
-    MINILM = "minilm", "Built in: all-MiniLM-L6-v2 sentence encoder over co-captions"
-    EMBEDDINGS = "embeddings", "Imported image and caption embeddings (.npz)"
-    RANKINGS = "rankings", "Imported ranked lists (.json)"
-
-
-class Annotator(models.Model):
-    """A machine annotator (retrieval model) proposing candidates in an ECCV run."""
-
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="annotators")
-    name = models.CharField(max_length=100)
-    kind = models.CharField(max_length=20, choices=AnnotatorKind.choices)
-    source = models.CharField(max_length=500, blank=True)
-    params = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "name"], name="annotator_name")]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.kind})"
-
-
-class Proposal(models.Model):
-    """Provenance of a candidate: which model proposed it, for which query direction, at
-    which rank (1-based)."""
-
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="proposals")
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="proposals")
-    direction = models.CharField(
-        max_length=3, choices=[("i2t", "image to text"), ("t2i", "text to image")]
-    )
-    rank = models.PositiveSmallIntegerField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["item", "annotator", "direction"], name="proposal_once")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.annotator_id} {self.direction} rank {self.rank}"
-
-
-class ExternalPositive(models.Model):
-    """A positive pair from another benchmark (e.g. CxC) merged in as a further source."""
-
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="external_positives")
-    source = models.CharField(max_length=40)
-    image = models.ForeignKey(Image, on_delete=models.CASCADE, related_name="+")
-    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="+")
-    score = models.FloatField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["run", "source", "image", "caption"], name="external_positive_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.source} positive ({self.image_id}, {self.caption_id})"
 
 
 class ReviewStatus(models.TextChoices):

@@ -78,10 +78,11 @@ def write_embeddings(folder: Path, *, images: int, dim: int) -> list[Path]:
 
 
 def run_once(*, dataset, files: list[Path], count: int, env: dict, logs: Path, check: bool):
+    from annotation.flows.eccv.models import Annotator, AnnotatorKind, Proposal
     from annotation.flows.eccv.services.annotators import eccv_annotator_add
     from annotation.flows.eccv.services.proposal_job import eccv_propose_start
     from annotation.flows.eccv.services.runs import eccv_run_create
-    from annotation.models import Annotator, AnnotatorKind, Job, JobState, Proposal
+    from annotation.models import Job, JobState
     from config import celery_app
 
     queue = f"crowdvl-eccv-scale-{uuid.uuid4().hex[:6]}"

@@ -88,7 +88,8 @@ def build(images: int, clients: int, folder: Path) -> dict:
 
     from annotation.crowd.local.invitations import invitation_consent, invitations_create
     from annotation.flows.bison.services.pairing import pairing_start
-    from annotation.models import ImageSource, Stage
+    from annotation.flows.bison.vocabulary import BisonStage
+    from annotation.models import ImageSource
     from annotation.selectors.images import FIRST_VARIANTS
     from annotation.selectors.invitations import run_consent
     from annotation.services.batches import batch_create, batch_publish
@@ -132,7 +133,7 @@ def build(images: int, clients: int, folder: Path) -> dict:
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=10,
             assignments_per_hit=10,

@@ -251,11 +251,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
-    # One enum per vocabulary of annotation/models.py, however many operations use it.
+    # One enum per vocabulary of annotation/models.py, however many operations use it (a
+    # batch's stage: the registered stages, named StageEnum by its field).
     "ENUM_NAME_OVERRIDES": {
         "RunKindEnum": "annotation.models.RunKind",
         "RunStatusEnum": "annotation.models.RunStatus",
-        "StageEnum": "annotation.models.Stage",
         "BatchStatusEnum": "annotation.models.BatchStatus",
         "JobStateEnum": "annotation.models.JobState",
         "ReviewStatusEnum": "annotation.models.ReviewStatus",

@@ -17,7 +17,8 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.crowd import web_provider_check
-from annotation.models import Batch, BatchStatus, Run, Stage
+from annotation.flow_registry import stage_names
+from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action
 from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
 from annotation.selectors.image_availability import batch_images_check
@@ -42,7 +43,7 @@ class BatchCreateApi(ServiceAPIView):
     required_action = Action.ACT
 
     class InputSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values)
+        stage = serializers.ChoiceField(choices=stage_names())
         provider = serializers.CharField(default=settings.CROWDVL_DEFAULT_PROVIDER)
         items_per_hit = serializers.IntegerField(min_value=1, required=False)
         assignments_per_hit = serializers.IntegerField(min_value=1, required=False)
@@ -138,7 +139,7 @@ class BatchListApi(ServiceAPIView):
     required_action = Action.VIEW
 
     class FilterSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values, required=False)
+        stage = serializers.ChoiceField(choices=stage_names(), required=False)
         status = serializers.ChoiceField(choices=BatchStatus.values, required=False)
         provider = serializers.CharField(required=False)
 

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.jobs import JobOutput
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action

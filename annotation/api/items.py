@@ -11,7 +11,8 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, Page, filters, page_of
-from annotation.models import Run, Stage
+from annotation.flow_registry import stage_names
+from annotation.models import Run
 from annotation.permissions import Action
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
 
@@ -50,7 +51,7 @@ class RunItemsApi(ServiceAPIView):
     required_action = Action.VIEW
 
     class FilterSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values)
+        stage = serializers.ChoiceField(choices=stage_names())
         agreement = serializers.ChoiceField(choices=AGREEMENT, required=False)
         gold = serializers.ChoiceField(choices=GOLD, required=False)
         held = serializers.ChoiceField(choices=HELD, required=False)

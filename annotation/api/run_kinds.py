@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.flows import flows
+from annotation.flow_registry import flows
 from annotation.models import RunKind
 from annotation.permissions import Action
 from annotation.services.runs import run_check_config

@@ -19,7 +19,7 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.jobs import JobOutput
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.api.parsers import BoundedJSONParser
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Dataset, Project, Run, RunKind, RunStatus
 from annotation.permissions import Action, can
 from annotation.selectors.listing import run_list

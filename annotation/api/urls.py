@@ -17,7 +17,7 @@ from annotation.api import (
 )
 from annotation.api.paging import by_method
 from annotation.crowd import providers as crowd_providers
-from annotation.flows import flows
+from annotation.flow_registry import flows
 
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="api-dataset-list"),

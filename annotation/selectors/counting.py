@@ -5,16 +5,8 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from annotation.flows import disjoint_stages
-from annotation.models import (
-    Assignment,
-    AssignmentState,
-    Batch,
-    PoolMembership,
-    Run,
-    Stage,
-    Worker,
-)
+from annotation.flow_registry import disjoint_stages, stage_label
+from annotation.models import Assignment, AssignmentState, Batch, PoolMembership, Run, Worker
 
 COUNTED_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED)
 
@@ -74,7 +66,7 @@ def pool_bar_reason(*, run: Run, worker: Worker, stage: str) -> str | None:
             confirmed=True,
         ).exists()
     ):
-        names = ", ".join(Stage(s).label for s in earlier)
+        names = ", ".join(stage_label(s) for s in earlier)
         return (
             f"worker {worker.external_id} submitted work on {names} in run {run.pk}; "
             "the two stages' workers must be different people"

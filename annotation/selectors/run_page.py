@@ -12,18 +12,8 @@ from django.conf import settings
 from django.db.models import Count, Sum
 
 from annotation.crowd import provider_for
-from annotation.flows import flow_for_kind
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentState,
-    Bonus,
-    Event,
-    Item,
-    Job,
-    Run,
-    Stage,
-)
+from annotation.flow_registry import flow_for_kind, stage_label
+from annotation.models import Answer, Assignment, AssignmentState, Bonus, Event, Item, Job, Run
 from annotation.paths import paths_hidden
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE
@@ -78,7 +68,7 @@ def stage_agreement(run: Run) -> list[dict[str, Any]]:
     return [
         {
             "stage": stage,
-            "title": Stage(stage).label if stage in Stage.values else stage,
+            "title": stage_label(stage),
             "agreement": round(ok / n, 4) if n else None,
             "pairs": n,
         }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Run
 from annotation.selectors.invitations import run_consent
 

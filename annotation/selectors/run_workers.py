@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Answer, Assignment, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.dashboard import IMPLAUSIBLE_SPEEDUP

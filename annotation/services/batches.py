@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
+from annotation.flow_registry import stage_names
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -27,7 +28,6 @@ from annotation.models import (
     Job,
     Question,
     Run,
-    Stage,
     default_qualifications,
 )
 from annotation.selectors.image_availability import batch_images_check
@@ -40,11 +40,7 @@ from annotation.services.checks import (
 )
 from annotation.services.events import event_record
 from annotation.services.gold import gold_warnings, item_images
-from annotation.services.images import (
-    batch_images_create,
-    hit_images_create,
-    images_cache_start,
-)
+from annotation.services.images import batch_images_create, hit_images_create, images_cache_start
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status, run_status_follow
 from annotation.services.speed_policy import speed_warnings
@@ -116,7 +112,7 @@ def batch_create(
 ) -> Batch:
     """Pack the stage's unbatched items into HITs, in a seeded order, in one transaction.
     `auto_approval_delay_seconds` defaults to the task type's (or the model's) default."""
-    if stage not in Stage.values:
+    if stage not in stage_names():
         raise InputError(f"unknown stage {stage!r}", field="stage")
     # Unknown provider names fail here, before anything is written; the provider checks and
     # completes its own options (a panel's study-link settings).

@@ -18,12 +18,7 @@ from annotation.services.dataset_rows import dataset_rows_write
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
-from pipeline.coco import (
-    CocoCaptions,
-    iter_coco_captions,
-    read_coco_captions,
-    scan_coco_captions,
-)
+from pipeline.coco import CocoCaptions, iter_coco_captions, read_coco_captions, scan_coco_captions
 from pipeline.errors import InputError
 from pipeline.flickr8k import token_file_to_coco
 from pipeline.jsonio import check_text

@@ -50,7 +50,7 @@ def _batches(run: Run) -> list[dict[str, Any]]:
 
 
 def _quality(run: Run, simulated: bool) -> list[str]:
-    from annotation.flows import flow_for_kind
+    from annotation.flow_registry import flow_for_kind
     from annotation.selectors.simulated_quality import quality_lines
 
     flow = flow_for_kind(run.kind)

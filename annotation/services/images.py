@@ -23,13 +23,7 @@ from PIL import ImageEnhance, ImageFilter, UnidentifiedImageError
 from annotation.models import Batch, BatchImage, Hit, HitImage, Image, ImageSource, Job, Worker
 from annotation.selectors.images import FIRST_VARIANTS
 from annotation.services.events import event_record
-from annotation.services.jobs import (
-    job_create,
-    job_fail,
-    job_progress,
-    job_start,
-    job_succeed,
-)
+from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
 
 # Every image is served as a SIZE x SIZE JPEG: the picture fitted inside, the rest filled with
 # a blurred copy of itself, so its own width and height (public in the COCO file) never show.

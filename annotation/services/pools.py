@@ -4,7 +4,7 @@ done by different people (`disjoint_stages`) are."""
 from __future__ import annotations
 
 from annotation.errors import PoolConflict
-from annotation.flows import disjoint_stages
+from annotation.flow_registry import disjoint_stages
 from annotation.models import Assignment, Batch, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted, pool_bar_reason
 from annotation.services.events import event_record

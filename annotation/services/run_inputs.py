@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
-from annotation.flows import RunInput, flow_for_kind
+from annotation.flow_registry import RunInput, flow_for_kind
 from annotation.models import Job, Run
 from annotation.services.dataset_jobs import server_file, upload_store
 from pipeline.errors import InputError

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from annotation.errors import ServiceError
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind, run_status_word
 from annotation.models import Batch, BatchStatus, Dataset, Project, Run, RunKind, RunStatus
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_consent, check_name, check_stored_json
@@ -88,17 +88,17 @@ def run_set_status(*, run: Run, status: str, **data: Any) -> None:
 
 # A stage's working status and the one saying that its batches have all ended.
 WORK_DONE: dict[str, str] = {
-    RunStatus.SELECTING: RunStatus.SELECTED,
-    RunStatus.VERIFYING: RunStatus.VERIFIED,
+    RunStatus.COLLECTING: RunStatus.COLLECTED,
+    RunStatus.COLLECTING_2: RunStatus.COLLECTED_2,
 }
 WORKING = {done: working for working, done in WORK_DONE.items()}
 ON_OFFER = (BatchStatus.PUBLISHED, BatchStatus.PAUSED)
 
 
 def run_status_follow(*, run: Run, batch: Batch) -> None:
-    """The run's status after `batch` ended (completed, expired) or was reopened: "selected"
-    or "verified" once no batch of the run is on offer, "selecting" or "verifying" again when
-    one is. Other statuses (exported, failed) are the run's own and stay."""
+    """The run's status after `batch` ended (completed, expired) or was reopened: "collected"
+    (or "collected_2") once no batch of the run is on offer, "collecting" (or "collecting_2")
+    again when one is. Other statuses (exported, failed) are the run's own and stay."""
     if _status_to_follow(run) is None:  # one statement on a worker's submit: mostly nothing
         return
     with transaction.atomic():
@@ -121,8 +121,10 @@ def _status_to_follow(run: Run) -> str | None:
 
 def run_require_status(*, run: Run, allowed: set[str], action: str) -> None:
     if run.status not in allowed:
+        word = run_status_word(kind=run.kind, status=run.status)
         raise ServiceError(
-            f"cannot {action}: run {run.pk} is {run.status!r} "
+            f"cannot {action}: run {run.pk} is {word}"
+            f"{'' if word == run.status else f' ({run.status!r})'} "
             f"(needs one of {', '.join(sorted(allowed))})"
         )
 

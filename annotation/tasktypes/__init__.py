@@ -4,7 +4,7 @@ One class per stage kind, defined in its flow's folder (`annotation/flows/<flow>
 and registered with the flow; `task_type_for(stage)` finds it.
 """
 
-from annotation.flows import task_type_for
+from annotation.flow_registry import task_type_for
 from annotation.tasktypes.base import ParsedAnswer, TaskType
 
 __all__ = ["ParsedAnswer", "TaskType", "task_type_for"]

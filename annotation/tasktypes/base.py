@@ -58,8 +58,9 @@ class TaskType(ABC):
     choices: tuple[str, ...] = ()
     # Whether each question's two images are shown in a server-drawn order (`Question.swapped`).
     draws_sides: bool = False
-    # The run's status once a batch of this stage is published.
-    publish_status: str = RunStatus.VERIFYING
+    # The run's status once a batch of this stage is published: COLLECTING for a flow's
+    # first (or only) crowd stage, COLLECTING_2 for a second one.
+    publish_status: str = RunStatus.COLLECTING
     # The stage's own auto-approval delay (None: the batch default), e.g. long enough for a
     # later stage to check the work before it is paid.
     default_auto_approval_seconds: int | None = None

@@ -26,7 +26,7 @@ IMAGES = 120
 
 def setup(workers: int, limit: int | None = None) -> dict:
     from annotation.crowd.local.invitations import invitations_create
-    from annotation.models import Stage
+    from annotation.flows.bison.vocabulary import BisonStage
     from annotation.services.batches import batch_create, batch_publish
     from tests.annotation.driver_run import paired_run
 
@@ -34,7 +34,7 @@ def setup(workers: int, limit: int | None = None) -> dict:
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=2,
             assignments_per_hit=workers,
@@ -100,7 +100,7 @@ def due(batch_id: int) -> dict:
 
     from django.utils import timezone
 
-    from annotation.flows import task_type_for
+    from annotation.flow_registry import task_type_for
     from annotation.models import Assignment, Batch
     from annotation.services.claim import assignment_claim_next
     from annotation.services.submit import assignment_submit

@@ -23,14 +23,14 @@ IMAGES = 150
 
 
 def setup():
-    from annotation.models import Stage
+    from annotation.flows.bison.vocabulary import BisonStage
     from annotation.services.batches import batch_create, batch_publish
     from tests.annotation.driver_run import paired_run
 
     run = paired_run(images=IMAGES, name="restart")
     batch = batch_create(
         run=run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider="local",
         items_per_hit=1,
         assignments_per_hit=1,
@@ -41,7 +41,7 @@ def setup():
 def work(batch_id: int) -> dict:
     from django.test import Client
 
-    from annotation.flows import task_type_for
+    from annotation.flow_registry import task_type_for
     from annotation.models import Batch
     from annotation.services.claim import assignment_claim_next
     from annotation.services.submit import assignment_submit

@@ -4,7 +4,8 @@ for review before it is approved; careful workers' work is not."""
 import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import Review, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import reviews_hold_by_policy
 from pipeline.simulate import Population, WorkerProfile
@@ -24,7 +25,7 @@ def _judged(run, *, options):
     # Three workers per HIT, so every answer has others to agree with.
     shape = {"items_per_hit": 8, "assignments_per_hit": 3, "seed": 3, "options": options}
     batch = batch_publish(
-        batch=batch_create(run=run, stage=Stage.ECCV_JUDGMENT, provider="simulated", **shape)
+        batch=batch_create(run=run, stage=EccvStage.JUDGMENT, provider="simulated", **shape)
     )
     report = simulate_crowd(
         batch=batch,

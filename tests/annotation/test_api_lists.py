@@ -6,6 +6,7 @@ pages."""
 import pytest
 from rest_framework.test import APIClient
 
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -18,7 +19,6 @@ from annotation.models import (
     Review,
     ReviewStatus,
     Run,
-    Stage,
 )
 from annotation.selectors.exports import export_file_named
 from annotation.services.batches import batch_create
@@ -152,7 +152,7 @@ def member(django_user_model, run, name, role):
 def test_batch_actions_from_draft_to_expired(paired_run, schema, django_user_model):  # noqa: F811
     alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
     base = f"/api/runs/{paired_run.pk}/batches/"
-    draft = {"stage": Stage.BISON_SELECTION, "provider": "local", "publish": False}
+    draft = {"stage": BisonStage.SELECTION, "provider": "local", "publish": False}
     response = alice.post(base, draft, format="json")
     assert response.status_code == 201, response.json()
     batch_id = response.json()["id"]
@@ -199,7 +199,7 @@ def test_batch_actions_from_draft_to_expired(paired_run, schema, django_user_mod
 def test_simulated_crowd_only_with_debug(paired_run, settings, django_user_model):
     alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
     url = f"/api/runs/{paired_run.pk}/batches/"
-    body = {"stage": Stage.BISON_SELECTION, "provider": "simulated", "publish": False}
+    body = {"stage": BisonStage.SELECTION, "provider": "simulated", "publish": False}
     before = Batch.objects.count()
     settings.DEBUG = False
     refused = alice.post(url, body, format="json")
@@ -291,7 +291,7 @@ def test_simulate_only_simulated_batches_with_debug(
     alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
     settings.DEBUG = True
     base = f"/api/runs/{paired_run.pk}/batches/"
-    body = {"stage": Stage.BISON_SELECTION, "items_per_hit": 5}
+    body = {"stage": BisonStage.SELECTION, "items_per_hit": 5}
     draft = {**body, "provider": "local", "publish": False}
     local = alice.post(base, draft, format="json").json()["id"]
     refused = alice.post(f"/api/batches/{local}/simulate/")
@@ -313,7 +313,7 @@ def test_simulate_only_simulated_batches_with_debug(
 def test_kill_switch_and_revoking_a_link(paired_run, schema, django_user_model):  # noqa: F811
     alice = member(django_user_model, paired_run, "alice", ProjectRole.RESEARCHER)
     base = f"/api/runs/{paired_run.pk}/batches/"
-    batch_id = alice.post(base, {"stage": Stage.BISON_SELECTION}, format="json").json()["id"]
+    batch_id = alice.post(base, {"stage": BisonStage.SELECTION}, format="json").json()["id"]
     wrong = alice.post("/api/stop/", {"run": paired_run.pk, "confirm": "stop"}, format="json")
     assert wrong.status_code == 400 and wrong.json()["field"] == "confirm"
     assert Batch.objects.get(pk=batch_id).status == BatchStatus.PUBLISHED
@@ -342,7 +342,7 @@ def test_list_queries_do_not_grow_with_the_page(paired_run, admin_user):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    first = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    first = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     Batch.objects.filter(pk=first.pk).update(status=BatchStatus.PUBLISHED)
     api = APIClient()
     api.force_authenticate(admin_user)

@@ -13,7 +13,8 @@ from jsonschema.exceptions import ValidationError
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Job, JobState, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Job, JobState
 
 pytestmark = pytest.mark.django_db
 
@@ -101,7 +102,7 @@ def test_happy_paths_match_the_schema(schema, api, dataset, paired_run, tmp_path
     check(schema, "/api/runs/{run_id}/summary/", "get", response)
     response = api.post(
         f"/api/runs/{paired_run.pk}/batches/",
-        {"stage": Stage.BISON_SELECTION, "provider": "local", "reward": "0.60"},
+        {"stage": BisonStage.SELECTION, "provider": "local", "reward": "0.60"},
         format="json",
     )
     assert response.status_code == 201, response.json()

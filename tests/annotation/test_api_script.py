@@ -9,7 +9,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Batch, BatchStatus, Dataset, Export, Run, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Batch, BatchStatus, Dataset, Export, Run
 from pipeline.bison import parse_bison_annotations
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
@@ -56,8 +57,8 @@ def test_script_runs_bison_from_upload_to_download(
     assert run.name == "via-api" and run.owner.username == "robot"
     stages = dict(Batch.objects.filter(run=run).values_list("stage", "status"))
     assert stages == {
-        Stage.BISON_SELECTION: BatchStatus.COMPLETED,
-        Stage.BISON_VERIFICATION: BatchStatus.COMPLETED,
+        BisonStage.SELECTION: BatchStatus.COMPLETED,
+        BisonStage.VERIFICATION: BatchStatus.COMPLETED,
     }
     export = Export.objects.get(run=run)
     folder = Path(export.path)

@@ -1,7 +1,8 @@
 import pytest
 
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
-from annotation.models import Answer, Assignment, AssignmentState, HitStatus, PoolMembership, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Answer, Assignment, AssignmentState, HitStatus, PoolMembership
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.submit import assignment_submit
@@ -15,7 +16,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 def selection(paired_run):
     return batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=3
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=3
         )
     )
 
@@ -49,7 +50,7 @@ def test_a_hit_takes_only_its_number_of_workers(paired_run):
     verification = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_VERIFICATION,
+            stage=BisonStage.VERIFICATION,
             provider="local",
             items_per_hit=100,
             limit=1,  # one HIT (stage 3 packs HITs image-disjoint: the toy run's need two)
@@ -64,16 +65,16 @@ def test_a_hit_takes_only_its_number_of_workers(paired_run):
 
 def test_stage_pools_are_disjoint_at_claim_and_at_submit(paired_run):
     selection_done_factory(paired_run)  # simulated workers are now in the stage-2 pool
-    stage2_worker = PoolMembership.objects.filter(stage=Stage.BISON_SELECTION).first().worker
+    stage2_worker = PoolMembership.objects.filter(stage=BisonStage.SELECTION).first().worker
     verification = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
     )
     with pytest.raises(PoolConflict, match="different people"):
         assignment_claim_next(batch=verification, worker=stage2_worker)
     verifier = worker("verifier")
     assignment = assignment_claim_next(batch=verification, worker=verifier)
     # Even if the membership changed after the claim, the submission is checked again.
-    PoolMembership.objects.filter(worker=verifier).update(stage=Stage.BISON_SELECTION)
+    PoolMembership.objects.filter(worker=verifier).update(stage=BisonStage.SELECTION)
     answers = {f"q{q.position}": "left" for q in assignment.hit.questions.all()}
     with pytest.raises(PoolConflict):
         assignment_submit(assignment_id=assignment.pk, worker=verifier, answers=answers)
@@ -131,7 +132,7 @@ def test_verification_answers_are_read_relative_to_the_hidden_side(paired_run):
     selection_done_factory(paired_run)
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=100
         )
     )
     verifier = worker("verifier")

@@ -133,7 +133,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
     client, dataset, run_on_commit, settings
 ):
     from annotation.crowd.prolific.testing import ProlificDriver
-    from annotation.models import Stage
+    from annotation.flows.bison.vocabulary import BisonStage
     from annotation.services.batches import batch_create, batch_publish
     from tests.annotation.drivers import MTurkDriver
     from tests.factories import paired_run_factory
@@ -142,9 +142,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
 
     def stage2(provider):  # a run of its own each: one stage-2 batch takes a run's pairs
         run = paired_run_factory(dataset, run_on_commit=run_on_commit)
-        return batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider=provider, items_per_hit=3
-        )
+        return batch_create(run=run, stage=BisonStage.SELECTION, provider=provider, items_per_hit=3)
 
     # MTurk: the anonymous preview, with MTurk's preview id and with none.
     mt = MTurkDriver(Client())

@@ -7,8 +7,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.services.runs import eccv_run_create
-from annotation.models import Batch, Run, Stage
+from annotation.models import Batch, Run
 from annotation.services.batches import batch_create
 from annotation.services.runs import run_create
 from pipeline.errors import InputError
@@ -67,17 +68,17 @@ def test_rewards_outside_the_columns_and_mturks_limits_are_refused(
     paired_run, admin_client, reward
 ):
     with pytest.raises(InputError) as info:
-        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", reward=reward)
+        batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", reward=reward)
     assert info.value.field == "reward"
     response = admin_client.post(
         f"/api/runs/{paired_run.pk}/batches/",
-        {"stage": Stage.BISON_SELECTION, "reward": reward},
+        {"stage": BisonStage.SELECTION, "reward": reward},
         content_type="application/json",
     )
     assert response.status_code == 400
     assert not Batch.objects.exists()
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", reward="999999.99"
+        run=paired_run, stage=BisonStage.SELECTION, provider="local", reward="999999.99"
     )
     assert batch.reward == Decimal("999999.99")
 
@@ -85,7 +86,7 @@ def test_rewards_outside_the_columns_and_mturks_limits_are_refused(
 def test_batch_sizes_have_limits(paired_run):
     with pytest.raises(InputError) as info:
         batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=10**6
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=10**6
         )
     assert info.value.field == "items_per_hit"
 
@@ -147,7 +148,7 @@ def test_batch_times_are_checked_on_every_path(paired_run, admin_client, option,
     }.get(option, option)
     response = admin_client.post(
         f"/api/runs/{paired_run.pk}/batches/",
-        {"stage": Stage.BISON_SELECTION, key: value},
+        {"stage": BisonStage.SELECTION, key: value},
         content_type="application/json",
     )
     assert response.status_code == 400 and field in json.dumps(response.json())
@@ -184,7 +185,7 @@ def _form_data(instance, **changes):
 def test_the_admin_checks_batch_settings_like_the_cli(paired_run, admin_client, changes, field):
     from annotation.admin import BatchForm
 
-    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    batch = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     form = BatchForm(instance=batch, data=_form_data(batch, **changes))
     assert not form.is_valid() and field in form.errors
     assert admin_client.get(f"/admin/annotation/batch/{batch.pk}/change/").status_code == 200

@@ -7,7 +7,9 @@ from decimal import Decimal
 import pytest
 
 from annotation.crowd.mturk.fees import estimate_cost
-from annotation.models import Batch, BatchStatus, Item, ItemKind, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.models import Batch, BatchStatus, Item
 from annotation.selectors.pay import pay_estimate
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def _new(client, run, **data):
     form = {
-        "stage": Stage.BISON_SELECTION,
+        "stage": BisonStage.SELECTION,
         "provider": "local",
         "reward": "0.60",
         "lifetime_hours": 24,
@@ -103,11 +105,11 @@ def test_an_eccv_batch_takes_its_direction_and_follow_ups_on_the_page(proposed, 
     assert 'name="more_judgments"' in page and "round 1 is image to caption" in page
     assert "ECCV Caption: image-caption judgments" in page  # the stage by its name
     # follow_ups unticked, no reward: the paper's round 2
-    round_two = {"stage": Stage.ECCV_JUDGMENT, "direction": "t2i", "reward": ""}
+    round_two = {"stage": EccvStage.JUDGMENT, "direction": "t2i", "reward": ""}
     assert _new(admin_client, proposed, **round_two).status_code == 302
     batch = Batch.objects.get()
     assert batch.options == {"direction": "t2i", "follow_ups": False, "more_judgments": False}
-    asked = Item.objects.filter(questions__hit__batch=batch, kind=ItemKind.CANDIDATE)
+    asked = Item.objects.filter(questions__hit__batch=batch, kind=EccvItemKind.CANDIDATE)
     assert asked.exists() and not asked.exclude(proposals__direction="t2i").exists()
     assert batch.reward == Decimal("0.65")  # the paper's round 2, without rationale questions
     # Errors sit next to their field: a direction with nothing left, an unknown one, and
@@ -117,7 +119,7 @@ def test_an_eccv_batch_takes_its_direction_and_follow_ups_on_the_page(proposed, 
         ({"direction": "x2y"}, "direction"),
         ({"more_judgments": "on", "follow_ups": "on"}, "more_judgments"),
     ):
-        response = _new(admin_client, proposed, stage=Stage.ECCV_JUDGMENT, **data)
+        response = _new(admin_client, proposed, stage=EccvStage.JUDGMENT, **data)
         assert response.status_code == 400
         assert list(response.context["form"].errors) == [field], data
 
@@ -131,14 +133,14 @@ def test_a_bison_batch_offers_no_eccv_options(paired_run, admin_client):
 def test_the_api_takes_the_eccv_options_too(proposed, admin_client):
     response = admin_client.post(
         f"/api/runs/{proposed.pk}/batches/",
-        {"stage": Stage.ECCV_JUDGMENT, "provider": "local", "publish": False, "direction": "i2t"},
+        {"stage": EccvStage.JUDGMENT, "provider": "local", "publish": False, "direction": "i2t"},
         content_type="application/json",
     )
     assert response.status_code == 201, response.content
     assert response.json()["options"] == {"direction": "i2t", "follow_ups": True}
     response = admin_client.post(
         f"/api/runs/{proposed.pk}/batches/",
-        {"stage": Stage.ECCV_JUDGMENT, "provider": "local", "more_judgments": True},
+        {"stage": EccvStage.JUDGMENT, "provider": "local", "more_judgments": True},
         content_type="application/json",
     )
     assert response.status_code == 400 and "uncertain" in response.json()["error"]

@@ -6,7 +6,8 @@ import pytest
 
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
-from annotation.models import AssignmentState, BatchStatus, Event, ProjectRole, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import AssignmentState, BatchStatus, Event, ProjectRole
 from annotation.services.batches import (
     batch_create,
     batch_pause,
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.django_db
 def local_batch(run):
     return batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=2, limit=4
+            run=run, stage=BisonStage.SELECTION, provider="local", items_per_hit=2, limit=4
         )
     )
 
@@ -46,7 +47,7 @@ def test_a_paused_batch_takes_no_claim_but_work_in_progress_finishes(paired_run)
     assert held.state == AssignmentState.SUBMITTED
     batch_resume(batch=batch)
     assert assignment_claim_next(batch=batch, worker=late) is not None
-    draft = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=1)
+    draft = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", limit=1)
     with pytest.raises(ServiceError, match="not paused"):
         batch_resume(batch=draft)
     with pytest.raises(ServiceError, match="only a published batch"):
@@ -59,7 +60,7 @@ def test_prolific_pauses_and_starts_its_study(client, settings, paired_run):
     try:
         batch = pro.publish(
             batch_create(
-                run=paired_run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=2
+                run=paired_run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=2
             )
         )
         inside = pro.take(batch, "inside")

@@ -3,7 +3,8 @@ from decimal import Decimal
 import pytest
 
 from annotation.errors import ServiceError
-from annotation.models import Batch, Event, Hit, Question, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Batch, Event, Hit, Question
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_selection_batch_packs_pairs_into_hits(paired_run):
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=4
+        run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=4
     )
     hits = list(batch.hits.order_by("position"))
     assert [h.questions.count() for h in hits] == [4, 2]
@@ -26,34 +27,34 @@ def test_selection_batch_packs_pairs_into_hits(paired_run):
         "locales": ["US", "GB", "CA", "AU", "NZ", "IE"],
     }
     with pytest.raises(ServiceError, match="no items waiting"):
-        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
 
 
 def test_default_is_ten_pairs_per_hit_and_two_verifiers(paired_run):
-    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
+    batch = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="simulated")
     assert batch.items_per_hit == 10
     batch_publish(batch=batch)
     from annotation.crowd.simulated.crowd import simulate_crowd
     from pipeline.simulate import WorkerProfile
 
     simulate_crowd(batch=batch, workers=1, profile=WorkerProfile(accuracy=1.0))
-    verification = batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+    verification = batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
     assert verification.assignments_per_hit == 2 and verification.items_per_hit == 10
 
 
 def test_stage3_before_stage2_results_is_refused(paired_run):
     with pytest.raises(ServiceError, match="no stage-2 results"):
-        batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
-    batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
+    batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     with pytest.raises(ServiceError, match="no stage-2 results"):
-        batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
-    assert Batch.objects.filter(stage=Stage.BISON_VERIFICATION).count() == 0
+        batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
+    assert Batch.objects.filter(stage=BisonStage.VERIFICATION).count() == 0
 
 
 def test_verification_sides_are_drawn_on_the_server_and_mixed(paired_run):
     selection_done_factory(paired_run)
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=2
+        run=paired_run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=2
     )
     swapped = list(Question.objects.filter(hit__batch=batch).values_list("swapped", flat=True))
     assert len(swapped) >= 4
@@ -73,7 +74,7 @@ def test_verification_sides_are_drawn_on_the_server_and_mixed(paired_run):
     ],
 )
 def test_bad_batch_settings_write_nothing(paired_run, kwargs, field):
-    args = {"run": paired_run, "stage": Stage.BISON_SELECTION, "provider": "local", **kwargs}
+    args = {"run": paired_run, "stage": BisonStage.SELECTION, "provider": "local", **kwargs}
     with pytest.raises(InputError) as err:
         batch_create(**args)
     assert err.value.field == field
@@ -87,7 +88,7 @@ def test_hidden_layout_does_not_follow_the_public_seed(paired_run):
     layouts = []
     for _ in range(8):
         batch = batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", seed=0
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="local", seed=0
         )
         swapped = list(
             Question.objects.filter(hit__batch=batch)

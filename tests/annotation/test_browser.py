@@ -6,7 +6,9 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from annotation.crowd.local.invitations import invitations_create
-from annotation.models import Answer, Assignment, AssignmentState, Question, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Answer, Assignment, AssignmentState, Question
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import selection_done_factory
 
@@ -55,7 +57,7 @@ def begin(page, live_server, batch, worker_id):
 def test_stage2_hit_in_the_browser(page, live_server, paired_run):
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=3
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=3
         )
     )
     begin(page, live_server, batch, "browser-alice")
@@ -94,7 +96,7 @@ def test_stage3_hit_in_the_browser_and_unavailable_images(page, live_server, pai
     selection_done_factory(paired_run)
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=100
         )
     )
     # Stage-3 HITs are image-disjoint: the toy run's triples fill two; the worker gets the first.
@@ -133,7 +135,7 @@ def test_stage3_hit_in_the_browser_and_unavailable_images(page, live_server, pai
 def test_eccv_hit_with_follow_ups_in_the_browser(page, live_server, proposed):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="local", items_per_hit=6
         )
     )
     begin(page, live_server, batch, "browser-judge")
@@ -183,7 +185,7 @@ def test_mturk_worker_page_stores_then_posts_to_external_submit(
 
     driver = MTurkDriver(Client())
     batch = driver.publish(
-        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=3)
+        batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="mturk", items_per_hit=3)
     )
     hit = batch.hits.order_by("position").first()
     posted = []

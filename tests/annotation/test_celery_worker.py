@@ -42,7 +42,7 @@ def test_stage1_runs_on_a_real_worker_in_block_subtasks(worker, tmp_path, image_
         time.sleep(0.2)
     assert job.state == JobState.SUCCEEDED, f"{job.state} {job.error}\n{log_path.read_text()}"
     assert job.parts_total == 3 and job.parts_done == [0, 1, 2]
-    assert Run.objects.get(pk=run.pk).status == RunStatus.PAIRED
+    assert Run.objects.get(pk=run.pk).status == RunStatus.PREPARED
     pairs = dict(Item.objects.filter(run=run).values_list("positive__coco_id", "negative__coco_id"))
     assert pairs == {100: 101, 101: 100, 102: 103, 103: 102, 104: 105, 105: 104}
     log = log_path.read_text()

@@ -5,7 +5,8 @@ import threading
 import pytest
 from django.db import connection
 
-from annotation.models import Assignment, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Assignment
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.pools import pool_join
@@ -21,7 +22,7 @@ def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commi
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=2,
             assignments_per_hit=2,
@@ -63,7 +64,7 @@ def test_a_double_click_gets_the_same_assignment(tmp_path, image_dir, run_on_com
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=1,
             assignments_per_hit=10,
@@ -72,7 +73,7 @@ def test_a_double_click_gets_the_same_assignment(tmp_path, image_dir, run_on_com
     failures = []
     for attempt in range(20):
         worker = worker_get_or_create(provider="local", external_id=f"double-{attempt}")
-        pool_join(run=run, worker=worker, stage=Stage.BISON_SELECTION)  # a returning worker
+        pool_join(run=run, worker=worker, stage=BisonStage.SELECTION)  # a returning worker
         barrier = threading.Barrier(2)
         got, errors = [], []
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.flows.eccv.models import Annotator
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -20,7 +22,6 @@ from annotation.models import (
     Hit,
     Question,
     Run,
-    Stage,
 )
 from annotation.selectors.exports import export_files
 from annotation.services.projects import project_default, project_member_set
@@ -149,7 +150,7 @@ def test_full_bison_run_from_upload_to_download(browser, live_server, tmp_path, 
     expect(tab.locator("#run-status")).to_have_text("paired")
 
     # 4. Stage 2 and the workers' links.
-    selection = launch(tab, live_server, run.pk, Stage.BISON_SELECTION)
+    selection = launch(tab, live_server, run.pk, BisonStage.SELECTION)
     links = invite(tab, live_server, run.pk, WORKERS)
     assert sorted(links) == WORKERS and all(
         link.startswith(f"{live_server.url}/join/") for link in links.values()
@@ -161,7 +162,7 @@ def test_full_bison_run_from_upload_to_download(browser, live_server, tmp_path, 
 
     # 5. Stage 3 by the others (w1 selected the captions: not in the verifiers' pool). Nobody
     # takes two HITs showing one image, so each of the HITs gets its own two verifiers.
-    verification = launch(tab, live_server, run.pk, Stage.BISON_VERIFICATION)
+    verification = launch(tab, live_server, run.pk, BisonStage.VERIFICATION)
     done = []
     for name in WORKERS[1:]:
         if Batch.objects.get(pk=verification).status == BatchStatus.COMPLETED:
@@ -196,7 +197,6 @@ def test_eccv_run_with_its_models_from_the_browser(
 ):
     """An ECCV run created in the browser takes its models on the run page (an uploaded
     rankings file and the built-in fastText) and proposes candidates from the job button."""
-    from annotation.models import Annotator
     from tests.annotation.conftest import rankings_file
     from tests.factories import dataset_factory
 

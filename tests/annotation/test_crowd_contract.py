@@ -6,7 +6,8 @@ from botocore.stub import ANY
 from annotation.crowd import PROVIDERS, provider_for
 from annotation.crowd.mturk.client import request_token
 from annotation.errors import ServiceError
-from annotation.models import AssignmentState, BatchStatus, Event, HitStatus, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import AssignmentState, BatchStatus, Event, HitStatus
 from annotation.services.batch_extension import hit_add_assignments
 from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
 from annotation.services.decisions import assignment_approve, assignment_reject
@@ -34,7 +35,7 @@ def driver(request, client, settings):
 @pytest.fixture
 def published(driver, paired_run):
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider=driver.name, items_per_hit=3
+        run=paired_run, stage=BisonStage.SELECTION, provider=driver.name, items_per_hit=3
     )
     assert batch.status == BatchStatus.DRAFT
     return driver.publish(batch)

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
-from annotation.models import Stage
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.batches import batch_create, batch_publish
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ def test_a_gbp_installation_shows_pounds_and_publishes_on_a_gbp_workspace(
     pro = ProlificDriver(client, currency="GBP")
     try:
         batch = batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=2
+            run=paired_run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=2
         )
         page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
         assert f'id="rewards">£{batch.hits.count() * batch.reward:.2f}' in page.replace("\n", "")
@@ -34,7 +34,7 @@ def test_mturk_refuses_an_installation_that_does_not_count_in_dollars(settings, 
     settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
     settings.CROWDVL_CURRENCY = "GBP"
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2
+        run=paired_run, stage=BisonStage.SELECTION, provider="mturk", items_per_hit=2
     )
     with pytest.raises(ServiceError, match="US dollars"):
         batch_publish(batch=batch)

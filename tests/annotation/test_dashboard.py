@@ -1,6 +1,6 @@
 import pytest
 
-from annotation.models import Stage
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.batches import batch_create, batch_publish
 
 pytestmark = pytest.mark.django_db
@@ -8,7 +8,7 @@ pytestmark = pytest.mark.django_db
 
 def test_dashboard_lists_runs_jobs_batches_for_staff_only(client, admin_client, paired_run):
     batch = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     )
     assert client.get("/").status_code == 302
     html = admin_client.get("/").content.decode()
@@ -25,7 +25,7 @@ def test_dashboard_without_runs(admin_client):
 def test_worker_links_follow_the_host_the_page_was_served_from(admin_client, paired_run, settings):
     settings.ALLOWED_HOSTS = ["crowd.example.org", "testserver"]
     batch = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     )
     settings.CROWDVL_PUBLIC_URL_SET = False
     html = admin_client.get("/", HTTP_HOST="crowd.example.org").content.decode()

@@ -6,7 +6,8 @@ the console, the API or the command line."""
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Batch, Dataset, Run, RunStatus, Stage
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.models import Batch, Dataset, Run, RunStatus
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.datasets import dataset_import
 from annotation.services.projects import project_default
@@ -50,9 +51,9 @@ def test_a_reimport_naming_another_source_says_so_and_changes_it_only_when_asked
     assert Dataset.objects.get(pk=first.pk).image_source == "local_dir"
     # Once workers have seen its images, the source stays.
     run = Run.objects.create(
-        dataset=first, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=first, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
-    Batch.objects.create(run=run, stage=Stage.BISON_SELECTION, provider="local", status="published")
+    Batch.objects.create(run=run, stage=BisonStage.SELECTION, provider="local", status="published")
     with pytest.raises(InputError, match="has published batches"):
         dataset_import(path=coco, image_source="coco_url", update_image_source=True)
 
@@ -93,7 +94,7 @@ def test_a_batch_with_missing_image_files_is_not_published(
     assert not Batch.objects.filter(run=paired_run, status="published").exists()
     # The simulated crowd looks at no image: its batches publish.
     batch.delete()
-    simulated = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
+    simulated = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="simulated")
     assert batch_publish(batch=simulated).status == "published"
 
 
@@ -102,13 +103,13 @@ def test_a_batch_whose_remote_images_were_not_fetched_is_not_published(tmp_path,
 
     dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
     run = Run.objects.create(
-        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=dataset, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     a, b = dataset.images.order_by("pk")
-    from annotation.models import Item, ItemKind
+    from annotation.models import Item
 
-    Item.objects.create(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=b)
-    batch = batch_create(run=run, stage=Stage.BISON_SELECTION, provider="local")  # job queued
+    Item.objects.create(run=run, kind=BisonItemKind.IMAGE_PAIR, positive=a, negative=b)
+    batch = batch_create(run=run, stage=BisonStage.SELECTION, provider="local")  # job queued
     response = admin_client.post(f"/api/batches/{batch.pk}/publish/")
     assert response.status_code == 409 and "still being fetched" in response.json()["error"]
 

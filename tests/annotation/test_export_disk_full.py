@@ -11,7 +11,8 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.services.export import bison_export_start
-from annotation.models import Export, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Export
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory
@@ -24,7 +25,7 @@ def verified_run(paired_run):
     selection_done_factory(paired_run, workers=2, accuracy=1.0)
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="simulated", items_per_hit=2
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="simulated", items_per_hit=2
         )
     )
     simulate_crowd(batch=batch, workers=3, profile=WorkerProfile(accuracy=1.0))

@@ -8,7 +8,8 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.services.export import eccv_export_start
-from annotation.models import Export, Project, ProjectMembership, ProjectRole, Review, Run, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Export, Project, ProjectMembership, ProjectRole, Review, Run
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
 from pipeline.simulate import WorkerProfile
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def exported(proposed, run_on_commit):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0))

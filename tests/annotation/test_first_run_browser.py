@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Stage
+from annotation.flows.bison.vocabulary import BisonStage
 from tests.annotation.test_browser import browser  # noqa: F401
 from tests.annotation.test_console_browser import (
     invite,
@@ -110,7 +110,7 @@ def test_a_new_labs_first_run_from_an_empty_install(browser, tmp_path):  # noqa:
         expect(tab.locator("#run-status")).to_have_text("paired")
 
         # 5. A small stage-2 batch, published; two workers invited.
-        selection = launch(tab, server, run_id, Stage.BISON_SELECTION, limit=10)
+        selection = launch(tab, server, run_id, BisonStage.SELECTION, limit=10)
         links = invite(tab, server, run_id, ["ana", "ben"])
         assert all(link.startswith(f"{base}/join/") for link in links.values())
 
@@ -121,7 +121,7 @@ def test_a_new_labs_first_run_from_an_empty_install(browser, tmp_path):  # noqa:
         expect(tab.locator("#run-status")).to_have_text("selected")
 
         # 7. Stage 3 from her selections, by Ben (not in stage 2's pool).
-        verification = launch(tab, server, run_id, Stage.BISON_VERIFICATION)
+        verification = launch(tab, server, run_id, BisonStage.VERIFICATION)
         ben = browser.new_context().new_page()
         assert answer_batch(ben, links["ben"], verification, left_always) == 1
         tab.goto(f"{base}/runs/{run_id}/")

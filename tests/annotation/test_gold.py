@@ -15,17 +15,10 @@ import pytest
 from django.core.management import call_command
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import (
-    GOLD_KINDS,
-    Answer,
-    Export,
-    Item,
-    ItemKind,
-    Question,
-    Review,
-    Run,
-    Stage,
-)
+from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
+from annotation.models import GOLD_KINDS, Answer, Export, GoldItemKind, Item, Question, Review, Run
 from annotation.selectors.gold import Agreement, items_established, stage_consensus
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.claim import assignment_claim_next
@@ -84,7 +77,7 @@ def yes_for_long(question) -> str:  # type: ignore[no-untyped-def]
     return "yes" if question.item.candidate.source == "long" else "no"
 
 
-def calibrated(run, stage=Stage.QUALITY_BINARY, *, raters=("a", "b", "c"), pick=yes_for_long):  # type: ignore[no-untyped-def]
+def calibrated(run, stage=QualityStage.BINARY, *, raters=("a", "b", "c"), pick=yes_for_long):  # type: ignore[no-untyped-def]
     """The stage's first batch (half its items), answered alike by `raters`."""
     batch = batch_publish(
         batch=batch_create(run=run, stage=stage, provider="local", assignments_per_hit=3, limit=6)
@@ -97,10 +90,10 @@ def calibrated(run, stage=Stage.QUALITY_BINARY, *, raters=("a", "b", "c"), pick=
 def test_items_are_established_by_enough_distinct_workers_agreeing(quality_run):
     first = calibrated(quality_run, raters=("a", "b"))
     rule = Agreement(min_answers=3, share=1.0)
-    assert items_established(run=quality_run, stage=Stage.QUALITY_BINARY, agreement=rule) == []
+    assert items_established(run=quality_run, stage=QualityStage.BINARY, agreement=rule) == []
     later = batch_publish(
         batch=batch_create(
-            run=quality_run, stage=Stage.QUALITY_BINARY, provider="local", assignments_per_hit=3
+            run=quality_run, stage=QualityStage.BINARY, provider="local", assignments_per_hit=3
         )
     )
     assert not Question.objects.filter(hit__batch=later, item__kind__in=GOLD_KINDS).exists()
@@ -113,18 +106,18 @@ def test_items_are_established_by_enough_distinct_workers_agreeing(quality_run):
         return ("no" if wanted == "yes" else "yes") if question.item == odd else wanted
 
     answer_all(first, "c", third)
-    found = items_established(run=quality_run, stage=Stage.QUALITY_BINARY, agreement=rule)
+    found = items_established(run=quality_run, stage=QualityStage.BINARY, agreement=rule)
     assert [e.item_id for e in found] == [i.pk for i in items[1:]]
     assert {e.label for e in found} == {"yes", "no"} and {e.answers for e in found} == {3}
     # Two of three agreeing is enough at a share of 0.6, never a tie.
     loose = items_established(
-        run=quality_run, stage=Stage.QUALITY_BINARY, agreement=Agreement(min_answers=3, share=0.6)
+        run=quality_run, stage=QualityStage.BINARY, agreement=Agreement(min_answers=3, share=0.6)
     )
     assert odd.pk in {e.item_id for e in loose}
     # Work held by a review does not count.
     held = Answer.objects.filter(question__item=items[1]).first().assignment
     Review.objects.create(assignment=held, reasons=[{"gold": "x"}])
-    found = items_established(run=quality_run, stage=Stage.QUALITY_BINARY, agreement=rule)
+    found = items_established(run=quality_run, stage=QualityStage.BINARY, agreement=rule)
     assert items[1].pk not in {e.item_id for e in found}
 
 
@@ -134,7 +127,7 @@ def test_ratings_are_established_by_their_spread_and_shares_cover_every_judged_i
     values = {"a": "4", "b": "3", "c": "4"}
     batch = batch_publish(
         batch=batch_create(
-            run=quality_run, stage=Stage.QUALITY_RATING, provider="local", assignments_per_hit=3
+            run=quality_run, stage=QualityStage.RATING, provider="local", assignments_per_hit=3
         )
     )
     items = list(Item.objects.filter(questions__hit__batch=batch).order_by("pk"))
@@ -142,7 +135,7 @@ def test_ratings_are_established_by_their_spread_and_shares_cover_every_judged_i
         answer_all(batch, name, lambda q, v=value: "1" if q.item == items[0] and v == "3" else v)
     consensus = stage_consensus(
         run=quality_run,
-        stage=Stage.QUALITY_RATING,
+        stage=QualityStage.RATING,
         agreement=Agreement(min_answers=3, spread=1.0),
     )
     means = {e.item_id: e.mean for e in consensus.established}
@@ -157,7 +150,7 @@ def test_copies_show_what_their_item_showed_are_made_once_and_reused(quality_run
     calibrated(quality_run)
     second = batch_publish(
         batch=batch_create(
-            run=quality_run, stage=Stage.QUALITY_BINARY, provider="local", assignments_per_hit=3
+            run=quality_run, stage=QualityStage.BINARY, provider="local", assignments_per_hit=3
         )
     )
     gold = Question.objects.filter(hit__batch=second, item__kind__in=GOLD_KINDS)
@@ -168,7 +161,7 @@ def test_copies_show_what_their_item_showed_are_made_once_and_reused(quality_run
     for name in ("positive_id", "candidate_id", "candidate2_id", "caption_id", "tag"):
         assert getattr(copy, name) == getattr(source, name)
     assert copy.kind == (
-        ItemKind.GOLD_POSITIVE if source.candidate.source == "long" else ItemKind.GOLD_NEGATIVE
+        GoldItemKind.POSITIVE if source.candidate.source == "long" else GoldItemKind.NEGATIVE
     )
     # The page shows the copy's image like any other (a token of this batch, not
     # "Unavailable"), and nothing of it differs from the real questions.
@@ -176,7 +169,7 @@ def test_copies_show_what_their_item_showed_are_made_once_and_reused(quality_run
     page = client.get(client.get(f"/work/{second.pk}/next/")["Location"]).content.decode()
     assert 'src=""' not in page and "gold" not in page.lower()
     # Asked again (a later batch), the stage gives the same copy: one row per item and kind.
-    again = task_type_for(Stage.QUALITY_BINARY).gold_copies(run=quality_run, items=[], options={})
+    again = task_type_for(QualityStage.BINARY).gold_copies(run=quality_run, items=[], options={})
     assert copy.pk in {c.pk for c in again.by_kind[copy.kind]}
     assert Item.objects.filter(run=quality_run, source=source, kind=copy.kind).count() == 1
 
@@ -202,7 +195,7 @@ def test_nobody_gets_a_copy_of_an_item_they_had(quality_run):
     second = batch_publish(
         batch=batch_create(
             run=quality_run,
-            stage=Stage.QUALITY_BINARY,
+            stage=QualityStage.BINARY,
             provider="local",
             assignments_per_hit=3,
             items_per_hit=2,
@@ -236,7 +229,7 @@ def test_a_stage_without_established_items_warns_and_a_paper_run_does_not(qualit
 
     first = batch_create(
         run=quality_run,
-        stage=Stage.QUALITY_BINARY,
+        stage=QualityStage.BINARY,
         provider="local",
         assignments_per_hit=3,
         limit=6,
@@ -247,11 +240,11 @@ def test_a_stage_without_established_items_warns_and_a_paper_run_does_not(qualit
     for name in ("a", "b", "c"):
         answer_all(first, name, yes_for_long)
     second = batch_create(
-        run=quality_run, stage=Stage.QUALITY_BINARY, provider="local", assignments_per_hit=3
+        run=quality_run, stage=QualityStage.BINARY, provider="local", assignments_per_hit=3
     )
     assert gold_warnings(second) == []
     rating = batch_create(
-        run=quality_run, stage=Stage.QUALITY_RATING, provider="local", assignments_per_hit=1
+        run=quality_run, stage=QualityStage.RATING, provider="local", assignments_per_hit=1
     )
     [warning] = gold_warnings(rating)
     assert "calibration batch with at least 3 workers per HIT" in warning
@@ -324,7 +317,7 @@ def test_quality_gold_is_reviewed_counted_per_worker_and_left_out_of_the_export(
     calibrated(quality_run)
     second = batch_publish(
         batch=batch_create(
-            run=quality_run, stage=Stage.QUALITY_BINARY, provider="local", assignments_per_hit=3
+            run=quality_run, stage=QualityStage.BINARY, provider="local", assignments_per_hit=3
         )
     )
     [careless] = answer_all(
@@ -333,7 +326,7 @@ def test_quality_gold_is_reviewed_counted_per_worker_and_left_out_of_the_export(
     [careful] = answer_all(second, "careful", yes_for_long)
     copy = Question.objects.get(hit__batch=second, item__kind__in=GOLD_KINDS).item
     [reason] = Review.objects.get(assignment_id=careless).reasons
-    expected = "yes" if copy.kind == ItemKind.GOLD_POSITIVE else "no"
+    expected = "yes" if copy.kind == GoldItemKind.POSITIVE else "no"
     assert reason["gold"] == copy.kind and reason["expected"] == [expected]
     assert not Review.objects.filter(assignment_id=careful).exists()
     tally = worker_gold_tally(quality_run)
@@ -343,7 +336,7 @@ def test_quality_gold_is_reviewed_counted_per_worker_and_left_out_of_the_export(
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
     manifest = Export.objects.get(run=quality_run).manifest
-    real = Item.objects.filter(run=quality_run, kind=ItemKind.CANDIDATE_CAPTION).count()
+    real = Item.objects.filter(run=quality_run, kind=QualityItemKind.CANDIDATE_CAPTION).count()
     assert manifest["agreement"]["quality_binary"]["items"] == real  # the copy left out
 
 
@@ -375,7 +368,7 @@ def test_eccv_gold_is_two_copies_of_agreed_pairs_of_the_round_per_hit(eccv_defau
     first = batch_publish(
         batch=batch_create(
             run=eccv_default,
-            stage=Stage.ECCV_JUDGMENT,
+            stage=EccvStage.JUDGMENT,
             provider="simulated",
             assignments_per_hit=3,
             items_per_hit=4,
@@ -390,7 +383,7 @@ def test_eccv_gold_is_two_copies_of_agreed_pairs_of_the_round_per_hit(eccv_defau
     second = batch_publish(
         batch=batch_create(
             run=eccv_default,
-            stage=Stage.ECCV_JUDGMENT,
+            stage=EccvStage.JUDGMENT,
             provider="simulated",
             items_per_hit=6,
             options=options,
@@ -403,13 +396,13 @@ def test_eccv_gold_is_two_copies_of_agreed_pairs_of_the_round_per_hit(eccv_defau
         assert len(gold) == 2 and len(questions) <= 6
         for copy in gold:
             source = copy.source
-            assert source.kind == ItemKind.CANDIDATE
+            assert source.kind == EccvItemKind.CANDIDATE
             assert source.proposals.filter(direction="i2t").exists()
             assert (copy.positive_id, copy.caption_id) == (source.positive_id, source.caption_id)
             # The simulated crowd answers a copy as the pair it copies.
             assert latent_level(copy, world) == latent_level(source, world)
             positive = latent_level(source, world) <= 1
-            assert copy.kind == (ItemKind.GOLD_POSITIVE if positive else ItemKind.GOLD_NEGATIVE)
+            assert copy.kind == (GoldItemKind.POSITIVE if positive else GoldItemKind.NEGATIVE)
     judged_before = eccv_judged_pairs(run=eccv_default).count()
     simulate_crowd(
         batch=second,
@@ -422,7 +415,7 @@ def test_eccv_gold_is_two_copies_of_agreed_pairs_of_the_round_per_hit(eccv_defau
     gold = eccv_worker_gold(eccv_default)
     assert gold and all(right == total for right, total in gold.values())
     # Copies are checks, not pairs: the judged pairs grow by the second batch's candidates.
-    added = Item.objects.filter(questions__hit__batch=second, kind=ItemKind.CANDIDATE).count()
+    added = Item.objects.filter(questions__hit__batch=second, kind=EccvItemKind.CANDIDATE).count()
     assert eccv_judged_pairs(run=eccv_default).count() == judged_before + added
 
 
@@ -437,14 +430,14 @@ def test_cxc_gold_is_a_copy_with_the_raters_mean_and_a_miss_is_held(dataset, run
         caption_pair(run, a, b) for a, b in zip(captions[:12], captions[12:24], strict=True)
     )
     first = batch_publish(
-        batch=batch_create(run=run, stage=Stage.CXC_STS, provider="local", limit=4)
+        batch=batch_create(run=run, stage=CxcStage.STS, provider="local", limit=4)
     )
     for n, name in enumerate(("a", "b", "c", "d", "e")):
         answer_all(first, name, lambda q, n=n: str(2 + n % 2))  # 2, 3, 2, 3, 2
     second = batch_publish(
-        batch=batch_create(run=run, stage=Stage.CXC_STS, provider="local", items_per_hit=4)
+        batch=batch_create(run=run, stage=CxcStage.STS, provider="local", items_per_hit=4)
     )
-    gold = Question.objects.filter(hit__batch=second, item__kind=ItemKind.GOLD_RATING)
+    gold = Question.objects.filter(hit__batch=second, item__kind=GoldItemKind.RATING)
     assert gold.count() == second.hits.count() == 2
     copy = gold.first().item
     assert copy.target == pytest.approx(2.4) and copy.tag == "c2c_isim"
@@ -470,17 +463,17 @@ def test_a_preference_copy_expects_the_agreed_caption_whatever_side_it_is_shown_
     def shorter(question):  # type: ignore[no-untyped-def]
         return "b" if longer(question) == "a" else "a"
 
-    calibrated(quality_run, Stage.QUALITY_PREFERENCE, pick=longer)
+    calibrated(quality_run, QualityStage.PREFERENCE, pick=longer)
     second = batch_publish(
         batch=batch_create(
             run=quality_run,
-            stage=Stage.QUALITY_PREFERENCE,
+            stage=QualityStage.PREFERENCE,
             provider="local",
             assignments_per_hit=3,
         )
     )
     copy = Question.objects.get(hit__batch=second, item__kind__in=GOLD_KINDS).item
-    assert copy.kind == ItemKind.GOLD_PREFERENCE and copy.candidate2_id == copy.source.candidate2_id
+    assert copy.kind == GoldItemKind.PREFERENCE and copy.candidate2_id == copy.source.candidate2_id
     first_longer = (len(copy.candidate.text), copy.candidate.text) >= (
         len(copy.candidate2.text),
         copy.candidate2.text,
@@ -499,7 +492,7 @@ def test_a_calibration_batch_takes_a_limited_number_of_items(quality_run, admin_
     response = admin_client.post(
         f"/runs/{run.pk}/batches/new/",
         {
-            "stage": Stage.QUALITY_BINARY,
+            "stage": QualityStage.BINARY,
             "provider": "local",
             "assignments_per_hit": 3,
             "limit": 4,
@@ -512,7 +505,7 @@ def test_a_calibration_batch_takes_a_limited_number_of_items(quality_run, admin_
     assert Question.objects.filter(hit__batch=first).count() == 4
     response = admin_client.post(
         f"/api/runs/{run.pk}/batches/",
-        {"stage": Stage.QUALITY_RATING, "provider": "local", "limit": 3, "publish": False},
+        {"stage": QualityStage.RATING, "provider": "local", "limit": 3, "publish": False},
         content_type="application/json",
     )
     assert response.status_code == 201, response.content
@@ -530,10 +523,10 @@ def test_a_calibration_batch_takes_a_limited_number_of_items(quality_run, admin_
         "3",
         "--no-publish",
     )
-    last = run.batches.get(stage=Stage.QUALITY_PREFERENCE)
+    last = run.batches.get(stage=QualityStage.PREFERENCE)
     assert Question.objects.filter(hit__batch=last).count() == 2
     with pytest.raises(InputError) as caught:
-        batch_create(run=run, stage=Stage.QUALITY_PREFERENCE, provider="local", limit=0)
+        batch_create(run=run, stage=QualityStage.PREFERENCE, provider="local", limit=0)
     assert caught.value.field == "limit"
 
 

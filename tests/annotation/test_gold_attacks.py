@@ -39,14 +39,10 @@ from html.parser import HTMLParser
 import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import (
-    Answer,
-    Caption,
-    Item,
-    ItemKind,
-    Run,
-    Stage,
-)
+from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.flows.quality.vocabulary import QualityStage
+from annotation.models import Answer, Caption, GoldItemKind, Item, Run
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile
@@ -397,7 +393,7 @@ def caption_pair(run: Run, a: Caption, b: Caption) -> Item:
     """A CxC caption-caption pair to rate (c2c_isim), not saved."""
     return Item(
         run=run,
-        kind=ItemKind.RATING_PAIR,
+        kind=CxcItemKind.RATING_PAIR,
         positive_id=a.image_id,
         negative_id=b.image_id,
         caption=a,
@@ -420,7 +416,7 @@ def cxc_setup(tmp_path, stage: str):  # type: ignore[no-untyped-def]
     rng = random.Random(7)
     captions = list(Caption.objects.filter(dataset=dataset).select_related("image"))
     images = list(dataset.images.all())
-    kind = "sts" if stage == Stage.CXC_STS else "sits"
+    kind = "sts" if stage == CxcStage.STS else "sits"
     items, pairs = [], set()
 
     def truth(a, b) -> int:  # type: ignore[no-untyped-def]
@@ -445,7 +441,7 @@ def cxc_setup(tmp_path, stage: str):  # type: ignore[no-untyped-def]
                 originals.append(key)
             item = Item(
                 run=run,
-                kind=ItemKind.RATING_PAIR,
+                kind=CxcItemKind.RATING_PAIR,
                 positive=image,
                 caption=c,
                 tag="c2i_original" if original else "c2i_intrasim",
@@ -515,10 +511,10 @@ def cxc_decide(kind, public, published, texts):  # type: ignore[no-untyped-def]
     return False, BEST_CONSTANT
 
 
-@pytest.mark.parametrize("stage", [Stage.CXC_STS, Stage.CXC_SITS])
+@pytest.mark.parametrize("stage", [CxcStage.STS, CxcStage.SITS])
 def test_cxc_gold_is_not_recognised_from_published_ratings(client, tmp_path, stage):
     run, document, world, path = cxc_setup(tmp_path, stage)
-    kind = "sts" if stage == Stage.CXC_STS else "sits"
+    kind = "sts" if stage == CxcStage.STS else "sits"
     public, published = PublicFiles(document), cxc_published(path, kind)
     tolerance = float(run.config.get("gold_tolerance", 1.0))
 
@@ -603,7 +599,7 @@ def eccv_setup(tmp_path, run_on_commit):  # type: ignore[no-untyped-def]
     world = World.from_config(run.config)
     i2c: dict[str, list[int]] = {str(i): list(own_captions[i]) for i in run.config["query_images"]}
     c2i: dict[str, list[int]] = {str(c): [owner[c]] for c in run.config["query_captions"]}
-    candidates = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).select_related(
+    candidates = Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE).select_related(
         "positive", "caption"
     )
     for item in candidates.prefetch_related("proposals"):
@@ -661,7 +657,7 @@ def test_eccv_gold_is_not_recognised_from_the_public_files(
     tally = Tally()
     for answer, seen in attack(
         run,
-        Stage.ECCV_JUDGMENT,
+        EccvStage.JUDGMENT,
         cheater,
         # The round's first batch: several judges per pair (its agreed pairs become gold).
         first={"limit": 200, "assignments_per_hit": 3, "options": options},
@@ -734,7 +730,7 @@ def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
     tally = Tally()
     for answer, seen in attack(
         run,
-        Stage.QUALITY_BINARY,
+        QualityStage.BINARY,
         cheater,
         first={"limit": 200, "items_per_hit": 10, "assignments_per_hit": 3},
         second={"items_per_hit": 10, "assignments_per_hit": 3},
@@ -743,7 +739,7 @@ def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
     ):
         item = answer.question.item
         if item.kind in GOLD_KINDS:
-            want = "yes" if item.kind == ItemKind.GOLD_POSITIVE else "no"
+            want = "yes" if item.kind == GoldItemKind.POSITIVE else "no"
             tally.add(gold=True, recognised=seen, right=answer.label == want, baseline=False)
             continue
         world = World.from_config(run.config)

@@ -8,7 +8,8 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.selectors import bison_funnel
-from annotation.models import Assignment, AssignmentState, Item, ItemKind, Run, Stage
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.models import Assignment, AssignmentState, Item, Run
 from annotation.selectors.dashboard import pay_summary
 from annotation.selectors.run_page import run_spend
 from annotation.selectors.run_workers import run_workers
@@ -22,7 +23,7 @@ def _selection(run: Run, seconds: float = 20.0, limit: int | None = None):
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="simulated",
             assignments_per_hit=2,
             limit=limit,
@@ -49,19 +50,19 @@ def test_the_funnel_says_not_started_and_counts_triples_from_stage_2(paired_run,
     fresh = Run.objects.create(dataset=paired_run.dataset, kind="bison", project=paired_run.project)
     assert [n for _, n in bison_funnel(fresh)] == [None, None, None]
     assert b"not started" in admin_client.get(f"/runs/{fresh.pk}/").content
-    pairs = Item.objects.filter(run=paired_run, kind=ItemKind.IMAGE_PAIR).count()
+    pairs = Item.objects.filter(run=paired_run, kind=BisonItemKind.IMAGE_PAIR).count()
     assert bison_funnel(paired_run) == [
         ("image pairs", pairs),
         ("triples", None),
         ("verified", None),
     ]
     _selection(paired_run)
-    assert not Item.objects.filter(run=paired_run, kind=ItemKind.TRIPLE).exists()
+    assert not Item.objects.filter(run=paired_run, kind=BisonItemKind.TRIPLE).exists()
     (_, _), (_, triples), (_, verified) = bison_funnel(paired_run)
     assert triples > 0 and verified is None
     # Stage 3's batch makes exactly the triples the funnel counted.
-    batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="simulated")
-    assert Item.objects.filter(run=paired_run, kind=ItemKind.TRIPLE).count() == triples
+    batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="simulated")
+    assert Item.objects.filter(run=paired_run, kind=BisonItemKind.TRIPLE).count() == triples
 
 
 def test_implausibly_fast_work_is_flagged_and_plausible_work_is_not(paired_run, admin_client):
@@ -82,7 +83,7 @@ def test_an_implausibly_fast_worker_is_flagged_on_the_workers_page(paired_run, a
     page = admin_client.get(f"/runs/{paired_run.pk}/workers/").content.decode()
     assert page.count("implausible:") == len(fast_ids)
     paced = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="simulated")
     )
     profile = WorkerProfile(accuracy=0.9, seconds_per_answer=20.0)  # as expected
     simulate_crowd(batch=paced, workers=2, profile=profile, id_prefix="paced")

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -24,12 +26,10 @@ from annotation.models import (
     Hit,
     Image,
     Item,
-    ItemKind,
     Job,
     Question,
     Run,
     RunStatus,
-    Stage,
 )
 from annotation.selectors.task_page import hit_image_places
 from annotation.services import images as image_service
@@ -75,16 +75,16 @@ def big_run(tmp_path):
         image.save(folder / record["file_name"], exif=b"Exif\x00\x00secret-id-" + str(n).encode())
     dataset = dataset_factory(tmp_path, image_dir=folder, document=document, name="big")
     run = Run.objects.create(
-        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=dataset, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     ordered = list(dataset.images.order_by("coco_id"))
     Item.objects.bulk_create(
-        Item(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=ordered[(i + 1) % N])
+        Item(run=run, kind=BisonItemKind.IMAGE_PAIR, positive=a, negative=ordered[(i + 1) % N])
         for i, a in enumerate(ordered)
     )
     selection = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1000
+            run=run, stage=BisonStage.SELECTION, provider="local", items_per_hit=1000
         )
     )
     selector = worker_get_or_create(provider="local", external_id="selector")
@@ -136,7 +136,7 @@ def test_a_client_with_the_coco_file_and_every_byte_sent_answers_stage3_at_chanc
     verification = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_VERIFICATION,
+            stage=BisonStage.VERIFICATION,
             provider="local",
             items_per_hit=1000,
             assignments_per_hit=1,
@@ -186,7 +186,7 @@ def test_image_urls_are_per_question_and_assignment_and_end_with_it(client, pair
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=6,
             assignments_per_hit=2,
@@ -231,7 +231,7 @@ def test_image_urls_are_per_question_and_assignment_and_end_with_it(client, pair
 
 def test_an_image_url_stops_working_when_its_claim_expires(client, paired_run):
     batch = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     )
     worker = join(client, paired_run, "slow")
     assignment = assignment_claim_next(batch=batch, worker=worker)
@@ -248,7 +248,7 @@ def test_eccv_pages_and_images_carry_no_identifier(client, proposed):
     identifier in the page or the image responses, only the caption text is left to go on."""
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="local", items_per_hit=6
         )
     )
     worker = join(client, proposed, "judge")
@@ -289,10 +289,10 @@ def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
 
     dataset = dataset_factory(tmp_path, document=coco_document(2), name="remote")
     run = Run.objects.create(
-        dataset=dataset, kind="bison", status=RunStatus.PAIRED, project=project_default()
+        dataset=dataset, kind="bison", status=RunStatus.PREPARED, project=project_default()
     )
     a, b = dataset.images.order_by("pk")
-    Item.objects.create(run=run, kind=ItemKind.IMAGE_PAIR, positive=a, negative=b)
+    Item.objects.create(run=run, kind=BisonItemKind.IMAGE_PAIR, positive=a, negative=b)
     picture = io.BytesIO()
     PILImage.new("RGB", (64, 48), (1, 2, 3)).save(picture, format="PNG")
     fetched = []
@@ -305,7 +305,7 @@ def test_remote_images_are_cached_by_a_job_and_a_failing_source_is_unavailable(
 
     monkeypatch.setattr(image_service, "download", fake_download)
     batch = run_on_commit(
-        batch_create, run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1
+        batch_create, run=run, stage=BisonStage.SELECTION, provider="local", items_per_hit=1
     )
     job = Job.objects.get(name="images.cache")
     assert job.state == "succeeded" and job.progress == 100.0

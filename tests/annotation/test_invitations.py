@@ -15,6 +15,7 @@ from annotation.crowd.local.invitations import (
     labels_from,
 )
 from annotation.errors import PoolConflict, ServiceError, TooLate
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Answer,
     Assignment,
@@ -22,7 +23,6 @@ from annotation.models import (
     Event,
     Invitation,
     PoolMembership,
-    Stage,
     Worker,
 )
 from annotation.selectors.counting import counted
@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 def stage2(run, **kwargs):
     kwargs.setdefault("items_per_hit", 1)
     return batch_publish(
-        batch=batch_create(run=run, stage=Stage.BISON_SELECTION, provider="local", **kwargs)
+        batch=batch_create(run=run, stage=BisonStage.SELECTION, provider="local", **kwargs)
     )
 
 
@@ -144,9 +144,9 @@ def test_look_alike_ids_are_one_worker(paired_run, variant):
     # So the disjoint pools hold: alice in stage 2 cannot verify as a look-alike.
     selection_done_factory(paired_run)
     stage3 = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
     )
-    PoolMembership.objects.create(run=paired_run, worker=first.worker, stage=Stage.BISON_SELECTION)
+    PoolMembership.objects.create(run=paired_run, worker=first.worker, stage=BisonStage.SELECTION)
     with pytest.raises(PoolConflict):
         assignment_claim_next(
             batch=stage3, worker=worker_get_or_create(provider="local", external_id=variant)
@@ -272,7 +272,7 @@ def test_a_batch_past_its_lifetime_takes_no_claims_and_no_work(paired_run):
 )
 def test_first_claim_hold_is_checked_at_batch_creation(paired_run, options, field):
     with pytest.raises(InputError) as caught:
-        batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", options=options)
+        batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", options=options)
     assert caught.value.field == field
     assert not paired_run.batches.exists()
 

@@ -13,7 +13,8 @@ from annotation.flows.bison.services.pairing import (
     pairing_prepare,
     pairing_start,
 )
-from annotation.models import Event, Item, ItemKind, Job, JobState, Run, RunStatus
+from annotation.flows.bison.vocabulary import BisonItemKind
+from annotation.models import Event, Item, Job, JobState, Run, RunStatus
 from annotation.services.job_recovery import job_cancel, job_resume, jobs_recover
 from annotation.services.runs import run_create
 from tests.factories import dataset_factory, topic_vectors_file
@@ -32,7 +33,7 @@ def lost_job(tmp_path, django_capture_on_commit_callbacks):
 
 
 def _paired_events(run):
-    return Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PAIRED).count()
+    return Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PREPARED).count()
 
 
 def test_a_job_whose_first_message_was_lost_is_resumed_and_finishes(
@@ -43,7 +44,7 @@ def test_a_job_whose_first_message_was_lost_is_resumed_and_finishes(
         assert jobs_recover(stall_seconds=0) == [lost_job.pk]
     job = Job.objects.get(pk=lost_job.pk)
     assert job.state == JobState.SUCCEEDED and job.resumed == 1
-    assert Run.objects.get(pk=job.run_id).status == RunStatus.PAIRED
+    assert Run.objects.get(pk=job.run_id).status == RunStatus.PREPARED
     assert Event.objects.filter(action="job.resumed", data__job=job.pk).count() == 1
 
 
@@ -62,7 +63,7 @@ def test_only_the_missing_blocks_are_sent_again_and_the_job_finishes_once(
     ]
     job = Job.objects.get(pk=lost_job.pk)
     assert job.state == JobState.SUCCEEDED and job.parts_done == [0, 1, 2]
-    assert Item.objects.filter(run=job.run, kind=ItemKind.IMAGE_PAIR).count() == 6
+    assert Item.objects.filter(run=job.run, kind=BisonItemKind.IMAGE_PAIR).count() == 6
     # A late copy of the finishing step or of a block changes nothing.
     pairing_finish(job_id=job.pk)
     bison_tasks.pairing_block(job.pk, 1, 2, 4)
@@ -103,7 +104,7 @@ def test_a_restart_after_a_failed_attempt_keeps_none_of_its_pairs(
     # A pair as from other vectors (kept as it was, it would survive the restart unchanged).
     Item.objects.update_or_create(
         run=run,
-        kind=ItemKind.IMAGE_PAIR,
+        kind=BisonItemKind.IMAGE_PAIR,
         positive_id=images[-1],
         negative_id=images[-2],
         defaults={"similarity": -1.0},
@@ -112,7 +113,7 @@ def test_a_restart_after_a_failed_attempt_keeps_none_of_its_pairs(
     vectors = topic_vectors_file(tmp_path / "again.vec")
     again = run_on_commit(pairing_start, run=Run.objects.get(pk=run.pk), vectors_path=str(vectors))
     assert Job.objects.get(pk=again.pk).state == JobState.SUCCEEDED
-    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR)
+    pairs = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR)
     assert not pairs.filter(similarity=-1.0).exists()
     assert pairs.count() == 6
 

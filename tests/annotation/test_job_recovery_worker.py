@@ -13,7 +13,8 @@ import redis
 from django.conf import settings
 
 from annotation.flows.bison.services.pairing import pairing_start
-from annotation.models import Event, Item, ItemKind, Job, JobState, Run, RunStatus
+from annotation.flows.bison.vocabulary import BisonItemKind
+from annotation.models import Event, Item, Job, JobState, Run, RunStatus
 from annotation.services.runs import run_create
 from tests.annotation.celery_process import CeleryProcess, private_queue
 from tests.factories import dataset_factory
@@ -131,12 +132,12 @@ def test_a_job_whose_worker_was_killed_finishes_by_itself(tmp_path, queue_lost):
     assert job.state == JobState.SUCCEEDED, f"{job.error}\n{second.log()}"
     print(f"finished {time.monotonic() - killed:.1f} s after the kill, resumed {job.resumed}x")
     assert job.resumed >= 1 and sorted(job.parts_done) == list(range(200))
-    assert Run.objects.get(pk=run.pk).status == RunStatus.PAIRED
+    assert Run.objects.get(pk=run.pk).status == RunStatus.PREPARED
     # The finishing step ran once: one "paired" status change, one success.
-    paired = Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PAIRED)
+    paired = Event.objects.filter(run=run, action="run.status", data__to=RunStatus.PREPARED)
     assert paired.count() == 1
     assert Event.objects.filter(run=run, action="job.resumed", data__job=job.pk).exists()
     # Every image has its pair, none twice.
-    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR)
+    pairs = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR)
     assert pairs.values("positive").distinct().count() == IMAGES
     assert pairs.count() == Job.objects.get(pk=job.pk).result["pairs"]

@@ -129,6 +129,30 @@ def test_the_core_imports_no_flow():
     assert offending(core, ("annotation.flows.",)) == []
 
 
+def test_only_the_flows_import_the_flows_package():
+    """The registry is the core's (`annotation.flow_registry`): no module outside
+    `annotation/flows/` imports the plug-in folder itself, and the core none of its flows."""
+    outside = [
+        p
+        for under in (
+            ROOT,
+            ROOT.parent / "tests",
+            ROOT.parent / "benchmarks",
+            ROOT.parent / "scripts",
+        )
+        for p in modules(under)
+        if not p.is_relative_to(ROOT / "flows")
+    ]
+    assert len(outside) > 100
+    bare = [
+        hit
+        for hit in offending(outside, ("annotation.flows",))
+        if hit.endswith(" annotation.flows")
+    ]
+    assert bare == []
+    assert offending(core_modules(), ("annotation.flows",)) == []
+
+
 def test_flows_do_not_import_each_other():
     flows = [p for p in (ROOT / "flows").iterdir() if p.is_dir() and (p / "apps.py").exists()]
     assert {p.name for p in flows} >= {"bison", "eccv"}

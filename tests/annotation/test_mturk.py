@@ -14,6 +14,7 @@ from annotation.crowd.mturk.fees import estimate_cost
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.crowd.mturk.sync import mturk_sync_batch
 from annotation.errors import ServiceError
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Answer,
     Assignment,
@@ -24,7 +25,6 @@ from annotation.models import (
     HitStatus,
     Job,
     PoolMembership,
-    Stage,
     Worker,
 )
 from annotation.services.batches import batch_create, batch_publish
@@ -49,7 +49,7 @@ def mt(client, settings):
 def draft(paired_run):
     return batch_create(
         run=paired_run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider="mturk",
         items_per_hit=2,
         reward="0.50",
@@ -410,7 +410,7 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
     selection_done_factory(paired_run)
     stage3 = batch_create(
         run=paired_run,
-        stage=Stage.BISON_VERIFICATION,
+        stage=BisonStage.VERIFICATION,
         provider="mturk",
         items_per_hit=100,
         limit=1,  # one HIT (image-disjoint HITs: the toy run's triples would need two)
@@ -470,7 +470,7 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
     from annotation.services.worker_identity import worker_get_or_create
 
     w = worker_get_or_create(provider="mturk", external_id="STAGE2W")
-    pool_join(run=paired_run, worker=w, stage=Stage.BISON_SELECTION)
+    pool_join(run=paired_run, worker=w, stage=BisonStage.SELECTION)
     response = mt.http.get(
         f"/mturk/hit/{hit.pk}/",
         {

@@ -9,7 +9,8 @@ import pytest
 from annotation.crowd import provider_for
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.errors import ServiceError
-from annotation.models import Batch, BatchStatus, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Batch, BatchStatus
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver
@@ -30,7 +31,7 @@ def mt(client, settings):
 def live_draft(run, settings, **options):
     settings.CROWDVL_MTURK_ENV = "production"
     return batch_create(
-        run=run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2, limit=2, **options
+        run=run, stage=BisonStage.SELECTION, provider="mturk", items_per_hit=2, limit=2, **options
     )
 
 
@@ -53,7 +54,7 @@ def test_a_sandbox_pilot_or_skip_pilot_does_not_open_production(mt, paired_run, 
     settings.CROWDVL_MTURK_ENV = "sandbox"
     pilot = mt.publish(
         batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2, limit=2
+            run=paired_run, stage=BisonStage.SELECTION, provider="mturk", items_per_hit=2, limit=2
         )
     )
     assignment = mt.take(pilot, "TESTER")
@@ -69,7 +70,7 @@ def test_the_launch_page_and_the_new_batch_form_say_it_closed(
     mt, paired_run, admin_client, settings
 ):
     sandbox = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2, limit=2
+        run=paired_run, stage=BisonStage.SELECTION, provider="mturk", items_per_hit=2, limit=2
     )
     page = admin_client.get(f"/batches/{sandbox.pk}/").content.decode()
     assert 'id="provider-notice"' in page and "closed for good on 2026-09-30" in page
@@ -79,7 +80,7 @@ def test_the_launch_page_and_the_new_batch_form_say_it_closed(
     assert 'id="refusal"' in page and "closed for good" in page  # publish button disabled
     form = admin_client.get(f"/runs/{paired_run.pk}/batches/new/").content.decode()
     assert "closed for good on 2026-09-30" in form
-    local = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
+    local = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", limit=2)
     assert 'id="provider-notice"' not in admin_client.get(f"/batches/{local.pk}/").content.decode()
 
 

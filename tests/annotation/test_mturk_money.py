@@ -11,6 +11,7 @@ from annotation.crowd.mturk import client as mturk
 from annotation.crowd.mturk.client import MTurkError
 from annotation.crowd.mturk.sync import mturk_batches_to_sync, mturk_sync_open
 from annotation.errors import ServiceError
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     AssignmentState,
     Batch,
@@ -20,7 +21,6 @@ from annotation.models import (
     Hit,
     HitStatus,
     PoolQualification,
-    Stage,
 )
 from annotation.selectors.installation import installation_id
 from annotation.services.batches import batch_create, batch_expire, batch_publish
@@ -42,7 +42,7 @@ def mt(client, settings):
 
 def draft(run, **kwargs):
     options = {"items_per_hit": 2, "reward": "0.50", **kwargs}
-    return batch_create(run=run, stage=Stage.BISON_SELECTION, provider="mturk", **options)
+    return batch_create(run=run, stage=BisonStage.SELECTION, provider="mturk", **options)
 
 
 def hit_call(hit, hit_id=None):
@@ -99,7 +99,7 @@ def test_tokens_and_names_carry_installation_environment_and_object(mt, paired_r
     assert mturk.hit_token(hit) == f"crowdvl-{key}-sb-hit-{hit.pk}"
     assert Batch.objects.get(pk=batch.pk).environment == "sandbox"
     assert set(PoolQualification.objects.values_list("environment", flat=True)) == {"sandbox"}
-    name = mturk.pool_name(run_id=paired_run.pk, stage=Stage.BISON_SELECTION, environment="sandbox")
+    name = mturk.pool_name(run_id=paired_run.pk, stage=BisonStage.SELECTION, environment="sandbox")
     assert name.startswith(f"crowdvl {key} sb run {paired_run.pk}")
     # A restored copy regenerates its id: its tokens and names no longer collide.
     new = installation_regenerate()
@@ -266,7 +266,7 @@ def test_publishing_records_its_intent_and_a_late_retry_looks_up_the_hit_first(m
 
 def test_a_pool_qualification_lost_in_a_crash_is_found_by_name(mt, paired_run):
     batch = draft(paired_run)
-    name = mturk.pool_name(run_id=paired_run.pk, stage=Stage.BISON_SELECTION, environment="sandbox")
+    name = mturk.pool_name(run_id=paired_run.pk, stage=BisonStage.SELECTION, environment="sandbox")
     mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
     mt.expect_error(
         "CreateQualificationType",
@@ -283,7 +283,7 @@ def test_a_pool_qualification_lost_in_a_crash_is_found_by_name(mt, paired_run):
     for hit in batch.hits.order_by("position"):
         mt.expect("CreateHITWithHITType", {"HIT": {"HITId": fake_id("H", hit.pk)}})
     batch_publish(batch=batch)
-    assert PoolQualification.objects.get(stage=Stage.BISON_SELECTION).qualification_id == "QLOST"
+    assert PoolQualification.objects.get(stage=BisonStage.SELECTION).qualification_id == "QLOST"
 
 
 def test_a_rejection_is_recorded_even_when_the_hit_cannot_grow(mt, paired_run):

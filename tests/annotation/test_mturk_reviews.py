@@ -9,6 +9,7 @@ from botocore.stub import ANY
 from django.utils import timezone
 
 from annotation.crowd.mturk import client as mturk
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -17,7 +18,6 @@ from annotation.models import (
     HitStatus,
     Review,
     ReviewStatus,
-    Stage,
 )
 from annotation.selectors.counting import counted
 from annotation.services.batches import batch_create, batch_expire, batch_publish
@@ -45,7 +45,7 @@ def mt(client, settings):
 def published(mt, run, **options):
     batch = batch_create(
         run=run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider="mturk",
         items_per_hit=2,
         reward="0.50",
@@ -197,7 +197,7 @@ def test_an_ended_batch_reports_instead_of_reoffering(mt, paired_run, admin_clie
 def test_a_worker_never_judges_the_same_items_twice_in_a_reoffered_hit(paired_run):
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=6
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=6
         )
     )
     alice = worker_get_or_create(provider="local", external_id="alice")
@@ -220,7 +220,7 @@ def test_the_auto_approved_policy_is_checked(paired_run):
     with pytest.raises(InputError) as caught:
         batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             options={"auto_approved_reviews": "maybe"},
         )
@@ -373,7 +373,7 @@ def test_a_server_side_rejection_can_be_reversed_at_any_time(paired_run):
     from annotation.services.decisions import assignment_reverse_rejection
 
     batch = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     )
     alice = worker_get_or_create(provider="local", external_id="alice")
     a = assignment_claim_next(batch=batch, worker=alice)
@@ -400,7 +400,7 @@ def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
     mt.expect_publish(
         batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="mturk",
             items_per_hit=2,
             limit=2,
@@ -409,7 +409,7 @@ def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
     )
     second = batch_publish(batch=first.run.batches.order_by("-pk").first())
     local = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local", limit=2)
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", limit=2)
     )
     with pytest.raises(CommandError, match="--yes"):
         call_command("stop_hits", "--reason", "bad instructions")
@@ -451,7 +451,7 @@ def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
         hit_add_assignments(hit=a.hit, count=1)
     nxt = batch_create(
         run=paired_run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider="mturk",
         items_per_hit=2,
         reward="0.50",
@@ -493,7 +493,7 @@ def test_a_project_block_is_a_qualification_every_later_hit_type_excludes(mt, pa
     assert "blocked" in str(mt.stubber) or BlockQualification.objects.count() == 1
     # Every HIT type published from now on excludes the project's blocked workers.
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", items_per_hit=2, limit=2
+        run=paired_run, stage=BisonStage.SELECTION, provider="mturk", items_per_hit=2, limit=2
     )
     mt.expect("GetAccountBalance", {"AvailableBalance": "100.00"})
     seen = {}

@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.flows.bison.selectors import bison_stage_counts, bison_triples_with_votes
 from annotation.flows.bison.services.triples import bison_triples_create
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Assignment,
     Batch,
@@ -20,7 +21,6 @@ from annotation.models import (
     HitStatus,
     PoolMembership,
     Review,
-    Stage,
     Worker,
 )
 from annotation.selectors.counting import pool_bar_reason
@@ -42,14 +42,14 @@ def mt(client, settings):
 
 def stage2(mt, run, **options):
     return mt.publish(
-        batch_create(run=run, stage=Stage.BISON_SELECTION, provider="mturk", **options)
+        batch_create(run=run, stage=BisonStage.SELECTION, provider="mturk", **options)
     )
 
 
 def stage3(mt, run, assignments_per_hit=2):
     batch = batch_create(
         run=run,
-        stage=Stage.BISON_VERIFICATION,
+        stage=BisonStage.VERIFICATION,
         provider="mturk",
         items_per_hit=1000,
         assignments_per_hit=assignments_per_hit,
@@ -262,7 +262,7 @@ def test_forged_stage3_work_never_bars_the_real_worker_from_stage2(mt, paired_ru
     forged = mt.take(verification, "REALW")
     mt.post(forged, {f"q{q.position}": "left" for q in v_hit.questions.all()})
     real = Worker.objects.get(external_id="REALW")
-    assert pool_bar_reason(run=paired_run, worker=real, stage=Stage.BISON_SELECTION) is None
+    assert pool_bar_reason(run=paired_run, worker=real, stage=BisonStage.SELECTION) is None
     assert not PoolMembership.objects.filter(worker=real).exists()
 
 
@@ -279,7 +279,7 @@ def test_an_unconfirmed_stage2_post_bars_no_one_from_stage3_until_confirmed(mt, 
     v_hit = verification.hits.order_by("position").first()  # the one a worker takes first
     victim = Worker.objects.get(external_id="VICTIM")
     assert not PoolMembership.objects.filter(worker=victim).exists()
-    assert pool_bar_reason(run=paired_run, worker=victim, stage=Stage.BISON_VERIFICATION) is None
+    assert pool_bar_reason(run=paired_run, worker=victim, stage=BisonStage.VERIFICATION) is None
     # The real VICTIM takes stage 3: the page opens, the work is stored and counts.
     real = mt.take(verification, "VICTIM")
     positive = {f"q{q.position}": ("right" if q.swapped else "left") for q in v_hit.questions.all()}
@@ -320,7 +320,7 @@ def test_stage3_answers_are_excluded_once_the_worker_is_confirmed_in_stage2(mt, 
     assert sneaky_s.confirmed and not sneaky_s.excluded
     assert sneaky_v.confirmed and sneaky_v.excluded
     assert hit_votes(paired_run, v_hit) == {0}  # the stage-3 answers no longer count
-    assert PoolMembership.objects.get(worker=sneaky_s.worker).stage == Stage.BISON_SELECTION
+    assert PoolMembership.objects.get(worker=sneaky_s.worker).stage == BisonStage.SELECTION
     v_hit.refresh_from_db()
     assert v_hit.status == HitStatus.OPEN  # its slot is free for a verifier who counts
 

@@ -5,7 +5,8 @@ import pytest
 from django.core import mail
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import Event, Run, RunKind, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Event, Run, RunKind
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.jobs import job_create, job_fail, job_start
 from pipeline.simulate import WorkerProfile
@@ -51,7 +52,7 @@ def test_owner_is_mailed_when_a_batch_completes_and_when_a_job_fails(
     Run.objects.filter(pk=paired_run.pk).update(owner=owner)
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="simulated", limit=2
+            run=paired_run, stage=BisonStage.SELECTION, provider="simulated", limit=2
         )
     )
     with django_capture_on_commit_callbacks(execute=True):

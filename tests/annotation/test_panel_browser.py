@@ -5,7 +5,8 @@ completion code."""
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Answer, Assignment, AssignmentState, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Answer, Assignment, AssignmentState
 from annotation.services.batches import batch_create, batch_publish
 from tests.annotation.test_browser import browser, page  # noqa: F401
 
@@ -20,7 +21,7 @@ def test_a_participant_arrives_consents_answers_and_gets_the_code(
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="panel",
             items_per_hit=100,
             options={"panel": {"id_param": "id", "completion": {"completed": "CR-7731"}}},

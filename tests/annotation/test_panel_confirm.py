@@ -6,7 +6,8 @@ import pytest
 
 from annotation.crowd.panel.approvals import PanelFileError, approved_ids, panel_confirm
 from annotation.crowd.panel.testing import PanelDriver
-from annotation.models import Assignment, AssignmentState, Event, Hit, HitStatus, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Assignment, AssignmentState, Event, Hit, HitStatus
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 def batch(paired_run):
     return batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="panel", items_per_hit=3
+            run=paired_run, stage=BisonStage.SELECTION, provider="panel", items_per_hit=3
         )
     )
 
@@ -110,7 +111,7 @@ def test_the_rules_refuse_work_over_capacity_and_it_is_reported(client, paired_r
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="panel",
             items_per_hit=100,
             assignments_per_hit=2,
@@ -128,7 +129,7 @@ def test_the_rules_refuse_work_over_capacity_and_it_is_reported(client, paired_r
 def test_the_final_list_releases_work_it_does_not_list(client, paired_run):
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="panel", items_per_hit=100
+            run=paired_run, stage=BisonStage.SELECTION, provider="panel", items_per_hit=100
         )
     )
     forged = answered(client, batch, "FORGED1")  # anyone may type an id into the link

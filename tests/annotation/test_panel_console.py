@@ -12,7 +12,8 @@ from django.core.management.base import CommandError
 
 from annotation.crowd.panel.services import panel_settings_set
 from annotation.crowd.panel.testing import PanelDriver
-from annotation.models import Assignment, Batch, ProjectRole, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Assignment, Batch, ProjectRole
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.worker_actions import worker_bonus
 from tests.annotation.test_api_lists import member
@@ -28,7 +29,7 @@ def batch(paired_run, settings):
     return batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="panel",
             items_per_hit=3,
             options={"panel": {"name": "connect", "completion": {"completed": "DONE1"}}},
@@ -204,7 +205,7 @@ def test_the_launch_page_shows_what_to_set_up_at_the_panel(paired_run, admin_cli
     settings.CROWDVL_PUBLIC_URL = "https://study.lab.example.org"
     settings.CROWDVL_PUBLIC_URL_SET = True
     form = {
-        "stage": Stage.BISON_SELECTION,
+        "stage": BisonStage.SELECTION,
         "provider": "panel",
         "reward": "0.60",
         "lifetime_hours": 24,

@@ -11,7 +11,8 @@ from annotation.crowd.panel.approvals import panel_confirm
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.selectors import bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
-from annotation.models import Export, Item, ItemKind, Stage
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.models import Export, Item
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import selection_done_factory
@@ -26,7 +27,7 @@ def test_a_bison_export_names_no_panel_participant(client, paired_run, run_on_co
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_VERIFICATION,
+            stage=BisonStage.VERIFICATION,
             provider="panel",
             items_per_hit=100,
             options={"panel": {"name": "connect", "completion": {"completed": "CODE4242"}}},
@@ -47,7 +48,7 @@ def test_a_bison_export_names_no_panel_participant(client, paired_run, run_on_co
     listed = "participant_id\n" + "\n".join(participants) + "\n"
     report = panel_confirm(batch=batch, data=listed.encode(), file="connect.csv")
     assert report.confirmed == len(participants)
-    triples = Item.objects.filter(run=paired_run, kind=ItemKind.TRIPLE).count()
+    triples = Item.objects.filter(run=paired_run, kind=BisonItemKind.TRIPLE).count()
     assert bison_verified_triples(run=paired_run).count() == triples > 0
 
     job = run_on_commit(bison_export_start, run=paired_run)

@@ -12,15 +12,8 @@ from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.services import panel_settings_set
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.errors import ServiceError
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentState,
-    Event,
-    PoolMembership,
-    Stage,
-    Worker,
-)
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Answer, Assignment, AssignmentState, Event, PoolMembership, Worker
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.worker_actions import worker_block, workers_notify
@@ -31,7 +24,7 @@ from tests.factories import selection_done_factory
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
 
 
-def panel_batch(run, *, stage=Stage.BISON_SELECTION, items_per_hit=3, publish=True, **panel):
+def panel_batch(run, *, stage=BisonStage.SELECTION, items_per_hit=3, publish=True, **panel):
     batch = batch_create(
         run=run,
         stage=stage,
@@ -150,12 +143,12 @@ def test_a_participant_of_another_stages_pool_is_screened_out(client, paired_run
     selection_done_factory(paired_run)
     batch = panel_batch(
         paired_run,
-        stage=Stage.BISON_VERIFICATION,
+        stage=BisonStage.VERIFICATION,
         items_per_hit=100,
         completion={"completed": "C1", "screened_out": "SCREEN"},
     )
     selector = worker_get_or_create(provider="panel", external_id="P1")
-    PoolMembership.objects.create(run=paired_run, worker=selector, stage=Stage.BISON_SELECTION)
+    PoolMembership.objects.create(run=paired_run, worker=selector, stage=BisonStage.SELECTION)
     assert PanelDriver(client).take(batch, "P1") is None
     page = client.get(f"/panel/{batch.pk}/next/").content.decode()
     assert "no task for you" in page and "SCREEN" in page
@@ -248,7 +241,7 @@ def test_settings_are_checked(paired_run):
         with pytest.raises(InputError) as caught:
             batch_create(
                 run=paired_run,
-                stage=Stage.BISON_SELECTION,
+                stage=BisonStage.SELECTION,
                 provider="panel",
                 options={"panel": panel},
             )

@@ -9,7 +9,9 @@ import pytest
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, Bonus, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Assignment, Bonus
 from annotation.selectors.pay import effective_pay, pay_estimate
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.claim import assignment_claim_next
@@ -22,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 def test_eccv_defaults_are_the_papers_rewards(proposed):
     round_one = batch_create(
-        run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=20
+        run=proposed, stage=EccvStage.JUDGMENT, provider="local", items_per_hit=20
     )
     assert round_one.reward == Decimal("1.40")
     estimate = pay_estimate(batch=round_one)
@@ -35,7 +37,7 @@ def test_eccv_defaults_are_the_papers_rewards(proposed):
 def test_eccv_round_two_default(proposed):
     batch = batch_create(
         run=proposed,
-        stage=Stage.ECCV_JUDGMENT,
+        stage=EccvStage.JUDGMENT,
         provider="local",
         items_per_hit=20,
         options={"follow_ups": False},
@@ -45,7 +47,7 @@ def test_eccv_round_two_default(proposed):
 
 def test_other_tasks_default_to_the_minimum_hourly_pay(paired_run):
     batch = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=6
+        run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=6
     )
     # 6 pairs x 20 s at $15/h = $0.50.
     assert batch.reward == Decimal("0.50")
@@ -62,7 +64,7 @@ def test_mturk_refuses_low_pay_unless_overridden(paired_run, client, settings):
     try:
         low = batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="mturk",
             items_per_hit=6,
             reward="0.10",
@@ -73,7 +75,7 @@ def test_mturk_refuses_low_pay_unless_overridden(paired_run, client, settings):
         ok = (
             batch_create(
                 run=paired_run,
-                stage=Stage.BISON_SELECTION,
+                stage=BisonStage.SELECTION,
                 provider="mturk",
                 reward="0.10",
                 options={"allow_low_pay": True},
@@ -99,7 +101,7 @@ def test_effective_pay_is_capped_at_the_expected_time_and_topped_up(paired_run):
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=3,
             reward="0.10",
@@ -128,13 +130,13 @@ def test_effective_pay_is_capped_at_the_expected_time_and_topped_up(paired_run):
 def test_a_pilot_replaces_the_assumed_time(paired_run):
     pilot = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1, limit=5
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=1, limit=5
         )
     )
     for n in range(5):
         _work(pilot, f"p{n}", 40)
     nxt = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1
+        run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=1
     )
     estimate = pay_estimate(batch=nxt)
     assert estimate.source == "measured in a pilot"
@@ -145,7 +147,7 @@ def test_the_dashboard_shows_expected_and_paid_hourly_pay(paired_run, admin_clie
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=3,
             reward="0.10",
@@ -161,7 +163,7 @@ def test_active_time_starts_at_the_first_answer_kept_within_the_assignment(paire
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=3,
             reward="0.10",

@@ -13,6 +13,8 @@ from django.db.migrations.executor import MigrationExecutor
 from rest_framework.test import APIClient
 
 from annotation.crowd.simulated.crowd import simulate_crowd
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -25,7 +27,6 @@ from annotation.models import (
     Review,
     ReviewStatus,
     Run,
-    Stage,
     Worker,
 )
 from annotation.permissions import Action, can, require, visible_projects, visible_runs
@@ -63,7 +64,7 @@ def world(proposed, dataset, django_user_model):
     run_b.refresh_from_db()
     batch_b = batch_publish(
         batch=batch_create(
-            run=run_b, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=run_b, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(
@@ -327,7 +328,7 @@ def test_api_reads_and_acts_by_role_and_project(world):
         assert client.get(f"/api/runs/{run_a.pk}/summary/").status_code == 200
         assert post(client, f"/api/jobs/{job_a.pk}/cancel/").status_code == 403
         assert post(client, f"/api/runs/{run_a.pk}/exports/").status_code == 403
-        body = {"stage": Stage.BISON_SELECTION, "provider": "simulated"}
+        body = {"stage": BisonStage.SELECTION, "provider": "simulated"}
         assert post(client, f"/api/runs/{run_a.pk}/batches/", body).status_code == 403
     nobody = api(world, "nobody")
     assert nobody.get(f"/api/jobs/{job_a.pk}/").status_code == 403

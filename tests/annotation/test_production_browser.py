@@ -14,7 +14,8 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import expect
 
-from annotation.models import Answer, Assignment, AssignmentState, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Answer, Assignment, AssignmentState
 from annotation.services.batches import batch_create, batch_publish
 from tests.annotation.test_browser import ARGS, CHROMIUM, begin
 from tests.factories import database_name
@@ -94,7 +95,7 @@ def test_a_full_hit_under_production_settings(production_server, paired_run):
 
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=3
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=3
         )
     )
     with sync_playwright() as p:

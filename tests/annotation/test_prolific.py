@@ -14,6 +14,7 @@ from annotation.crowd.prolific.publish import prolific_publish_start
 from annotation.crowd.prolific.standin import ProlificStandIn, standin_session
 from annotation.crowd.prolific.testing import SECRET, ProlificDriver
 from annotation.errors import ServiceError
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -24,7 +25,6 @@ from annotation.models import (
     Export,
     HitStatus,
     PoolQualification,
-    Stage,
     Worker,
 )
 from annotation.selectors.counting import counted
@@ -52,7 +52,7 @@ def pro(client, settings):
 
 def draft(run, **options):
     return batch_create(
-        run=run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=2, **options
+        run=run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=2, **options
     )
 
 
@@ -82,7 +82,7 @@ def test_one_study_per_batch_from_the_batch(pro, paired_run):
     assert "United Kingdom" in filters["current-country-of-residence"]["selected_values"]
     # BISON stage 2's study excludes stage 3's pool and the project block.
     blocked = set(filters["participant_group_blocklist"]["selected_values"])
-    pool3 = PoolQualification.objects.get(run=paired_run, stage=Stage.BISON_VERIFICATION)
+    pool3 = PoolQualification.objects.get(run=paired_run, stage=BisonStage.VERIFICATION)
     assert pool3.qualification_id in blocked and len(blocked) == 2
     assert all(h.provider_hit_id.startswith(study["id"]) for h in batch.hits.all())
 
@@ -454,14 +454,14 @@ def test_a_bison_run_end_to_end_on_prolific(pro, paired_run, client):
     assert pro.standin.submissions[pro.sessions[second.worker.external_id]]["status"] == "REJECTED"
     assert len(pro.standin.payments) == 1
     batch_sync(batch=selection)  # pools granted from counted work
-    pool2 = PoolQualification.objects.get(run=paired_run, stage=Stage.BISON_SELECTION)
+    pool2 = PoolQualification.objects.get(run=paired_run, stage=BisonStage.SELECTION)
     members = pro.standin.groups[pool2.qualification_id]
     assert first.worker.external_id in members and "leaver" not in members
     # Stage 3 (the other pairs' captions selected by a simulated crowd): its study excludes
     # the stage-2 pool.
     selection_done_factory(paired_run)
     verification = batch_create(
-        run=paired_run, stage=Stage.BISON_VERIFICATION, provider="prolific", items_per_hit=100
+        run=paired_run, stage=BisonStage.VERIFICATION, provider="prolific", items_per_hit=100
     )
     pro.publish(verification)
     study3 = pro.standin.studies[Batch.objects.get(pk=verification.pk).provider_hit_type_id]
@@ -493,7 +493,7 @@ def test_a_full_study_needs_a_pilot_whose_median_time_sets_the_pay(pro, dataset,
 
     run = paired_run_factory(dataset, run_on_commit=run_on_commit)
     full = batch_create(
-        run=run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=1, limit=2
+        run=run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=1, limit=2
     )
     full.hits.update(extra_assignments=PILOT_PLACES)  # more places than a pilot's
     with pytest.raises(ServiceError, match="before a pilot"):
@@ -501,7 +501,7 @@ def test_a_full_study_needs_a_pilot_whose_median_time_sets_the_pay(pro, dataset,
     assert not pro.standin.studies
     pilot = pro.publish(
         batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=1, limit=3
+            run=run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=1, limit=3
         )
     )
     pilot.hits.update(extra_assignments=1)  # 3 HITs x 2 places: 6 participants at most
@@ -552,7 +552,7 @@ def test_participant_ids_never_reach_an_export_or_its_datasheet(pro, paired_run,
     selection_done_factory(paired_run)
     verification = pro.publish(
         batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="prolific", items_per_hit=100
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="prolific", items_per_hit=100
         )
     )
     ids = []

@@ -10,7 +10,8 @@ from playwright.sync_api import expect
 
 from annotation.crowd.prolific import studies
 from annotation.crowd.prolific.testing import ProlificDriver
-from annotation.models import Assignment, AssignmentState, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Assignment, AssignmentState
 from annotation.services.batches import batch_create, batch_sync
 from tests.annotation.test_browser import browser, page  # noqa: F401
 
@@ -28,7 +29,7 @@ def test_a_participant_from_prolific_consents_answers_and_lands_on_the_completio
     try:
         batch = driver.publish(
             batch_create(
-                run=paired_run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=3
+                run=paired_run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=3
             )
         )
         study = batch.provider_hit_type_id

@@ -8,7 +8,8 @@ from django.core.management import call_command
 
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
-from annotation.models import Stage, Worker
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Worker
 from annotation.services.batch_extension import batch_extend
 from annotation.services.batches import batch_create
 from annotation.services.worker_actions import worker_block, worker_unblock, workers_notify
@@ -26,7 +27,7 @@ def pro(client, settings):
 
 def published(pro, run):
     return pro.publish(
-        batch_create(run=run, stage=Stage.BISON_SELECTION, provider="prolific", items_per_hit=2)
+        batch_create(run=run, stage=BisonStage.SELECTION, provider="prolific", items_per_hit=2)
     )
 
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Stage
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.batches import batch_create, batch_publish
 from tests.factories import join
 
@@ -56,7 +56,7 @@ def test_worker_path_queries_do_not_grow_with_the_hit(client, paired_run):
     small = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=1,
             limit=2,
@@ -64,7 +64,7 @@ def test_worker_path_queries_do_not_grow_with_the_hit(client, paired_run):
     )
     large = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=4
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=4
         )
     )
     assert large.hits.get().questions.count() == 4 and small.hits.count() == 2
@@ -73,7 +73,7 @@ def test_worker_path_queries_do_not_grow_with_the_hit(client, paired_run):
     # A stage-3 batch on offer, from that first answer: the run's status stays "verifying"
     # (how it moves once every batch ended is `test_run_status.py`'s).
     batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
     )
     one, four = _path(client, small), _path(client, large)
     assert one == four

@@ -13,7 +13,8 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Event, Review, ReviewStatus, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Assignment, AssignmentState, Event, Review, ReviewStatus
 from annotation.services.batches import batch_create
 from annotation.services.reviews import review_decide, review_reverse
 from tests.annotation.drivers import MTurkDriver
@@ -36,7 +37,7 @@ def remote(request, client, settings):
 def draft(remote, run, **options):
     return batch_create(
         run=run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider=remote.name,
         items_per_hit=2,
         reward="0.50",

@@ -15,6 +15,7 @@ from annotation.crowd.mturk import client as mturk
 from annotation.crowd.mturk import views as mturk_views
 from annotation.crowd.mturk.fees import estimate_cost
 from annotation.crowd.mturk.sync import SyncReport, mturk_sync_hit
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
     Assignment,
     AssignmentState,
@@ -24,7 +25,6 @@ from annotation.models import (
     PoolMembership,
     Review,
     ReviewStatus,
-    Stage,
     Worker,
 )
 from annotation.selectors.counting import counted
@@ -200,7 +200,7 @@ def answers(hit: Hit) -> dict[str, str]:
 def published(remote, run, **options):
     options = {"items_per_hit": 2, "reward": "0.50", **options}
     return remote.publish(
-        batch_create(run=run, stage=Stage.BISON_SELECTION, provider=remote.name, **options)
+        batch_create(run=run, stage=BisonStage.SELECTION, provider=remote.name, **options)
     )
 
 
@@ -329,7 +329,7 @@ def test_one_hit_failing_to_expire_does_not_leave_the_later_ones_live(remote, pa
 def test_the_kill_switch_stops_the_hits_of_a_batch_whose_publishing_crashed(remote, paired_run):
     crashed = batch_create(
         run=paired_run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider=remote.name,
         items_per_hit=1,
         reward="0.50",
@@ -341,7 +341,7 @@ def test_the_kill_switch_stops_the_hits_of_a_batch_whose_publishing_crashed(remo
     assert crashed.status == BatchStatus.DRAFT and len(live) == 2
     # A draft with nothing at the provider is left alone (it can still be discarded).
     untouched = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider=remote.name, limit=2
+        run=paired_run, stage=BisonStage.SELECTION, provider=remote.name, limit=2
     )
     remote.calls.clear()
     for hit in crashed.hits.order_by("position"):

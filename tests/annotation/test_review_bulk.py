@@ -4,7 +4,8 @@ rejection without feedback refused for every review, nothing half-decided."""
 import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import AssignmentState, Review, ReviewStatus, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import AssignmentState, Review, ReviewStatus
 from annotation.selectors.reviews import review_queue_view
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def held(proposed):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(

@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import Event, Review, ReviewStatus, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Event, Review, ReviewStatus
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import reviews_decide
 from pipeline.simulate import WorkerProfile
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_concurrent_decisions_of_one_review(proposed, decisions):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(

@@ -10,8 +10,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation.flows.cxc.services.sampling import cxc_run_create
+from annotation.flows.eccv.models import Annotator
+from annotation.flows.quality.models import Candidate
 from annotation.flows.quality.services.candidates import quality_run_create
-from annotation.models import Annotator, Candidate, Item, Job, JobState, ProjectRole
+from annotation.models import GoldItemKind, Item, Job, JobState, ProjectRole
 from tests.annotation.conftest import rankings_file
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL
 from tests.annotation.test_api_lists import member
@@ -157,7 +159,6 @@ def test_uploads_over_the_limit_are_refused_before_a_copy_is_kept(
 
 
 def test_cxc_gold_pairs_uploaded_through_the_api(sample_path, schema, django_user_model):  # noqa: F811
-    from annotation.models import ItemKind
     from annotation.services.datasets import dataset_import
     from tests.annotation.flows.cxc.test_cxc_flow import SAMPLE_CXC
 
@@ -171,7 +172,7 @@ def test_cxc_gold_pairs_uploaded_through_the_api(sample_path, schema, django_use
     response = alice.post(url, {"file": upload(csv_file), "stage": "sis"}, format="multipart")
     assert response.status_code == 200, response.json()
     check(schema, "/api/runs/{run_id}/inputs/{name}/", "post", response)
-    gold = Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING)
+    gold = Item.objects.filter(run=run, kind=GoldItemKind.RATING)
     assert gold.exists() and response.json()["message"].startswith(
         f"{gold.count()} gold pairs for sis (kept, not shown as gold"  # gold_source established
     )

@@ -9,7 +9,9 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import Answer, Assignment, Item, ItemKind, Job, JobState, Stage
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Answer, Assignment, Item, Job, JobState
 from annotation.selectors.run_page import run_page_data, stage_agreement
 from annotation.selectors.run_workers import run_workers
 from annotation.services.batches import batch_create, batch_publish
@@ -24,7 +26,7 @@ def worked(paired_run):
     batch = batch_publish(
         batch=batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="simulated",
             assignments_per_hit=2,
             limit=4,
@@ -41,7 +43,7 @@ def test_numbers_come_from_the_flow_and_the_answers(worked):
     assert data["funnel"]["labels"] == ["image pairs", "triples", "verified"]
     assert (
         data["funnel"]["counts"][0]
-        == Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).count()
+        == Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).count()
     )
     (progress,) = data["progress"]
     submitted = Assignment.objects.filter(hit__batch=batch, submitted_at__isnull=False).count()
@@ -66,7 +68,7 @@ def test_eccv_page_has_its_funnel_and_answer_shares(proposed, admin_client):
 
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0))
@@ -79,13 +81,13 @@ def test_eccv_page_has_its_funnel_and_answer_shares(proposed, admin_client):
     assert batch.assignments_per_hit == 1
     assert stage_agreement(proposed) == [
         {
-            "stage": Stage.ECCV_JUDGMENT,
-            "title": Stage.ECCV_JUDGMENT.label,  # shown on the page, not the raw value
+            "stage": EccvStage.JUDGMENT,
+            "title": EccvStage.JUDGMENT.label,  # shown on the page, not the raw value
             "agreement": None,
             "pairs": 0,
         }
     ]
-    assert Stage.ECCV_JUDGMENT.label in html
+    assert EccvStage.JUDGMENT.label in html
     assert "one answer per item (one assignment per HIT)" in html
 
 
@@ -154,7 +156,7 @@ def test_stage_one_started_from_the_page(dataset, admin_client, django_capture_o
     assert "started" in response.content.decode()
     job = Job.objects.get(run=run)
     assert job.name == "bison.pairing" and job.state == JobState.SUCCEEDED, job.error
-    assert Run.objects.get(pk=run.pk).status == "paired"
+    assert Run.objects.get(pk=run.pk).status == "prepared"
     assert run_page_data(run)["funnel"]["counts"][0] > 0
     # Again: the run is paired, the service refuses and says why; nothing new starts.
     response = admin_client.post(f"/runs/{run.pk}/jobs/pairing/", follow=True)

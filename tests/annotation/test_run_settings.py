@@ -6,7 +6,7 @@ import re
 import pytest
 from rest_framework.test import APIClient
 
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Run, RunKind
 from annotation.run_settings import Setting
 from annotation.services.runs import run_check_config

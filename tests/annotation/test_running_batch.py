@@ -14,7 +14,9 @@ from django.utils import timezone
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import ServiceError
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.services.export import eccv_export_start
+from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import (
     GOLD_KINDS,
     Answer,
@@ -26,7 +28,6 @@ from annotation.models import (
     Invitation,
     ProjectRole,
     Review,
-    Stage,
 )
 from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.data_browser import item_rows, run_items
@@ -48,7 +49,7 @@ pytestmark = pytest.mark.django_db
 
 def local_batch(run, publish=True, **kwargs):
     batch = batch_create(
-        run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=2, **kwargs
+        run=run, stage=BisonStage.SELECTION, provider="local", items_per_hit=2, **kwargs
     )
     return batch_publish(batch=batch) if publish else batch
 
@@ -146,25 +147,25 @@ def test_instructions_replace_the_papers_on_the_workers_page_and_the_manifest(pa
     page = client.get(f"/work/assignment/{claim.pk}/").content.decode()
     assert "Discriminative captions" in page and 'id="run-instructions"' not in page
     run_instructions_set(
-        run=paired_run, stage=Stage.BISON_SELECTION, text="Pick the caption <b>only</b> fits."
+        run=paired_run, stage=BisonStage.SELECTION, text="Pick the caption <b>only</b> fits."
     )
     page = client.get(f"/work/assignment/{claim.pk}/").content.decode()
     assert 'id="run-instructions"' in page and "Discriminative captions" not in page
     assert "&lt;b&gt;only&lt;/b&gt;" in page  # text, never markup
     with pytest.raises(InputError):
-        run_instructions_set(run=paired_run, stage=Stage.ECCV_JUDGMENT, text="x")
+        run_instructions_set(run=paired_run, stage=EccvStage.JUDGMENT, text="x")
     from annotation.selectors.run_texts import instructions_record
 
     record = instructions_record(paired_run)
-    assert record[Stage.BISON_SELECTION]["own_text"] is True
-    assert record[Stage.BISON_VERIFICATION] == {"version": "default", "own_text": False}
+    assert record[BisonStage.SELECTION]["own_text"] is True
+    assert record[BisonStage.VERIFICATION] == {"version": "default", "own_text": False}
 
 
 def test_the_page_before_consent_shows_the_runs_instructions(paired_run, client):
     batch = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="panel")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="panel")
     )
-    run_instructions_set(run=paired_run, stage=Stage.BISON_SELECTION, text="Read twice.")
+    run_instructions_set(run=paired_run, stage=BisonStage.SELECTION, text="Read twice.")
     client.get(f"/panel/{batch.pk}/", {"participantId": "p1"})
     page = client.get(f"/panel/{batch.pk}/").content.decode()
     assert 'id="run-instructions"' in page and "Read twice." in page
@@ -176,7 +177,7 @@ def test_texts_page_previews_and_saves(paired_run, admin_client):
     page = admin_client.get(url).content.decode()
     assert 'id="consent-version"' in page and "(the default text)" in page
     preview = admin_client.post(
-        url, {"what": Stage.BISON_SELECTION, "text": "Look twice.", "do": "preview"}
+        url, {"what": BisonStage.SELECTION, "text": "Look twice.", "do": "preview"}
     ).content.decode()
     assert "srcdoc=" in preview and "Look twice." in preview
     paired_run.refresh_from_db()
@@ -231,7 +232,7 @@ def test_texts_in_the_api_and_the_cli(paired_run, django_user_model, schema, tmp
 
 
 def test_mturk_refuses_a_pause_with_the_reason(paired_run):
-    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="mturk", limit=2)
+    batch = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="mturk", limit=2)
     type(batch).objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
     batch.refresh_from_db()
     with pytest.raises(ServiceError, match="MTurk has no pause.*expire"):
@@ -265,7 +266,7 @@ def test_a_paused_panel_study_gives_a_newcomer_no_code_and_lets_the_open_task_fi
     panel = PanelDriver(client)
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="panel", items_per_hit=2
+            run=paired_run, stage=BisonStage.SELECTION, provider="panel", items_per_hit=2
         )
     )
     inside = panel.take(batch, "p-inside")
@@ -285,7 +286,7 @@ def test_a_paused_panel_study_gives_a_newcomer_no_code_and_lets_the_open_task_fi
 def test_live_status_counts_states_with_pseudonyms(paired_run, django_user_model, schema):  # noqa: F811
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=1
         )
     )
     now = timezone.now()
@@ -328,7 +329,7 @@ def judged(proposed):
     batch = batch_publish(
         batch=batch_create(
             run=proposed,
-            stage=Stage.ECCV_JUDGMENT,
+            stage=EccvStage.JUDGMENT,
             provider="simulated",
             items_per_hit=6,
             assignments_per_hit=3,
@@ -340,7 +341,7 @@ def judged(proposed):
 
 def test_data_browser_filters(judged, admin_client):
     run = judged.run
-    stage = Stage.ECCV_JUDGMENT
+    stage = EccvStage.JUDGMENT
     everything = list(run_items(run=run, stage=stage))
     gold = list(run_items(run=run, stage=stage, gold="gold"))
     real = list(run_items(run=run, stage=stage, gold="real"))
@@ -375,14 +376,14 @@ def test_data_browser_queries_do_not_grow_with_rows(paired_run, admin_client):
 
     def queries(limit):
         with CaptureQueriesContext(connection) as captured:
-            items = list(run_items(run=paired_run, stage=Stage.BISON_SELECTION)[:limit])
-            rows = item_rows(items=items, stage=Stage.BISON_SELECTION)
+            items = list(run_items(run=paired_run, stage=BisonStage.SELECTION)[:limit])
+            rows = item_rows(items=items, stage=BisonStage.SELECTION)
             assert len(rows) == limit
             assert all(r.answers for r in rows)
         return len(captured)
 
     assert queries(1) == queries(5) == 2
-    url = f"/runs/{paired_run.pk}/data/?stage={Stage.BISON_SELECTION}"
+    url = f"/runs/{paired_run.pk}/data/?stage={BisonStage.SELECTION}"
     admin_client.get(url)  # warm the session and the user
 
     def page_queries(per_page, monkeypatch_value):
@@ -404,15 +405,15 @@ def test_data_browser_queries_do_not_grow_with_rows(paired_run, admin_client):
 def test_data_browser_in_the_api_and_the_cli(judged, django_user_model, schema):  # noqa: F811
     run = judged.run
     vera = member(django_user_model, run, "vera", ProjectRole.VIEWER)
-    response = vera.get(f"/api/runs/{run.pk}/items/?stage={Stage.ECCV_JUDGMENT}&gold=gold&limit=3")
+    response = vera.get(f"/api/runs/{run.pk}/items/?stage={EccvStage.JUDGMENT}&gold=gold&limit=3")
     check(schema, "/api/runs/{run_id}/items/", "get", response)
     body = response.json()
-    assert body["count"] == run_items(run=run, stage=Stage.ECCV_JUDGMENT, gold="gold").count()
+    assert body["count"] == run_items(run=run, stage=EccvStage.JUDGMENT, gold="gold").count()
     assert len(body["results"]) == 3 and all(r["gold"] for r in body["results"])
     assert vera.get(f"/api/runs/{run.pk}/items/").status_code == 400  # the stage is required
     out = io.StringIO()
     call_command(
-        "run_items", str(run.pk), "--stage", Stage.ECCV_JUDGMENT, "--held", "held", stdout=out
+        "run_items", str(run.pk), "--stage", EccvStage.JUDGMENT, "--held", "held", stdout=out
     )
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lines and all(line["reviews"] for line in lines)
@@ -430,7 +431,7 @@ def test_exports_page_renders_the_datasheet_and_the_manifest(judged, run_on_comm
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
     export = Export.objects.get(run=judged.run)
-    assert export.manifest["instructions"][Stage.ECCV_JUDGMENT]["version"] == "default"
+    assert export.manifest["instructions"][EccvStage.JUDGMENT]["version"] == "default"
     assert export.manifest["consent"]["version"]
     page = admin_client.get(f"/runs/{judged.run_id}/exports/").content.decode()
     assert 'class="datasheet"' in page and "<h2>Datasheet: " in page

@@ -10,8 +10,9 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.crowd.local.invitations import invitations_create
+from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.services.export import eccv_export_start
-from annotation.models import Answer, Assignment, AssignmentState, BatchStatus, Review, Stage
+from annotation.models import Answer, Assignment, AssignmentState, BatchStatus, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.projects import project_member_set
 from tests.annotation.test_browser import begin, browser  # noqa: F401
@@ -57,7 +58,7 @@ def worker_tab(browser):  # noqa: F811
 def published(run, **kwargs):
     return batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=2, **kwargs
+            run=run, stage=BisonStage.SELECTION, provider="local", items_per_hit=2, **kwargs
         )
     )
 
@@ -70,7 +71,7 @@ def answer_all(tab):
 
 def test_preview_of_a_draft_from_the_batch_page(researcher, live_server, paired_run):
     draft = batch_create(
-        run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=2
+        run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=2
     )
     tab = researcher
     tab.goto(f"{live_server.url}/batches/{draft.pk}/")

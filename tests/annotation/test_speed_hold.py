@@ -9,7 +9,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.crowd.simulated.crowd import simulate_crowd
-from annotation.models import Assignment, AssignmentState, Review, Run, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Assignment, AssignmentState, Review, Run
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.reviews import assignments_auto_approve
 from annotation.services.runs import run_check_config
@@ -27,7 +28,7 @@ def _answered(run: Run, limit: float):  # type: ignore[no-untyped-def]
     run.refresh_from_db()
     batch = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_SELECTION, provider="simulated", assignments_per_hit=2
+            run=run, stage=BisonStage.SELECTION, provider="simulated", assignments_per_hit=2
         )
     )
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0))
@@ -83,7 +84,7 @@ def test_a_platform_paying_sooner_than_the_policy_runs_is_warned_about(paired_ru
     paired_run.refresh_from_db()
     batch = batch_create(
         run=paired_run,
-        stage=Stage.BISON_SELECTION,
+        stage=BisonStage.SELECTION,
         provider="mturk",  # approves on its own at the batch's delay
         auto_approval_delay_seconds=600,
     )

@@ -11,7 +11,8 @@ from django.utils import timezone
 from annotation.crowd import PROVIDERS
 from annotation.crowd.base import ServerSideProvider
 from annotation.errors import PoolConflict, TooLate
-from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembership, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembership
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.confirm import assignment_confirm
@@ -35,8 +36,8 @@ def pending_provider(monkeypatch):
     monkeypatch.setitem(PROVIDERS, NAME, PendingProvider())
 
 
-def one_hit(run, stage=Stage.BISON_SELECTION, **options):
-    if stage == Stage.BISON_VERIFICATION:  # image-disjoint HITs: the toy run's triples need two
+def one_hit(run, stage=BisonStage.SELECTION, **options):
+    if stage == BisonStage.VERIFICATION:  # image-disjoint HITs: the toy run's triples need two
         options.setdefault("limit", 1)
     batch = batch_create(run=run, stage=stage, provider=NAME, items_per_hit=100, **options)
     assert batch.hits.count() == 1
@@ -96,9 +97,9 @@ def test_work_past_the_assignment_duration_is_refused(paired_run):
 
 def test_pools_apply_at_the_claim(paired_run):
     selection_done_factory(paired_run)
-    verification = one_hit(paired_run, stage=Stage.BISON_VERIFICATION, assignments_per_hit=2)
+    verification = one_hit(paired_run, stage=BisonStage.VERIFICATION, assignments_per_hit=2)
     carol = worker("carol")
-    PoolMembership.objects.create(run=paired_run, worker=carol, stage=Stage.BISON_SELECTION)
+    PoolMembership.objects.create(run=paired_run, worker=carol, stage=BisonStage.SELECTION)
     with pytest.raises(PoolConflict, match="different people"):
         assignment_claim_next(batch=verification, worker=carol)
 
@@ -107,13 +108,13 @@ def test_an_unconfirmed_claim_bars_no_one_from_another_stage_until_confirmed(pai
     """Issue 25: the id of an unconfirmed claim is anyone's to type (a panel's study link). A
     stage-2 claim under VICTIM's id puts VICTIM in no pool: they can still take stage 3. Once
     the provider confirms the stage-2 work, they are barred and their stage-3 work is out."""
-    from annotation.flows import task_type_for
+    from annotation.flow_registry import task_type_for
     from annotation.flows.bison.selectors import bison_triples_with_votes
 
     selection = one_hit(paired_run, assignments_per_hit=2)
     selector, victim = worker("selector"), worker("victim")
     real = assignment_claim_next(batch=selection, worker=selector)
-    task = task_type_for(Stage.BISON_SELECTION)
+    task = task_type_for(BisonStage.SELECTION)
     answers = {
         f"q{q.position}": task.worker_choices(question=q)[0]  # a caption, not "none"
         for q in real.hit.questions.all()
@@ -123,7 +124,7 @@ def test_an_unconfirmed_claim_bars_no_one_from_another_stage_until_confirmed(pai
     forged = assignment_claim_next(batch=selection, worker=victim)
     assignment_submit(assignment_id=forged.pk, worker=victim, answers=answers_of(forged))
     assert not PoolMembership.objects.filter(worker=victim).exists()
-    verification = one_hit(paired_run, stage=Stage.BISON_VERIFICATION, assignments_per_hit=2)
+    verification = one_hit(paired_run, stage=BisonStage.VERIFICATION, assignments_per_hit=2)
     taken = assignment_claim_next(batch=verification, worker=victim)
     assert taken is not None and not taken.confirmed
     sides = {f"q{q.position}": "right" if q.swapped else "left" for q in taken.hit.questions.all()}
@@ -132,14 +133,14 @@ def test_an_unconfirmed_claim_bars_no_one_from_another_stage_until_confirmed(pai
     shown = set(taken.hit.questions.values_list("item_id", flat=True))
     votes = bison_triples_with_votes(run=paired_run)
     assert {t.votes for t in votes if t.pk in shown} == {1}
-    assert PoolMembership.objects.get(worker=victim).stage == Stage.BISON_VERIFICATION
+    assert PoolMembership.objects.get(worker=victim).stage == BisonStage.VERIFICATION
     # The provider confirms the stage-2 work after all: VICTIM did both stages.
     assignment_confirm(assignment=forged, source="test")
     taken.refresh_from_db()
     assert taken.excluded
     votes = bison_triples_with_votes(run=paired_run)
     assert {t.votes for t in votes if t.pk in shown} == {0}
-    assert PoolMembership.objects.get(worker=victim).stage == Stage.BISON_SELECTION
+    assert PoolMembership.objects.get(worker=victim).stage == BisonStage.SELECTION
     with pytest.raises(PoolConflict, match="different people"):
         assignment_claim_next(batch=verification, worker=victim)
 

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from annotation.models import Answer, Assignment, PoolMembership, Question, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Answer, Assignment, PoolMembership, Question
 from annotation.selectors.task_page import hit_image_places
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.worker_identity import worker_get_or_create
@@ -23,7 +24,7 @@ def start(client, batch, worker_id):
 def test_selection_page_flow_and_error_message(client, paired_run):
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=3
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=3
         )
     )
     url = start(client, batch, "alice")
@@ -41,7 +42,7 @@ def test_selection_page_flow_and_error_message(client, paired_run):
 
 def test_another_worker_cannot_open_an_assignment(client, paired_run):
     batch = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     )
     url = start(client, batch, "alice")
     join(client, paired_run, "mallory")
@@ -53,7 +54,7 @@ def test_verification_page_gives_nothing_away(client, paired_run):
     selection_done_factory(paired_run)
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=100
         )
     )
     url = start(client, batch, "verifier")
@@ -83,11 +84,11 @@ def test_verification_page_gives_nothing_away(client, paired_run):
 def test_pool_conflict_page(client, paired_run):
     selection_done_factory(paired_run)
     verification = batch_publish(
-        batch=batch_create(run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local")
+        batch=batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
     )
     # A local worker who already did stage-2 work is refused stage 3.
     alice = worker_get_or_create(provider="local", external_id="alice")
-    PoolMembership.objects.create(run=paired_run, worker=alice, stage=Stage.BISON_SELECTION)
+    PoolMembership.objects.create(run=paired_run, worker=alice, stage=BisonStage.SELECTION)
     join(client, paired_run, "alice")
     response = client.get(f"/work/{verification.pk}/next/")
     page = response.content.decode()
@@ -103,7 +104,7 @@ def test_pool_conflict_page(client, paired_run):
 def test_the_home_page_lists_progress_and_pay_per_task(client, paired_run):
     batch = batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_SELECTION, provider="local", items_per_hit=1
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=1
         )
     )
     url = start(client, batch, "bea")

@@ -6,7 +6,8 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.selectors import GOLD_EXPECTED
-from annotation.models import Answer, Assignment, Bonus, Event, Review, Stage, Worker
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Answer, Assignment, Bonus, Event, Review, Worker
 from annotation.selectors.run_workers import accuracy_histogram, run_workers
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
@@ -22,7 +23,7 @@ WRONG = WorkerProfile(accuracy=1.0, gold_accuracy=0.0, seconds_per_answer=10.0)
 def worked(proposed):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     report = simulate_crowd(
@@ -55,7 +56,7 @@ def test_rows_measure_gold_agreement_speed_and_pay(worked):
     for row in rows.values():
         expected = Assignment.objects.filter(worker=row.worker, hit__batch__run=run).count()
         assert row.assignments == expected > 0
-        assert row.pool == Stage.ECCV_JUDGMENT
+        assert row.pool == EccvStage.JUDGMENT
         assert row.seconds_per_item is not None and 0 < row.seconds_per_item <= 60
         assert row.agreement is None  # one judgment per pair here: nobody to agree with
         assert row.hourly is not None and row.hours > 0
@@ -72,7 +73,7 @@ def test_agreement_is_the_share_of_other_workers_labels_matched(proposed):
     batch = batch_publish(
         batch=batch_create(
             run=proposed,
-            stage=Stage.ECCV_JUDGMENT,
+            stage=EccvStage.JUDGMENT,
             provider="simulated",
             items_per_hit=6,
             assignments_per_hit=3,

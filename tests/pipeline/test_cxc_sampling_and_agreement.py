@@ -4,12 +4,7 @@ import numpy as np
 import pytest
 
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
-from pipeline.cxc_sampling import (
-    DEFAULT_BINS,
-    bin_histogram,
-    binned_pairs,
-    cocaption_pairs,
-)
+from pipeline.cxc_sampling import DEFAULT_BINS, bin_histogram, binned_pairs, cocaption_pairs
 from pipeline.errors import InputError
 
 
@@ -77,10 +72,7 @@ def test_cocaption_pairs_are_two_captions_of_one_example():
 
 
 def test_the_array_versions_agree_with_the_plain_ones():
-    from pipeline.agreement import (
-        krippendorff_alpha_interval_arrays,
-        mean_pairwise_spearman_arrays,
-    )
+    from pipeline.agreement import krippendorff_alpha_interval_arrays, mean_pairwise_spearman_arrays
 
     rng = np.random.default_rng(5)
     units, raters, values = [], [], []

@@ -11,12 +11,7 @@ import pytest
 from gensim.models import FastText
 from gensim.models.fasttext import save_facebook_model
 
-from pipeline.embeddings import (
-    WordVectors,
-    image_embeddings,
-    load_word_vectors,
-    train_word_vectors,
-)
+from pipeline.embeddings import WordVectors, image_embeddings, load_word_vectors, train_word_vectors
 from pipeline.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,11 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.crowd.local.invitations import (
-    invitation_revoke,
-    invitations_create,
-    labels_from,
-)
+from annotation.crowd.local.invitations import invitation_revoke, invitations_create, labels_from
 from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.permissions import Action, require

@@ -10,13 +10,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.crowd.local.invitations import invitation_consent
 from annotation.crowd.local.progress import worker_batches
 from annotation.errors import PoolConflict, ServiceError, TooLate
-from annotation.models import (
-    AssignmentState,
-    Batch,
-    BatchStatus,
-    Run,
-    Worker,
-)
+from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key

@@ -34,7 +34,8 @@ from annotation.crowd.mturk.client import (
 )
 from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee, slot_cost
 from annotation.errors import AlreadyPaid, ServiceError
-from annotation.models import Assignment, Batch, Hit, Stage, Worker
+from annotation.flow_registry import stage_label
+from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
 from pipeline.mturk_xml import external_question_xml
@@ -170,7 +171,7 @@ class MTurkProvider(CrowdProvider):
             return existing
         environment = environment or settings.CROWDVL_MTURK_ENV
         name = pool_name(run_id=run_id, stage=stage, environment=environment)
-        description = f"Workers who did {Stage(stage).label} work in crowdvl run {run_id}."
+        description = f"Workers who did {stage_label(stage)} work in crowdvl run {run_id}."
         return self._qualification_type(name=name, description=description, environment=environment)
 
     def create_block_qualification(self, *, environment: str) -> str:

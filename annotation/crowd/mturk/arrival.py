@@ -10,14 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import PoolConflict, ServiceError
-from annotation.models import (
-    Assignment,
-    AssignmentState,
-    BatchStatus,
-    Hit,
-    HitStatus,
-    Worker,
-)
+from annotation.models import Assignment, AssignmentState, BatchStatus, Hit, HitStatus, Worker
 from annotation.selectors.counting import pool_bar_reason
 from annotation.services.claim import same_items_reason
 from annotation.services.submit import assignment_submit

@@ -9,20 +9,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd.mturk.adapter import MTurkProvider
-from annotation.crowd.mturk.client import (
-    batch_environment,
-    validate_batch,
-)
+from annotation.crowd.mturk.client import batch_environment, validate_batch
 from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_check, mturk_provider
 from annotation.errors import ServiceError
-from annotation.flows import disjoint_stages
-from annotation.models import (
-    Batch,
-    BatchStatus,
-    Hit,
-    Job,
-    PoolQualification,
-)
+from annotation.flow_registry import disjoint_stages
+from annotation.models import Batch, BatchStatus, Hit, Job, PoolQualification
 from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_create

@@ -11,14 +11,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd.prolific.client import ProlificClient
-from annotation.flows import disjoint_stages
-from annotation.models import (
-    Batch,
-    BlockQualification,
-    PoolMembership,
-    PoolQualification,
-    Worker,
-)
+from annotation.flow_registry import disjoint_stages
+from annotation.models import Batch, BlockQualification, PoolMembership, PoolQualification, Worker
 from annotation.selectors.counting import pool_members_ungranted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record

@@ -25,12 +25,7 @@ from annotation.crowd.prolific.arrival import (
 )
 from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_verify
 from annotation.crowd.prolific.reconcile import prolific_reconcile
-from annotation.crowd.prolific.studies import (
-    COMPLETED,
-    NO_CONSENT,
-    NO_WORK,
-    completion_url,
-)
+from annotation.crowd.prolific.studies import COMPLETED, NO_CONSENT, NO_WORK, completion_url
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.pages.work.forms import task_form_submit

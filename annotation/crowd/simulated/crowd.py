@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from annotation.flows import answerer_for
+from annotation.flow_registry import answerer_for
 from annotation.models import Assignment, Batch
 from annotation.services.claim import assignment_claim_next
 from annotation.services.submit import assignment_submit

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from annotation.flows.bison.vocabulary import BisonStage
+
 
 class BisonConfig(AppConfig):
     """COCO-BISON: stage 1 pairing, stage 2 caption selection, stage 3 verification."""
@@ -9,13 +11,13 @@ class BisonConfig(AppConfig):
     verbose_name = "COCO-BISON"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.bison import simulate
         from annotation.flows.bison.selectors import bison_check_config, bison_funnel
         from annotation.flows.bison.services.export import BISON_EXPORT, bison_export_start
         from annotation.flows.bison.services.pairing import pairing_block_args, pairing_start
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
-        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.models import RunKind, RunStatus
         from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
@@ -26,23 +28,27 @@ class BisonConfig(AppConfig):
                 part="bison.pairing_block",
                 finish="bison.pairing_finish",
                 part_args=pairing_block_args,
-                busy_status=RunStatus.PAIRING,
+                busy_status=RunStatus.PREPARING,
             )
         )
         export_spec_register(BISON_EXPORT)
 
         from annotation.flows.bison.settings import SETTINGS
+        from annotation.flows.bison.vocabulary import STATUS_WORDS, BisonItemKind
 
         flow_register(
             Flow(
                 name="bison",
                 run_kind=RunKind.BISON,
+                stages=tuple(BisonStage.choices),
+                item_kinds=tuple(BisonItemKind.choices),
+                status_words=STATUS_WORDS,
                 task_types=(SelectionTask(), VerificationTask()),
                 answerers={
-                    Stage.BISON_SELECTION: simulate.selection_answer,
-                    Stage.BISON_VERIFICATION: simulate.verification_answer,
+                    BisonStage.SELECTION: simulate.selection_answer,
+                    BisonStage.VERIFICATION: simulate.verification_answer,
                 },
-                disjoint_stages=(Stage.BISON_SELECTION, Stage.BISON_VERIFICATION),
+                disjoint_stages=(BisonStage.SELECTION, BisonStage.VERIFICATION),
                 demo_arguments=lazy("annotation.flows.bison.demo:add_arguments"),
                 demo=lazy("annotation.flows.bison.demo:run_demo"),
                 datasheet_quality=lazy("annotation.flows.bison.quality:bison_datasheet_quality"),

@@ -12,12 +12,13 @@ from django.conf import settings
 from django.core.management import call_command
 
 from annotation.crowd import simulated_crowd
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import pairing_start
-from annotation.models import Caption, Export, Run, RunKind, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Caption, Export, Run, RunKind
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.runs import run_create
@@ -61,9 +62,9 @@ def bison_simulated_run(
     pairing = cmd.wait_for_job(job, poll=0.2).result
     team: dict[str, WorkerProfile] = {}
     stages = (
-        (Stage.BISON_SELECTION, "stage 2: caption selection, 10 pairs per HIT", 25.9, "stage2"),
+        (BisonStage.SELECTION, "stage 2: caption selection, 10 pairs per HIT", 25.9, "stage2"),
         (
-            Stage.BISON_VERIFICATION,
+            BisonStage.VERIFICATION,
             "stage 3: verification, 2 workers per triple from a disjoint pool",
             12.7,
             "stage3",

@@ -10,12 +10,9 @@ from annotation.flows.bison.selectors import (
     bison_stage_counts,
     bison_verified_triples,
 )
-from annotation.models import Caption, Item, ItemKind, Run, Stage
-from annotation.selectors.simulated_quality import (
-    QualityRow,
-    answer_mixture,
-    answering_workers,
-)
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.models import Caption, Item, Run
+from annotation.selectors.simulated_quality import QualityRow, answer_mixture, answering_workers
 from pipeline.bison import parse_bison_annotations
 from pipeline.expectation import bison_expectation
 from pipeline.simulate import WorkerProfile
@@ -64,7 +61,7 @@ def bison_quality(
     stage 3. Without a `team` (who the simulated workers were) no expectation is given."""
     world = World.from_config(run.config)
     made = list(
-        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).select_related(
+        Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).select_related(
             "positive", "negative", "caption"
         )
     )
@@ -80,18 +77,18 @@ def bison_quality(
     kept = [valid(*triple) for triple in triples]
     judged_pairs = Item.objects.filter(
         run=run,
-        kind=ItemKind.IMAGE_PAIR,
-        questions__hit__batch__stage=Stage.BISON_SELECTION,
+        kind=BisonItemKind.IMAGE_PAIR,
+        questions__hit__batch__stage=BisonStage.SELECTION,
         questions__answers__isnull=False,
     ).distinct()
     counts = list(judged_pairs.values_list("positive__coco_id", flat=True))
     caption_counts = _caption_ids(set(counts), run)
-    verifiers = answering_workers(run=run, stage=Stage.BISON_VERIFICATION)
+    verifiers = answering_workers(run=run, stage=BisonStage.VERIFICATION)
     closed = bison_expectation(
         (len(caption_counts[c]) for c in counts),
         world=world,
-        stage2=answer_mixture(run=run, stage=Stage.BISON_SELECTION, team=team),
-        stage3=answer_mixture(run=run, stage=Stage.BISON_VERIFICATION, team=team),
+        stage2=answer_mixture(run=run, stage=BisonStage.SELECTION, team=team),
+        stage3=answer_mixture(run=run, stage=BisonStage.VERIFICATION, team=team),
         verifiers=bison_required_verifiers(run),
         stage3_team=len(verifiers) or None,
     )

@@ -9,8 +9,8 @@ import numpy as np
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from annotation.errors import ServiceError
-from annotation.flows.bison.vocabulary import NONE
-from annotation.models import Answer, Assignment, Item, ItemKind, Run, RunStatus, Stage, Worker
+from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
+from annotation.models import Answer, Assignment, Item, Run, RunStatus, Worker
 from annotation.run_settings import settings_check
 from annotation.selectors.counting import counted
 from annotation.selectors.id_sets import ids_in
@@ -58,8 +58,8 @@ class TripleVotes(TypedDict):
 
 def bison_triples_with_votes(*, run: Run) -> QuerySet[WithAnnotations[Item, TripleVotes]]:
     """Triples annotated with their number of verification answers and positive answers."""
-    done = _answers_in(Stage.BISON_VERIFICATION)
-    return Item.objects.filter(run=run, kind=ItemKind.TRIPLE).annotate(
+    done = _answers_in(BisonStage.VERIFICATION)
+    return Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).annotate(
         votes=Count("questions__answers", filter=done),
         positive_votes=Count(
             "questions__answers", filter=done & Q(questions__answers__label="positive")
@@ -80,7 +80,7 @@ def bison_verified_triples(*, run: Run) -> QuerySet[WithAnnotations[Item, Triple
         Answer.objects.filter(
             counted("assignment__"),
             question__item__in=judged,
-            question__hit__batch__stage=Stage.BISON_VERIFICATION,
+            question__hit__batch__stage=BisonStage.VERIFICATION,
         ).values_list("question__item_id", "assignment__worker_id", "label")
     )
     if not rows:
@@ -101,7 +101,7 @@ def _caption_selections(run: Run) -> QuerySet[Answer]:
     return Answer.objects.filter(
         counted("assignment__"),
         question__hit__batch__run=run,
-        question__hit__batch__stage=Stage.BISON_SELECTION,
+        question__hit__batch__stage=BisonStage.SELECTION,
     ).exclude(label=NONE)
 
 
@@ -177,12 +177,12 @@ def _rate(part: int, whole: int) -> float | None:
 
 def bison_stage_counts(*, run: Run) -> dict[str, Any]:
     """Counts and conversion rates per stage, as the paper reports them."""
-    selection = _answers_in(Stage.BISON_SELECTION)
-    pair_counts = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).aggregate(
+    selection = _answers_in(BisonStage.SELECTION)
+    pair_counts = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).aggregate(
         pairs=Count("pk", distinct=True),
         judged=Count("pk", filter=selection, distinct=True),
     )
-    triples = Item.objects.filter(run=run, kind=ItemKind.TRIPLE)
+    triples = Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE)
     pairs_with_triple = triples.values("source").distinct().count()
     required = bison_required_verifiers(run)
     outcomes = bison_selection_outcomes(run=run)
@@ -199,8 +199,8 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
             "pairs_none": pair_counts["judged"] - pairs_with_triple,
             "triples": triple_counts["triples"],
             "conversion_percent": _rate(pairs_with_triple, pair_counts["judged"]),
-            "workers": _workers(run, Stage.BISON_SELECTION),
-            "median_seconds_per_annotation": _median_seconds_per_answer(run, Stage.BISON_SELECTION),
+            "workers": _workers(run, BisonStage.SELECTION),
+            "median_seconds_per_annotation": _median_seconds_per_answer(run, BisonStage.SELECTION),
             # Selections stage 3 has judged, and those no verifier matched to the positive.
             "selections_judged": sum(o["judged"] for o in outcomes.values()),
             "selections_rejected": sum(o["rejected"] for o in outcomes.values()),
@@ -211,9 +211,9 @@ def bison_stage_counts(*, run: Run) -> dict[str, Any]:
             "verified": verified,
             "aggregation": run.config.get("aggregation", "unanimity"),
             "conversion_percent": _rate(verified, triple_counts["judged"]),
-            "workers": _workers(run, Stage.BISON_VERIFICATION),
+            "workers": _workers(run, BisonStage.VERIFICATION),
             "median_seconds_per_annotation": _median_seconds_per_answer(
-                run, Stage.BISON_VERIFICATION
+                run, BisonStage.VERIFICATION
             ),
         },
     }
@@ -223,13 +223,13 @@ def bison_funnel(run: Run) -> list[tuple[str, int | None]]:
     """Pairs from stage 1, triples from stage 2 (counted from its answers, as stage 3's batch
     will make them), triples verified in stage 3; a stage with no batch yet is not started."""
     stages = set(run.batches.exclude(status="draft").values_list("stage", flat=True))
-    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).count()
+    pairs = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).count()
     selected = _caption_selections(run).values("question__item_id", "caption_id").distinct().count()
     return [
         ("image pairs", pairs if pairs or run.status != RunStatus.CREATED else None),
-        ("triples", selected if Stage.BISON_SELECTION in stages else None),
+        ("triples", selected if BisonStage.SELECTION in stages else None),
         (
             "verified",
-            bison_verified_triples(run=run).count() if Stage.BISON_VERIFICATION in stages else None,
+            bison_verified_triples(run=run).count() if BisonStage.VERIFICATION in stages else None,
         ),
     ]

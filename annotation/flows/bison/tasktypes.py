@@ -9,18 +9,8 @@ from django.db.models import QuerySet
 from annotation.errors import AnswerError, ServiceError
 from annotation.flows.bison.selectors import bison_required_verifiers, bison_selection_outcomes
 from annotation.flows.bison.services.triples import bison_triples_create
-from annotation.flows.bison.vocabulary import NONE
-from annotation.models import (
-    Assignment,
-    Batch,
-    Caption,
-    Item,
-    ItemKind,
-    Question,
-    Run,
-    RunStatus,
-    Stage,
-)
+from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
+from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.images import ImageLinks
 from annotation.services.checks import check_int, check_number
 from annotation.tasktypes.base import ParsedAnswer, TaskType
@@ -50,9 +40,9 @@ def caption_values(question: Question) -> dict[str, Caption]:
 
 class SelectionTask(TaskType):
     expected_seconds = 20.0  # BISON states no time: choosing among five captions, assumed
-    stage = Stage.BISON_SELECTION
+    stage = BisonStage.SELECTION
     cli_name = "selection"
-    publish_status = RunStatus.SELECTING
+    publish_status = RunStatus.COLLECTING
     title = "Pick the caption that describes the left image but not the right one"
     template_name = "annotation/task_bison_selection.html"
     default_assignments = 1
@@ -66,7 +56,7 @@ class SelectionTask(TaskType):
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         selection_policy(options)
         return (
-            Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR)
+            Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR)
             .exclude(questions__hit__batch__stage=self.stage)
             .order_by("pk")
         )
@@ -136,8 +126,9 @@ class SelectionTask(TaskType):
 
 class VerificationTask(TaskType):
     expected_seconds = 10.0  # BISON states no time: one of two images, assumed
-    stage = Stage.BISON_VERIFICATION
+    stage = BisonStage.VERIFICATION
     cli_name = "verification"
+    publish_status = RunStatus.COLLECTING_2  # BISON's second crowd stage
     title = "Which image does the text describe?"
     template_name = "annotation/task_bison_verification.html"
     default_assignments = 2
@@ -161,7 +152,7 @@ class VerificationTask(TaskType):
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         return (
-            Item.objects.filter(run=run, kind=ItemKind.TRIPLE)
+            Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE)
             .exclude(questions__hit__batch__stage=self.stage)
             .order_by("pk")
         )

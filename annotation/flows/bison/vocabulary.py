@@ -1,4 +1,29 @@
-"""Values the BISON flow's modules share."""
+"""Values the BISON flow's modules share: its stages, item kinds and status words."""
+
+from django.db import models
 
 # The stage-2 answer (and label) "None of the above captions are suitable".
 NONE = "none"
+
+# The core's run statuses in BISON's words (the paper's stages: pairing, selection,
+# verification), shown on its pages.
+STATUS_WORDS = {
+    "preparing": "pairing",
+    "prepared": "paired",
+    "collecting": "selecting",
+    "collected": "selected",
+    "collecting_2": "verifying",
+    "collected_2": "verified",
+}
+
+
+class BisonStage(models.TextChoices):
+    """BISON's crowd stages (stage 1, pairing, is the machine's)."""
+
+    SELECTION = "bison_selection", "BISON stage 2: caption selection"
+    VERIFICATION = "bison_verification", "BISON stage 3: verification"
+
+
+class BisonItemKind(models.TextChoices):
+    IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
+    TRIPLE = "triple", "Query-positive-negative triple"

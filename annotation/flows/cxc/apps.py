@@ -10,33 +10,38 @@ class CxcConfig(AppConfig):
     verbose_name = "Crisscrossed Captions"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.cxc import inputs, simulate
         from annotation.flows.cxc.config import cxc_check_config
         from annotation.flows.cxc.services.export import CXC_EXPORT, cxc_export_start
         from annotation.flows.cxc.services.sampling import cxc_run_create
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
-        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.flows.cxc.vocabulary import CxcStage
+        from annotation.models import RunKind, RunStatus
         from annotation.selectors.gold import worker_gold_tally
         from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
-            JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PAIRING)
+            JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PREPARING)
         )
         export_spec_register(CXC_EXPORT)
 
         from annotation.flows.cxc.settings import SETTINGS
+        from annotation.flows.cxc.vocabulary import STATUS_WORDS, CxcItemKind
 
         flow_register(
             Flow(
                 name="cxc",
                 run_kind=RunKind.CXC,
+                stages=tuple(CxcStage.choices),
+                item_kinds=tuple(CxcItemKind.choices),
+                status_words=STATUS_WORDS,
                 task_types=(CxcSisTask(), CxcStsTask(), CxcSitsTask()),
                 answerers={
-                    Stage.CXC_SIS: simulate.rating_answer,
-                    Stage.CXC_STS: simulate.rating_answer,
-                    Stage.CXC_SITS: simulate.rating_answer,
+                    CxcStage.SIS: simulate.rating_answer,
+                    CxcStage.STS: simulate.rating_answer,
+                    CxcStage.SITS: simulate.rating_answer,
                 },
                 demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
                 demo=lazy("annotation.flows.cxc.demo:run_demo"),

@@ -14,15 +14,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.flows.cxc.services.export import cxc_export_start
-from annotation.flows.cxc.services.sampling import (
-    cxc_gold_import,
-    cxc_run_create,
-    cxc_sample_start,
-)
-from annotation.models import Caption, Export, ItemKind, Question, Review, Stage
+from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_create, cxc_sample_start
+from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.models import Caption, Export, GoldItemKind, Question, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
@@ -62,9 +59,9 @@ def run_demo(ctx: DemoContext) -> None:
         )
     else:
         for stage, name in (
-            (Stage.CXC_SIS, "sis_val"),
-            (Stage.CXC_STS, "sts_val"),
-            (Stage.CXC_SITS, "sits_val"),
+            (CxcStage.SIS, "sis_val"),
+            (CxcStage.STS, "sts_val"),
+            (CxcStage.SITS, "sits_val"),
         ):
             n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / f"{name}.subset.csv"), stage=stage)
             cmd.stdout.write(f"    {n} gold pairs for {stage} from CxC's {name} ratings")
@@ -74,7 +71,7 @@ def run_demo(ctx: DemoContext) -> None:
     profile = WorkerProfile(seconds_per_answer=6.0)
     population = population_named(opts["population"])
     parts = [CALIBRATION_PAIRS, None] if established else [None]
-    for number, stage in enumerate((Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS), start=1):
+    for number, stage in enumerate((CxcStage.SIS, CxcStage.STS, CxcStage.SITS), start=1):
         for part, limit in enumerate(parts):
             batch = batch_publish(
                 batch=batch_create(
@@ -92,7 +89,7 @@ def run_demo(ctx: DemoContext) -> None:
             for review in held:  # the demo's reviewer accepts gold misses of one point or two
                 review_decide(review=review, approve=True)
             assignments_auto_approve(now=timezone.now() + timedelta(days=365), batch=batch)
-            gold = Question.objects.filter(hit__batch=batch, item__kind=ItemKind.GOLD_RATING)
+            gold = Question.objects.filter(hit__batch=batch, item__kind=GoldItemKind.RATING)
             cmd.stdout.write(
                 f"    {stage}: {batch.hits.count()} HITs x {batch.assignments_per_hit} raters, "
                 f"{gold.count()} gold questions, {report.assignments} submitted, {len(held)} "

@@ -6,15 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from annotation.flows import InputOption, RunInput
-from annotation.flows.cxc.services.sampling import (
-    cxc_gold_import,
-    cxc_gold_note,
-    cxc_sample_start,
-)
-from annotation.models import Stage
+from annotation.flow_registry import InputOption, RunInput
+from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note, cxc_sample_start
+from annotation.flows.cxc.vocabulary import CxcStage
 
-STAGES = {"sis": Stage.CXC_SIS, "sts": Stage.CXC_STS, "sits": Stage.CXC_SITS}
+STAGES = {"sis": CxcStage.SIS, "sts": CxcStage.STS, "sits": CxcStage.SITS}
 
 
 def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, Any]:

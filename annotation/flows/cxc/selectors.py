@@ -11,15 +11,13 @@ import numpy as np
 from django.db.models import Case, Value, When
 
 from annotation.flows.cxc.services.sampling import METHODS_OF
-from annotation.models import Answer, Item, ItemKind, Run, Stage
+from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.models import Answer, GoldItemKind, Item, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.int_arrays import int_arrays
-from pipeline.agreement import (
-    krippendorff_alpha_interval_arrays,
-    mean_pairwise_spearman_arrays,
-)
+from pipeline.agreement import krippendorff_alpha_interval_arrays, mean_pairwise_spearman_arrays
 
-STAGES = (Stage.CXC_SIS, Stage.CXC_STS, Stage.CXC_SITS)
+STAGES = (CxcStage.SIS, CxcStage.STS, CxcStage.SITS)
 
 
 def _rated(run: Run):  # type: ignore[no-untyped-def]
@@ -29,7 +27,7 @@ def _rated(run: Run):  # type: ignore[no-untyped-def]
 
 
 def cxc_has_ratings(*, run: Run) -> bool:
-    return _rated(run).exclude(question__item__kind=ItemKind.GOLD_RATING).exists()
+    return _rated(run).exclude(question__item__kind=GoldItemKind.RATING).exists()
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ def cxc_rating_arrays(*, run: Run) -> RatingArrays:
         cols[name] = cols[name][order]
     del order
     gold_items = np.fromiter(
-        Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING).values_list("pk", flat=True),
+        Item.objects.filter(run=run, kind=GoldItemKind.RATING).values_list("pk", flat=True),
         dtype=np.int64,
     )
     return RatingArrays(

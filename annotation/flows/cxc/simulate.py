@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from annotation.models import Item, ItemKind, Question
+from annotation.models import GoldItemKind, Item, Question
 from pipeline.simulate import Asked, WorkerProfile, rate
 from pipeline.world import World
 
@@ -29,7 +29,7 @@ def latent_value(question: Question, world: World) -> float:
     item = question.item
     # A published gold pair's truth is its known rating; a copy of a rated pair (`source`)
     # is that pair and rated as it is.
-    if item.kind == ItemKind.GOLD_RATING and item.target is not None and item.source_id is None:
+    if item.kind == GoldItemKind.RATING and item.target is not None and item.source_id is None:
         return max(0.0, min(5.0, float(item.target)))
     return world.cxc_latent(*_pair(item))
 
@@ -37,7 +37,7 @@ def latent_value(question: Question, world: World) -> float:
 def latent_rating(question: Question, world: World) -> int:
     """The pair's latent point of the 0-5 scale."""
     item = question.item
-    if item.kind == ItemKind.GOLD_RATING and item.target is not None and item.source_id is None:
+    if item.kind == GoldItemKind.RATING and item.target is not None and item.source_id is None:
         return max(0, min(5, round(item.target)))
     return world.cxc_similarity(*_pair(item))
 
@@ -49,7 +49,7 @@ def rating_answer(
     rng: random.Random,
     world: World,
 ) -> str:
-    gold = question.item.kind == ItemKind.GOLD_RATING
+    gold = question.item.kind == GoldItemKind.RATING
     latent = (
         latent_value(question, world) if profile.rating_noise else latent_rating(question, world)
     )

@@ -11,7 +11,8 @@ from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
 from annotation.flows.cxc.services.sampling import METHODS_OF, cxc_intermodal_create
-from annotation.models import Answer, Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
+from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
@@ -34,16 +35,18 @@ class CxcRatingTask(TaskType):
     default_assignments = 5  # CxC collected about five ratings per pair
     default_items_per_hit = 10
     choices = SCALE
-    publish_status = RunStatus.VERIFYING
+    publish_status = RunStatus.COLLECTING
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         return (
-            Item.objects.filter(run=run, kind=ItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage])
+            Item.objects.filter(
+                run=run, kind=CxcItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage]
+            )
             .exclude(questions__hit__batch__stage=self.stage)
             .order_by("pk")
         )
 
-    gold_kinds = (ItemKind.GOLD_RATING,)
+    gold_kinds = (GoldItemKind.RATING,)
     gold_ratings = True
 
     def plan_paper(
@@ -56,7 +59,7 @@ class CxcRatingTask(TaskType):
         plans = super().plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         golds = list(
             Item.objects.filter(
-                run=run, kind=ItemKind.GOLD_RATING, tag__in=METHODS_OF[self.stage]
+                run=run, kind=GoldItemKind.RATING, tag__in=METHODS_OF[self.stage]
             ).order_by("pk")
         )
         if not golds:
@@ -76,11 +79,11 @@ class CxcRatingTask(TaskType):
         return ParsedAnswer(choice=value, label=value)
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
-        return GoldKind(ItemKind.GOLD_RATING, target=found.mean)
+        return GoldKind(GoldItemKind.RATING, target=found.mean)
 
     def gold_passed(self, *, item: Item, label: str) -> bool | None:
         """Within the run's `gold_tolerance` of the known rating."""
-        if item.kind != ItemKind.GOLD_RATING or item.target is None:
+        if item.kind != GoldItemKind.RATING or item.target is None:
             return None
         tolerance = float(item.run.config.get("gold_tolerance", 1.0))
         return abs(float(label) - item.target) <= tolerance
@@ -110,7 +113,7 @@ class CxcRatingTask(TaskType):
 
 
 class CxcSisTask(CxcRatingTask):
-    stage = Stage.CXC_SIS
+    stage = CxcStage.SIS
     cli_name = "cxc-sis"
     title = "How similar are the two images?"
     template_name = "annotation/task_cxc_sis.html"
@@ -125,7 +128,7 @@ class CxcSisTask(CxcRatingTask):
 
 
 class CxcStsTask(CxcRatingTask):
-    stage = Stage.CXC_STS
+    stage = CxcStage.STS
     cli_name = "cxc-sts"
     title = "How similar are the two captions?"
     template_name = "annotation/task_cxc_sts.html"
@@ -137,7 +140,7 @@ class CxcStsTask(CxcRatingTask):
 
 
 class CxcSitsTask(CxcRatingTask):
-    stage = Stage.CXC_SITS
+    stage = CxcStage.SITS
     cli_name = "cxc-sits"
     title = "How well does the caption match the image?"
     template_name = "annotation/task_cxc_sits.html"

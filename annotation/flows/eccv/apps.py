@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from annotation.flows.eccv.vocabulary import EccvStage
+
 
 class EccvConfig(AppConfig):
     """ECCV Caption: machine-proposed candidates judged by workers, with gold items."""
@@ -9,7 +11,7 @@ class EccvConfig(AppConfig):
     verbose_name = "ECCV Caption"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.eccv import inputs, simulate
         from annotation.flows.eccv.selectors import (
             eccv_answer_shares,
@@ -20,7 +22,7 @@ class EccvConfig(AppConfig):
         from annotation.flows.eccv.services.proposal_job import eccv_propose_start
         from annotation.flows.eccv.services.runs import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
-        from annotation.models import RunKind, RunStatus, Stage
+        from annotation.models import RunKind, RunStatus
         from annotation.services.export_jobs import export_spec_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
@@ -30,19 +32,23 @@ class EccvConfig(AppConfig):
                 start="eccv.propose_prepare",
                 part="eccv.propose_part",
                 finish="eccv.propose_finish",
-                busy_status=RunStatus.PAIRING,
+                busy_status=RunStatus.PREPARING,
             )
         )
         export_spec_register(ECCV_EXPORT)
 
         from annotation.flows.eccv.settings import SETTINGS
+        from annotation.flows.eccv.vocabulary import STATUS_WORDS, EccvItemKind
 
         flow_register(
             Flow(
                 name="eccv",
                 run_kind=RunKind.ECCV,
+                stages=tuple(EccvStage.choices),
+                item_kinds=tuple(EccvItemKind.choices),
+                status_words=STATUS_WORDS,
                 task_types=(EccvJudgmentTask(),),
-                answerers={Stage.ECCV_JUDGMENT: simulate.judgment_answer},
+                answerers={EccvStage.JUDGMENT: simulate.judgment_answer},
                 demo_arguments=lazy("annotation.flows.eccv.demo:add_arguments"),
                 demo=lazy("annotation.flows.eccv.demo:run_demo"),
                 datasheet_quality=lazy("annotation.flows.eccv.quality:eccv_datasheet_quality"),

@@ -13,14 +13,15 @@ from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
 from annotation.errors import ServiceError
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.eccv.quality import eccv_quality, exported_positives
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.flows.eccv.services.runs import eccv_run_create
-from annotation.models import GOLD_KINDS, Export, Question, Review, Run, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import GOLD_KINDS, Export, Question, Review, Run
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
@@ -131,7 +132,7 @@ def eccv_simulated_run(
             try:
                 batch = batch_create(
                     run=run,
-                    stage=Stage.ECCV_JUDGMENT,
+                    stage=EccvStage.JUDGMENT,
                     provider=simulated_crowd().name,
                     seed=seed + number + 10 * part,
                     options={"direction": direction, "follow_ups": follow_ups},

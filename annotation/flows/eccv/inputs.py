@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from annotation.flows import InputOption, RunInput
+from annotation.flow_registry import InputOption, RunInput
+from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
-from annotation.models import AnnotatorKind
 from pipeline.errors import InputError
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_positive_item_ids
 from annotation.flows.eccv.services.export import PAIRS_FILE
 from annotation.flows.eccv.simulate import latent_level
-from annotation.models import Item, Run, Stage
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Item, Run
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.simulated_quality import QualityRow, answer_mixture
 from pipeline.expectation import eccv_expectation
@@ -56,7 +57,7 @@ def eccv_quality(
         eccv_expectation(
             ranks,
             world=world,
-            mixture=answer_mixture(run=run, stage=Stage.ECCV_JUDGMENT, team=team),
+            mixture=answer_mixture(run=run, stage=EccvStage.JUDGMENT, team=team),
             judgments=judgments,
         )
         if aggregation == "majority" and team and all(p.closed_form for p in team.values())

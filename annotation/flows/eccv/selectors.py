@@ -11,17 +11,9 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
-from annotation.models import (
-    Answer,
-    Caption,
-    ExternalPositive,
-    Item,
-    ItemKind,
-    Proposal,
-    Run,
-    RunStatus,
-    Stage,
-)
+from annotation.flows.eccv.models import ExternalPositive, Proposal
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.models import Answer, Caption, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.id_sets import ids_in
 from pipeline.aggregation import dawid_skene, weighted_majority
@@ -45,7 +37,7 @@ def eccv_judged_pairs(*, run: Run) -> QuerySet[WithAnnotations[Item, JudgedCount
     """Candidates with their counted answers: `n` in all, `n_positive` YES or Partially YES."""
     counted = counted_reviewed("questions__answers__")
     return (
-        Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
+        Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE)
         .annotate(
             n=Count("questions__answers", filter=counted),
             n_yes=Count("questions__answers", filter=counted & Q(questions__answers__label="yes")),
@@ -67,8 +59,8 @@ ANSWER_CLASSES = ("yes", "partially_yes", "mostly_no", "no")  # the 4-level scal
 
 AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene", "posterior")
 GOLD_EXPECTED: dict[str, frozenset[str]] = {
-    ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS,
-    ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS,
+    GoldItemKind.POSITIVE: POSITIVE_ANSWERS,
+    GoldItemKind.NEGATIVE: NEGATIVE_ANSWERS,
 }
 
 
@@ -104,7 +96,7 @@ def eccv_votes(*, run: Run) -> dict[int, list[Vote]]:
     accuracy = eccv_worker_gold_accuracy(run=run)
     rows = (
         Answer.objects.filter(counted_reviewed(""), question__item__run=run)
-        .filter(question__item__kind=ItemKind.CANDIDATE)
+        .filter(question__item__kind=EccvItemKind.CANDIDATE)
         .order_by("pk")
         .values_list("question__item_id", "assignment__worker_id", "label")
     )
@@ -123,7 +115,7 @@ def eccv_follow_up_items(*, run: Run) -> list[int]:
     fewer than `cap` judgments), not already waiting in an open batch."""
     policy = eccv_policy(run)
     waiting = set(
-        Item.objects.filter(run=run, questions__hit__batch__stage=Stage.ECCV_JUDGMENT)
+        Item.objects.filter(run=run, questions__hit__batch__stage=EccvStage.JUDGMENT)
         .filter(questions__answers__isnull=True, questions__hit__status="open")
         .values_list("pk", flat=True)
     )
@@ -149,7 +141,7 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
         return {item for item, got in eccv_votes(run=run).items() if decide(got, policy)}
     rows = list(
         Answer.objects.filter(counted_reviewed(""), question__item__run=run)
-        .filter(question__hit__batch__stage=Stage.ECCV_JUDGMENT)
+        .filter(question__hit__batch__stage=EccvStage.JUDGMENT)
         .values_list("question__item_id", "assignment__worker_id", "label")
     )
     if not rows:
@@ -169,7 +161,7 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
     positive = result.posterior[:, :2].sum(axis=1) >= 0.5
     chosen = [int(i) for i, p in zip(result.items, positive, strict=True) if p]
     return set(
-        Item.objects.filter(ids_in("pk", chosen), kind=ItemKind.CANDIDATE).values_list(
+        Item.objects.filter(ids_in("pk", chosen), kind=EccvItemKind.CANDIDATE).values_list(
             "pk", flat=True
         )
     )
@@ -291,14 +283,14 @@ def eccv_answer_shares(*, run: Run) -> dict[str, dict[str, dict[str, float]]]:
 def eccv_funnel(run: Run) -> list[tuple[str, int | None]]:
     """Model proposals, the pairs they merge into, pairs judged, pairs judged positive; the
     judgments are not started while no judgment batch is published."""
-    judging = run.batches.exclude(status="draft").filter(stage=Stage.ECCV_JUDGMENT).exists()
+    judging = run.batches.exclude(status="draft").filter(stage=EccvStage.JUDGMENT).exists()
     proposals = Proposal.objects.filter(item__run=run).count()
     started = proposals or run.status != RunStatus.CREATED
     return [
         ("proposals", proposals if started else None),
         (
             "candidate pairs",
-            Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).count() if started else None,
+            Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE).count() if started else None,
         ),
         ("judged", eccv_judged_pairs(run=run).count() if judging else None),
         ("positives", eccv_positive_pairs(run=run).count() if judging else None),

@@ -12,7 +12,8 @@ from django.db.models import QuerySet
 from annotation.errors import AnswerError
 from annotation.flows.eccv.selectors import eccv_follow_up_items
 from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
-from annotation.models import Answer, Caption, Item, ItemKind, Question, Run, Stage
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.models import Answer, Caption, GoldItemKind, Item, Question, Run
 from annotation.selectors.gold import Established
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
@@ -57,8 +58,8 @@ ERROR_TYPES = (
 )
 # Keyed by the stored kind (a plain string when read from a row).
 EXPECTED: dict[str, frozenset[str]] = {
-    ItemKind.GOLD_POSITIVE: POSITIVE_ANSWERS,
-    ItemKind.GOLD_NEGATIVE: NEGATIVE_ANSWERS,
+    GoldItemKind.POSITIVE: POSITIVE_ANSWERS,
+    GoldItemKind.NEGATIVE: NEGATIVE_ANSWERS,
 }
 # Which side of the paper's positive/negative line each answer is on: judges agree on a pair
 # when they agree on its side (a YES and a Partially YES agree).
@@ -69,7 +70,7 @@ SIDE_OF = {
 
 
 class EccvJudgmentTask(TaskType):
-    stage = Stage.ECCV_JUDGMENT
+    stage = EccvStage.JUDGMENT
     cli_name = "eccv"
     title = "Does the caption describe the image?"
     template_name = "annotation/task_eccv_judgment.html"
@@ -138,7 +139,7 @@ class EccvJudgmentTask(TaskType):
                 )
             items = Item.objects.filter(ids_in("pk", follow_ups))
         else:
-            items = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE).exclude(
+            items = Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE).exclude(
                 questions__hit__batch__stage=self.stage
             )
         direction = options.get("direction")
@@ -157,7 +158,7 @@ class EccvJudgmentTask(TaskType):
                 )
         return items.order_by("pk")
 
-    gold_kinds = (ItemKind.GOLD_POSITIVE, ItemKind.GOLD_NEGATIVE)
+    gold_kinds = (GoldItemKind.POSITIVE, GoldItemKind.NEGATIVE)
     # Two gold per HIT as in the paper, but drawn in the proportions of YES and NO the
     # round's judged pairs show (the paper's one of each would make the answer of a gold
     # question easier to guess than another's).
@@ -167,11 +168,11 @@ class EccvJudgmentTask(TaskType):
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
         positive = found.label == "positive"
-        return GoldKind(ItemKind.GOLD_POSITIVE if positive else ItemKind.GOLD_NEGATIVE)
+        return GoldKind(GoldItemKind.POSITIVE if positive else GoldItemKind.NEGATIVE)
 
     def gold_among(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item] | None:
         """A round's gold come from candidates of its own direction."""
-        among = Item.objects.filter(run=run, kind=ItemKind.CANDIDATE)
+        among = Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE)
         direction = options.get("direction")
         return among if direction is None else among.filter(proposals__direction=direction)
 

@@ -10,7 +10,7 @@ class QualityConfig(AppConfig):
     verbose_name = "Caption-quality judgments"
 
     def ready(self) -> None:
-        from annotation.flows import Flow, flow_register, lazy
+        from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.quality import inputs, simulate
         from annotation.flows.quality.services.candidates import (
             quality_check_config,
@@ -22,23 +22,28 @@ class QualityConfig(AppConfig):
             QualityPreferenceTask,
             QualityRatingTask,
         )
-        from annotation.models import RunKind, Stage
+        from annotation.flows.quality.vocabulary import QualityStage
+        from annotation.models import RunKind
         from annotation.selectors.gold import worker_gold_tally
         from annotation.services.export_jobs import export_spec_register
 
         export_spec_register(QUALITY_EXPORT)
 
         from annotation.flows.quality.settings import SETTINGS
+        from annotation.flows.quality.vocabulary import STATUS_WORDS, QualityItemKind
 
         flow_register(
             Flow(
                 name="quality",
                 run_kind=RunKind.QUALITY,
+                stages=tuple(QualityStage.choices),
+                item_kinds=tuple(QualityItemKind.choices),
+                status_words=STATUS_WORDS,
                 task_types=(QualityRatingTask(), QualityBinaryTask(), QualityPreferenceTask()),
                 answerers={
-                    Stage.QUALITY_RATING: simulate.quality_answer,
-                    Stage.QUALITY_BINARY: simulate.quality_answer,
-                    Stage.QUALITY_PREFERENCE: simulate.quality_answer,
+                    QualityStage.RATING: simulate.quality_answer,
+                    QualityStage.BINARY: simulate.quality_answer,
+                    QualityStage.PREFERENCE: simulate.quality_answer,
                 },
                 demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
                 demo=lazy("annotation.flows.quality.demo:run_demo"),

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
-from annotation.flows import DemoContext
+from annotation.flow_registry import DemoContext
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,
@@ -26,7 +26,8 @@ from annotation.flows.quality.services.candidates import (
 )
 from annotation.flows.quality.services.correlate import quality_correlate
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
-from annotation.models import GOLD_KINDS, Caption, Export, Question, Review, Stage
+from annotation.flows.quality.vocabulary import QualityStage
+from annotation.models import GOLD_KINDS, Caption, Export, Question, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
@@ -92,9 +93,9 @@ def run_demo(ctx: DemoContext) -> None:
         )
     # The papers' counts: 3 experts, >= 3 yes/no votes, 48 preferences (the demo asks 9).
     for stage, workers, per_hit in (
-        (Stage.QUALITY_RATING, 3, 3),
-        (Stage.QUALITY_BINARY, 3, 3),
-        (Stage.QUALITY_PREFERENCE, 9, 9),
+        (QualityStage.RATING, 3, 3),
+        (QualityStage.BINARY, 3, 3),
+        (QualityStage.PREFERENCE, 9, 9),
     ):
         # Nobody meets a gold copy of an item they judged: the later batches need workers
         # beyond the calibration's.

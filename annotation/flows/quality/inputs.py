@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from annotation.flows import InputOption, RunInput
+from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,

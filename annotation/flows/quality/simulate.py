@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import random
 
+from annotation.flows.quality.models import Candidate
 from annotation.flows.quality.services.candidates import REFERENCE
-from annotation.models import Candidate, Question
+from annotation.models import Question
 from pipeline.simulate import Asked, WorkerProfile, rate, respond
 from pipeline.world import World
 

@@ -10,7 +10,8 @@ from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
 from annotation.flows.quality.services.candidates import SCALES, quality_items_create
-from annotation.models import Item, ItemKind, Question, Run, RunStatus, Stage
+from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
+from annotation.models import GoldItemKind, Item, Question, Run, RunStatus
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
@@ -24,8 +25,8 @@ def _tolerance(item: Item) -> float:
 
 
 class QualityTask(TaskType):
-    publish_status = RunStatus.VERIFYING
-    kind = ItemKind.CANDIDATE_CAPTION
+    publish_status = RunStatus.COLLECTING
+    kind = QualityItemKind.CANDIDATE_CAPTION
 
     def review_reasons(
         self, *, questions: list[Question], answers: list[Any]
@@ -33,7 +34,7 @@ class QualityTask(TaskType):
         return self.gold_failures(questions=questions, answers=answers)
 
     def prepare_batch(self, *, run: Run) -> None:
-        kinds = (ItemKind.CANDIDATE_CAPTION, ItemKind.CANDIDATE_PAIR)
+        kinds = (QualityItemKind.CANDIDATE_CAPTION, QualityItemKind.CANDIDATE_PAIR)
         if not Item.objects.filter(run=run, kind__in=kinds).exists():
             quality_items_create(run=run)
 
@@ -63,7 +64,7 @@ class QualityTask(TaskType):
 
 class QualityRatingTask(QualityTask):
     expected_seconds = 10.0  # assumed (the metric papers state no time)
-    stage = Stage.QUALITY_RATING
+    stage = QualityStage.RATING
     cli_name = "quality-rating"
     title = "How well does the caption describe the image?"
     template_name = "annotation/task_quality_rating.html"
@@ -71,13 +72,13 @@ class QualityRatingTask(QualityTask):
     default_items_per_hit = 10
 
     gold_ratings = True
-    gold_kinds = (ItemKind.GOLD_RATING,)
+    gold_kinds = (GoldItemKind.RATING,)
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
-        return GoldKind(ItemKind.GOLD_RATING, target=found.mean)
+        return GoldKind(GoldItemKind.RATING, target=found.mean)
 
     def gold_passed(self, *, item: Item, label: str) -> bool | None:
-        if item.kind != ItemKind.GOLD_RATING or item.target is None:
+        if item.kind != GoldItemKind.RATING or item.target is None:
             return None
         return abs(float(label) - item.target) <= _tolerance(item)
 
@@ -99,7 +100,7 @@ class QualityRatingTask(QualityTask):
 
 class QualityBinaryTask(QualityTask):
     expected_seconds = 6.0  # assumed
-    stage = Stage.QUALITY_BINARY
+    stage = QualityStage.BINARY
     cli_name = "quality-binary"
     title = "Does the caption describe the image?"
     template_name = "annotation/task_quality_binary.html"
@@ -107,11 +108,11 @@ class QualityBinaryTask(QualityTask):
     min_assignments = 3  # Flickr8k-CF: at least three judgments per pair
     default_items_per_hit = 20
     choices = ("yes", "no")
-    gold_kinds = (ItemKind.GOLD_POSITIVE, ItemKind.GOLD_NEGATIVE)
-    GOLD_ANSWER: dict[str, str] = {ItemKind.GOLD_POSITIVE: "yes", ItemKind.GOLD_NEGATIVE: "no"}
+    gold_kinds = (GoldItemKind.POSITIVE, GoldItemKind.NEGATIVE)
+    GOLD_ANSWER: dict[str, str] = {GoldItemKind.POSITIVE: "yes", GoldItemKind.NEGATIVE: "no"}
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
-        kind = {"yes": ItemKind.GOLD_POSITIVE, "no": ItemKind.GOLD_NEGATIVE}.get(found.label)
+        kind = {"yes": GoldItemKind.POSITIVE, "no": GoldItemKind.NEGATIVE}.get(found.label)
         return None if kind is None else GoldKind(kind)
 
     def gold_passed(self, *, item: Item, label: str) -> bool | None:
@@ -136,25 +137,25 @@ class QualityBinaryTask(QualityTask):
 
 class QualityPreferenceTask(QualityTask):
     expected_seconds = 8.0  # assumed
-    stage = Stage.QUALITY_PREFERENCE
+    stage = QualityStage.PREFERENCE
     cli_name = "quality-preference"
     title = "Which caption describes the image better?"
     template_name = "annotation/task_quality_preference.html"
     default_assignments = 48  # Pascal-50S collected 48 judgments per pair
     default_items_per_hit = 10
     draws_sides = True  # which caption is shown as A is drawn on the server
-    kind = ItemKind.CANDIDATE_PAIR
+    kind = QualityItemKind.CANDIDATE_PAIR
     choices = ("a", "b")
-    gold_kinds = (ItemKind.GOLD_PREFERENCE,)
+    gold_kinds = (GoldItemKind.PREFERENCE,)
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
         # The item's own order, whatever side each caption was shown on: 1 = the first.
         if found.label not in ("first", "second"):
             return None
-        return GoldKind(ItemKind.GOLD_PREFERENCE, target=1.0 if found.label == "first" else 0.0)
+        return GoldKind(GoldItemKind.PREFERENCE, target=1.0 if found.label == "first" else 0.0)
 
     def gold_passed(self, *, item: Item, label: str) -> bool | None:
-        if item.kind != ItemKind.GOLD_PREFERENCE or item.target is None:
+        if item.kind != GoldItemKind.PREFERENCE or item.target is None:
             return None
         return label == ("first" if item.target >= 0.5 else "second")
 

@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
-from annotation.flows import flows
+from annotation.flow_registry import flows
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.image_availability import batch_images_check

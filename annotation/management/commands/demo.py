@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandParser
 
-from annotation.flows import DemoContext, flows
+from annotation.flow_registry import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource, Run
 from annotation.money import symbol

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.core.management.base import CommandParser
 
-from annotation.flows import DemoContext, flows
+from annotation.flow_registry import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.selectors.simulated_quality import QualityRow, quality_lines

@@ -4,8 +4,9 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.flow_registry import stage_names
 from annotation.management.base import ServiceCommand
-from annotation.models import Run, Stage
+from annotation.models import Run
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
 
 
@@ -17,7 +18,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
-        parser.add_argument("--stage", required=True, choices=Stage.values)
+        parser.add_argument("--stage", required=True, choices=stage_names())
         parser.add_argument("--agreement", choices=AGREEMENT, default="")
         parser.add_argument("--gold", choices=GOLD, default="")
         parser.add_argument("--held", choices=HELD, default="")

@@ -9,8 +9,8 @@ from typing import Any, cast
 from django import forms
 
 from annotation.crowd import provider_for, web_provider_names
-from annotation.flows import flow_for_kind
-from annotation.models import Run, Stage
+from annotation.flow_registry import flow_for_kind, stage_label
+from annotation.models import Run
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import BatchOption
 
@@ -45,12 +45,12 @@ class BatchForm(forms.Form):
         flow = flow_for_kind(run.kind)
         tasks = list(flow.task_types) if flow else []
         cast(forms.ChoiceField, self.fields["stage"]).choices = [
-            (t.stage, Stage(t.stage).label) for t in tasks
+            (t.stage, stage_label(t.stage)) for t in tasks
         ]
         cast(forms.ChoiceField, self.fields["provider"]).choices = providers()
         for task in tasks:  # the stages' own options (an ECCV round's direction, ...)
             for option in task.batch_options:
-                only = f" ({Stage(task.stage).label} only)" if len(tasks) > 1 else ""
+                only = f" ({stage_label(task.stage)} only)" if len(tasks) > 1 else ""
                 self.fields.setdefault(option.name, _option_field(option, only))
 
     def task_options(self) -> dict[str, Any]:

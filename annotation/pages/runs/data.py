@@ -9,7 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotation.models import Run, Stage
+from annotation.flow_registry import stage_label
+from annotation.models import Run
 from annotation.permissions import Action, require
 from annotation.selectors.data_browser import (
     AGREEMENT,
@@ -45,7 +46,7 @@ def run_data_page(request: HttpRequest, run_id: int) -> HttpResponse:
     query.pop("page", None)
     context = {
         "run": run,
-        "stages": [(s, Stage(s).label) for s in stages],
+        "stages": [(s, stage_label(s)) for s in stages],
         "wanted": wanted,
         "choices": {"agreement": AGREEMENT, "gold": GOLD, "held": HELD},
         "page": page,

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.flows import InputOption, RunInput
+from annotation.flow_registry import InputOption, RunInput
 from annotation.models import Run
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require

@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Dataset, Project, RunKind
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, is_staff, require, visible_projects

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.errors import ServiceError
-from annotation.flows import flow_for_kind
+from annotation.flow_registry import flow_for_kind
 from annotation.models import Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
@@ -52,6 +52,7 @@ def run_status(request: HttpRequest, run_id: int) -> JsonResponse:
     return JsonResponse(
         {
             "status": run.status,
+            "status_label": run.get_status_display(),  # in the flow's words
             "funnel": {"labels": [s for s, _ in funnel], "counts": [n for _, n in funnel]},
             "jobs": run_jobs(run),
         }

@@ -33,7 +33,7 @@
     fetch(script.dataset.statusUrl, { credentials: "same-origin" })
       .then(function (r) { return r.json(); })
       .then(function (status) {
-        document.getElementById("run-status").textContent = status.status;
+        document.getElementById("run-status").textContent = status.status_label;
         if (charts["funnel-chart"]) {
           charts["funnel-chart"].data.labels = status.funnel.labels;
           charts["funnel-chart"].data.datasets[0].data = status.funnel.counts;

@@ -18,7 +18,8 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import Caption, Image, Item, ItemKind, Job, Run, RunStatus
+from annotation.flows.bison.vocabulary import BisonItemKind
+from annotation.models import Caption, Image, Item, Job, Run, RunStatus
 from annotation.services.checks import check_int
 from annotation.services.jobs import (
     LIVE,
@@ -134,9 +135,9 @@ def pairing_start(
         if run.status == RunStatus.FAILED and not run.batches.exists():
             # A failed or cancelled attempt's blocks may have written pairs (maybe from other
             # vectors): a restart starts from none, so no pair of two attempts mixes.
-            Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).delete()
+            Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).delete()
         job = job_create(name=JOB_NAME, run=run, params=params)
-        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.pairing_prepare.delay(job.pk))
     return job
 
@@ -299,12 +300,20 @@ def pairing_block(*, job_id: int, part: int, start: int, stop: int) -> bool:
         a, b = int(pks[start + i]), int(pks[j])
         rows.append(
             Item(
-                run=run, kind=ItemKind.IMAGE_PAIR, positive_id=a, negative_id=b, similarity=float(s)
+                run=run,
+                kind=BisonItemKind.IMAGE_PAIR,
+                positive_id=a,
+                negative_id=b,
+                similarity=float(s),
             )
         )
         rows.append(
             Item(
-                run=run, kind=ItemKind.IMAGE_PAIR, positive_id=b, negative_id=a, similarity=float(s)
+                run=run,
+                kind=BisonItemKind.IMAGE_PAIR,
+                positive_id=b,
+                negative_id=a,
+                similarity=float(s),
             )
         )
     # The conditional unique constraint (run, positive, negative) drops the second copy of a
@@ -333,7 +342,7 @@ def pairing_finish(*, job_id: int) -> None:
     sims = np.concatenate([f["sims"] for f in parts]) if parts else np.zeros(0)
     graph = pairs_both_orders(nn)
     cosines = cosine_summary(np.asarray(unit), sims[nn >= 0], valid=valid, seed=run.pk)
-    pairs = Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).count()
+    pairs = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).count()
     result: dict[str, Any] = {
         **job.result,
         "pairs": pairs,
@@ -355,7 +364,7 @@ def pairing_finish(*, job_id: int) -> None:
     with job_finishing(job_id=job_id) as running:
         if not running:  # finished by another delivery of this step, or cancelled
             return
-        run_set_status(run=run, status=RunStatus.PAIRED, pairs=pairs, edges=graph.edges)
+        run_set_status(run=run, status=RunStatus.PREPARED, pairs=pairs, edges=graph.edges)
         job_succeed(
             job_id=job_id, result=result, message=message + (f"; {warning}" if warning else "")
         )
@@ -371,7 +380,7 @@ def pairing_fail(*, job_id: int, error: str) -> None:
 
 
 def pairing_require_done(*, run: Run) -> None:
-    if not Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).exists():
+    if not Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).exists():
         raise ServiceError(f"run {run.pk} has no image pairs yet: run stage 1 first")
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.flows.bison.vocabulary import NONE
-from annotation.models import Answer, Item, ItemKind, Run, Stage
+from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
+from annotation.models import Answer, Item, Run
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
 
@@ -23,7 +23,7 @@ def bison_triples_create(*, run: Run) -> TriplesResult:
     answers = Answer.objects.filter(
         counted("assignment__"),
         question__hit__batch__run=run,
-        question__hit__batch__stage=Stage.BISON_SELECTION,
+        question__hit__batch__stage=BisonStage.SELECTION,
     )
     chosen = (
         answers.exclude(label=NONE)
@@ -36,12 +36,12 @@ def bison_triples_create(*, run: Run) -> TriplesResult:
         .distinct()
     )
     with transaction.atomic():
-        before = Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count()
+        before = Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).count()
         Item.objects.bulk_create(
             [
                 Item(
                     run=run,
-                    kind=ItemKind.TRIPLE,
+                    kind=BisonItemKind.TRIPLE,
                     source_id=pair,
                     positive_id=positive,
                     negative_id=negative,
@@ -52,7 +52,7 @@ def bison_triples_create(*, run: Run) -> TriplesResult:
             batch_size=5000,
             ignore_conflicts=True,
         )
-        created = Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count() - before
+        created = Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).count() - before
         if created:
             event_record(action="bison.triples_created", run=run, data={"created": created})
     return TriplesResult(selection_answers=answers.count(), created=created)

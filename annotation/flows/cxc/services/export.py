@@ -20,7 +20,8 @@ from annotation.flows.cxc.selectors import (
     cxc_has_ratings,
     cxc_rating_arrays,
 )
-from annotation.models import Item, Job, Run, Stage, Worker
+from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.models import Item, Job, Run, Worker
 from annotation.selectors.int_arrays import int_arrays
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.export_jobs import (
@@ -38,9 +39,9 @@ from pipeline.scales import rating_model
 CXC_FORMAT = "cxc"
 JOB_NAME = "cxc.export"
 FILES = {
-    Stage.CXC_SIS: ("sis", SIS_COLUMNS),
-    Stage.CXC_STS: ("sts", STS_COLUMNS),
-    Stage.CXC_SITS: ("sits", SITS_COLUMNS),
+    CxcStage.SIS: ("sis", SIS_COLUMNS),
+    CxcStage.STS: ("sts", STS_COLUMNS),
+    CxcStage.SITS: ("sits", SITS_COLUMNS),
 }
 
 

@@ -14,17 +14,17 @@ from django.db.models.functions import Cast
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.config import cxc_check_config
+from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import (
     Caption,
     Dataset,
+    GoldItemKind,
     Item,
-    ItemKind,
     Job,
     Project,
     Run,
     RunKind,
     RunStatus,
-    Stage,
 )
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
@@ -59,11 +59,11 @@ JOB_NAME = "cxc.sample"
 STANDIN_PREFIX = "standin:"
 # Which stage rates pairs of each sampling method.
 STAGE_OF = {
-    I2I_CSIM: Stage.CXC_SIS,
-    C2C_ISIM: Stage.CXC_STS,
-    C2C_COCAPTION: Stage.CXC_STS,
-    C2I_INTRASIM: Stage.CXC_SITS,
-    C2I_ORIGINAL: Stage.CXC_SITS,
+    I2I_CSIM: CxcStage.SIS,
+    C2C_ISIM: CxcStage.STS,
+    C2C_COCAPTION: CxcStage.STS,
+    C2I_INTRASIM: CxcStage.SITS,
+    C2I_ORIGINAL: CxcStage.SITS,
 }
 METHODS_OF: defaultdict[str, list[str]] = defaultdict(list)
 for _method, _stage in STAGE_OF.items():
@@ -115,7 +115,7 @@ def cxc_sample_start(*, run: Run, image_embeddings_path: str | None, standin: bo
     source = image_embeddings_path or standin_name(dim=512, seed=int(run.config["seed"]))
     with transaction.atomic():
         job = job_create(name=JOB_NAME, run=run, params={"image_embeddings": source})
-        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.cxc_sample.delay(job.pk))
     return job
 
@@ -178,7 +178,7 @@ def cxc_sample_job(*, job_id: int) -> None:
         return
     with job_finishing(job_id=job_id) as running:
         if running:  # not cancelled, not finished by another delivery
-            run_set_status(run=run, status=RunStatus.PAIRED, job=job_id)
+            run_set_status(run=run, status=RunStatus.PREPARED, job=job_id)
             job_succeed(job_id=job_id, result=result, message=_summary(result))
 
 
@@ -232,7 +232,7 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
         items.append(
             Item(
                 run=run,
-                kind=ItemKind.RATING_PAIR,
+                kind=CxcItemKind.RATING_PAIR,
                 positive_id=image_pks[p.i],
                 negative_id=image_pks[p.j],
                 tag=I2I_CSIM,
@@ -248,7 +248,7 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
         items.append(_caption_pair(run, image_pks, owner_of, c1, c2, C2C_COCAPTION, None))
     with transaction.atomic():
         # A redelivered job replaces what an earlier attempt wrote before it failed.
-        Item.objects.filter(run=run, kind=ItemKind.RATING_PAIR, questions__isnull=True).filter(
+        Item.objects.filter(run=run, kind=CxcItemKind.RATING_PAIR, questions__isnull=True).filter(
             tag__in=(I2I_CSIM, C2C_ISIM, C2C_COCAPTION)
         ).delete()
         Item.objects.bulk_create(items, batch_size=5000)
@@ -285,7 +285,7 @@ def _caption_pair(
 ) -> Item:
     return Item(
         run=run,
-        kind=ItemKind.RATING_PAIR,
+        kind=CxcItemKind.RATING_PAIR,
         positive_id=image_pks[owner_of[c1]],
         negative_id=image_pks[owner_of[c2]],
         caption_id=c1,
@@ -299,7 +299,7 @@ def pair_means(*, run: Run, methods: tuple[str, ...]) -> list[tuple[Item, float,
     """Rated pairs of `methods` with their mean counted rating and number of ratings."""
     rated = Q(questions__answers__isnull=False) & counted("questions__answers__assignment__")
     rows = (
-        Item.objects.filter(run=run, kind=ItemKind.RATING_PAIR, tag__in=methods)
+        Item.objects.filter(run=run, kind=CxcItemKind.RATING_PAIR, tag__in=methods)
         .annotate(
             n=Count("questions__answers", filter=rated),
             mean=Avg(Cast("questions__answers__label", FloatField()), filter=rated),
@@ -315,7 +315,7 @@ def cxc_intermodal_create(*, run: Run) -> int:
     with a caption of the other), and c2i_original pairs (an image with its own caption: all
     of them, or a seeded sample). Once per run; returns how many were made."""
     made_before = Item.objects.filter(
-        run=run, kind=ItemKind.RATING_PAIR, tag__in=(C2I_INTRASIM, C2I_ORIGINAL)
+        run=run, kind=CxcItemKind.RATING_PAIR, tag__in=(C2I_INTRASIM, C2I_ORIGINAL)
     )
     if made_before.exists():  # gold pairs carry these tags too: only rating pairs count
         return 0
@@ -349,7 +349,7 @@ def cxc_intermodal_create(*, run: Run) -> int:
         items.append(
             Item(
                 run=run,
-                kind=ItemKind.RATING_PAIR,
+                kind=CxcItemKind.RATING_PAIR,
                 positive_id=a,
                 caption_id=caption,
                 tag=C2I_INTRASIM,
@@ -363,7 +363,7 @@ def cxc_intermodal_create(*, run: Run) -> int:
         take = rng.choice(len(originals), size=size, replace=False)
         originals = sorted({originals[int(t)] for t in take})
     items += [
-        Item(run=run, kind=ItemKind.RATING_PAIR, positive_id=i, caption_id=c, tag=C2I_ORIGINAL)
+        Item(run=run, kind=CxcItemKind.RATING_PAIR, positive_id=i, caption_id=c, tag=C2I_ORIGINAL)
         for i, c in originals
     ]
     Item.objects.bulk_create(items, batch_size=5000)
@@ -396,27 +396,27 @@ def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
     items: list[Item] = []
     if not Path(path).is_file():
         raise InputError("file does not exist", file=path, field="path")
-    if stage == Stage.CXC_SIS:
+    if stage == CxcStage.SIS:
         for r in load_sis(path):
             if r.image_id_1 in images and r.image_id_2 in images:
                 items.append(
                     Item(
                         run=run,
-                        kind=ItemKind.GOLD_RATING,
+                        kind=GoldItemKind.RATING,
                         positive_id=images[r.image_id_1],
                         negative_id=images[r.image_id_2],
                         tag=r.sampling_method,
                         target=r.score,
                     )
                 )
-    elif stage == Stage.CXC_STS:
+    elif stage == CxcStage.STS:
         for sts in load_sts(path):
             if sts.caption_id_1 in captions and sts.caption_id_2 in captions:
                 c1, c2 = captions[sts.caption_id_1], captions[sts.caption_id_2]
                 items.append(
                     Item(
                         run=run,
-                        kind=ItemKind.GOLD_RATING,
+                        kind=GoldItemKind.RATING,
                         positive_id=owner[c1],
                         negative_id=owner[c2],
                         caption_id=c1,
@@ -425,13 +425,13 @@ def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
                         target=sts.score,
                     )
                 )
-    elif stage == Stage.CXC_SITS:
+    elif stage == CxcStage.SITS:
         for sits in load_sits(path):
             if sits.image_id in images and sits.caption_id in captions:
                 items.append(
                     Item(
                         run=run,
-                        kind=ItemKind.GOLD_RATING,
+                        kind=GoldItemKind.RATING,
                         positive_id=images[sits.image_id],
                         caption_id=captions[sits.caption_id],
                         tag=sits.sampling_method,
@@ -441,7 +441,7 @@ def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
     else:
         raise InputError(f"must be one of {', '.join(METHODS_OF)}", field="stage")
     with transaction.atomic():
-        Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING, tag__in=METHODS_OF[stage]).filter(
+        Item.objects.filter(run=run, kind=GoldItemKind.RATING, tag__in=METHODS_OF[stage]).filter(
             questions__isnull=True
         ).delete()
         Item.objects.bulk_create(items)

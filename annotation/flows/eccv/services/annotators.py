@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.embeddings import minilm_package
 from annotation.flows.eccv.services.rankings import annotator_ranking
-from annotation.models import Annotator, AnnotatorKind, Run
+from annotation.models import Run
 from annotation.services.checks import check_name, check_stored_json
 from annotation.services.events import event_record
 from pipeline.errors import InputError

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation.models import Caption, ExternalPositive, Run
+from annotation.flows.eccv.models import ExternalPositive
+from annotation.models import Caption, Run
 from annotation.services.events import event_record
 from pipeline.cxc import parse_sits
 from pipeline.errors import InputError

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.runs import eccv_workdir
-from annotation.models import Annotator, AnnotatorKind, Caption, Dataset
+from annotation.models import Caption, Dataset
 from pipeline.eccv_embeddings import ModelEmbeddings, load_model_embeddings
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError

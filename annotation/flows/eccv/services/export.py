@@ -8,6 +8,7 @@ from statistics import mean
 from typing import Any
 
 from annotation.errors import ServiceError
+from annotation.flows.eccv.models import Annotator
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
     eccv_judged_pairs,
@@ -15,17 +16,8 @@ from annotation.flows.eccv.selectors import (
     eccv_positive_item_ids,
     eccv_positives,
 )
-from annotation.models import (
-    Annotator,
-    Export,
-    Item,
-    ItemKind,
-    Job,
-    Review,
-    ReviewStatus,
-    Run,
-    RunKind,
-)
+from annotation.flows.eccv.vocabulary import EccvItemKind
+from annotation.models import Export, Item, Job, Review, ReviewStatus, Run, RunKind
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.export_jobs import (
     ExportParts,
@@ -162,7 +154,7 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
         "counts": {
             "pairs_proposed": propose.result.get("proposed") if propose else None,
             "pairs_after_merging_duplicates": Item.objects.filter(
-                run=run, kind=ItemKind.CANDIDATE
+                run=run, kind=EccvItemKind.CANDIDATE
             ).count(),
             "pairs_judged": judged,
             "i2t_positive_links": n_positive,

@@ -9,19 +9,11 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
+from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.services.rankings import annotator_ranking, ranking_load, ranking_save
 from annotation.flows.eccv.services.runs import GOLD_DEPTH, eccv_workdir
-from annotation.models import (
-    Annotator,
-    Caption,
-    Item,
-    ItemKind,
-    Job,
-    Proposal,
-    Run,
-    RunKind,
-    RunStatus,
-)
+from annotation.flows.eccv.vocabulary import EccvItemKind
+from annotation.models import Caption, Item, Job, Run, RunKind, RunStatus
 from annotation.services.jobs import (
     LIVE,
     job_create,
@@ -57,7 +49,7 @@ def eccv_propose_start(*, run: Run) -> Job:
         )
     with transaction.atomic():
         job = job_create(name=JOB_NAME, run=run, params={"annotators": [a.pk for a in annotators]})
-        run_set_status(run=run, status=RunStatus.PAIRING, job=job.pk)
+        run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.eccv_propose_prepare.delay(job.pk))
     return job
 
@@ -117,7 +109,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
             [
                 Item(
                     run=run,
-                    kind=ItemKind.CANDIDATE,
+                    kind=EccvItemKind.CANDIDATE,
                     positive_id=images[c.image_id],
                     caption_id=captions[c.caption_id],
                 )
@@ -129,7 +121,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
         item_of = {
             (image, caption): pk
             for pk, image, caption in Item.objects.filter(
-                run=run, kind=ItemKind.CANDIDATE
+                run=run, kind=EccvItemKind.CANDIDATE
             ).values_list("pk", "positive__coco_id", "caption__coco_id")
         }
         Proposal.objects.bulk_create(
@@ -153,7 +145,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
             "per_direction": counts.per_direction,
             "excluded_for_gold_negatives": len(excluded),
         }
-        run_set_status(run=run, status=RunStatus.PAIRED, **result)
+        run_set_status(run=run, status=RunStatus.PREPARED, **result)
         job_succeed(
             job_id=job_id,
             result=result,

@@ -8,6 +8,7 @@ from collections import defaultdict
 from itertools import combinations
 from typing import Any
 
+from annotation.flows.eccv.models import ExternalPositive, Proposal
 from annotation.flows.eccv.selectors import (
     eccv_judged_pairs,
     eccv_original_positives,
@@ -15,7 +16,7 @@ from annotation.flows.eccv.selectors import (
 )
 from annotation.flows.eccv.services.embeddings import annotator_embeddings
 from annotation.flows.eccv.services.rankings import eccv_saved_ranking
-from annotation.models import ExternalPositive, Proposal, Run
+from annotation.models import Run
 from pipeline.eccv_analysis import (
     JudgedPair,
     benchmark_precision_recall,

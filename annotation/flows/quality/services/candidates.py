@@ -12,17 +12,9 @@ from typing import Any
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import (
-    Candidate,
-    Caption,
-    Dataset,
-    Item,
-    ItemKind,
-    Project,
-    Run,
-    RunKind,
-    Stage,
-)
+from annotation.flows.quality.models import Candidate
+from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
+from annotation.models import Caption, Dataset, Item, Project, Run, RunKind
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_name
 from annotation.services.events import event_record
@@ -161,7 +153,7 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
     in turn: HC two of its references, HI one of its references and another image's, HM a
     reference and a model's caption, MM two models' captions (seeded)."""
     if Item.objects.filter(
-        run=run, kind__in=(ItemKind.CANDIDATE_CAPTION, ItemKind.CANDIDATE_PAIR)
+        run=run, kind__in=(QualityItemKind.CANDIDATE_CAPTION, QualityItemKind.CANDIDATE_PAIR)
     ).exists():
         raise ServiceError(f"run {run.pk} already has its items")
     models = list(Candidate.objects.filter(run=run).exclude(source=REFERENCE).order_by("pk"))
@@ -177,7 +169,7 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
     items = [
         Item(
             run=run,
-            kind=ItemKind.CANDIDATE_CAPTION,
+            kind=QualityItemKind.CANDIDATE_CAPTION,
             positive_id=c.image_id,
             candidate=c,
             tag=c.source,
@@ -227,7 +219,7 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
             pairs.append(
                 Item(
                     run=run,
-                    kind=ItemKind.CANDIDATE_PAIR,
+                    kind=QualityItemKind.CANDIDATE_PAIR,
                     positive_id=image,
                     candidate=pair[0],
                     candidate2=pair[1],
@@ -244,4 +236,4 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
     return counts
 
 
-STAGES = (Stage.QUALITY_RATING, Stage.QUALITY_BINARY, Stage.QUALITY_PREFERENCE)
+STAGES = (QualityStage.RATING, QualityStage.BINARY, QualityStage.PREFERENCE)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from annotation.errors import ServiceError
-from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Run, Stage
+from annotation.flows.quality.vocabulary import QualityStage
+from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.services.export_jobs import (
     ExportParts,
@@ -83,7 +84,7 @@ def quality_export_start(*, run: Run) -> Job:
     """Start the export job, once the run has counted judgments."""
     if not any(
         _answers(run, stage)
-        for stage in (Stage.QUALITY_RATING, Stage.QUALITY_BINARY, Stage.QUALITY_PREFERENCE)
+        for stage in (QualityStage.RATING, QualityStage.BINARY, QualityStage.PREFERENCE)
     ):
         raise ServiceError(f"run {run.pk} has no counted judgments to export yet")
     return export_job_start(run=run, spec=QUALITY_EXPORT)
@@ -126,8 +127,8 @@ def _build(work: ExportWork) -> ExportParts:
     # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
     # one per caption, the share of "yes").
     for stage, layout, name in (
-        (Stage.QUALITY_RATING, "expert", EXPERT_FILE),
-        (Stage.QUALITY_BINARY, "cf", CF_FILE),
+        (QualityStage.RATING, "expert", EXPERT_FILE),
+        (QualityStage.BINARY, "cf", CF_FILE),
     ):
         answers = _answers(run, stage)
         items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
@@ -190,7 +191,7 @@ def _build(work: ExportWork) -> ExportParts:
             files[f"{stage}.csv"] = _csv(header, rows)
             agreement[str(stage)] = _agreement(units)
             counts[str(stage)] = len(answers)
-    answers = _answers(run, Stage.QUALITY_PREFERENCE)
+    answers = _answers(run, QualityStage.PREFERENCE)
     if answers:
         items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
             list(answers)
@@ -219,7 +220,7 @@ def _build(work: ExportWork) -> ExportParts:
                 ]
             )
             agree.append(max(first, n - first) / n)
-        files[f"{Stage.QUALITY_PREFERENCE}.csv"] = _csv(
+        files[f"{QualityStage.PREFERENCE}.csv"] = _csv(
             [
                 "image",
                 "category",
@@ -234,12 +235,12 @@ def _build(work: ExportWork) -> ExportParts:
             rows,
         )
         files[STRENGTHS_FILE] = _csv(STRENGTHS_COLUMNS, _strengths(contests))
-        agreement[str(Stage.QUALITY_PREFERENCE)] = {
+        agreement[str(QualityStage.PREFERENCE)] = {
             "pairs": len(answers),
             "judgments": sum(len(a) for a in answers.values()),
             "mean_share_with_majority": round(statistics.mean(agree), 4),
         }
-        counts[str(Stage.QUALITY_PREFERENCE)] = len(answers)
+        counts[str(QualityStage.PREFERENCE)] = len(answers)
     manifest: dict[str, Any] = {
         **export_manifest_head(run=run, format=QUALITY_FORMAT),
         "judged": counts,

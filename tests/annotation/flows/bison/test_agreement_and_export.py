@@ -8,16 +8,8 @@ from django.core.management import call_command
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentState,
-    Export,
-    Item,
-    ItemKind,
-    Question,
-    Stage,
-)
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.models import Answer, Assignment, AssignmentState, Export, Item, Question
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
@@ -35,7 +27,7 @@ def verification(paired_run):
     selection_done_factory(paired_run, workers=1)
     return batch_publish(
         batch=batch_create(
-            run=paired_run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=100
         )
     )
 
@@ -80,7 +72,7 @@ def test_a_triple_is_verified_only_if_both_verifiers_pick_the_positive(verificat
     hits = verification.hits.count()
     verified = set(bison_verified_triples(run=run).values_list("pk", flat=True))
     all_triples = set(
-        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).values_list("pk", flat=True)
+        Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).values_list("pk", flat=True)
     )
     assert verified == all_triples - set(disputed)
     counts = bison_stage_counts(run=run)
@@ -109,7 +101,7 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     selection_done_factory(run, workers=2, accuracy=1.0)
     batch = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_VERIFICATION, provider="simulated", items_per_hit=2
+            run=run, stage=BisonStage.VERIFICATION, provider="simulated", items_per_hit=2
         )
     )
     # Nobody takes two HITs showing one image: each of the three pairs (in both orders) is in
@@ -123,7 +115,7 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     )
     assert verifiers > 3
     verified = bison_verified_triples(run=run).count()
-    assert verified == Item.objects.filter(run=run, kind=ItemKind.TRIPLE).count() > 0
+    assert verified == Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).count() > 0
 
     job = run_on_commit(bison_export_start, run=run)
     job.refresh_from_db()
@@ -239,7 +231,7 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
     selection_done_factory(run, workers=1)
     batch = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=100
+            run=run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=100
         )
     )
     assert batch.assignments_per_hit == 3  # the run's verifiers set the default
@@ -262,7 +254,7 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
     )
     verified = set(bison_verified_triples(run=run).values_list("pk", flat=True))
     all_triples = set(
-        Item.objects.filter(run=run, kind=ItemKind.TRIPLE).values_list("pk", flat=True)
+        Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).values_list("pk", flat=True)
     )
     kept = firsts if keeps_first else set()
     assert verified == all_triples - firsts - seconds | kept

@@ -35,7 +35,8 @@ from PIL import Image as PILImage
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.services.pairing import pairing_start
-from annotation.models import Question, Run, Stage
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Question, Run
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.runs import run_create
 from pipeline.simulate import WorkerProfile
@@ -73,11 +74,11 @@ def stage3(tmp_path, run_on_commit):
     run_on_commit(pairing_start, run=run, seed=3)
     run = Run.objects.get(pk=run.pk)
     selection = batch_publish(
-        batch=batch_create(run=run, stage=Stage.BISON_SELECTION, provider="simulated", seed=3)
+        batch=batch_create(run=run, stage=BisonStage.SELECTION, provider="simulated", seed=3)
     )
     simulate_crowd(batch=selection, workers=12, profile=WorkerProfile(accuracy=0.9), seed=3)
     verification = batch_publish(
-        batch=batch_create(run=run, stage=Stage.BISON_VERIFICATION, provider="local", seed=3)
+        batch=batch_create(run=run, stage=BisonStage.VERIFICATION, provider="local", seed=3)
     )
     return run, document, verification, tmp_path / "images"
 

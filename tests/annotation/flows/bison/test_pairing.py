@@ -2,7 +2,8 @@ import pytest
 
 from annotation.errors import ServiceError
 from annotation.flows.bison.services.pairing import pairing_block, pairing_start
-from annotation.models import Item, ItemKind, Job, JobState, Run, RunStatus
+from annotation.flows.bison.vocabulary import BisonItemKind
+from annotation.models import Item, Job, JobState, Run, RunStatus
 from annotation.services.runs import run_create
 from pipeline.errors import InputError
 from pipeline.text import tokenize
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def pairs_of(run):
     return dict(
-        Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).values_list(
+        Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).values_list(
             "positive__coco_id", "negative__coco_id"
         )
     )
@@ -32,7 +33,7 @@ def test_user_vectors_give_the_known_nearest_neighbours_in_blocks(dataset, run_o
     sims = Item.objects.filter(run=run).values_list("similarity", flat=True)
     assert all(0.5 < s <= 1.0 for s in sims)
     run.refresh_from_db()
-    assert run.status == RunStatus.PAIRED and run.embedding_dim == 12
+    assert run.status == RunStatus.PREPARED and run.embedding_dim == 12
     assert str(vec) in run.embedding_source
 
     # A retried block writes nothing twice and does not count twice.
@@ -46,7 +47,7 @@ def test_trained_vectors_are_seeded_and_recorded(dataset, run_on_commit):
         run = run_create(dataset=dataset)
         run_on_commit(pairing_start, run=run, dim=16, epochs=10, seed=7)
         run.refresh_from_db()
-        assert run.status == RunStatus.PAIRED
+        assert run.status == RunStatus.PREPARED
         assert "seed 7" in run.embedding_source
         results.append(pairs_of(run))
     assert results[0] == results[1] and len(results[0]) == 6
@@ -136,7 +137,7 @@ def test_default_stage1_on_the_sample_pairs_both_orders_in_a_sound_space(
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.params["epochs"] == 50
     ordered = set(
-        Item.objects.filter(run=run, kind=ItemKind.IMAGE_PAIR).values_list(
+        Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).values_list(
             "positive_id", "negative_id"
         )
     )

@@ -11,17 +11,8 @@ from annotation.flows.bison.selectors import (
     bison_selector_report,
     bison_stage_counts,
 )
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentState,
-    Batch,
-    Hit,
-    Item,
-    ItemKind,
-    Review,
-    Stage,
-)
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
+from annotation.models import Answer, Assignment, AssignmentState, Batch, Hit, Item, Review
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.claim import assignment_claim_next
 from annotation.services.reviews import assignments_auto_approve
@@ -49,7 +40,7 @@ def run_stage2(run, options=None):
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=2,
             options=options or {},
@@ -67,12 +58,12 @@ def run_stage3(run):
     """Two verifiers match GOOD's captions to the positive and BAD's to the negative."""
     batch = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.BISON_VERIFICATION, provider="local", items_per_hit=1000
+            run=run, stage=BisonStage.VERIFICATION, provider="local", items_per_hit=1000
         )
     )
     selector = {
         (a.question.item_id, a.caption_id): a.assignment.worker.external_id
-        for a in Answer.objects.filter(question__hit__batch__stage=Stage.BISON_SELECTION)
+        for a in Answer.objects.filter(question__hit__batch__stage=BisonStage.SELECTION)
         .exclude(caption=None)
         .select_related("assignment__worker", "question")
     }
@@ -89,7 +80,7 @@ def run_stage3(run):
 def test_selections_no_verifier_matched_are_rejected_per_worker(paired_run):
     run_stage2(paired_run)
     run_stage3(paired_run)
-    triples = Item.objects.filter(run=paired_run, kind=ItemKind.TRIPLE).count()
+    triples = Item.objects.filter(run=paired_run, kind=BisonItemKind.TRIPLE).count()
     outcomes = {
         Assignment.objects.filter(worker_id=pk).first().worker.external_id: o
         for pk, o in bison_selection_outcomes(run=paired_run).items()
@@ -121,7 +112,7 @@ def test_the_approval_policy_holds_a_worker_whose_selections_were_rejected(
     reason = reviews.first().reasons[0]
     assert reason["policy"] == "rejected_selections" and reason["rejected_share"] == 1.0
     # Stage 3's verifiers are paid: their stage has no such policy (two per HIT).
-    assert approved == 1 + 2 * Hit.objects.filter(batch__stage=Stage.BISON_VERIFICATION).count()
+    assert approved == 1 + 2 * Hit.objects.filter(batch__stage=BisonStage.VERIFICATION).count()
     # The review page says why, with the limit (it failed on a hold naming no question).
     page = admin_client.get(f"/review/{reviews.first().pk}/").content.decode()
     assert "Stage 3 rejected" in page and "over the batch&#x27;s limit of 30%" in page
@@ -136,7 +127,7 @@ def test_below_the_minimum_of_judged_selections_nobody_is_held(paired_run):
 
 
 def test_stage2_approval_delay_covers_stage3_and_publishing_warns_when_not(paired_run):
-    batch = batch_create(run=paired_run, stage=Stage.BISON_SELECTION, provider="local")
+    batch = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
     assert batch.auto_approval_delay_seconds == 14 * DAY  # lifetime 7 d + planned stage 3 7 d
     assert batch_warnings(batch=batch) == []
     Batch.objects.filter(pk=batch.pk).update(lifetime_seconds=10 * DAY)
@@ -152,7 +143,7 @@ def test_a_bad_policy_option_is_refused_before_anything_is_written(paired_run):
     with pytest.raises(InputError, match="hold_rejected_share"):
         batch_create(
             run=paired_run,
-            stage=Stage.BISON_SELECTION,
+            stage=BisonStage.SELECTION,
             provider="local",
             options={"hold_rejected_share": 2},
         )

@@ -4,7 +4,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
-from annotation.models import Answer, Assignment, AssignmentState, Stage
+from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
+from annotation.models import Answer, Assignment, AssignmentState
 from annotation.services.batches import batch_create, batch_publish
 from tests.annotation.test_browser import begin, browser, page  # noqa: F401  (fixtures)
 
@@ -23,7 +24,7 @@ SMALL = {
 
 @pytest.mark.parametrize(
     ("stage", "shown"),
-    [(Stage.CXC_SIS, "img[alt='first image']"), (Stage.CXC_STS, "p.query")],
+    [(CxcStage.SIS, "img[alt='first image']"), (CxcStage.STS, "p.query")],
 )
 def test_a_rating_hit_with_the_keyboard(page, live_server, dataset, stage, shown):  # noqa: F811
     run = cxc_run_create(dataset=dataset, config=SMALL)
@@ -56,19 +57,19 @@ def test_a_rating_hit_with_the_keyboard(page, live_server, dataset, stage, shown
 
 
 def test_an_image_caption_hit_in_the_browser(page, live_server, dataset):  # noqa: F811
-    from annotation.models import Item, ItemKind
+    from annotation.models import Item
 
     run = cxc_run_create(dataset=dataset, config=SMALL)
     for image in dataset.images.order_by("pk")[:2]:
         Item.objects.create(
             run=run,
-            kind=ItemKind.RATING_PAIR,
+            kind=CxcItemKind.RATING_PAIR,
             positive=image,
             caption=image.captions.first(),
             tag="c2i_original",
         )
     batch = batch_publish(
-        batch=batch_create(run=run, stage=Stage.CXC_SITS, provider="local", items_per_hit=2)
+        batch=batch_create(run=run, stage=CxcStage.SITS, provider="local", items_per_hit=2)
     )
     begin(page, live_server, batch, "rater-sits")
     expect(page.locator("img[alt='image']")).to_have_count(2)

@@ -12,12 +12,9 @@ import pytest
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.flows.cxc.services.export import cxc_export_start
-from annotation.flows.cxc.services.sampling import (
-    cxc_gold_import,
-    cxc_run_create,
-    cxc_sample_start,
-)
-from annotation.models import Export, Item, ItemKind, Job, JobState, Review, Stage
+from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_create, cxc_sample_start
+from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
+from annotation.models import Export, GoldItemKind, Item, Job, JobState, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.submit import assignment_submit
@@ -63,7 +60,7 @@ def test_sampling_makes_pairs_of_each_intramodal_method(cxc_run, run_on_commit):
     assert (
         job.result["image_embeddings_standin"] is True and "stand-in" in job.result["standin_note"]
     )
-    items = Item.objects.filter(run=cxc_run, kind=ItemKind.RATING_PAIR)
+    items = Item.objects.filter(run=cxc_run, kind=CxcItemKind.RATING_PAIR)
     sis = items.filter(tag="i2i_csim")
     assert all(i.negative_id and i.positive_id != i.negative_id for i in sis)
     sts = items.filter(tag="c2c_isim").select_related("caption", "caption2")
@@ -174,20 +171,20 @@ def rate_all(run, stage, *, workers=6, accuracy=0.9, seed=0, assignments=3):
 def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     sampled(cxc_run, run_on_commit)
     with pytest.raises(Exception, match="no rated"):
-        batch_create(run=cxc_run, stage=Stage.CXC_SITS, provider="simulated")
-    rate_all(cxc_run, Stage.CXC_SIS)
-    rate_all(cxc_run, Stage.CXC_STS)
+        batch_create(run=cxc_run, stage=CxcStage.SITS, provider="simulated")
+    rate_all(cxc_run, CxcStage.SIS)
+    rate_all(cxc_run, CxcStage.STS)
     image = cxc_run.dataset.images.first()
     Item.objects.create(  # a gold pair with an intermodal tag must not stop intermodal sampling
         run=cxc_run,
-        kind=ItemKind.GOLD_RATING,
+        kind=GoldItemKind.RATING,
         positive=image,
         caption=image.captions.first(),
         tag="c2i_original",
         target=4.5,
     )
-    rate_all(cxc_run, Stage.CXC_SITS)  # intermodal pairs made from the top-rated ones
-    sits = Item.objects.filter(run=cxc_run, kind=ItemKind.RATING_PAIR, tag__startswith="c2i")
+    rate_all(cxc_run, CxcStage.SITS)  # intermodal pairs made from the top-rated ones
+    sits = Item.objects.filter(run=cxc_run, kind=CxcItemKind.RATING_PAIR, tag__startswith="c2i")
     assert sits.filter(tag="c2i_intrasim").count() == 4
     assert sits.filter(tag="c2i_original").count() == 5
     for item in sits.filter(tag="c2i_intrasim").select_related("source", "caption"):
@@ -280,19 +277,19 @@ def test_gold_pairs_are_in_every_hit_and_a_miss_is_held(run_on_commit, sample_pa
         dataset=dataset,
         config={**SMALL, "sis_pairs": 10, "gold_tolerance": 1.0, "gold_source": "paper"},
     )
-    n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=Stage.CXC_SIS)
+    n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=CxcStage.SIS)
     assert n > 0
     sampled(run, run_on_commit)
     batch = batch_publish(
-        batch=batch_create(run=run, stage=Stage.CXC_SIS, provider="local", items_per_hit=5)
+        batch=batch_create(run=run, stage=CxcStage.SIS, provider="local", items_per_hit=5)
     )
     for hit in batch.hits.all():
-        assert hit.questions.filter(item__kind=ItemKind.GOLD_RATING).count() == 1
+        assert hit.questions.filter(item__kind=GoldItemKind.RATING).count() == 1
     worker = worker_get_or_create(provider="local", external_id="rater")
     assignment = assignment_claim_next(batch=batch, worker=worker)
     answers = {}
     for q in assignment.hit.questions.select_related("item"):
-        if q.item.kind == ItemKind.GOLD_RATING:
+        if q.item.kind == GoldItemKind.RATING:
             far = 0 if q.item.target >= 2.5 else 5  # more than 1 point away
             answers[f"q{q.position}"] = str(far)
         else:
@@ -309,13 +306,13 @@ def test_gold_import_refuses_an_unknown_sampling_method(cxc_run, tmp_path):
         "COCO_val2014_000000000001.jpg,COCO_val2014_000000000002.jpg,2.5,i2i_guess\n"
     )
     with pytest.raises(InputError) as caught:
-        cxc_gold_import(run=cxc_run, path=str(bad), stage=Stage.CXC_SIS)
+        cxc_gold_import(run=cxc_run, path=str(bad), stage=CxcStage.SIS)
     assert (caught.value.file, caught.value.record, caught.value.field) == (
         str(bad),
         2,
         "sampling_method",
     )
-    assert not Item.objects.filter(kind=ItemKind.GOLD_RATING).exists()
+    assert not Item.objects.filter(kind=GoldItemKind.RATING).exists()
 
 
 def test_ratings_outside_the_scale_are_refused(cxc_run, run_on_commit):
@@ -323,7 +320,7 @@ def test_ratings_outside_the_scale_are_refused(cxc_run, run_on_commit):
 
     sampled(cxc_run, run_on_commit)
     batch = batch_publish(
-        batch=batch_create(run=cxc_run, stage=Stage.CXC_SIS, provider="local", items_per_hit=6)
+        batch=batch_create(run=cxc_run, stage=CxcStage.SIS, provider="local", items_per_hit=6)
     )
     worker = worker_get_or_create(provider="local", external_id="r")
     assignment = assignment_claim_next(batch=batch, worker=worker)
@@ -383,17 +380,17 @@ def test_rating_pages_give_nothing_away(run_on_commit, sample_path, client):
 
     dataset = dataset_import(path=sample_path).dataset
     run = cxc_run_create(dataset=dataset, config={**SMALL, "sis_pairs": 10, "gold_source": "paper"})
-    cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=Stage.CXC_SIS)
+    cxc_gold_import(run=run, path=str(SAMPLE_CXC / "sis_val.subset.csv"), stage=CxcStage.SIS)
     sampled(run, run_on_commit)
     batch = batch_publish(
-        batch=batch_create(run=run, stage=Stage.CXC_SIS, provider="local", items_per_hit=5)
+        batch=batch_create(run=run, stage=CxcStage.SIS, provider="local", items_per_hit=5)
     )
     join(client, run, "reader")
     page = client.get(client.get(f"/work/{batch.pk}/next/")["Location"]).content.decode()
     lowered = page.lower()
     for word in ("gold", "target", "i2i_csim", "similarity", "sampling", "coco_val2014"):
         assert word not in lowered, word
-    golds = Item.objects.filter(run=run, kind=ItemKind.GOLD_RATING)
+    golds = Item.objects.filter(run=run, kind=GoldItemKind.RATING)
     for gold in golds[:50]:
         assert f"{gold.target:.2f}" not in page
     for image in dataset.images.all()[:100]:

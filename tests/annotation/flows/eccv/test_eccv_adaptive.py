@@ -12,7 +12,8 @@ from annotation.flows.eccv.selectors import (
     eccv_positive_item_ids,
     eccv_votes,
 )
-from annotation.models import Answer, ItemKind, Question, Review, Stage
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.models import Answer, Question, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
 from pipeline.errors import InputError
@@ -26,7 +27,7 @@ def judge(run, *, more: bool, seed: int):
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.ECCV_JUDGMENT,
+            stage=EccvStage.JUDGMENT,
             provider="simulated",
             items_per_hit=6,
             seed=seed,
@@ -55,7 +56,7 @@ def test_follow_up_batches_ask_only_where_uncertain_up_to_the_cap(proposed):
     }
     run.save(update_fields=["config"])
     first = judge(run, more=False, seed=1)
-    candidates = Question.objects.filter(hit__batch=first, item__kind=ItemKind.CANDIDATE)
+    candidates = Question.objects.filter(hit__batch=first, item__kind=EccvItemKind.CANDIDATE)
     assert candidates.count() > 0
     policy = eccv_policy(run)
     wanted = eccv_follow_up_items(run=run)
@@ -72,7 +73,9 @@ def test_follow_up_batches_ask_only_where_uncertain_up_to_the_cap(proposed):
             break
         rounds += 1
         questions = Question.objects.filter(hit__batch=batch)
-        asked = set(questions.filter(item__kind=ItemKind.CANDIDATE).values_list("item", flat=True))
+        asked = set(
+            questions.filter(item__kind=EccvItemKind.CANDIDATE).values_list("item", flat=True)
+        )
         assert asked == set(wanted)  # exactly the uncertain ones
         kinds = Counter(questions.values_list("item__kind", flat=True))
         assert kinds["gold_positive"] > 0 and kinds["gold_negative"] > 0  # gold like any HIT
@@ -84,7 +87,7 @@ def test_follow_up_batches_ask_only_where_uncertain_up_to_the_cap(proposed):
     assert not any(needs_more(v, policy) for v in votes.values())
     judged = Counter(
         Answer.objects.filter(
-            question__item__kind=ItemKind.CANDIDATE, question__item__run=run
+            question__item__kind=EccvItemKind.CANDIDATE, question__item__run=run
         ).values_list("question__item", flat=True)
     )
     assert sum(judged.values()) < 3 * len(judged)  # less than fixed triple redundancy

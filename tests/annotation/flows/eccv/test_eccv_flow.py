@@ -5,19 +5,12 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import AnswerError
+from annotation.flows.eccv.models import Proposal
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.flows.eccv.services.runs import eccv_run_create
-from annotation.models import (
-    Answer,
-    Item,
-    ItemKind,
-    Proposal,
-    Question,
-    Review,
-    RunStatus,
-    Stage,
-)
+from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
+from annotation.models import Answer, GoldItemKind, Item, Question, Review, RunStatus
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.submit import assignment_submit
@@ -53,12 +46,12 @@ def test_proposals_merge_duplicates_and_keep_provenance(proposed):
     assert job.parts_total == 2 and job.parts_done == [0, 1]
     # 2 models x (3 image queries + 4 caption queries) x k=2
     assert job.result["proposed"] == 28
-    candidates = Item.objects.filter(run=proposed, kind=ItemKind.CANDIDATE)
+    candidates = Item.objects.filter(run=proposed, kind=EccvItemKind.CANDIDATE)
     assert candidates.count() == job.result["candidates"] < 28
     assert Proposal.objects.filter(item__run=proposed).count() == 28
     merged = [c for c in candidates if c.proposals.count() > 1]
     assert merged, "some pair was proposed twice"
-    assert proposed.status == RunStatus.PAIRED
+    assert proposed.status == RunStatus.PREPARED
 
 
 def test_fewer_models_than_asked_is_refused(eccv_run):
@@ -99,25 +92,25 @@ def test_minilm_without_the_extra_is_a_clear_message(eccv_run):
 def judgment_batch(run, **kwargs):
     return batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=6, **kwargs
+            run=run, stage=EccvStage.JUDGMENT, provider="local", items_per_hit=6, **kwargs
         )
     )
 
 
 def test_hits_hold_candidates_and_one_gold_of_each_kind(proposed):
     batch = judgment_batch(proposed)
-    n_candidates = Item.objects.filter(run=proposed, kind=ItemKind.CANDIDATE).count()
+    n_candidates = Item.objects.filter(run=proposed, kind=EccvItemKind.CANDIDATE).count()
     for hit in batch.hits.all():
         kinds = list(hit.questions.values_list("item__kind", flat=True))
-        assert kinds.count(ItemKind.GOLD_POSITIVE) == 1 and kinds.count(ItemKind.GOLD_NEGATIVE) == 1
+        assert kinds.count(GoldItemKind.POSITIVE) == 1 and kinds.count(GoldItemKind.NEGATIVE) == 1
         assert len(kinds) <= 6
     assert (
-        Question.objects.filter(hit__batch=batch, item__kind=ItemKind.CANDIDATE).count()
+        Question.objects.filter(hit__batch=batch, item__kind=EccvItemKind.CANDIDATE).count()
         == n_candidates
     )
-    gold_pos = Item.objects.filter(run=proposed, kind=ItemKind.GOLD_POSITIVE)
+    gold_pos = Item.objects.filter(run=proposed, kind=GoldItemKind.POSITIVE)
     assert all(g.caption.image_id == g.positive_id for g in gold_pos)  # original COCO pairs
-    gold_neg = Item.objects.filter(run=proposed, kind=ItemKind.GOLD_NEGATIVE)
+    gold_neg = Item.objects.filter(run=proposed, kind=GoldItemKind.NEGATIVE)
     assert all(g.caption.image_id != g.positive_id for g in gold_neg)
 
 
@@ -136,7 +129,7 @@ def test_failed_gold_goes_to_review_and_follow_ups_are_checked(proposed):
     assignment = assignment_claim_next(batch=batch, worker=worker)
     questions = list(assignment.hit.questions.select_related("item"))
     base = {f"q{q.position}": "yes" for q in questions}
-    first = next(q for q in questions if q.item.kind == ItemKind.CANDIDATE)
+    first = next(q for q in questions if q.item.kind == EccvItemKind.CANDIDATE)
     key = f"q{first.position}"
     uncertain = {**base, key: "partially_yes"}
     with pytest.raises(AnswerError, match="shortcoming"):
@@ -161,7 +154,7 @@ def test_failed_gold_goes_to_review_and_follow_ups_are_checked(proposed):
     }
     # Everything else answered YES: the gold negative failed, the gold positive passed.
     review = Review.objects.get(assignment=assignment)
-    neg = next(q for q in questions if q.item.kind == ItemKind.GOLD_NEGATIVE)
+    neg = next(q for q in questions if q.item.kind == GoldItemKind.NEGATIVE)
     assert review.status == "open"
     assert review.reasons == [
         {
@@ -185,7 +178,7 @@ def test_a_round_can_switch_follow_ups_off(proposed):
 def test_simulated_workers_answer_eccv_hits(proposed):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     report = simulate_crowd(
@@ -193,7 +186,7 @@ def test_simulated_workers_answer_eccv_hits(proposed):
     )
     assert report.assignments == batch.hits.count()
     labels = dict(
-        Answer.objects.filter(question__item__kind=ItemKind.GOLD_POSITIVE).values_list(
+        Answer.objects.filter(question__item__kind=GoldItemKind.POSITIVE).values_list(
             "question__item_id", "label"
         )
     )
@@ -278,25 +271,25 @@ def test_gold_items_avoid_invalid_captions_and_excluded_images(eccv_run, tmp_pat
 def test_rounds_take_one_direction_each(proposed, admin_client):
     round1 = batch_create(
         run=proposed,
-        stage=Stage.ECCV_JUDGMENT,
+        stage=EccvStage.JUDGMENT,
         provider="local",
         items_per_hit=6,
         options={"direction": "i2t"},
     )
-    candidates = Question.objects.filter(hit__batch=round1, item__kind=ItemKind.CANDIDATE)
+    candidates = Question.objects.filter(hit__batch=round1, item__kind=EccvItemKind.CANDIDATE)
     assert candidates.exists()
     assert all(
         q.item.proposals.filter(direction="i2t").exists() for q in candidates.select_related("item")
     )
     response = admin_client.post(
         f"/api/runs/{proposed.pk}/batches/",
-        {"stage": Stage.ECCV_JUDGMENT, "direction": "t2i", "follow_ups": False, "items_per_hit": 6},
+        {"stage": EccvStage.JUDGMENT, "direction": "t2i", "follow_ups": False, "items_per_hit": 6},
         content_type="application/json",
     )
     assert response.status_code == 201, response.content
     round2 = proposed.batches.get(pk=response.json()["id"])
     assert round2.options == {"direction": "t2i", "follow_ups": False}
-    second = Question.objects.filter(hit__batch=round2, item__kind=ItemKind.CANDIDATE)
+    second = Question.objects.filter(hit__batch=round2, item__kind=EccvItemKind.CANDIDATE)
     assert second.exists()
     assert all(q.item.proposals.filter(direction="t2i").exists() for q in second)
     assert not set(second.values_list("item", flat=True)) & set(
@@ -304,6 +297,6 @@ def test_rounds_take_one_direction_each(proposed, admin_client):
     )
     with pytest.raises(InputError) as info:
         batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", options={"direction": "x"}
+            run=proposed, stage=EccvStage.JUDGMENT, provider="local", options={"direction": "x"}
         )
     assert info.value.field == "direction"

@@ -11,20 +11,12 @@ from django.utils import timezone
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import ServiceError
+from annotation.flows.eccv.models import ExternalPositive
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.flows.eccv.services.export import eccv_evaluate, eccv_export_start
 from annotation.flows.eccv.services.report import eccv_report
-from annotation.models import (
-    Assignment,
-    AssignmentState,
-    Caption,
-    Export,
-    ExternalPositive,
-    HitStatus,
-    Item,
-    Review,
-    Stage,
-)
+from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.models import Assignment, AssignmentState, Caption, Export, HitStatus, Item, Review
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
@@ -39,7 +31,7 @@ pytestmark = pytest.mark.django_db
 def judged(proposed):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=1.0, gold_accuracy=1.0))
@@ -202,7 +194,7 @@ def test_report_has_precision_recall_tau_and_bias(judged):
 def test_review_queue_pages_and_decisions(proposed, admin_client, client):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(
@@ -236,7 +228,7 @@ def test_review_queue_pages_and_decisions(proposed, admin_client, client):
 def test_unreviewed_work_is_approved_after_the_delay(proposed):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     simulate_crowd(
@@ -272,7 +264,7 @@ def test_model_agreement_table_and_command(proposed):
 def test_export_waits_for_open_reviews_or_lists_the_work_it_leaves_out(proposed, run_on_commit):
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="simulated", items_per_hit=6
+            run=proposed, stage=EccvStage.JUDGMENT, provider="simulated", items_per_hit=6
         )
     )
     # Workers who get every gold item wrong: each submission is held for review.
@@ -349,7 +341,7 @@ def test_weighted_majority_follows_the_worker_who_gets_gold_right(proposed):
     proposed.save(update_fields=["config"])
     batch = batch_publish(
         batch=batch_create(
-            run=proposed, stage=Stage.ECCV_JUDGMENT, provider="local", items_per_hit=100
+            run=proposed, stage=EccvStage.JUDGMENT, provider="local", items_per_hit=100
         )
     )
     assert batch.assignments_per_hit == 2

@@ -9,7 +9,8 @@ from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_run_create,
 )
-from annotation.models import Answer, Assignment, Stage
+from annotation.flows.quality.vocabulary import QualityStage
+from annotation.models import Answer, Assignment
 from annotation.services.batches import batch_create, batch_publish
 from tests.annotation.test_browser import begin, browser, page  # noqa: F401  (fixtures)
 
@@ -30,7 +31,7 @@ def run(dataset, tmp_path):
 def test_rating_captions_with_the_keyboard(page, live_server, run):  # noqa: F811
     batch = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.QUALITY_RATING, provider="local", items_per_hit=2, limit=2
+            run=run, stage=QualityStage.RATING, provider="local", items_per_hit=2, limit=2
         )
     )
     begin(page, live_server, batch, "judge-1")
@@ -51,7 +52,7 @@ def test_rating_captions_with_the_keyboard(page, live_server, run):  # noqa: F81
 def test_preferring_a_caption_in_the_browser(page, live_server, run):  # noqa: F811
     batch = batch_publish(
         batch=batch_create(
-            run=run, stage=Stage.QUALITY_PREFERENCE, provider="local", items_per_hit=3, limit=3
+            run=run, stage=QualityStage.PREFERENCE, provider="local", items_per_hit=3, limit=3
         )
     )
     begin(page, live_server, batch, "judge-2")
@@ -70,7 +71,7 @@ def test_yes_no_judgments_in_the_browser(page, live_server, run):  # noqa: F811
     batch = batch_publish(
         batch=batch_create(
             run=run,
-            stage=Stage.QUALITY_BINARY,
+            stage=QualityStage.BINARY,
             provider="local",
             items_per_hit=2,
             limit=2,

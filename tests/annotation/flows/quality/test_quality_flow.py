@@ -11,6 +11,7 @@ from scipy.stats import kendalltau
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.errors import AnswerError
+from annotation.flows.quality.models import Candidate
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,
@@ -19,7 +20,8 @@ from annotation.flows.quality.services.candidates import (
 from annotation.flows.quality.services.correlate import quality_correlate
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
 from annotation.flows.quality.simulate import candidate_quality
-from annotation.models import Candidate, Export, Item, ItemKind, JobState, Question, Stage
+from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
+from annotation.models import Export, Item, JobState, Question
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.submit import assignment_submit
@@ -94,7 +96,7 @@ def test_items_cover_every_candidate_and_the_four_categories(quality_run):
     n = quality_run.dataset.images.count()
     assert counts["candidates"] == 2 * n
     assert counts["pairs"] == 4 * n and all(counts[c] > 0 for c in ("HC", "HI", "HM", "MM"))
-    for pair in Item.objects.filter(kind=ItemKind.CANDIDATE_PAIR).select_related(
+    for pair in Item.objects.filter(kind=QualityItemKind.CANDIDATE_PAIR).select_related(
         "candidate", "candidate2"
     ):
         assert pair.candidate.text != pair.candidate2.text  # never two identical captions
@@ -112,7 +114,7 @@ def test_items_cover_every_candidate_and_the_four_categories(quality_run):
 def test_binary_judgments_need_three_workers(quality_run):
     with pytest.raises(InputError) as caught:
         batch_create(
-            run=quality_run, stage=Stage.QUALITY_BINARY, provider="local", assignments_per_hit=2
+            run=quality_run, stage=QualityStage.BINARY, provider="local", assignments_per_hit=2
         )
     assert caught.value.field == "assignments_per_hit"
 
@@ -120,7 +122,7 @@ def test_binary_judgments_need_three_workers(quality_run):
 def test_a_preference_is_recorded_for_the_caption_not_the_side(quality_run):
     batch = batch_publish(
         batch=batch_create(
-            run=quality_run, stage=Stage.QUALITY_PREFERENCE, provider="local", items_per_hit=24
+            run=quality_run, stage=QualityStage.PREFERENCE, provider="local", items_per_hit=24
         )
     )
     worker = worker_get_or_create(provider="local", external_id="w")
@@ -141,9 +143,9 @@ def test_a_preference_is_recorded_for_the_caption_not_the_side(quality_run):
 def test_judgments_to_the_flickr8k_layouts_and_correlation(quality_run, run_on_commit, tmp_path):
     profile = WorkerProfile(accuracy=0.95)
     for stage, per_hit in (
-        (Stage.QUALITY_RATING, 3),
-        (Stage.QUALITY_BINARY, 3),
-        (Stage.QUALITY_PREFERENCE, 5),
+        (QualityStage.RATING, 3),
+        (QualityStage.BINARY, 3),
+        (QualityStage.PREFERENCE, 5),
     ):
         batch = batch_publish(
             batch=batch_create(

@@ -3,9 +3,10 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.management.base import ServiceCommand
-from annotation.models import AnnotatorKind, Run
+from annotation.models import Run
 
 
 class Command(ServiceCommand):
