@@ -72,11 +72,6 @@ class Encoder:
     device: str
     preprocessing: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def preprocessing_sha256(self) -> str:
-        text = json.dumps(self.preprocessing, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
-
 
 def model_config(folder: str | Path) -> dict[str, Any]:
     """The folder's config.json (what the estimate and the console read without torch)."""
@@ -102,23 +97,53 @@ def model_config(folder: str | Path) -> dict[str, Any]:
     return config
 
 
-def preprocessing_of(
-    image_processor: Any, tokenizer: Any, family: str, context: int
-) -> dict[str, Any]:
-    """What decides the model's inputs: the image processor's settings and the tokenizer's."""
-    settings = image_processor.to_dict()
-    settings.pop("processor_class", None)
+TOKENIZER_FILES = (
+    "vocab.json",
+    "merges.txt",
+    "tokenizer.json",
+    "spiece.model",
+    "tokenizer_config.json",
+)
+
+
+def preprocessing_of(folder: str | Path) -> dict[str, Any]:
+    """What decides the model's inputs, read from the folder's files (nothing imported): the
+    image processor's settings, a hash of the tokenizer's files, the text context and padding.
+    Two folders with the same weights and these equal give the same embeddings."""
+    path = Path(folder)
+    config = model_config(path)
+    family = config["model_type"]
+    processor_file = path / "preprocessor_config.json"
+    if not processor_file.is_file():
+        raise InputError(
+            "preprocessor_config.json is missing (the model's image processor)",
+            file=str(folder),
+            field="checkpoint",
+        )
+    image = json.loads(processor_file.read_text())
+    image.pop("processor_class", None)
+    digest = hashlib.sha256()
+    found = [name for name in TOKENIZER_FILES if (path / name).is_file()]
+    if not found:
+        raise InputError("no tokenizer files", file=str(folder), field="checkpoint")
+    for name in found:
+        digest.update(name.encode() + b"\0" + (path / name).read_bytes())
+    context = int(config.get("text_config", {}).get("max_position_embeddings", 77))
     return {
-        "image": {k: settings[k] for k in sorted(settings) if not k.startswith("_")},
+        "image": image,
         "text": {
-            "tokenizer": type(tokenizer).__name__,
-            "vocab_size": int(len(tokenizer)),
+            "tokenizer_sha256": digest.hexdigest(),
             "context_length": context,
             # SigLIP was trained on captions padded to the full context; CLIP on unpadded ones.
             "padding": "max_length" if family == "siglip" else "longest",
             "truncation": True,
         },
     }
+
+
+def preprocessing_sha256(preprocessing: dict[str, Any]) -> str:
+    text = json.dumps(preprocessing, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def encoder_load(folder: str | Path, *, device: str = "cpu") -> Encoder:
@@ -129,6 +154,7 @@ def encoder_load(folder: str | Path, *, device: str = "cpu") -> Encoder:
     if not path.is_dir():
         raise InputError("model folder does not exist", file=str(folder), field="checkpoint")
     family = model_config(path)["model_type"]
+    preprocessing_of(path)  # the processor and tokenizer files are there
     torch, transformers = torch_modules()
     if device not in ("cpu", "cuda"):
         raise InputError(f"device must be cpu or cuda, got {device!r}", field="device")
@@ -157,5 +183,5 @@ def encoder_load(folder: str | Path, *, device: str = "cpu") -> Encoder:
         context_length=context,
         dim=dim,
         device=device,
-        preprocessing=preprocessing_of(image_processor, tokenizer, family, context),
+        preprocessing=preprocessing_of(path),
     )
