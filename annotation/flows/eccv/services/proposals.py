@@ -181,7 +181,7 @@ def eccv_annotator_add(
     check_stored_json(params or {}, field="params")
     if kind not in AnnotatorKind.values:
         raise InputError(f"unknown annotator kind {kind!r}", field="kind")
-    if kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS):
+    if kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS, AnnotatorKind.IMAGE_TEXT):
         if not source or not Path(source).is_file():
             raise InputError("file does not exist", file=source or "(none)", field="source")
         annotator = Annotator(run=run, name=name, kind=kind, source=source, params=params or {})
@@ -291,7 +291,7 @@ def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
     or, for built-ins, the ones the proposal job saved (computed now if it has not run)."""
     if annotator.kind == AnnotatorKind.RANKINGS:
         return None
-    if annotator.kind == AnnotatorKind.EMBEDDINGS:
+    if annotator.kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.IMAGE_TEXT):
         dataset = annotator.run.dataset
         # Arrays, not sets of Python ints: 2M captions would cost ~150 MB as a set.
         return load_model_embeddings(
