@@ -152,6 +152,14 @@ def embedding_set_start(
     return embedding_set
 
 
+def embedding_set_arrays(*, embedding_set: EmbeddingSet) -> dict[str, np.ndarray]:
+    """The stored set's four arrays (ids and float32 unit rows)."""
+    if embedding_set.state != EmbeddingState.READY:
+        raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
+    with np.load(_media(embedding_set.file)) as f:
+        return {k: f[k].astype(np.float32) if "embeddings" in k else f[k] for k in f.files}
+
+
 def embedding_set_delete(*, embedding_set: EmbeddingSet) -> None:
     """Remove a stored set and its file (refused while its job still runs)."""
     if embedding_set.job_id and job_live(job_id=embedding_set.job_id):
@@ -208,7 +216,7 @@ def encode_prepare(*, job_id: int) -> list[int]:
 _LOADED: dict[tuple[str, str, str], Any] = {}
 
 
-def _encoder(embedding_set: EmbeddingSet) -> Any:
+def encoder_for_set(embedding_set: EmbeddingSet) -> Any:
     """The set's model, loaded once per worker process; its weights checked against the
     set's sha256 (a folder changed since the set began would mix two models)."""
     from pipeline.encoders.encode import threads_for
@@ -248,7 +256,7 @@ def encode_part(*, job_id: int, part: int) -> bool:
     if target.exists():
         message = f"chunk {part + 1}/{image_parts + caption_parts} found done"
     else:
-        encoder = _encoder(embedding_set)
+        encoder = encoder_for_set(embedding_set)
         if part < image_parts:
             size = int(job.params["chunk_images"])
             rows = list(

@@ -4,15 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0022_hit_images'),
+        ("annotation", "0022_hit_images"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='annotator',
-            name='kind',
-            field=models.CharField(choices=[('fasttext', 'Built in: FastText bag of words over co-captions'), ('minilm', 'Built in: all-MiniLM-L6-v2 sentence encoder over co-captions'), ('embeddings', 'Imported image and caption embeddings (.npz)'), ('rankings', 'Imported ranked lists (.json)'), ('image_text', 'Image-text model (stored encoder embeddings)')], max_length=20),
+            model_name="annotator",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("fasttext", "Built in: FastText bag of words over co-captions"),
+                    ("minilm", "Built in: all-MiniLM-L6-v2 sentence encoder over co-captions"),
+                    ("embeddings", "Imported image and caption embeddings (.npz)"),
+                    ("rankings", "Imported ranked lists (.json)"),
+                    ("image_text", "Image-text model (stored encoder embeddings)"),
+                ],
+                max_length=20,
+            ),
         ),
     ]
