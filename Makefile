@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,encoders]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

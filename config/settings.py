@@ -87,6 +87,8 @@ INSTALLED_APPS = [
     "annotation.crowd.mturk",
     "annotation.crowd.prolific",
     "annotation.crowd.panel",
+    # Image-text encoders (CLIP, SigLIP): stored embeddings the flows read.
+    "annotation.encoders",
     # Dataset flows, each a folder over the core (see docs/architecture.md).
     "annotation.flows.bison",
     "annotation.flows.eccv",

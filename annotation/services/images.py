@@ -94,6 +94,12 @@ def _source_bytes(image: Image) -> bytes:
     return download(url)
 
 
+def image_original(*, image: Image) -> bytes:
+    """The image's own bytes from its dataset's source (not the served rendering): for
+    models that decode and preprocess images themselves. ImageUnavailable if not readable."""
+    return _source_bytes(image)
+
+
 def download(url: str) -> bytes:
     """GET `url` (http/https only) with timeouts and a size cap."""
     if not url.startswith(("https://", "http://")):

@@ -13,6 +13,7 @@ class AnnotatorKind(models.TextChoices):
     MINILM = "minilm", "Built in: all-MiniLM-L6-v2 sentence encoder over co-captions"
     EMBEDDINGS = "embeddings", "Imported image and caption embeddings (.npz)"
     RANKINGS = "rankings", "Imported ranked lists (.json)"
+    IMAGE_TEXT = "image_text", "Image-text model (stored encoder embeddings)"
 
 
 class Annotator(models.Model):

@@ -25,7 +25,7 @@ def eccv_annotator_add(
     check_stored_json(params or {}, field="params")
     if kind not in AnnotatorKind.values:
         raise InputError(f"unknown annotator kind {kind!r}", field="kind")
-    if kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS):
+    if kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS, AnnotatorKind.IMAGE_TEXT):
         if not source or not Path(source).is_file():
             raise InputError("file does not exist", file=source or "(none)", field="source")
         annotator = Annotator(run=run, name=name, kind=kind, source=source, params=params or {})

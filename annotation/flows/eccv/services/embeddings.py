@@ -26,7 +26,7 @@ def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
     or, for built-ins, the ones the proposal job saved (computed now if it has not run)."""
     if annotator.kind == AnnotatorKind.RANKINGS:
         return None
-    if annotator.kind == AnnotatorKind.EMBEDDINGS:
+    if annotator.kind in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.IMAGE_TEXT):
         dataset = annotator.run.dataset
         # Arrays, not sets of Python ints: 2M captions would cost ~150 MB as a set.
         return load_model_embeddings(

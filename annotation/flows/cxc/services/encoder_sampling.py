@@ -1,0 +1,25 @@
+"""CxC sampling with an image-text model's image embeddings: c2c_isim pairs then come from
+real image similarity (no stand-in), and the job's result names the stored set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+
+from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.flows.cxc.services.sampling import cxc_sample_start
+from annotation.models import Job, Run
+from pipeline.errors import InputError
+
+
+def cxc_sample_from_encoder(*, run: Run, embedding_set: EmbeddingSet) -> Job:
+    """Start CxC's sampling job on the set's image embeddings (its file is named
+    `<set id>-<model>@<checkpoint hash>.npz`, which the manifest records)."""
+    if embedding_set.dataset_id != run.dataset_id:
+        raise InputError("the embeddings are of another dataset", field="set")
+    if embedding_set.state != EmbeddingState.READY:
+        raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
+    return cxc_sample_start(
+        run=run, image_embeddings_path=str(Path(settings.MEDIA_ROOT) / embedding_set.file)
+    )

@@ -1,0 +1,44 @@
+"""ECCV annotators of kind "image-text model": proposals from a stored EmbeddingSet (real
+image and caption embeddings of a CLIP or SigLIP model), named by model and checkpoint hash
+so proposals, the export's JSONL and the model-bias report say which weights proposed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+
+from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.flows.eccv.models import Annotator, AnnotatorKind
+from annotation.flows.eccv.services.annotators import eccv_annotator_add
+from annotation.models import Run
+from pipeline.errors import InputError
+
+
+def eccv_encoder_annotator_add(
+    *, run: Run, embedding_set: EmbeddingSet, name: str = ""
+) -> Annotator:
+    """An annotator ranking with `embedding_set` (ready, of the run's dataset). Its name is
+    `<model>@<checkpoint sha256, 12 digits>` unless given; several may join one run. The
+    query never sees its own caption: image rows are the encoder's own, not caption means."""
+    if embedding_set.dataset_id != run.dataset_id:
+        raise InputError("the embeddings are of another dataset", field="set")
+    if embedding_set.state != EmbeddingState.READY:
+        raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
+    return eccv_annotator_add(
+        run=run,
+        name=name or embedding_set.label,
+        kind=AnnotatorKind.IMAGE_TEXT,
+        source=str(Path(settings.MEDIA_ROOT) / embedding_set.file),
+        params={
+            "embedding_set": embedding_set.pk,
+            "model": embedding_set.model_name,
+            "checkpoint_sha256": embedding_set.checkpoint_sha256,
+            "preprocessing_sha256": embedding_set.preprocessing_sha256,
+            "library": embedding_set.library,
+            "family": embedding_set.family,
+            "dtype": embedding_set.dtype,
+            "license": embedding_set.license,
+            "weights_source": embedding_set.source,
+        },
+    )
