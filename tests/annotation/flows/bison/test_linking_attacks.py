@@ -23,7 +23,6 @@ import hashlib
 import html
 import io
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -213,10 +212,6 @@ def sequential(cheater: Cheater, linker: str) -> list[str]:
     return answers
 
 
-def within_chance(right: int, n: int) -> bool:
-    return abs(right / n - 0.5) <= 2.576 * math.sqrt(0.25 / n)
-
-
 def test_a_cheater_linking_questions_answers_stage3_at_chance(client, stage3):
     run, document, batch, folder = stage3
     total = Question.objects.filter(hit__batch=batch).count()
@@ -277,8 +272,12 @@ def test_a_cheater_linking_questions_answers_stage3_at_chance(client, stage3):
     print(f"served images matched to their original file by perceptual hash: {served}")
     assert repeats == 0  # no image twice, within a HIT or across its HITs
     for linker in figures:
-        assert within_chance(figures[linker], n), (linker, figures[linker], n)
-        assert within_chance(hindsight[linker], n), (linker, hindsight[linker], n)
+        # Nothing linked, so every answer is the no-link default ("left"): the cheater's score
+        # is then the share of positives the secret side draw put on the left, chance by
+        # construction. (Asserting that share inside a 99 % interval failed 1 run in 100.)
+        assert set(sequential(cheater, linker)) == {"left"}, linker
+        assert figures[linker] == truth.count("left")
+        assert set(solve(cheater.questions, cheater.identity(linker))) == {"left"}, linker
 
 
 def coco_match(cheater: Cheater, document: dict, folder: Path, shows: dict[str, int]) -> str:
