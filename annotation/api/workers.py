@@ -41,6 +41,16 @@ class WorkerOutput(serializers.Serializer):
         allow_null=True, help_text="share of other workers' labels on the same items matched"
     )
     compared = serializers.IntegerField()
+    gold_interval = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="95 % Wilson interval of gold_accuracy: [low, high]",
+    )
+    agreement_interval = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="95 % Wilson interval of agreement over `compared` answers: [low, high]",
+    )
     seconds_per_item = serializers.FloatField(allow_null=True)
     paid = serializers.DecimalField(max_digits=10, decimal_places=2)
     hours = serializers.FloatField()

@@ -17,6 +17,7 @@ from annotation.models import Answer, Assignment, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.dashboard import IMPLAUSIBLE_SPEEDUP
 from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay, pay_estimate
+from pipeline.expectation import wilson
 
 
 @dataclass
@@ -42,6 +43,20 @@ class WorkerRow:
     @property
     def gold_accuracy(self) -> float | None:
         return self.gold_right / self.gold_total if self.gold_total else None
+
+    @property
+    def gold_interval(self) -> tuple[float, float] | None:
+        """95 % Wilson interval of the gold accuracy."""
+        return wilson(self.gold_right, self.gold_total) if self.gold_total else None
+
+    @property
+    def agreement_interval(self) -> tuple[float, float] | None:
+        """95 % Wilson interval of the agreement, read as a share of `compared` answers (an
+        answer's agreement is itself a share of the others' labels: the interval is
+        approximate there, exact for two raters an item)."""
+        if self.agreement is None or not self.compared:
+            return None
+        return wilson(round(self.agreement * self.compared), self.compared)
 
     @property
     def hourly(self) -> Decimal | None:

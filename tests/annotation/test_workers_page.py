@@ -136,3 +136,28 @@ def test_actions_reach_only_the_runs_workers(worked, admin_client):
         Event.objects.filter(action="worker.notified").values_list("worker_id", flat=True)
     )
     assert notified == set(ids[:2])
+
+
+def test_quality_estimates_carry_95_percent_intervals(worked, admin_client):
+    """Gold accuracy and agreement come with Wilson intervals, on the page and in the API."""
+    from pipeline.expectation import wilson
+
+    run, _ = worked
+    rows = run_workers(run=run)
+    with_gold = [r for r in rows if r.gold_total]
+    assert with_gold
+    for row in with_gold:
+        low, high = row.gold_interval
+        assert (low, high) == wilson(row.gold_right, row.gold_total)
+        assert low <= row.gold_accuracy <= high and high - low > 0
+        if row.gold_total < 20:  # a handful of gold questions says little: a wide interval
+            assert high - low > 0.15
+    assert all(r.agreement_interval is None for r in rows)  # nobody to agree with here
+    page = admin_client.get(f"/runs/{run.pk}/workers/").content.decode()
+    row = with_gold[0]
+    low, high = row.gold_interval
+    assert f"95 % {round(100 * low)}–{round(100 * high)} %" in page
+    body = admin_client.get(f"/api/runs/{run.pk}/workers/").json()
+    by_id = {r["id"]: r for r in body["results"]}
+    assert by_id[row.worker.pk]["gold_interval"] == [pytest.approx(low), pytest.approx(high)]
+    assert by_id[row.worker.pk]["agreement_interval"] is None
