@@ -84,6 +84,7 @@ def rating_model(
     b = np.ones(wids.size)
     pooled = max(float(np.var(y - plain[row])), 0.05)
     s2 = np.full(wids.size, pooled)
+    used = np.bincount(col, minlength=wids.size)
     done = 0
     for step in range(1, iterations + 1):
         done = step
@@ -112,6 +113,12 @@ def rating_model(
         residual = wt * np.maximum(spread, 0.0)
         s2 = (np.bincount(col, weights=residual, minlength=wids.size) + prior * pooled) / n
         s2 = np.maximum(s2, 0.01)
+        # The model's unit is arbitrary (a_w + b_w mu_i is unchanged when mu moves by an affine
+        # map and a, b move back): pin it to the crowd's average use of the scale, offset 0 and
+        # slope 1 over the ratings, or it drifts a little each round and never settles.
+        slope = float(np.average(b, weights=used))
+        offset = float(np.average(a, weights=used))
+        a, b = a - b * offset / slope, b / slope
         # Items: precision-weighted mean of the ratings read back through each worker.
         weight = b[col] ** 2 / s2[col]
         precision = np.bincount(row, weights=weight, minlength=ids.size)
@@ -121,9 +128,9 @@ def rating_model(
         mu = new
         if change < tolerance:
             break
-    # The model's unit is arbitrary: read it through the crowd's average use of the scale
-    # (offset and slope averaged over the ratings), so a plain crowd gets its own means back.
-    used = np.bincount(col, minlength=wids.size)
+    # Read the values through the crowd's average use of the scale (pinned to offset 0 and
+    # slope 1 above, up to the last round's worker update), so a plain crowd gets its own
+    # means back.
     slope = float(np.average(b, weights=used))
     value = float(np.average(a, weights=used)) + slope * mu
     # The interval: the ratings' precision, scaled by how far this item's ratings stray from

@@ -99,3 +99,13 @@ def test_the_scale_model_interval_widens_on_items_that_draw_noisy_ratings_from_e
     assert covered[~hard].mean() > 0.9
     width = est.high - est.low
     assert width[hard].mean() > 1.5 * width[~hard].mean()
+
+
+def test_the_scale_model_settles_well_before_its_round_limit():
+    """The latent scale is pinned each round; unpinned it drifted until the 50-round limit."""
+    items, workers, ratings, _ = _ratings(3, biased=2)
+    est = rating_model(items, workers, ratings, low=0, high=5)
+    assert est.iterations < 20
+    again = rating_model(items, workers, ratings, low=0, high=5, iterations=200)
+    assert again.iterations == est.iterations
+    assert np.abs(again.value - est.value).max() < 1e-5
