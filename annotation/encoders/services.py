@@ -68,16 +68,23 @@ def encoder_checkpoint_path(*, checkpoint: str) -> Path:
 
 
 def encoder_device(*, device: str) -> str:
-    """`auto` is CUDA when the installed torch reports a device, else the CPU."""
+    """`auto` is CUDA when the installed torch reports a device, else the CPU; `cuda` without
+    one is refused here, before a job starts, not by the job's first chunk."""
     if device not in DEVICES:
         raise InputError(f"must be one of {', '.join(DEVICES)}", field="device")
-    if device != "auto":
+    if device == "cpu":
         return device
     try:
         import torch
+
+        cuda = bool(torch.cuda.is_available())
     except ImportError:  # the encoders extra is not installed: the job will say so
-        return "cpu"
-    return "cuda" if torch.cuda.is_available() else "cpu"
+        cuda = False
+    if cuda:
+        return "cuda"
+    if device == "cuda":
+        raise InputError("the installed torch reports no CUDA device", field="device")
+    return "cpu"
 
 
 def _media(relative: str) -> Path:

@@ -151,3 +151,19 @@ def test_bad_api_input_names_its_field(dataset, import_dir, body, field, message
     assert refused.status_code == 400
     assert refused.json()["field"] == field and message in refused.json()["error"]
     assert not EmbeddingSet.objects.exists()
+
+
+def test_cuda_is_refused_before_a_job_where_torch_reports_none(
+    dataset, import_dir, django_capture_on_commit_callbacks
+):
+    import torch
+
+    api = _api(_member(ProjectRole.RESEARCHER, "alice"))
+    body = {"checkpoint": "tiny-clip", "device": "cuda", "dtype": "float32"}
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(f"/api/datasets/{dataset.pk}/embeddings/", body, format="json")
+    if torch.cuda.is_available():
+        assert answer.status_code == 202 and answer.json()["device"] == "cuda"
+    else:
+        assert answer.status_code == 400 and answer.json()["field"] == "device"
+        assert "no CUDA device" in answer.json()["error"] and not EmbeddingSet.objects.exists()
