@@ -4,6 +4,7 @@ from annotation.api import (
     batch_actions,
     batches,
     datasets,
+    embeddings,
     exports,
     items,
     jobs,
@@ -22,6 +23,16 @@ from annotation.flow_registry import flows
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="api-dataset-list"),
     path("datasets/import/", datasets.DatasetImportApi.as_view(), name="api-dataset-import"),
+    path(
+        "datasets/<int:dataset_id>/embeddings/",
+        by_method(get=embeddings.EmbeddingSetListApi, post=embeddings.EmbeddingSetStartApi),
+        name="api-dataset-embeddings",
+    ),
+    path(
+        "embeddings/<int:set_id>/",
+        by_method(get=embeddings.EmbeddingSetDetailApi, delete=embeddings.EmbeddingSetDeleteApi),
+        name="api-embedding-detail",
+    ),
     path("runs/", by_method(get=runs.RunListApi, post=runs.RunCreateApi), name="api-runs"),
     path("run-kinds/", run_kinds.RunKindListApi.as_view(), name="api-run-kinds"),
     path("runs/<int:run_id>/", runs.RunDetailApi.as_view(), name="api-run-detail"),

@@ -46,6 +46,7 @@ JOB_NAME = "encoders.encode"
 CHUNK_IMAGES = 256
 CHUNK_CAPTIONS = 2048
 DTYPES = ("float16", "float32")
+DEVICES = ("auto", "cpu", "cuda")
 FAILED_NAMES_KEPT = 100
 
 
@@ -64,6 +65,26 @@ def encoder_checkpoint_path(*, checkpoint: str) -> Path:
     if not path.is_dir():
         raise InputError("model folder does not exist", file=checkpoint, field="checkpoint")
     return path
+
+
+def encoder_device(*, device: str) -> str:
+    """`auto` is CUDA when the installed torch reports a device, else the CPU; `cuda` without
+    one is refused here, before a job starts, not by the job's first chunk."""
+    if device not in DEVICES:
+        raise InputError(f"must be one of {', '.join(DEVICES)}", field="device")
+    if device == "cpu":
+        return device
+    try:
+        import torch
+
+        cuda = bool(torch.cuda.is_available())
+    except ImportError:  # the encoders extra is not installed: the job will say so
+        cuda = False
+    if cuda:
+        return "cuda"
+    if device == "cuda":
+        raise InputError("the installed torch reports no CUDA device", field="device")
+    return "cpu"
 
 
 def _media(relative: str) -> Path:
@@ -94,8 +115,7 @@ def embedding_set_start(
     config = model_config(path)
     if dtype not in DTYPES:
         raise InputError(f"must be one of {', '.join(DTYPES)}", field="dtype")
-    if device not in ("cpu", "cuda"):
-        raise InputError("must be cpu or cuda", field="device")
+    device = encoder_device(device=device)
     if chunk_images < 1 or chunk_captions < 1:
         raise InputError("chunks hold at least one item", field="chunk_images")
     name = (model_name or path.name).strip()[:200]

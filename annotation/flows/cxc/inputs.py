@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from annotation.encoders.selectors import embedding_set_get
 from annotation.flow_registry import InputOption, RunInput
+from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
 
@@ -20,6 +22,12 @@ def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, 
         standin=bool(options.get("standin")),
     )
     return f"Sampling job {job.pk} started.", job
+
+
+def _sample_encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, Any]:
+    embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
+    job = cxc_sample_from_encoder(run=run, embedding_set=embedding_set)
+    return f"Sampling job {job.pk} started with {embedding_set.label}.", job
 
 
 def _gold(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
@@ -38,6 +46,19 @@ INPUTS = {
                 "No embeddings: use the named stand-in (seeded random image vectors; "
                 "said in the manifest)",
                 kind="bool",
+            )
+        },
+    ),
+    "sample_encoder": RunInput(
+        label="Sample the pairs to rate from an image-text model's stored embeddings",
+        apply=_sample_encoder,
+        file="none",
+        options={
+            "set": InputOption(
+                "Embedding set id",
+                kind="number",
+                required=True,
+                help="a ready set of this run's dataset (the dataset's embeddings page)",
             )
         },
     ),

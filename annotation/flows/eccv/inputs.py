@@ -1,15 +1,18 @@
 """What an ECCV run takes from its page or the API after it is created: the models that
-propose candidates, and CxC ratings as extra positives (`Flow.run_inputs`)."""
+propose candidates (also an image-text model's stored embeddings of the run's dataset), and
+CxC ratings as extra positives (`Flow.run_inputs`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from annotation.encoders.selectors import embedding_set_get
 from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
+from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
 from pipeline.errors import InputError
 
 
@@ -25,6 +28,14 @@ def _annotator(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[st
         params=params,
     )
     return f"Model {annotator.name} ({annotator.kind}) added.", None
+
+
+def _encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
+    annotator = eccv_encoder_annotator_add(
+        run=run, embedding_set=embedding_set, name=options.get("name") or ""
+    )
+    return f"Model {annotator.name} ({annotator.kind}) added from stored embeddings.", None
 
 
 def _cxc(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
@@ -56,6 +67,20 @@ INPUTS = {
                 required=True,
             ),
             "dim": InputOption("fasttext: vector dimension", kind="number"),
+        },
+    ),
+    "encoder": RunInput(
+        label="Add an image-text model from stored embeddings",
+        apply=_encoder,
+        file="none",
+        options={
+            "set": InputOption(
+                "Embedding set id",
+                kind="number",
+                required=True,
+                help="a ready set of this run's dataset (the dataset's embeddings page)",
+            ),
+            "name": InputOption("Name (default: <model>@<checkpoint sha256, 12 digits>)"),
         },
     ),
     "cxc": RunInput(

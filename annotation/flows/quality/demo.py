@@ -18,6 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
+from annotation.encoders.models import EmbeddingSet
 from annotation.flow_registry import DemoContext
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
@@ -25,12 +26,14 @@ from annotation.flows.quality.services.candidates import (
     quality_run_create,
 )
 from annotation.flows.quality.services.correlate import quality_correlate
+from annotation.flows.quality.services.encoder_scores import quality_encoder_scores
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Caption, Export, Question, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
+from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize
@@ -145,6 +148,8 @@ def run_demo(ctx: DemoContext) -> None:
             cmd.stdout.write(
                 f"    {layout:<24} {name}: tau-b {taus['tau_b']:+.3f}  tau-c {taus['tau_c']:+.3f}  ({values['judgements']} judgements)"
             )
+    if opts.get("encoder_set"):
+        _encoder_scores(cmd, run, base, opts["encoder_set"])
     cmd.stdout.write(
         "    SIMULATED, NOT EVIDENCE: these judgments come from a latent quality drawn per "
         "candidate without reading its words (a caption written for the image drawn from the "
@@ -152,6 +157,28 @@ def run_demo(ctx: DemoContext) -> None:
         "image's own captions; only real judgments (Flickr8k-Expert, -CrowdFlower) measure a "
         "metric."
     )
+
+
+def _encoder_scores(cmd, run, base: Path, set_id: int) -> None:  # type: ignore[no-untyped-def]
+    """The image-text model's scores (`manage.py demo --encoder-checkpoint`) against the
+    same judgments."""
+    embedding_set = EmbeddingSet.objects.get(pk=set_id)
+    cmd.step(f"caption scores by {embedding_set.label} against the judgments")
+    try:
+        written = quality_encoder_scores(run=run, embedding_set=embedding_set)
+    except InputError as exc:
+        cmd.stdout.write(f"    not scored: {exc}")
+        return
+    for path in written.values():
+        result = quality_correlate(
+            expert=str(base / EXPERT_FILE), cf=str(base / CF_FILE), metric=path
+        )
+        for layout, values in result.items():
+            for metric, taus in values["metrics"].items():
+                cmd.stdout.write(
+                    f"    {layout:<24} {metric}: tau-b {taus['tau_b']:+.3f}  "
+                    f"tau-c {taus['tau_c']:+.3f}"
+                )
 
 
 def _reference_score(caption: str, references: tuple[str, ...]) -> float:

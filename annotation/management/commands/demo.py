@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandParser
 
+from annotation.encoders.demo import encoder_demo, encoder_demo_arguments
 from annotation.flow_registry import DemoContext, flows
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource, Run
@@ -34,6 +35,7 @@ class Command(ServiceCommand):
             default="uniform-0.9",
             help="simulated workers: " + ", ".join(POPULATIONS) + " or uniform-<accuracy>",
         )
+        encoder_demo_arguments(parser)
         for flow in flows():
             if flow.demo_arguments:
                 flow.demo_arguments(parser)
@@ -76,6 +78,7 @@ class Command(ServiceCommand):
                 + ("" if imported.created else " (already imported, unchanged)")
             )
             context = DemoContext(command=self, dataset=imported.dataset, options=opts)
+            encoder_demo(context)  # leaves the stored set for the flows, if a model is given
             runs_before = set(Run.objects.values_list("pk", flat=True))
             for flow in flows():
                 if flow.demo:

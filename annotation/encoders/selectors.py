@@ -1,0 +1,51 @@
+"""Reads of stored embeddings: a dataset's sets for the console and the API, one set by id
+(for a run's inputs), and the estimate shown before a job starts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotation.encoders.models import EmbeddingSet
+from annotation.encoders.services import encoder_checkpoint_path
+from annotation.models import Caption, Dataset
+from pipeline.encoders.estimate import encode_estimate
+from pipeline.encoders.loading import model_config
+from pipeline.errors import InputError
+
+
+def embedding_sets_of(*, dataset: Dataset) -> QuerySet[EmbeddingSet]:
+    """The dataset's stored sets with their jobs, newest first."""
+    return EmbeddingSet.objects.filter(dataset=dataset).select_related("job").order_by("-pk")
+
+
+def embedding_set_get(*, set_id: Any, dataset: Dataset | None = None) -> EmbeddingSet:
+    """The set with this id (of `dataset` when given); a refusal naming the `set` field."""
+    try:
+        wanted = int(set_id)
+    except (TypeError, ValueError):
+        raise InputError("must be the id of a stored embedding set", field="set") from None
+    found = EmbeddingSet.objects.filter(pk=wanted)
+    if dataset is not None:
+        found = found.filter(dataset=dataset)
+    embedding_set = found.select_related("dataset", "job").first()
+    if embedding_set is None:
+        raise InputError(f"no embedding set {wanted} of this dataset", field="set")
+    return embedding_set
+
+
+def embedding_set_estimate(*, dataset: Dataset, checkpoint: str) -> dict[str, float | int]:
+    """What encoding the dataset with the model in `checkpoint` would take, from its config
+    alone (nothing loaded): counts, images/s, captions/s and seconds."""
+    config = model_config(encoder_checkpoint_path(checkpoint=checkpoint))
+    images = dataset.images.count()
+    captions = Caption.objects.filter(dataset=dataset).count()
+    estimate = encode_estimate(config, images=images, captions=captions)
+    return {
+        "images": images,
+        "captions": captions,
+        "images_per_s": round(estimate.images_per_s, 2),
+        "captions_per_s": round(estimate.captions_per_s, 2),
+        "seconds": round(estimate.seconds, 3),
+    }

@@ -1,0 +1,96 @@
+"""A dataset's stored embeddings (`/datasets/<id>/embeddings/`): each set with its provenance,
+size and job progress, a delete button, and the "Encode with a model" form, which first
+shows the estimate (Estimate) and starts the job on Start. Viewing: any member; encoding
+and deleting: a researcher of any project (datasets are shared, as the import page)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.encoders.models import EmbeddingState
+from annotation.encoders.selectors import (
+    embedding_set_estimate,
+    embedding_set_get,
+    embedding_sets_of,
+)
+from annotation.encoders.services import DEVICES, DTYPES, embedding_set_delete, embedding_set_start
+from annotation.models import Dataset
+from annotation.pages.form_errors import form_refusal
+from annotation.paths import paths_hidden
+from annotation.permissions import Action, can, require
+from pipeline.errors import InputError
+
+
+class EncodeForm(forms.Form):
+    library = forms.ChoiceField(choices=[("transformers", "transformers")], label="Model library")
+    model_name = forms.CharField(
+        max_length=200, required=False, help_text="default: the folder's name"
+    )
+    checkpoint = forms.CharField(
+        max_length=500,
+        label="Checkpoint folder",
+        help_text="a transformers CLIP or SigLIP folder, relative to CROWDVL_IMPORT_DIR",
+    )
+    device = forms.ChoiceField(choices=[(d, d) for d in DEVICES], initial="auto")
+    dtype = forms.ChoiceField(choices=[(d, d) for d in DTYPES], initial="float16")
+    license = forms.CharField(max_length=200, required=False)
+    source = forms.CharField(
+        max_length=500, required=False, help_text="where the weights came from"
+    )
+
+
+@login_required
+def dataset_embeddings_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    require(request.user, Action.VIEW)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    may_act = can(request.user, Action.ACT)
+    form = EncodeForm(request.POST or None)
+    estimate = None
+    if request.method == "POST":
+        require(request.user, Action.ACT)
+        if form.is_valid():
+            options = {k: v for k, v in form.cleaned_data.items() if k != "library"}
+            try:
+                if "start" in request.POST:
+                    es = embedding_set_start(dataset=dataset, **options)
+                    messages.info(request, f"Encoding with {es.label}: {es.state}.")
+                    return redirect("dataset-embeddings", dataset_id=dataset.pk)
+                estimate = embedding_set_estimate(dataset=dataset, checkpoint=options["checkpoint"])
+            except InputError as exc:
+                form_refusal(form, exc)
+    sets = list(embedding_sets_of(dataset=dataset))
+    context = {
+        "dataset": dataset,
+        "sets": sets,
+        "form": form,
+        "estimate": estimate,
+        "may_act": may_act,
+        "busy": any(es.state == EmbeddingState.BUILDING for es in sets),
+    }
+    return render(
+        request,
+        "annotation/dataset_embeddings.html",
+        context,
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def embedding_set_delete_page(request: HttpRequest, dataset_id: int, set_id: int) -> HttpResponse:
+    require(request.user, Action.ACT)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    try:
+        es = embedding_set_get(set_id=set_id, dataset=dataset)
+        label = es.label
+        embedding_set_delete(embedding_set=es)
+    except InputError as exc:
+        messages.error(request, paths_hidden(exc.message))
+    else:
+        messages.info(request, f"Embeddings {label} deleted.")
+    return redirect("dataset-embeddings", dataset_id=dataset.pk)

@@ -1,0 +1,101 @@
+"""A stored set as a run input of each flow (`POST /api/runs/<id>/inputs/<name>/`): ECCV adds
+an image-text annotator, CxC samples from its image embeddings, caption quality writes the
+family's scores; a set of another dataset or an unknown id is refused naming `set`."""
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from annotation.encoders.services import embedding_set_start
+from annotation.flows.cxc.services.sampling import cxc_run_create
+from annotation.flows.eccv.models import Annotator
+from annotation.flows.quality.services.candidates import (
+    quality_candidates_import,
+    quality_run_create,
+)
+from annotation.models import Job, JobState
+from tests.factories import dataset_factory, placeholder_images
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(admin_user):
+    client = APIClient()
+    client.force_authenticate(admin_user)
+    return client
+
+
+def _ready(run_on_commit, dataset):
+    es = run_on_commit(embedding_set_start, dataset=dataset, checkpoint="tiny-clip")
+    es.refresh_from_db()
+    assert es.state == "ready", es.job.error
+    return es
+
+
+def test_eccv_takes_an_image_text_annotator_from_a_set(
+    eccv_run, import_dir, run_on_commit, api, tmp_path
+):
+    es = _ready(run_on_commit, eccv_run.dataset)
+    url = f"/api/runs/{eccv_run.pk}/inputs/encoder/"
+    added = api.post(url, {"options": {"set": es.pk}}, format="json")
+    assert added.status_code == 200, added.json()
+    annotator = Annotator.objects.get(run=eccv_run, kind="image_text")
+    assert annotator.name == es.label and annotator.params["embedding_set"] == es.pk
+
+    other = dataset_factory(
+        tmp_path / "other", image_dir=placeholder_images(tmp_path / "o"), name="other"
+    )
+    foreign = _ready(run_on_commit, other)
+    refused = api.post(url, {"options": {"set": foreign.pk}}, format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "set"
+    unknown = api.post(url, {"options": {"set": 99999}}, format="json")
+    assert unknown.status_code == 400 and unknown.json()["field"] == "set"
+    assert Annotator.objects.filter(run=eccv_run, kind="image_text").count() == 1
+
+
+def test_cxc_samples_from_a_set(dataset, import_dir, run_on_commit, api):
+    run = cxc_run_create(
+        dataset=dataset,
+        config={
+            "sis_pairs": 6,
+            "sts_pairs": 6,
+            "cocaption_pairs": 4,
+            "intrasim_pairs": 4,
+            "original_pairs": 5,
+            "neighbours": 3,
+            "random_per_example": 2,
+            "text_epochs": 5,
+            "text_dim": 16,
+        },
+    )
+    es = _ready(run_on_commit, dataset)
+    started = run_on_commit(
+        api.post,
+        f"/api/runs/{run.pk}/inputs/sample_encoder/",
+        {"options": {"set": es.pk}},
+        format="json",
+    )
+    assert started.status_code == 202, started.json()  # a job started
+    job = Job.objects.get(pk=started.json()["job"]["id"], run=run)
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.result["image_embeddings_standin"] is False
+    assert es.label in job.result["image_embeddings"]
+
+
+def test_quality_scores_from_a_set(dataset, import_dir, run_on_commit, api, tmp_path):
+    run = quality_run_create(dataset=dataset, config={"pairs_per_image": 4})
+    images = list(dataset.images.order_by("coco_id"))
+    path = tmp_path / "good.json"
+    path.write_text(
+        json.dumps([{"image_id": i.coco_id, "caption": i.captions.first().text} for i in images])
+    )
+    quality_candidates_import(run=run, model="good", path=str(path))
+    es = _ready(run_on_commit, dataset)
+    url = f"/api/runs/{run.pk}/inputs/encoder_scores/"
+    written = api.post(url, {"options": {"set": es.pk, "scores": "CLIP-S"}}, format="json")
+    assert written.status_code == 200, written.json()
+    assert "CLIP-S" in written.json()["message"] and "PAC-S" not in written.json()["message"]
+    refused = api.post(url, {"options": {"set": es.pk, "scores": "SigLIP-S"}}, format="json")
+    assert refused.status_code == 400
