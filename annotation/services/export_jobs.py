@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from django.db import transaction
 from django.utils import timezone
 
@@ -28,6 +29,7 @@ from annotation.services.jobs import (
     job_progress,
     job_start,
 )
+from annotation.services.release_terms import release_terms
 
 # The Celery task that runs every export's build step (annotation/tasks.py).
 WRITE_TASK = "exports.write"
@@ -43,6 +45,8 @@ class ExportParts:
     message: str  # the job's closing message, before "<format> v<n>"
     main_file: str | None = None  # the Export's path is this file in the folder, not the folder
     checksum: str | None = None  # the Export's checksum, if not the manifest's
+    # Record set name -> its Parquet table (release_tables.py); written as `<name>.parquet`.
+    tables: dict[str, pa.Table] = field(default_factory=dict)
 
 
 class ExportWork:
@@ -82,6 +86,8 @@ class ExportSpec:
     title: str  # the flow's name in DATASHEET.md
     first_message: str  # the job's message while the build starts
     build: Callable[[ExportWork], ExportParts] = field(repr=False)
+    paper: str = ""  # the source paper's citation (Croissant's and the card's)
+    task_categories: tuple[str, ...] = ()  # the Hub's task categories (the card's YAML)
 
 
 _SPECS: dict[str, ExportSpec] = {}
@@ -118,6 +124,7 @@ def export_job_write(*, job_id: int) -> Export | None:
     run = job.run
     assert run is not None, "an export job belongs to a run"
     work = ExportWork(job_id=job_id, run=run, spec=spec)
+    terms = release_terms(run=run, params=job.params)
     try:
         parts = spec.build(work)
         manifest = parts.manifest
@@ -126,13 +133,20 @@ def export_job_write(*, job_id: int) -> Export | None:
         return export_finish(
             job_id=job_id,
             result=parts.result,
-            message=parts.message,
+            # Said where the researcher looks: the job's closing message, and every file.
+            message=(
+                "UNLICENSED (give a license before publishing): " if terms["unlicensed"] else ""
+            )
+            + parts.message,
             run=run,
             format=spec.format,
             prefix=spec.prefix,
             title=spec.title,
             manifest=manifest,
             files=parts.files,
+            tables=parts.tables,
+            paper=spec.paper,
+            terms=terms,
             staged=work.staged,
             main_file=parts.main_file,
             checksum=parts.checksum,

@@ -7,6 +7,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+import pyarrow as pa
+
 from annotation.errors import ServiceError
 from annotation.flows.eccv.models import Annotator
 from annotation.flows.eccv.selectors import (
@@ -27,6 +29,7 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
+from annotation.services.release_tables import majority_share, table_from_columns
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
 from pipeline.eccv_metrics import retrieval_metrics
@@ -115,6 +118,34 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
     return lines
 
 
+def eccv_pairs_table(*, lines: list[str]) -> pa.Table:
+    """The `eccv_judged_pairs` record set, from the JSONL's own lines: per pair the number
+    of judgments, the majority's share, the answers and their (pseudonymous) workers, and the
+    models that proposed it with their ranks."""
+    pairs = [json.loads(line) for line in lines]
+    strings, ints = pa.list_(pa.string()), pa.list_(pa.int32())
+    return table_from_columns(
+        {
+            "image_id": pa.array([p["image_id"] for p in pairs], pa.int64()),
+            "caption_id": pa.array([p["caption_id"] for p in pairs], pa.int64()),
+            "positive": pa.array([p["positive"] for p in pairs], pa.bool_()),
+            "judgments": pa.array([len(p["answers"]) for p in pairs], pa.int32()),
+            "agreement": pa.array(
+                [majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
+                pa.float64(),
+            ),
+            "answers": pa.array([[a["answer"] for a in p["answers"]] for p in pairs], strings),
+            "workers": pa.array([[a["worker"] for a in p["answers"]] for p in pairs], strings),
+            "models": pa.array([[m["model"] for m in p["proposals"]] for p in pairs], strings),
+            "directions": pa.array(
+                [[m["direction"] for m in p["proposals"]] for p in pairs], strings
+            ),
+            "ranks": pa.array([[m["rank"] for m in p["proposals"]] for p in pairs], ints),
+            "sources": pa.array([p["sources"] for p in pairs], strings),
+        }
+    )
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
     positives = eccv_positives(run=run)
@@ -133,6 +164,7 @@ def _build(work: ExportWork) -> ExportParts:
         files=files,
         result={"counts": manifest["counts"]},
         message="exported to ",
+        tables={"eccv_judged_pairs": eccv_pairs_table(lines=lines)},
     )
 
 
@@ -181,6 +213,12 @@ ECCV_EXPORT = ExportSpec(
     title="ECCV Caption",
     first_message="post-processing positives",
     build=_build,
+    paper=(
+        "Chun, S., Kim, W., Park, S., Chang, M. and Oh, S. J. ECCV Caption: Correcting False "
+        "Negatives by Collecting Machine-and-Human-verified Image-Caption Associations for "
+        "MS-COCO. ECCV, 2022. arXiv:2204.03359"
+    ),
+    task_categories=("image-to-text", "text-to-image"),
 )
 
 

@@ -197,6 +197,8 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     folder = Path(export.path)
     assert sorted(p.name for p in folder.iterdir()) == [
         "DATASHEET.md",
+        "croissant.json",
+        "data",
         "manifest.json",
         "ratings.jsonl",
         "scale_model_val.csv",
