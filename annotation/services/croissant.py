@@ -160,7 +160,7 @@ def croissant_document(
         for p in manifest.get("pay", [])
         if isinstance(p, dict)
     )
-    simulated = people["simulated"]
+    stand_in = people["stand_in"]
     license_id = terms["license"]
     creators = [{"@type": "sc:Person", "name": c} for c in terms["creators"]] or [
         {"@type": "sc:Organization", "name": "crowdvl run owner (not given)"}
@@ -194,7 +194,7 @@ def croissant_document(
             "in HITs with gold checks; only counted work (submitted or approved, confirmed "
             "by its provider, not excluded) enters the export."
         ),
-        "rai:dataCollectionType": ["Crowdsourcing"] + (["Simulation"] if simulated else []),
+        "rai:dataCollectionType": ["Crowdsourcing"] + (["Simulation"] if stand_in else []),
         "rai:dataAnnotationProtocol": (
             "Task pages with the paper's instructions (versions in manifest.json "
             "`instructions`); workers gave informed consent (text version "
@@ -218,7 +218,7 @@ def croissant_document(
         "rai:dataLimitations": (
             (
                 "SIMULATED workers answered some or all items: not a human-annotated dataset. "
-                if simulated
+                if stand_in
                 else ""
             )
             + "Labels reflect the sampled candidates only (items never shown are not "

@@ -189,6 +189,18 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         *_quality(run, simulated),
         "",
         "## Uses, distribution, maintenance",
+        "- License: "
+        + (
+            "**unlicensed** (no license was given for this run or export; do not publish it as is)."
+            if manifest.get("release", {}).get("license", "unlicensed") == "unlicensed"
+            else f"`{manifest['release']['license']}`."
+        )
+        + " Source data: "
+        + "; ".join(
+            f"{s['name']}: {s['license']}"
+            for s in manifest.get("release", {}).get("source_licenses", [])
+        )
+        + ".",
         "- Evaluation of vision-and-language models, as the corresponding paper intended.",
         "- Worker ids are pseudonymised (a keyed hash); no name, email or worker id is published.",
         f"- Files and their sha256: see `manifest.json` (format `{manifest.get('format', flow)}`).",

@@ -29,7 +29,7 @@ from annotation.services.jobs import (
     job_progress,
     job_start,
 )
-from annotation.services.release_terms import release_terms
+from annotation.services.release_terms import release_terms, release_terms_checked
 
 # The Celery task that runs every export's build step (annotation/tasks.py).
 WRITE_TASK = "exports.write"
@@ -100,10 +100,20 @@ def export_spec_register(spec: ExportSpec) -> ExportSpec:
     return spec
 
 
-def export_job_start(*, run: Run, spec: ExportSpec, params: dict[str, Any] | None = None) -> Job:
+def export_job_start(
+    *,
+    run: Run,
+    spec: ExportSpec,
+    params: dict[str, Any] | None = None,
+    release: dict[str, Any] | None = None,
+) -> Job:
     """Create the export's job and send it once the transaction commits (the flow has checked
-    that there is something to export)."""
+    that there is something to export). `release` (license, creators, citation) overrides
+    the run's terms for this export."""
     from annotation import tasks
+
+    if release:
+        params = {**(params or {}), "release": release_terms_checked(release=release)}
 
     with transaction.atomic():
         job = job_create(name=spec.job_name, run=run, params=params)
@@ -146,6 +156,7 @@ def export_job_write(*, job_id: int) -> Export | None:
             files=parts.files,
             tables=parts.tables,
             paper=spec.paper,
+            task_categories=spec.task_categories,
             terms=terms,
             staged=work.staged,
             main_file=parts.main_file,

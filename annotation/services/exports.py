@@ -22,6 +22,7 @@ from annotation.models import Export, Run, RunStatus
 from annotation.paths import paths_hidden
 from annotation.selectors.run_texts import instructions_record
 from annotation.services.croissant import croissant_write
+from annotation.services.dataset_card import card_write
 from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_finishing, job_succeed
@@ -52,6 +53,7 @@ def export_record(
     files: dict[str, bytes] | None = None,
     tables: dict[str, pa.Table] | None = None,
     paper: str = "",
+    task_categories: tuple[str, ...] = (),
     terms: dict[str, Any] | None = None,
     staged: Path | None = None,
     main_file: str | None = None,
@@ -84,10 +86,23 @@ def export_record(
             }
             manifest["files"] = {**manifest.get("files", {}), **written}
         if tables:  # beside the papers' files, which `files` lists alone as before
-            manifest["record_sets"] = release_tables_write(folder=work, tables=tables)
+            manifest["record_sets"] = release_tables_write(
+                folder=work, tables=tables, license=terms["license"]
+            )
         data = json.dumps(manifest, indent=2).encode()
         manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
         datasheet_write(folder=work, run=run, manifest=manifest, flow=title)
+        card_write(
+            folder=work,
+            run=run,
+            manifest=manifest,
+            tables=tables or {},
+            title=title,
+            paper=paper,
+            version=version,
+            terms=terms,
+            task_categories=task_categories,
+        )
         croissant_write(
             folder=work,
             run=run,

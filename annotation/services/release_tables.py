@@ -36,10 +36,17 @@ def table_parquet_bytes(*, table: pa.Table) -> bytes:
     return out.getvalue()
 
 
-def release_tables_write(*, folder: Path, tables: Mapping[str, pa.Table]) -> dict[str, Any]:
-    """Write each record set's Parquet file into `folder`; returns the manifest's
-    `record_sets` entry (file, rows, sha256, per record set)."""
+def release_tables_write(
+    *, folder: Path, tables: Mapping[str, pa.Table], license: str
+) -> dict[str, Any]:
+    """Write each record set's Parquet file into `folder`, its license in the file's
+    metadata ("unlicensed" too: every file says it); returns the manifest's `record_sets`
+    entry (file, rows, sha256, per record set)."""
     (folder / "data").mkdir(exist_ok=True)
+    tables = {
+        name: table.replace_schema_metadata({**(table.schema.metadata or {}), b"license": license})
+        for name, table in tables.items()
+    }
     return {
         name: {
             "file": parquet_name(name),

@@ -26,6 +26,27 @@ SOURCE_LICENSES = [
 ]
 
 
+def release_terms_checked(*, release: dict[str, Any]) -> dict[str, Any]:
+    """The terms a researcher entered (form, API, CLI), trimmed: `license` (an SPDX or Hub id,
+    e.g. cc-by-4.0), `creators` (a list, or names separated by ";"), `citation`."""
+    creators = release.get("creators") or []
+    if isinstance(creators, str):
+        creators = creators.split(";")
+    out = {
+        "license": str(release.get("license") or "").strip()[:100],
+        "creators": [str(c).strip()[:200] for c in creators if str(c).strip()][:50],
+        "citation": str(release.get("citation") or "").strip()[:4000],
+    }
+    return {k: v for k, v in out.items() if v}
+
+
+def run_release_terms_set(*, run: Run, release: dict[str, Any]) -> Run:
+    """Store the run's release terms (every later export's, unless an export gives its own)."""
+    run.config = {**run.config, "release": release_terms_checked(release=release)}
+    run.save(update_fields=["config"])
+    return run
+
+
 def release_terms(*, run: Run, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release's license, creators and citation: the export's own (`params["release"]`)
     over the run's (`config["release"]`); no license given means "unlicensed"."""
@@ -46,7 +67,7 @@ def release_terms(*, run: Run, params: dict[str, Any] | None = None) -> dict[str
 
 def release_people(*, run: Run) -> dict[str, Any]:
     """Who did the work, for the release's metadata: the platforms, whether any workers were
-    simulated, and how many distinct workers' counted work the run holds."""
+    stand-ins (not people), and how many distinct workers' counted work the run holds."""
     from annotation.crowd import provider_for
     from annotation.models import Assignment
     from annotation.selectors.counting import COUNTED_STATES
@@ -60,6 +81,6 @@ def release_people(*, run: Run) -> dict[str, Any]:
     )
     return {
         "providers": providers,
-        "simulated": any(provider_for(p).simulated for p in providers),
+        "stand_in": any(provider_for(p).simulated for p in providers),
         "workers": workers,
     }

@@ -39,6 +39,7 @@ def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
         assert all(w.startswith("w-") for ws in frame["workers"] for w in ws)
         frames[name] = frame
     croissant_check(folder, frames)
+    card_check(folder, manifest)
     for path in folder.rglob("*"):
         if path.is_file():
             raw = path.read_bytes()
@@ -105,3 +106,18 @@ def _plain(value: object) -> object:
     if isinstance(value, float) and value != value:
         return None
     return value
+
+
+def card_check(folder: Path, manifest: dict) -> None:
+    """README.md's YAML header parses as the Hub's dataset card metadata, names a config per
+    record set pointing at its Parquet file, and states the license."""
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard((folder / "README.md").read_text())
+    data = card.data.to_dict()
+    configs = {c["config_name"]: c["data_files"][0]["path"] for c in data["configs"]}
+    assert configs == {name: e["file"] for name, e in manifest["record_sets"].items()}
+    assert all((folder / path).is_file() for path in configs.values())
+    assert data["task_categories"] and data["size_categories"]
+    license_id = manifest["release"]["license"]
+    assert data["license"] == license_id or data.get("license_name") == license_id

@@ -141,3 +141,72 @@ def test_quality_tables_match_the_csvs(quality_run, run_on_commit, tmp_path):  #
                 assert got["yes"] + got["no"] == got["judgments"]
             if "votes_first" in row:
                 assert int(row["votes_first"]) + int(row["votes_second"]) == got["judgments"]
+
+
+def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
+    judged,  # noqa: F811
+    run_on_commit,
+    admin_client,
+    tmp_path,
+):
+    import pyarrow.parquet as pq
+    from huggingface_hub import DatasetCard
+
+    from annotation.flows.eccv.management.commands.eccv_export import Command
+    from annotation.flows.eccv.services.export import eccv_export_start
+    from annotation.management.release_options import release_options
+    from annotation.services.release_terms import run_release_terms_set
+
+    def terms_of(export: Export) -> tuple[str, str, str, dict, str]:
+        folder = Path(export.path)
+        card = DatasetCard((folder / "README.md").read_text()).data.to_dict()
+        croissant = json.loads((folder / "croissant.json").read_text())
+        meta = pq.read_schema(folder / "data" / "eccv_judged_pairs.parquet").metadata
+        return (
+            export.manifest["release"]["license"],
+            croissant["license"],
+            meta[b"license"].decode(),
+            card,
+            (folder / "DATASHEET.md").read_text(),
+        )
+
+    first = export_of(judged, run_on_commit)
+    manifest, croissant, parquet, card, sheet = terms_of(first)
+    assert manifest == croissant == parquet == "unlicensed"
+    assert card["license"] == "other" and card["license_name"] == "unlicensed"
+    assert "**unlicensed**" in sheet and "CC BY 4.0" in sheet  # the sources' terms stated
+    assert first.run.jobs.get(result__export=first.pk).message.startswith("UNLICENSED")
+    assert "UNLICENSED" in (Path(first.path) / "README.md").read_text()
+
+    run_release_terms_set(
+        run=judged, release={"license": "cc-by-4.0", "creators": "Ada L.; Alan T.", "citation": "X"}
+    )
+    second = export_of(judged, run_on_commit)
+    manifest, croissant, parquet, card, _ = terms_of(second)
+    assert manifest == croissant == parquet == card["license"] == "cc-by-4.0"
+    document = json.loads((Path(second.path) / "croissant.json").read_text())
+    assert [c["name"] for c in document["creator"]] == ["Ada L.", "Alan T."]
+    assert document["citeAs"] == "X" and second.manifest["release"]["creators"] == [
+        "Ada L.",
+        "Alan T.",
+    ]
+
+    # The export's own terms win over the run's: from the API, the page's form, the CLI.
+    response = run_on_commit(
+        admin_client.post,
+        f"/api/runs/{judged.pk}/exports/",
+        {"license": "cc-by-sa-4.0", "creators": ["Bo"]},
+        content_type="application/json",
+    )
+    assert response.status_code == 202, response.content
+    assert terms_of(Export.objects.latest("pk"))[0] == "cc-by-sa-4.0"
+    response = run_on_commit(
+        admin_client.post, f"/runs/{judged.pk}/exports/new/", {"license": "odc-by"}
+    )
+    assert response.status_code == 302
+    assert terms_of(Export.objects.latest("pk"))[0] == "odc-by"
+    parser = Command().create_parser("manage.py", "eccv_export")
+    opts = vars(parser.parse_args([str(judged.pk), "--license", "mit", "--creator", "C"]))
+    run_on_commit(eccv_export_start, run=judged, release=release_options(opts))
+    latest = Export.objects.latest("pk")
+    assert terms_of(latest)[0] == "mit" and latest.manifest["release"]["creators"] == ["C"]

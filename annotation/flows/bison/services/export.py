@@ -35,11 +35,11 @@ BISON_FORMAT = "coco-bison"
 JOB_NAME = "bison.export"
 
 
-def bison_export_start(*, run: Run) -> Job:
+def bison_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has verified triples."""
     if not bison_verified_triples(run=run).exists():
         raise ServiceError(f"run {run.pk} has no verified triples to export yet")
-    return export_job_start(run=run, spec=BISON_EXPORT)
+    return export_job_start(run=run, spec=BISON_EXPORT, release=release)
 
 
 def bison_records(*, run: Run) -> list[BisonRecord]:

@@ -47,11 +47,11 @@ FILES = {
 }
 
 
-def cxc_export_start(*, run: Run) -> Job:
+def cxc_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has counted ratings."""
     if not cxc_has_ratings(run=run):
         raise ServiceError(f"run {run.pk} has no counted ratings to export yet")
-    return export_job_start(run=run, spec=CXC_EXPORT)
+    return export_job_start(run=run, spec=CXC_EXPORT, release=release)
 
 
 _TAGS = ("i2i_csim",)  # the image-image method: both names are images

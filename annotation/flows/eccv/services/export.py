@@ -52,7 +52,9 @@ def _open_reviews(run: Run) -> list[dict[str, Any]]:
     ]
 
 
-def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
+def eccv_export_start(
+    *, run: Run, allow_open_reviews: bool = False, release: dict[str, Any] | None = None
+) -> Job:
     """Export once every held submission has been reviewed: held work does not count, so
     exporting before would silently drop it. `allow_open_reviews` exports anyway and lists the
     excluded work in the manifest."""
@@ -67,7 +69,10 @@ def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
     if not eccv_judged_pairs(run=run).exists():
         raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
     return export_job_start(
-        run=run, spec=ECCV_EXPORT, params={"allow_open_reviews": allow_open_reviews}
+        run=run,
+        spec=ECCV_EXPORT,
+        params={"allow_open_reviews": allow_open_reviews},
+        release=release,
     )
 
 

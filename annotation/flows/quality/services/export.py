@@ -86,14 +86,14 @@ def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
     return dict(out)
 
 
-def quality_export_start(*, run: Run) -> Job:
+def quality_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has counted judgments."""
     if not any(
         _answers(run, stage)
         for stage in (QualityStage.RATING, QualityStage.BINARY, QualityStage.PREFERENCE)
     ):
         raise ServiceError(f"run {run.pk} has no counted judgments to export yet")
-    return export_job_start(run=run, spec=QUALITY_EXPORT)
+    return export_job_start(run=run, spec=QUALITY_EXPORT, release=release)
 
 
 def _csv(header: list[str], rows: list[list[Any]]) -> bytes:

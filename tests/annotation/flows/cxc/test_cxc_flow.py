@@ -197,6 +197,7 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     folder = Path(export.path)
     assert sorted(p.name for p in folder.iterdir()) == [
         "DATASHEET.md",
+        "README.md",
         "croissant.json",
         "data",
         "manifest.json",
