@@ -40,6 +40,7 @@ def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
         frames[name] = frame
     croissant_check(folder, frames)
     card_check(folder, manifest)
+    datasheet_check(folder)
     for path in folder.rglob("*"):
         if path.is_file():
             raw = path.read_bytes()
@@ -121,3 +122,15 @@ def card_check(folder: Path, manifest: dict) -> None:
     assert data["task_categories"] and data["size_categories"]
     license_id = manifest["release"]["license"]
     assert data["license"] == license_id or data.get("license_name") == license_id
+
+
+def datasheet_check(folder: Path) -> None:
+    """The datasheet is for people: no JSON block longer than 10 lines (raw JSON is the
+    manifest's), tables for counts, batches and pay."""
+    sheet = (folder / "DATASHEET.md").read_text()
+    blocks = sheet.split("```")[1::2]
+    for block in blocks:
+        body = block.split("\n", 1)[1] if "\n" in block else block
+        if block.startswith("json") or body.lstrip().startswith(("{", "[")):
+            assert body.count("\n") <= 10, block[:200]
+    assert "| batch | stage |" in sheet and "## Pay" in sheet

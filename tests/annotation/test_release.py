@@ -210,3 +210,13 @@ def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
     run_on_commit(eccv_export_start, run=judged, release=release_options(opts))
     latest = Export.objects.latest("pk")
     assert terms_of(latest)[0] == "mit" and latest.manifest["release"]["creators"] == ["C"]
+
+
+def test_the_exports_page_renders_the_datasheets_tables():
+    from annotation.templatetags.datasheet import datasheet_html
+
+    html = datasheet_html(
+        "- Counts:\n\n| what | value |\n|---|---|\n| pairs | 6 |\n| <b> | `x` |\n"
+    )
+    assert "<table" in html and "<th>what</th><th>value</th>" in html
+    assert "<td>pairs</td><td>6</td>" in html and "&lt;b&gt;" in html and "</table>" in html
