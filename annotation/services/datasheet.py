@@ -149,7 +149,7 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
     )
     pay = manifest.get("pay", [])
     agreement = manifest.get("agreement")
-    counts = {
+    counts: dict[str, Any] = {
         k: manifest[k]
         for k in (
             "counts",
