@@ -88,6 +88,8 @@ class ExportSpec:
     build: Callable[[ExportWork], ExportParts] = field(repr=False)
     paper: str = ""  # the source paper's citation (Croissant's and the card's)
     task_categories: tuple[str, ...] = ()  # the Hub's task categories (the card's YAML)
+    # Record set -> the columns that identify a record across versions (CHANGES.md).
+    record_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _SPECS: dict[str, ExportSpec] = {}
@@ -157,6 +159,7 @@ def export_job_write(*, job_id: int) -> Export | None:
             tables=parts.tables,
             paper=spec.paper,
             task_categories=spec.task_categories,
+            record_keys=spec.record_keys,
             terms=terms,
             staged=work.staged,
             main_file=parts.main_file,

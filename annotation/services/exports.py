@@ -26,6 +26,7 @@ from annotation.services.dataset_card import card_write
 from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_finishing, job_succeed
+from annotation.services.release_changes import changes_write, release_changes
 from annotation.services.release_tables import release_tables_write
 from annotation.services.release_terms import release_people, release_terms
 from annotation.services.runs import run_set_status
@@ -54,6 +55,7 @@ def export_record(
     tables: dict[str, pa.Table] | None = None,
     paper: str = "",
     task_categories: tuple[str, ...] = (),
+    record_keys: dict[str, tuple[str, ...]] | None = None,
     terms: dict[str, Any] | None = None,
     staged: Path | None = None,
     main_file: str | None = None,
@@ -89,6 +91,11 @@ def export_record(
             manifest["record_sets"] = release_tables_write(
                 folder=work, tables=tables, license=terms["license"]
             )
+            previous = Export.objects.filter(run=run, format=format, version=version - 1).first()
+            manifest["changes"] = release_changes(
+                previous=previous, tables=tables, keys=record_keys or {}
+            )
+            changes_write(folder=work, changes=manifest["changes"], format=format, version=version)
         data = json.dumps(manifest, indent=2).encode()
         manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
         datasheet_write(folder=work, run=run, manifest=manifest, flow=title)

@@ -178,12 +178,30 @@ def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
     assert first.run.jobs.get(result__export=first.pk).message.startswith("UNLICENSED")
     assert "UNLICENSED" in (Path(first.path) / "README.md").read_text()
 
+    # Each version records its predecessor and what changed, records matched by their key.
+    changes = first.manifest["changes"]
+    rows = changes["record_sets"]["eccv_judged_pairs"]["rows"]
+    assert changes["previous_version"] is None
+    assert changes["record_sets"]["eccv_judged_pairs"]["added"] == rows > 0
+    assert "first version" in (Path(first.path) / "CHANGES.md").read_text()
     run_release_terms_set(
         run=judged, release={"license": "cc-by-4.0", "creators": "Ada L.; Alan T.", "citation": "X"}
     )
     second = export_of(judged, run_on_commit)
     manifest, croissant, parquet, card, _ = terms_of(second)
     assert manifest == croissant == parquet == card["license"] == "cc-by-4.0"
+    again = second.manifest["changes"]
+    assert again["previous_version"] == 1
+    assert again["record_sets"]["eccv_judged_pairs"] == {
+        "key": ["image_id", "caption_id"],
+        "rows": rows,
+        "previous_rows": rows,
+        "added": 0,
+        "removed": 0,
+        "changed": 0,
+        "unchanged": rows,
+    }
+    assert "eccv-caption v2 against v1" in (Path(second.path) / "CHANGES.md").read_text()
     document = json.loads((Path(second.path) / "croissant.json").read_text())
     assert [c["name"] for c in document["creator"]] == ["Ada L.", "Alan T."]
     assert document["citeAs"] == "X" and second.manifest["release"]["creators"] == [
@@ -220,3 +238,38 @@ def test_the_exports_page_renders_the_datasheets_tables():
     )
     assert "<table" in html and "<th>what</th><th>value</th>" in html
     assert "<td>pairs</td><td>6</td>" in html and "&lt;b&gt;" in html and "</table>" in html
+
+
+def test_changes_match_records_by_key_and_compare_every_column():
+    import pyarrow as pa
+
+    from annotation.services.release_changes import changes_between
+
+    def table(rows):  # type: ignore[no-untyped-def]
+        return pa.table(
+            {
+                "a": pa.array([r[0] for r in rows], pa.int64()),
+                "b": pa.array([r[1] for r in rows], pa.int64()),
+                "score": pa.array([r[2] for r in rows], pa.float64()),
+                "ratings": pa.array([r[3] for r in rows], pa.list_(pa.int8())),
+                "workers": pa.array([r[4] for r in rows], pa.list_(pa.string())),
+            }
+        )
+
+    old = table(
+        [(1, 1, 2.0, [1, 3], ["w-x", "w-y"]), (1, 2, None, [2], ["w-x"]), (2, 1, 1.0, [1], ["w"])]
+    )
+    new = table(
+        [
+            (1, 1, 2.0, [1, 3], ["w-x", "w-y"]),  # unchanged
+            (1, 2, None, [2, 4], ["w-x", "w-z"]),  # a rating added: changed (no score twice)
+            (3, 3, 4.0, [4], ["w-z"]),  # added; (2, 1) removed
+        ]
+    )
+    assert changes_between(old=old, new=new, key=("a", "b")) == {
+        "added": 1,
+        "removed": 1,
+        "changed": 1,
+        "unchanged": 1,
+    }
+    assert changes_between(old=new, new=new, key=("a", "b"))["unchanged"] == 3

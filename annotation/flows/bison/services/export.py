@@ -181,4 +181,6 @@ BISON_EXPORT = ExportSpec(
         "Binary Image Selection (BISON). ICCV Workshops, 2019. arXiv:1901.06595"
     ),
     task_categories=("text-to-image", "image-to-text"),
+    # The caption and both images (the candidates' order is seeded per run and triple).
+    record_keys={"bison_triples": ("caption_id", "true_image_id", "image_id_0", "image_id_1")},
 )

@@ -300,4 +300,5 @@ CXC_EXPORT = ExportSpec(
         "2021. arXiv:2004.15020"
     ),
     task_categories=("sentence-similarity", "image-to-text"),
+    record_keys={"cxc_pairs": ("kind", "first", "second")},  # the id pair, per file
 )

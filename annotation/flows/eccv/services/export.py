@@ -224,6 +224,7 @@ ECCV_EXPORT = ExportSpec(
         "MS-COCO. ECCV, 2022. arXiv:2204.03359"
     ),
     task_categories=("image-to-text", "text-to-image"),
+    record_keys={"eccv_judged_pairs": ("image_id", "caption_id")},
 )
 
 

@@ -330,4 +330,16 @@ QUALITY_EXPORT = ExportSpec(
         "Flickr8k-CF)"
     ),
     task_categories=("image-to-text",),
+    # The image and the candidate (both candidates for a preference).
+    record_keys={
+        "quality_rating": ("image", "model", "caption"),
+        "quality_binary": ("image", "model", "caption"),
+        "quality_preference": (
+            "image",
+            "source_first",
+            "caption_first",
+            "source_second",
+            "caption_second",
+        ),
+    },  # fmt: skip
 )

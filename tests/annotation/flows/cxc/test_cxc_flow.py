@@ -196,6 +196,7 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     export = Export.objects.get(pk=job.result["export"])
     folder = Path(export.path)
     assert sorted(p.name for p in folder.iterdir()) == [
+        "CHANGES.md",
         "DATASHEET.md",
         "README.md",
         "croissant.json",
