@@ -136,7 +136,8 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
 def _pairs(value: dict[str, Any]) -> list[str]:
     """A dict as a two-column Markdown table (what, value)."""
     flat = _flat(value)
-    return _table([{"what": k, "value": v} for k, v in flat.items() if v is not None])
+    # Cells made here: a nested value stays one cell, not more columns.
+    return _table([{"what": k, "value": _cell(v)} for k, v in flat.items() if v is not None])
 
 
 def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: str) -> str:
