@@ -273,3 +273,27 @@ def test_changes_match_records_by_key_and_compare_every_column():
         "unchanged": 1,
     }
     assert changes_between(old=new, new=new, key=("a", "b"))["unchanged"] == 3
+
+
+def test_a_release_bundle_packs_a_version_with_checksums(judged, run_on_commit, capsys):  # noqa: F811
+    import hashlib
+    import tarfile
+
+    from django.core.management import call_command
+
+    export = export_of(judged, run_on_commit)
+    call_command("export_release", str(judged.pk))
+    name, _, sha = capsys.readouterr().out.split()
+    bundle = Path(export.path).parent / name
+    assert name == "eccv-v1.tar.gz" and hashlib.sha256(bundle.read_bytes()).hexdigest() == sha
+    with tarfile.open(bundle) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    sums = dict(
+        reversed(line.split("  ", 1))
+        for line in members["eccv-v1/SHA256SUMS"].decode().splitlines()
+    )
+    assert "data/eccv_judged_pairs.parquet" in sums and "croissant.json" in sums
+    for path, digest in sums.items():
+        assert hashlib.sha256(members[f"eccv-v1/{path}"]).hexdigest() == digest
+    with pytest.raises(Exception, match="no export v9"):
+        call_command("export_release", str(judged.pk), "--export-version", "9")
