@@ -70,16 +70,28 @@ class ExportListApi(ServiceAPIView):
 class ExportStartApi(ServiceAPIView):
     required_action = Action.ACT
 
-    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
+    class InputSerializer(serializers.Serializer):
+        """This export's terms, over the run's (`config.release`); none: "unlicensed"."""
+
+        license = serializers.CharField(required=False, allow_blank=True, max_length=100)
+        creators = serializers.ListField(
+            child=serializers.CharField(max_length=200), required=False, max_length=50
+        )
+        citation = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+
+    @extend_schema(request=InputSerializer, responses={202: JobOutput, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
         """Start exporting the run in its flow's published format (a new version); poll the
-        job, then list the run's exports."""
+        job, then list the run's exports. Optional body: the export's license, creators and
+        citation."""
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
         flow = flow_for_kind(run.kind)
         if flow is None or flow.start_export is None:
             raise Http404("this kind of run has no export")
-        job = flow.start_export(run=run)
+        body = self.InputSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        job = flow.start_export(run=run, release=dict(body.validated_data) or None)
         return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -103,8 +103,41 @@ def _population_quality(run: Run) -> list[str]:
     ]
 
 
-def _block(value: Any) -> str:
-    return "```json\n" + json.dumps(value, indent=2, default=str) + "\n```"
+def _cell(value: Any) -> str:
+    """A table cell: numbers and words as they are, anything nested as one line of JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text.replace("|", "/").replace("\n", " ")[:300]
+
+
+def _flat(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A dict's entries one level down as `outer.inner` keys (deeper ones stay nested)."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, dict) and not prefix:
+            out.update(_flat(item, f"{key}."))
+        else:
+            out[f"{prefix}{key}"] = item
+    return out
+
+
+def _table(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows (dicts) as a Markdown table, one column per key any row has."""
+    if not rows:
+        return ["(none)"]
+    flat = [_flat(r) for r in rows]
+    columns = list(dict.fromkeys(k for r in flat for k in r))
+    return [
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        *("| " + " | ".join(_cell(r.get(c, "")) for c in columns) + " |" for r in flat),
+    ]
+
+
+def _pairs(value: dict[str, Any]) -> list[str]:
+    """A dict as a two-column Markdown table (what, value)."""
+    flat = _flat(value)
+    # Cells made here: a nested value stays one cell, not more columns.
+    return _table([{"what": k, "value": _cell(v)} for k, v in flat.items() if v is not None])
 
 
 def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: str) -> str:
@@ -117,7 +150,7 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
     )
     pay = manifest.get("pay", [])
     agreement = manifest.get("agreement")
-    counts = {
+    counts: dict[str, Any] = {
         k: manifest[k]
         for k in (
             "counts",
@@ -147,15 +180,18 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         f"(sha256 `{dataset.checksum}`). COCO annotations are CC BY 4.0; images keep their own "
         "licenses (Flickr terms), listed in the source file.",
         "- Counts (the funnel from candidates to the exported records):",
-        _block(counts),
+        "",
+        *_pairs(counts),
         "",
         "## Collection process",
         "- Sampling: "
-        + ("see below" if manifest.get("sampling") else "as the flow defines it (README)"),
-        *([_block(manifest["sampling"])] if manifest.get("sampling") else []),
+        + ("as below" if manifest.get("sampling") else "as the flow defines it (README)"),
+        *(["", *_pairs(manifest["sampling"]), ""] if manifest.get("sampling") else []),
         "- HIT design, instructions and workers per stage (instructions are the task pages "
         "shown to workers; qualifications apply on MTurk):",
-        _block(batches),
+        "",
+        *_table(batches),
+        "",
         "- "
         + (
             "**Some or all answers come from SIMULATED workers** (the demo's stand-in for "
@@ -166,7 +202,13 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         f"- Consent: workers saw the information text version `{manifest.get('consent', {}).get('version', '')}`.",
         "- Instructions per stage (`default`: the task page's own, the paper's wording; "
         "otherwise the version of the run's own text):",
-        _block(manifest.get("instructions", {})),
+        "",
+        *_table(
+            [
+                {"stage": stage, **(v if isinstance(v, dict) else {"version": v})}
+                for stage, v in manifest.get("instructions", {}).items()
+            ]
+        ),
         "",
         "## Preprocessing, cleaning, labeling",
         "- Gold items and reviews: work failing a gold item was held for a person; counts per "
@@ -178,17 +220,30 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         )[:2000],
         "- Inter-rater agreement: "
         + ("" if agreement else "see the flow's own measures in the manifest"),
-        *([_block(agreement)] if agreement else []),
+        *(["", *_pairs(agreement)] if agreement else []),
         "",
         "## Pay",
         "Expected hourly pay (from the papers' times, documented assumptions or a pilot) and "
         "effective hourly pay (active time, capped at the expected time per HIT) per batch:",
-        _block(pay),
+        "",
+        *_table(pay if isinstance(pay, list) else [pay]),
         "",
         "## Quality estimate",
         *_quality(run, simulated),
         "",
         "## Uses, distribution, maintenance",
+        "- License: "
+        + (
+            "**unlicensed** (no license was given for this run or export; do not publish it as is)."
+            if manifest.get("release", {}).get("license", "unlicensed") == "unlicensed"
+            else f"`{manifest['release']['license']}`."
+        )
+        + " Source data: "
+        + "; ".join(
+            f"{s['name']}: {s['license']}"
+            for s in manifest.get("release", {}).get("source_licenses", [])
+        )
+        + ".",
         "- Evaluation of vision-and-language models, as the corresponding paper intended.",
         "- Worker ids are pseudonymised (a keyed hash); no name, email or worker id is published.",
         f"- Files and their sha256: see `manifest.json` (format `{manifest.get('format', flow)}`).",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from django.db import transaction
 from django.utils import timezone
 
@@ -28,6 +29,7 @@ from annotation.services.jobs import (
     job_progress,
     job_start,
 )
+from annotation.services.release_terms import release_terms, release_terms_checked
 
 # The Celery task that runs every export's build step (annotation/tasks.py).
 WRITE_TASK = "exports.write"
@@ -43,6 +45,8 @@ class ExportParts:
     message: str  # the job's closing message, before "<format> v<n>"
     main_file: str | None = None  # the Export's path is this file in the folder, not the folder
     checksum: str | None = None  # the Export's checksum, if not the manifest's
+    # Record set name -> its Parquet table (release_tables.py); written as `<name>.parquet`.
+    tables: dict[str, pa.Table] = field(default_factory=dict)
 
 
 class ExportWork:
@@ -82,6 +86,10 @@ class ExportSpec:
     title: str  # the flow's name in DATASHEET.md
     first_message: str  # the job's message while the build starts
     build: Callable[[ExportWork], ExportParts] = field(repr=False)
+    paper: str = ""  # the source paper's citation (Croissant's and the card's)
+    task_categories: tuple[str, ...] = ()  # the Hub's task categories (the card's YAML)
+    # Record set -> the columns that identify a record across versions (CHANGES.md).
+    record_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _SPECS: dict[str, ExportSpec] = {}
@@ -94,10 +102,20 @@ def export_spec_register(spec: ExportSpec) -> ExportSpec:
     return spec
 
 
-def export_job_start(*, run: Run, spec: ExportSpec, params: dict[str, Any] | None = None) -> Job:
+def export_job_start(
+    *,
+    run: Run,
+    spec: ExportSpec,
+    params: dict[str, Any] | None = None,
+    release: dict[str, Any] | None = None,
+) -> Job:
     """Create the export's job and send it once the transaction commits (the flow has checked
-    that there is something to export)."""
+    that there is something to export). `release` (license, creators, citation) overrides
+    the run's terms for this export."""
     from annotation import tasks
+
+    if release:
+        params = {**(params or {}), "release": release_terms_checked(release=release)}
 
     with transaction.atomic():
         job = job_create(name=spec.job_name, run=run, params=params)
@@ -118,6 +136,7 @@ def export_job_write(*, job_id: int) -> Export | None:
     run = job.run
     assert run is not None, "an export job belongs to a run"
     work = ExportWork(job_id=job_id, run=run, spec=spec)
+    terms = release_terms(run=run, params=job.params)
     try:
         parts = spec.build(work)
         manifest = parts.manifest
@@ -126,13 +145,22 @@ def export_job_write(*, job_id: int) -> Export | None:
         return export_finish(
             job_id=job_id,
             result=parts.result,
-            message=parts.message,
+            # Said where the researcher looks: the job's closing message, and every file.
+            message=(
+                "UNLICENSED (give a license before publishing): " if terms["unlicensed"] else ""
+            )
+            + parts.message,
             run=run,
             format=spec.format,
             prefix=spec.prefix,
             title=spec.title,
             manifest=manifest,
             files=parts.files,
+            tables=parts.tables,
+            paper=spec.paper,
+            task_categories=spec.task_categories,
+            record_keys=spec.record_keys,
+            terms=terms,
             staged=work.staged,
             main_file=parts.main_file,
             checksum=parts.checksum,

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
@@ -20,9 +21,14 @@ from django.db.models import Max
 from annotation.models import Export, Run, RunStatus
 from annotation.paths import paths_hidden
 from annotation.selectors.run_texts import instructions_record
+from annotation.services.croissant import croissant_write
+from annotation.services.dataset_card import card_write
 from annotation.services.datasheet import datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_finishing, job_succeed
+from annotation.services.release_changes import changes_write, release_changes
+from annotation.services.release_tables import release_tables_write
+from annotation.services.release_terms import release_people, release_terms
 from annotation.services.runs import run_set_status
 
 
@@ -46,6 +52,11 @@ def export_record(
     title: str,
     manifest: dict[str, Any],
     files: dict[str, bytes] | None = None,
+    tables: dict[str, pa.Table] | None = None,
+    paper: str = "",
+    task_categories: tuple[str, ...] = (),
+    record_keys: dict[str, tuple[str, ...]] | None = None,
+    terms: dict[str, Any] | None = None,
     staged: Path | None = None,
     main_file: str | None = None,
     checksum: str | None = None,
@@ -61,6 +72,9 @@ def export_record(
     manifest = paths_hidden(manifest)
     # Every flow's manifest names the instructions' versions workers saw (consent: its own).
     manifest.setdefault("instructions", instructions_record(run))
+    terms = terms or release_terms(run=run)
+    manifest["release"] = {k: terms[k] for k in ("license", "creators", "citation")}
+    manifest["release"]["source_licenses"] = terms["source_licenses"]
     last = Export.objects.filter(run=run, format=format).aggregate(v=Max("version"))
     version = (last["v"] or 0) + 1
     folder = exports_folder(run) / f"{prefix}-v{version}"
@@ -73,9 +87,40 @@ def export_record(
                 name: file_write_atomic(path=work / name, data=d) for name, d in files.items()
             }
             manifest["files"] = {**manifest.get("files", {}), **written}
+        if tables:  # beside the papers' files, which `files` lists alone as before
+            manifest["record_sets"] = release_tables_write(
+                folder=work, tables=tables, license=terms["license"]
+            )
+            previous = Export.objects.filter(run=run, format=format, version=version - 1).first()
+            manifest["changes"] = release_changes(
+                previous=previous, tables=tables, keys=record_keys or {}
+            )
+            changes_write(folder=work, changes=manifest["changes"], format=format, version=version)
         data = json.dumps(manifest, indent=2).encode()
         manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
         datasheet_write(folder=work, run=run, manifest=manifest, flow=title)
+        card_write(
+            folder=work,
+            run=run,
+            manifest=manifest,
+            tables=tables or {},
+            title=title,
+            paper=paper,
+            version=version,
+            terms=terms,
+            task_categories=task_categories,
+        )
+        croissant_write(
+            folder=work,
+            run=run,
+            manifest=manifest,
+            tables=tables or {},
+            title=title,
+            paper=paper,
+            version=version,
+            terms=terms,
+            people=release_people(run=run),
+        )
         if folder.exists():  # debris of a crash after a rename whose transaction never committed
             shutil.rmtree(folder)
         os.rename(work, folder)

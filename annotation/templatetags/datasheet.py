@@ -1,5 +1,5 @@
 """`datasheet_html`: the Markdown our datasheets are written in (`services/datasheet.py`:
-headings, bullets, fenced code, `code`, **bold**, *emphasis*) as HTML for the exports page.
+headings, bullets, small tables, fenced code, `code`, **bold**, *emphasis*) as HTML for the exports page.
 Every character is escaped first; only these few constructs become tags."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def datasheet_html(markdown: str) -> SafeString:
     html: list[str] = []
     code: list[str] | None = None
     bullets = False
+    table = False
     for line in markdown.splitlines():
         if code is not None:
             if line.startswith("```"):
@@ -42,11 +43,23 @@ def datasheet_html(markdown: str) -> SafeString:
         if bullets and not line.startswith("- "):
             html.append("</ul>")
             bullets = False
+        if table and not line.startswith("|"):
+            html.append("</table>")
+            table = False
         if line.startswith("```"):
             code = []
         elif heading := re.match(r"(#{1,4}) (.*)", line):
             level = len(heading.group(1)) + 1  # the page's own h1 is the title bar
             html.append(f"<h{level}>{_inline(heading.group(2))}</h{level}>")
+        elif line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if all(set(c) <= {"-"} for c in cells):
+                continue  # the header's rule
+            tag = "td" if table else "th"
+            if not table:
+                html.append('<table class="queue">')
+                table = True
+            html.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
         elif line.startswith("- "):
             if not bullets:
                 html.append("<ul>")
@@ -58,4 +71,6 @@ def datasheet_html(markdown: str) -> SafeString:
         html.append("<pre><code>" + escape("\n".join(code)) + "</code></pre>")
     if bullets:
         html.append("</ul>")
+    if table:
+        html.append("</table>")
     return mark_safe("\n".join(html))  # noqa: S308 - every piece of text escaped above

@@ -88,8 +88,9 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     flow = flow_for_kind(run.kind)
     if flow is None or flow.start_export is None:
         raise Http404("this kind of run has no export")
+    release = {k: request.POST.get(k, "") for k in ("license", "creators", "citation")}
     try:
-        job = flow.start_export(run=run)
+        job = flow.start_export(run=run, release=release if any(release.values()) else None)
     except (ServiceError, InputError) as exc:
         messages.error(request, paths_hidden(f"No export started: {exc}"))
     else:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import defaultdict
 from typing import Any
 
+import pyarrow as pa
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -16,7 +18,9 @@ from annotation.flows.bison.selectors import (
     bison_stage_counts,
     bison_verified_triples,
 )
-from annotation.models import Job, Run
+from annotation.flows.bison.vocabulary import BisonStage
+from annotation.models import Answer, Job, Run
+from annotation.selectors.counting import counted
 from annotation.services.export_jobs import (
     ExportParts,
     ExportSpec,
@@ -24,17 +28,18 @@ from annotation.services.export_jobs import (
     export_job_start,
     export_manifest_crowd,
 )
+from annotation.services.release_tables import table_from_columns, worker_pseudonyms
 from pipeline.bison import BisonRecord, bison_document
 
 BISON_FORMAT = "coco-bison"
 JOB_NAME = "bison.export"
 
 
-def bison_export_start(*, run: Run) -> Job:
+def bison_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has verified triples."""
     if not bison_verified_triples(run=run).exists():
         raise ServiceError(f"run {run.pk} has no verified triples to export yet")
-    return export_job_start(run=run, spec=BISON_EXPORT)
+    return export_job_start(run=run, spec=BISON_EXPORT, release=release)
 
 
 def bison_records(*, run: Run) -> list[BisonRecord]:
@@ -60,6 +65,44 @@ def bison_records(*, run: Run) -> list[BisonRecord]:
     return records
 
 
+def bison_triples_table(*, run: Run, records: list[BisonRecord]) -> pa.Table:
+    """The `bison_triples` record set: each exported record with its verification's
+    provenance (judgments, how many picked the positive image, their share, the workers)."""
+    triples = list(bison_verified_triples(run=run).values_list("pk", "votes", "positive_votes"))
+    answers: dict[int, list[int]] = defaultdict(list)
+    for item, worker in (
+        Answer.objects.filter(
+            counted("assignment__"),
+            question__item_id__in=[pk for pk, _, _ in triples],
+            question__hit__batch__stage=BisonStage.VERIFICATION,
+        )
+        .order_by("question__item_id", "assignment_id")
+        .values_list("question__item_id", "assignment__worker_id")
+    ):
+        answers[item].append(worker)
+    names = worker_pseudonyms(worker_ids={w for ws in answers.values() for w in ws})
+    return table_from_columns(
+        {
+            "bison_id": pa.array([r.bison_id for r in records], pa.int64()),
+            "caption_id": pa.array([r.caption_id for r in records], pa.int64()),
+            "true_image_id": pa.array([r.true_image_id for r in records], pa.int64()),
+            "image_id_0": pa.array([r.candidates[0][0] for r in records], pa.int64()),
+            "image_filename_0": [r.candidates[0][1] for r in records],
+            "image_id_1": pa.array([r.candidates[1][0] for r in records], pa.int64()),
+            "image_filename_1": [r.candidates[1][1] for r in records],
+            "judgments": pa.array([votes for _, votes, _ in triples], pa.int32()),
+            "positive_judgments": pa.array([pos for _, _, pos in triples], pa.int32()),
+            "agreement": pa.array(
+                [round(pos / votes, 4) if votes else None for _, votes, pos in triples],
+                pa.float64(),
+            ),
+            "workers": pa.array(
+                [[names[w] for w in answers[pk]] for pk, _, _ in triples], pa.list_(pa.string())
+            ),
+        }
+    )
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
     records = bison_records(run=run)
@@ -76,6 +119,7 @@ def _build(work: ExportWork) -> ExportParts:
         message=f"{len(records)} records -> ",
         main_file=name,
         checksum=checksum,
+        tables={"bison_triples": bison_triples_table(run=run, records=records)},
     )
 
 
@@ -132,4 +176,11 @@ BISON_EXPORT = ExportSpec(
     title="COCO-BISON",
     first_message="collecting verified triples",
     build=_build,
+    paper=(
+        "Hu, H., Misra, I. and van der Maaten, L. Evaluating Text-to-Image Matching using "
+        "Binary Image Selection (BISON). ICCV Workshops, 2019. arXiv:1901.06595"
+    ),
+    task_categories=("text-to-image", "image-to-text"),
+    # The caption and both images (the candidates' order is seeded per run and triple).
+    record_keys={"bison_triples": ("caption_id", "true_image_id", "image_id_0", "image_id_1")},
 )

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from django.db.models import Case, Value, When
 from django.db.models.functions import Coalesce
 
@@ -33,6 +34,7 @@ from annotation.services.export_jobs import (
     export_manifest_head,
 )
 from annotation.services.files import AtomicLines
+from annotation.services.release_tables import list_column, table_from_columns
 from pipeline.cxc import SIS_COLUMNS, SITS_COLUMNS, STS_COLUMNS
 from pipeline.scales import rating_model
 
@@ -45,11 +47,11 @@ FILES = {
 }
 
 
-def cxc_export_start(*, run: Run) -> Job:
+def cxc_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has counted ratings."""
     if not cxc_has_ratings(run=run):
         raise ServiceError(f"run {run.pk} has no counted ratings to export yet")
-    return export_job_start(run=run, spec=CXC_EXPORT)
+    return export_job_start(run=run, spec=CXC_EXPORT, release=release)
 
 
 _TAGS = ("i2i_csim",)  # the image-image method: both names are images
@@ -143,6 +145,66 @@ def _scale_model(ratings: RatingArrays, keep: np.ndarray) -> np.ndarray | None:
     return np.column_stack([fit.value, fit.low, fit.high])
 
 
+def _rating_lists(
+    ratings: RatingArrays,
+    keep: np.ndarray,
+    inverse: np.ndarray,
+    counts: np.ndarray,
+    pseudonyms: dict[int, str],
+) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
+    """Every counted rating of each rated pair and its worker's pseudonym, as Arrow list
+    columns in the order of the pairs' ids (no Python object per rating), and the sum of
+    squared ratings per pair (for the spread)."""
+    order = np.argsort(inverse, kind="stable")
+    values = ratings.value[keep][order].astype(np.int8)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    worker_pks = np.array(sorted(pseudonyms), dtype=np.int64)
+    codes = np.searchsorted(worker_pks, ratings.worker[keep][order])
+    workers = pa.array([pseudonyms[pk] for pk in worker_pks.tolist()], pa.string()).take(codes)
+    squares = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64) ** 2)
+    return (
+        list_column(values, offsets),
+        pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), workers),
+        squares,
+    )
+
+
+def _pairs_table(
+    kind: str,
+    rows: np.ndarray,
+    written: list[tuple[str, str, str]],
+    sums: np.ndarray,
+    counts: np.ndarray,
+    lists: tuple[pa.ListArray, pa.ListArray, np.ndarray],
+    model: np.ndarray | None,
+) -> pa.Table:
+    """One file's pairs of the `cxc_pairs` record set: its CSV's columns, then every rating,
+    the rater count, the spread (population standard deviation of the ratings) and, where
+    fitted, the scale model's estimate and 95 % interval."""
+    ratings, workers, squares = lists
+    raters = counts[rows]
+    mean = sums[rows] / raters
+    spread = np.sqrt(np.maximum(squares[rows] / raters - mean**2, 0.0))
+    take = pa.array(rows.astype(np.int64))
+    fit = model[rows] if model is not None else np.full((rows.size, 3), np.nan)
+    return table_from_columns(
+        {
+            "kind": pa.array([kind] * rows.size, pa.string()),
+            "first": pa.array([w[0] for w in written], pa.string()),
+            "second": pa.array([w[1] for w in written], pa.string()),
+            "agg_score": np.round(mean, 2),
+            "sampling_method": pa.array([w[2] for w in written], pa.string()),
+            "raters": raters.astype(np.int32),
+            "spread": np.round(spread, 4),
+            "ratings": ratings.take(take),
+            "workers": workers.take(take),
+            "model_score": pa.array(np.round(fit[:, 0], 4), from_pandas=True),
+            "model_low95": pa.array(np.round(fit[:, 1], 4), from_pandas=True),
+            "model_high95": pa.array(np.round(fit[:, 2], 4), from_pandas=True),
+        }
+    )
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
     pseudonyms = {
@@ -161,11 +223,13 @@ def _build(work: ExportWork) -> ExportParts:
     counts = np.bincount(inverse)
     stage_of = np.zeros(items.size, dtype=np.int8)
     stage_of[inverse] = ratings.stage[keep]
+    lists = _rating_lists(ratings, keep, inverse, counts, pseudonyms)
     del inverse
     name = str(run.config.get("export_name", "val"))
     names = _PairNames(run)
     per_method: dict[str, int] = {}
     files: dict[str, bytes] = {}
+    table_parts: list[pa.Table] = []
     # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
     # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
     model = _scale_model(ratings, keep)
@@ -180,9 +244,11 @@ def _build(work: ExportWork) -> ExportParts:
         rows = np.flatnonzero(stage_of == n)
         means = (sums[rows] / counts[rows]).tolist()
         estimate = model[rows].tolist() if model is not None else [None] * rows.size
+        written: list[tuple[str, str, str]] = []
         for (first, second, tag), mean, fit in zip(
             names(items[rows]), means, estimate, strict=True
         ):
+            written.append((first, second, tag))
             writer.writerow((first, second, f"{mean:.2f}", tag))
             per_method[tag] = per_method.get(tag, 0) + 1
             if fit is not None:
@@ -190,6 +256,7 @@ def _build(work: ExportWork) -> ExportParts:
                     (prefix, first, second, f"{mean:.2f}", *(f"{v:.2f}" for v in fit), tag)
                 )
         files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
+        table_parts.append(_pairs_table(prefix, rows, written, sums, counts, lists, model))
     if model is not None:
         files[f"scale_model_{name}.csv"] = beside.getvalue().encode()
     work.progress(80, "agreement")
@@ -216,6 +283,7 @@ def _build(work: ExportWork) -> ExportParts:
         files=files,
         result={"pairs": per_method},
         message=f"{sum(per_method.values())} pairs -> ",
+        tables={"cxc_pairs": pa.concat_tables(table_parts)},
     )
 
 
@@ -226,4 +294,11 @@ CXC_EXPORT = ExportSpec(
     title="Crisscrossed Captions",
     first_message="reading ratings",
     build=_build,
+    paper=(
+        "Parekh, Z., Baldridge, J., Cer, D., Waters, A. and Yang, Y. Crisscrossed Captions: "
+        "Extended Intramodal and Intermodal Semantic Similarity Judgments for MS-COCO. EACL, "
+        "2021. arXiv:2004.15020"
+    ),
+    task_categories=("sentence-similarity", "image-to-text"),
+    record_keys={"cxc_pairs": ("kind", "first", "second")},  # the id pair, per file
 )

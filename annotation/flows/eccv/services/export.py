@@ -7,6 +7,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+import pyarrow as pa
+
 from annotation.errors import ServiceError
 from annotation.flows.eccv.models import Annotator
 from annotation.flows.eccv.selectors import (
@@ -27,6 +29,7 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
+from annotation.services.release_tables import majority_share, table_from_columns
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
 from pipeline.eccv_metrics import retrieval_metrics
@@ -49,7 +52,9 @@ def _open_reviews(run: Run) -> list[dict[str, Any]]:
     ]
 
 
-def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
+def eccv_export_start(
+    *, run: Run, allow_open_reviews: bool = False, release: dict[str, Any] | None = None
+) -> Job:
     """Export once every held submission has been reviewed: held work does not count, so
     exporting before would silently drop it. `allow_open_reviews` exports anyway and lists the
     excluded work in the manifest."""
@@ -64,7 +69,10 @@ def eccv_export_start(*, run: Run, allow_open_reviews: bool = False) -> Job:
     if not eccv_judged_pairs(run=run).exists():
         raise ServiceError(f"run {run.pk} has no judged pairs to export yet")
     return export_job_start(
-        run=run, spec=ECCV_EXPORT, params={"allow_open_reviews": allow_open_reviews}
+        run=run,
+        spec=ECCV_EXPORT,
+        params={"allow_open_reviews": allow_open_reviews},
+        release=release,
     )
 
 
@@ -115,6 +123,34 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
     return lines
 
 
+def eccv_pairs_table(*, lines: list[str]) -> pa.Table:
+    """The `eccv_judged_pairs` record set, from the JSONL's own lines: per pair the number
+    of judgments, the majority's share, the answers and their (pseudonymous) workers, and the
+    models that proposed it with their ranks."""
+    pairs = [json.loads(line) for line in lines]
+    strings, ints = pa.list_(pa.string()), pa.list_(pa.int32())
+    return table_from_columns(
+        {
+            "image_id": pa.array([p["image_id"] for p in pairs], pa.int64()),
+            "caption_id": pa.array([p["caption_id"] for p in pairs], pa.int64()),
+            "positive": pa.array([p["positive"] for p in pairs], pa.bool_()),
+            "judgments": pa.array([len(p["answers"]) for p in pairs], pa.int32()),
+            "agreement": pa.array(
+                [majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
+                pa.float64(),
+            ),
+            "answers": pa.array([[a["answer"] for a in p["answers"]] for p in pairs], strings),
+            "workers": pa.array([[a["worker"] for a in p["answers"]] for p in pairs], strings),
+            "models": pa.array([[m["model"] for m in p["proposals"]] for p in pairs], strings),
+            "directions": pa.array(
+                [[m["direction"] for m in p["proposals"]] for p in pairs], strings
+            ),
+            "ranks": pa.array([[m["rank"] for m in p["proposals"]] for p in pairs], ints),
+            "sources": pa.array([p["sources"] for p in pairs], strings),
+        }
+    )
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
     positives = eccv_positives(run=run)
@@ -133,6 +169,7 @@ def _build(work: ExportWork) -> ExportParts:
         files=files,
         result={"counts": manifest["counts"]},
         message="exported to ",
+        tables={"eccv_judged_pairs": eccv_pairs_table(lines=lines)},
     )
 
 
@@ -181,6 +218,13 @@ ECCV_EXPORT = ExportSpec(
     title="ECCV Caption",
     first_message="post-processing positives",
     build=_build,
+    paper=(
+        "Chun, S., Kim, W., Park, S., Chang, M. and Oh, S. J. ECCV Caption: Correcting False "
+        "Negatives by Collecting Machine-and-Human-verified Image-Caption Associations for "
+        "MS-COCO. ECCV, 2022. arXiv:2204.03359"
+    ),
+    task_categories=("image-to-text", "text-to-image"),
+    record_keys={"eccv_judged_pairs": ("image_id", "caption_id")},
 )
 
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from annotation.errors import ServiceError
 from annotation.flows.quality.vocabulary import QualityStage
@@ -24,6 +25,11 @@ from annotation.services.export_jobs import (
     export_job_start,
     export_manifest_crowd,
     export_manifest_head,
+)
+from annotation.services.release_tables import (
+    majority_share,
+    table_from_columns,
+    worker_pseudonyms,
 )
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
@@ -80,14 +86,14 @@ def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
     return dict(out)
 
 
-def quality_export_start(*, run: Run) -> Job:
+def quality_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has counted judgments."""
     if not any(
         _answers(run, stage)
         for stage in (QualityStage.RATING, QualityStage.BINARY, QualityStage.PREFERENCE)
     ):
         raise ServiceError(f"run {run.pk} has no counted judgments to export yet")
-    return export_job_start(run=run, spec=QUALITY_EXPORT)
+    return export_job_start(run=run, spec=QUALITY_EXPORT, release=release)
 
 
 def _csv(header: list[str], rows: list[list[Any]]) -> bytes:
@@ -112,6 +118,54 @@ def _agreement(units: dict[int, dict[int, float]]) -> dict[str, Any]:
     }
 
 
+def _judgments_table(
+    rows: list[list[Any]], provenance: list[tuple[list[float], list[int]]], layout: str
+) -> pa.Table:
+    """A ratings (`expert`) or yes/no (`cf`) record set: the CSV's columns as numbers, each
+    judgment with its worker's pseudonym, their count and agreement (the majority's share;
+    for ratings also the population standard deviation)."""
+    names = worker_pseudonyms(worker_ids={w for _, ws in provenance for w in ws})
+    columns: dict[str, Any] = {
+        "image": [r[0] for r in rows],
+        "model": [r[1] for r in rows],
+        "caption": [r[2] for r in rows],
+    }
+    if layout == "expert":
+        columns["mean"] = pa.array([round(statistics.mean(v), 4) for v, _ in provenance])
+        columns["spread"] = pa.array([round(statistics.pstdev(v), 4) for v, _ in provenance])
+        columns["ratings"] = pa.array([v for v, _ in provenance], pa.list_(pa.float64()))
+    else:
+        columns["yes"] = pa.array([r[3] for r in rows], pa.int32())
+        columns["no"] = pa.array([r[4] for r in rows], pa.int32())
+        columns["yes_share"] = pa.array([round(sum(v) / len(v), 4) for v, _ in provenance])
+    columns["judgments"] = pa.array([len(v) for v, _ in provenance], pa.int32())
+    columns["agreement"] = pa.array(
+        [majority_share([f"{x:g}" for x in v]) for v, _ in provenance], pa.float64()
+    )
+    columns["workers"] = pa.array(
+        [[names[w] for w in ws] for _, ws in provenance], pa.list_(pa.string())
+    )
+    return table_from_columns(columns)
+
+
+def _preferences_table(
+    rows: list[list[Any]], voters: list[list[int]], agree: list[float]
+) -> pa.Table:
+    """The preference record set: the CSV's columns, the votes' count, the majority's share
+    and the voters' pseudonyms."""
+    names = worker_pseudonyms(worker_ids={w for ws in voters for w in ws})
+    header = ["image", "category", "source_first", "caption_first", "source_second",
+              "caption_second"]  # fmt: skip
+    columns: dict[str, Any] = {h: [r[n] for r in rows] for n, h in enumerate(header)}
+    columns["votes_first"] = pa.array([r[6] for r in rows], pa.int32())
+    columns["votes_second"] = pa.array([r[7] for r in rows], pa.int32())
+    columns["share_first"] = pa.array([float(r[8]) for r in rows], pa.float64())
+    columns["judgments"] = pa.array([len(ws) for ws in voters], pa.int32())
+    columns["agreement"] = pa.array([round(a, 4) for a in agree], pa.float64())
+    columns["workers"] = pa.array([[names[w] for w in ws] for ws in voters], pa.list_(pa.string()))
+    return table_from_columns(columns)
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
     refs: dict[int, list[str]] = defaultdict(list)
@@ -124,6 +178,7 @@ def _build(work: ExportWork) -> ExportParts:
     files: dict[str, bytes] = {}
     agreement: dict[str, Any] = {}
     counts: dict[str, int] = {}
+    tables: dict[str, pa.Table] = {}
     # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
     # one per caption, the share of "yes").
     for stage, layout, name in (
@@ -134,6 +189,7 @@ def _build(work: ExportWork) -> ExportParts:
         items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
         judgements: list[Judgement] = []
         rows: list[list[Any]] = []
+        provenance: list[tuple[list[float], list[int]]] = []
         units: dict[int, dict[int, float]] = {}
         for pk in sorted(answers):
             item = items[pk]
@@ -148,6 +204,7 @@ def _build(work: ExportWork) -> ExportParts:
                 else [float(label) for _, label in answers[pk]]
             )
             units[pk] = {worker: v for (worker, _), v in zip(answers[pk], values, strict=True)}
+            provenance.append((values, [worker for worker, _ in answers[pk]]))
             # The item's judgement; each rating (or the share of "yes") replaces its rating.
             common = Judgement(
                 key=key,
@@ -190,6 +247,7 @@ def _build(work: ExportWork) -> ExportParts:
             )
             files[f"{stage}.csv"] = _csv(header, rows)
             agreement[str(stage)] = _agreement(units)
+            tables[str(stage)] = _judgments_table(rows, provenance, layout)
             counts[str(stage)] = len(answers)
     answers = _answers(run, QualityStage.PREFERENCE)
     if answers:
@@ -198,6 +256,7 @@ def _build(work: ExportWork) -> ExportParts:
         )
         rows = []
         agree: list[float] = []
+        voters: list[list[int]] = []
         contests: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
         for pk in sorted(answers):
             item = items[pk]
@@ -220,6 +279,7 @@ def _build(work: ExportWork) -> ExportParts:
                 ]
             )
             agree.append(max(first, n - first) / n)
+            voters.append([worker for worker, _ in answers[pk]])
         files[f"{QualityStage.PREFERENCE}.csv"] = _csv(
             [
                 "image",
@@ -241,6 +301,7 @@ def _build(work: ExportWork) -> ExportParts:
             "mean_share_with_majority": round(statistics.mean(agree), 4),
         }
         counts[str(QualityStage.PREFERENCE)] = len(answers)
+        tables[str(QualityStage.PREFERENCE)] = _preferences_table(rows, voters, agree)
     manifest: dict[str, Any] = {
         **export_manifest_head(run=run, format=QUALITY_FORMAT),
         "judged": counts,
@@ -252,6 +313,7 @@ def _build(work: ExportWork) -> ExportParts:
         files=files,
         result={"judged": counts},
         message=f"{counts} -> ",
+        tables=tables,
     )
 
 
@@ -262,4 +324,22 @@ QUALITY_EXPORT = ExportSpec(
     title="caption-quality judgments",
     first_message="collecting judgments",
     build=_build,
+    paper=(
+        "Hodosh, M., Young, P. and Hockenmaier, J. Framing Image Description as a Ranking "
+        "Task: Data, Models and Evaluation Metrics. JAIR 47, 2013 (Flickr8k-Expert, "
+        "Flickr8k-CF)"
+    ),
+    task_categories=("image-to-text",),
+    # The image and the candidate (both candidates for a preference).
+    record_keys={
+        "quality_rating": ("image", "model", "caption"),
+        "quality_binary": ("image", "model", "caption"),
+        "quality_preference": (
+            "image",
+            "source_first",
+            "caption_first",
+            "source_second",
+            "caption_second",
+        ),
+    },  # fmt: skip
 )

@@ -196,7 +196,11 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
     export = Export.objects.get(pk=job.result["export"])
     folder = Path(export.path)
     assert sorted(p.name for p in folder.iterdir()) == [
+        "CHANGES.md",
         "DATASHEET.md",
+        "README.md",
+        "croissant.json",
+        "data",
         "manifest.json",
         "ratings.jsonl",
         "scale_model_val.csv",

@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.management.base import ServiceCommand
+from annotation.management.release_options import release_arguments, release_options
 from annotation.models import Run
 
 
@@ -13,6 +14,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
+        release_arguments(parser)
         parser.add_argument(
             "--allow-open-reviews",
             action="store_true",
@@ -22,7 +24,11 @@ class Command(ServiceCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
         job = self.wait_for_job(
-            eccv_export_start(run=run, allow_open_reviews=opts["allow_open_reviews"])
+            eccv_export_start(
+                run=run,
+                release=release_options(opts),
+                allow_open_reviews=opts["allow_open_reviews"],
+            )
         )
         self.stdout.write(f"exported to {job.result['path']}")
         for key, value in job.result["counts"].items():

@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.flows.quality.services.export import quality_export_start
 from annotation.management.base import ServiceCommand
+from annotation.management.release_options import release_arguments, release_options
 from annotation.models import Run
 
 
@@ -13,7 +14,12 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=int)
+        release_arguments(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        job = self.wait_for_job(quality_export_start(run=get_object_or_404(Run, pk=opts["run"])))
+        job = self.wait_for_job(
+            quality_export_start(
+                run=get_object_or_404(Run, pk=opts["run"]), release=release_options(opts)
+            )
+        )
         self.stdout.write(job.message)

@@ -1,0 +1,92 @@
+"""Parquet tables of an export's records, one file per record set, beside the papers' own
+files: what `datasets.load_dataset("parquet", ...)`, pandas or DuckDB read. Each row carries its
+label's provenance (number of judgments, agreement, the aggregate and its interval where the
+run computed one, pseudonymous worker ids); the flows build the tables, the skeleton writes
+them (`export_jobs.export_job_write`)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from annotation.models import Worker
+from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.services.files import file_write_atomic
+
+# No wall-clock time inside the file: two exports of the same records give the same bytes.
+_WRITE_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
+
+
+def parquet_name(record_set: str) -> str:
+    """The file a record set is written to, relative to the export's folder (a `data/`
+    folder, as the Hub lays out Parquet; the papers' files stay at the top)."""
+    return f"data/{record_set}.parquet"
+
+
+def table_parquet_bytes(*, table: pa.Table) -> bytes:
+    """`table` as the bytes of one Parquet file."""
+    out = io.BytesIO()
+    pq.write_table(table, out, **_WRITE_OPTIONS)
+    return out.getvalue()
+
+
+def release_tables_write(
+    *, folder: Path, tables: Mapping[str, pa.Table], license: str
+) -> dict[str, Any]:
+    """Write each record set's Parquet file into `folder`, its license in the file's
+    metadata ("unlicensed" too: every file says it); returns the manifest's `record_sets`
+    entry (file, rows, sha256, per record set)."""
+    (folder / "data").mkdir(exist_ok=True)
+    tables = {
+        name: table.replace_schema_metadata({**(table.schema.metadata or {}), b"license": license})
+        for name, table in tables.items()
+    }
+    return {
+        name: {
+            "file": parquet_name(name),
+            "rows": table.num_rows,
+            "sha256": file_write_atomic(
+                path=folder / parquet_name(name), data=table_parquet_bytes(table=table)
+            ),
+        }
+        for name, table in tables.items()
+    }
+
+
+def worker_pseudonyms(*, worker_ids: Iterable[int]) -> dict[int, str]:
+    """Each worker's export pseudonym (keyed per installation, stable across versions; never
+    the platform's own id), by the worker's row id."""
+    rows = Worker.objects.filter(pk__in=set(worker_ids)).values_list(
+        "pk", "provider", "external_id"
+    )
+    return {pk: worker_pseudonym(provider=p, external_id=e) for pk, p, e in rows}
+
+
+def majority_share(labels: list[str]) -> float | None:
+    """The share of a label's judgments that agree with its most frequent answer."""
+    if not labels:
+        return None
+    _, counts = np.unique(np.array(labels, dtype=object).astype(str), return_counts=True)
+    return round(float(counts.max()) / len(labels), 4)
+
+
+def list_column(values: np.ndarray, offsets: np.ndarray) -> pa.ListArray:
+    """A list column from flat `values` and their row `offsets` (n rows: n + 1 offsets),
+    without a Python object per value (CxC's ratings)."""
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values))
+
+
+def table_from_columns(columns: Mapping[str, object]) -> pa.Table:
+    """A table from named columns (lists, numpy arrays or Arrow arrays)."""
+    return pa.table(
+        {
+            name: col if isinstance(col, pa.Array | pa.ChunkedArray) else pa.array(col)
+            for name, col in columns.items()
+        }
+    )

@@ -1,0 +1,136 @@
+"""What every export's release files must satisfy (issue 31), called from each flow's export
+test on the export it made: the Parquet record sets read by pandas and by the Hub's
+`datasets` loader (offline, its cache in a temporary folder), the same rows both ways, and
+no server path in any of the release's text. Returns the record sets as data frames for the
+flow's own comparison with its published files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
+    import datasets
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    sets = manifest["record_sets"]
+    assert sets, "every export has at least one record set"
+    frames = {}
+    for name, entry in sets.items():
+        path = folder / entry["file"]
+        assert entry["file"] == f"data/{name}.parquet"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"]
+        frame = pd.read_parquet(path)
+        assert len(frame) == entry["rows"] > 0
+        loaded = datasets.load_dataset(
+            "parquet",
+            data_files=str(path),
+            split="train",
+            cache_dir=str(tmp_path / "hf-cache"),
+        )
+        assert loaded.num_rows == len(frame) and loaded.column_names == list(frame.columns)
+        assert all(_same_row(loaded[n], frame.iloc[n]) for n in range(len(frame)))
+        # Per-label provenance: pseudonymous workers and the number of judgments.
+        assert "workers" in frame.columns and {"judgments", "raters"} & set(frame.columns)
+        assert all(w.startswith("w-") for ws in frame["workers"] for w in ws)
+        frames[name] = frame
+    croissant_check(folder, frames)
+    card_check(folder, manifest)
+    datasheet_check(folder)
+    for path in folder.rglob("*"):
+        if path.is_file():
+            raw = path.read_bytes()
+            for marker in (str(folder.parent.parent).encode(), b"/tmp/", b"/home/"):
+                assert marker not in raw, (path.name, marker)
+    return frames
+
+
+def _same_row(hub: dict, row: pd.Series) -> bool:
+    """A row compared cell by cell: NaN equals NaN (a missing interval), lists as lists."""
+    for key, value in row.items():
+        other = hub[key]
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        missing = isinstance(value, float) and value != value
+        if missing and (other is None or other != other):
+            continue
+        if value != other:
+            return False
+    return True
+
+
+def croissant_check(folder: Path, frames: dict[str, pd.DataFrame]) -> dict:
+    """croissant.json validates with MLCommons' mlcroissant, lists every file of the folder
+    with its sha256, and its record sets iterate equal to the Parquet tables."""
+    import mlcroissant as mlc
+
+    path = folder / "croissant.json"
+    document = json.loads(path.read_text())
+    dataset = mlc.Dataset(jsonld=str(path))  # raises on any validation error
+    assert not dataset.metadata.ctx.issues.errors, dataset.metadata.ctx.issues.report()
+    listed = {f["contentUrl"]: f["sha256"] for f in document["distribution"]}
+    on_disk = {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and p.name != path.name
+    }
+    assert set(listed) == on_disk
+    for name, sha in listed.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == sha
+    for key in ("license", "citeAs", "creator", "version", "rai:dataCollection",
+                "rai:dataAnnotationPlatform", "rai:annotatorDemographics",
+                "rai:dataAnnotationAnalysis", "rai:dataLimitations"):  # fmt: skip
+        assert document[key], key
+    assert {r["@id"] for r in document["recordSet"]} == set(frames)
+    for name, frame in frames.items():
+        records = list(dataset.records(record_set=name))
+        assert len(records) == len(frame)
+        for record, row in zip(records, frame.to_dict("records"), strict=True):
+            got = {k.split("/", 1)[1]: _plain(v) for k, v in record.items()}
+            want = {k: _plain(v) for k, v in row.items()}
+            assert got == want, (name, got, want)
+    return document
+
+
+def _plain(value: object) -> object:
+    """A cell as plain Python: bytes decoded, arrays as lists, NaN as None."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def card_check(folder: Path, manifest: dict) -> None:
+    """README.md's YAML header parses as the Hub's dataset card metadata, names a config per
+    record set pointing at its Parquet file, and states the license."""
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard((folder / "README.md").read_text())
+    data = card.data.to_dict()
+    configs = {c["config_name"]: c["data_files"][0]["path"] for c in data["configs"]}
+    assert configs == {name: e["file"] for name, e in manifest["record_sets"].items()}
+    assert all((folder / path).is_file() for path in configs.values())
+    assert data["task_categories"] and data["size_categories"]
+    license_id = manifest["release"]["license"]
+    assert data["license"] == license_id or data.get("license_name") == license_id
+
+
+def datasheet_check(folder: Path) -> None:
+    """The datasheet is for people: no JSON block longer than 10 lines (raw JSON is the
+    manifest's), tables for counts, batches and pay."""
+    sheet = (folder / "DATASHEET.md").read_text()
+    blocks = sheet.split("```")[1::2]
+    for block in blocks:
+        body = block.split("\n", 1)[1] if "\n" in block else block
+        if block.startswith("json") or body.lstrip().startswith(("{", "[")):
+            assert body.count("\n") <= 10, block[:200]
+    assert "| batch | stage |" in sheet and "## Pay" in sheet
