@@ -268,3 +268,24 @@ def test_an_unknown_aggregation_is_refused(paired_run):
 
     with pytest.raises(InputError, match="unanimity, majority, dawid_skene"):
         bison_check_config({"aggregation": "vote"})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_export_command_says_where_the_version_went(paired_run):
+    """`bison_export` on the command line: the job's result names no server path (pages show
+    it), so the command reads it from the Export row (it failed with KeyError 'path')."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    selection_done_factory(paired_run, workers=2, accuracy=1.0)
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="simulated", items_per_hit=2
+        )
+    )
+    simulate_crowd(batch=batch, workers=6, profile=WorkerProfile(accuracy=1.0))
+    out = StringIO()
+    call_command("bison_export", paired_run.pk, stdout=out)
+    export = Export.objects.get(run=paired_run)
+    assert f"version {export.version} in {export.path}" in out.getvalue()

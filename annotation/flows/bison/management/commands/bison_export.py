@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.management.base import ServiceCommand
 from annotation.management.release_options import release_arguments, release_options
-from annotation.models import Run
+from annotation.models import Export, Run
 
 
 class Command(ServiceCommand):
@@ -22,4 +22,7 @@ class Command(ServiceCommand):
                 run=get_object_or_404(Run, pk=opts["run"]), release=release_options(opts)
             )
         )
-        self.stdout.write(f"exported {job.result['records']} records to {job.result['path']}")
+        export = Export.objects.get(pk=job.result["export"])  # the job's result names no path
+        self.stdout.write(
+            f"exported {job.result['records']} records: version {export.version} in {export.path}"
+        )

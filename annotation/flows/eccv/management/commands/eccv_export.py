@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.management.base import ServiceCommand
 from annotation.management.release_options import release_arguments, release_options
-from annotation.models import Run
+from annotation.models import Export, Run
 
 
 class Command(ServiceCommand):
@@ -30,6 +30,7 @@ class Command(ServiceCommand):
                 allow_open_reviews=opts["allow_open_reviews"],
             )
         )
-        self.stdout.write(f"exported to {job.result['path']}")
+        export = Export.objects.get(pk=job.result["export"])  # the job's result names no path
+        self.stdout.write(f"exported version {export.version} to {export.path}")
         for key, value in job.result["counts"].items():
             self.stdout.write(f"  {key}: {value}")
