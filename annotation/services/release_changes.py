@@ -7,15 +7,17 @@ Python object per rating)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation.models import Export
 from annotation.services.files import file_write_atomic
+
+if TYPE_CHECKING:  # pandas costs a quarter of a second to import: only when comparing
+    import pandas as pd
 
 CHANGES_FILE = "CHANGES.md"
 
@@ -35,6 +37,8 @@ def _frame(table: pa.Table) -> pd.DataFrame:
 
 def changes_between(*, old: pa.Table, new: pa.Table, key: tuple[str, ...]) -> dict[str, int]:
     """Records of `new` against `old`, matched by `key`: added, removed, changed, unchanged."""
+    import pandas as pd
+
     before, after = _frame(old), _frame(new)
     merged = before.merge(after, on=list(key), how="outer", indicator=True, suffixes=("@", ""))
     both = merged[merged["_merge"] == "both"]
