@@ -267,31 +267,38 @@ def bison(population: Population, seeds: Sequence[int], *, pairs: int, team: int
     ] + hold.figures("bison", name)
 
 
+def eccv_judgments(
+    world: World, rng: random.Random, crowd: _Crowd, pairs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Three 4-level judgments per candidate pair at ranks 1-5: (items, workers, labels as
+    level indices, each pair's truth: YES or Partially YES)."""
+    items, workers, labels, truth = [], [], [], []
+    for i in range(pairs):
+        level = world.eccv_label(i, i + 10**6, rank=1 + i % 5)
+        truth.append(level <= 1)
+        hard = world.difficulty("eccv", i, i + 10**6)
+        for w in crowd.workers(3):
+            answer = respond(
+                crowd.team[w],
+                {ECCV_LEVELS[level]},
+                ECCV_LEVELS,
+                rng,
+                constant="yes",
+                difficulty=hard,
+                position=crowd.place(w),
+            )
+            items.append(i)
+            workers.append(w)
+            labels.append(ECCV_LEVELS.index(answer))
+    return np.array(items), np.array(workers), np.array(labels), np.array(truth)
+
+
 def eccv(population: Population, seeds: Sequence[int], *, pairs: int, team: int) -> list[Figure]:
     columns: dict[str, list[float]] = defaultdict(list)
     hold = _Hold()
     for seed in seeds:
         world, rng, crowd = _seeded(f"eccv:{seed}", population, team, hit=20)
-        items, workers, labels, truth = [], [], [], []
-        for i in range(pairs):
-            level = world.eccv_label(i, i + 10**6, rank=1 + i % 5)
-            truth.append(level <= 1)
-            hard = world.difficulty("eccv", i, i + 10**6)
-            for w in crowd.workers(3):
-                answer = respond(
-                    crowd.team[w],
-                    {ECCV_LEVELS[level]},
-                    ECCV_LEVELS,
-                    rng,
-                    constant="yes",
-                    difficulty=hard,
-                    position=crowd.place(w),
-                )
-                items.append(i)
-                workers.append(w)
-                labels.append(ECCV_LEVELS.index(answer))
-        it, wk, lb = np.array(items), np.array(workers), np.array(labels)
-        positive = np.array(truth)
+        it, wk, lb, positive = eccv_judgments(world, rng, crowd, pairs)
         binary = (lb >= 2).astype(np.int64)  # 0: YES or Partially YES
         aggregates: dict[str, np.ndarray] = {
             "majority": majority(it, wk, binary, k=2).labels == 0,
@@ -308,11 +315,11 @@ def eccv(population: Population, seeds: Sequence[int], *, pairs: int, team: int)
             columns[f"{name} recall"].append(_share(hits, int(positive.sum())))
         called = aggregates["majority"]
         kept = called[it]
-        cheats = np.array([crowd.team[w].cheater for w in workers])
+        cheats = np.array([crowd.team[w].cheater for w in wk.tolist()])
         columns["cheaters' share of kept answers"].append(
             _share(int((kept & cheats).sum()), int(kept.sum()))
         )
-        hold.add(crowd.team, workers, others_majority_agrees(it, lb, k=4))
+        hold.add(crowd.team, wk.tolist(), others_majority_agrees(it, lb, k=4))
     return [_figure("eccv", population.name, m, v) for m, v in columns.items()] + hold.figures(
         "eccv", population.name
     )

@@ -10,8 +10,7 @@ import pytest
 
 from pipeline import flow_quality
 from pipeline.aggregation import dawid_skene, mace, majority
-from pipeline.simulate import population_named, respond
-from pipeline.world import ECCV_LEVELS
+from pipeline.simulate import population_named
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -23,24 +22,8 @@ def _judgments(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     world, rng, crowd = flow_quality._seeded(
         f"eccv:{seed}", population_named("realistic"), 40, hit=20
     )
-    items, workers, labels = [], [], []
-    for i in range(600):
-        level = world.eccv_label(i, i + 10**6, rank=1 + i % 5)
-        hard = world.difficulty("eccv", i, i + 10**6)
-        for w in crowd.workers(3):
-            answer = respond(
-                crowd.team[w],
-                {ECCV_LEVELS[level]},
-                ECCV_LEVELS,
-                rng,
-                constant="yes",
-                difficulty=hard,
-                position=crowd.place(w),
-            )
-            items.append(i)
-            workers.append(w)
-            labels.append(ECCV_LEVELS.index(answer))
-    return np.array(items), np.array(workers), np.array(labels)
+    items, workers, labels, _ = flow_quality.eccv_judgments(world, rng, crowd, 600)
+    return items, workers, labels
 
 
 @pytest.mark.filterwarnings("ignore")
