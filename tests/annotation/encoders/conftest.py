@@ -4,6 +4,19 @@ import pytest
 
 from tests.tiny_models import tiny_clip, tiny_siglip
 
+# A CxC run small enough for the sample's few images (the encoder tests' sampling runs).
+SMALL_CXC = {
+    "sis_pairs": 6,
+    "sts_pairs": 6,
+    "cocaption_pairs": 4,
+    "intrasim_pairs": 4,
+    "original_pairs": 5,
+    "neighbours": 3,
+    "random_per_example": 2,
+    "text_epochs": 5,
+    "text_dim": 16,
+}
+
 
 @pytest.fixture(scope="session")
 def _tiny_models(tmp_path_factory):

@@ -29,6 +29,7 @@ from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile
+from tests.annotation.encoders.conftest import SMALL_CXC
 
 pytestmark = pytest.mark.django_db
 
@@ -86,17 +87,7 @@ def test_cxc_samples_image_pairs_from_the_encoders_image_embeddings(
 ):
     run = cxc_run_create(
         dataset=dataset,
-        config={
-            "sis_pairs": 6,
-            "sts_pairs": 6,
-            "cocaption_pairs": 4,
-            "intrasim_pairs": 4,
-            "original_pairs": 5,
-            "neighbours": 3,
-            "random_per_example": 2,
-            "text_epochs": 5,
-            "text_dim": 16,
-        },
+        config=SMALL_CXC,
     )
     clip = _set(run_on_commit, dataset)
     job = run_on_commit(cxc_sample_from_encoder, run=run, embedding_set=clip)

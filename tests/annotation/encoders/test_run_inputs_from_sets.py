@@ -15,6 +15,7 @@ from annotation.flows.quality.services.candidates import (
     quality_run_create,
 )
 from annotation.models import Job, JobState
+from tests.annotation.encoders.conftest import SMALL_CXC
 from tests.factories import dataset_factory, placeholder_images
 
 pytestmark = pytest.mark.django_db
@@ -58,17 +59,7 @@ def test_eccv_takes_an_image_text_annotator_from_a_set(
 def test_cxc_samples_from_a_set(dataset, import_dir, run_on_commit, api):
     run = cxc_run_create(
         dataset=dataset,
-        config={
-            "sis_pairs": 6,
-            "sts_pairs": 6,
-            "cocaption_pairs": 4,
-            "intrasim_pairs": 4,
-            "original_pairs": 5,
-            "neighbours": 3,
-            "random_per_example": 2,
-            "text_epochs": 5,
-            "text_dim": 16,
-        },
+        config=SMALL_CXC,
     )
     es = _ready(run_on_commit, dataset)
     started = run_on_commit(
