@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
+
+# "/" then two or more path segments, not inside a URL ("https://…/…") or a relative path.
+ABSOLUTE = re.compile(r"(?<![\w.:/~<-])/[\w.-]+/[\w./-]+")
 
 
 def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
@@ -134,3 +138,5 @@ def datasheet_check(folder: Path) -> None:
         if block.startswith("json") or body.lstrip().startswith(("{", "[")):
             assert body.count("\n") <= 10, block[:200]
     assert "| batch | stage |" in sheet and "## Pay" in sheet
+    # No absolute path at all (a server's or anyone's), beyond the markers checked above.
+    assert not ABSOLUTE.findall(sheet), ABSOLUTE.findall(sheet)[:3]

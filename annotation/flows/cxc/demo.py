@@ -21,6 +21,7 @@ from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_crea
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.models import Caption, Export, GoldItemKind, Question, Review
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.exports import export_scratch_folder
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.embeddings import image_embeddings, train_word_vectors
@@ -108,7 +109,7 @@ def run_demo(ctx: DemoContext) -> None:
         )
     cmd.stdout.write(f"    export: {export.path}")
     cmd.step("a FastText model (mean of caption vectors as the image) against the ratings")
-    model = Path(export.path) / "demo_fasttext_model.npz"
+    model = export_scratch_folder(run) / "demo_fasttext_model.npz"
     _fasttext_model(dataset, model, seed=opts["seed"])
     for label, folder, split in (
         ("this export", export.path, None),

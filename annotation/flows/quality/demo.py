@@ -31,6 +31,7 @@ from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quali
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Caption, Export, Question, Review
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.exports import export_scratch_folder
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
@@ -133,7 +134,7 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.stdout.write(f"    export: {export.path}")
     cmd.step("a reference metric against the judgments (Kendall tau-b / tau-c)")
     base = Path(export.path)
-    metric = base / "demo_metric.csv"
+    metric = export_scratch_folder(run) / "demo_metric.csv"
     rows = load_derived(base / EXPERT_FILE) + load_derived(base / CF_FILE)
     with metric.open("w", newline="") as handle:
         writer = csv.writer(handle)
