@@ -7,7 +7,8 @@ For each folder: `croissant.json` validates with MLCommons' mlcroissant, lists e
 its sha256, and iterates each record set equal to its Parquet file; each Parquet file loads with
 `datasets` (cache in a temporary folder) with the same rows as pandas; the card's YAML parses
 as the Hub's dataset card metadata and names one config per record set; the datasheet has no
-JSON block over 10 lines and no absolute path. Prints one table row per folder; exits 1 if
+JSON block over 10 lines, no JSON syntax outside its fenced blocks (brackets, quoted keys,
+`true`/`false`/`null` cells) and no absolute path. Prints one table row per folder; exits 1 if
 any check fails. Nothing reaches the network (the Hub libraries are set offline first)."""
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
 # An absolute path: "/" then at least two segments, not inside a URL or a relative path.
 ABSOLUTE = re.compile(r"(?<![\w.:/~<-])/[\w.-]+/[\w./-]+")
 MAX_JSON_LINES = 10
+# JSON in the datasheet's prose or cells: brackets, a quoted key, or a JSON literal as a cell.
+JSON_SYNTAX = re.compile(r'[{}\[\]]|"[^"|]*"\s*:|\|\s*(?:true|false|null)\s*(?=\|)')
 
 
 def plain(value: Any) -> Any:
@@ -128,6 +131,12 @@ def check_datasheet(folder: Path) -> tuple[str, list[str]]:
             longest = max(longest, body.rstrip("\n").count("\n") + 1)
     if longest > MAX_JSON_LINES:
         problems.append(f"datasheet: a JSON block of {longest} lines")
+    prose = "".join(sheet.split("```")[0::2])
+    json_lines = [line for line in prose.splitlines() if JSON_SYNTAX.search(line)]
+    if json_lines:
+        problems.append(
+            f"datasheet: JSON syntax in {len(json_lines)} line(s), e.g. {json_lines[0][:120]}"
+        )
     paths = ABSOLUTE.findall(sheet)
     if paths:
         problems.append(f"datasheet: absolute paths {paths[:3]}")
@@ -141,7 +150,8 @@ def check_datasheet(folder: Path) -> tuple[str, list[str]]:
     if leaks:
         problems.append(f"the server's folder named in {leaks}")
     return (
-        f"{sheet.count(chr(10))} lines, longest JSON block {longest}, absolute paths {len(paths)}",
+        f"{sheet.count(chr(10))} lines, longest JSON block {longest}, "
+        f"JSON lines outside blocks {len(json_lines)}, absolute paths {len(paths)}",
         problems,
     )
 
