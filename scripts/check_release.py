@@ -134,9 +134,8 @@ def check_datasheet(folder: Path) -> tuple[str, list[str]]:
     prose = "".join(sheet.split("```")[0::2])
     json_lines = [line for line in prose.splitlines() if JSON_SYNTAX.search(line)]
     if json_lines:
-        problems.append(
-            f"datasheet: JSON syntax in {len(json_lines)} line(s), e.g. {json_lines[0][:120]}"
-        )
+        example = json_lines[0][:120].replace("|", "\\|")  # inside this script's own table
+        problems.append(f"datasheet: JSON syntax in {len(json_lines)} line(s), e.g. {example}")
     paths = ABSOLUTE.findall(sheet)
     if paths:
         problems.append(f"datasheet: absolute paths {paths[:3]}")

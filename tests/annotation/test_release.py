@@ -238,6 +238,7 @@ def test_the_exports_page_renders_the_datasheets_tables():
     )
     assert "<table" in html and "<th>what</th><th>value</th>" in html
     assert "<td>pairs</td><td>6</td>" in html and "&lt;b&gt;" in html and "</table>" in html
+    assert "---" not in html  # the header's rule is no row
 
 
 def test_changes_match_records_by_key_and_compare_every_column():
