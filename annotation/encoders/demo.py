@@ -61,7 +61,8 @@ def encoder_demo(ctx: DemoContext) -> None:
         cmd.stdout.write(
             "    image-text model: none given; `manage.py demo --encoder-checkpoint <folder>` "
             "(a transformers CLIP or SigLIP folder inside CROWDVL_IMPORT_DIR) encodes the "
-            "sample and scores caption quality with it (docs/models.md)"
+            "sample for ECCV, CxC and caption quality; `--images <folder>` gives its images "
+            "locally (docs/models.md)"
         )
         return
     cmd.step(f"image-text model {checkpoint}: encoding the sample (job encoders.encode)")
