@@ -127,7 +127,8 @@ def _padded(tokenizer: Any, rows: list[list[int]], width: int) -> dict[str, Any]
     pad = tokenizer.pad_token_id
     if pad is None and any(len(row) != width for row in rows):
         raise InputError("the tokenizer has no padding token", field="checkpoint")
-    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    # Without a pad token every row fills the width: the fill value is never kept.
+    input_ids = torch.full((len(rows), width), 0 if pad is None else pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for n, row in enumerate(rows):
         if tokenizer.padding_side == "left":

@@ -198,3 +198,27 @@ def test_one_tokenization_cuts_and_counts_as_the_library_does(family, clip_dir, 
     assert count == want_count == 3
     assert torch.equal(tokens["input_ids"], want["input_ids"])
     assert torch.equal(tokens["attention_mask"], want["attention_mask"])
+
+
+def test_a_tokenizer_without_a_pad_token_pads_nothing_or_says_so(clip_dir):
+    from pipeline.encoders.encode import tokenize
+
+    encoder = encoder_load(clip_dir)
+    tokenizer = encoder.tokenizer
+
+    class NoPad:
+        pad_token_id = None
+
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+        def __call__(self, *args, **kwargs):
+            return tokenizer(*args, **kwargs)
+
+    encoder.tokenizer = NoPad()
+    tokens, _ = tokenize(encoder, ["a cat", "the cat"])  # equal lengths: nothing to pad
+    assert torch.equal(
+        tokens["input_ids"], tokenizer(["a cat", "the cat"], return_tensors="pt")["input_ids"]
+    )
+    with pytest.raises(InputError, match="no padding token"):
+        tokenize(encoder, ["a cat", "the cat on a mat"])
