@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
@@ -25,6 +26,7 @@ def eccv_encoder_annotator_add(
         raise InputError("the embeddings are of another dataset", field="set")
     if embedding_set.state != EmbeddingState.READY:
         raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
+    _check_query_images(run=run, embedding_set=embedding_set)
     return eccv_annotator_add(
         run=run,
         name=name or embedding_set.label,
@@ -42,3 +44,20 @@ def eccv_encoder_annotator_add(
             "weights_source": embedding_set.source,
         },
     )
+
+
+def _check_query_images(*, run: Run, embedding_set: EmbeddingSet) -> None:
+    """Every annotator ranks every query: an image query the model could not read (skipped
+    when the set was encoded) is refused now, not by the proposal job."""
+    with np.load(Path(settings.MEDIA_ROOT) / embedding_set.file) as f:
+        encoded = set(f["image_ids"].tolist())
+    missing = [i for i in run.config["query_images"] if i not in encoded]
+    if missing:
+        raise InputError(
+            f"{len(missing)} of the run's {len(run.config['query_images'])} image queries have "
+            f"no image embedding in {embedding_set.label} (unreadable when it was encoded); "
+            "draw the run's image queries from the encoded images (eccv_run_create's "
+            "image_query_pool) or encode again with the images readable",
+            record=missing[0],
+            field="set",
+        )

@@ -3,6 +3,7 @@ drawn, the gallery a split limits it to, and its folder of job files."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,12 @@ def eccv_run_create(
     config: dict[str, Any] | None = None,
     project: Project | None = None,
     owner: Any = None,
+    image_query_pool: Collection[int] | None = None,
 ) -> Run:
-    """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
+    """An ECCV run with its query sample drawn now (seeded), over the whole gallery.
+    `image_query_pool` (COCO ids) limits the image queries to those images, e.g. the ones an
+    image-text model could read (every annotator must rank every query); the run's config
+    records how many there were."""
     config = eccv_check_config({**DEFAULTS, **(config or {})})
     image_ids = list(dataset.images.values_list("coco_id", flat=True))
     caption_rows = list(
@@ -93,10 +98,17 @@ def eccv_run_create(
             **split.provenance,
         }
         config["gallery_images"] = sorted(image_ids)
+    query_images = image_ids
+    if image_query_pool is not None:
+        pool = set(image_query_pool)
+        query_images = [i for i in image_ids if i in pool]
+        if not query_images:
+            raise InputError("none of these images is in the run's gallery", field="image_queries")
+        config["image_query_pool"] = len(query_images)
     sample = subsample_queries(
-        image_ids,
+        query_images,
         caption_ids,
-        min(int(config["image_queries"]), len(image_ids)),
+        min(int(config["image_queries"]), len(query_images)),
         min(int(config["caption_queries"]), len(caption_ids)),
         int(config["seed"]),
     )
