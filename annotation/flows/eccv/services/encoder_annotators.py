@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from django.conf import settings
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.selectors import embedding_set_image_ids
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.models import Run
@@ -49,15 +49,14 @@ def eccv_encoder_annotator_add(
 def _check_query_images(*, run: Run, embedding_set: EmbeddingSet) -> None:
     """Every annotator ranks every query: an image query the model could not read (skipped
     when the set was encoded) is refused now, not by the proposal job."""
-    with np.load(Path(settings.MEDIA_ROOT) / embedding_set.file) as f:
-        encoded = set(f["image_ids"].tolist())
+    encoded = set(embedding_set_image_ids(embedding_set=embedding_set))
     missing = [i for i in run.config["query_images"] if i not in encoded]
     if missing:
         raise InputError(
             f"{len(missing)} of the run's {len(run.config['query_images'])} image queries have "
             f"no image embedding in {embedding_set.label} (unreadable when it was encoded); "
-            "draw the run's image queries from the encoded images (eccv_run_create's "
-            "image_query_pool) or encode again with the images readable",
+            "draw the run's image queries from the encoded images (the run setting "
+            f"image_query_set = {embedding_set.pk}) or encode again with the images readable",
             record=missing[0],
             field="set",
         )

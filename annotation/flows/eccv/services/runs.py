@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
+from annotation.encoders.selectors import embedding_set_image_ids, embedding_set_ready
 from annotation.models import Caption, Dataset, Project, Run, RunKind
 from annotation.run_settings import settings_check
 from annotation.services.gold import GOLD_DEFAULTS
@@ -99,6 +100,8 @@ def eccv_run_create(
         }
         config["gallery_images"] = sorted(image_ids)
     query_images = image_ids
+    if config.get("image_query_set") is not None and image_query_pool is None:
+        image_query_pool = _encoded_images(dataset, config["image_query_set"])
     if image_query_pool is not None:
         pool = set(image_query_pool)
         query_images = [i for i in image_ids if i in pool]
@@ -123,6 +126,13 @@ def eccv_run_create(
     return run_create(
         dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project, owner=owner
     )
+
+
+def _encoded_images(dataset: Dataset, set_id: Any) -> list[int]:
+    """The images a stored embedding set encoded: the image queries an image-text model can
+    rank (the console's and the API's way to `image_query_pool`)."""
+    embedding_set = embedding_set_ready(set_id=set_id, dataset=dataset, field="image_query_set")
+    return embedding_set_image_ids(embedding_set=embedding_set)
 
 
 def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:
