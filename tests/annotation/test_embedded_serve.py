@@ -26,12 +26,14 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]:
+def serving(
+    tmp_path: Path, env: dict[str, str], *extra: str
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """`manage.py serve` on a free port, once it answers; stopped (Ctrl-C) on leaving."""
     port = _free_port()
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1"],
+        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}", "--concurrency", "1", *extra],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -97,3 +99,40 @@ def test_serve_runs_jobs_and_periodic_rules_in_a_worker_beside_the_web_server(tm
             break
         time.sleep(0.5)
     assert not left.stdout.strip(), left.stdout
+
+
+def test_serve_on_postgresql_leaves_no_connection_behind_its_requests(tmp_path):
+    """The development server runs each request in its own thread: with persistent
+    connections each thread's stayed open (79 for 10 busy workers, then "too many clients").
+    `serve` closes a request's connection when it ends."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    import psycopg
+
+    server_url = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
+    name = f"crowdvl_serve_conns_{os.getpid()}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    env = _env(tmp_path)
+    env["DATABASE_URL"] = server_url.rsplit("/", 1)[0] + "/" + name
+    env["CROWDVL_DB_CONN_MAX_AGE"] = "600"
+    try:
+        with serving(tmp_path, env, "--no-worker") as (base, _):
+
+            def health(_: int) -> int:
+                with urllib.request.urlopen(f"{base}/health/", timeout=30) as response:
+                    return response.status
+
+            with ThreadPoolExecutor(8) as pool:
+                statuses = list(pool.map(health, range(60)))
+            with psycopg.connect(server_url, autocommit=True) as conn:
+                left = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name]
+                ).fetchone()[0]
+        assert statuses == [200] * 60
+        assert left <= 2, f"{left} connections left open by 60 requests"
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

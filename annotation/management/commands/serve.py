@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
 
 from annotation.selectors.links import loopback_warning, public_base_url
 
@@ -24,6 +25,16 @@ def worker_command(*, concurrency: int) -> list[str]:
         *(sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "-s", str(schedule)),
         *("-c", str(concurrency), "-l", "info", "--without-gossip", "--without-mingle"),
     ]
+
+
+def per_request_connections() -> None:
+    """The development server answers each request in a new thread that nothing closes the
+    database connection of: a persistent one (CROWDVL_DB_CONN_MAX_AGE) outlives its thread,
+    and under a lab's load PostgreSQL ran out of connections ("too many clients", 500s). So
+    each request's connection closes when the request ends, as Django advises for it."""
+    for alias in connections:
+        connections.settings[alias]["CONN_MAX_AGE"] = 0
+    connections.close_all()
 
 
 class Command(BaseCommand):
@@ -57,6 +68,7 @@ class Command(BaseCommand):
                 )
             worker = subprocess.Popen(worker_command(concurrency=options["concurrency"]))
             self.stdout.write(f"Celery worker with beat started (pid {worker.pid}).")
+        per_request_connections()
         try:
             # No autoreloader: a reload would start a second worker.
             call_command("runserver", options["addrport"], use_reloader=False)
