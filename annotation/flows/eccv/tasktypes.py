@@ -76,7 +76,7 @@ class EccvJudgmentTask(TaskType):
     template_name = "annotation/task_eccv_judgment.html"
     default_assignments = 1
 
-    def assignments_default(self, *, run: Run) -> int:
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
         return int(run.config.get("judgments_per_pair", 1))
 
     default_items_per_hit = 20

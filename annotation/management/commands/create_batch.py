@@ -54,7 +54,8 @@ class Command(ServiceCommand):
         parser.add_argument(
             "--more-judgments",
             action="store_true",
-            help="ECCV adaptive runs: a follow-up batch of the pairs still uncertain",
+            help="adaptive runs (ECCV, CxC, caption-quality ratings and preferences): a "
+            "follow-up batch of the judged items still too uncertain",
         )
         parser.add_argument(
             "--approval-delay", type=int, help="seconds before unreviewed work is approved"
