@@ -94,13 +94,15 @@ def test_follow_ups_ask_only_for_the_wide_pairs_up_to_the_cap(dataset, run_on_co
         )
         assert asked == uncertain  # exactly the wide ones
         uncertain = wide(run)
-        assert rounds <= ADAPTIVE["cap"] - ADAPTIVE["start"]
+        # Each round refits the raters, so a pair settled earlier may open again; the cap
+        # still ends it.
+        assert rounds <= ADAPTIVE["cap"]
     assert rounds >= 1 and not uncertain
     ratings = Counter(
         Answer.objects.filter(question__item__in=pairs).values_list("question__item", flat=True)
     )
     assert max(ratings.values()) <= ADAPTIVE["cap"]
-    assert min(ratings.values()) == ADAPTIVE["start"]  # settled pairs were never asked again
+    assert min(ratings.values()) == ADAPTIVE["start"]  # some pairs were settled at `start`
     assert sum(ratings.values()) < ADAPTIVE["cap"] * len(pairs)
     assert cxc_policy(run).needs_more(3, 2.0) and not cxc_policy(run).needs_more(5, 2.0)
 
