@@ -2,12 +2,12 @@
 at the fixed minimum (`start` each), as expected and at the maximum (`cap` each).
 
 The expectation is a simulation of the policy's own rule (`pipeline.flow_quality`'s
-`adaptive_ratings_seed`, `adaptive_preferences_seed`) on the frozen realistic population
-(`pipeline.simulate.REALISTIC`), over `SEEDS` seeds of `ITEMS` items; it is cached per process
-and per setting (the simulation takes about 0.1 s for ratings, 0.03 s for preferences; the
-first in a process also imports scipy, ~1.5 s), and `annotation/selectors/adaptive_cost.py`
-keeps it in the shared cache when a draft is made, so the launch page only reads it. ECCV's binary policy has no expectation here: its
-benchmark (benchmarks/adaptive_redundancy.py) is what reports it.
+`adaptive_ratings_seed` and `adaptive_preferences_seed`, `pipeline.binary_redundancy` for
+ECCV) on the frozen realistic population (`pipeline.simulate.REALISTIC`), over `SEEDS` seeds of
+`ITEMS` items. It is cached per process and per setting: the simulation takes about 0.1 s for
+ratings and 0.03 s for preferences or ECCV's judgments, but the first rating one in a process
+also imports scipy (~1.5 s), so `annotation/selectors/adaptive_cost.py` computes it when a
+draft is made and keeps it in the shared cache; the launch page only reads it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.redundancy import RedundancyPolicy
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy, preference_maximum
 
 SEEDS = 3
@@ -101,3 +102,16 @@ def expected_preferences(policy: PreferenceRedundancy) -> ExpectedJudgments:
         for seed in range(SEEDS)
     ]
     return _summary(values, policy.start, most, "caption pairs")
+
+
+@lru_cache(maxsize=64)
+def expected_binary(policy: RedundancyPolicy) -> ExpectedJudgments:
+    """ECCV judgments per candidate pair under its binary `policy`, with the crowd and world
+    of `benchmarks/adaptive_redundancy.py` (`pipeline.binary_redundancy`)."""
+    from pipeline.binary_redundancy import adaptive_votes, new_crowd
+
+    values = []
+    for seed in range(SEEDS):
+        _, judgments = adaptive_votes(new_crowd("realistic", seed, ITEMS, TEAM), policy)
+        values.append(judgments / ITEMS)
+    return _summary(values, policy.start, policy.cap, "candidate pairs")

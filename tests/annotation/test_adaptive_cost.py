@@ -97,3 +97,22 @@ def test_a_run_without_the_setting_shows_none(dataset, run_on_commit, admin_clie
         content_type="application/json",
     )
     assert response.json()["adaptive_cost"] is None
+
+
+def test_an_eccv_adaptive_draft_carries_its_expected_cost_too(proposed, admin_client):
+    from annotation.flows.eccv.vocabulary import EccvStage
+
+    proposed.config = {**proposed.config, "adaptive": {"start": 1, "cap": 3, "confidence": 0.98}}
+    proposed.save(update_fields=["config"])
+    response = admin_client.post(
+        f"/api/runs/{proposed.pk}/batches/",
+        {"stage": EccvStage.JUDGMENT, "provider": "local", "publish": False},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    found = response.json()["adaptive_cost"]
+    judgments = found["judgments"]
+    assert judgments["minimum"] == found["items"] and judgments["maximum"] == 3 * found["items"]
+    assert judgments["minimum"] < judgments["expected"] < judgments["maximum"]
+    page = admin_client.get(f"/batches/{response.json()['id']}/").content.decode()
+    assert 'id="adaptive-cost"' in page and "candidate pairs" in page

@@ -71,3 +71,12 @@ def test_a_cached_expectation_is_immediate():
     began = time.perf_counter()
     expected_ratings(policy, (1, 2, 3, 4))
     assert time.perf_counter() - began < 0.01
+
+
+def test_eccvs_expected_judgments_follow_its_confidence():
+    from pipeline.adaptive_cost import expected_binary
+    from pipeline.redundancy import RedundancyPolicy
+
+    sure = expected_binary(RedundancyPolicy(start=1, cap=5, confidence=0.999))
+    quick = expected_binary(RedundancyPolicy(start=1, cap=5, confidence=0.9))
+    assert 1 <= quick.per_item < sure.per_item <= 5
