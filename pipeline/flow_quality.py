@@ -20,6 +20,9 @@ flows' simulated answerers (annotation/flows/*/simulate.py):
   Flickr8k-Expert scale (mean and model), and preferences between every two of an image's
   eight captions, one judgment each (share of wins and Bradley-Terry): ranking accuracy is the
   share of caption pairs put in their latent order.
+- Adaptive redundancy against fixed, each on the same draws (`pipeline.redundancy_scales`):
+  CxC ratings (3-7 ±0.5 against five), caption ratings (3-7 ±0.5 against three) and
+  preferences between two captions (rounds of 6 up to 48 against Pascal-50S's 48 and a fixed 6).
 
 Every figure is the mean over seeds with a 95 % t interval over seeds. Cheaters (spammers and
 gold-aware cheaters) are followed: their share of the answers behind what the export keeps,
@@ -381,11 +384,72 @@ def cxc_adaptive(
     redundancy for ratings); against CxC's five per pair."""
     columns: dict[str, list[float]] = defaultdict(list)
     policy = RatingRedundancy(start=start, cap=cap, half_width=width)
+    fixed = RatingRedundancy(start=5, cap=5)  # CxC's five, on the same draws
     for seed in seeds:
         spent, error = adaptive_ratings_seed(population, seed, pairs, team, policy)
         columns["adaptive: ratings per pair"].append(spent)
         columns["adaptive: model error vs latent"].append(error)
+        columns["fixed 5, same draws: model error"].append(
+            adaptive_ratings_seed(population, seed, pairs, team, fixed)[1]
+        )
     return [_figure("cxc", population.name, m, v, "") for m, v in columns.items()]
+
+
+def _quality_latent(world: World, i: int) -> float:
+    return 1 + 3 * world.caption_quality(i, "rating")
+
+
+def quality_ratings_adaptive(
+    population: Population, seeds: Sequence[int], *, captions: int, team: int
+) -> list[Figure]:
+    """Caption ratings on Flickr8k-Expert's 1-4 scale asked for by the flow's default
+    adaptive setting (3, then one more while the interval is wider than ±0.5, up to 7) against
+    its three fixed ratings, on the same draws."""
+    columns: dict[str, list[float]] = defaultdict(list)
+    rules = (
+        ("adaptive 3-7 ±0.5", RatingRedundancy()),
+        ("fixed 3", RatingRedundancy(start=3, cap=3)),
+    )
+    for seed in seeds:
+        for name, policy in rules:
+            spent, error = adaptive_ratings_seed(
+                population,
+                seed,
+                captions,
+                team,
+                policy,
+                points=(1, 2, 3, 4),
+                latent=_quality_latent,
+                key="quality-rating",
+            )
+            columns[f"{name}: ratings per caption"].append(spent)
+            columns[f"{name}: model error"].append(error)
+    return [_figure("quality-rating", population.name, m, v, "") for m, v in columns.items()]
+
+
+def quality_preferences_adaptive(
+    population: Population, seeds: Sequence[int], *, pairs: int, team: int
+) -> list[Figure]:
+    """Preferences between two captions asked for by the flow's default adaptive setting
+    (rounds of 6 until the share's interval excludes one half or is within ±0.15, up to 48)
+    against Pascal-50S's fixed 48 and a fixed 6, on the same draws: judgments per pair and
+    the share of pairs whose majority names the caption of higher latent quality."""
+    columns: dict[str, list[float]] = defaultdict(list)
+    rules = (
+        ("adaptive 6-48 ±0.15", PreferenceRedundancy()),
+        ("fixed 48", PreferenceRedundancy(start=48, cap=48)),
+        ("fixed 6", PreferenceRedundancy(start=6, cap=6)),
+    )
+    size = max(team, *(preference_maximum(policy) for _, policy in rules))  # one team for all
+    for seed in seeds:
+        for name, policy in rules:
+            spent, right = adaptive_preferences_seed(population, seed, pairs, size, policy)
+            columns[f"{name}: judgments per pair"].append(spent)
+            columns[f"{name}: pairs right"].append(right)
+    return [
+        _figure("quality-pref", population.name, m, v, "%" if "right" in m else "")
+        for m, v in columns.items()
+    ]
 
 
 def _cxc_latent(world: World, i: int) -> float:
@@ -566,8 +630,10 @@ def flow_figures(
             cxc(population, chosen, pairs=items // 3, team=team)
             + cxc_adaptive(population, chosen, pairs=items // 3, team=team)
         ),
-        "caption_quality": lambda: caption_quality(
-            population, chosen, captions=items // 3, team=team
+        "caption_quality": lambda: (
+            caption_quality(population, chosen, captions=items // 3, team=team)
+            + quality_ratings_adaptive(population, chosen, captions=items // 3, team=team)
+            + quality_preferences_adaptive(population, chosen, pairs=items // 3, team=team)
         ),
     }
     return [figure for kind in kinds for figure in runs[kind]()]

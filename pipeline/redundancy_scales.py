@@ -71,7 +71,8 @@ class RatingRedundancy:
         return policy
 
     def needs_more(self, count: int, half: float) -> bool:
-        """Whether an item with `count` ratings and interval half-width `half` gets another."""
+        """Whether an item with `count` ratings spent and interval half-width `half` gets
+        another."""
         if count < self.start:
             return True
         return count < self.cap and half > self.half_width
@@ -95,11 +96,13 @@ class PreferenceRedundancy:
             )
         return policy
 
-    def needs_more(self, first: int, total: int) -> bool:
-        """Whether a pair whose first caption won `first` of `total` judgments gets another."""
+    def needs_more(self, first: int, total: int, spent: int | None = None) -> bool:
+        """Whether a pair whose first caption won `first` of `total` independent judgments
+        gets another round; `spent` (default `total`): every judgment paid for, which the cap
+        bounds."""
         if total < self.start:
             return True
-        if total >= self.cap:
+        if (total if spent is None else spent) >= self.cap:
             return False
         low, high = wilson(first, total)
         decided = low > 0.5 or high < 0.5

@@ -16,8 +16,10 @@ from annotation.selectors.counting import counted_reviewed
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy
 
 
-def _answers(run: Run, stage: str) -> list[tuple[int, int, str]]:
-    """(item, worker, label) of the stage's counted answers; a worker's first answer per item."""
+def _answers(run: Run, stage: str) -> tuple[list[tuple[int, int, str]], Counter[int]]:
+    """(item, worker, label) of the stage's counted answers, a worker's first answer per item
+    only (a second rating by the same worker adds no independent evidence), and every
+    counted answer per item (what was spent: the cap bounds it)."""
     rows = (
         Answer.objects.filter(counted_reviewed(), question__item__run=run)
         .filter(question__hit__batch__stage=stage)
@@ -26,11 +28,13 @@ def _answers(run: Run, stage: str) -> list[tuple[int, int, str]]:
     )
     seen: set[tuple[int, int]] = set()
     out = []
+    spent: Counter[int] = Counter()
     for item, worker, label in rows:
+        spent[item] += 1
         if (item, worker) not in seen:
             seen.add((item, worker))
             out.append((item, worker, label))
-    return out
+    return out, spent
 
 
 def _waiting(run: Run, stage: str) -> set[int]:
@@ -45,20 +49,19 @@ def _waiting(run: Run, stage: str) -> set[int]:
 def rating_intervals(
     *, run: Run, stage: str, low: float, high: float
 ) -> dict[int, tuple[int, float]]:
-    """Per rated item of the stage (gold copies too): (ratings, 95 % interval half-width)
-    under the per-worker scale model, fitted on all the stage's counted ratings."""
+    """Per rated item of the stage (gold copies too): (ratings spent, 95 % interval
+    half-width) under the per-worker scale model, fitted on all the stage's counted ratings."""
     from pipeline.scales import rating_model  # scipy: only when asked
 
-    rows = _answers(run, stage)
+    rows, spent = _answers(run, stage)
     if not rows:
         return {}
     items, workers, labels = zip(*rows, strict=True)
     est = rating_model(
         np.array(items), np.array(workers), np.array(labels, dtype=np.float64), low=low, high=high
     )
-    count = Counter(items)
     half = (est.high - est.low) / 2
-    return {int(i): (count[int(i)], float(h)) for i, h in zip(est.items, half, strict=True)}
+    return {int(i): (spent[int(i)], float(h)) for i, h in zip(est.items, half, strict=True)}
 
 
 def rating_follow_ups(
@@ -82,14 +85,16 @@ def rating_follow_ups(
     )
 
 
-def preference_counts(*, run: Run, stage: str) -> dict[int, tuple[int, int]]:
-    """Per judged pair of the stage: (judgments for the first caption, judgments)."""
+def preference_counts(*, run: Run, stage: str) -> dict[int, tuple[int, int, int]]:
+    """Per judged pair of the stage: (judgments for the first caption, judgments, judgments
+    spent); a worker's second judgment of a pair counts in the spent ones only."""
     first: Counter[int] = Counter()
     total: Counter[int] = Counter()
-    for item, _, label in _answers(run, stage):
+    rows, spent = _answers(run, stage)
+    for item, _, label in rows:
         first[item] += label == "first"
         total[item] += 1
-    return {item: (first[item], n) for item, n in total.items()}
+    return {item: (first[item], n, spent[item]) for item, n in total.items()}
 
 
 def preference_follow_ups(
@@ -100,6 +105,6 @@ def preference_follow_ups(
     waiting = _waiting(run, stage)
     return sorted(
         item
-        for item, (first, total) in preference_counts(run=run, stage=stage).items()
-        if item in wanted and item not in waiting and policy.needs_more(first, total)
+        for item, (first, total, spent) in preference_counts(run=run, stage=stage).items()
+        if item in wanted and item not in waiting and policy.needs_more(first, total, spent)
     )

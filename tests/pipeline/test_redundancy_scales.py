@@ -30,6 +30,8 @@ def test_a_preference_stops_when_decided_or_pinned_down():
     assert not policy.needs_more(20, 40)  # a tie pinned to within ±0.15
     assert (wilson(20, 40)[1] - wilson(20, 40)[0]) / 2 <= 0.15
     assert not policy.needs_more(24, 48)  # the cap
+    # A worker's repeated judgments count once in the share but are spent: the cap bounds them.
+    assert policy.needs_more(3, 6, spent=42) and not policy.needs_more(3, 6, spent=48)
     assert preference_maximum(PreferenceRedundancy(start=5, cap=48)) == 50  # rounds of 5
 
 

@@ -95,12 +95,13 @@ def open_pairs(run) -> set[int]:
     """Pairs whose Wilson interval contains one half and is wider than the setting."""
     out = set()
     pairs = set(judgments(run, QualityItemKind.CANDIDATE_PAIR))  # not the gold copies
-    for item, (first, total) in preference_counts(run=run, stage=QualityStage.PREFERENCE).items():
+    counts = preference_counts(run=run, stage=QualityStage.PREFERENCE)
+    for item, (first, total, spent) in counts.items():
         if item not in pairs:
             continue
         low, high = wilson(first, total)
         undecided = low <= 0.5 <= high and (high - low) / 2 > PREFERENCES["half_width"]
-        if undecided and total < PREFERENCES["cap"]:
+        if undecided and spent < PREFERENCES["cap"]:
             out.add(item)
     return out
 
