@@ -95,3 +95,25 @@ def test_sweep_runs_cxc_fixed_and_adaptive_through_the_services(tmp_path, sample
         for measure in ("mean within ±0.5", "model within ±0.5", "model interval covers"):
             assert 0.5 < rows[f"{label}: {measure}"]["measured"] <= 1.0
     assert "adaptive 3-7 ±0.5): STS batches of" in (tmp_path / "log.txt").read_text()
+
+
+def test_sweep_runs_caption_quality_fixed_and_adaptive_through_the_services(tmp_path, sample_path):
+    out = tmp_path / "rows.json"
+    call_command(
+        "quality_sweep",
+        populations="realistic",
+        flows="quality",
+        captions=sample_path,
+        json_path=str(out),
+        model_seeds=0,
+        stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
+    )
+    rows = {r["measure"]: r for r in json.loads(out.read_text())["runs"]}
+    assert rows["fixed 3 / 48: ratings / cap of 7"]["measured"] == 3 / 7
+    assert rows["fixed 3 / 48: preferences / 48 per pair"]["measured"] == 1.0
+    assert 3 / 7 <= rows["adaptive: ratings / cap of 7"]["measured"] <= 1.0
+    # Most pairs are decided in the first round of six: far fewer than Pascal-50S's 48.
+    assert 6 / 48 <= rows["adaptive: preferences / 48 per pair"]["measured"] < 0.5
+    for label in ("fixed 3 / 48", "adaptive"):
+        for measure in ("rating model within ±0.5", "preference majority right"):
+            assert rows[f"{label}: {measure}"]["measured"] > 0.5

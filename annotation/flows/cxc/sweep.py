@@ -82,7 +82,8 @@ def cxc_rating_rows(*, run: Run, population: str, label: str) -> list[QualityRow
         .values_list("question__item_id", "assignment__worker_id", "label")
     )
     items, workers, labels = (np.array(c) for c in zip(*rows, strict=True))
-    spent = items.size
+    # Every rating paid for, counted or excluded by the review policies.
+    spent = Answer.objects.filter(question__item_id__in=list(pairs)).count()
     est = rating_model(items, workers, labels.astype(np.float64), low=0, high=5)
     world = World.from_config(run.config)
     latent = np.array([world.cxc_latent(*pair_key(pairs[int(i)])) for i in est.items])
