@@ -88,18 +88,19 @@ def cxc_rating_rows(*, run: Run, population: str, label: str) -> list[QualityRow
     world = World.from_config(run.config)
     latent = np.array([world.cxc_latent(*pair_key(pairs[int(i)])) for i in est.items])
     n = int(est.items.size)
-    base = {"flow": "cxc", "population": population, "expected": None}
+
+    def row(measure: str, hits: int, total: int, note: str = "") -> QualityRow:
+        return QualityRow("cxc", population, measure, hits, total, None, note)
 
     def close(values: np.ndarray) -> int:
         return int((np.abs(values - latent) <= 0.5).sum())
 
     covers = int(((est.low <= latent) & (latent <= est.high)).sum())
     return [
-        QualityRow(**base, measure=f"{label}: mean within ±0.5", hits=close(est.mean), total=n),
-        QualityRow(**base, measure=f"{label}: model within ±0.5", hits=close(est.value), total=n),
-        QualityRow(**base, measure=f"{label}: model interval covers", hits=covers, total=n),
-        QualityRow(
-            **base,
+        row(measure=f"{label}: mean within ±0.5", hits=close(est.mean), total=n),
+        row(measure=f"{label}: model within ±0.5", hits=close(est.value), total=n),
+        row(measure=f"{label}: model interval covers", hits=covers, total=n),
+        row(
             measure=f"{label}: ratings / cap of 7",
             hits=int(spent),
             total=CAP * n,

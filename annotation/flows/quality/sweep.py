@@ -38,7 +38,7 @@ RATINGS = {"start": 3, "cap": 7, "half_width": 0.5}
 PREFERENCES = {"start": 6, "cap": 48, "half_width": 0.15}
 RULES = (("fixed 3 / 48", False), ("adaptive", True))
 # Nobody takes two HITs showing one image: 48 judgments of every pair need a large crowd.
-WORKERS = {QualityStage.RATING: 20, QualityStage.PREFERENCE: 150}
+WORKERS: dict[str, int] = {QualityStage.RATING: 20, QualityStage.PREFERENCE: 150}
 
 
 def _judge(run: Run, stage: str, population: Population, seed: int, *, more: bool) -> int:
@@ -89,27 +89,27 @@ def _answers(run: Run, kind: str) -> tuple[list[tuple[int, int, str]], dict[int,
 def quality_rows(*, run: Run, population: str, label: str) -> list[QualityRow]:
     """The run's ratings (1-4) and preferences against the latent caption quality."""
     world = World.from_config(run.config)
-    base = {"flow": "quality", "population": population, "expected": None}
+
+    def row(measure: str, hits: int, total: int, note: str = "") -> QualityRow:
+        return QualityRow("quality", population, measure, hits, total, None, note)
+
     rows, questions = _answers(run, QualityItemKind.CANDIDATE_CAPTION)
     items, workers, labels = (np.array(c) for c in zip(*rows, strict=True))
     est = rating_model(items, workers, labels.astype(np.float64), low=1, high=4)
     latent = np.array([1 + 3 * candidate_quality(questions[int(i)], world) for i in est.items])
     n = int(est.items.size)
     out = [
-        QualityRow(
-            **base,
+        row(
             measure=f"{label}: rating model within ±0.5",
             hits=int((np.abs(est.value - latent) <= 0.5).sum()),
             total=n,
         ),
-        QualityRow(
-            **base,
+        row(
             measure=f"{label}: rating interval covers",
             hits=int(((est.low <= latent) & (latent <= est.high)).sum()),
             total=n,
         ),
-        QualityRow(
-            **base,
+        row(
             measure=f"{label}: ratings / cap of 7",
             hits=(ratings := _spent(run, QualityItemKind.CANDIDATE_CAPTION)),
             total=7 * n,
@@ -130,15 +130,13 @@ def quality_rows(*, run: Run, population: str, label: str) -> list[QualityRow]:
         right += 2 * first != len(said) and (2 * first > len(said)) == first_better
     spent = _spent(run, QualityItemKind.CANDIDATE_PAIR)
     return out + [
-        QualityRow(
-            **base,
+        row(
             measure=f"{label}: preference majority right",
             hits=right,
             total=len(votes),
             note="a tie counts as wrong",
         ),
-        QualityRow(
-            **base,
+        row(
             measure=f"{label}: preferences / 48 per pair",
             hits=spent,
             total=48 * len(votes),
