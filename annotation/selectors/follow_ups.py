@@ -18,19 +18,21 @@ from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy
 
 def _answers(run: Run, stage: str) -> tuple[list[tuple[int, int, str]], Counter[int]]:
     """(item, worker, label) of the stage's counted answers, a worker's first answer per item
-    only (a second rating by the same worker adds no independent evidence), and every
-    counted answer per item (what was spent: the cap bounds it)."""
+    only (a second rating by the same worker adds no independent evidence), and every answer
+    per item, counted or not (held, excluded or rejected work was asked for too: the cap
+    bounds what is asked)."""
+    stage_answers = Answer.objects.filter(question__item__run=run).filter(
+        question__hit__batch__stage=stage
+    )
     rows = (
-        Answer.objects.filter(counted_reviewed(), question__item__run=run)
-        .filter(question__hit__batch__stage=stage)
+        stage_answers.filter(counted_reviewed())
         .order_by("pk")
         .values_list("question__item_id", "assignment__worker_id", "label")
     )
+    spent: Counter[int] = Counter(stage_answers.values_list("question__item_id", flat=True))
     seen: set[tuple[int, int]] = set()
     out = []
-    spent: Counter[int] = Counter()
     for item, worker, label in rows:
-        spent[item] += 1
         if (item, worker) not in seen:
             seen.add((item, worker))
             out.append((item, worker, label))
