@@ -13,5 +13,6 @@ class AnnotationConfig(AppConfig):
         for name, task in (
             ("dataset.import", "datasets.import"),
             ("images.cache", "images.cache"),
+            ("exports.bundle", "exports.bundle"),
         ):
             job_steps_register(JobSteps(name=name, start=task))

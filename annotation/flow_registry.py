@@ -37,6 +37,9 @@ class DemoContext:
     # Rows of the quality table (annotation.selectors.simulated_quality.QualityRow) the
     # flows measured against the latent world; the command prints them.
     quality: list[Any] = field(default_factory=list)
+    # What each flow did with the image-text model (`demo --encoder-checkpoint`), one line a
+    # use; the command prints them at the end.
+    encoder_uses: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -74,3 +74,12 @@ def owner_notify(run_id: int, subject: str, body: str) -> None:
     from annotation.services.notifications import owner_notify_send
 
     owner_notify_send(run_id=run_id, subject=subject, body=body)
+
+
+@shared_task(name="exports.bundle")
+@job_step
+def export_bundle(job_id: int) -> None:
+    """A release bundle of one export version (the exports page's and API's button)."""
+    from annotation.services.release_bundle import export_bundle_job
+
+    export_bundle_job(job_id=job_id)

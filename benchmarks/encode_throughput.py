@@ -13,7 +13,11 @@ Each measurement runs in a fresh interpreter (its own peak memory), rounds inter
 (job, plain, job, plain, ...); the model is loaded before the clock starts in both.
 
     .venv/bin/python benchmarks/encode_throughput.py [--images 64] [--captions 256]
-        [--rounds 2] [--database-url postgres://...]
+        [--rounds 2] [--database-url postgres://...] [--profile]
+
+`--profile` instead runs the job's steps once under cProfile and splits the chunks' time
+into the model's forward passes, the model's processor and tokenizer, reading and decoding
+the images, and the rest (the job's own work: database, chunk files, progress).
 
 Without --database-url a throw-away SQLite file is used; with one, a database named
 crowdvl_bench_encode is created (and dropped) on that server.
@@ -199,6 +203,42 @@ def child_job(args: argparse.Namespace) -> dict:
     }
 
 
+# cProfile's cumulative time of these functions, by what they do (each counted once: none
+# calls another of the list).
+PROFILED = {
+    "forward": (("modeling_clip", "get_image_features"), ("modeling_clip", "get_text_features")),
+    "processor + tokenizer": (
+        ("image_processing_clip", "preprocess"),
+        ("pipeline/encoders/encode", "tokenize"),
+    ),
+    "read + decode images": (
+        ("annotation/encoders/services", "_original_bytes"),
+        ("pipeline/encoders/encode", "decode_image"),
+    ),
+}
+
+
+def child_profile(args: argparse.Namespace) -> dict:
+    """The job's steps under cProfile: seconds in the chunks and in each group of PROFILED."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    child_job(args)
+    profile.disable()
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+
+    def cumulative(module: str, name: str) -> float:
+        return sum(v[3] for (file, _, func), v in stats.items() if func == name and module in file)
+
+    out = {"chunks": cumulative("annotation/encoders/services", "encode_part")}
+    for group, names in PROFILED.items():
+        out[group] = sum(cumulative(module, name) for module, name in names)
+    out["job's own work"] = out["chunks"] - sum(out[g] for g in PROFILED)
+    return out
+
+
 def child_plain(args: argparse.Namespace) -> dict:
     """The library alone over the same files and captions."""
     import numpy as np
@@ -238,6 +278,13 @@ def child_plain(args: argparse.Namespace) -> dict:
         "captions": len(texts),
         "peak": peak_rss(),
     }
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 def setup(args: argparse.Namespace, tmp: Path) -> list[str]:
@@ -287,7 +334,8 @@ def main() -> None:
     parser.add_argument("--captions", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--database-url")
-    parser.add_argument("--child", choices=["job", "plain"], help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true", help="split the job's time instead")
+    parser.add_argument("--child", choices=["job", "plain", "profile"], help=argparse.SUPPRESS)
     parser.add_argument("--media", help=argparse.SUPPRESS)
     parser.add_argument("--import-dir", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -295,14 +343,26 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        result = (child_job if args.child == "job" else child_plain)(args)
+        children = {"job": child_job, "plain": child_plain, "profile": child_profile}
+        result = children[args.child](args)
         print(json.dumps(result))
         return
+    if args.profile and args.results == parser.get_default("results"):
+        args.results = args.results.replace(".txt", "_profile.txt")
     results_tee(args.results)
+    print(f"load average at start (1, 5, 15 min): {_loadavg()}")
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-encode-"))
     started = time.perf_counter()
     argv = setup(args, tmp)
     print(f"setup (model, {args.images} JPEGs, import) {time.perf_counter() - started:.1f} s")
+    if args.profile:
+        split = in_subprocess(__file__, "profile", argv)
+        print(f"\nthe job's chunks under cProfile ({args.images} images, {args.captions} captions)")
+        for group, seconds in split.items():
+            print(f"{group:<24}{seconds:>8.2f} s{100 * seconds / split['chunks']:>8.1f} %")
+        print(f"load average at end (1, 5, 15 min): {_loadavg()}")
+        _drop_database(args)
+        return
     runs: dict[str, list[dict]] = {"job": [], "plain": []}
     for r in range(args.rounds):
         for name in ("job", "plain") if r % 2 == 0 else ("plain", "job"):
@@ -315,6 +375,14 @@ def main() -> None:
 
     def rate(name: str, kind: str) -> float:
         return statistics.median(m[kind] / m[f"{kind}_s"] for m in runs[name])
+
+    def paired(kind: str) -> float:
+        """Median over rounds of the job's rate over the plain loop's in the same round (the
+        machine's load drifts between rounds more than within one)."""
+        return statistics.median(
+            (j[kind] / j[f"{kind}_s"]) / (p[kind] / p[f"{kind}_s"])
+            for j, p in zip(runs["job"], runs["plain"], strict=True)
+        )
 
     import torch
 
@@ -338,6 +406,15 @@ def main() -> None:
         f"{'':>10}"
         f"{max(m['peak'] for m in runs['job']) / max(m['peak'] for m in runs['plain']):>9.2f}x"
     )
+    print(
+        f"{'paired':<8}{paired('images'):>9.2f}x{paired('captions'):>11.2f}x"
+        "   (median over rounds of job/plain within the round)"
+    )
+    print(f"load average at end (1, 5, 15 min): {_loadavg()}")
+    _drop_database(args)
+
+
+def _drop_database(args: argparse.Namespace) -> None:
     if args.database_url:
         from django.db import connections
 

@@ -1,4 +1,6 @@
-"""Exports in the API: a run's versions, starting a new one (a job) and downloading a file."""
+"""Exports in the API: a run's versions, starting a new one (a job), downloading any file of
+a version (by its path in the folder: `data/<set>.parquet` too), and its release bundle
+(packed by a job, then downloaded)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,12 +22,24 @@ from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
-from annotation.selectors.exports import export_file_named, export_files
+from annotation.selectors.exports import export_bundle, export_file_entries, export_file_named
 from annotation.selectors.listing import export_list
+from annotation.services.release_bundle import export_bundle_start
+
+
+class ExportFileOutput(serializers.Serializer):
+    name = serializers.CharField(help_text="the path in the version folder, e.g. data/x.parquet")
+    size = serializers.IntegerField(help_text="bytes")
+    url = serializers.CharField()
+
+
+class ExportBundleOutput(ExportFileOutput):
+    sha256 = serializers.CharField()
 
 
 class ExportOutput(serializers.ModelSerializer):
     files = serializers.SerializerMethodField()
+    bundle = serializers.SerializerMethodField()
 
     def to_representation(self, instance: Export) -> dict[str, Any]:
         data = super().to_representation(instance)
@@ -35,17 +49,43 @@ class ExportOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Export
-        fields = ["id", "run", "format", "version", "checksum", "manifest", "files", "created_at"]
+        fields = [
+            "id",
+            "run",
+            "format",
+            "version",
+            "checksum",
+            "manifest",
+            "files",
+            "bundle",
+            "created_at",
+        ]
 
-    def get_files(self, export: Export) -> list[dict[str, str]]:
-        """Each file's name and where to download it (`GET`, researchers only)."""
+    @extend_schema_field(ExportFileOutput(many=True))
+    def get_files(self, export: Export) -> list[dict[str, Any]]:
+        """Every file of the version (`data/` too), its size and where to download it (`GET`,
+        researchers only)."""
         return [
             {
-                "name": path.name,
-                "url": reverse("api-export-file", args=[export.pk, path.name]),
+                "name": f.name,
+                "size": f.size,
+                "url": reverse("api-export-file-path", args=[export.pk, f.name]),
             }
-            for path in export_files(export)
+            for f in export_file_entries(export)
         ]
+
+    @extend_schema_field(ExportBundleOutput(allow_null=True))
+    def get_bundle(self, export: Export) -> dict[str, Any] | None:
+        """The version's release bundle once packed (`POST .../bundle/` packs it), else null."""
+        bundle = export_bundle(export)
+        if bundle is None:
+            return None
+        return {
+            "name": bundle.name,
+            "size": bundle.size,
+            "sha256": bundle.sha256,
+            "url": reverse("api-export-bundle", args=[export.pk]),
+        }
 
 
 class ExportListApi(ServiceAPIView):
@@ -97,7 +137,8 @@ class ExportStartApi(ServiceAPIView):
 
 class ExportFileApi(ServiceAPIView):
     """Download one file of an export (researchers only), streamed as an attachment; the
-    name must be one the export lists."""
+    name (its path in the version folder, e.g. `data/<set>.parquet`) must be one the export
+    lists: `..`, absolute paths and links are not found."""
 
     required_action = Action.DOWNLOAD
 
@@ -109,3 +150,39 @@ class ExportFileApi(ServiceAPIView):
         if path is None:
             raise Http404("no such file in this export")
         return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+
+
+@extend_schema(exclude=True)  # the same operation as the path route below, for links handed out
+class ExportFileNameApi(ExportFileApi):
+    pass
+
+
+class ExportBundleApi(ServiceAPIView):
+    """Download the version's release bundle (researchers only): its folder as a .tar.gz with
+    SHA256SUMS; 404 until `POST` has packed it."""
+
+    required_action = Action.DOWNLOAD
+
+    @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY, **ERRORS})
+    def get(self, request: Request, export_id: int) -> FileResponse:
+        export = get_object_or_404(Export.objects.select_related("run"), pk=export_id)
+        self.require(request, run=export.run)
+        bundle = export_bundle(export)
+        if bundle is None:
+            raise Http404("this version has no release bundle yet: POST to pack it")
+        return FileResponse(bundle.path.open("rb"), as_attachment=True, filename=bundle.name)
+
+
+class ExportBundleStartApi(ServiceAPIView):
+    required_action = Action.ACT
+
+    @extend_schema(request=None, responses={202: JobOutput, **ERRORS})
+    def post(self, request: Request, export_id: int) -> Response:
+        """Pack the version's release bundle (a job: poll it, then `GET` this URL or the
+        export's `bundle.url`). Packing starts a job and makes a file that leaves the
+        installation: researchers only."""
+        export = get_object_or_404(Export.objects.select_related("run"), pk=export_id)
+        self.require(request, run=export.run)
+        self.require(request, run=export.run, action=Action.DOWNLOAD)
+        job = export_bundle_start(export=export)
+        return Response(JobOutput(job).data, status=status.HTTP_202_ACCEPTED)

@@ -112,8 +112,18 @@ urlpatterns = [
     path("jobs/<int:job_id>/cancel/", jobs.JobCancelApi.as_view(), name="api-job-cancel"),
     path(
         "exports/<int:export_id>/files/<str:name>",
-        exports.ExportFileApi.as_view(),
+        exports.ExportFileNameApi.as_view(),
         name="api-export-file",
+    ),
+    path(
+        "exports/<int:export_id>/files/<path:name>",
+        exports.ExportFileApi.as_view(),
+        name="api-export-file-path",
+    ),
+    path(
+        "exports/<int:export_id>/bundle/",
+        by_method(get=exports.ExportBundleApi, post=exports.ExportBundleStartApi),
+        name="api-export-bundle",
     ),
     path("reviews/", reviews.ReviewListApi.as_view(), name="api-review-list"),
     path("stop/", operations.StopApi.as_view(), name="api-stop"),

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+from django.conf import settings
 from django.db.models import QuerySet
 
-from annotation.encoders.models import EmbeddingSet
+from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.encoders.services import encoder_checkpoint_path
 from annotation.models import Caption, Dataset
 from pipeline.encoders.estimate import encode_estimate
@@ -32,6 +35,23 @@ def embedding_set_get(*, set_id: Any, dataset: Dataset | None = None) -> Embeddi
     embedding_set = found.select_related("dataset", "job").first()
     if embedding_set is None:
         raise InputError(f"no embedding set {wanted} of this dataset", field="set")
+    return embedding_set
+
+
+def embedding_set_image_ids(*, embedding_set: EmbeddingSet) -> list[int]:
+    """The COCO ids of the images the set encoded (those unreadable when it ran are absent)."""
+    with np.load(Path(settings.MEDIA_ROOT) / embedding_set.file) as f:
+        return [int(i) for i in f["image_ids"].tolist()]
+
+
+def embedding_set_ready(*, set_id: Any, dataset: Dataset, field: str = "set") -> EmbeddingSet:
+    """A ready set of `dataset`; a refusal naming `field` otherwise."""
+    try:
+        embedding_set = embedding_set_get(set_id=set_id, dataset=dataset)
+    except InputError as e:
+        raise InputError(e.message, field=field) from None
+    if embedding_set.state != EmbeddingState.READY:
+        raise InputError(f"the embeddings are {embedding_set.state}, not ready", field=field)
     return embedding_set
 
 

@@ -3,7 +3,6 @@ Datasets") where they apply, filled from the run, its batches and the export's m
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from annotation.crowd import provider_for
 from annotation.models import Assignment, Review, Run
 from annotation.paths import paths_hidden
 from annotation.selectors.counting import COUNTED_STATES
+from annotation.services.datasheet_cells import cell_text, listed, pairs, table
 from annotation.services.files import file_write_atomic
 from annotation.tasktypes import task_type_for
 
@@ -103,41 +103,25 @@ def _population_quality(run: Run) -> list[str]:
     ]
 
 
-def _cell(value: Any) -> str:
-    """A table cell: numbers and words as they are, anything nested as one line of JSON."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text.replace("|", "/").replace("\n", " ")[:300]
+def _consent(consent: dict[str, Any]) -> str:
+    accepted = consent.get("accepted_by_version") or {}
+    return (
+        f"- Consent: workers saw the information text version `{consent.get('version', '')}` "
+        "(its words: manifest.json, consent.text); "
+        f"{consent.get('invited', 0)} worker(s) invited by link; people who accepted, per "
+        f"text version: {cell_text(accepted, key='consent.accepted_by_version')}."
+    )
 
 
-def _flat(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A dict's entries one level down as `outer.inner` keys (deeper ones stay nested)."""
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        if isinstance(item, dict) and not prefix:
-            out.update(_flat(item, f"{key}."))
-        else:
-            out[f"{prefix}{key}"] = item
-    return out
-
-
-def _table(rows: list[dict[str, Any]]) -> list[str]:
-    """Rows (dicts) as a Markdown table, one column per key any row has."""
-    if not rows:
-        return ["(none)"]
-    flat = [_flat(r) for r in rows]
-    columns = list(dict.fromkeys(k for r in flat for k in r))
-    return [
-        "| " + " | ".join(columns) + " |",
-        "|" + "---|" * len(columns),
-        *("| " + " | ".join(_cell(r.get(c, "")) for c in columns) + " |" for r in flat),
-    ]
-
-
-def _pairs(value: dict[str, Any]) -> list[str]:
-    """A dict as a two-column Markdown table (what, value)."""
-    flat = _flat(value)
-    # Cells made here: a nested value stays one cell, not more columns.
-    return _table([{"what": k, "value": _cell(v)} for k, v in flat.items() if v is not None])
+def _exclusions(manifest: dict[str, Any]) -> list[str]:
+    if manifest.get("excluded_open_reviews"):
+        return listed(
+            manifest["excluded_open_reviews"],
+            key="excluded_open_reviews",
+            lead="- Exclusions: submissions still held for review when exported, left out",
+        )
+    value = manifest.get("exclusions")
+    return listed(value or "none", key="exclusions", lead="- Exclusions")
 
 
 def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: str) -> str:
@@ -181,16 +165,20 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         "licenses (Flickr terms), listed in the source file.",
         "- Counts (the funnel from candidates to the exported records):",
         "",
-        *_pairs(counts),
+        *pairs(counts),
         "",
         "## Collection process",
         "- Sampling: "
         + ("as below" if manifest.get("sampling") else "as the flow defines it (README)"),
-        *(["", *_pairs(manifest["sampling"]), ""] if manifest.get("sampling") else []),
+        *(
+            ["", *pairs(manifest["sampling"], source="sampling"), ""]
+            if manifest.get("sampling")
+            else []
+        ),
         "- HIT design, instructions and workers per stage (instructions are the task pages "
         "shown to workers; qualifications apply on MTurk):",
         "",
-        *_table(batches),
+        *table(batches, source="batches"),
         "",
         "- "
         + (
@@ -199,34 +187,32 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
             if simulated
             else "All answers come from people (local invited workers or MTurk)."
         ),
-        f"- Consent: workers saw the information text version `{manifest.get('consent', {}).get('version', '')}`.",
+        _consent(manifest.get("consent", {})),
         "- Instructions per stage (`default`: the task page's own, the paper's wording; "
         "otherwise the version of the run's own text):",
         "",
-        *_table(
+        *table(
             [
                 {"stage": stage, **(v if isinstance(v, dict) else {"version": v})}
                 for stage, v in manifest.get("instructions", {}).items()
-            ]
+            ],
+            source="instructions",
         ),
         "",
         "## Preprocessing, cleaning, labeling",
         "- Gold items and reviews: work failing a gold item was held for a person; counts per "
         "batch above (`held_for_review`). Only counted work (submitted or approved, confirmed by "
         "its provider, not excluded) enters the export.",
-        "- Exclusions: "
-        + json.dumps(
-            manifest.get("excluded_open_reviews", manifest.get("exclusions", "none")), default=str
-        )[:2000],
+        *_exclusions(manifest),
         "- Inter-rater agreement: "
         + ("" if agreement else "see the flow's own measures in the manifest"),
-        *(["", *_pairs(agreement)] if agreement else []),
+        *(["", *pairs(agreement, source="agreement")] if agreement else []),
         "",
         "## Pay",
         "Expected hourly pay (from the papers' times, documented assumptions or a pilot) and "
         "effective hourly pay (active time, capped at the expected time per HIT) per batch:",
         "",
-        *_table(pay if isinstance(pay, list) else [pay]),
+        *table(pay if isinstance(pay, list) else [pay], source="pay"),
         "",
         "## Quality estimate",
         *_quality(run, simulated),

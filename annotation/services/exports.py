@@ -37,6 +37,15 @@ def exports_folder(run: Run) -> Path:
     return Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}"
 
 
+def export_scratch_folder(run: Run) -> Path:
+    """A folder beside the run's versions for files made from an export after it was
+    written (the demo's predictions, models, metrics): a version's folder holds its release
+    and nothing else, since the exports page lists and the bundle packs all of it."""
+    folder = exports_folder(run) / "scratch"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def export_discard(folder: Path | None) -> None:
     """Remove a staging folder (nothing happens if it is gone)."""
     if folder is not None:

@@ -52,9 +52,9 @@ def datasheet_html(markdown: str) -> SafeString:
             level = len(heading.group(1)) + 1  # the page's own h1 is the title bar
             html.append(f"<h{level}>{_inline(heading.group(2))}</h{level}>")
         elif line.startswith("|"):
+            if set(line.strip()) <= set("|-: "):
+                continue  # the header's rule, "|---|---|" as our tables write it
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            if all(set(c) <= {"-"} for c in cells):
-                continue  # the header's rule
             tag = "td" if table else "th"
             if not table:
                 html.append('<table class="queue">')

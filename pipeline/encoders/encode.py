@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.encoders.loading import Encoder
+from pipeline.errors import InputError
 
 
 @dataclass
@@ -92,18 +93,51 @@ def encode_images(
 
 
 def tokenize(encoder: Encoder, texts: Sequence[str]) -> tuple[dict[str, Any], int]:
-    """The model's tokens for `texts`, cut to its context; and how many were cut."""
-    lengths = encoder.tokenizer(list(texts), truncation=False)["input_ids"]
-    truncated = sum(1 for ids in lengths if len(ids) > encoder.context_length)
-    padding = "max_length" if encoder.family == "siglip" else "longest"
-    tokens = encoder.tokenizer(
-        list(texts),
-        padding=padding,
-        truncation=True,
-        max_length=encoder.context_length,
-        return_tensors="pt",
-    )
-    return dict(tokens), truncated
+    """The model's tokens for `texts`, cut to its context; and how many were cut. One
+    tokenization: cut one token past the context, so a caption that just fills it is told
+    from one that overflows; an overflowing one then loses one more content token, which is
+    what the tokenizer's own cut at the context keeps (its side and special tokens)."""
+    tokenizer, limit = encoder.tokenizer, encoder.context_length
+    ids = tokenizer(list(texts), truncation=True, max_length=limit + 1)["input_ids"]
+    rows: list[list[int]] = []
+    truncated = 0
+    for row in ids:
+        if len(row) > limit:
+            truncated += 1
+            row = _without_one_content_token(tokenizer, list(row))
+        rows.append(list(row))
+    width = limit if encoder.family == "siglip" else max((len(r) for r in rows), default=0)
+    return _padded(tokenizer, rows, width), truncated
+
+
+def _without_one_content_token(tokenizer: Any, row: list[int]) -> list[int]:
+    special = tokenizer.get_special_tokens_mask(row, already_has_special_tokens=True)
+    content = [i for i, flag in enumerate(special) if not flag]
+    if not content:
+        return row[:-1]
+    drop = content[0] if tokenizer.truncation_side == "left" else content[-1]
+    return row[:drop] + row[drop + 1 :]
+
+
+def _padded(tokenizer: Any, rows: list[list[int]], width: int) -> dict[str, Any]:
+    """`input_ids` and `attention_mask` tensors, rows padded to `width` on the tokenizer's
+    padding side with its pad token (as its own padding does)."""
+    import torch
+
+    pad = tokenizer.pad_token_id
+    if pad is None and any(len(row) != width for row in rows):
+        raise InputError("the tokenizer has no padding token", field="checkpoint")
+    # Without a pad token every row fills the width: the fill value is never kept.
+    input_ids = torch.full((len(rows), width), 0 if pad is None else pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for n, row in enumerate(rows):
+        if tokenizer.padding_side == "left":
+            input_ids[n, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            mask[n, width - len(row) :] = 1
+        else:
+            input_ids[n, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[n, : len(row)] = 1
+    return {"input_ids": input_ids, "attention_mask": mask}
 
 
 def encode_texts(encoder: Encoder, texts: Sequence[str], *, batch_size: int = 256) -> TextRows:

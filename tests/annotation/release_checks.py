@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
+
+# "/" then two or more path segments, not inside a URL ("https://…/…") or a relative path.
+ABSOLUTE = re.compile(r"(?<![\w.:/~<-])/[\w.-]+/[\w./-]+")
+# JSON in the datasheet's prose or cells: brackets, a quoted key, or a JSON literal as a cell.
+JSON_SYNTAX = re.compile(r'[{}\[\]]|"[^"|]*"\s*:|\|\s*(?:true|false|null)\s*(?=\|)')
 
 
 def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
@@ -124,13 +130,23 @@ def card_check(folder: Path, manifest: dict) -> None:
     assert data["license"] == license_id or data.get("license_name") == license_id
 
 
+def json_outside_blocks(sheet: str) -> list[str]:
+    """Lines of the datasheet's prose and tables (fenced blocks left out) with JSON syntax."""
+    prose = "".join(sheet.split("```")[0::2])
+    return [line for line in prose.splitlines() if JSON_SYNTAX.search(line)]
+
+
 def datasheet_check(folder: Path) -> None:
     """The datasheet is for people: no JSON block longer than 10 lines (raw JSON is the
-    manifest's), tables for counts, batches and pay."""
+    manifest's), no JSON syntax in its sentences or table cells (nested values in words,
+    small tables or counted with their manifest key), tables for counts, batches and pay."""
     sheet = (folder / "DATASHEET.md").read_text()
+    assert not json_outside_blocks(sheet), json_outside_blocks(sheet)[:3]
     blocks = sheet.split("```")[1::2]
     for block in blocks:
         body = block.split("\n", 1)[1] if "\n" in block else block
         if block.startswith("json") or body.lstrip().startswith(("{", "[")):
             assert body.count("\n") <= 10, block[:200]
     assert "| batch | stage |" in sheet and "## Pay" in sheet
+    # No absolute path at all (a server's or anyone's), beyond the markers checked above.
+    assert not ABSOLUTE.findall(sheet), ABSOLUTE.findall(sheet)[:3]

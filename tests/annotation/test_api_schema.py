@@ -147,6 +147,7 @@ def test_every_operation_has_a_response_checked_against_the_schema(schema):
 
 BINARY_OPERATIONS = {
     ("/api/exports/{export_id}/files/{name}", "get"),
+    ("/api/exports/{export_id}/bundle/", "get"),  # test_export_files.py
     ("/api/batches/{batch_id}/panel/bonuses.csv", "get"),  # test_panel_console.py
 }
 # 204 No Content (tested for its status and effect).

@@ -238,6 +238,7 @@ def test_the_exports_page_renders_the_datasheets_tables():
     )
     assert "<table" in html and "<th>what</th><th>value</th>" in html
     assert "<td>pairs</td><td>6</td>" in html and "&lt;b&gt;" in html and "</table>" in html
+    assert "---" not in html  # the header's rule is no row
 
 
 def test_changes_match_records_by_key_and_compare_every_column():
@@ -297,3 +298,47 @@ def test_a_release_bundle_packs_a_version_with_checksums(judged, run_on_commit, 
         assert hashlib.sha256(members[f"eccv-v1/{path}"]).hexdigest() == digest
     with pytest.raises(Exception, match="no export v9"):
         call_command("export_release", str(judged.pk), "--export-version", "9")
+
+
+def test_datasheet_cells_read_as_words_small_tables_or_counts_never_json():
+    from annotation.services.datasheet_cells import cell_text, pairs
+    from tests.annotation.release_checks import json_outside_blocks
+
+    selectors = [{"worker": f"w-{n}", "judged": 10 + n, "rejected": n} for n in range(3)]
+    stage = {
+        "stage1": {
+            "cosines": {"nn_p5": 0.93, "degenerate": False},
+            "params": {"vectors_path": None, "locales": ["US", "GB"]},
+        },
+        "stage2": {"selectors": selectors, "judged": 33},
+        "ratings": list(range(500)),
+    }
+    lines = pairs(stage)
+    assert "| stage1.cosines | nn_p5 0.93, degenerate no |" in lines
+    assert "| stage1.params | vectors_path none, locales (US, GB) |" in lines
+    # A short list of records: counted in its cell, then its own table under its key.
+    assert "| stage2.selectors | 3 rows, table `stage2.selectors` below |" in lines
+    at = lines.index("`stage2.selectors` (manifest.json: stage2.selectors):")
+    assert lines[at + 2 : at + 7] == [
+        "| worker | judged | rejected |",
+        "|---|---|---|",
+        "| w-0 | 10 | 0 |",
+        "| w-1 | 11 | 1 |",
+        "| w-2 | 12 | 2 |",
+    ]
+    # Long values are counted, with where the manifest has them.
+    assert "| ratings | 500 values from 0 to 499 (see manifest.json: ratings) |" in lines
+    many = [{"worker": f"w-{n}", "judged": n} for n in range(21)]
+    assert cell_text({"a": many, "b": 1}, key="stage2") == "2 entries (see manifest.json: stage2)"
+    assert pairs({"selectors": many}, source="stage2")[2:] == [
+        "| selectors | 21 rows (see manifest.json: stage2.selectors) |"
+    ]
+    assert not json_outside_blocks("\n".join(lines))
+    # The check refuses what the datasheet wrote before: JSON in cells and sentences.
+    for old in (
+        '| stage1.params | {"vectors_path": null, "dim": 100} |',
+        "| histogram | [0, 6, 12] |",
+        "| bison_selection | default | false |",
+        "- Exclusions: []",
+    ):
+        assert json_outside_blocks(f"# Datasheet\n{old}\n```\n[1, 2]\n```\n") == [old]

@@ -4,6 +4,7 @@ refused, the open one submits), watches the live status change without reloading
 the data browser. Screenshots of each page go to CROWDVL_SHOTS when it is set."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,12 @@ def test_data_browser_filters_and_exports_page(researcher, live_server, judged):
     eccv_export_start(run=proposed)
     tab.goto(f"{live_server.url}/runs/{proposed.pk}/exports/")
     expect(tab.locator("details.datasheet h2").first).to_contain_text("Datasheet")
+    # Its tables read as words: no JSON in any cell, booleans as yes/no.
+    sheet = tab.locator("details.datasheet .datasheet-text").first
+    cells = sheet.locator("td").all_inner_texts()
+    assert cells and not [c for c in cells if re.search(r"[{}\[\]]|^(true|false|null)$|---", c)]
+    rows = [r.split("\t") for r in sheet.locator("tr").all_inner_texts()]
+    assert ["eccv_judgment", "default", "no"] in rows
     tab.click("details.manifest summary")
     expect(tab.locator("details.manifest pre")).to_contain_text('"instructions"')
     shot(tab, "exports")

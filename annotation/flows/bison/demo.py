@@ -21,6 +21,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Caption, Export, Run, RunKind
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.exports import export_scratch_folder
 from annotation.services.runs import run_create
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
@@ -127,7 +128,7 @@ def run_demo(ctx: DemoContext) -> None:
         captions.setdefault(image_id, []).append((caption_id, tokens))
         query_tokens[caption_id] = tokens
     predictions = caption_overlap_predictions(records, query_tokens, captions)
-    pred_path = path.parent / "predictions.text_overlap_baseline.json"
+    pred_path = export_scratch_folder(run) / "predictions.text_overlap_baseline.json"
     pred_path.write_text(json.dumps(predictions))
     call_command(
         "bison_evaluate", annotations=str(path), predictions=str(pred_path), stdout=cmd.stdout

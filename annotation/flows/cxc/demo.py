@@ -14,13 +14,16 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
+from annotation.encoders.models import EmbeddingSet
 from annotation.flow_registry import DemoContext
+from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
 from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
-from annotation.models import Caption, Export, GoldItemKind, Question, Review
+from annotation.models import Caption, Export, GoldItemKind, Job, Question, Review, Run
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.exports import export_scratch_folder
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.embeddings import image_embeddings, train_word_vectors
@@ -44,6 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-cxc", action="store_true", help="leave out the CxC flow")
 
 
+def _sample_start(ctx: DemoContext, run: Run) -> Job:
+    """Sampling with the image-text model's stored set when the demo has one, else with the
+    named stand-in for image embeddings."""
+    set_id = ctx.options.get("encoder_set")
+    if set_id:
+        return cxc_sample_from_encoder(run=run, embedding_set=EmbeddingSet.objects.get(pk=set_id))
+    return cxc_sample_start(run=run, image_embeddings_path=None, standin=True)
+
+
 def run_demo(ctx: DemoContext) -> None:
     cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
     if opts["skip_cxc"]:
@@ -65,9 +77,20 @@ def run_demo(ctx: DemoContext) -> None:
         ):
             n = cxc_gold_import(run=run, path=str(SAMPLE_CXC / f"{name}.subset.csv"), stage=stage)
             cmd.stdout.write(f"    {n} gold pairs for {stage} from CxC's {name} ratings")
-    job = cmd.wait_for_job(cxc_sample_start(run=run, image_embeddings_path=None, standin=True))
+    job = cmd.wait_for_job(_sample_start(ctx, run))
     cmd.stdout.write(f"    {job.message}")
-    cmd.stdout.write(f"    note: {job.result['standin_note']}")
+    similarity = job.result["similarity"]
+    if job.result["standin_note"]:
+        cmd.stdout.write(f"    note: {job.result['standin_note']}")
+    else:
+        cmd.stdout.write(
+            f"    image similarity: {similarity['image']['model']}; caption similarity: "
+            f"{similarity['caption']['model']} ({similarity['caption']['method']})"
+        )
+        ctx.encoder_uses.append(
+            f"CxC run {run.pk}: image similarity (c2c_isim pairs) and caption similarity "
+            "(i2i_csim pairs) for sampling"
+        )
     profile = WorkerProfile(seconds_per_answer=6.0)
     population = population_named(opts["population"])
     parts = [CALIBRATION_PAIRS, None] if established else [None]
@@ -108,7 +131,7 @@ def run_demo(ctx: DemoContext) -> None:
         )
     cmd.stdout.write(f"    export: {export.path}")
     cmd.step("a FastText model (mean of caption vectors as the image) against the ratings")
-    model = Path(export.path) / "demo_fasttext_model.npz"
+    model = export_scratch_folder(run) / "demo_fasttext_model.npz"
     _fasttext_model(dataset, model, seed=opts["seed"])
     for label, folder, split in (
         ("this export", export.path, None),

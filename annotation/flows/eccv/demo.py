@@ -12,11 +12,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
+from annotation.encoders.models import EmbeddingSet
+from annotation.encoders.services import embedding_set_arrays
 from annotation.errors import ServiceError
 from annotation.flow_registry import DemoContext
+from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.quality import eccv_quality, exported_positives
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
+from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.flows.eccv.services.runs import eccv_run_create
@@ -66,6 +70,7 @@ def eccv_simulated_run(
     with the demo's gold review, and approval; the export is the caller's."""
     cmd, dataset, opts = ctx.command, ctx.dataset, ctx.options
     n = opts["eccv_queries"]
+    pool = _readable_images(ctx)
     run = eccv_run_create(
         dataset=dataset,
         name=name,
@@ -78,28 +83,30 @@ def eccv_simulated_run(
             **(opts.get("eccv_config") or {}),
             **(config or {}),
         },
+        image_query_pool=pool,
     )
-    cmd.step(f"ECCV run {run.pk}: {n} image and {n} caption queries, 2 built-in annotators")
-    eccv_annotator_add(
-        run=run,
-        name="fasttext-100d",
-        kind="fasttext",
-        params={"dim": 100, "seed": seed},
+    model = opts.get("encoder_set")
+    cmd.step(
+        f"ECCV run {run.pk}: {n} image and {n} caption queries, 2 built-in annotators"
+        + (" and the image-text model" if model else "")
     )
-    try:
-        eccv_annotator_add(run=run, name="minilm", kind="minilm")
-    except InputError as exc:
-        cmd.stdout.write(f"    MiniLM skipped ({exc}); using a second FastText annotator instead")
-        eccv_annotator_add(
-            run=run,
-            name="fasttext-50d",
-            kind="fasttext",
-            params={"dim": 50, "seed": seed + 1},
+    if pool is not None:
+        cmd.stdout.write(
+            f"    image queries drawn from the {len(pool)} images the image-text model could "
+            "read (every model ranks every query)"
         )
+    image_text = eccv_demo_annotators(ctx, run=run, seed=seed)
     job = cmd.wait_for_job(eccv_propose_start(run=run), poll=0.2)
     cmd.stdout.write(
         f"    {job.result['proposed']} proposals -> {job.result['candidates']} candidate pairs"
     )
+    if image_text is not None:
+        proposed = Proposal.objects.filter(annotator=image_text).count()
+        cmd.stdout.write(f"    {image_text.name} (image-text model): {proposed} proposals")
+        ctx.encoder_uses.append(
+            f"ECCV run {run.pk}: annotator {image_text.name} (kind image_text) made "
+            f"{proposed} of the run's proposals"
+        )
     cxc = Path(settings.BASE_DIR) / "data" / "sample" / "cxc" / "sits_test.subset.csv"
     merged = eccv_cxc_import(run=run, path=str(cxc), skip_unknown=True)
     cmd.stdout.write(f"    {merged} CxC positives (agg_score >= 3) merged as a further source")
@@ -139,7 +146,7 @@ def eccv_simulated_run(
                     limit=limit,
                     assignments_per_hit=judgments,
                 )
-            except ServiceError as exc:  # every pair of this direction was judged already
+            except (ServiceError, InputError) as exc:  # none of this direction is left
                 cmd.stdout.write(f"    nothing to judge: {exc}")
                 continue
             batch = batch_publish(batch=batch)
@@ -167,6 +174,44 @@ def eccv_simulated_run(
             )
             cmd.stdout.write(f"    {approved} assignments approved after the approval delay")
     return made
+
+
+def _readable_images(ctx: DemoContext) -> list[int] | None:
+    """The images the demo's image-text model encoded, when it could not read them all."""
+    set_id = ctx.options.get("encoder_set")
+    if not set_id:
+        return None
+    embedding_set = EmbeddingSet.objects.get(pk=set_id)
+    if not embedding_set.counts.get("images_failed"):
+        return None
+    return embedding_set_arrays(embedding_set=embedding_set)["image_ids"].tolist()
+
+
+def eccv_demo_annotators(ctx: DemoContext, *, run: Run, seed: int) -> Annotator | None:
+    """The demo's two built-in annotators, and one of kind image_text from the stored set of
+    `--encoder-checkpoint` when there is one (returned)."""
+    eccv_annotator_add(
+        run=run,
+        name="fasttext-100d",
+        kind="fasttext",
+        params={"dim": 100, "seed": seed},
+    )
+    try:
+        eccv_annotator_add(run=run, name="minilm", kind="minilm")
+    except InputError as exc:
+        ctx.command.stdout.write(
+            f"    MiniLM skipped ({exc}); using a second FastText annotator instead"
+        )
+        eccv_annotator_add(
+            run=run,
+            name="fasttext-50d",
+            kind="fasttext",
+            params={"dim": 50, "seed": seed + 1},
+        )
+    set_id = ctx.options.get("encoder_set")
+    if not set_id:
+        return None
+    return eccv_encoder_annotator_add(run=run, embedding_set=EmbeddingSet.objects.get(pk=set_id))
 
 
 def _export_quality(
@@ -221,7 +266,7 @@ def run_demo(ctx: DemoContext) -> None:
     )
     # The paper's own warning: a model that proposed the candidates is favoured by them.
     cmd.stdout.write(
-        "    note: both models below proposed the candidates, so their scores on this "
+        "    note: the models below proposed the candidates, so their scores on this "
         "export are biased upwards (ECCV Caption, model bias)"
     )
     for annotator in run.annotators.order_by("name"):

@@ -70,6 +70,16 @@ SETTINGS = (
         default=3.0,
     ),
     Setting(
+        "image_query_set",
+        "Image queries from a model's images",
+        "Optional: the id of a stored embedding set of this dataset; image queries are drawn "
+        "only from the images it encoded (every image-text model ranks every query, so an "
+        "image it could not read cannot be a query)",
+        low=1,
+        high=2_147_483_647,
+        advanced=True,
+    ),
+    Setting(
         "adaptive",
         "Adaptive redundancy",
         "Optional: ask for more judgments only where the posterior is unsure, e.g. "

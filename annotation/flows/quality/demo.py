@@ -31,6 +31,7 @@ from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quali
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Caption, Export, Question, Review
 from annotation.services.batches import batch_create, batch_publish
+from annotation.services.exports import export_scratch_folder
 from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
@@ -133,7 +134,7 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.stdout.write(f"    export: {export.path}")
     cmd.step("a reference metric against the judgments (Kendall tau-b / tau-c)")
     base = Path(export.path)
-    metric = base / "demo_metric.csv"
+    metric = export_scratch_folder(run) / "demo_metric.csv"
     rows = load_derived(base / EXPERT_FILE) + load_derived(base / CF_FILE)
     with metric.open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -149,7 +150,12 @@ def run_demo(ctx: DemoContext) -> None:
                 f"    {layout:<24} {name}: tau-b {taus['tau_b']:+.3f}  tau-c {taus['tau_c']:+.3f}  ({values['judgements']} judgements)"
             )
     if opts.get("encoder_set"):
-        _encoder_scores(cmd, run, base, opts["encoder_set"])
+        scores = _encoder_scores(cmd, run, base, opts["encoder_set"])
+        if scores:
+            ctx.encoder_uses.append(
+                f"caption quality run {run.pk}: {', '.join(scores)} per candidate caption, "
+                "correlated with the judgments"
+            )
     cmd.stdout.write(
         "    SIMULATED, NOT EVIDENCE: these judgments come from a latent quality drawn per "
         "candidate without reading its words (a caption written for the image drawn from the "
@@ -159,16 +165,16 @@ def run_demo(ctx: DemoContext) -> None:
     )
 
 
-def _encoder_scores(cmd, run, base: Path, set_id: int) -> None:  # type: ignore[no-untyped-def]
+def _encoder_scores(cmd, run, base: Path, set_id: int) -> list[str]:  # type: ignore[no-untyped-def]
     """The image-text model's scores (`manage.py demo --encoder-checkpoint`) against the
-    same judgments."""
+    same judgments; the names of the scores written."""
     embedding_set = EmbeddingSet.objects.get(pk=set_id)
     cmd.step(f"caption scores by {embedding_set.label} against the judgments")
     try:
         written = quality_encoder_scores(run=run, embedding_set=embedding_set)
     except InputError as exc:
         cmd.stdout.write(f"    not scored: {exc}")
-        return
+        return []
     for path in written.values():
         result = quality_correlate(
             expert=str(base / EXPERT_FILE), cf=str(base / CF_FILE), metric=path
@@ -179,6 +185,7 @@ def _encoder_scores(cmd, run, base: Path, set_id: int) -> None:  # type: ignore[
                     f"    {layout:<24} {metric}: tau-b {taus['tau_b']:+.3f}  "
                     f"tau-c {taus['tau_c']:+.3f}"
                 )
+    return list(written)
 
 
 def _reference_score(caption: str, references: tuple[str, ...]) -> float:

@@ -10,10 +10,15 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandParser
 
-from annotation.encoders.demo import encoder_demo, encoder_demo_arguments
+from annotation.encoders.demo import (
+    demo_image_source,
+    encoder_demo,
+    encoder_demo_arguments,
+    encoder_demo_summary,
+)
 from annotation.flow_registry import DemoContext, flows
 from annotation.management.base import ServiceCommand
-from annotation.models import ImageSource, Run
+from annotation.models import Run
 from annotation.money import symbol
 from annotation.selectors.pay import min_hourly_pay, run_pay_summary
 from annotation.selectors.simulated_quality import quality_lines
@@ -71,12 +76,20 @@ class Command(ServiceCommand):
             self.step("database: migrating")
             call_command("migrate", verbosity=0)
             self.step(f"importing {opts['captions']}")
-            imported = dataset_import(path=opts["captions"], image_source=ImageSource.COCO_URL)
+            imported = dataset_import(
+                path=opts["captions"],
+                **demo_image_source(captions=opts["captions"], images=opts["images"]),
+            )
             self.stdout.write(
                 f"    dataset '{imported.dataset.name}': {imported.images} images, "
                 f"{imported.captions} captions"
                 + ("" if imported.created else " (already imported, unchanged)")
             )
+            if imported.image_files is not None:
+                self.stdout.write(
+                    f"    images from the folder {opts['images']}: {imported.image_files} of "
+                    f"{imported.images} files found"
+                )
             context = DemoContext(command=self, dataset=imported.dataset, options=opts)
             encoder_demo(context)  # leaves the stored set for the flows, if a model is given
             runs_before = set(Run.objects.values_list("pk", flat=True))
@@ -84,6 +97,7 @@ class Command(ServiceCommand):
                 if flow.demo:
                     flow.demo(context)
             self._pay(Run.objects.exclude(pk__in=runs_before).order_by("pk"))
+            encoder_demo_summary(context)
             if context.quality:
                 self.step(
                     "quality against the latent truth (pipeline/world.py): measured, its 95% "

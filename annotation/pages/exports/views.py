@@ -1,8 +1,10 @@
-"""A run's exports page: every version with its manifest's counts and its files, downloaded
-as attachments streamed from the export's folder, and a button starting a new export.
+"""A run's exports page: every version with its manifest's counts and its files (`data/`'s
+Parquet files too) with their sizes, downloaded as attachments streamed from the export's
+folder; a button starting a new export, and per version one packing its release bundle
+(a job; the bundle is then downloaded from the page).
 
-A file is named by the export's id and its plain name, which must be one of the files the
-folder holds: no path from the URL ever reaches the file system."""
+A file is named by the export's id and its path in the version folder, which must be one of
+the names the folder's walk lists: no path from the URL ever reaches the file system."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.errors import ServiceError
@@ -20,7 +23,14 @@ from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
-from annotation.selectors.exports import export_datasheet, export_file_named, export_files
+from annotation.selectors.exports import (
+    export_bundle,
+    export_bundle_jobs,
+    export_datasheet,
+    export_file_entries,
+    export_file_named,
+)
+from annotation.services.release_bundle import export_bundle_start
 from pipeline.errors import InputError
 
 
@@ -41,10 +51,13 @@ def _counts(manifest: dict[str, Any]) -> list[tuple[str, Any]]:
 def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.VIEW, run=run)
+    packing = export_bundle_jobs(run=run)
     exports = [
         {
             "export": e,
-            "files": [p.name for p in export_files(e)],
+            "files": export_file_entries(e),
+            "bundle": export_bundle(e),
+            "bundle_job": packing.get(e.pk),
             "counts": _counts(e.manifest),
             # Read in the console, not only downloaded (older manifests: paths hidden here).
             "datasheet": export_datasheet(e),
@@ -57,6 +70,7 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "run": run,
         "exports": exports,
         "can_download": can(request.user, Action.DOWNLOAD, run=run),
+        "can_act": can(request.user, Action.ACT, run=run),
         "can_export": can(request.user, Action.ACT, run=run)
         and flow is not None
         and flow.start_export is not None,
@@ -96,3 +110,33 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Export job {job.pk} started; reload to see the new version.")
     return redirect("run-exports", run_id=run.pk)
+
+
+@login_required
+@require_GET
+def export_bundle_file(request: HttpRequest, export_id: int) -> FileResponse:
+    export = get_object_or_404(Export.objects.select_related("run"), pk=export_id)
+    require(request.user, Action.DOWNLOAD, run=export.run)
+    bundle = export_bundle(export)
+    if bundle is None:
+        raise Http404("this version has no release bundle yet")
+    return FileResponse(bundle.path.open("rb"), as_attachment=True, filename=bundle.name)
+
+
+@login_required
+@require_POST
+def export_bundle_new(request: HttpRequest, export_id: int) -> HttpResponse:
+    export = get_object_or_404(Export.objects.select_related("run"), pk=export_id)
+    # Packing starts a job (ACT); what it makes leaves the installation (DOWNLOAD).
+    require(request.user, Action.ACT, run=export.run)
+    require(request.user, Action.DOWNLOAD, run=export.run)
+    try:
+        job = export_bundle_start(export=export)
+    except ServiceError as exc:
+        messages.error(request, paths_hidden(f"No bundle packed: {exc}"))
+    else:
+        messages.success(
+            request,
+            f"Bundle job {job.pk} started for v{export.version}; reload to download it.",
+        )
+    return redirect(f"{reverse('run-exports', args=[export.run_id])}#export-{export.pk}")

@@ -2,6 +2,7 @@
 the job and leaves the stored set for the flows; without a model it says how to give one."""
 
 import io
+import json
 
 import pytest
 from django.core.management.base import OutputWrapper
@@ -90,3 +91,93 @@ def test_the_quality_demo_correlates_the_sets_scores_with_the_judgments(
     for score in ("CLIP-S", "RefCLIP-S", "PAC-S-style", "RefPAC-S-style"):
         for layout in ("flickr8k_expert_layout", "flickr8k_cf_layout"):
             assert any(f"{layout:<24} {score}: tau-b" in line for line in lines), (layout, score)
+
+
+@pytest.mark.django_db(transaction=True)  # as the demo runs: jobs start at once, waited for
+def test_local_images_feed_the_demos_eccv_run_through_the_image_text_annotator(
+    import_dir, sample_path, tmp_path
+):
+    """`demo --images <folder> --encoder-checkpoint <model>`: the sample imported with its
+    images from a folder holding a few of them under COCO's file names; those are encoded,
+    the rest skipped and counted, and the demo's ECCV run proposes with the stored set."""
+    from annotation.encoders.demo import demo_image_source, encoder_demo_summary
+    from annotation.flows.eccv.demo import eccv_simulated_run
+    from annotation.flows.eccv.models import Proposal
+    from annotation.services.datasets import dataset_import
+    from pipeline.simulate import population_named
+    from tests.tiny_models import write_images
+
+    with open(sample_path) as handle:
+        names = [i["file_name"] for i in json.load(handle)["images"][:6]]
+    write_images(import_dir / "val2014", names)
+    imported = dataset_import(
+        path=sample_path, **demo_image_source(captions=sample_path, images="val2014")
+    )
+    assert imported.dataset.image_source == "local_dir" and imported.image_files == 6
+    command, out = _command()
+    options = {"encoder_checkpoint": "tiny-clip", "eccv_queries": 3, "seed": 0}
+    ctx = DemoContext(command=command, dataset=imported.dataset, options=options)
+    encoder_demo(ctx)
+    es = EmbeddingSet.objects.get()
+    skipped = imported.images - 6
+    assert es.counts["images_encoded"] == 6 and es.counts["images_failed"] == skipped
+    assert f"6 images encoded, {skipped} skipped (unreadable)" in out.getvalue()
+    assert options["encoder_set"] == es.pk
+
+    made = eccv_simulated_run(ctx, population=population_named("uniform-0.9"), seed=0)
+    encoded = set(
+        imported.dataset.images.filter(file_name__in=names).values_list("coco_id", flat=True)
+    )
+    assert made.run.config["image_query_pool"] == 6
+    assert set(made.run.config["query_images"]) <= encoded
+    assert len(made.run.config["query_images"]) == 3
+    annotator = made.run.annotators.get(kind="image_text")
+    assert annotator.params["checkpoint_sha256"] == es.checkpoint_sha256
+    proposed = Proposal.objects.filter(annotator=annotator).count()
+    assert proposed > 0
+    assert f"{annotator.name} (image-text model): {proposed} proposals" in out.getvalue()
+    encoder_demo_summary(ctx)
+    summary = out.getvalue().split("what the image-text model was used for")[1]
+    assert f"ECCV run {made.run.pk}: annotator {annotator.name}" in summary
+    assert f"{proposed} of the run's proposals" in summary
+
+
+def test_an_images_folder_outside_the_allowed_folders_is_refused(import_dir, sample_path):
+    from annotation.encoders.demo import demo_image_source
+    from annotation.services.datasets import dataset_import
+    from pipeline.errors import InputError
+
+    with pytest.raises(InputError, match="outside the folders images may be served from"):
+        dataset_import(path=sample_path, **demo_image_source(captions=sample_path, images="/"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_image_query_the_model_could_not_read_is_refused_before_proposals(
+    import_dir, sample_path
+):
+    from annotation.encoders.demo import demo_image_source
+    from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
+    from annotation.flows.eccv.services.runs import eccv_run_create
+    from annotation.services.datasets import dataset_import
+    from pipeline.errors import InputError
+    from tests.tiny_models import write_images
+
+    with open(sample_path) as handle:
+        names = [i["file_name"] for i in json.load(handle)["images"][:2]]
+    write_images(import_dir / "val2014", names)
+    dataset = dataset_import(
+        path=sample_path, **demo_image_source(captions=sample_path, images="val2014")
+    ).dataset
+    command, _ = _command()
+    options = {"encoder_checkpoint": "tiny-clip"}
+    encoder_demo(DemoContext(command=command, dataset=dataset, options=options))
+    es = EmbeddingSet.objects.get(pk=options["encoder_set"])
+    run = eccv_run_create(dataset=dataset, config={"image_queries": 5, "caption_queries": 5})
+    unread = next(
+        i
+        for i in run.config["query_images"]
+        if dataset.images.get(coco_id=i).file_name not in names
+    )
+    with pytest.raises(InputError, match="no image embedding") as refused:
+        eccv_encoder_annotator_add(run=run, embedding_set=es)
+    assert refused.value.field == "set" and refused.value.record == unread

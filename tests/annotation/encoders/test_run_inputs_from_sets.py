@@ -2,11 +2,14 @@
 an image-text annotator, CxC samples from its image embeddings, caption quality writes the
 family's scores; a set of another dataset or an unknown id is refused naming `set`."""
 
+import io
 import json
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from annotation.encoders.selectors import embedding_set_image_ids
 from annotation.encoders.services import embedding_set_start
 from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.flows.eccv.models import Annotator
@@ -14,7 +17,7 @@ from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_run_create,
 )
-from annotation.models import Job, JobState
+from annotation.models import Job, JobState, Run
 from tests.annotation.encoders.conftest import SMALL_CXC
 from tests.factories import dataset_factory, placeholder_images
 
@@ -90,3 +93,62 @@ def test_quality_scores_from_a_set(dataset, import_dir, run_on_commit, api, tmp_
     assert "CLIP-S" in written.json()["message"] and "PAC-S" not in written.json()["message"]
     refused = api.post(url, {"options": {"set": es.pk, "scores": "SigLIP-S"}}, format="json")
     assert refused.status_code == 400
+
+
+def test_an_eccv_run_draws_its_image_queries_from_the_images_a_set_encoded(
+    dataset, image_dir, import_dir, run_on_commit, api
+):
+    """A set that could not read some images: a run created through the API with
+    `image_query_set` asks only encoded images, so the set's annotator is accepted; a run
+    without the setting may draw an unreadable image and the annotator is refused."""
+    images = sorted(image_dir.iterdir())
+    for broken in images[:3]:
+        broken.write_bytes(b"not a jpeg")
+    es = _ready(run_on_commit, dataset)
+    assert es.counts["images_failed"] == 3
+    encoded = set(embedding_set_image_ids(embedding_set=es))
+    every = set(dataset.images.values_list("coco_id", flat=True))
+    config = {"image_queries": len(every), "caption_queries": 3, "k": 2, "models": 2}
+
+    made = api.post(
+        "/api/runs/",
+        {"dataset": dataset.pk, "kind": "eccv", "config": {**config, "image_query_set": es.pk}},
+        format="json",
+    )
+    assert made.status_code == 201, made.json()
+    run = Run.objects.get(pk=made.json()["id"])
+    assert set(run.config["query_images"]) == encoded and len(encoded) == len(every) - 3
+    added = api.post(
+        f"/api/runs/{run.pk}/inputs/encoder/", {"options": {"set": es.pk}}, format="json"
+    )
+    assert added.status_code == 200, added.json()
+
+    plain = api.post(
+        "/api/runs/", {"dataset": dataset.pk, "kind": "eccv", "config": config}, format="json"
+    )
+    plain_run = Run.objects.get(pk=plain.json()["id"])
+    refused = api.post(
+        f"/api/runs/{plain_run.pk}/inputs/encoder/", {"options": {"set": es.pk}}, format="json"
+    )
+    assert refused.status_code == 400 and f"image_query_set = {es.pk}" in refused.json()["error"]
+
+    unknown = api.post(
+        "/api/runs/",
+        {"dataset": dataset.pk, "kind": "eccv", "config": {**config, "image_query_set": 99999}},
+        format="json",
+    )
+    assert unknown.status_code == 400 and unknown.json()["field"] == "image_query_set"
+
+
+def test_eccv_create_run_takes_the_image_query_set(dataset, image_dir, import_dir, run_on_commit):
+    sorted(image_dir.iterdir())[0].write_bytes(b"not a jpeg")
+    es = _ready(run_on_commit, dataset)
+    every = dataset.images.count()
+    out = io.StringIO()
+    call_command(
+        "eccv_create_run", str(dataset.pk), "--image-queries", str(every), "--caption-queries",
+        "3", "--k", "2", "--image-query-set", str(es.pk), stdout=out,
+    )  # fmt: skip
+    run = Run.objects.latest("pk")
+    assert set(run.config["query_images"]) == set(embedding_set_image_ids(embedding_set=es))
+    assert len(run.config["query_images"]) == every - 1 and run.config["image_query_set"] == es.pk

@@ -156,3 +156,69 @@ def test_estimate_and_threads():
     assert est.captions_per_s == pytest.approx(45.0)
     assert est.seconds == pytest.approx(40_504 / 11 + 202_654 / 45)
     assert threads_for(cores=2, processes=2) == 1 and threads_for(cores=16, processes=2) == 8
+
+
+@pytest.mark.parametrize("family", ["clip", "siglip"])
+def test_one_tokenization_cuts_and_counts_as_the_library_does(family, clip_dir, siglip_dir):
+    """Captions of the context's length less one, equal, one over, two over and far over:
+    the tokens equal the tokenizer's own cut at the context and padding, the count is the
+    captions whose full tokenization is longer than the context, and the tokenizer is called
+    once per batch."""
+    from pipeline.encoders.encode import tokenize
+
+    encoder = encoder_load(clip_dir if family == "clip" else siglip_dir)
+    limit = encoder.context_length
+    words = ["the", "cat", *"bcdefghijklmnopqrsuvwxyz"]  # a token each
+    texts = [" ".join(words[:n]) for n in (limit - 3, limit - 2, limit - 1, limit, 25)]
+    texts += ["a cat", "the cat on a mat"]
+    full = encoder.tokenizer(texts, truncation=False)["input_ids"]
+    want_count = sum(len(ids) > limit for ids in full)
+    assert [len(ids) for ids in full][:3] == [limit - 1, limit, limit + 1]  # the boundary
+    want = encoder.tokenizer(
+        texts,
+        padding="max_length" if family == "siglip" else "longest",
+        truncation=True,
+        max_length=limit,
+        return_tensors="pt",
+    )
+    calls = []
+    tokenizer = encoder.tokenizer
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+        def __call__(self, *args, **kwargs):
+            calls.append(1)
+            return tokenizer(*args, **kwargs)
+
+    encoder.tokenizer = Counting()
+    tokens, count = tokenize(encoder, texts)
+    assert len(calls) == 1
+    assert count == want_count == 3
+    assert torch.equal(tokens["input_ids"], want["input_ids"])
+    assert torch.equal(tokens["attention_mask"], want["attention_mask"])
+
+
+def test_a_tokenizer_without_a_pad_token_pads_nothing_or_says_so(clip_dir):
+    from pipeline.encoders.encode import tokenize
+
+    encoder = encoder_load(clip_dir)
+    tokenizer = encoder.tokenizer
+
+    class NoPad:
+        pad_token_id = None
+
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+        def __call__(self, *args, **kwargs):
+            return tokenizer(*args, **kwargs)
+
+    encoder.tokenizer = NoPad()
+    tokens, _ = tokenize(encoder, ["a cat", "the cat"])  # equal lengths: nothing to pad
+    assert torch.equal(
+        tokens["input_ids"], tokenizer(["a cat", "the cat"], return_tensors="pt")["input_ids"]
+    )
+    with pytest.raises(InputError, match="no padding token"):
+        tokenize(encoder, ["a cat", "the cat on a mat"])

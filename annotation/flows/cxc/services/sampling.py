@@ -14,6 +14,10 @@ from django.db.models.functions import Cast
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.config import cxc_check_config
+from annotation.flows.cxc.services.similarity_sources import (
+    caption_similarity_rows,
+    image_similarity_source,
+)
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import (
     Caption,
@@ -51,9 +55,7 @@ from pipeline.cxc_sampling import (
     pick,
 )
 from pipeline.eccv_embeddings import load_image_embeddings
-from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError
-from pipeline.text import tokenize
 
 JOB_NAME = "cxc.sample"
 STANDIN_PREFIX = "standin:"
@@ -92,12 +94,19 @@ def standin_name(*, dim: int, seed: int) -> str:
     return f"{STANDIN_PREFIX}seeded-gaussian-{dim}d-seed{seed}"
 
 
-def cxc_sample_start(*, run: Run, image_embeddings_path: str | None, standin: bool = False) -> Job:
+def cxc_sample_start(
+    *,
+    run: Run,
+    image_embeddings_path: str | None,
+    standin: bool = False,
+    encoder: dict[str, Any] | None = None,
+) -> Job:
     """Check the request and enqueue the intramodal sampling job. Image similarity comes from
     the user's image embeddings (`.npz` with image_ids, image_embeddings), or, only when asked
     (`standin`), from a named stand-in: seeded random vectors, which make `c2c_isim` pairs
     random rather than image-similar (said in the manifest). Caption similarity never stands
-    in for image similarity."""
+    in for image similarity. `encoder` (from `cxc_sample_from_encoder`) names the image-text
+    model whose stored set the path is: its caption embeddings then give caption similarity."""
     from annotation.flows.cxc import tasks
 
     if run.kind != RunKind.CXC:
@@ -114,32 +123,39 @@ def cxc_sample_start(*, run: Run, image_embeddings_path: str | None, standin: bo
         load_image_embeddings(image_embeddings_path, known_image_ids=list(known))  # check now
     source = image_embeddings_path or standin_name(dim=512, seed=int(run.config["seed"]))
     with transaction.atomic():
-        job = job_create(name=JOB_NAME, run=run, params={"image_embeddings": source})
+        params: dict[str, Any] = {"image_embeddings": source}
+        if encoder:
+            params["encoder"] = encoder
+        job = job_create(name=JOB_NAME, run=run, params=params)
         run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.cxc_sample.delay(job.pk))
     return job
 
 
-def _examples(dataset: Dataset) -> tuple[list[int], list[int], list[list[int]], list[str]]:
+def _examples(
+    dataset: Dataset,
+) -> tuple[list[int], list[int], list[list[int]], list[str], list[int]]:
     """Images with captions (by COCO id order): image pks, image COCO ids, caption pks per
-    image, and every caption text in the same order as the flattened caption pks."""
+    image, and every caption's text and COCO id in the order of the flattened caption pks."""
     rows = list(
         Caption.objects.filter(dataset=dataset)
         .order_by("image__coco_id", "coco_id")
-        .values_list("image_id", "image__coco_id", "pk", "text")
+        .values_list("image_id", "image__coco_id", "pk", "text", "coco_id")
     )
     image_pks: list[int] = []
     coco_ids: list[int] = []
     captions: list[list[int]] = []
     texts: list[str] = []
-    for image_pk, coco_id, caption_pk, text in rows:
+    caption_coco_ids: list[int] = []
+    for image_pk, coco_id, caption_pk, text, caption_coco_id in rows:
         if not image_pks or image_pks[-1] != image_pk:
             image_pks.append(image_pk)
             coco_ids.append(coco_id)
             captions.append([])
         captions[-1].append(caption_pk)
         texts.append(text)
-    return image_pks, coco_ids, captions, texts
+        caption_coco_ids.append(caption_coco_id)
+    return image_pks, coco_ids, captions, texts, caption_coco_ids
 
 
 def _image_vectors(source: str, coco_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -164,9 +180,10 @@ def _image_vectors(source: str, coco_ids: list[int]) -> tuple[np.ndarray, np.nda
 
 
 def cxc_sample_job(*, job_id: int) -> None:
-    """The sampling job: caption representations (FastText trained on the dataset's
-    captions, mean over co-captions), image representations (the user's embeddings or the
-    stand-in), then i2i_csim, c2c_isim and c2c_cocaption pairs as items. Safe to redeliver."""
+    """The sampling job: caption representations (mean over co-captions of the image-text
+    model's caption embeddings, or of FastText trained on the dataset's captions), image
+    representations (the model's, the user's embeddings or the stand-in), then i2i_csim,
+    c2c_isim and c2c_cocaption pairs as items. Safe to redeliver."""
     job = job_start(job_id=job_id, message="encoding captions")
     run = job.run
     assert run is not None
@@ -190,18 +207,17 @@ def _summary(result: dict[str, Any]) -> str:
 def _sample(*, run: Run, job: Job) -> dict[str, Any]:
     config = run.config
     seed = int(config["seed"])
-    image_pks, coco_ids, captions, texts = _examples(run.dataset)
+    image_pks, coco_ids, captions, texts, caption_coco_ids = _examples(run.dataset)
     if len(image_pks) < 2:
         raise InputError("the dataset needs at least two images with captions", field="dataset")
-    tokens = [tokenize(t) for t in texts]
-    vectors = train_word_vectors(
-        tokens, dim=int(config["text_dim"]), epochs=int(config["text_epochs"]), seed=seed
+    encoder = job.params.get("encoder")
+    text_rows, caption_source = caption_similarity_rows(
+        config=config,
+        texts=texts,
+        caption_ids=caption_coco_ids,
+        counts=[len(c) for c in captions],
+        encoder=encoder,
     )
-    caption_vectors, _ = image_embeddings(tokens, vectors)
-    owners = np.repeat(np.arange(len(image_pks)), [len(c) for c in captions])
-    text_rows = np.zeros((len(image_pks), caption_vectors.shape[1]), dtype=np.float64)
-    np.add.at(text_rows, owners, caption_vectors)
-    text_rows /= np.asarray([len(c) for c in captions], dtype=np.float64)[:, None]
     job_progress(job_id=job.pk, progress=40, message="reading image embeddings")
     source = str(job.params["image_embeddings"])
     image_rows, has_image = _image_vectors(source, coco_ids)
@@ -264,7 +280,12 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
             if standin
             else ""
         ),
-        "text_encoder": f"FastText, {vectors.source}",
+        "text_encoder": caption_source["model"],
+        # Which model gave each similarity, and which fell back to FastText (the manifest's).
+        "similarity": {
+            "image": image_similarity_source(source=source, encoder=encoder, standin=standin),
+            "caption": caption_source,
+        },
         "pairs": {I2I_CSIM: len(sis), C2C_ISIM: len(sts), C2C_COCAPTION: len(cocap)},
         "bins": list(bins),
         "histogram": {

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.selectors import embedding_set_image_ids
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.models import Run
@@ -25,6 +26,7 @@ def eccv_encoder_annotator_add(
         raise InputError("the embeddings are of another dataset", field="set")
     if embedding_set.state != EmbeddingState.READY:
         raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
+    _check_query_images(run=run, embedding_set=embedding_set)
     return eccv_annotator_add(
         run=run,
         name=name or embedding_set.label,
@@ -42,3 +44,19 @@ def eccv_encoder_annotator_add(
             "weights_source": embedding_set.source,
         },
     )
+
+
+def _check_query_images(*, run: Run, embedding_set: EmbeddingSet) -> None:
+    """Every annotator ranks every query: an image query the model could not read (skipped
+    when the set was encoded) is refused now, not by the proposal job."""
+    encoded = set(embedding_set_image_ids(embedding_set=embedding_set))
+    missing = [i for i in run.config["query_images"] if i not in encoded]
+    if missing:
+        raise InputError(
+            f"{len(missing)} of the run's {len(run.config['query_images'])} image queries have "
+            f"no image embedding in {embedding_set.label} (unreadable when it was encoded); "
+            "draw the run's image queries from the encoded images (the run setting "
+            f"image_query_set = {embedding_set.pk}) or encode again with the images readable",
+            record=missing[0],
+            field="set",
+        )

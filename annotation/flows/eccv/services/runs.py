@@ -3,11 +3,13 @@ drawn, the gallery a split limits it to, and its folder of job files."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
+from annotation.encoders.selectors import embedding_set_image_ids, embedding_set_ready
 from annotation.models import Caption, Dataset, Project, Run, RunKind
 from annotation.run_settings import settings_check
 from annotation.services.gold import GOLD_DEFAULTS
@@ -64,8 +66,12 @@ def eccv_run_create(
     config: dict[str, Any] | None = None,
     project: Project | None = None,
     owner: Any = None,
+    image_query_pool: Collection[int] | None = None,
 ) -> Run:
-    """An ECCV run with its query sample drawn now (seeded), over the whole gallery."""
+    """An ECCV run with its query sample drawn now (seeded), over the whole gallery.
+    `image_query_pool` (COCO ids) limits the image queries to those images, e.g. the ones an
+    image-text model could read (every annotator must rank every query); the run's config
+    records how many there were."""
     config = eccv_check_config({**DEFAULTS, **(config or {})})
     image_ids = list(dataset.images.values_list("coco_id", flat=True))
     caption_rows = list(
@@ -93,10 +99,19 @@ def eccv_run_create(
             **split.provenance,
         }
         config["gallery_images"] = sorted(image_ids)
+    query_images = image_ids
+    if config.get("image_query_set") is not None and image_query_pool is None:
+        image_query_pool = _encoded_images(dataset, config["image_query_set"])
+    if image_query_pool is not None:
+        pool = set(image_query_pool)
+        query_images = [i for i in image_ids if i in pool]
+        if not query_images:
+            raise InputError("none of these images is in the run's gallery", field="image_queries")
+        config["image_query_pool"] = len(query_images)
     sample = subsample_queries(
-        image_ids,
+        query_images,
         caption_ids,
-        min(int(config["image_queries"]), len(image_ids)),
+        min(int(config["image_queries"]), len(query_images)),
         min(int(config["caption_queries"]), len(caption_ids)),
         int(config["seed"]),
     )
@@ -111,6 +126,13 @@ def eccv_run_create(
     return run_create(
         dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project, owner=owner
     )
+
+
+def _encoded_images(dataset: Dataset, set_id: Any) -> list[int]:
+    """The images a stored embedding set encoded: the image queries an image-text model can
+    rank (the console's and the API's way to `image_query_pool`)."""
+    embedding_set = embedding_set_ready(set_id=set_id, dataset=dataset, field="image_query_set")
+    return embedding_set_image_ids(embedding_set=embedding_set)
 
 
 def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:

@@ -282,6 +282,15 @@ def test_export_waits_for_open_reviews_or_lists_the_work_it_leaves_out(proposed,
     manifest = json.loads((folder / "manifest.json").read_text())
     listed = {row["assignment"] for row in manifest["excluded_open_reviews"]}
     assert listed == set(held.values_list("assignment_id", flat=True))
+    # The datasheet lists them as a table of their own, in words, not as JSON.
+    sheet = (folder / "DATASHEET.md").read_text()
+    lead = "- Exclusions: submissions still held for review when exported, left out"
+    assert f"{lead} ({len(listed)}; manifest.json: excluded_open_reviews):" in sheet
+    lines = sheet.splitlines()
+    start = lines.index("| assignment | hit | reasons |") + 2
+    rows = lines[start : start + len(listed) + 1]
+    assert {int(row.split(" | ")[0].strip("| ")) for row in rows[:-1]} == listed
+    assert rows[-1] == ""  # the table ends there
 
 
 def test_exports_name_workers_by_a_keyed_pseudonym_only(judged, run_on_commit):

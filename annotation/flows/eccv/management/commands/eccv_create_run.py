@@ -25,6 +25,11 @@ class Command(ServiceCommand):
         )
         parser.add_argument("--cxc-threshold", type=float, default=3.0)
         parser.add_argument(
+            "--image-query-set",
+            type=int,
+            help="id of a stored embedding set: image queries only from the images it encoded",
+        )
+        parser.add_argument(
             "--split",
             help="JSON of image ids limiting queries and gallery (the paper: "
             "data/eccv/coco_5k_test_image_ids.json, the COCO 5k test split)",
@@ -49,6 +54,8 @@ class Command(ServiceCommand):
             config["exclusions"] = opts["exclusions"]
         if opts["split"]:
             config["split"] = opts["split"]
+        if opts["image_query_set"] is not None:
+            config["image_query_set"] = opts["image_query_set"]
         run = eccv_run_create(dataset=dataset, name=opts["name"], config=config)
         self.stdout.write(
             f"run {run.pk}: {len(run.config['query_images'])} image and "
