@@ -116,3 +116,27 @@ def test_an_eccv_adaptive_draft_carries_its_expected_cost_too(proposed, admin_cl
     assert judgments["minimum"] < judgments["expected"] < judgments["maximum"]
     page = admin_client.get(f"/batches/{response.json()['id']}/").content.decode()
     assert 'id="adaptive-cost"' in page and "candidate pairs" in page
+
+
+def test_create_batch_prints_the_expected_cost(adaptive_run):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command(
+        "create_batch",
+        str(adaptive_run.pk),
+        "--stage",
+        "cxc-sts",
+        "--provider",
+        "local",
+        "--reward",
+        "0.50",
+        "--no-publish",
+        stdout=out,
+    )
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("adaptive redundancy"))
+    items = int(line.split(", ")[1].split()[0])
+    assert f"minimum {2 * items} judgments" in line and f"maximum {6 * items}" in line
+    assert "realistic population" in line
