@@ -18,84 +18,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import statistics
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import results_argument, results_tee  # noqa: E402
-from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability  # noqa: E402
-from pipeline.simulate import POPULATIONS, WorkerProfile, respond  # noqa: E402
-from pipeline.world import ECCV_LEVELS, World  # noqa: E402
+from pipeline.binary_redundancy import POSITIVE, Crowd, adaptive_votes, new_crowd  # noqa: E402
+from pipeline.redundancy import RedundancyPolicy, decide  # noqa: E402
+from pipeline.simulate import POPULATIONS  # noqa: E402
 
-POSITIVE = {"yes", "partially_yes"}
 HIT_REWARD_WITH_FEE = 1.40 * 1.20  # ECCV round 1 reward plus MTurk's 20 % fee
 CANDIDATES_PER_HIT = 18
-
-
-@dataclass
-class Worker:
-    profile: WorkerProfile
-    gold_right: int = 0
-    gold_seen: int = 0
-    judgments: int = 0
-
-    @property
-    def reliability(self) -> float:
-        return reliability(self.gold_right, self.gold_seen)
-
-
-@dataclass
-class Crowd:
-    world: World
-    team: list[Worker]
-    rng: random.Random
-    truth: list[str] = field(default_factory=list)
-
-    def judge(self, item: int, exclude: set[int]) -> tuple[int, bool]:
-        """One judgment by a worker not yet on the item; a gold item every 9 judgments."""
-        choices = [i for i in range(len(self.team)) if i not in exclude]
-        index = self.rng.choice(choices)
-        worker = self.team[index]
-        worker.judgments += 1
-        if worker.judgments % 9 == 0:
-            gold_positive = self.rng.random() < 0.5
-            truth = "yes" if gold_positive else "no"
-            said = respond(
-                worker.profile,
-                {truth},
-                ECCV_LEVELS,
-                self.rng,
-                gold=True,
-                constant="yes",
-                position=worker.judgments % 20,
-            )
-            worker.gold_right += (said in POSITIVE) == gold_positive
-            worker.gold_seen += 1
-        # The harder world (issue 30): the pair's difficulty, shared by every worker, and the
-        # judgment's place in a HIT of 20 (fatigue); no effect on the older populations.
-        said = respond(
-            worker.profile,
-            {self.truth[item]},
-            ECCV_LEVELS,
-            self.rng,
-            constant="yes",
-            difficulty=self.world.difficulty("eccv", item, item),
-            position=worker.judgments % 20,
-        )
-        return index, said in POSITIVE
-
-
-def new_crowd(population: str, seed: int, items: int, workers: int) -> Crowd:
-    world = World(seed=seed)
-    rng = random.Random(seed)
-    team = [Worker(p) for p in POPULATIONS[population].profiles(workers)]
-    crowd = Crowd(world=world, team=team, rng=rng)
-    crowd.truth = [ECCV_LEVELS[world.eccv_label(i, i, rank=1 + i % 5)] for i in range(items)]
-    return crowd
 
 
 def score(crowd: Crowd, called: list[bool], judgments: int) -> dict[str, float]:
@@ -127,21 +62,7 @@ def fixed(crowd: Crowd, k: int, weighted: bool) -> dict[str, float]:
 
 
 def adaptive(crowd: Crowd, policy: RedundancyPolicy) -> dict[str, float]:
-    votes: list[list[tuple[int, bool]]] = [[] for _ in crowd.truth]
-
-    def as_votes(got: list[tuple[int, bool]]) -> list[Vote]:
-        return [(s, crowd.team[w].reliability) for w, s in got]
-
-    judgments = 0
-    while True:
-        # Decided between rounds, on the reliabilities known then: one follow-up batch.
-        open_items = [i for i, got in enumerate(votes) if needs_more(as_votes(got), policy)]
-        if not open_items:
-            break
-        for item in open_items:
-            votes[item].append(crowd.judge(item, {w for w, _ in votes[item]}))
-            judgments += 1
-    called = [decide(as_votes(got), policy) for got in votes]
+    called, judgments = adaptive_votes(crowd, policy)
     return score(crowd, called, judgments)
 
 

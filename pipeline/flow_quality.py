@@ -20,6 +20,9 @@ flows' simulated answerers (annotation/flows/*/simulate.py):
   Flickr8k-Expert scale (mean and model), and preferences between every two of an image's
   eight captions, one judgment each (share of wins and Bradley-Terry): ranking accuracy is the
   share of caption pairs put in their latent order.
+- Adaptive redundancy against fixed, each on the same draws (`pipeline.redundancy_scales`):
+  CxC ratings (3-7 ±0.5 against five), caption ratings (3-7 ±0.5 against three) and
+  preferences between two captions (rounds of 6 up to 48 against Pascal-50S's 48 and a fixed 6).
 
 Every figure is the mean over seeds with a 95 % t interval over seeds. Cheaters (spammers and
 gold-aware cheaters) are followed: their share of the answers behind what the export keeps,
@@ -40,6 +43,7 @@ import numpy as np
 from scipy.stats import t as student
 
 from pipeline.aggregation import dawid_skene, mace, majority, weighted_majority
+from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy, preference_maximum
 from pipeline.scales import bradley_terry, rating_model
 from pipeline.simulate import Asked, Population, WorkerProfile, rate, respond
 from pipeline.worker_quality import others_majority_agrees, others_mean_close, worker_agreement
@@ -379,22 +383,95 @@ def cxc_adaptive(
     model interval is wider than `width` either side, up to `cap` (the idea of adaptive
     redundancy for ratings); against CxC's five per pair."""
     columns: dict[str, list[float]] = defaultdict(list)
+    policy = RatingRedundancy(start=start, cap=cap, half_width=width)
+    fixed = RatingRedundancy(start=5, cap=5)  # CxC's five, on the same draws
     for seed in seeds:
-        spent, error = _adaptive_seed(population, seed, pairs, team, (start, cap, width))
+        spent, error = adaptive_ratings_seed(population, seed, pairs, team, policy)
         columns["adaptive: ratings per pair"].append(spent)
         columns["adaptive: model error vs latent"].append(error)
+        columns["fixed 5, same draws: model error"].append(
+            adaptive_ratings_seed(population, seed, pairs, team, fixed)[1]
+        )
     return [_figure("cxc", population.name, m, v, "") for m, v in columns.items()]
 
 
-def _adaptive_seed(
-    population: Population, seed: int, pairs: int, team: int, rule: tuple[int, int, float]
+def _quality_latent(world: World, i: int) -> float:
+    return 1 + 3 * world.caption_quality(i, "rating")
+
+
+def quality_ratings_adaptive(
+    population: Population, seeds: Sequence[int], *, captions: int, team: int
+) -> list[Figure]:
+    """Caption ratings on Flickr8k-Expert's 1-4 scale asked for by the flow's default
+    adaptive setting (3, then one more while the interval is wider than ±0.5, up to 7) against
+    its three fixed ratings, on the same draws."""
+    columns: dict[str, list[float]] = defaultdict(list)
+    rules = (
+        ("adaptive 3-7 ±0.5", RatingRedundancy()),
+        ("fixed 3", RatingRedundancy(start=3, cap=3)),
+    )
+    for seed in seeds:
+        for name, policy in rules:
+            spent, error = adaptive_ratings_seed(
+                population,
+                seed,
+                captions,
+                team,
+                policy,
+                points=(1, 2, 3, 4),
+                latent=_quality_latent,
+                key="quality-rating",
+            )
+            columns[f"{name}: ratings per caption"].append(spent)
+            columns[f"{name}: model error"].append(error)
+    return [_figure("quality-rating", population.name, m, v, "") for m, v in columns.items()]
+
+
+def quality_preferences_adaptive(
+    population: Population, seeds: Sequence[int], *, pairs: int, team: int
+) -> list[Figure]:
+    """Preferences between two captions asked for by the flow's default adaptive setting
+    (rounds of 6 until the share's interval excludes one half or is within ±0.15, up to 48)
+    against Pascal-50S's fixed 48 and a fixed 6, on the same draws: judgments per pair and
+    the share of pairs whose majority names the caption of higher latent quality."""
+    columns: dict[str, list[float]] = defaultdict(list)
+    rules = (
+        ("adaptive 6-48 ±0.15", PreferenceRedundancy()),
+        ("fixed 48", PreferenceRedundancy(start=48, cap=48)),
+        ("fixed 6", PreferenceRedundancy(start=6, cap=6)),
+    )
+    size = max(team, *(preference_maximum(policy) for _, policy in rules))  # one team for all
+    for seed in seeds:
+        for name, policy in rules:
+            spent, right = adaptive_preferences_seed(population, seed, pairs, size, policy)
+            columns[f"{name}: judgments per pair"].append(spent)
+            columns[f"{name}: pairs right"].append(right)
+    return [
+        _figure("quality-pref", population.name, m, v, "%" if "right" in m else "")
+        for m, v in columns.items()
+    ]
+
+
+def _cxc_latent(world: World, i: int) -> float:
+    return world.cxc_latent("sts", i, i + 10**6)
+
+
+def adaptive_ratings_seed(
+    population: Population,
+    seed: int,
+    pairs: int,
+    team: int,
+    policy: RatingRedundancy,
+    *,
+    points: tuple[int, ...] = (0, 1, 2, 3, 4, 5),
+    latent: Callable[[World, int], float] = _cxc_latent,
+    key: str = "cxc",
 ) -> tuple[float, float]:
-    """(ratings per pair, the model's mean error) of one seed of `cxc_adaptive`."""
-    start, cap, width = rule
-    points = (0, 1, 2, 3, 4, 5)
-    world, rng, crowd = _seeded(f"cxc-adaptive:{seed}", population, team, hit=10)
-    truth = [world.cxc_latent("sts", i, i + 10**6) for i in range(pairs)]
-    hard = [world.difficulty("cxc", i) for i in range(pairs)]
+    """(ratings per item, the model's mean error against the latent value) of one seed of
+    ratings asked for in rounds by `policy` (the rule the flows' follow-up batches apply)."""
+    world, rng, crowd = _seeded(f"{key}-adaptive:{seed}", population, team, hit=10)
+    truth = [latent(world, i) for i in range(pairs)]
+    hard = [world.difficulty(key, i) for i in range(pairs)]
     raters: list[set[int]] = [set() for _ in range(pairs)]
     it: list[int] = []
     wk: list[int] = []
@@ -409,18 +486,49 @@ def _adaptive_seed(
         ys.append(rate(crowd.team[w], truth[i], points, rng, asked))
 
     for i in range(pairs):
-        for _ in range(start):
+        for _ in range(policy.start):
             ask(i)
     while True:
-        est = rating_model(np.array(it), np.array(wk), np.array(ys), low=0, high=5)
-        wide = np.flatnonzero((est.high - est.low) / 2 > width)
-        more = [int(est.items[k]) for k in wide if len(raters[int(est.items[k])]) < cap]
+        est = rating_model(np.array(it), np.array(wk), np.array(ys), low=points[0], high=points[-1])
+        half = (est.high - est.low) / 2
+        more = [
+            int(item)
+            for item, h in zip(est.items, half, strict=True)
+            if policy.needs_more(len(raters[int(item)]), float(h))
+        ]
         if not more:
             break
         for i in more:
             ask(i)
     exact = np.array(truth)[est.items]
     return len(ys) / pairs, float(np.abs(est.value - exact).mean())
+
+
+def adaptive_preferences_seed(
+    population: Population, seed: int, pairs: int, team: int, policy: PreferenceRedundancy
+) -> tuple[float, float]:
+    """(judgments per pair, share of pairs whose majority names the better caption; ties
+    count half) of one seed of preference judgments asked for in rounds of `policy.start` (as
+    the flow's follow-up batches ask), with the latent qualities and difficulty of the sweep's
+    caption-quality preferences. `team` must hold at least `preference_maximum(policy)`."""
+    world, rng, crowd = _seeded(f"quality-pref-adaptive:{seed}", population, team, hit=10)
+    spent = 0
+    right = 0.0
+    for pair in range(pairs):
+        qa = world.caption_quality(pair, "pref-adaptive:a")
+        qb = world.caption_quality(pair, "pref-adaptive:b")
+        better = "a" if qa >= qb else "b"
+        hard = world.difficulty("quality-pref-adaptive", pair) + 1 - 3 * abs(qa - qb)
+        workers = iter(crowd.workers(preference_maximum(policy)))
+        first = total = 0
+        while policy.needs_more(first, total):
+            for _ in range(policy.start):
+                first += crowd.answer(next(workers), better, ("a", "b"), "a", hard) == "a"
+                total += 1
+        spent += total
+        says = 0.5 if 2 * first == total else float((2 * first > total) == (better == "a"))
+        right += says
+    return spent / pairs, right / pairs
 
 
 def cxc(population: Population, seeds: Sequence[int], *, pairs: int, team: int) -> list[Figure]:
@@ -522,8 +630,10 @@ def flow_figures(
             cxc(population, chosen, pairs=items // 3, team=team)
             + cxc_adaptive(population, chosen, pairs=items // 3, team=team)
         ),
-        "caption_quality": lambda: caption_quality(
-            population, chosen, captions=items // 3, team=team
+        "caption_quality": lambda: (
+            caption_quality(population, chosen, captions=items // 3, team=team)
+            + quality_ratings_adaptive(population, chosen, captions=items // 3, team=team)
+            + quality_preferences_adaptive(population, chosen, pairs=items // 3, team=team)
         ),
     }
     return [figure for kind in kinds for figure in runs[kind]()]

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from django.conf import settings
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +20,7 @@ from annotation.crowd import web_provider_check
 from annotation.flow_registry import stage_names
 from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action
+from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
 from annotation.selectors.image_availability import batch_images_check
 from annotation.selectors.listing import batch_list, batches_counted
@@ -62,12 +63,17 @@ class BatchCreateApi(ServiceAPIView):
         # Task options: ECCV rounds take a direction and may skip the rationale questions.
         direction = serializers.ChoiceField(choices=["i2t", "t2i"], required=False)
         follow_ups = serializers.BooleanField(default=True)
-        # ECCV adaptive runs: a follow-up batch of the judged pairs still uncertain.
+        # Adaptive runs (ECCV, CxC, caption quality): a follow-up batch of the judged items
+        # still too uncertain.
         more_judgments = serializers.BooleanField(required=False)
 
     class OutputSerializer(serializers.ModelSerializer):
         hits = serializers.IntegerField(source="hits.count")
         warnings = serializers.SerializerMethodField()
+        adaptive_cost = serializers.SerializerMethodField(
+            help_text="an adaptive run's first batch: judgments and cost over all rounds "
+            "(minimum, expected from the simulation named in `source`, maximum); else null"
+        )
 
         class Meta:
             model = Batch
@@ -87,10 +93,16 @@ class BatchCreateApi(ServiceAPIView):
                 "qualifications",
                 "hits",
                 "warnings",
+                "adaptive_cost",
             ]
 
         def get_warnings(self, batch: Batch) -> list[str]:
             return batch_warnings(batch=batch)
+
+        @extend_schema_field(serializers.DictField(allow_null=True))
+        def get_adaptive_cost(self, batch: Batch) -> dict | None:
+            found = batch_adaptive_cost(batch=batch)
+            return None if found is None else found.as_dict()
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
@@ -122,7 +134,8 @@ class BatchCreateApi(ServiceAPIView):
 
 class BatchOutput(BatchCreateApi.OutputSerializer):
     """A batch as `POST /api/runs/<id>/batches/` answers it, with its dates. `warnings` (what
-    to know before publishing: a cost estimate, several queries) is computed for drafts only;
+    to know before publishing: a cost estimate, several queries) and `adaptive_cost` are computed
+    for drafts only;
     a published batch's are in its `batch.published` event."""
 
     hits = serializers.IntegerField(source="n_hits")
@@ -130,6 +143,13 @@ class BatchOutput(BatchCreateApi.OutputSerializer):
 
     def get_warnings(self, batch: Batch) -> list[str]:
         return batch_warnings(batch=batch) if batch.status == BatchStatus.DRAFT else []
+
+    @extend_schema_field(serializers.DictField(allow_null=True))
+    def get_adaptive_cost(self, batch: Batch) -> dict | None:
+        if batch.status != BatchStatus.DRAFT:
+            return None  # as `warnings`: what to know before publishing
+        found = batch_adaptive_cost(batch=batch)
+        return None if found is None else found.as_dict()
 
     class Meta(BatchCreateApi.OutputSerializer.Meta):
         fields = [*BatchCreateApi.OutputSerializer.Meta.fields, "created_at", "published_at"]

@@ -119,7 +119,7 @@ def batch_create(
     options = provider_for(provider).batch_options(options=dict(options or {}))
     task = task_type_for(stage)
     items_per_hit = items_per_hit or task.default_items_per_hit
-    assignments_per_hit = assignments_per_hit or task.assignments_default(run=run)
+    assignments_per_hit = assignments_per_hit or task.assignments_default(run=run, options=options)
     check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
     if assignments_per_hit < task.min_assignments:
         raise InputError(

@@ -71,9 +71,15 @@ class TaskType(ABC):
     # The options a batch of this stage takes beyond the core's (e.g. an ECCV round's direction).
     batch_options: tuple[BatchOption, ...] = ()
 
-    def assignments_default(self, *, run: Run) -> int:
-        """Workers per HIT when the batch does not say (a run setting may decide it)."""
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
+        """Workers per HIT when the batch does not say (a run setting or, for an adaptive
+        run's follow-up batch, the batch's options may decide it)."""
         return self.default_assignments
+
+    def adaptive_expected(self, *, run: Run) -> Any:
+        """An adaptive run's expected judgments per item (`pipeline.adaptive_cost`'s
+        ExpectedJudgments), shown before launch; None: the stage has no such setting."""
+        return None
 
     def seconds_per_item(self, *, options: dict[str, Any]) -> float:
         return self.expected_seconds

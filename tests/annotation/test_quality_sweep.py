@@ -44,8 +44,8 @@ def test_sweep_measures_bison_and_eccv_against_the_latent_truth(tmp_path, sample
 def test_sweep_refuses_unknown_populations_and_flows(tmp_path):
     with pytest.raises(Exception, match="unknown population"):
         call_command("quality_sweep", populations="experts")
-    with pytest.raises(CommandError, match="no quality sweep for flow 'cxc'"):
-        call_command("quality_sweep", flows="cxc")
+    with pytest.raises(CommandError, match="no quality sweep for flow 'nosuchflow'"):
+        call_command("quality_sweep", flows="nosuchflow")
 
 
 def test_sweep_reports_every_flows_rules_on_a_population_with_intervals(tmp_path):
@@ -60,8 +60,60 @@ def test_sweep_reports_every_flows_rules_on_a_population_with_intervals(tmp_path
         stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
     )
     figures = json.loads(out.read_text())["model"]
-    assert {f["flow"] for f in figures} == {"bison", "eccv", "cxc", "quality", "quality-rating"}
+    assert {f["flow"] for f in figures} == {
+        "bison",
+        "eccv",
+        "cxc",
+        "quality",
+        "quality-rating",
+        "quality-pref",
+    }
     for figure in figures:
         assert figure["seeds"] == 3 and figure["low"] <= figure["value"] <= figure["high"], figure
     printed = (tmp_path / "log.txt").read_text()
     assert "Bradley-Terry: ranking accuracy" in printed and "model: error vs latent" in printed
+
+
+def test_sweep_runs_cxc_fixed_and_adaptive_through_the_services(tmp_path, sample_path):
+    out = tmp_path / "rows.json"
+    call_command(
+        "quality_sweep",
+        populations="realistic",
+        flows="cxc",
+        captions=sample_path,
+        json_path=str(out),
+        model_seeds=0,
+        stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
+    )
+    rows = {r["measure"]: r for r in json.loads(out.read_text())["runs"]}
+    fixed = rows["fixed 5: ratings / cap of 7"]
+    adaptive = rows["adaptive 3-7 ±0.5: ratings / cap of 7"]
+    assert fixed["hits"] == 5 * fixed["total"] / 7 and fixed["total"] > 0
+    # Three ratings each, more only for some pairs, never past the cap.
+    assert 3 / 7 < adaptive["measured"] <= 1.0
+    for label in ("fixed 5", "adaptive 3-7 ±0.5"):
+        for measure in ("mean within ±0.5", "model within ±0.5", "model interval covers"):
+            assert 0.5 < rows[f"{label}: {measure}"]["measured"] <= 1.0
+    assert "adaptive 3-7 ±0.5): STS batches of" in (tmp_path / "log.txt").read_text()
+
+
+def test_sweep_runs_caption_quality_fixed_and_adaptive_through_the_services(tmp_path, sample_path):
+    out = tmp_path / "rows.json"
+    call_command(
+        "quality_sweep",
+        populations="realistic",
+        flows="quality",
+        captions=sample_path,
+        json_path=str(out),
+        model_seeds=0,
+        stdout=open(tmp_path / "log.txt", "w"),  # noqa: SIM115
+    )
+    rows = {r["measure"]: r for r in json.loads(out.read_text())["runs"]}
+    assert rows["fixed 3 / 48: ratings / cap of 7"]["measured"] == 3 / 7
+    assert rows["fixed 3 / 48: preferences / 48 per pair"]["measured"] == 1.0
+    assert 3 / 7 <= rows["adaptive: ratings / cap of 7"]["measured"] <= 1.0
+    # Most pairs are decided in the first round of six: far fewer than Pascal-50S's 48.
+    assert 6 / 48 <= rows["adaptive: preferences / 48 per pair"]["measured"] < 0.5
+    for label in ("fixed 3 / 48", "adaptive"):
+        for measure in ("rating model within ±0.5", "preference majority right"):
+            assert rows[f"{label}: {measure}"]["measured"] > 0.5

@@ -79,6 +79,26 @@ def test_every_flow_is_reported_and_cheaters_are_followed(name):
     assert len(figure_lines(figures)) == len(figures) + 1
 
 
+def test_adaptive_ratings_and_preferences_are_set_against_fixed():
+    from pipeline.flow_quality import quality_preferences_adaptive, quality_ratings_adaptive
+
+    prefs = {
+        f.measure: f
+        for f in quality_preferences_adaptive(POPULATIONS["realistic"], [0], pairs=80, team=30)
+    }
+    spent = prefs["adaptive 6-48 ±0.15: judgments per pair"].value
+    assert 6 <= spent < 48 and prefs["fixed 48: judgments per pair"].value == 48
+    assert prefs["fixed 6: judgments per pair"].value == 6
+    # Asking more where the first six disagree names at least as many pairs right (seed 0).
+    assert prefs["adaptive 6-48 ±0.15: pairs right"].value >= prefs["fixed 6: pairs right"].value
+    ratings = {
+        f.measure: f.value
+        for f in quality_ratings_adaptive(POPULATIONS["realistic"], [0], captions=80, team=30)
+    }
+    assert ratings["fixed 3: ratings per caption"] == 3
+    assert 3 < ratings["adaptive 3-7 ±0.5: ratings per caption"] <= 7
+
+
 def test_the_hold_reads_the_same_wilson_bound_as_the_interval_it_reports():
     from pipeline.expectation import wilson
     from pipeline.worker_quality import _wilson_upper

@@ -133,7 +133,7 @@ class VerificationTask(TaskType):
     template_name = "annotation/task_bison_verification.html"
     default_assignments = 2
 
-    def assignments_default(self, *, run: Run) -> int:
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
         return bison_required_verifiers(run)
 
     choices = ("left", "right", "both", "neither")

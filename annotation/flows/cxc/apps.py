@@ -45,6 +45,7 @@ class CxcConfig(AppConfig):
                 },
                 demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
                 demo=lazy("annotation.flows.cxc.demo:run_demo"),
+                quality_sweep=lazy("annotation.flows.cxc.sweep:cxc_quality_sweep"),
                 check_config=cxc_check_config,
                 settings=SETTINGS,
                 create_run=cxc_run_create,

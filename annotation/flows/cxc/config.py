@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.flows.cxc.adaptive import cxc_policy_of
 from annotation.flows.cxc.settings import MAX_PAIRS, SETTINGS
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_int
@@ -50,4 +51,5 @@ def cxc_check_config(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(shares, list) or not all(isinstance(b, int | float) for b in shares):
         raise InputError("must be a list of numbers", field="shares")
     check_bins(bins, shares)
+    cxc_policy_of(config)  # the `adaptive` object's own checks
     return config

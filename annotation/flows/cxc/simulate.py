@@ -15,7 +15,7 @@ from pipeline.simulate import Asked, WorkerProfile, rate
 from pipeline.world import World
 
 
-def _pair(item: Item) -> tuple[str, int, int]:
+def pair_key(item: Item) -> tuple[str, int, int]:
     if item.caption2 is not None and item.caption is not None:
         return "sts", item.caption.coco_id, item.caption2.coco_id
     if item.negative is not None:
@@ -31,7 +31,7 @@ def latent_value(question: Question, world: World) -> float:
     # is that pair and rated as it is.
     if item.kind == GoldItemKind.RATING and item.target is not None and item.source_id is None:
         return max(0.0, min(5.0, float(item.target)))
-    return world.cxc_latent(*_pair(item))
+    return world.cxc_latent(*pair_key(item))
 
 
 def latent_rating(question: Question, world: World) -> int:
@@ -39,7 +39,7 @@ def latent_rating(question: Question, world: World) -> int:
     item = question.item
     if item.kind == GoldItemKind.RATING and item.target is not None and item.source_id is None:
         return max(0, min(5, round(item.target)))
-    return world.cxc_similarity(*_pair(item))
+    return world.cxc_similarity(*pair_key(item))
 
 
 def rating_answer(
@@ -55,7 +55,7 @@ def rating_answer(
     )
     asked = Asked(
         gold=gold,
-        difficulty=world.difficulty("cxc", *_pair(question.item)),
+        difficulty=world.difficulty("cxc", *pair_key(question.item)),
         position=question.position,
     )
     value = rate(profile, latent, [int(c) for c in choices], rng, asked, constant=5)

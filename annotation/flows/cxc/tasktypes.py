@@ -10,13 +10,22 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
+from annotation.flows.cxc.adaptive import HIGH, LOW, cxc_policy
 from annotation.flows.cxc.services.sampling import METHODS_OF, cxc_intermodal_create
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
+from annotation.selectors.follow_ups import rating_follow_ups
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
+from annotation.tasktypes.adaptive import (
+    MORE_JUDGMENTS,
+    follow_up_batch_items,
+    no_policy,
+    round_assignments,
+)
 from annotation.tasktypes.base import ParsedAnswer, TaskType
+from pipeline.adaptive_cost import ExpectedJudgments, expected_ratings
 
 # The STS guidelines' points, worded for each modality ("the two sides").
 RUBRIC = (
@@ -37,14 +46,32 @@ class CxcRatingTask(TaskType):
     choices = SCALE
     publish_status = RunStatus.COLLECTING
 
+    batch_options = (MORE_JUDGMENTS,)
+
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
+        return round_assignments(cxc_policy(run), options, self.default_assignments)
+
+    def adaptive_expected(self, *, run: Run) -> ExpectedJudgments | None:
+        policy = cxc_policy(run)
+        if policy is None:
+            return None
+        return expected_ratings(policy, tuple(range(LOW, HIGH + 1)), latent="cxc")
+
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
-        return (
-            Item.objects.filter(
-                run=run, kind=CxcItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage]
-            )
-            .exclude(questions__hit__batch__stage=self.stage)
-            .order_by("pk")
+        """Pairs not rated yet; with `more_judgments`, an adaptive run's follow-up batch: the
+        rated pairs whose interval is still wider than the run's `adaptive` setting."""
+        pairs = Item.objects.filter(
+            run=run, kind=CxcItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage]
         )
+        if options.get("more_judgments"):
+            policy = cxc_policy(run)
+            if policy is None:
+                raise no_policy("adaptive")
+            ids = rating_follow_ups(
+                run=run, stage=self.stage, items=pairs, policy=policy, low=LOW, high=HIGH
+            )
+            return follow_up_batch_items(ids, what="pair", setting="adaptive")
+        return pairs.exclude(questions__hit__batch__stage=self.stage).order_by("pk")
 
     gold_kinds = (GoldItemKind.RATING,)
     gold_ratings = True

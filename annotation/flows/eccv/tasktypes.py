@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
-from annotation.flows.eccv.selectors import eccv_follow_up_items
+from annotation.flows.eccv.selectors import eccv_follow_up_items, eccv_policy
 from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, Caption, GoldItemKind, Item, Question, Run
@@ -19,6 +19,7 @@ from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import BatchOption, ParsedAnswer, TaskType
+from pipeline.adaptive_cost import ExpectedJudgments, expected_binary
 from pipeline.eccv_candidates import (
     DIRECTIONS,
     GOLD_NEGATIVE,
@@ -76,8 +77,14 @@ class EccvJudgmentTask(TaskType):
     template_name = "annotation/task_eccv_judgment.html"
     default_assignments = 1
 
-    def assignments_default(self, *, run: Run) -> int:
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
         return int(run.config.get("judgments_per_pair", 1))
+
+    def adaptive_expected(self, *, run: Run) -> ExpectedJudgments | None:
+        """With `adaptive`: judgments per pair expected from the benchmark's simulation."""
+        if run.config.get("adaptive") is None:
+            return None
+        return expected_binary(eccv_policy(run))
 
     default_items_per_hit = 20
     choices = tuple(ANSWER_LABELS)

@@ -47,6 +47,7 @@ class QualityConfig(AppConfig):
                 },
                 demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
                 demo=lazy("annotation.flows.quality.demo:run_demo"),
+                quality_sweep=lazy("annotation.flows.quality.sweep:quality_quality_sweep"),
                 check_config=quality_check_config,
                 settings=SETTINGS,
                 create_run=quality_run_create,

@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-quality", action="store_true", help="leave out caption judgments")
 
 
-def _stand_in_models(dataset, folder: Path, seed: int) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+def stand_in_models(dataset, folder: Path, seed: int) -> dict[str, Path]:  # type: ignore[no-untyped-def]
     """Two stand-in captioners: "copycat" returns one of the image's own captions with a few
     words dropped; "shuffler" returns another image's caption half the time."""
     rng = random.Random(seed)
@@ -79,7 +79,7 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.step(f"caption-quality run {run.pk}: two stand-in captioners on {IMAGES} images")
     folder = Path(settings.MEDIA_ROOT) / "demo-quality"
     folder.mkdir(parents=True, exist_ok=True)
-    for model, path in _stand_in_models(dataset, folder, opts["seed"]).items():
+    for model, path in stand_in_models(dataset, folder, opts["seed"]).items():
         n = quality_candidates_import(run=run, model=model, path=str(path))
         cmd.stdout.write(f"    {n} {model} captions imported (COCO results format)")
     counts = quality_items_create(run=run)

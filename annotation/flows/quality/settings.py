@@ -22,6 +22,26 @@ SETTINGS = (
         unit="pairs",
         default=4,
     ),
+    Setting(
+        "adaptive",
+        "Adaptive ratings",
+        "Optional, the rating stage: a first batch of `start` ratings per caption, then "
+        'follow-up batches ("More judgments") ask again only while a caption\'s 95 % interval '
+        'is wider than `half_width` scale points either side, up to `cap`, e.g. {"start": 3, '
+        '"cap": 7, "half_width": 0.5}',
+        kind="object",
+        advanced=True,
+    ),
+    Setting(
+        "adaptive_preference",
+        "Adaptive preferences",
+        "Optional, the preference stage: a first batch of `start` judgments per pair, then "
+        "follow-up rounds of `start` more only while the 95 % interval of the share preferring "
+        "one caption contains one half and is wider than `half_width` either side, up to `cap`, "
+        'e.g. {"start": 6, "cap": 48, "half_width": 0.15}',
+        kind="object",
+        advanced=True,
+    ),
     GOLD_TOLERANCE,
     *gold_settings(categorical=True, ratings=True, agreement=0.8),
     HOLD_FAST,

@@ -9,13 +9,26 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
+from annotation.flows.quality.adaptive import (
+    quality_preference_policy,
+    quality_rating_policy,
+    scale_bounds,
+)
 from annotation.flows.quality.services.candidates import SCALES, quality_items_create
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import GoldItemKind, Item, Question, Run, RunStatus
+from annotation.selectors.follow_ups import preference_follow_ups, rating_follow_ups
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
+from annotation.tasktypes.adaptive import (
+    MORE_JUDGMENTS,
+    follow_up_batch_items,
+    no_policy,
+    round_assignments,
+)
 from annotation.tasktypes.base import ParsedAnswer, TaskType
+from pipeline.adaptive_cost import ExpectedJudgments, expected_preferences, expected_ratings
 
 BINARY = (("yes", "Yes, the caption describes the image"), ("no", "No, it does not"))
 
@@ -88,6 +101,33 @@ class QualityRatingTask(QualityTask):
     def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
         return SCALES[str(question.item.run.config.get("scale", "expert"))]
 
+    batch_options = (MORE_JUDGMENTS,)
+
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
+        return round_assignments(quality_rating_policy(run), options, self.default_assignments)
+
+    def adaptive_expected(self, *, run: Run) -> ExpectedJudgments | None:
+        policy = quality_rating_policy(run)
+        if policy is None:
+            return None
+        low, high = scale_bounds(run.config)
+        return expected_ratings(policy, tuple(range(low, high + 1)))
+
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        """With `more_judgments`: the rated captions whose interval is still wider than the
+        run's `adaptive` setting."""
+        if not options.get("more_judgments"):
+            return super().items_for_batch(run=run, options=options)
+        policy = quality_rating_policy(run)
+        if policy is None:
+            raise no_policy("adaptive")
+        low, high = scale_bounds(run.config)
+        captions = Item.objects.filter(run=run, kind=self.kind)
+        ids = rating_follow_ups(
+            run=run, stage=self.stage, items=captions, policy=policy, low=low, high=high
+        )
+        return follow_up_batch_items(ids, what="caption", setting="adaptive")
+
     def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         item = question.item
         assert item.candidate is not None
@@ -147,6 +187,27 @@ class QualityPreferenceTask(QualityTask):
     kind = QualityItemKind.CANDIDATE_PAIR
     choices = ("a", "b")
     gold_kinds = (GoldItemKind.PREFERENCE,)
+    batch_options = (MORE_JUDGMENTS,)
+
+    def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
+        policy = quality_preference_policy(run)
+        return round_assignments(policy, options, self.default_assignments)
+
+    def adaptive_expected(self, *, run: Run) -> ExpectedJudgments | None:
+        policy = quality_preference_policy(run)
+        return None if policy is None else expected_preferences(policy)
+
+    def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
+        """With `more_judgments`: the judged pairs whose preference the run's
+        `adaptive_preference` setting finds neither decided nor pinned down."""
+        if not options.get("more_judgments"):
+            return super().items_for_batch(run=run, options=options)
+        policy = quality_preference_policy(run)
+        if policy is None:
+            raise no_policy("adaptive_preference")
+        pairs = Item.objects.filter(run=run, kind=self.kind)
+        ids = preference_follow_ups(run=run, stage=self.stage, items=pairs, policy=policy)
+        return follow_up_batch_items(ids, what="pair", setting="adaptive_preference")
 
     def gold_kind(self, *, found: Established) -> GoldKind | None:
         # The item's own order, whatever side each caption was shown on: 1 = the first.

@@ -8,6 +8,7 @@ from annotation.crowd import provider_for
 from annotation.flow_registry import flows
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
+from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.image_availability import batch_images_check
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
 
@@ -54,7 +55,8 @@ class Command(ServiceCommand):
         parser.add_argument(
             "--more-judgments",
             action="store_true",
-            help="ECCV adaptive runs: a follow-up batch of the pairs still uncertain",
+            help="adaptive runs (ECCV, CxC, caption-quality ratings and preferences): a "
+            "follow-up batch of the judged items still too uncertain",
         )
         parser.add_argument(
             "--approval-delay", type=int, help="seconds before unreviewed work is approved"
@@ -107,6 +109,15 @@ class Command(ServiceCommand):
             batch_images_check(batch=batch)  # as the console and the API: no grey boxes
             batch = batch_publish(batch=batch)
         self.stdout.write(f"batch {batch.pk}: {batch.hits.count()} HITs, {batch.status}")
+        adaptive = batch_adaptive_cost(batch=batch)
+        if adaptive is not None:  # as the batch page: the whole adaptive run's range
+            j, c = adaptive.judgments, adaptive.cost
+            self.stdout.write(
+                f"adaptive redundancy, {adaptive.items} items over all rounds: minimum "
+                f"{j['minimum']} judgments ({c['minimum']}), expected {j['expected']} "
+                f"({j['expected_low']}-{j['expected_high']}; {c['expected']}), maximum "
+                f"{j['maximum']} ({c['maximum']}); expected: {adaptive.source}"
+            )
         for warning in batch_warnings(batch=batch):
             self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
         url = provider_for(batch.provider).worker_url(batch=batch)

@@ -37,7 +37,9 @@ class Command(ServiceCommand):
             default=DEFAULT,
             help=f"comma-separated: {', '.join(POPULATIONS)}, uniform-<accuracy>",
         )
-        parser.add_argument("--flows", default="bison,eccv", help="comma-separated flow names")
+        parser.add_argument(
+            "--flows", default="bison,eccv,cxc,quality", help="comma-separated flow names"
+        )
         parser.add_argument("--captions", default=str(SAMPLE), help="COCO captions JSON")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--eccv-queries", type=int, default=60)

@@ -48,10 +48,15 @@ class BatchForm(forms.Form):
             (t.stage, stage_label(t.stage)) for t in tasks
         ]
         cast(forms.ChoiceField, self.fields["provider"]).choices = providers()
-        for task in tasks:  # the stages' own options (an ECCV round's direction, ...)
+        # The stages' own options (an ECCV round's direction, ...); one field per option,
+        # named after the stages that take it when not all do.
+        owners: dict[str, tuple[BatchOption, list[str]]] = {}
+        for task in tasks:
             for option in task.batch_options:
-                only = f" ({stage_label(task.stage)} only)" if len(tasks) > 1 else ""
-                self.fields.setdefault(option.name, _option_field(option, only))
+                owners.setdefault(option.name, (option, []))[1].append(stage_label(task.stage))
+        for name, (option, labels) in owners.items():
+            only = f" ({', '.join(labels)} only)" if len(labels) < len(tasks) else ""
+            self.fields[name] = _option_field(option, only)
 
     def task_options(self) -> dict[str, Any]:
         """The options the chosen stage takes, as `create_batch` stores them (an empty

@@ -2,7 +2,8 @@
 qualifications, the stage's own options such as an ECCV round's direction) makes a draft with the same `batch_create` as the CLI and the API; its page
 shows what it would cost (rewards and the platform's fees), the expected hourly pay and
 anything that would refuse it (budget, daily cap, balance, low pay) before "Publish" or
-"Discard". What it offers for a provider comes from the provider's declared capabilities."""
+"Discard"; for an adaptive run's first batch, the judgments and cost over all its rounds
+(minimum, expected, maximum: `selectors/adaptive_cost.py`). What it offers for a provider comes from the provider's declared capabilities."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from annotation.models import Batch, BatchStatus, Run
 from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
+from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.links import public_base_url
 from annotation.selectors.pay import pay_estimate
@@ -69,6 +71,7 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
         except (InputError, ServiceError) as exc:
             form_refusal(form, exc)
         else:
+            batch_adaptive_cost(batch=batch)  # computed now, so the launch page only reads it
             return redirect("batch-launch", batch_id=batch.pk)
     status = 400 if request.method == "POST" else 200
     notices = [provider_for(name).notice for name in web_provider_names()]
@@ -107,6 +110,7 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "requirements": provider.requirements(batch=batch),
         "speed_rule": speed_rule(batch.run),
         "held_fast": reviews_held_fast_count(run=batch.run, batch=batch),
+        "adaptive": batch_adaptive_cost(batch=batch),
         "warnings": batch_warnings(batch=batch),
         "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
         "notes": provider.launch_notes(batch=batch, base=public_base_url(request)),

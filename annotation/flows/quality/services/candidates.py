@@ -64,6 +64,10 @@ def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
 
     config = {**DEFAULTS, **config}
     settings_check(SETTINGS, config)  # each declared setting's range or choices
+    from annotation.flows.quality.adaptive import preference_policy_of, rating_policy_of
+
+    rating_policy_of(config)  # the adaptive objects' own checks
+    preference_policy_of(config)
     return config
 
 
