@@ -104,10 +104,15 @@ def fill_rows(cur: Any, *, pairs: int, raters: int) -> int:
             [r, stage, PER_HIT, raters],
         )
         batch = cur.fetchone()[0]  # type: ignore[index]
+        # Every pair once, as in CxC (a repeated pair would make the release's CHANGES
+        # comparison match each copy with every other).
         pair_sql = {
-            "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, NULL, NULL",
-            "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, %(cap0)s + g %% 25000, %(cap0)s + (g * 13 + 3) %% 25000",
-            "cxc_sits": "%(img0)s + g %% 5000, NULL, %(cap0)s + (g * 13 + 3) %% 25000, NULL",
+            "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g %% 5000 + 1 + g / 5000) %% 5000,"
+            " NULL, NULL",
+            "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000,"
+            " %(cap0)s + g %% 25000, %(cap0)s + (g %% 25000 + 1 + g / 25000) %% 25000",
+            "cxc_sits": "%(img0)s + (g %% 25000 / 5 + 1 + g / 25000) %% 5000, NULL,"
+            " %(cap0)s + g %% 25000, NULL",
         }[stage]
         cur.execute(
             "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, caption_id,"
