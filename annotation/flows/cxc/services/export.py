@@ -133,26 +133,38 @@ def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Arr
 
 def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[int, str]) -> None:
     """Every rating as a JSON line (keys sorted, as `json.dumps` would write them), made a
-    slice of columns at a time in Arrow."""
-    gold_words = pa.array(["false", "true"])
-    stage_words = pa.array([str(s) for s in STAGES])
+    slice of columns at a time in Arrow. A line's end (rating, stage, worker) is one of few:
+    each is written once and taken by its code."""
+    pks = np.array(sorted(pseudonyms), dtype=np.int64)
+    words = [pseudonyms[pk] for pk in pks.tolist()]
+    values = np.flatnonzero(np.bincount(ratings.value.astype(np.int64) + 128, minlength=256))
+    ends = pa.array(
+        [
+            f', "rating": {v - 128}, "stage": "{stage}", "worker": "{word}"}}'
+            for v in values.tolist()
+            for stage in STAGES
+            for word in words
+        ],
+        pa.string(),
+    )
+    value_code = np.zeros(256, dtype=np.int64)
+    value_code[values] = np.arange(values.size)
+    middles = pa.array([', "gold": false, "item": ', ', "gold": true, "item": '])
     step = 200_000
     for lo in range(0, ratings.item.size, step):
         part = slice(lo, lo + step)
+        workers = ratings.worker[part]
+        at = np.searchsorted(pks, workers).clip(0, max(pks.size - 1, 0))
+        if workers.size and (pks.size == 0 or (pks[at] != workers).any()):
+            raise ServiceError("a rating's worker has no pseudonym (not a worker of the run)")
+        value = value_code[ratings.value[part].astype(np.int64) + 128]
+        end = (value * len(STAGES) + ratings.stage[part]) * len(words) + at
         text = joined_lines(
             '{"assignment": ',
             int_text(ratings.assignment[part]),
-            ', "gold": ',
-            gold_words.take(ratings.gold[part].astype(np.int8)),
-            ', "item": ',
+            middles.take(ratings.gold[part].astype(np.int8)),
             int_text(ratings.item[part]),
-            ', "rating": ',
-            int_text(ratings.value[part]),
-            ', "stage": "',
-            stage_words.take(ratings.stage[part]),
-            '", "worker": "',
-            _pseudonym_column(ratings.worker[part], pseudonyms),
-            '"}',
+            ends.take(end),
         )
         write_lines(lines, text)
 
