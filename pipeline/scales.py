@@ -86,9 +86,7 @@ def rating_model(
     used = np.bincount(col, minlength=wids.size)
     # Each round's closing item step leaves its per-rating weights for the next round's
     # opening one (the same expressions of the same a, b, s2): computed once.
-    bc, ac, s2c = b[col], a[col], s2[col]
-    own = bc**2 / s2c
-    pull = bc * (y - ac) / s2c
+    own, pull = _item_weights(y, a, b, s2, col)
     precision: np.ndarray = np.bincount(row, weights=own, minlength=ids.size)
     total = np.bincount(row, weights=pull, minlength=ids.size)
     done = 0
@@ -97,11 +95,15 @@ def rating_model(
         # Each rating is set against the item's value from the *other* workers' ratings
         # (leave one out): against a value it helped make, a worker would look less noisy
         # than it is, gain weight, and pull the values further its way.
-        others = precision[row] - own
+        others = precision[row]
+        others -= own
         use = others > 1e-9
         all_used = bool(use.all())
         divisor = others if all_used else np.where(use, others, 1)
-        x = (total[row] - pull) / divisor
+        del others
+        x = total[row]
+        x -= pull
+        x /= divisor
         # Workers: ridge regression of their ratings on those values, towards a=0, b=1
         # (a weight of 1 multiplies nothing: skipped when every rating has other raters).
         if all_used:
@@ -120,9 +122,19 @@ def rating_model(
         b = np.clip((n * sxy - sx * sy) / np.where(det > 0, det, 1), 0.2, 3.0)
         a = (sy - b * sx) / n
         # Residual variance less the part the other workers' value brings itself.
+        # (y - a - b x)^2 - b^2 / divisor, in place: CxC's 1.3 million ratings make each
+        # temporary 10 MB.
         bc = b[col]
-        spread = (y - a[col] - bc * x) ** 2 - bc**2 / divisor
-        residual = np.maximum(spread, 0.0)
+        residual = a[col]
+        np.subtract(y, residual, out=residual)
+        part = bc * x
+        residual -= part
+        np.square(residual, out=residual)
+        np.square(bc, out=part)
+        part /= divisor
+        residual -= part
+        np.maximum(residual, 0.0, out=residual)
+        del bc, part, x, wx, wy, divisor
         if not all_used:
             residual = wt * residual
         s2 = (np.bincount(col, weights=residual, minlength=wids.size) + prior * pooled) / n
@@ -134,9 +146,8 @@ def rating_model(
         offset = float(np.average(a, weights=used))
         a, b = a - b * offset / slope, b / slope
         # Items: precision-weighted mean of the ratings read back through each worker.
-        bc, ac, s2c = b[col], a[col], s2[col]
-        own = bc**2 / s2c
-        pull = bc * (y - ac) / s2c
+        del residual
+        own, pull = _item_weights(y, a, b, s2, col)
         precision = np.bincount(row, weights=own, minlength=ids.size)
         total = np.bincount(row, weights=pull, minlength=ids.size)
         new: np.ndarray = total / precision
@@ -154,6 +165,7 @@ def rating_model(
     # narrow there), shrunk towards 1 with the weight of `ITEM_PRIOR` ratings, plus the
     # uncertainty of its workers' fitted offsets and slopes; a t quantile with the degrees of
     # freedom of that spread.
+    bc, ac, s2c = b[col], a[col], s2[col]
     residual2 = (y - ac - bc * mu[row]) ** 2 / s2c
     spread_df = ITEM_PRIOR + count - 1
     phi = (ITEM_PRIOR + np.bincount(row, weights=residual2, minlength=ids.size)) / spread_df
@@ -171,6 +183,20 @@ def rating_model(
         noise=np.sqrt(s2),
         iterations=done,
     )
+
+
+def _item_weights(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, s2: np.ndarray, col: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per rating, b^2 / s2 and b (y - a) / s2 of its worker, computed in place."""
+    bc, s2c = b[col], s2[col]
+    own = np.square(bc)
+    own /= s2c
+    pull = a[col]
+    np.subtract(y, pull, out=pull)
+    pull *= bc
+    pull /= s2c
+    return own, pull
 
 
 def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

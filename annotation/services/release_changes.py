@@ -169,6 +169,8 @@ def release_changes(
             old = _read(old_file)
             entry |= {"previous_rows": old.num_rows}
             entry |= changes_between(old=old, new=table, key=key)
+            del old
+            pa.default_memory_pool().release_unused()  # the old version's buffers, freed
         else:
             entry |= {"previous_rows": 0, "added": table.num_rows, "removed": 0, "changed": 0}
             entry["unchanged"] = 0

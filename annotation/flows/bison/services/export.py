@@ -18,7 +18,7 @@ from annotation.flows.bison.selectors import (
     bison_stage_counts,
     bison_verified_triples,
 )
-from annotation.flows.bison.vocabulary import BisonStage
+from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Job, Run
 from annotation.selectors.counting import counted
 from annotation.services.export_jobs import (
@@ -70,10 +70,13 @@ def bison_triples_table(*, run: Run, records: list[BisonRecord]) -> pa.Table:
     provenance (judgments, how many picked the positive image, their share, the workers)."""
     triples = list(bison_verified_triples(run=run).values_list("pk", "votes", "positive_votes"))
     answers: dict[int, list[int]] = defaultdict(list)
+    # Every verification answer of the run's triples (no id list that grows with the run:
+    # those of triples that were not verified are read and left unused).
     for item, worker in (
         Answer.objects.filter(
             counted("assignment__"),
-            question__item_id__in=[pk for pk, _, _ in triples],
+            question__item__run=run,
+            question__item__kind=BisonItemKind.TRIPLE,
             question__hit__batch__stage=BisonStage.VERIFICATION,
         )
         .order_by("question__item_id", "assignment_id")

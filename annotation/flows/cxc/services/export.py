@@ -150,7 +150,7 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
     value_code = np.zeros(256, dtype=np.int64)
     value_code[values] = np.arange(values.size)
     middles = pa.array([', "gold": false, "item": ', ', "gold": true, "item": '])
-    step = 200_000
+    step = 50_000  # lines per slice: a few MB of Arrow buffers at a time
     for lo in range(0, ratings.item.size, step):
         part = slice(lo, lo + step)
         workers = ratings.worker[part]
@@ -167,6 +167,8 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
             ends.take(end),
         )
         write_lines(lines, text)
+    # Arrow's allocator keeps freed buffers for reuse: hand them back before the next step.
+    pa.default_memory_pool().release_unused()
 
 
 MODEL_COLUMNS = (
