@@ -101,11 +101,14 @@ def rating_model(
         all_used = bool(use.all())
         divisor = others if all_used else np.where(use, others, 1)
         del others
-        x = total[row]
+        x: np.ndarray = total[row]
         x -= pull
         x /= divisor
         # Workers: ridge regression of their ratings on those values, towards a=0, b=1
         # (a weight of 1 multiplies nothing: skipped when every rating has other raters).
+        wx: np.ndarray
+        wy: np.ndarray
+        n: np.ndarray
         if all_used:
             wx, wy = x, y
             n = used.astype(np.float64) + prior
