@@ -43,22 +43,31 @@ def bison_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Jo
     return export_job_start(run=run, spec=BISON_EXPORT, release=release)
 
 
-def bison_records(*, run: Run) -> list[BisonRecord]:
-    """The verified triples as official records; candidate order is seeded per run."""
+# What the export reads of each verified triple: plain rows, not three model objects per
+# triple (40,000 images: seconds), read once for the records and their provenance.
+_TRIPLE_ROW = (
+    "pk",
+    "caption__coco_id",
+    "positive__coco_id",
+    "positive__file_name",
+    "negative__coco_id",
+    "negative__file_name",
+    "votes",
+    "positive_votes",
+)
+
+
+def _triple_rows(run: Run) -> list[tuple[Any, ...]]:
+    return list(bison_verified_triples(run=run).values_list(*_TRIPLE_ROW))
+
+
+def bison_records(*, run: Run, rows: list[tuple[Any, ...]] | None = None) -> list[BisonRecord]:
+    """The verified triples as official records; candidate order is seeded per run. `rows`:
+    the triples as `_triple_rows` reads them, if already read."""
     seed = int(run.config.get("seed", 0))
     records = []
-    # Plain rows, not three model objects per triple (40,000 images: seconds).
-    triples = bison_verified_triples(run=run).values_list(
-        "pk",
-        "caption__coco_id",
-        "positive__coco_id",
-        "positive__file_name",
-        "negative__coco_id",
-        "negative__file_name",
-    )
-    for bison_id, (pk, caption, positive, positive_file, negative, negative_file) in enumerate(
-        triples
-    ):
+    for bison_id, row in enumerate(_triple_rows(run) if rows is None else rows):
+        pk, caption, positive, positive_file, negative, negative_file = row[:6]
         assert caption is not None and negative is not None
         pair = [(positive, positive_file), (negative, negative_file)]
         random.Random(f"{seed}:{pk}").shuffle(pair)
@@ -73,10 +82,13 @@ def bison_records(*, run: Run) -> list[BisonRecord]:
     return records
 
 
-def bison_triples_table(*, run: Run, records: list[BisonRecord]) -> pa.Table:
+def bison_triples_table(
+    *, run: Run, records: list[BisonRecord], rows: list[tuple[Any, ...]] | None = None
+) -> pa.Table:
     """The `bison_triples` record set: each exported record with its verification's
-    provenance (judgments, how many picked the positive image, their share, the workers)."""
-    triples = list(bison_verified_triples(run=run).values_list("pk", "votes", "positive_votes"))
+    provenance (judgments, how many picked the positive image, their share, the workers).
+    `rows`: the triples as `_triple_rows` reads them, if already read."""
+    triples = [(r[0], r[6], r[7]) for r in (_triple_rows(run) if rows is None else rows)]
     answers: dict[int, list[int]] = defaultdict(list)
     # Every verification answer of the run's triples (no id list that grows with the run:
     # those of triples that were not verified are read and left unused).
@@ -116,7 +128,8 @@ def bison_triples_table(*, run: Run, records: list[BisonRecord]) -> pa.Table:
 
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
-    records = bison_records(run=run)
+    rows = _triple_rows(run)
+    records = bison_records(run=run, rows=rows)
     work.progress(50, f"writing {len(records)} records")
     split = str(run.dataset.info.get("split") or run.config.get("split") or "val2014")
     document = bison_document(records, source="coco", split=split)
@@ -130,7 +143,7 @@ def _build(work: ExportWork) -> ExportParts:
         message=f"{len(records)} records -> ",
         main_file=name,
         checksum=checksum,
-        tables={"bison_triples": bison_triples_table(run=run, records=records)},
+        tables={"bison_triples": bison_triples_table(run=run, records=records, rows=rows)},
     )
 
 
