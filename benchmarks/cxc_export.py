@@ -5,10 +5,11 @@ The database is filled with SQL (generate_series): 5,000 images x 5 captions, 26
 pairs over the three tasks, HITs of 10 pairs with 5 submitted assignments each, one rating per
 pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
 - app: the CxC export job (`export_job_write`: counted ratings read, averaged, three CSVs, ratings.jsonl,
-  agreement per task, manifest);
+  agreement per task, the scale model's CSV, manifest, Parquet, CHANGES against the previous
+  repeat's version, card, Croissant, datasheet);
 - bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file.
 
-    .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 3] [--pairs 267095]
+    .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--pairs 267095]
 
 A database named crowdvl_bench_cxc is created on that server and dropped afterwards.
 """
@@ -104,10 +105,15 @@ def fill_rows(cur: Any, *, pairs: int, raters: int) -> int:
             [r, stage, PER_HIT, raters],
         )
         batch = cur.fetchone()[0]  # type: ignore[index]
+        # Every pair once, as in CxC (a repeated pair would make the release's CHANGES
+        # comparison match each copy with every other).
         pair_sql = {
-            "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, NULL, NULL",
-            "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000, %(cap0)s + g %% 25000, %(cap0)s + (g * 13 + 3) %% 25000",
-            "cxc_sits": "%(img0)s + g %% 5000, NULL, %(cap0)s + (g * 13 + 3) %% 25000, NULL",
+            "cxc_sis": "%(img0)s + g %% 5000, %(img0)s + (g %% 5000 + 1 + g / 5000) %% 5000,"
+            " NULL, NULL",
+            "cxc_sts": "%(img0)s + g %% 5000, %(img0)s + (g * 7 + 1) %% 5000,"
+            " %(cap0)s + g %% 25000, %(cap0)s + (g %% 25000 + 1 + g / 25000) %% 25000",
+            "cxc_sits": "%(img0)s + (g %% 25000 / 5 + 1 + g / 25000) %% 5000, NULL,"
+            " %(cap0)s + g %% 25000, NULL",
         }[stage]
         cur.execute(
             "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, caption_id,"
@@ -227,10 +233,13 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         run_id = fill(url, args.pairs)
         connections.close_all()
-        results = {
-            name: [in_subprocess(__file__, name, [url, str(run_id)]) for _ in range(args.repeats)]
-            for name in ("copy", "app")
-        }
+        # Alternated, so a change in the machine's load weighs on both sides alike.
+        results: dict[str, list[dict]] = {"copy": [], "app": []}
+        loads = [Path("/proc/loadavg").read_text().split()[0]]
+        for _ in range(args.repeats):
+            for name in ("copy", "app"):
+                results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
+        loads.append(Path("/proc/loadavg").read_text().split()[0])
     finally:
         from django.db import connections
 
@@ -239,12 +248,13 @@ def main() -> None:
             conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
     base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(
-        f"\nCxC export of {results['app'][0]['rows']:,} ratings, median of {args.repeats}, fresh process each"
+        f"\nCxC export of {results['app'][0]['rows']:,} ratings, median of {args.repeats}, fresh "
+        f"process each, alternated (1-min load average {loads[0]} before, {loads[1]} after)"
     )
     print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
     for name, label in (
         ("copy", "bare COPY ... TO (baseline)"),
-        ("app", "CxC export job (CSVs, JSONL, agreement)"),
+        ("app", "CxC export job (every release file)"),
     ):
         runs = results[name]
         seconds = statistics.median(r["seconds"] for r in runs)
@@ -252,6 +262,12 @@ def main() -> None:
             f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
             f"{fmt_mb(max(r['peak'] for r in runs)):>13}{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
         )
+    ratios = [
+        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
+    ]
+    print(
+        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
+    )
 
 
 if __name__ == "__main__":

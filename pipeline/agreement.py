@@ -96,7 +96,7 @@ def mean_pairwise_spearman_arrays(
     u = np.asarray(units, dtype=np.int64)
     r = np.asarray(raters, dtype=np.int64)
     v = np.asarray(values, dtype=np.float64)
-    order = np.lexsort((r, u))
+    order = _lexorder(u, r)
     u, r, v = u[order], r[order], v[order]
     starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
     sizes = np.diff(np.r_[starts, u.size])
@@ -118,10 +118,24 @@ def mean_pairwise_spearman_arrays(
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
 
 
+def _lexorder(first: np.ndarray, then: np.ndarray) -> np.ndarray:
+    """`np.lexsort((then, first))`: by `first`, then `then`, ties in their order. Where both
+    hold whole numbers whose combination fits 62 bits, one stable sort of the combined key
+    gives the same order at about half the cost of two sorting passes."""
+    if first.size and np.array_equal(then, np.round(then)) and np.isfinite(then).all():
+        low, high = float(then.min()), float(then.max())
+        f_low, f_high = int(first.min()), int(first.max())
+        span = int(high - low) + 1
+        if span * (f_high - f_low + 1) < 2**62:
+            key = (first.astype(np.int64) - f_low) * span + (then - low).astype(np.int64)
+            return np.argsort(key, kind="stable")
+    return np.lexsort((then, first))
+
+
 def _grouped_ranks(group: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Average ranks (1-based, ties sharing their mean rank) of `x` within each group, and
     whether `x` is constant within each group."""
-    order = np.lexsort((x, group))
+    order = _lexorder(group, x)
     g, xs = group[order], x[order]
     new_group = np.r_[True, g[1:] != g[:-1]]
     firsts = np.flatnonzero(new_group)

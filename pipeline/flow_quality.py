@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import t as student
+from scipy.special import stdtrit  # the t quantile (scipy.stats.t.ppf's): loads ~0.5 s faster
 
 from pipeline.aggregation import dawid_skene, mace, majority, weighted_majority
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy, preference_maximum
@@ -133,7 +133,7 @@ def _interval(values: Sequence[float]) -> tuple[float, float, float]:
     mean = statistics.fmean(clean)
     if len(clean) < 2:
         return mean, math.nan, math.nan
-    half = float(student.ppf(0.975, len(clean) - 1)) * statistics.stdev(clean) / len(clean) ** 0.5
+    half = float(stdtrit(len(clean) - 1, 0.975)) * statistics.stdev(clean) / len(clean) ** 0.5
     return mean, mean - half, mean + half
 
 

@@ -74,43 +74,72 @@ def rating_model(
     items, workers = np.asarray(items), np.asarray(workers)
     y = np.asarray(ratings, dtype=np.float64)
     _check(items, workers, y)
-    ids, row = np.unique(items, return_inverse=True)
-    wids, col = np.unique(workers, return_inverse=True)
+    ids, row = _unique(items)
+    wids, col = _unique(workers)
     count = np.bincount(row, minlength=ids.size).astype(np.float64)
     plain = np.bincount(row, weights=y, minlength=ids.size) / count
     mu: np.ndarray = plain.copy()
-    precision: np.ndarray = count
     a = np.zeros(wids.size)
     b = np.ones(wids.size)
     pooled = max(float(np.var(y - plain[row])), 0.05)
     s2 = np.full(wids.size, pooled)
     used = np.bincount(col, minlength=wids.size)
+    # Each round's closing item step leaves its per-rating weights for the next round's
+    # opening one (the same expressions of the same a, b, s2): computed once.
+    own, pull = _item_weights(y, a, b, s2, col)
+    precision: np.ndarray = np.bincount(row, weights=own, minlength=ids.size)
+    total = np.bincount(row, weights=pull, minlength=ids.size)
     done = 0
     for step in range(1, iterations + 1):
         done = step
         # Each rating is set against the item's value from the *other* workers' ratings
         # (leave one out): against a value it helped make, a worker would look less noisy
         # than it is, gain weight, and pull the values further its way.
-        own = b[col] ** 2 / s2[col]
-        pull = b[col] * (y - a[col]) / s2[col]
-        precision = np.bincount(row, weights=own, minlength=ids.size)
-        total = np.bincount(row, weights=pull, minlength=ids.size)
-        others = precision[row] - own
+        others = precision[row]
+        others -= own
         use = others > 1e-9
-        x = np.where(use, (total[row] - pull) / np.where(use, others, 1), 0.0)
-        # Workers: ridge regression of their ratings on those values, towards a=0, b=1.
-        wt = use.astype(np.float64)
-        n = np.bincount(col, weights=wt, minlength=wids.size) + prior
-        sx = np.bincount(col, weights=wt * x, minlength=wids.size)
-        sy = np.bincount(col, weights=wt * y, minlength=wids.size)
-        sxx = np.bincount(col, weights=wt * x * x, minlength=wids.size) + prior
-        sxy = np.bincount(col, weights=wt * x * y, minlength=wids.size) + prior
+        all_used = bool(use.all())
+        divisor = others if all_used else np.where(use, others, 1)
+        del others
+        x: np.ndarray = total[row]
+        x -= pull
+        x /= divisor
+        # Workers: ridge regression of their ratings on those values, towards a=0, b=1
+        # (a weight of 1 multiplies nothing: skipped when every rating has other raters).
+        wx: np.ndarray
+        wy: np.ndarray
+        n: np.ndarray
+        if all_used:
+            wx, wy = x, y
+            n = used.astype(np.float64) + prior
+        else:
+            x = np.where(use, x, 0.0)
+            wt = use.astype(np.float64)
+            wx, wy = wt * x, wt * y
+            n = np.bincount(col, weights=wt, minlength=wids.size) + prior
+        sx = np.bincount(col, weights=wx, minlength=wids.size)
+        sy = np.bincount(col, weights=wy, minlength=wids.size)
+        sxx = np.bincount(col, weights=wx * x, minlength=wids.size) + prior
+        sxy = np.bincount(col, weights=wx * y, minlength=wids.size) + prior
         det = n * sxx - sx * sx
         b = np.clip((n * sxy - sx * sy) / np.where(det > 0, det, 1), 0.2, 3.0)
         a = (sy - b * sx) / n
         # Residual variance less the part the other workers' value brings itself.
-        spread = (y - a[col] - b[col] * x) ** 2 - b[col] ** 2 / np.where(use, others, 1)
-        residual = wt * np.maximum(spread, 0.0)
+        # (y - a - b x)^2 - b^2 / divisor, in place: CxC's 1.3 million ratings make each
+        # temporary 10 MB.
+        bc = b[col]
+        residual = a[col]
+        np.subtract(y, residual, out=residual)
+        part = bc * x
+        residual -= part
+        np.square(residual, out=residual)
+        np.square(bc, out=part)
+        part /= divisor
+        residual -= part
+        np.maximum(residual, 0.0, out=residual)
+        del bc, part, x, wx, wy, divisor
+        if not all_used:
+            residual = wt * residual
         s2 = (np.bincount(col, weights=residual, minlength=wids.size) + prior * pooled) / n
         s2 = np.maximum(s2, 0.01)
         # The model's unit is arbitrary (a_w + b_w mu_i is unchanged when mu moves by an affine
@@ -120,10 +149,11 @@ def rating_model(
         offset = float(np.average(a, weights=used))
         a, b = a - b * offset / slope, b / slope
         # Items: precision-weighted mean of the ratings read back through each worker.
-        weight = b[col] ** 2 / s2[col]
-        precision = np.bincount(row, weights=weight, minlength=ids.size)
-        pulled = np.bincount(row, weights=b[col] * (y - a[col]) / s2[col], minlength=ids.size)
-        new: np.ndarray = pulled / precision
+        del residual
+        own, pull = _item_weights(y, a, b, s2, col)
+        precision = np.bincount(row, weights=own, minlength=ids.size)
+        total = np.bincount(row, weights=pull, minlength=ids.size)
+        new: np.ndarray = total / precision
         change = float(np.abs(new - mu).max())
         mu = new
         if change < tolerance:
@@ -138,13 +168,12 @@ def rating_model(
     # narrow there), shrunk towards 1 with the weight of `ITEM_PRIOR` ratings, plus the
     # uncertainty of its workers' fitted offsets and slopes; a t quantile with the degrees of
     # freedom of that spread.
-    residual2 = (y - a[col] - b[col] * mu[row]) ** 2 / s2[col]
+    bc, ac, s2c = b[col], a[col], s2[col]
+    residual2 = (y - ac - bc * mu[row]) ** 2 / s2c
     spread_df = ITEM_PRIOR + count - 1
     phi = (ITEM_PRIOR + np.bincount(row, weights=residual2, minlength=ids.size)) / spread_df
     variance = phi / precision + _worker_part(row, col, y, a, b, s2, (n, sx, sxx), ids.size)
-    from scipy.stats import t as student  # here: scipy.stats costs ~0.3 s to import
-
-    half = student.ppf(0.975, spread_df) * slope * np.sqrt(variance)
+    half = _t975(spread_df) * slope * np.sqrt(variance)
     return RatingEstimate(
         items=ids,
         mean=plain,
@@ -157,6 +186,42 @@ def rating_model(
         noise=np.sqrt(s2),
         iterations=done,
     )
+
+
+def _item_weights(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, s2: np.ndarray, col: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per rating, b^2 / s2 and b (y - a) / s2 of its worker, computed in place."""
+    bc, s2c = b[col], s2[col]
+    own = np.square(bc)
+    own /= s2c
+    pull = a[col]
+    np.subtract(y, pull, out=pull)
+    pull *= bc
+    pull /= s2c
+    return own, pull
+
+
+def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)`, without its sort where the values are
+    integers in a range not much wider than their count (ids: CxC's 1.3 million ratings)."""
+    if values.dtype.kind in "iu" and values.size:
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * values.size:
+            present = np.zeros(high - low + 1, dtype=bool)
+            present[values - low] = True
+            rank = np.cumsum(present) - 1
+            return np.flatnonzero(present).astype(values.dtype) + low, rank[values - low]
+    return np.unique(values, return_inverse=True)
+
+
+def _t975(df: np.ndarray) -> np.ndarray:
+    """Student's t 0.975 quantile per degrees of freedom (scipy.stats.t.ppf's own function,
+    once per distinct value: there are few; scipy.special loads faster than scipy.stats)."""
+    from scipy.special import stdtrit
+
+    values, at = np.unique(df, return_inverse=True)
+    return stdtrit(values, 0.975)[at]
 
 
 def _worker_part(

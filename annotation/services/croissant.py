@@ -142,6 +142,16 @@ def croissant_document(
         for p in folder.rglob("*")
         if p.is_file() and p.name != CROISSANT_FILE
     )
+    # The manifest holds the sha256 of the files it lists, taken as they were written: not
+    # read again (CxC's ratings.jsonl is 168 MB).
+    known: dict[str, str] = {
+        **{name: sha for name, sha in manifest.get("files", {}).items() if isinstance(sha, str)},
+        **{
+            entry["file"]: entry["sha256"]
+            for entry in manifest.get("record_sets", {}).values()
+            if isinstance(entry, dict) and "file" in entry and "sha256" in entry
+        },
+    }
     distribution = [
         {
             "@type": "cr:FileObject",
@@ -149,7 +159,7 @@ def croissant_document(
             "name": name,
             "contentUrl": name,
             "encodingFormat": _FORMATS.get(Path(name).suffix, "application/octet-stream"),
-            "sha256": _sha256(folder / name),
+            "sha256": known.get(name) or _sha256(folder / name),
         }
         for name in files
     ]

@@ -43,6 +43,12 @@ class AtomicLines:
             self.digest.update(data)
             self.handle.write(data)
 
+    def write_bytes(self, data: bytes | memoryview) -> None:
+        """Lines already encoded, each ending in its newline (an Arrow buffer)."""
+        if len(data):
+            self.digest.update(data)
+            self.handle.write(data)
+
     def close(self) -> str:
         self.handle.close()
         os.replace(self.tmp, self.path)

@@ -1,14 +1,16 @@
 """What changed since the run's previous export version: records matched by each record
 set's stable key (the flow's `ExportSpec.record_keys`), counted as added, removed, changed
 (same key, another value in any column) or unchanged; written as `CHANGES.md` and the
-manifest's `changes`. Computed from the Parquet tables, list columns joined in Arrow (no
-Python object per rating)."""
+manifest's `changes`. Computed from the Parquet tables in Arrow: records aligned as they
+are or matched by a hash join, lists compared element by element (no Python object per
+rating; pandas' merge of joined texts took seconds at CxC's size)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -16,43 +18,133 @@ import pyarrow.parquet as pq
 from annotation.models import Export
 from annotation.services.files import file_write_atomic
 
-if TYPE_CHECKING:  # pandas costs a quarter of a second to import: only when comparing
-    import pandas as pd
-
 CHANGES_FILE = "CHANGES.md"
 
 
-def _frame(table: pa.Table) -> pd.DataFrame:
-    """`table` with each list column joined into one text per row, as a data frame."""
-    columns = {}
-    for name in table.column_names:
-        column = table.column(name)
-        if pa.types.is_list(column.type):
-            if not pa.types.is_string(column.type.value_type):
-                column = pc.cast(column, pa.list_(pa.string()))
-            column = pc.binary_join(column, ";")
-        columns[name] = column
-    return pa.table(columns).to_pandas()
+def _plain(column: pa.ChunkedArray) -> pa.Array:
+    """`column` as one array, dictionary-encoded values decoded."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array
+
+
+def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Per row, whether `a` and `b` hold the same scalar (two missing values, null or NaN,
+    are the same)."""
+    a, b = _plain(a), _plain(b)
+    try:
+        equal = pc.fill_null(pc.equal(a, b), False)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # types Arrow cannot compare
+        left, right = a.to_pandas(), b.to_pandas()
+        return ((left == right) | (left.isna() & right.isna())).to_numpy(dtype=bool)
+    missing = pc.and_(pc.is_null(a, nan_is_null=True), pc.is_null(b, nan_is_null=True))
+    return pc.or_(equal, missing).to_numpy(zero_copy_only=False)
+
+
+def _same_lists(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Per row, whether the lists `a` and `b` hold the same values in the same order (two
+    missing lists are the same), compared element by element in Arrow."""
+    a, b = _plain(a), _plain(b)
+    size_a = pc.fill_null(pc.list_value_length(a), -1).to_numpy(zero_copy_only=False)
+    size_b = pc.fill_null(pc.list_value_length(b), -1).to_numpy(zero_copy_only=False)
+    same = size_a == size_b
+    rows = np.flatnonzero(same & (size_a > 0))
+    if rows.size:
+        whole = rows.size == len(a)  # every row to compare: no copy
+        left, right = (a, b) if whole else (a.take(rows), b.take(rows))
+        equal = _same_values(pc.list_flatten(left), pc.list_flatten(right))
+        parents = pc.list_parent_indices(left).to_numpy(zero_copy_only=False)
+        same[rows] = np.bincount(parents, weights=~equal, minlength=rows.size) == 0
+    return same
+
+
+def _same(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Per row, whether `a` and `b` hold the same value."""
+    if pa.types.is_list(a.type) and pa.types.is_list(b.type):
+        return _same_lists(a, b)
+    if pa.types.is_list(a.type) or pa.types.is_list(b.type):
+        return np.zeros(len(a), dtype=bool)
+    return _same_values(a, b)
+
+
+def _unique_keys(table: pa.Table, keys: list[str]) -> bool:
+    """Whether no two rows of `table` share a key (and none lacks one)."""
+    text = [pc.cast(_plain(table.column(k)), pa.string()) for k in keys]
+    joined = pc.binary_join_element_wise(*text, "\x1f") if len(text) > 1 else text[0]
+    return pc.count_distinct(joined).as_py() == table.num_rows and not joined.null_count
+
+
+def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Array, pa.Array]:
+    """Row numbers of `before` and `after` per matched key (null where unmatched): aligned
+    as they are when both list the same keys in the same order (a re-export), else by
+    Arrow's hash join (a missing key matches a missing key, as in pandas)."""
+    if (
+        before.num_rows == after.num_rows
+        and all(_same_values(before.column(k), after.column(k)).all() for k in keys)
+        and _unique_keys(before, keys)
+    ):  # the same unique keys in the same order (a repeated key matches every copy)
+        rows = pa.array(np.arange(before.num_rows, dtype=np.int64))
+        return rows, rows
+
+    def numbered(table: pa.Table, name: str) -> pa.Table:
+        # A missing key becomes a marker value so that it matches another missing key.
+        cols = {
+            k: pc.fill_null(_plain(table.column(k)), _marker(_plain(table.column(k)).type))
+            for k in keys
+        }
+        return pa.table({**cols, name: pa.array(np.arange(table.num_rows, dtype=np.int64))})
+
+    matched = numbered(before, "@old").join(
+        numbered(after, "@new"), keys=keys, join_type="full outer", use_threads=False
+    )
+    return matched.column("@old").combine_chunks(), matched.column("@new").combine_chunks()
 
 
 def changes_between(*, old: pa.Table, new: pa.Table, key: tuple[str, ...]) -> dict[str, int]:
     """Records of `new` against `old`, matched by `key`: added, removed, changed, unchanged."""
-    import pandas as pd
-
-    before, after = _frame(old), _frame(new)
-    merged = before.merge(after, on=list(key), how="outer", indicator=True, suffixes=("@", ""))
-    both = merged[merged["_merge"] == "both"]
-    values = [c for c in after.columns if c not in key and c in before.columns]
-    differs = pd.Series(False, index=both.index)
-    for column in values:
-        a, b = both[column + "@"], both[column]
-        differs |= ~((a == b) | (a.isna() & b.isna()))
+    keys = list(key)
+    for k in keys:  # the old file may hold a key in another width (int32 against int64)
+        if new.column(k).type != old.column(k).type:
+            at = new.column_names.index(k)
+            new = new.set_column(at, k, new.column(k).cast(old.column(k).type))
+    left, right = _matched(old, new, keys)
+    both = pc.and_(pc.is_valid(left), pc.is_valid(right))
+    at_old, at_new = left.filter(both), right.filter(both)
+    aligned = len(at_old) == old.num_rows == new.num_rows and left is right
+    differs = np.zeros(len(at_old), dtype=bool)
+    for column in (c for c in new.column_names if c not in key and c in old.column_names):
+        a, b = _plain(old.column(column)), _plain(new.column(column))
+        differs |= ~_same(a, b) if aligned else ~_same(a.take(at_old), b.take(at_new))
     return {
-        "added": int((merged["_merge"] == "right_only").sum()),
-        "removed": int((merged["_merge"] == "left_only").sum()),
+        "added": left.null_count,
+        "removed": right.null_count,
         "changed": int(differs.sum()),
-        "unchanged": int(len(both) - differs.sum()),
+        "unchanged": int(differs.size - differs.sum()),
     }
+
+
+def _marker(kind: pa.DataType) -> Any:
+    """A stand-in for a missing key of type `kind` (one no real record uses)."""
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "\x00missing"
+    if pa.types.is_integer(kind):
+        return pa.scalar(np.iinfo(kind.to_pandas_dtype()).min, kind)
+    if pa.types.is_floating(kind):
+        return float("-inf")
+    return pa.scalar(None, kind)  # left missing: Arrow matches it with nothing
+
+
+def _read(path: Path) -> pa.Table:
+    """A previous version's table, strings inside lists read as dictionaries (CxC's worker
+    pseudonyms: six times faster to read than 1.3 million separate strings)."""
+    schema = pq.ParquetFile(path).schema
+    nested = [
+        c.path
+        for c in (schema.column(i) for i in range(len(schema)))
+        if c.max_repetition_level > 0 and c.physical_type == "BYTE_ARRAY"
+    ]
+    return pq.read_table(path, read_dictionary=nested)
 
 
 def _previous_folder(previous: Export) -> Path:
@@ -74,9 +166,11 @@ def release_changes(
         entry: dict[str, Any] = {"key": list(key), "rows": table.num_rows}
         old_file = _previous_folder(previous) / "data" / f"{name}.parquet" if previous else None
         if old_file is not None and old_file.is_file() and key:
-            old = pq.read_table(old_file)
+            old = _read(old_file)
             entry |= {"previous_rows": old.num_rows}
             entry |= changes_between(old=old, new=table, key=key)
+            del old
+            pa.default_memory_pool().release_unused()  # the old version's buffers, freed
         else:
             entry |= {"previous_rows": 0, "added": table.num_rows, "removed": 0, "changed": 0}
             entry["unchanged"] = 0

@@ -3,13 +3,11 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from django.db.models import Case, Value, When
 from django.db.models.functions import Coalesce
 
@@ -35,6 +33,15 @@ from annotation.services.export_jobs import (
 )
 from annotation.services.files import AtomicLines
 from annotation.services.release_tables import list_column, table_from_columns
+from annotation.services.text_columns import (
+    csv_field,
+    float_2f,
+    int_text,
+    joined_lines,
+    lines_bytes,
+    ratio_2f,
+    write_lines,
+)
 from pipeline.cxc import SIS_COLUMNS, SITS_COLUMNS, STS_COLUMNS
 from pipeline.scales import rating_model
 
@@ -59,7 +66,7 @@ _TAGS = ("i2i_csim",)  # the image-image method: both names are images
 
 class _PairNames:
     """The two names of each exported pair (as CxC writes them) and its sampling method: one
-    read of the run's pairs (no id list in the SQL), strings made as they are written."""
+    read of the run's pairs (no id list in the SQL), the names made a column at a time."""
 
     def __init__(self, run: Run) -> None:
         self.prefix = "COCO_val2014"
@@ -80,46 +87,88 @@ class _PairNames:
             },
         )
         self.by_pk = np.argsort(self.cols["pk"])
-        self.files = dict(run.dataset.images.values_list("pk", "file_name"))
+        files = dict(run.dataset.images.values_list("pk", "file_name"))
+        self.file_pks = np.array(sorted(files), dtype=np.int64)
+        self.file_names = pa.array([files[pk] for pk in self.file_pks.tolist()], pa.string())
 
-    def __call__(self, items: np.ndarray) -> Iterator[tuple[str, str, str]]:
-        """Names of `items` (pair ids), in their order."""
+    def _files(self, images: np.ndarray, used: np.ndarray) -> pa.Array:
+        """The file names of `images` where `used` (an empty name elsewhere)."""
+        at = np.searchsorted(self.file_pks, images).clip(0, max(self.file_pks.size - 1, 0))
+        missing = used & ((self.file_pks.size == 0) | (self.file_pks[at] != images))
+        if missing.any():
+            raise ServiceError(f"pair names image {int(images[missing][0])}, not in the dataset")
+        return pc.if_else(used, self.file_names.take(at), "")
+
+    def __call__(self, items: np.ndarray) -> tuple[pa.Array, pa.Array, np.ndarray]:
+        """The first and second names of `items` (pair ids) and each one's index into
+        `tags`, in their order."""
         at = self.by_pk[np.searchsorted(self.cols["pk"], items, sorter=self.by_pk)]
-        files, prefix, step = self.files, self.prefix, 50_000
-        keys = ("tag", "image1", "image2", "caption1", "caption2")
-        for lo in range(0, at.size, step):
-            part = at[lo : lo + step]
-            for tag, image1, image2, caption1, caption2 in zip(
-                *(self.cols[k][part].tolist() for k in keys), strict=True
-            ):
-                method = self.tags[tag]
-                if method in _TAGS:
-                    yield files[image1], files[image2], method
-                elif caption2 >= 0:
-                    yield f"{prefix}:sentid:{caption1}", f"{prefix}:sentid:{caption2}", method
-                else:
-                    yield f"{prefix}:sentid:{caption1}", files[image1], method
+        tag, image1, image2, caption1, caption2 = (
+            self.cols[k][at] for k in ("tag", "image1", "image2", "caption1", "caption2")
+        )
+        images = np.isin(tag, [n for n, t in enumerate(self.tags) if t in _TAGS])
+        captions = ~images & (caption2 >= 0)
+        sentid = f"{self.prefix}:sentid:"
+        first = pc.if_else(
+            images,
+            self._files(image1, images),
+            pc.binary_join_element_wise(sentid, int_text(caption1), ""),
+        )
+        second = pc.if_else(
+            captions,
+            pc.binary_join_element_wise(sentid, int_text(caption2), ""),
+            self._files(np.where(images, image2, image1), ~captions),
+        )
+        return first, second, tag
+
+
+def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Array:
+    """The pseudonym of each of `workers` (row ids), taken from one string per worker."""
+    pks = np.array(sorted(pseudonyms), dtype=np.int64)
+    at = np.searchsorted(pks, workers).clip(0, max(pks.size - 1, 0))
+    if workers.size and (pks.size == 0 or (pks[at] != workers).any()):
+        raise ServiceError("a rating's worker has no pseudonym (not a worker of the run)")
+    return pa.array([pseudonyms[pk] for pk in pks.tolist()], pa.string()).take(at)
 
 
 def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[int, str]) -> None:
-    """Every rating as a JSON line, formatted a slice at a time from the arrays."""
-    template = (
-        '{"assignment": %d, "gold": %s, "item": %d, "rating": %d, "stage": "%s", "worker": "%s"}'
+    """Every rating as a JSON line (keys sorted, as `json.dumps` would write them), made a
+    slice of columns at a time in Arrow. A line's end (rating, stage, worker) is one of few:
+    each is written once and taken by its code."""
+    pks = np.array(sorted(pseudonyms), dtype=np.int64)
+    words = [pseudonyms[pk] for pk in pks.tolist()]
+    values = np.flatnonzero(np.bincount(ratings.value.astype(np.int64) + 128, minlength=256))
+    ends = pa.array(
+        [
+            f', "rating": {v - 128}, "stage": "{stage}", "worker": "{word}"}}'
+            for v in values.tolist()
+            for stage in STAGES
+            for word in words
+        ],
+        pa.string(),
     )
-    gold_words, stage_words = ("false", "true"), [str(s) for s in STAGES]
-    step = 100_000
+    value_code = np.zeros(256, dtype=np.int64)
+    value_code[values] = np.arange(values.size)
+    middles = pa.array([', "gold": false, "item": ', ', "gold": true, "item": '])
+    step = 50_000  # lines per slice: a few MB of Arrow buffers at a time
     for lo in range(0, ratings.item.size, step):
         part = slice(lo, lo + step)
-        rows = zip(
-            ratings.assignment[part].tolist(),
-            [gold_words[g] for g in ratings.gold[part].tolist()],
-            ratings.item[part].tolist(),
-            ratings.value[part].tolist(),
-            [stage_words[s] for s in ratings.stage[part].tolist()],
-            [pseudonyms[w] for w in ratings.worker[part].tolist()],
-            strict=True,
+        workers = ratings.worker[part]
+        at = np.searchsorted(pks, workers).clip(0, max(pks.size - 1, 0))
+        if workers.size and (pks.size == 0 or (pks[at] != workers).any()):
+            raise ServiceError("a rating's worker has no pseudonym (not a worker of the run)")
+        value = value_code[ratings.value[part].astype(np.int64) + 128]
+        end = (value * len(STAGES) + ratings.stage[part]) * len(words) + at
+        text = joined_lines(
+            '{"assignment": ',
+            int_text(ratings.assignment[part]),
+            middles.take(ratings.gold[part].astype(np.int8)),
+            int_text(ratings.item[part]),
+            ends.take(end),
         )
-        lines.write_many(template % row for row in rows)
+        write_lines(lines, text)
+    # Arrow's allocator keeps freed buffers for reuse: hand them back before the next step.
+    pa.default_memory_pool().release_unused()
 
 
 MODEL_COLUMNS = (
@@ -158,9 +207,7 @@ def _rating_lists(
     order = np.argsort(inverse, kind="stable")
     values = ratings.value[keep][order].astype(np.int8)
     offsets = np.concatenate([[0], np.cumsum(counts)])
-    worker_pks = np.array(sorted(pseudonyms), dtype=np.int64)
-    codes = np.searchsorted(worker_pks, ratings.worker[keep][order])
-    workers = pa.array([pseudonyms[pk] for pk in worker_pks.tolist()], pa.string()).take(codes)
+    workers = _pseudonym_column(ratings.worker[keep][order], pseudonyms)
     squares = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64) ** 2)
     return (
         list_column(values, offsets),
@@ -172,7 +219,7 @@ def _rating_lists(
 def _pairs_table(
     kind: str,
     rows: np.ndarray,
-    written: list[tuple[str, str, str]],
+    written: tuple[pa.Array, pa.Array, pa.Array],
     sums: np.ndarray,
     counts: np.ndarray,
     lists: tuple[pa.ListArray, pa.ListArray, np.ndarray],
@@ -187,13 +234,14 @@ def _pairs_table(
     spread = np.sqrt(np.maximum(squares[rows] / raters - mean**2, 0.0))
     take = pa.array(rows.astype(np.int64))
     fit = model[rows] if model is not None else np.full((rows.size, 3), np.nan)
+    first, second, method = written
     return table_from_columns(
         {
             "kind": pa.array([kind] * rows.size, pa.string()),
-            "first": pa.array([w[0] for w in written], pa.string()),
-            "second": pa.array([w[1] for w in written], pa.string()),
+            "first": first,
+            "second": second,
             "agg_score": np.round(mean, 2),
-            "sampling_method": pa.array([w[2] for w in written], pa.string()),
+            "sampling_method": method,
             "raters": raters.astype(np.int32),
             "spread": np.round(spread, 4),
             "ratings": ratings.take(take),
@@ -203,6 +251,22 @@ def _pairs_table(
             "model_high95": pa.array(np.round(fit[:, 2], 4), from_pandas=True),
         }
     )
+
+
+def _first_seen_counts(codes: np.ndarray, names: list[str], into: dict[str, int]) -> None:
+    """Add the count of each code's name to `into`, names in order of first appearance."""
+    found, first, counted = np.unique(codes, return_index=True, return_counts=True)
+    for at in np.argsort(first, kind="stable").tolist():
+        name = names[int(found[at])]
+        into[name] = into.get(name, 0) + int(counted[at])
+
+
+def _commas(*columns: pa.Array) -> list[pa.Array | str]:
+    """`columns` with a comma between each two (the parts of a CSV line)."""
+    parts: list[pa.Array | str] = []
+    for column in columns:
+        parts += [column, ","]
+    return parts[:-1]
 
 
 def _build(work: ExportWork) -> ExportParts:
@@ -233,32 +297,27 @@ def _build(work: ExportWork) -> ExportParts:
     # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
     # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
     model = _scale_model(ratings, keep)
-    beside = io.StringIO()
-    model_writer = csv.writer(beside, lineterminator="\n")
-    model_writer.writerow(MODEL_COLUMNS)
+    beside = [(",".join(MODEL_COLUMNS) + "\n").encode()]
     for n, stage in enumerate(STAGES):
         prefix, columns = FILES[stage]
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
         rows = np.flatnonzero(stage_of == n)
-        means = (sums[rows] / counts[rows]).tolist()
-        estimate = model[rows].tolist() if model is not None else [None] * rows.size
-        written: list[tuple[str, str, str]] = []
-        for (first, second, tag), mean, fit in zip(
-            names(items[rows]), means, estimate, strict=True
-        ):
-            written.append((first, second, tag))
-            writer.writerow((first, second, f"{mean:.2f}", tag))
-            per_method[tag] = per_method.get(tag, 0) + 1
-            if fit is not None:
-                model_writer.writerow(
-                    (prefix, first, second, f"{mean:.2f}", *(f"{v:.2f}" for v in fit), tag)
-                )
-        files[f"{prefix}_{name}.csv"] = out.getvalue().encode()
-        table_parts.append(_pairs_table(prefix, rows, written, sums, counts, lists, model))
+        first, second, tag = names(items[rows])
+        method = pa.array(names.tags, pa.string()).take(tag)
+        _first_seen_counts(tag, names.tags, per_method)
+        fields = [csv_field(first), csv_field(second)]
+        mean = ratio_2f(sums[rows], counts[rows])
+        out = lines_bytes(joined_lines(*_commas(*fields, mean, csv_field(method))))
+        files[f"{prefix}_{name}.csv"] = (",".join(columns) + "\n").encode() + out
+        if model is not None:
+            fit = [float_2f(model[rows, k]) for k in range(3)]
+            kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
+            line = _commas(kind, *fields, mean, *fit, csv_field(method))
+            beside.append(lines_bytes(joined_lines(*line)))
+        table_parts.append(
+            _pairs_table(prefix, rows, (first, second, method), sums, counts, lists, model)
+        )
     if model is not None:
-        files[f"scale_model_{name}.csv"] = beside.getvalue().encode()
+        files[f"scale_model_{name}.csv"] = b"".join(beside)
     work.progress(80, "agreement")
     sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
     manifest: dict[str, Any] = {

@@ -1,0 +1,301 @@
+"""The BISON export job at 40,000 images from PostgreSQL, against a bare `COPY (SELECT ...) TO
+STDOUT` of the rows it reads, in the same run (issue 32: within 5x).
+
+The database is filled with SQL (generate_series): `--images` images with 5 captions each,
+one image pair per image (its stage-1 neighbour), a stage-2 selection answer per pair (nine
+in ten choose a caption and make a triple), and two stage-3 verifiers per triple (one in ten
+verifiers picks the negative image, so some triples fail unanimity), by a real crowd's
+provider (`local`: a 40k-image run is people's work; a simulated crowd's export also scores
+itself against its simulated world in the datasheet, a test-bench extra not timed here). Each measurement runs in
+a fresh interpreter, the two alternated:
+- app: the BISON export job (`export_job_write`: verified triples, the official JSON, the
+  Parquet record set, manifest with stage counts and selector report, CHANGES, card,
+  Croissant, datasheet);
+- bare COPY: the verification answers with their triple's caption and image ids and file
+  names and the answer's worker, copied out to a file.
+
+    .venv/bin/python benchmarks/bison_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 3] [--images 40000]
+
+A database named crowdvl_bench_bison is created on that server and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.cxc_export import _django  # noqa: E402
+from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.import_coco import current_rss  # noqa: E402
+
+DB = "crowdvl_bench_bison"
+PER_HIT = 10
+VERIFIERS = 2
+
+
+def _batch(cur: Any, run: int, stage: str, assignments: int) -> int:
+    cur.execute(
+        "INSERT INTO annotation_batch (run_id, stage, provider, status, title, items_per_hit,"
+        " assignments_per_hit, reward, lifetime_seconds, assignment_duration_seconds,"
+        " qualifications, seed, created_at, published_at, auto_approval_delay_seconds,"
+        " description, keywords, provider_hit_type_id, options, environment, sync_error)"
+        " VALUES (%s, %s, 'local', 'completed', 'bench', %s, %s, 0.10, 604800, 3600,"
+        " '{}', 0, now(), now(), 259200, '', '', '', '{}', '', '') RETURNING id",
+        [run, stage, PER_HIT, assignments],
+    )
+    return cur.fetchone()[0]  # type: ignore[no-any-return]
+
+
+def _hits(cur: Any, *, batch: int, run: int, kind: str, workers: tuple[int, int, int]) -> None:
+    """HITs of PER_HIT items of `kind`, their questions, and `count` approved assignments per
+    HIT by workers w0 + (position * count + k) mod pool, for workers = (w0, pool, count)."""
+    w0, pool, count = workers
+    cur.execute(
+        "INSERT INTO annotation_hit (batch_id, position, status, provider_hit_id,"
+        " extra_assignments) SELECT %s, g, 'complete', '', 0 FROM generate_series(0,"
+        " (SELECT (count(*) + %s - 1) / %s - 1 FROM annotation_item WHERE run_id = %s"
+        " AND kind = %s)) g",
+        [batch, PER_HIT, PER_HIT, run, kind],
+    )
+    cur.execute(
+        "INSERT INTO annotation_question (hit_id, item_id, position, swapped)"
+        " SELECT h.id, i.id, (i.rn - 1) %% %s, false FROM"
+        " (SELECT id, row_number() OVER (ORDER BY id) rn FROM annotation_item"
+        "  WHERE run_id = %s AND kind = %s) i"
+        " JOIN annotation_hit h ON h.batch_id = %s AND h.position = (i.rn - 1) / %s",
+        [PER_HIT, run, kind, batch, PER_HIT],
+    )
+    cur.execute(
+        "INSERT INTO annotation_assignment (hit_id, worker_id, state, provider_assignment_id,"
+        " accepted_at, submitted_at, confirmed, excluded) SELECT h.id,"
+        " %s + (h.position * %s + k) %% %s, 'approved', '', now(), now(), true, false"
+        " FROM annotation_hit h CROSS JOIN generate_series(0, %s - 1) k WHERE h.batch_id = %s",
+        [w0, count, pool, count, batch],
+    )
+    cur.execute("ANALYZE annotation_hit, annotation_question, annotation_assignment")
+
+
+def fill_rows(cur: Any, *, images: int) -> int:
+    """A BISON run over `images` images written with SQL through the psycopg cursor `cur`
+    (Django set up); returns the run id."""
+    from annotation.flows.bison.vocabulary import BisonStage
+    from annotation.models import Dataset
+    from annotation.services.runs import run_create
+
+    dataset = Dataset.objects.create(
+        name="bench", source_file="", checksum="", image_source="coco_url"
+    )
+    run = run_create(dataset=dataset, kind="bison").pk
+    d = dataset.pk
+    cur.execute(
+        "INSERT INTO annotation_image (dataset_id, coco_id, file_name, coco_url) "
+        "SELECT %s, g, 'COCO_val2014_' || lpad(g::text, 12, '0') || '.jpg', '' "
+        "FROM generate_series(1, %s) g",
+        [d, images],
+    )
+    cur.execute(
+        "INSERT INTO annotation_caption (dataset_id, coco_id, image_id, text) "
+        "SELECT %s, g, i.id, 'a caption number ' || g FROM generate_series(1, %s) g "
+        "JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = (g - 1) / 5 + 1",
+        [d, 5 * images, d],
+    )
+    cur.execute("ANALYZE annotation_image, annotation_caption")
+    cur.execute(
+        "INSERT INTO annotation_worker (provider, external_id, blocked, block_scope, created_at) "
+        "SELECT 'local', 'bench-' || g, false, '', now() FROM generate_series(1, 600) g"
+    )
+    cur.execute("SELECT min(id) FROM annotation_worker WHERE external_id LIKE 'bench-%%'")
+    w0 = cur.fetchone()[0]  # type: ignore[index]
+    # Stage 1: each image paired with the next (its nearest neighbour here).
+    cur.execute(
+        "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, tag, similarity)"
+        " SELECT %s, 'image_pair', i.id, n.id, '', 0.5 FROM annotation_image i"
+        " JOIN annotation_image n ON n.dataset_id = i.dataset_id"
+        " AND n.coco_id = i.coco_id %% %s + 1 WHERE i.dataset_id = %s",
+        [run, images, d],
+    )
+    cur.execute("ANALYZE annotation_item")
+    selection = _batch(cur, run, BisonStage.SELECTION, 1)
+    _hits(cur, batch=selection, run=run, kind="image_pair", workers=(w0, 200, 1))
+    # Stage 2: nine pairs in ten get a caption of their positive image.
+    cur.execute(
+        "INSERT INTO annotation_answer (assignment_id, question_id, choice, label, caption_id,"
+        " details, raw) SELECT a.id, q.id, x.label, x.label, x.caption, '{}', x.label"
+        " FROM annotation_assignment a JOIN annotation_question q ON q.hit_id = a.hit_id"
+        " JOIN annotation_item i ON i.id = q.item_id"
+        " JOIN annotation_caption c ON c.image_id = i.positive_id AND c.coco_id %% 5 = 1"
+        " CROSS JOIN LATERAL (SELECT CASE WHEN i.id %% 10 = 0 THEN 'none' ELSE 'caption' END"
+        "  label, CASE WHEN i.id %% 10 = 0 THEN NULL ELSE c.id END caption) x"
+        " JOIN annotation_hit h ON h.id = a.hit_id WHERE h.batch_id = %s",
+        [selection],
+    )
+    cur.execute(
+        "INSERT INTO annotation_item (run_id, kind, positive_id, negative_id, caption_id,"
+        " source_id, tag) SELECT %s, 'triple', i.positive_id, i.negative_id, ans.caption_id,"
+        " i.id, '' FROM annotation_answer ans JOIN annotation_question q ON q.id ="
+        " ans.question_id JOIN annotation_item i ON i.id = q.item_id"
+        " JOIN annotation_hit h ON h.id = q.hit_id"
+        " WHERE h.batch_id = %s AND ans.label <> 'none' ORDER BY i.id",
+        [run, selection],
+    )
+    cur.execute("ANALYZE annotation_item, annotation_answer")
+    verification = _batch(cur, run, BisonStage.VERIFICATION, VERIFIERS)
+    _hits(cur, batch=verification, run=run, kind="triple", workers=(w0 + 200, 400, VERIFIERS))
+    # Stage 3: one verifier in ten picks the negative image.
+    cur.execute(
+        "INSERT INTO annotation_answer (assignment_id, question_id, choice, label, details,"
+        " raw) SELECT a.id, q.id, x.label, x.label, '{}', x.label"
+        " FROM annotation_assignment a JOIN annotation_question q ON q.hit_id = a.hit_id"
+        " CROSS JOIN LATERAL (SELECT CASE WHEN (q.item_id + a.worker_id) %% 10 = 0"
+        "  THEN 'negative' ELSE 'positive' END label) x"
+        " JOIN annotation_hit h ON h.id = a.hit_id WHERE h.batch_id = %s",
+        [verification],
+    )
+    cur.execute("SELECT count(*) FROM annotation_item WHERE run_id = %s AND kind = 'triple'", [run])
+    triples = cur.fetchone()[0]  # type: ignore[index]
+    print(f"filled: {images:,} images, {triples:,} triples", file=sys.stderr)
+    return run
+
+
+def fill(url: str, images: int) -> int:
+    _django(url)
+    import psycopg
+
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        run_id = fill_rows(cur, images=images)
+        conn.commit()
+        cur.execute("ANALYZE")  # fresh statistics, as autovacuum would have them
+    return run_id
+
+
+def child_app(url: str, run_id: str) -> dict:
+    _django(url)
+    from annotation.flows.bison.services.export import JOB_NAME
+    from annotation.models import Run
+    from annotation.services.export_jobs import export_job_write
+    from annotation.services.jobs import job_create
+
+    job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))
+    base = current_rss()
+    t = time.perf_counter()
+    export = export_job_write(job_id=job.pk)
+    seconds = time.perf_counter() - t
+    assert export is not None
+    return {
+        "seconds": seconds,
+        "peak": peak_rss(),
+        "base": base,
+        "rows": export.manifest["records"],
+    }
+
+
+COPY_SQL = (
+    "COPY (SELECT i.id, c.coco_id, p.coco_id, p.file_name, n.coco_id, n.file_name,"
+    " a.worker_id, ans.label FROM annotation_answer ans"
+    " JOIN annotation_question q ON q.id = ans.question_id"
+    " JOIN annotation_item i ON i.id = q.item_id"
+    " JOIN annotation_caption c ON c.id = i.caption_id"
+    " JOIN annotation_image p ON p.id = i.positive_id"
+    " JOIN annotation_image n ON n.id = i.negative_id"
+    " JOIN annotation_assignment a ON a.id = ans.assignment_id"
+    " WHERE i.run_id = {run} AND i.kind = 'triple') TO STDOUT"
+)
+
+
+def child_copy(url: str, run_id: str) -> dict:
+    import psycopg
+
+    base = current_rss()
+    out = Path(tempfile.mkdtemp()) / "rows.tsv"
+    rows = 0
+    with psycopg.connect(url) as conn, conn.cursor() as cur, out.open("wb") as fh:
+        t = time.perf_counter()
+        with cur.copy(COPY_SQL.format(run=int(run_id))) as copy:
+            for data in copy:
+                fh.write(data)
+                rows += bytes(data).count(b"\n")
+        seconds = time.perf_counter() - t
+    return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
+
+
+CHILDREN = {"app": child_app, "copy": child_copy}
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        name, url, run_id = sys.argv[2:5]
+        print(json.dumps(CHILDREN[name](url, run_id)))
+        return
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--images", type=int, default=40_000)
+    results_argument(parser, __file__)
+    args = parser.parse_args()
+    results_tee(args.results)
+    import psycopg
+
+    url = f"{args.database_url.rsplit('/', 1)[0]}/{DB}"
+    with psycopg.connect(args.database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+        conn.execute(f"CREATE DATABASE {DB}")
+    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-bison-"))
+    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ.pop("CELERY_BROKER_URL", None)
+    try:
+        _django(url)
+        from django.core.management import call_command
+        from django.db import connections
+
+        call_command("migrate", verbosity=0)
+        run_id = fill(url, args.images)
+        connections.close_all()
+        results: dict[str, list[dict]] = {"copy": [], "app": []}
+        loads = [Path("/proc/loadavg").read_text().split()[0]]
+        for _ in range(args.repeats):  # alternated: the load weighs on both sides alike
+            for name in ("copy", "app"):
+                results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
+        loads.append(Path("/proc/loadavg").read_text().split()[0])
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(args.database_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+    base_s = statistics.median(r["seconds"] for r in results["copy"])
+    print(
+        f"\nBISON export at {args.images:,} images: {results['app'][0]['rows']:,} records from"
+        f" {results['copy'][0]['rows']:,} verification answers; median of {args.repeats},"
+        f" fresh process each, alternated (1-min load {loads[0]} before, {loads[1]} after)"
+    )
+    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
+    for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", "BISON export job")):
+        runs = results[name]
+        seconds = statistics.median(r["seconds"] for r in runs)
+        print(
+            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
+            f"{fmt_mb(max(r['peak'] for r in runs)):>13}"
+            f"{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
+        )
+    ratios = [
+        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
+    ]
+    print(
+        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
+    )
+
+
+if __name__ == "__main__":
+    main()
