@@ -247,8 +247,14 @@ def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
     api.wait_job(job, timeout=args.job_timeout, poll=args.poll)
     export = api.call("GET", f"/api/runs/{run['id']}/exports/", None)["results"][0]
     args.out.mkdir(parents=True, exist_ok=True)
+    root = args.out.resolve()
     for item in export["files"]:
-        (args.out / item["name"]).write_bytes(api.call("GET", item["url"], raw=True))
+        # Names are paths inside the version (data/<set>.parquet); never outside --out.
+        target = (root / item["name"]).resolve()
+        if not target.is_relative_to(root):
+            raise SystemExit(f"refusing to write {item['name']!r} outside {args.out}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(api.call("GET", item["url"], raw=True))
     names = ", ".join(item["name"] for item in export["files"])
     log(f"  export v{export['version']} ({export['format']}) -> {args.out}: {names}")
     return {"run": run["id"], "export": export, "out": str(args.out)}

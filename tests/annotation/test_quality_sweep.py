@@ -38,7 +38,9 @@ def test_sweep_measures_bison_and_eccv_against_the_latent_truth(tmp_path, sample
             low, high = wilson(row["hits"], row["total"], z=3.29)
             assert low <= row["expected"] <= high, row
     eccv = rows[("eccv", "positives precision")]
-    assert 0.9 < eccv["measured"] < 1.0 and eccv["expected"] is not None
+    # Not "< 1.0": the ECCV run is not reproducible run to run (0.978-1.0 measured), and no
+    # false positive among ~270 is a legitimate draw at 90 %-accurate workers.
+    assert 0.9 < eccv["measured"] <= 1.0 and eccv["expected"] is not None
 
 
 def test_sweep_refuses_unknown_populations_and_flows(tmp_path):
