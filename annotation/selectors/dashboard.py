@@ -10,7 +10,8 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.crowd import provider_for
 from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
-from annotation.selectors.pay import effective_pay, pay_estimate
+from annotation.selectors.pay import PayEstimate
+from annotation.selectors.pay_many import effective_pays, pay_estimates
 
 
 def dashboard_filter_from(params: Mapping[str, str]) -> dict[str, str]:
@@ -49,7 +50,7 @@ def dashboard_runs(
         .prefetch_related("jobs", "exports")
         .order_by("-pk")[:limit]
     )
-    batches = (
+    batches = list(
         Batch.objects.filter(run__in=[r.pk for r in runs])
         .annotate(
             n_hits=Count("hits", distinct=True),
@@ -75,6 +76,7 @@ def dashboard_runs(
         )
         .order_by("pk")
     )
+    pay = pay_summaries(batches=batches)  # all shown batches at once: no statements per batch
     by_run: dict[int, list[dict[str, Any]]] = {}
     for batch in batches:
         by_run.setdefault(batch.run_id, []).append(
@@ -87,7 +89,7 @@ def dashboard_runs(
                 "refused": batch.refused,
                 "stuck": batch.stuck,
                 "link": provider_for(batch.provider).worker_url(batch=batch, base=base),
-                "pay": pay_summary(batch),
+                "pay": pay[batch.pk],
             }
         )
     return [
@@ -109,8 +111,19 @@ IMPLAUSIBLE_SPEEDUP = 4
 def pay_summary(batch: Batch) -> dict[str, Any]:
     """Expected hourly pay before publishing; effective hourly pay once work is in, flagged
     when it implies work far faster than the expected time."""
-    expected = pay_estimate(batch=batch)
-    effective = effective_pay(batch=batch, estimate=expected) if batch.status != "draft" else None
+    return pay_summaries(batches=[batch])[batch.pk]
+
+
+def pay_summaries(*, batches: list[Batch]) -> dict[int, dict[str, Any]]:
+    """pay_summary of each of `batches`, by batch id, in a fixed number of queries."""
+    estimates = pay_estimates(batches=batches)
+    effective = effective_pays(
+        batches=[b for b in batches if b.status != "draft"], estimates=estimates
+    )
+    return {b.pk: _summary(estimates[b.pk], effective.get(b.pk)) for b in batches}
+
+
+def _summary(expected: PayEstimate, effective: dict[str, Any] | None) -> dict[str, Any]:
     hourly = Decimal(effective["hourly"]) if effective and effective["hourly"] else None
     speedup = float(hourly / expected.hourly) if hourly and expected.hourly else None
     return {
