@@ -6,10 +6,20 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
 
 from annotation.crowd import provider_for
-from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
+from annotation.models import (
+    Assignment,
+    Batch,
+    Event,
+    Hit,
+    HitStatus,
+    JobState,
+    Review,
+    ReviewStatus,
+    Run,
+)
 from annotation.selectors.pay import PayEstimate
 from annotation.selectors.pay_many import effective_pays, pay_estimates
 
@@ -53,25 +63,25 @@ def dashboard_runs(
     batches = list(
         Batch.objects.filter(run__in=[r.pk for r in runs])
         .annotate(
-            n_hits=Count("hits", distinct=True),
-            open_hits=Count("hits", filter=Q(hits__status=HitStatus.OPEN), distinct=True),
-            held=Count(
-                "hits__assignments__review",
-                filter=Q(hits__assignments__review__status=ReviewStatus.OPEN),
-                distinct=True,
+            n_hits=_count(Hit.objects.filter(batch=OuterRef("pk"))),
+            open_hits=_count(Hit.objects.filter(batch=OuterRef("pk"), status=HitStatus.OPEN)),
+            held=_count(
+                Review.objects.filter(
+                    assignment__hit__batch=OuterRef("pk"), status=ReviewStatus.OPEN
+                )
             ),
-            unconfirmed=Count(
-                "hits__assignments",
-                filter=Q(hits__assignments__confirmed=False),
-                distinct=True,
+            unconfirmed=_count(
+                Assignment.objects.filter(hit__batch=OuterRef("pk"), confirmed=False)
             ),
-            refused=Count(
-                "events", filter=Q(events__action__endswith=".answers_refused"), distinct=True
+            refused=_count(
+                Event.objects.filter(batch=OuterRef("pk"), action__endswith=".answers_refused")
             ),
-            stuck=Count(
-                "hits",
-                filter=Q(hits__cannot_grow_at__isnull=False, hits__reoffered_as__isnull=True),
-                distinct=True,
+            stuck=_count(
+                Hit.objects.filter(
+                    batch=OuterRef("pk"),
+                    cannot_grow_at__isnull=False,
+                    reoffered_as__isnull=True,
+                )
             ),
         )
         .order_by("pk")
@@ -106,6 +116,16 @@ def dashboard_runs(
 # Work done this many times faster than the expected time is flagged: a real person reading
 # and looking at every item rarely manages it (scripted, careless or simulated answers).
 IMPLAUSIBLE_SPEEDUP = 4
+
+
+def _count(rows: QuerySet[Any]) -> Subquery:
+    """The number of `rows` (filtered by an OuterRef to the batch) as a correlated subquery:
+    each count reads its own index, where joining hits, assignments, reviews and events in
+    one grouped query sorted and planned a row per HIT (12 ms at 20 shown runs of 100 HITs)."""
+    return Subquery(
+        rows.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"),
+        output_field=IntegerField(),
+    )
 
 
 def pay_summary(batch: Batch) -> dict[str, Any]:
