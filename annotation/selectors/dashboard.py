@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -134,7 +134,7 @@ def pay_summary(batch: Batch) -> dict[str, Any]:
     return pay_summaries(batches=[batch])[batch.pk]
 
 
-def pay_summaries(*, batches: list[Batch]) -> dict[int, dict[str, Any]]:
+def pay_summaries(*, batches: Sequence[Batch]) -> dict[int, dict[str, Any]]:
     """pay_summary of each of `batches`, by batch id, in a fixed number of queries."""
     estimates = pay_estimates(batches=batches)
     effective = effective_pays(

@@ -56,10 +56,10 @@ def pay_estimates(*, batches: Sequence[Batch]) -> dict[int, PayEstimate]:
         for batch, hits, questions in Hit.objects.filter(batch__in=ids)
         .values("batch_id")
         .annotate(
-            hits=Count("pk"),
-            questions=Sum(Coalesce(Subquery(per_hit, output_field=IntegerField()), 0)),
+            n_hits=Count("pk"),
+            n_questions=Sum(Coalesce(Subquery(per_hit, output_field=IntegerField()), 0)),
         )
-        .values_list("batch_id", "hits", "questions")
+        .values_list("batch_id", "n_hits", "n_questions")
         .order_by()
     }
     pilots = _pilots(batches)
