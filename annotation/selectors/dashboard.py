@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
 
 from annotation.crowd import provider_for
-from annotation.models import Batch, HitStatus, JobState, ReviewStatus, Run
-from annotation.selectors.pay import effective_pay, pay_estimate
+from annotation.models import (
+    Assignment,
+    Batch,
+    Event,
+    Hit,
+    HitStatus,
+    JobState,
+    Review,
+    ReviewStatus,
+    Run,
+)
+from annotation.selectors.pay import PayEstimate
+from annotation.selectors.pay_many import effective_pays, pay_estimates
 
 
 def dashboard_filter_from(params: Mapping[str, str]) -> dict[str, str]:
@@ -49,32 +60,33 @@ def dashboard_runs(
         .prefetch_related("jobs", "exports")
         .order_by("-pk")[:limit]
     )
-    batches = (
+    batches = list(
         Batch.objects.filter(run__in=[r.pk for r in runs])
         .annotate(
-            n_hits=Count("hits", distinct=True),
-            open_hits=Count("hits", filter=Q(hits__status=HitStatus.OPEN), distinct=True),
-            held=Count(
-                "hits__assignments__review",
-                filter=Q(hits__assignments__review__status=ReviewStatus.OPEN),
-                distinct=True,
+            n_hits=_count(Hit.objects.filter(batch=OuterRef("pk"))),
+            open_hits=_count(Hit.objects.filter(batch=OuterRef("pk"), status=HitStatus.OPEN)),
+            held=_count(
+                Review.objects.filter(
+                    assignment__hit__batch=OuterRef("pk"), status=ReviewStatus.OPEN
+                )
             ),
-            unconfirmed=Count(
-                "hits__assignments",
-                filter=Q(hits__assignments__confirmed=False),
-                distinct=True,
+            unconfirmed=_count(
+                Assignment.objects.filter(hit__batch=OuterRef("pk"), confirmed=False)
             ),
-            refused=Count(
-                "events", filter=Q(events__action__endswith=".answers_refused"), distinct=True
+            refused=_count(
+                Event.objects.filter(batch=OuterRef("pk"), action__endswith=".answers_refused")
             ),
-            stuck=Count(
-                "hits",
-                filter=Q(hits__cannot_grow_at__isnull=False, hits__reoffered_as__isnull=True),
-                distinct=True,
+            stuck=_count(
+                Hit.objects.filter(
+                    batch=OuterRef("pk"),
+                    cannot_grow_at__isnull=False,
+                    reoffered_as__isnull=True,
+                )
             ),
         )
         .order_by("pk")
     )
+    pay = pay_summaries(batches=batches)  # all shown batches at once: no statements per batch
     by_run: dict[int, list[dict[str, Any]]] = {}
     for batch in batches:
         by_run.setdefault(batch.run_id, []).append(
@@ -87,7 +99,7 @@ def dashboard_runs(
                 "refused": batch.refused,
                 "stuck": batch.stuck,
                 "link": provider_for(batch.provider).worker_url(batch=batch, base=base),
-                "pay": pay_summary(batch),
+                "pay": pay[batch.pk],
             }
         )
     return [
@@ -106,11 +118,32 @@ def dashboard_runs(
 IMPLAUSIBLE_SPEEDUP = 4
 
 
+def _count(rows: QuerySet[Any]) -> Subquery:
+    """The number of `rows` (filtered by an OuterRef to the batch) as a correlated subquery:
+    each count reads its own index, where joining hits, assignments, reviews and events in
+    one grouped query sorted and planned a row per HIT (12 ms at 20 shown runs of 100 HITs)."""
+    return Subquery(
+        rows.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"),
+        output_field=IntegerField(),
+    )
+
+
 def pay_summary(batch: Batch) -> dict[str, Any]:
     """Expected hourly pay before publishing; effective hourly pay once work is in, flagged
     when it implies work far faster than the expected time."""
-    expected = pay_estimate(batch=batch)
-    effective = effective_pay(batch=batch, estimate=expected) if batch.status != "draft" else None
+    return pay_summaries(batches=[batch])[batch.pk]
+
+
+def pay_summaries(*, batches: Sequence[Batch]) -> dict[int, dict[str, Any]]:
+    """pay_summary of each of `batches`, by batch id, in a fixed number of queries."""
+    estimates = pay_estimates(batches=batches)
+    effective = effective_pays(
+        batches=[b for b in batches if b.status != "draft"], estimates=estimates
+    )
+    return {b.pk: _summary(estimates[b.pk], effective.get(b.pk)) for b in batches}
+
+
+def _summary(expected: PayEstimate, effective: dict[str, Any] | None) -> dict[str, Any]:
     hourly = Decimal(effective["hourly"]) if effective and effective["hourly"] else None
     speedup = float(hourly / expected.hourly) if hourly and expected.hourly else None
     return {

@@ -5,8 +5,9 @@ capped at the batch's expected time so idling is not counted as work)."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
@@ -33,18 +34,33 @@ def pilot_seconds_per_item(*, batch: Batch) -> float | None:
     same = [
         b.pk
         for b in Batch.objects.filter(run=batch.run_id, stage=batch.stage, pk__lt=batch.pk or 0)
-        if b.options.get("follow_ups", True) == batch.options.get("follow_ups", True)
+        if same_pilot_options(b.options, batch.options)
     ]
     earlier = (
         Assignment.objects.filter(
             hit__batch__in=same, state__in=COUNTED_STATES, submitted_at__isnull=False
         )
         .annotate(items=Count("hit__questions"))  # one query, not one per assignment
-        .values_list("accepted_at", "submitted_at", "items")[:500]
+        .order_by("pk")  # the oldest: the same rows every time (pay_many reads them alike)
+        .values_list("accepted_at", "submitted_at", "items")[:PILOT_ROWS]
     )
+    return pilot_median(earlier)
+
+
+# A pilot's median reads at most this many of the earliest assignments.
+PILOT_ROWS = 500
+
+
+def same_pilot_options(earlier: dict[str, Any], batch: dict[str, Any]) -> bool:
+    return earlier.get("follow_ups", True) == batch.get("follow_ups", True)
+
+
+def pilot_median(rows: Iterable[tuple[datetime | None, datetime | None, int]]) -> float | None:
+    """The pilot's median seconds per item from (accepted, submitted, items) rows, or None
+    under 5 usable rows."""
     times = [
         (submitted - accepted).total_seconds() / max(1, items)
-        for accepted, submitted, items in earlier
+        for accepted, submitted, items in rows
         if accepted and submitted
     ]
     times = [t for t in times if t > 0]
@@ -73,16 +89,26 @@ class PayEstimate:
 
 
 def pay_estimate(*, batch: Batch) -> PayEstimate:
+    # The HITs' real size (the last may be short, gold items add questions) once they exist.
+    return pay_estimate_from(
+        batch=batch,
+        pilot=pilot_seconds_per_item(batch=batch),
+        hits=batch.hits.count(),
+        questions=Question.objects.filter(hit__batch=batch).count(),
+    )
+
+
+def pay_estimate_from(
+    *, batch: Batch, pilot: float | None, hits: int, questions: int
+) -> PayEstimate:
+    """The estimate from figures already read (one batch's or, in pay_many, many batches')."""
     task = task_type_for(batch.stage)
-    pilot = pilot_seconds_per_item(batch=batch)
     seconds, source = (
         (pilot, "measured in a pilot")
         if pilot is not None
         else (task.seconds_per_item(options=batch.options), task.seconds_source)
     )
-    # The HITs' real size (the last may be short, gold items add questions) once they exist.
-    hits = batch.hits.count()
-    items = Question.objects.filter(hit__batch=batch).count() / hits if hits else 0
+    items = questions / hits if hits else 0
     per_hit = seconds * (items or batch.items_per_hit)
     hourly = (batch.reward * Decimal(3600) / Decimal(str(per_hit))).quantize(CENT)
     return PayEstimate(
@@ -108,22 +134,10 @@ def effective_pay(*, batch: Batch, estimate: PayEstimate | None = None) -> dict[
     expected = (estimate or pay_estimate(batch=batch)).seconds_per_hit
     # Summed per worker in the database: an export's manifest reads every batch of a run
     # (CxC's 267k assignments made 267k timestamps to parse in Python).
-    active = Least(
-        Greatest(
-            ExpressionWrapper(
-                F("submitted_at") - Coalesce("started_at", "accepted_at"),  # first answer, if known
-                output_field=DurationField(),
-            ),
-            Value(timedelta(0)),
-        ),
-        Value(timedelta(seconds=expected)),
-    )
     done = (
-        Assignment.objects.filter(
-            hit__batch=batch, state__in=COUNTED_STATES, confirmed=True, submitted_at__isnull=False
-        )
+        Assignment.objects.filter(hit__batch=batch, **PAID_WORK)
         .values("worker_id")
-        .annotate(n=Count("pk"), active=Sum(active))
+        .annotate(n=Count("pk"), active=Sum(active_time(Value(timedelta(seconds=expected)))))
         .values_list("worker_id", "n", "active")
         .order_by()
     )
@@ -133,6 +147,40 @@ def effective_pay(*, batch: Batch, estimate: PayEstimate | None = None) -> dict[
         .annotate(total=Sum("amount"))
         .values_list("assignment__worker_id", "total")
     )
+    return effective_pay_from(batch=batch, done=done, bonuses=bonuses)
+
+
+# The assignments whose time and reward count as paid work.
+PAID_WORK: dict[str, Any] = {
+    "state__in": COUNTED_STATES,
+    "confirmed": True,
+    "submitted_at__isnull": False,
+}
+
+
+def active_time(cap: Any) -> Least:
+    """An assignment's active time: accept (or first answer, if known) to submit, at least 0
+    and at most `cap` (a duration expression)."""
+    return Least(
+        Greatest(
+            ExpressionWrapper(
+                F("submitted_at") - Coalesce("started_at", "accepted_at"),
+                output_field=DurationField(),
+            ),
+            Value(timedelta(0)),
+        ),
+        cap,
+    )
+
+
+def effective_pay_from(
+    *,
+    batch: Batch,
+    done: Iterable[tuple[int, int, timedelta | float | int | None]],
+    bonuses: dict[int, Any],
+) -> dict[str, Any]:
+    """The effective pay report from (worker, assignments, active time) rows and sent bonuses
+    per worker, already read (one batch's or, in pay_many, many batches')."""
     seconds: dict[int, float] = {}
     paid: dict[int, Decimal] = {}
     for worker, n, spent in done:
