@@ -4,8 +4,8 @@ item's interval is too wide.
 Ratings (CxC 0-5, the caption-quality scales): an item gets another rating while it has fewer
 than `start`, or while the half-width of its 95 % interval under the per-worker scale model
 (`pipeline.scales.rating_model`) is wider than `half_width` and it has fewer than `cap`. The
-defaults (3, 7, ±0.5) are the quality sweep's: on the realistic population they spend 4.2
-ratings per pair at the model error of CxC's five (benchmarks/results/quality_sweep.txt).
+defaults (3, 7, ±0.5) are the quality sweep's: on the realistic population they spend 4.5
+ratings per pair at the model error of CxC's five (benchmarks/results/cxc_adaptive_seeds.txt).
 
 Preferences (which of two captions is better): a pair gets another judgment while it has
 fewer than `start`, or while it has fewer than `cap` and the 95 % Wilson interval of the

@@ -8,9 +8,10 @@ parameters are shrunk towards the plain use of the scale (a = 0, b = 1, s = the 
 with the weight of `prior` ratings, so a worker with few ratings is read as plain. The item
 values are read back on the scale through the crowd's average offset and slope, and each
 item's interval comes from the precision of its ratings (sum of b_w^2 / s_w^2), widened by the
-item's own spread and its workers' parameter uncertainty (see `rating_model`); the tests and
-the sweep measure its coverage. What it cannot cover is a bias the whole crowd shares (a
-crowd that compresses the scale, ratings stopped at the scale's ends): docs/quality.md.
+item's own spread, its workers' parameter uncertainty and the scale's step (see
+`rating_model`); the tests and the sweep measure its coverage. What it cannot cover is a bias
+the whole crowd shares (a crowd that compresses the scale, ratings stopped at the scale's
+ends): docs/quality.md.
 Each worker is fitted against the other workers' values of its items (leave one out), which
 keeps one worker from defining the values it is judged by. Written by
 hand: Crowd-Kit has no ordinal model with per-worker scale use. The plain mean (CxC's
@@ -69,8 +70,10 @@ def rating_model(
     prior: float = 5.0,
     iterations: int = 50,
     tolerance: float = 1e-6,
+    resolution: float = 1.0,
 ) -> RatingEstimate:
-    """Per-item values with 95 % intervals from ratings on the scale `low`..`high`."""
+    """Per-item values with 95 % intervals from ratings on the scale `low`..`high` whose
+    points are `resolution` apart (0: ratings on a continuous scale)."""
     items, workers = np.asarray(items), np.asarray(workers)
     y = np.asarray(ratings, dtype=np.float64)
     _check(items, workers, y)
@@ -166,13 +169,20 @@ def rating_model(
     # The interval: the ratings' precision, scaled by how far this item's ratings stray from
     # the model (hard items draw noisier ratings from everyone: a worker's noise alone is too
     # narrow there), shrunk towards 1 with the weight of `ITEM_PRIOR` ratings, plus the
-    # uncertainty of its workers' fitted offsets and slopes; a t quantile with the degrees of
-    # freedom of that spread.
+    # uncertainty of its workers' fitted offsets and slopes, plus the rounding the ratings'
+    # spread does not show: a rating is a value rounded to a point, which adds
+    # resolution^2 / 12 to the ratings' variance when raters round independently; raters who
+    # agree share their rounding error (up to half a point) and show less. Without this term,
+    # pairs whose raters all gave the same point were most of the misses (issue 30,
+    # docs/quality.md). A t quantile with the degrees of freedom of that spread.
     bc, ac, s2c = b[col], a[col], s2[col]
     residual2 = (y - ac - bc * mu[row]) ** 2 / s2c
     spread_df = ITEM_PRIOR + count - 1
     phi = (ITEM_PRIOR + np.bincount(row, weights=residual2, minlength=ids.size)) / spread_df
     variance = phi / precision + _worker_part(row, col, y, a, b, s2, (n, sx, sxx), ids.size)
+    spread = np.bincount(row, weights=(y - plain[row]) ** 2, minlength=ids.size)
+    hidden = np.maximum(resolution * resolution / 12 - spread / np.maximum(count - 1, 1), 0.0)
+    variance += hidden / count / (slope * slope)
     half = _t975(spread_df) * slope * np.sqrt(variance)
     return RatingEstimate(
         items=ids,

@@ -11,19 +11,23 @@ from collections import Counter
 import numpy as np
 from django.db.models import QuerySet
 
-from annotation.models import Answer, Item, Run
+from annotation.models import Answer, GoldItemKind, Item, Run
 from annotation.selectors.counting import counted_reviewed
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy
 
 
-def _answers(run: Run, stage: str) -> tuple[list[tuple[int, int, str]], Counter[int]]:
+def _answers(
+    run: Run, stage: str, *, gold: bool = True
+) -> tuple[list[tuple[int, int, str]], Counter[int]]:
     """(item, worker, label) of the stage's counted answers, a worker's first answer per item
     only (a second rating by the same worker adds no independent evidence), and every answer
     per item, counted or not (held, excluded or rejected work was asked for too: the cap
-    bounds what is asked)."""
+    bounds what is asked); `gold=False` leaves gold items out."""
     stage_answers = Answer.objects.filter(question__item__run=run).filter(
         question__hit__batch__stage=stage
     )
+    if not gold:
+        stage_answers = stage_answers.exclude(question__item__kind__in=GoldItemKind.values)
     rows = (
         stage_answers.filter(counted_reviewed())
         .order_by("pk")
@@ -51,11 +55,15 @@ def _waiting(run: Run, stage: str) -> set[int]:
 def rating_intervals(
     *, run: Run, stage: str, low: float, high: float
 ) -> dict[int, tuple[int, float]]:
-    """Per rated item of the stage (gold copies too): (ratings spent, 95 % interval
-    half-width) under the per-worker scale model, fitted on all the stage's counted ratings."""
+    """Per rated item of the stage, gold left out: (ratings spent, 95 % interval half-width)
+    under the per-worker scale model, fitted on the stage's counted ratings of those items,
+    the fit the simulation's rule (`pipeline.flow_quality.adaptive_ratings_seed`) and the
+    quality sweep read. Gold copies are left out because they are pairs the raters already
+    agreed on, answered as gold: fitted in, they made the raters look steadier and the
+    intervals narrower than the items' own ratings say (issue 30)."""
     from pipeline.scales import rating_model  # scipy: only when asked
 
-    rows, spent = _answers(run, stage)
+    rows, spent = _answers(run, stage, gold=False)
     if not rows:
         return {}
     items, workers, labels = zip(*rows, strict=True)

@@ -9,6 +9,8 @@ import pytest
 
 from pipeline.errors import InputError
 from pipeline.scales import bradley_terry, rating_model
+from pipeline.simulate import REALISTIC, Asked, rate
+from pipeline.world import World
 
 
 def test_bradley_terry_two_items_is_the_log_odds_with_its_closed_form_interval():
@@ -98,7 +100,8 @@ def test_the_scale_model_interval_widens_on_items_that_draw_noisy_ratings_from_e
     assert covered[hard].mean() > 0.87  # 0.75 when the interval read only the workers
     assert covered[~hard].mean() > 0.9
     width = est.high - est.low
-    assert width[hard].mean() > 1.5 * width[~hard].mean()
+    # 1.5 before issue 30's rounding term widened the easy items whose five raters agree.
+    assert width[hard].mean() > 1.4 * width[~hard].mean()
 
 
 def test_the_scale_model_settles_well_before_its_round_limit():
@@ -109,3 +112,32 @@ def test_the_scale_model_settles_well_before_its_round_limit():
     again = rating_model(items, workers, ratings, low=0, high=5, iterations=200)
     assert again.iterations == est.iterations
     assert np.abs(again.value - est.value).max() < 1e-5
+
+
+def test_the_scale_model_interval_covers_items_whose_raters_all_gave_the_same_point():
+    """The realistic crowd's careful raters round the same latent value to the same point, so
+    their ratings agree while the value may sit up to half a point away: their spread cannot
+    show that rounding error, the scale's resolution must (issue 30). Three raters per HIT of ten
+    pairs, as the app's first batch; before the rounding term: 86 % coverage, 83 % where the
+    three agreed."""
+    world, rng, team = World(seed=30), random.Random(30), REALISTIC.profiles(40)
+    items, workers, ratings, truth = [], [], [], []
+    for i in range(600):
+        truth.append(world.cxc_latent("sts", i, i + 10**6))
+        asked = Asked(difficulty=world.difficulty("cxc", i), position=i % 10)
+        for k in range(3):
+            worker = ((i // 10) * 3 + k) % len(team)
+            items.append(i)
+            workers.append(worker)
+            ratings.append(rate(team[worker], truth[-1], range(6), rng, asked))
+    arrays = np.array(items), np.array(workers), np.array(ratings)
+    est = rating_model(*arrays, low=0, high=5)
+    latent = np.array(truth)[est.items]
+    covered = (est.low <= latent) & (latent <= est.high)
+    agree = np.array([len(set(ratings[3 * i : 3 * i + 3])) == 1 for i in est.items])
+    assert agree.mean() > 0.4  # the case under test is a large share of the pairs
+    assert 0.9 <= covered.mean() <= 0.98
+    assert covered[agree].mean() >= 0.88
+    # Ratings on a continuous scale have no resolution: the term is then left out.
+    plain = rating_model(*arrays, low=0, high=5, resolution=0.0)
+    assert (plain.high - plain.low <= est.high - est.low).all()

@@ -82,7 +82,7 @@ SETTINGS = (
         "Adaptive redundancy",
         'Optional: a first batch of `start` ratings per pair, then follow-up batches ("More '
         "judgments\") ask again only while a pair's 95 % interval is wider than `half_width` "
-        "either side, up to `cap`; the quality sweep's setting spends 4.2 ratings per pair on "
+        "either side, up to `cap`; the quality sweep's setting spends 4.5 ratings per pair on "
         'the realistic population, e.g. {"start": 3, "cap": 7, "half_width": 0.5}',
         kind="object",
         advanced=True,

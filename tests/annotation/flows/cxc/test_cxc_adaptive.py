@@ -4,17 +4,20 @@ up to the cap; real PostgreSQL, simulated raters of the realistic population."""
 
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.cxc.adaptive import cxc_policy
 from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
-from annotation.models import Answer, Item, Question, Review
+from annotation.models import Answer, GoldItemKind, Item, Question, Review
+from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.follow_ups import rating_intervals
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import review_decide
 from pipeline.errors import InputError
+from pipeline.scales import rating_model
 from pipeline.simulate import POPULATIONS, WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled
 
@@ -105,6 +108,33 @@ def test_follow_ups_ask_only_for_the_wide_pairs_up_to_the_cap(dataset, run_on_co
     assert min(ratings.values()) == ADAPTIVE["start"]  # some pairs were settled at `start`
     assert sum(ratings.values()) < ADAPTIVE["cap"] * len(pairs)
     assert cxc_policy(run).needs_more(3, 2.0) and not cxc_policy(run).needs_more(5, 2.0)
+
+
+def test_follow_ups_read_the_pairs_own_fit_gold_copies_left_out(dataset, run_on_commit):
+    """The follow-up rule fits the pairs' ratings only, as the simulation's rule and the
+    sweep's scoring do: a follow-up batch deals gold copies of pairs the raters agreed on,
+    and fitted in, they made the raters look steadier and the pairs' intervals narrower
+    (issue 30: the app then asked fewer pairs again than the same rule on the same answers)."""
+    run = cxc_run_create(dataset=dataset, config={**SMALL, "adaptive": ADAPTIVE})
+    sampled(run, run_on_commit)
+    rate(run, more=False, seed=1)
+    rate(run, more=True, seed=2)
+    stage_answers = Answer.objects.filter(question__hit__batch__run=run).filter(
+        question__hit__batch__stage=CxcStage.STS
+    )
+    gold = stage_answers.filter(question__item__kind=GoldItemKind.RATING)
+    assert gold.exists()  # the follow-up batch dealt gold copies, and they were rated
+    found = rating_intervals(run=run, stage=CxcStage.STS, low=0, high=5)
+    assert set(found) == pairs_of(run)
+    rows = (
+        stage_answers.filter(counted_reviewed(), question__item__in=pairs_of(run))
+        .order_by("pk")
+        .values_list("question__item_id", "assignment__worker_id", "label")
+    )
+    items, workers, labels = (np.array(c) for c in zip(*rows, strict=True))
+    own = rating_model(items, workers, labels.astype(np.float64), low=0, high=5)
+    half = dict(zip(own.items.tolist(), ((own.high - own.low) / 2).tolist(), strict=True))
+    assert {item: h for item, (_, h) in found.items()} == pytest.approx(half)
 
 
 def test_a_follow_up_batch_needs_the_setting(dataset, run_on_commit):
