@@ -63,8 +63,12 @@ def test_script_runs_bison_from_upload_to_download(
     export = Export.objects.get(run=run)
     folder = Path(export.path)
     folder = folder if folder.is_dir() else folder.parent
-    downloaded = sorted(p.name for p in out.iterdir())
-    assert downloaded == sorted(p.name for p in folder.iterdir() if p.is_file())
+    # Every file of the version, data/*.parquet included (the API lists them since issue 31).
+    downloaded = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert downloaded == sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
+    )
+    assert any(name.startswith("data/") for name in downloaded)
     for name in downloaded:  # byte for byte what the server holds
         assert (out / name).read_bytes() == (folder / name).read_bytes()
     manifest = json.loads((out / "manifest.json").read_text())
