@@ -224,11 +224,15 @@ def propose(
     ends = np.concatenate((change, [image.size])).tolist()
     code_list = code.tolist()
     lookup = table.__getitem__
+    # Most pairs are proposed once: their one-proposal tuples are shared, built once.
+    singles = [(proposal,) for proposal in table]
     return [
         Candidate(
-            image_id=image_id,
-            caption_id=caption_id,
-            proposals=tuple(map(lookup, code_list[start:end])),
+            image_id,
+            caption_id,
+            singles[code_list[start]]
+            if end - start == 1
+            else tuple(map(lookup, code_list[start:end])),
         )
         for image_id, caption_id, start, end in zip(
             image[starts].tolist(), caption[starts].tolist(), starts, ends, strict=True
