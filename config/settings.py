@@ -302,6 +302,10 @@ CROWDVL_DAILY_CAP = env_renamed("CROWDVL_DAILY_CAP", "CROWDVL_MTURK_DAILY_CAP") 
 # The minimum expected hourly pay (dollars) a batch may publish at a paid provider (ECCV
 # Caption's target).
 CROWDVL_MIN_HOURLY_PAY = env("CROWDVL_MIN_HOURLY_PAY", "15.00")
+# How an ECCV run's imported embeddings (.npz annotators) are held while a proposal part
+# ranks them: "float32" (as given), or "float16" (unit rows, half the memory, products still
+# summed in float32; a 512-d model at 10x val2014 then fits a 4 GB worker).
+CROWDVL_ECCV_EMBEDDING_STORAGE = env("CROWDVL_ECCV_EMBEDDING_STORAGE", "float32")
 # The currency of every amount this installation stores (rewards, bonuses, budget, daily cap,
 # the hourly minimum): a paid provider whose account holds another currency is refused, never
 # converted.

@@ -224,11 +224,15 @@ def propose(
     ends = np.concatenate((change, [image.size])).tolist()
     code_list = code.tolist()
     lookup = table.__getitem__
+    # Most pairs are proposed once: their one-proposal tuples are shared, built once.
+    singles = [(proposal,) for proposal in table]
     return [
         Candidate(
-            image_id=image_id,
-            caption_id=caption_id,
-            proposals=tuple(map(lookup, code_list[start:end])),
+            image_id,
+            caption_id,
+            singles[code_list[start]]
+            if end - start == 1
+            else tuple(map(lookup, code_list[start:end])),
         )
         for image_id, caption_id, start, end in zip(
             image[starts].tolist(), caption[starts].tolist(), starts, ends, strict=True
@@ -514,6 +518,18 @@ def _top_matrix(
     field: str = "k",
 ) -> np.ndarray:
     """``queries x k`` int64 matrix of each query's first ``k`` ranked ids."""
+    matrix = getattr(ranking, "ranked", None)
+    if isinstance(matrix, np.ndarray) and matrix.ndim == 2 and matrix.shape[1] >= k:
+        # A RankedLists: slice the matrix it was built from, no list per query.
+        held = np.asarray(ranking.query_ids, dtype=np.int64)  # type: ignore[attr-defined]
+        order = np.argsort(held, kind="stable")
+        ordered = held[order]
+        at = np.minimum(np.searchsorted(ordered, query_ids), max(held.size - 1, 0))
+        distinct = held.size > 0 and bool((ordered[1:] != ordered[:-1]).all())
+        if distinct and bool((ordered[at] == query_ids).all()):
+            return _check_repeats(
+                matrix[order[at], :k].astype(np.int64, copy=False), query_ids, k, model, direction
+            )
     rows = []
     gallery = "captions" if direction == I2T else "images"
     for query in query_ids.tolist():
@@ -530,7 +546,12 @@ def _top_matrix(
     top = np.asarray(rows)
     if not np.issubdtype(top.dtype, np.integer):
         raise InputError("ranked ids must be integers", file=model, field=direction)
-    top = top.astype(np.int64, copy=False)
+    return _check_repeats(top.astype(np.int64, copy=False), query_ids, k, model, direction)
+
+
+def _check_repeats(
+    top: np.ndarray, query_ids: np.ndarray, k: int, model: str, direction: str
+) -> np.ndarray:
     repeats = np.flatnonzero((np.diff(np.sort(top, axis=1), axis=1) == 0).any(axis=1))
     if repeats.size:
         raise InputError(

@@ -18,6 +18,14 @@ import numpy as np
 
 from pipeline.eccv_candidates import DIRECTIONS, I2T, ModelRanking
 from pipeline.eccv_metrics import parse_id_key, rankings_from_embeddings
+from pipeline.embedding_storage import (
+    FLOAT16,
+    FLOAT32,
+    check_storage,
+    chunk_rows,
+    read_npz_float16,
+    unit_float16,
+)
 from pipeline.errors import InputError
 from pipeline.jsonio import decode_json, describe
 from pipeline.neighbours import gallery_ranks, normalize_rows
@@ -28,7 +36,8 @@ EMBEDDING_ARRAYS = ("image_embeddings", "caption_embeddings")
 
 @dataclass(frozen=True, eq=False)
 class ModelEmbeddings:
-    """Validated embeddings: int64 ids and float32 rows in file order."""
+    """Validated embeddings: int64 ids and float32 rows in file order (float16 unit rows
+    with float16 storage, see pipeline.embedding_storage)."""
 
     image_ids: np.ndarray
     image_embeddings: np.ndarray
@@ -129,8 +138,14 @@ def load_model_embeddings(
     known_image_ids: Collection[int],
     known_caption_ids: Collection[int],
     require_all: bool = False,
+    storage: str = FLOAT32,
 ) -> ModelEmbeddings:
-    """Read and validate a model's ``.npz`` embeddings (see parse_model_embeddings)."""
+    """Read and validate a model's ``.npz`` embeddings (see parse_model_embeddings).
+
+    With ``storage="float16"`` each embedding matrix is read a chunk of rows at a time and
+    kept as float16 unit rows: the file's matrix is never in memory whole.
+    """
+    check_storage(storage)
     name = str(path)
     try:
         loaded = np.load(path, allow_pickle=False)
@@ -142,7 +157,7 @@ def load_model_embeddings(
         raise InputError("not an .npz archive (a single .npy array?)", file=name)
     with loaded:
         try:
-            arrays = _read_arrays(loaded, name)
+            arrays = _read_arrays(loaded, name, storage)
         except InputError:
             raise
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
@@ -154,6 +169,7 @@ def load_model_embeddings(
         known_image_ids=known_image_ids,
         known_caption_ids=known_caption_ids,
         require_all=require_all,
+        storage=storage,
     )
 
 
@@ -164,8 +180,12 @@ def parse_model_embeddings(
     known_image_ids: Collection[int],
     known_caption_ids: Collection[int],
     require_all: bool = False,
+    storage: str = FLOAT32,
 ) -> ModelEmbeddings:
     """Validate the four arrays; with ``require_all`` every known id needs a row.
+
+    With ``storage="float16"`` embeddings are kept as float16 (other dtypes are converted to
+    float16 unit rows); otherwise as float32, as they always were.
 
     Checks, in order: presence, ids 1-D integer, embeddings 2-D numeric with one row per
     id and at least one column, finite values (record = the row's id), equal widths,
@@ -174,7 +194,7 @@ def parse_model_embeddings(
     checked: dict[str, np.ndarray] = {}
     for ids_name, emb_name in zip(ID_ARRAYS, EMBEDDING_ARRAYS, strict=True):
         ids = _id_array(arrays, ids_name, file)
-        emb = _embedding_array(arrays, emb_name, ids, file)
+        emb = _embedding_array(arrays, emb_name, ids, file, check_storage(storage))
         checked[ids_name], checked[emb_name] = ids, emb
     image_dim = checked["image_embeddings"].shape[1]
     caption_dim = checked["caption_embeddings"].shape[1]
@@ -413,7 +433,7 @@ def parse_ranked_lists(
     return ModelRanking(i2t=parsed[I2T], t2i=parsed["t2i"])
 
 
-def _read_arrays(archive: Any, file: str) -> dict[str, np.ndarray]:
+def _read_arrays(archive: Any, file: str, storage: str = FLOAT32) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for name in (*ID_ARRAYS, *EMBEDDING_ARRAYS):
         if name not in archive.files:
@@ -422,7 +442,10 @@ def _read_arrays(archive: Any, file: str) -> dict[str, np.ndarray]:
                 file=file,
                 field=name,
             )
-        arrays[name] = archive[name]
+        if storage == FLOAT16 and name in EMBEDDING_ARRAYS:
+            arrays[name] = read_npz_float16(archive.zip, name, file=file)
+        else:
+            arrays[name] = archive[name]
     return arrays
 
 
@@ -440,7 +463,7 @@ def _id_array(arrays: Mapping[str, Any], name: str, file: str) -> np.ndarray:
 
 
 def _embedding_array(
-    arrays: Mapping[str, Any], name: str, ids: np.ndarray, file: str
+    arrays: Mapping[str, Any], name: str, ids: np.ndarray, file: str, storage: str = FLOAT32
 ) -> np.ndarray:
     if name not in arrays:
         raise InputError("missing array", file=file, field=name)
@@ -455,12 +478,17 @@ def _embedding_array(
         )
     if emb.shape[1] == 0:
         raise InputError("rows have no columns", file=file, field=name)
-    finite = np.isfinite(emb).all(axis=1)
-    if not finite.all():
-        row = int(np.flatnonzero(~finite)[0])
-        raise InputError(
-            f"NaN or infinity in row {row}", file=file, record=int(ids[row]), field=name
-        )
+    # A chunk of rows at a time: a mask of the whole matrix is 1 byte per value.
+    rows = chunk_rows(emb.shape[1])
+    for first in range(0, emb.shape[0], rows):
+        finite = np.isfinite(emb[first : first + rows]).all(axis=1)
+        if not finite.all():
+            row = first + int(np.flatnonzero(~finite)[0])
+            raise InputError(
+                f"NaN or infinity in row {row}", file=file, record=int(ids[row]), field=name
+            )
+    if storage == FLOAT16:
+        return np.ascontiguousarray(emb) if emb.dtype == np.float16 else unit_float16(emb)
     if np.issubdtype(emb.dtype, np.floating) and emb.dtype.itemsize > 4:
         overflow = (np.abs(emb) > np.finfo(np.float32).max).any(axis=1)
         if overflow.any():

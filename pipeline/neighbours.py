@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.embedding_storage import chunk_rows, unit_rows_into
 from pipeline.errors import InputError
 
 # float64 values per chunk in normalize_rows (256 KiB: stays in cache).
@@ -20,6 +21,8 @@ _MAX_PASSING = 1 / 16
 # Bound on |dot product| (largest |value| of each side times the width) below which no partial
 # sum can reach float32 infinity whatever the summation order, so the products hold no NaN.
 _SAFE_BOUND = 1e37
+# Gallery rows converted from float16 to float32 at once in top_k (64 MiB at 512-d).
+_HALF_GALLERY_ROWS = 32768
 
 
 def normalize_rows(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
@@ -28,8 +31,16 @@ def normalize_rows(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     With ``in_place`` the result is written over ``x`` when ``x`` is a writeable C-contiguous
     float32 matrix (the caller gives it up; at 2M captions a copy costs the matrix's size);
     the values are the same bit for bit, each chunk being read before it is overwritten.
+    A float16 matrix gives float16 unit rows (float16 storage; see top_k).
     """
-    matrix = _as_matrix(x, "x")
+    matrix = _as_matrix(x, "x", keep_half=True)
+    if matrix.dtype == np.float16:
+        reuse = in_place and matrix is x and matrix.flags.writeable
+        half = matrix if reuse else np.empty(matrix.shape, dtype=np.float16)
+        step = chunk_rows(matrix.shape[1])
+        for first in range(0, matrix.shape[0], step):
+            unit_rows_into(matrix[first : first + step], half[first : first + step])
+        return half
     # Norms in float64: squaring large float32 values would overflow to inf.
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
     scale = np.zeros_like(norms)
@@ -141,9 +152,12 @@ def top_k(
     gallery index query ``i`` must not return (-1 for none). ``replace = (cols, values)``,
     both ``n_queries x m``, sets query ``i``'s similarity to gallery ``cols[i, j]`` to
     ``values[i, j]`` (finite; -1 in ``cols`` for none) before selecting.
+
+    float16 inputs stay float16 in memory: blocks of them are converted to float32 and the
+    products accumulate in float32 (see _top_k_half).
     """
-    q = _as_matrix(queries, "queries")
-    g = _as_matrix(gallery, "gallery")
+    q = _as_matrix(queries, "queries", keep_half=True)
+    g = _as_matrix(gallery, "gallery", keep_half=True)
     if q.shape[1] != g.shape[1]:
         raise InputError(
             f"queries have {q.shape[1]} columns but gallery has {g.shape[1]}", field="gallery"
@@ -168,6 +182,9 @@ def top_k(
         return indices, sims
     # The threshold selection needs NaN-free similarities; NaN only comes from an overflow.
     threshold_ok = _products_stay_finite(q, g)
+    if q.dtype == np.float16 or g.dtype == np.float16:
+        _top_k_half(q, g, k, skip, swap, threshold_ok, out=(indices, sims))
+        return indices, sims
     buffer = np.empty((min(block_size, n_queries), n_gallery), dtype=np.float32)
     for first in range(0, n_queries, block_size):
         last = min(first + block_size, n_queries)
@@ -188,6 +205,60 @@ def top_k(
             at = slice(first + sub, first + sub + part.shape[0])
             indices[at], sims[at] = _top_rows_by_argpartition(part, k) if found is None else found
     return indices, sims
+
+
+def _top_k_half(
+    q: np.ndarray,
+    g: np.ndarray,
+    k: int,
+    skip: np.ndarray | None,
+    swap: tuple[np.ndarray, np.ndarray] | None,
+    threshold_ok: bool,
+    *,
+    out: tuple[np.ndarray, np.ndarray],
+) -> None:
+    """top_k for float16 storage: the gallery a chunk of rows at a time, converted to float32,
+    each chunk's top k kept, and the chunks' candidates merged per query (similarity
+    descending, lower gallery index on ties, as top_k orders them)."""
+    indices, sims = out
+    n_gallery = g.shape[0]
+    chunk = min(_HALF_GALLERY_ROWS, n_gallery)
+    rows = max(1, min(q.shape[0], BLOCK_BYTES // (4 * chunk)))
+    buffer = np.empty(rows * chunk, dtype=np.float32)
+    for first in range(0, q.shape[0], rows):
+        last = min(first + rows, q.shape[0])
+        block_q = q[first:last].astype(np.float32)
+        found_index: list[np.ndarray] = []
+        found_sims: list[np.ndarray] = []
+        for start in range(0, n_gallery, chunk):
+            stop = min(start + chunk, n_gallery)
+            block = buffer[: (last - first) * (stop - start)].reshape(last - first, stop - start)
+            np.matmul(block_q, g[start:stop].astype(np.float32).T, out=block)
+            if swap is not None:
+                cols, values = swap[0][first:last], swap[1][first:last]
+                hit_rows, hit_at = np.nonzero((cols >= start) & (cols < stop))
+                block[hit_rows, cols[hit_rows, hit_at] - start] = values[hit_rows, hit_at]
+            if skip is not None:
+                own = skip[first:last]
+                hit = np.flatnonzero((own >= start) & (own < stop))
+                block[hit, own[hit] - start] = -np.inf
+            depth = min(k, stop - start)
+            for sub in range(0, last - first, _SELECT_ROWS):
+                part = block[sub : sub + _SELECT_ROWS]
+                picked = _top_rows(part, depth) if threshold_ok else None
+                index, value = _top_rows_by_argpartition(part, depth) if picked is None else picked
+                found_index.append(index + start)
+                found_sims.append(value)
+        per_chunk = -(-(last - first) // _SELECT_ROWS)
+        index = np.concatenate(
+            [np.concatenate(found_index[c::per_chunk], axis=1) for c in range(per_chunk)]
+        )
+        value = np.concatenate(
+            [np.concatenate(found_sims[c::per_chunk], axis=1) for c in range(per_chunk)]
+        )
+        order = np.lexsort((index, -value), axis=1)[:, :k]
+        indices[first:last] = np.take_along_axis(index, order, axis=1)
+        sims[first:last] = np.take_along_axis(value, order, axis=1)
 
 
 def gallery_ranks(
@@ -341,8 +412,20 @@ def _select_top(sims: np.ndarray, k: int) -> np.ndarray:
     return chosen
 
 
-def _as_matrix(x: np.ndarray, name: str) -> np.ndarray:
-    """``x`` as a C-contiguous finite float32 matrix (no copy when it already is one)."""
+def _as_matrix(x: np.ndarray, name: str, *, keep_half: bool = False) -> np.ndarray:
+    """``x`` as a C-contiguous finite float32 matrix (no copy when it already is one);
+    with ``keep_half`` a float16 ``x`` stays float16 and is checked a chunk at a time."""
+    if keep_half and isinstance(x, np.ndarray) and x.dtype == np.float16:
+        half = np.ascontiguousarray(x)
+        if half.ndim != 2:
+            raise InputError(f"must be a 2-D array, got shape {half.shape}", field=name)
+        step = chunk_rows(half.shape[1])
+        for first in range(0, half.shape[0], step):
+            finite = np.isfinite(half[first : first + step]).all(axis=1)
+            if not finite.all():
+                bad = first + int(np.flatnonzero(~finite)[0])
+                raise InputError("contains NaN or infinity", record=bad, field=name)
+        return half
     matrix = np.ascontiguousarray(x, dtype=np.float32)
     if matrix.ndim != 2:
         raise InputError(f"must be a 2-D array, got shape {matrix.shape}", field=name)

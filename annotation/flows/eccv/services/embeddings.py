@@ -8,11 +8,13 @@ import os
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.runs import eccv_workdir
 from annotation.models import Caption, Dataset
 from pipeline.eccv_embeddings import ModelEmbeddings, load_model_embeddings
+from pipeline.embedding_storage import check_storage
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError
 from pipeline.text import tokenize
@@ -34,6 +36,9 @@ def annotator_embeddings(*, annotator: Annotator) -> ModelEmbeddings | None:
             known_image_ids=_id_array(dataset.images.values_list("coco_id", flat=True)),
             known_caption_ids=_id_array(
                 Caption.objects.filter(dataset=dataset).values_list("coco_id", flat=True)
+            ),
+            storage=check_storage(
+                settings.CROWDVL_ECCV_EMBEDDING_STORAGE, field="CROWDVL_ECCV_EMBEDDING_STORAGE"
             ),
         )
     saved = eccv_workdir(annotator.run) / f"embeddings-{annotator.pk}.npz"
