@@ -57,8 +57,9 @@ def _label(key: str) -> str:
 
 
 def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, int]]:
-    """An ECCV run over `images` images written with SQL through the psycopg cursor `cur`
-    (Django set up); returns the run id and the counts filled."""
+    """An ECCV run over `images` images written with SQL through the psycopg cursor `cur` of
+    Django's connection (the flow's own calls make the run); returns the run id and the counts
+    filled."""
     from annotation.flows.eccv.models import Annotator
     from annotation.flows.eccv.services.runs import eccv_run_create
     from annotation.flows.eccv.vocabulary import EccvStage
@@ -81,7 +82,6 @@ def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, in
         "JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = (g - 1) / 5 + 1",
         [d, n_captions, d],
     )
-    cur.connection.commit()  # the ORM's connection reads them next
     run = eccv_run_create(
         dataset=dataset,
         config={
@@ -237,12 +237,12 @@ def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, in
 
 def fill(url: str, images: int, queries: int) -> tuple[int, dict[str, int]]:
     _django(url)
-    import psycopg
+    from django.db import connection
 
-    with psycopg.connect(url) as conn, conn.cursor() as cur:
-        run_id, counts = fill_rows(cur, images=images, queries=queries)
-        conn.commit()
-        cur.execute("ANALYZE")  # fresh statistics, as autovacuum would have them
+    # Django's own connection (autocommit), so the flow's ORM calls see the rows SQL wrote.
+    with connection.cursor() as cursor:
+        run_id, counts = fill_rows(cursor.cursor, images=images, queries=queries)
+        cursor.execute("ANALYZE")  # fresh statistics, as autovacuum would have them
     return run_id, counts
 
 
@@ -270,6 +270,37 @@ def child_app(url: str, run_id: str) -> dict:
         "merged": counts["pairs_after_merging_duplicates"],
         "proposed": counts["pairs_proposed"],
     }
+
+
+def child_parts(url: str, run_id: str) -> dict:
+    """Where the job's time goes: its parts one after another, each timed alone."""
+    _django(url)
+    from annotation.flows.eccv import selectors
+    from annotation.flows.eccv.services import export as eccv
+    from annotation.models import Run
+
+    run = Run.objects.get(pk=int(run_id))
+    seconds: dict[str, float] = {}
+
+    def timed(name: str, call: Any) -> Any:
+        t = time.perf_counter()
+        value = call()
+        seconds[name] = time.perf_counter() - t
+        return value
+
+    positives = timed(
+        "eccv_positives (links, exclusions)", lambda: selectors.eccv_positives(run=run)
+    )
+    timed("  of which eccv_positive_item_ids", lambda: selectors.eccv_positive_item_ids(run=run))
+    lines = timed("judged-pairs lines", lambda: eccv._judged_lines(run, positives["sources"]))
+    timed(
+        "manifest",
+        lambda: eccv._manifest(run=run, positives=positives, judged=len(lines)),
+    )
+    timed("  of which eccv_answer_shares", lambda: selectors.eccv_answer_shares(run=run))
+    timed("  of which eccv_original_positives", lambda: selectors.eccv_original_positives(run=run))
+    timed("Parquet table from the lines", lambda: eccv.eccv_pairs_table(lines=lines))
+    return {"seconds": seconds, "peak": peak_rss()}
 
 
 COPY_SQL = (
@@ -301,7 +332,7 @@ def child_copy(url: str, run_id: str) -> dict:
     return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
 
 
-CHILDREN = {"app": child_app, "copy": child_copy}
+CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
 
 
 def main() -> None:
@@ -316,6 +347,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--images", type=int, default=40_000)
     parser.add_argument("--queries", type=int, default=5_000)
+    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
@@ -342,6 +374,7 @@ def main() -> None:
             for name in ("copy", "app"):
                 results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
         loads.append(Path("/proc/loadavg").read_text().split()[0])
+        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
     finally:
         from django.db import connections
 
@@ -361,7 +394,8 @@ def main() -> None:
         f" caption queries, {MODELS} models x top-{K}: {filled['proposals']:,} proposals merged"
         f" into {filled['candidates']:,} judged pairs in {filled['hits']:,} HITs"
         f" ({filled['answers']:,} answers with gold); median of {args.repeats}, fresh process"
-        f" each, alternated (1-min load {loads[0]} before, {loads[1]} after)"
+        f" each, alternated (1-min load {loads[0]} before, {loads[1]} after); server-side"
+        f" binding {'off' if os.environ.get('CROWDVL_DB_SERVER_SIDE_BINDING') == '0' else 'on'}"
     )
     print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
     for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", "ECCV export job")):
@@ -378,6 +412,11 @@ def main() -> None:
     print(
         "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
     )
+
+    if parts is not None:
+        print("the job's parts, timed one after another in one more fresh process:")
+        for name, value in parts["seconds"].items():
+            print(f"  {name:<40}{value:>8.2f} s")
 
 
 if __name__ == "__main__":

@@ -205,7 +205,7 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
     links: dict[tuple[int, int], set[str]] = defaultdict(set)
     if run.config.get("original_positives", True):
         originals = Caption.objects.filter(dataset=run.dataset).filter(
-            Q(image__coco_id__in=query_images) | Q(coco_id__in=query_captions)
+            ids_in("image__coco_id", query_images) | ids_in("coco_id", query_captions)
         )
         for image, caption in originals.values_list("image__coco_id", "coco_id"):
             links[(image, caption)].add("coco")
