@@ -292,14 +292,15 @@ def child_parts(url: str, run_id: str) -> dict:
         "eccv_positives (links, exclusions)", lambda: selectors.eccv_positives(run=run)
     )
     timed("  of which eccv_positive_item_ids", lambda: selectors.eccv_positive_item_ids(run=run))
-    lines = timed("judged-pairs lines", lambda: eccv._judged_lines(run, positives["sources"]))
+    pairs = timed("judged-pair records", lambda: eccv._judged_pairs(run, positives["sources"]))
+    lines = timed("their JSON lines", lambda: [json.dumps(p) for p in pairs])
     timed(
         "manifest",
         lambda: eccv._manifest(run=run, positives=positives, judged=len(lines)),
     )
     timed("  of which eccv_answer_shares", lambda: selectors.eccv_answer_shares(run=run))
     timed("  of which eccv_original_positives", lambda: selectors.eccv_original_positives(run=run))
-    timed("Parquet table from the lines", lambda: eccv.eccv_pairs_table(lines=lines))
+    timed("Parquet table from the records", lambda: eccv.eccv_pairs_table(pairs=pairs))
     return {"seconds": seconds, "peak": peak_rss()}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -31,7 +31,7 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
-from annotation.services.release_tables import majority_share, table_from_columns
+from annotation.services.release_tables import table_from_columns
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
 from pipeline.eccv_metrics import retrieval_metrics
@@ -78,8 +78,8 @@ def eccv_export_start(
     )
 
 
-def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
-    """One JSON line per judged pair, from three flat reads joined on the item id in Python:
+def _judged_pairs(run: Run, sources: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """One record per judged pair, from three flat reads joined on the item id in Python:
     no id list is sent back to the database (a prefetch's `IN` list breaks past 65,535 pairs
     with server-side binding)."""
     candidates = Q(question__item__run=run, question__item__kind=EccvItemKind.CANDIDATE)
@@ -127,25 +127,27 @@ def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
         .values_list("pk", "positive__coco_id", "caption__coco_id")
     )
     return [
-        json.dumps(
-            {
-                "image_id": image,
-                "caption_id": caption,
-                "positive": pk in positive,
-                "answers": answers.get(pk, []),
-                "proposals": proposals.get(pk, []),
-                "sources": sources.get(f"{image}:{caption}", []),
-            }
-        )
+        {
+            "image_id": image,
+            "caption_id": caption,
+            "positive": pk in positive,
+            "answers": answers.get(pk, []),
+            "proposals": proposals.get(pk, []),
+            "sources": sources.get(f"{image}:{caption}", []),
+        }
         for pk, image, caption in pairs
     ]
 
 
-def eccv_pairs_table(*, lines: list[str]) -> pa.Table:
-    """The `eccv_judged_pairs` record set, from the JSONL's own lines: per pair the number
+def _majority_share(labels: list[str]) -> float:
+    """`release_tables.majority_share` for a pair's few answers, without numpy's per-call cost."""
+    return round(max(Counter(labels).values()) / len(labels), 4)
+
+
+def eccv_pairs_table(*, pairs: list[dict[str, Any]]) -> pa.Table:
+    """The `eccv_judged_pairs` record set, from the JSONL's own records: per pair the number
     of judgments, the majority's share, the answers and their (pseudonymous) workers, and the
     models that proposed it with their ranks."""
-    pairs = [json.loads(line) for line in lines]
     strings, ints = pa.list_(pa.string()), pa.list_(pa.int32())
     return table_from_columns(
         {
@@ -154,7 +156,7 @@ def eccv_pairs_table(*, lines: list[str]) -> pa.Table:
             "positive": pa.array([p["positive"] for p in pairs], pa.bool_()),
             "judgments": pa.array([len(p["answers"]) for p in pairs], pa.int32()),
             "agreement": pa.array(
-                [majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
+                [_majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
                 pa.float64(),
             ),
             "answers": pa.array([[a["answer"] for a in p["answers"]] for p in pairs], strings),
@@ -173,7 +175,8 @@ def _build(work: ExportWork) -> ExportParts:
     run = work.run
     positives = eccv_positives(run=run)
     work.progress(40, "writing the judged pairs")
-    lines = _judged_lines(run, positives["sources"])
+    pairs = _judged_pairs(run, positives["sources"])
+    lines = [json.dumps(p) for p in pairs]
     manifest = _manifest(run=run, positives=positives, judged=len(lines))
     # Work still held for review does not count; say which, so nothing is lost silently.
     manifest["excluded_open_reviews"] = _open_reviews(run)
@@ -187,7 +190,7 @@ def _build(work: ExportWork) -> ExportParts:
         files=files,
         result={"counts": manifest["counts"]},
         message="exported to ",
-        tables={"eccv_judged_pairs": eccv_pairs_table(lines=lines)},
+        tables={"eccv_judged_pairs": eccv_pairs_table(pairs=pairs)},
     )
 
 
