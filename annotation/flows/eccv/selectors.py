@@ -205,7 +205,7 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
     links: dict[tuple[int, int], set[str]] = defaultdict(set)
     if run.config.get("original_positives", True):
         originals = Caption.objects.filter(dataset=run.dataset).filter(
-            Q(image__coco_id__in=query_images) | Q(coco_id__in=query_captions)
+            ids_in("image__coco_id", query_images) | ids_in("coco_id", query_captions)
         )
         for image, caption in originals.values_list("image__coco_id", "coco_id"):
             links[(image, caption)].add("coco")
@@ -244,15 +244,21 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
 
 def eccv_original_positives(*, run: Run) -> dict[str, dict[int, list[int]]]:
     """The original COCO pairs of the run's queries (each caption's own image)."""
-    rows = Caption.objects.filter(dataset=run.dataset).values_list("image__coco_id", "coco_id")
+    query_images, query_captions = run.config["query_images"], run.config["query_captions"]
+    # Only the queries' rows: the gallery's other captions cannot be among them.
+    rows = (
+        Caption.objects.filter(dataset=run.dataset)
+        .filter(ids_in("image__coco_id", query_images) | ids_in("coco_id", query_captions))
+        .values_list("image__coco_id", "coco_id")
+    )
     i2t: dict[int, list[int]] = defaultdict(list)
     t2i: dict[int, list[int]] = {}
     for image, caption in rows:
         i2t[image].append(caption)
         t2i[caption] = [image]
     return {
-        "i2t": {q: sorted(i2t[q]) for q in run.config["query_images"] if q in i2t},
-        "t2i": {q: t2i[q] for q in run.config["query_captions"] if q in t2i},
+        "i2t": {q: sorted(i2t[q]) for q in query_images if q in i2t},
+        "t2i": {q: t2i[q] for q in query_captions if q in t2i},
     }
 
 

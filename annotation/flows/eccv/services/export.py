@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
 import pyarrow as pa
+from django.db.models import Q
 
 from annotation.errors import ServiceError
-from annotation.flows.eccv.models import Annotator
+from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
     eccv_judged_pairs,
@@ -19,7 +21,7 @@ from annotation.flows.eccv.selectors import (
     eccv_positives,
 )
 from annotation.flows.eccv.vocabulary import EccvItemKind
-from annotation.models import Export, Item, Job, Review, ReviewStatus, Run, RunKind
+from annotation.models import Answer, Export, Item, Job, Review, ReviewStatus, Run, RunKind
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.export_jobs import (
     ExportParts,
@@ -29,7 +31,7 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
-from annotation.services.release_tables import majority_share, table_from_columns
+from annotation.services.release_tables import table_from_columns
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
 from pipeline.eccv_metrics import retrieval_metrics
@@ -76,58 +78,76 @@ def eccv_export_start(
     )
 
 
-def _judged_lines(run: Run, sources: dict[str, list[str]]) -> list[str]:
+def _judged_pairs(run: Run, sources: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """One record per judged pair, from three flat reads joined on the item id in Python:
+    no id list is sent back to the database (a prefetch's `IN` list breaks past 65,535 pairs
+    with server-side binding)."""
+    candidates = Q(question__item__run=run, question__item__kind=EccvItemKind.CANDIDATE)
+    answers: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    names: dict[tuple[str, str], str] = {}  # one keyed hash per worker, not per answer
+    for item, provider, external_id, label, details, state in (
+        Answer.objects.filter(candidates)
+        .order_by("question__item_id", "question__position", "question_id", "pk")
+        .values_list(
+            "question__item_id",
+            "assignment__worker__provider",
+            "assignment__worker__external_id",
+            "label",
+            "details",
+            "assignment__state",
+        )
+    ):
+        name = names.get((provider, external_id))
+        if name is None:
+            name = names[(provider, external_id)] = worker_pseudonym(
+                provider=provider, external_id=external_id
+            )
+        answers[item].append(
+            {
+                "worker": name,
+                "answer": label,
+                "reasons": details.get("reasons", []),
+                "errors": details.get("errors", []),
+                "assignment_state": state,
+            }
+        )
+    proposals: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for item, model, direction, rank in (
+        Proposal.objects.filter(item__run=run, item__kind=EccvItemKind.CANDIDATE)
+        .order_by("item_id")
+        .values_list("item_id", "annotator__name", "direction", "rank")
+    ):
+        proposals[item].append({"model": model, "direction": direction, "rank": rank})
+    for listed in proposals.values():  # in Python's order, not the database's collation
+        listed.sort(key=lambda p: (p["direction"], p["model"], p["rank"]))
+    positive = eccv_positive_item_ids(run=run)  # by the run's aggregation
     pairs = (
         eccv_judged_pairs(run=run)
-        .select_related("positive", "caption")
-        .prefetch_related("proposals__annotator", "questions__answers__assignment__worker")
         .order_by("positive__coco_id", "caption__coco_id")
+        .values_list("pk", "positive__coco_id", "caption__coco_id")
     )
-    positive = eccv_positive_item_ids(run=run)  # by the run's aggregation
-    lines = []
-    for item in pairs:
-        assert item.caption is not None
-        answers = [
-            {
-                "worker": worker_pseudonym(
-                    provider=a.assignment.worker.provider,
-                    external_id=a.assignment.worker.external_id,
-                ),
-                "answer": a.label,
-                "reasons": a.details.get("reasons", []),
-                "errors": a.details.get("errors", []),
-                "assignment_state": a.assignment.state,
-            }
-            for q in item.questions.all()
-            for a in q.answers.all()
-        ]
-        key = f"{item.positive.coco_id}:{item.caption.coco_id}"
-        lines.append(
-            json.dumps(
-                {
-                    "image_id": item.positive.coco_id,
-                    "caption_id": item.caption.coco_id,
-                    "positive": item.pk in positive,
-                    "answers": answers,
-                    "proposals": sorted(
-                        (
-                            {"model": p.annotator.name, "direction": p.direction, "rank": p.rank}
-                            for p in item.proposals.all()
-                        ),
-                        key=lambda p: (p["direction"], p["model"], p["rank"]),
-                    ),
-                    "sources": sources.get(key, []),
-                }
-            )
-        )
-    return lines
+    return [
+        {
+            "image_id": image,
+            "caption_id": caption,
+            "positive": pk in positive,
+            "answers": answers.get(pk, []),
+            "proposals": proposals.get(pk, []),
+            "sources": sources.get(f"{image}:{caption}", []),
+        }
+        for pk, image, caption in pairs
+    ]
 
 
-def eccv_pairs_table(*, lines: list[str]) -> pa.Table:
-    """The `eccv_judged_pairs` record set, from the JSONL's own lines: per pair the number
+def _majority_share(labels: list[str]) -> float:
+    """`release_tables.majority_share` for a pair's few answers, without numpy's per-call cost."""
+    return round(max(Counter(labels).values()) / len(labels), 4)
+
+
+def eccv_pairs_table(*, pairs: list[dict[str, Any]]) -> pa.Table:
+    """The `eccv_judged_pairs` record set, from the JSONL's own records: per pair the number
     of judgments, the majority's share, the answers and their (pseudonymous) workers, and the
     models that proposed it with their ranks."""
-    pairs = [json.loads(line) for line in lines]
     strings, ints = pa.list_(pa.string()), pa.list_(pa.int32())
     return table_from_columns(
         {
@@ -136,7 +156,7 @@ def eccv_pairs_table(*, lines: list[str]) -> pa.Table:
             "positive": pa.array([p["positive"] for p in pairs], pa.bool_()),
             "judgments": pa.array([len(p["answers"]) for p in pairs], pa.int32()),
             "agreement": pa.array(
-                [majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
+                [_majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
                 pa.float64(),
             ),
             "answers": pa.array([[a["answer"] for a in p["answers"]] for p in pairs], strings),
@@ -155,7 +175,8 @@ def _build(work: ExportWork) -> ExportParts:
     run = work.run
     positives = eccv_positives(run=run)
     work.progress(40, "writing the judged pairs")
-    lines = _judged_lines(run, positives["sources"])
+    pairs = _judged_pairs(run, positives["sources"])
+    lines = [json.dumps(p) for p in pairs]
     manifest = _manifest(run=run, positives=positives, judged=len(lines))
     # Work still held for review does not count; say which, so nothing is lost silently.
     manifest["excluded_open_reviews"] = _open_reviews(run)
@@ -169,7 +190,7 @@ def _build(work: ExportWork) -> ExportParts:
         files=files,
         result={"counts": manifest["counts"]},
         message="exported to ",
-        tables={"eccv_judged_pairs": eccv_pairs_table(lines=lines)},
+        tables={"eccv_judged_pairs": eccv_pairs_table(pairs=pairs)},
     )
 
 

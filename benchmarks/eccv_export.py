@@ -1,0 +1,424 @@
+"""The ECCV Caption export job at 40,000 images from PostgreSQL, against a bare
+`COPY (SELECT ...) TO STDOUT` of the answer rows it reads, in the same run (issue 32: within 5x).
+
+The database is filled with SQL (generate_series): `--images` images with 5 captions each, an
+ECCV run made by the flow (`eccv_run_create`: `--queries` image and as many caption queries
+drawn, paper gold), 5 models each proposing its top 5 per query in both directions (the models
+overlap, so proposals merge into fewer candidate pairs, as the proposal job merges them), one
+judgment per candidate on the 4-level scale (Partially YES and Mostly NO with their rationale
+follow-ups, stored as the task type's `parse_answer` stores them), in HITs of 18 candidates and
+2 paper gold items (an original COCO pair and a random pair), by a real crowd's provider
+(`local`). Each measurement runs in a fresh interpreter, the two alternated:
+- app: the ECCV export job (`export_job_write`: post-processed positives both directions,
+  the judged-pairs JSONL and Parquet record set, manifest with counts and answer shares per
+  model and rank, card, Croissant, datasheet);
+- bare COPY: the candidates' answers with their pair's COCO ids, the answer's label,
+  follow-ups, assignment state and worker, copied out to a file.
+
+    .venv/bin/python benchmarks/eccv_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--images 40000] [--queries 5000]
+
+A database named crowdvl_bench_eccv is created on that server and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.cxc_export import _django  # noqa: E402
+from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.import_coco import current_rss  # noqa: E402
+
+DB = "crowdvl_bench_eccv"
+MODELS = 5
+K = 5
+SLOTS = 8  # each query's proposals come from 8 pairs, so the 5 models' top-5 overlap
+CANDIDATES_PER_HIT = 18
+GOLD_PER_HIT = 2
+WORKERS = 300
+
+
+def _label(key: str) -> str:
+    """SQL: a 4-level label drawn from `key` (yes 30 %, partially 20 %, mostly no 20 %, no 30 %)."""
+    return (
+        f"CASE WHEN ({key}) % 10 < 3 THEN 'yes' WHEN ({key}) % 10 < 5 THEN 'partially_yes'"
+        f" WHEN ({key}) % 10 < 7 THEN 'mostly_no' ELSE 'no' END"
+    )
+
+
+def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, int]]:
+    """An ECCV run over `images` images written with SQL through the psycopg cursor `cur` of
+    Django's connection (the flow's own calls make the run); returns the run id and the counts
+    filled."""
+    from annotation.flows.eccv.models import Annotator
+    from annotation.flows.eccv.services.runs import eccv_run_create
+    from annotation.flows.eccv.vocabulary import EccvStage
+    from annotation.models import Dataset, Job
+
+    dataset = Dataset.objects.create(
+        name="bench", source_file="", checksum="", image_source="coco_url"
+    )
+    d = dataset.pk
+    n_captions = 5 * images
+    cur.execute(
+        "INSERT INTO annotation_image (dataset_id, coco_id, file_name, coco_url) "
+        "SELECT %s, g, 'COCO_val2014_' || lpad(g::text, 12, '0') || '.jpg', '' "
+        "FROM generate_series(1, %s) g",
+        [d, images],
+    )
+    cur.execute(
+        "INSERT INTO annotation_caption (dataset_id, coco_id, image_id, text) "
+        "SELECT %s, g, i.id, 'a caption number ' || g FROM generate_series(1, %s) g "
+        "JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = (g - 1) / 5 + 1",
+        [d, n_captions, d],
+    )
+    run = eccv_run_create(
+        dataset=dataset,
+        config={
+            "image_queries": queries,
+            "caption_queries": queries,
+            "k": K,
+            "models": MODELS,
+            "gold_source": "paper",
+        },
+    )
+    r = run.pk
+    annotators = [
+        Annotator.objects.create(run=run, name=f"model{m}", kind="embeddings", source="bench.npz")
+        for m in range(MODELS)
+    ]
+    a0 = annotators[0].pk
+    cur.execute("ANALYZE annotation_image, annotation_caption")
+    # Proposals (query, model m, rank r): the pair in slot (m + r) % SLOTS of the query's
+    # SLOTS pairs (hashed over the gallery; an image query's own captions are not among them).
+    cur.execute(
+        "CREATE TEMP TABLE prop AS"
+        " SELECT 'i2t' dir, q image, ((q::bigint * %(s)s + (m + r) %% %(s)s) * 7919)"
+        "  %% %(nc)s + 1 caption, m, r FROM unnest(%(qi)s::int[]) q,"
+        "  generate_series(0, %(models)s - 1) m, generate_series(1, %(k)s) r"
+        " UNION ALL SELECT 't2i', ((c::bigint * %(s)s + (m + r) %% %(s)s) * 7907) %% %(ni)s + 1,"
+        "  c, m, r FROM unnest(%(qc)s::int[]) c,"
+        "  generate_series(0, %(models)s - 1) m, generate_series(1, %(k)s) r",
+        {
+            "s": SLOTS,
+            "nc": n_captions,
+            "ni": images,
+            "qi": run.config["query_images"],
+            "qc": run.config["query_captions"],
+            "models": MODELS,
+            "k": K,
+        },
+    )
+    cur.execute(
+        "INSERT INTO annotation_item (run_id, kind, positive_id, caption_id, tag)"
+        " SELECT DISTINCT %s, 'candidate', i.id, c.id, '' FROM prop"
+        " JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = prop.image"
+        " JOIN annotation_caption c ON c.dataset_id = %s AND c.coco_id = prop.caption"
+        " WHERE c.image_id <> i.id ON CONFLICT DO NOTHING",
+        [r, d, d],
+    )
+    cur.execute("ANALYZE annotation_item")
+    cur.execute(
+        "INSERT INTO annotation_proposal (item_id, annotator_id, direction, rank)"
+        " SELECT it.id, %s + prop.m, prop.dir, prop.r FROM prop"
+        " JOIN annotation_image i ON i.dataset_id = %s AND i.coco_id = prop.image"
+        " JOIN annotation_caption c ON c.dataset_id = %s AND c.coco_id = prop.caption"
+        " JOIN annotation_item it ON it.run_id = %s AND it.kind = 'candidate'"
+        "  AND it.positive_id = i.id AND it.caption_id = c.id ON CONFLICT DO NOTHING",
+        [a0, d, d, r],
+    )
+    proposed = cur.rowcount
+    cur.execute("SELECT count(*) FROM annotation_item WHERE run_id = %s", [r])
+    candidates = cur.fetchone()[0]  # type: ignore[index]
+    hits = (candidates + CANDIDATES_PER_HIT - 1) // CANDIDATES_PER_HIT
+    # Paper gold per HIT: an original COCO pair (gold positive), a random pair (gold negative).
+    cur.execute(
+        "INSERT INTO annotation_item (run_id, kind, positive_id, caption_id, tag)"
+        " SELECT %(r)s, g.kind, i.id, c.id, '' FROM generate_series(0, %(h)s - 1) h"
+        " CROSS JOIN LATERAL (VALUES ('gold_positive', (h * 7 %% %(ni)s) + 1,"
+        "  (h * 7 %% %(ni)s) * 5 + 1), ('gold_negative', (h * 13 %% %(ni)s) + 1,"
+        "  ((h * 13 %% %(ni)s) * 5 + 5 * (%(ni)s / 2)) %% %(nc)s + 1)) g(kind, image, caption)"
+        " JOIN annotation_image i ON i.dataset_id = %(d)s AND i.coco_id = g.image"
+        " JOIN annotation_caption c ON c.dataset_id = %(d)s AND c.coco_id = g.caption"
+        " ORDER BY h, g.kind DESC",
+        {"r": r, "h": hits, "ni": images, "nc": n_captions, "d": d},
+    )
+    cur.execute("ANALYZE annotation_item, annotation_proposal")
+    cur.execute(
+        "INSERT INTO annotation_batch (run_id, stage, provider, status, title, items_per_hit,"
+        " assignments_per_hit, reward, lifetime_seconds, assignment_duration_seconds,"
+        " qualifications, seed, created_at, published_at, auto_approval_delay_seconds,"
+        " description, keywords, provider_hit_type_id, options, environment, sync_error)"
+        " VALUES (%s, %s, 'local', 'completed', 'bench', %s, 1, 0.50, 604800, 3600,"
+        " '{}', 0, now(), now(), 259200, '', '', '', '{}', '', '') RETURNING id",
+        [r, EccvStage.JUDGMENT, CANDIDATES_PER_HIT + GOLD_PER_HIT],
+    )
+    batch = cur.fetchone()[0]  # type: ignore[index]
+    cur.execute(
+        "INSERT INTO annotation_hit (batch_id, position, status, provider_hit_id,"
+        " extra_assignments) SELECT %s, g, 'complete', '', 0 FROM generate_series(0, %s - 1) g",
+        [batch, hits],
+    )
+    # Candidates 18 to a HIT in id order, then the HIT's two gold (made in HIT order).
+    cur.execute(
+        "INSERT INTO annotation_question (hit_id, item_id, position, swapped)"
+        " SELECT h.id, i.id, i.pos, false FROM"
+        " (SELECT id, CASE WHEN kind = 'candidate' THEN (rn - 1) / %(c)s ELSE (rn - 1) / 2 END hp,"
+        "  CASE WHEN kind = 'candidate' THEN (rn - 1) %% %(c)s ELSE %(c)s + (rn - 1) %% 2 END pos"
+        "  FROM (SELECT id, kind, row_number() OVER (PARTITION BY kind = 'candidate' ORDER BY id)"
+        "  rn FROM annotation_item WHERE run_id = %(r)s) n) i"
+        " JOIN annotation_hit h ON h.batch_id = %(b)s AND h.position = i.hp",
+        {"c": CANDIDATES_PER_HIT, "r": r, "b": batch},
+    )
+    cur.execute(
+        "INSERT INTO annotation_worker (provider, external_id, blocked, block_scope, created_at) "
+        "SELECT 'local', 'bench-' || g, false, '', now() FROM generate_series(1, %s) g",
+        [WORKERS],
+    )
+    cur.execute("SELECT min(id) FROM annotation_worker WHERE external_id LIKE 'bench-%%'")
+    w0 = cur.fetchone()[0]  # type: ignore[index]
+    cur.execute(
+        "INSERT INTO annotation_assignment (hit_id, worker_id, state, provider_assignment_id,"
+        " accepted_at, submitted_at, confirmed, excluded) SELECT h.id, %s + h.position %% %s,"
+        " 'approved', '', now(), now(), true, false FROM annotation_hit h WHERE h.batch_id = %s",
+        [w0, WORKERS, batch],
+    )
+    cur.execute("ANALYZE annotation_hit, annotation_question, annotation_assignment")
+    # Gold answered right nine times in ten; uncertain answers with their follow-ups.
+    label = (
+        "CASE WHEN i.kind = 'gold_positive' THEN CASE WHEN i.id %% 10 = 0 THEN 'no' ELSE 'yes'"
+        " END WHEN i.kind = 'gold_negative' THEN CASE WHEN i.id %% 10 = 0 THEN 'yes' ELSE 'no'"
+        f" END ELSE {_label('i.id * 7 + i.caption_id').replace('%', '%%')} END"
+    )
+    follow = (
+        "CASE WHEN x.label NOT IN ('partially_yes', 'mostly_no') THEN '{}'::jsonb"
+        ' WHEN i.id %% 2 = 0 THEN \'{"reasons": ["extra_concepts"], "errors": []}\'::jsonb'
+        ' ELSE \'{"reasons": ["wrong_description"], "errors": ["color"]}\'::jsonb END'
+    )
+    cur.execute(
+        "INSERT INTO annotation_answer (assignment_id, question_id, choice, label, details, raw)"
+        " SELECT a.id, q.id, x.label, x.label, y.details, CASE WHEN y.details = '{}'::jsonb"
+        "  THEN x.label ELSE (jsonb_build_object('answer', x.label) || y.details)::text END"
+        " FROM annotation_assignment a JOIN annotation_question q ON q.hit_id = a.hit_id"
+        " JOIN annotation_item i ON i.id = q.item_id"
+        f" CROSS JOIN LATERAL (SELECT {label} label) x"
+        f" CROSS JOIN LATERAL (SELECT {follow} details) y"
+        " JOIN annotation_hit h ON h.id = a.hit_id WHERE h.batch_id = %s",
+        [batch],
+    )
+    answers = cur.rowcount
+    Job.objects.create(
+        name="eccv.propose",
+        run=run,
+        state="succeeded",
+        progress=100.0,
+        result={"proposed": proposed},
+    )
+    counts = {
+        "proposals": proposed,
+        "candidates": candidates,
+        "hits": hits,
+        "answers": answers,
+        "candidate_answers": candidates,
+    }
+    print(f"filled: {images:,} images, {json.dumps(counts)}", file=sys.stderr)
+    return r, counts
+
+
+def fill(url: str, images: int, queries: int) -> tuple[int, dict[str, int]]:
+    _django(url)
+    from django.db import connection
+
+    # Django's own connection (autocommit), so the flow's ORM calls see the rows SQL wrote.
+    with connection.cursor() as cursor:
+        run_id, counts = fill_rows(cursor.cursor, images=images, queries=queries)
+        cursor.execute("ANALYZE")  # fresh statistics, as autovacuum would have them
+    return run_id, counts
+
+
+def child_app(url: str, run_id: str) -> dict:
+    _django(url)
+    from annotation.flows.eccv.services.export import ECCV_EXPORT
+    from annotation.models import Run
+    from annotation.services.export_jobs import export_job_write
+    from annotation.services.jobs import job_create
+
+    job = job_create(name=ECCV_EXPORT.job_name, run=Run.objects.get(pk=int(run_id)))
+    base = current_rss()
+    t = time.perf_counter()
+    export = export_job_write(job_id=job.pk)
+    seconds = time.perf_counter() - t
+    assert export is not None
+    counts = export.manifest["counts"]
+    lines = (Path(export.path) / "eccv_judged_pairs.jsonl").read_text().count("\n")
+    return {
+        "seconds": seconds,
+        "peak": peak_rss(),
+        "base": base,
+        "rows": counts["pairs_judged"],
+        "lines": lines,
+        "merged": counts["pairs_after_merging_duplicates"],
+        "proposed": counts["pairs_proposed"],
+    }
+
+
+def child_parts(url: str, run_id: str) -> dict:
+    """Where the job's time goes: its parts one after another, each timed alone."""
+    _django(url)
+    from annotation.flows.eccv import selectors
+    from annotation.flows.eccv.services import export as eccv
+    from annotation.models import Run
+
+    run = Run.objects.get(pk=int(run_id))
+    seconds: dict[str, float] = {}
+
+    def timed(name: str, call: Any) -> Any:
+        t = time.perf_counter()
+        value = call()
+        seconds[name] = time.perf_counter() - t
+        return value
+
+    positives = timed(
+        "eccv_positives (links, exclusions)", lambda: selectors.eccv_positives(run=run)
+    )
+    timed("  of which eccv_positive_item_ids", lambda: selectors.eccv_positive_item_ids(run=run))
+    pairs = timed("judged-pair records", lambda: eccv._judged_pairs(run, positives["sources"]))
+    lines = timed("their JSON lines", lambda: [json.dumps(p) for p in pairs])
+    timed(
+        "manifest",
+        lambda: eccv._manifest(run=run, positives=positives, judged=len(lines)),
+    )
+    timed("  of which eccv_answer_shares", lambda: selectors.eccv_answer_shares(run=run))
+    timed("  of which eccv_original_positives", lambda: selectors.eccv_original_positives(run=run))
+    timed("Parquet table from the records", lambda: eccv.eccv_pairs_table(pairs=pairs))
+    return {"seconds": seconds, "peak": peak_rss()}
+
+
+COPY_SQL = (
+    "COPY (SELECT i.id, p.coco_id, c.coco_id, w.provider, w.external_id, ans.label,"
+    " ans.details, a.state FROM annotation_answer ans"
+    " JOIN annotation_question q ON q.id = ans.question_id"
+    " JOIN annotation_item i ON i.id = q.item_id"
+    " JOIN annotation_caption c ON c.id = i.caption_id"
+    " JOIN annotation_image p ON p.id = i.positive_id"
+    " JOIN annotation_assignment a ON a.id = ans.assignment_id"
+    " JOIN annotation_worker w ON w.id = a.worker_id"
+    " WHERE i.run_id = {run} AND i.kind = 'candidate') TO STDOUT"
+)
+
+
+def child_copy(url: str, run_id: str) -> dict:
+    import psycopg
+
+    base = current_rss()
+    out = Path(tempfile.mkdtemp()) / "rows.tsv"
+    rows = 0
+    with psycopg.connect(url) as conn, conn.cursor() as cur, out.open("wb") as fh:
+        t = time.perf_counter()
+        with cur.copy(COPY_SQL.format(run=int(run_id))) as copy:
+            for data in copy:
+                fh.write(data)
+                rows += bytes(data).count(b"\n")
+        seconds = time.perf_counter() - t
+    return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
+
+
+CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        name, url, run_id = sys.argv[2:5]
+        print(json.dumps(CHILDREN[name](url, run_id)))
+        return
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--images", type=int, default=40_000)
+    parser.add_argument("--queries", type=int, default=5_000)
+    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
+    results_argument(parser, __file__)
+    args = parser.parse_args()
+    results_tee(args.results)
+    import psycopg
+
+    url = f"{args.database_url.rsplit('/', 1)[0]}/{DB}"
+    with psycopg.connect(args.database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+        conn.execute(f"CREATE DATABASE {DB}")
+    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-eccv-"))
+    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ.pop("CELERY_BROKER_URL", None)
+    try:
+        _django(url)
+        from django.core.management import call_command
+        from django.db import connections
+
+        call_command("migrate", verbosity=0)
+        run_id, filled = fill(url, args.images, args.queries)
+        connections.close_all()
+        results: dict[str, list[dict]] = {"copy": [], "app": []}
+        loads = [Path("/proc/loadavg").read_text().split()[0]]
+        for _ in range(args.repeats):  # alternated: the load weighs on both sides alike
+            for name in ("copy", "app"):
+                results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
+        loads.append(Path("/proc/loadavg").read_text().split()[0])
+        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(args.database_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+    # The export must have read what was filled: every candidate judged once, none lost.
+    for r in results["app"]:
+        got = (r["rows"], r["lines"], r["merged"], r["proposed"])
+        want = (filled["candidates"],) * 3 + (filled["proposals"],)
+        assert got == want, f"export counts {got} != filled {want}"
+    for r in results["copy"]:
+        assert r["rows"] == filled["candidate_answers"], (r["rows"], filled)
+    base_s = statistics.median(r["seconds"] for r in results["copy"])
+    print(
+        f"\nECCV export at {args.images:,} images, {args.queries:,} image + {args.queries:,}"
+        f" caption queries, {MODELS} models x top-{K}: {filled['proposals']:,} proposals merged"
+        f" into {filled['candidates']:,} judged pairs in {filled['hits']:,} HITs"
+        f" ({filled['answers']:,} answers with gold); median of {args.repeats}, fresh process"
+        f" each, alternated (1-min load {loads[0]} before, {loads[1]} after); server-side"
+        f" binding {'off' if os.environ.get('CROWDVL_DB_SERVER_SIDE_BINDING') == '0' else 'on'}"
+    )
+    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
+    for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", "ECCV export job")):
+        runs = results[name]
+        seconds = statistics.median(r["seconds"] for r in runs)
+        print(
+            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
+            f"{fmt_mb(max(r['peak'] for r in runs)):>13}"
+            f"{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
+        )
+    ratios = [
+        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
+    ]
+    print(
+        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
+    )
+
+    if parts is not None:
+        print("the job's parts, timed one after another in one more fresh process:")
+        for name, value in parts["seconds"].items():
+            print(f"  {name:<40}{value:>8.2f} s")
+
+
+if __name__ == "__main__":
+    main()
