@@ -27,9 +27,12 @@ def _judged(run, *, options):
     batch = batch_publish(
         batch=batch_create(run=run, stage=EccvStage.JUDGMENT, provider="simulated", **shape)
     )
+    # Five workers for the batch's 4 HITs x 3 assignments: each, the cheater too, answers at
+    # least two HITs, so every worker has more than MIN_ANSWERS answers to compare (with ten,
+    # whether the cheater got a second HIT was the turn order's draw).
     report = simulate_crowd(
         batch=batch,
-        workers=10,
+        workers=5,
         profile=WorkerProfile(seconds_per_answer=5.0),
         population=CROWD,
         seed=3,
