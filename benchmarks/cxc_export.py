@@ -9,9 +9,12 @@ pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
   repeat's version, card, Croissant, datasheet);
 - bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file.
 
-    .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--pairs 267095]
+    .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--pairs 267095] [--db crowdvl_bench_cxc] [--parts]
 
-A database named crowdvl_bench_cxc is created on that server and dropped afterwards.
+A database named by `--db` (default crowdvl_bench_cxc) is created on that server and dropped
+afterwards. `--parts` then times the job's parts in one more fresh process: the job itself,
+run once more (a version with CHANGES against the previous), its steps timed where they are
+called, with the resident memory after each.
 """
 
 from __future__ import annotations
@@ -176,6 +179,79 @@ def child_app(url: str, run_id: str) -> dict:
     }
 
 
+# The job's steps timed in place: (module, function), in the order the job calls them.
+PARTS = (
+    ("annotation.flows.cxc.services.export", "cxc_rating_arrays"),
+    ("annotation.flows.cxc.services.export", "_ratings_jsonl"),
+    ("annotation.flows.cxc.services.export", "_rating_lists"),
+    ("annotation.flows.cxc.services.export", "_PairNames"),
+    ("annotation.flows.cxc.services.export", "_scale_model"),
+    ("annotation.flows.cxc.services.export", "_pairs_table"),
+    ("annotation.flows.cxc.services.export", "cxc_agreement"),
+    ("annotation.flows.cxc.services.export", "export_manifest_crowd"),
+    ("annotation.services.exports", "release_tables_write"),
+    ("annotation.services.exports", "release_changes"),
+    ("annotation.services.exports", "datasheet_write"),
+    ("annotation.services.exports", "card_write"),
+    ("annotation.services.exports", "croissant_write"),
+)
+
+
+def child_parts(url: str, run_id: str) -> dict:
+    """Where the job's time goes: the job run once more, each of its steps (PARTS) timed
+    where the job calls it (a step called per file adds up), and the resident memory after
+    it; what no step covers is the rest."""
+    _django(url)
+    import importlib
+
+    from annotation.flows.cxc.services.export import JOB_NAME
+    from annotation.models import Run
+    from annotation.services.export_jobs import export_job_write
+    from annotation.services.jobs import job_create
+
+    seconds: dict[str, float] = {}
+    rss: dict[str, int] = {}
+    peaks: dict[str, int] = {}
+
+    def timed(name: str, call: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            _peak_reset()
+            t = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - t
+                rss[name] = current_rss()
+                peaks[name] = max(peaks.get(name, 0), _peak_now())
+
+        return wrapper
+
+    for module_name, attr in PARTS:
+        module = importlib.import_module(module_name)
+        setattr(module, attr, timed(attr, getattr(module, attr)))
+    job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))
+    base = current_rss()
+    t = time.perf_counter()
+    export_job_write(job_id=job.pk)
+    total = time.perf_counter() - t
+    seconds["rest (reads, CSVs, manifest, rename, ...)"] = total - sum(seconds.values())
+    seconds["the whole job"] = total
+    return {"seconds": seconds, "rss": rss, "peaks": peaks, "base": base, "peak": peak_rss()}
+
+
+def _peak_reset() -> None:
+    """Start the kernel's count of this process's peak resident memory (VmHWM) afresh."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def _peak_now() -> int:
+    """This process's peak resident memory since the last `_peak_reset`, in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def child_copy(url: str, run_id: str) -> dict:
     import psycopg
 
@@ -198,7 +274,7 @@ def child_copy(url: str, run_id: str) -> dict:
     return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
 
 
-CHILDREN = {"app": child_app, "copy": child_copy}
+CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
 
 
 def main() -> None:
@@ -212,16 +288,21 @@ def main() -> None:
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=267_095)
+    parser.add_argument("--db", default=DB, help=f"the database to make and drop (default {DB})")
+    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
     import psycopg
 
+    db = args.db
+    if not db.replace("_", "").isalnum():
+        parser.error(f"--db {db!r}: letters, digits and underscores only")
     base = args.database_url.rsplit("/", 1)[0]
-    url = f"{base}/{DB}"
+    url = f"{base}/{db}"
     with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
-        conn.execute(f"CREATE DATABASE {DB}")
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-cxc-"))
     os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -240,12 +321,13 @@ def main() -> None:
             for name in ("copy", "app"):
                 results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
         loads.append(Path("/proc/loadavg").read_text().split()[0])
+        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
     finally:
         from django.db import connections
 
         connections.close_all()
         with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
     base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(
         f"\nCxC export of {results['app'][0]['rows']:,} ratings, median of {args.repeats}, fresh "
@@ -268,6 +350,19 @@ def main() -> None:
     print(
         "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
     )
+    if parts is not None:
+        print(
+            "the job's parts, timed where the job calls them, in one more fresh process"
+            " (a version with CHANGES against the previous); resident memory above the job's"
+            " start after the step and at the step's peak:"
+        )
+        print(f"  {'step':<44}{'s':>8}{'after MB':>10}{'peak MB':>9}")
+        for name, value in parts["seconds"].items():
+            after, peak = parts["rss"].get(name), parts["peaks"].get(name)
+            grown = "" if after is None else f"{fmt_mb(after - parts['base']):>10}"
+            top = "" if peak is None else f"{fmt_mb(peak - parts['base']):>9}"
+            print(f"  {name:<44}{value:>8.2f}{grown}{top}")
+        print(f"  peak growth of that process: {fmt_mb(parts['peak'] - parts['base'])} MB")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ particular order: sort the arrays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,33 @@ def _iterated(queryset: QuerySet, columns: Columns) -> dict[str, np.ndarray]:
     }
 
 
+_TRAILER = b"\xff\xff"  # a binary COPY's last message: a field count of -1
+_EMPTY = 21  # header and trailer in the first message: a COPY of no rows
+
+
+def _received(copy: Any, pgconn: Any, pending: bytearray) -> Iterator[None]:
+    """Append the COPY's messages (one per row) to `pending`, yielding once it holds a block
+    (and at the end). Psycopg's `copy.read()` runs its wait loop for every message; here it
+    runs only when nothing has arrived yet, and the messages already received are taken
+    straight from libpq (a third of the CPU time per row), up to the trailer: the COPY's
+    closing result is left to psycopg's own read."""
+    get = pgconn.get_copy_data
+    ended = False
+    while data := copy.read():  # after the trailer: the COPY's end, and b""
+        pending += data
+        # The trailer, or (no rows) the header and the trailer in one message.
+        ended = bytes(data[-2:]) == _TRAILER and len(data) in (2, _EMPTY)
+        while not ended and len(pending) < _BLOCK:
+            size, data = get(1)  # 1: never block (0 when nothing has arrived yet)
+            if size <= 0:
+                break
+            pending += data
+            ended = size == 2 and bytes(data) == _TRAILER
+        if len(pending) >= _BLOCK:
+            yield
+    yield
+
+
 def _copied(queryset: QuerySet, dtypes: dict[str, np.dtype]) -> dict[str, np.ndarray]:
     """The rows streamed by a binary `COPY (query) TO STDOUT`: with every column a non-NULL
     integer, each row is a fixed-width record (field count, then length and big-endian value
@@ -103,8 +130,7 @@ def _copied(queryset: QuerySet, dtypes: dict[str, np.dtype]) -> dict[str, np.nda
     with connection.cursor() as cursor:
         raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper
         with raw.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
-            for data in copy:
-                pending += data
+            for _ in _received(copy, raw.connection.pgconn, pending):
                 if len(pending) < _BLOCK:
                     continue
                 if header:  # signature (11 bytes), flags (4), extension length (4) + extension

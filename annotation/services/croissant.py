@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from annotation.models import Run
+from annotation.services.column_stats import column_mean, column_median
 from annotation.services.files import file_write_atomic
 
 CROISSANT_FILE = "croissant.json"
@@ -108,18 +108,18 @@ def _agreement(tables: dict[str, pa.Table]) -> str:
     parts = []
     for name, table in tables.items():
         if "agreement" in table.column_names:
-            values = [v for v in table.column("agreement").to_pylist() if v is not None]
-            if values:
+            column = table.column("agreement")
+            if (mean := column_mean(column)) is not None:
                 parts.append(
                     f"{name}: mean share of judgments agreeing with the majority "
-                    f"{statistics.mean(values):.3f} over {len(values)} records"
+                    f"{mean:.3f} over {len(column) - column.null_count} records"
                 )
         elif "spread" in table.column_names:
-            spread = [v for v in table.column("spread").to_pylist() if v is not None]
-            if spread:
+            column = table.column("spread")
+            if (mean := column_mean(column)) is not None:
                 parts.append(
                     f"{name}: mean spread (standard deviation) of the ratings "
-                    f"{statistics.mean(spread):.3f} over {len(spread)} records"
+                    f"{mean:.3f} over {len(column) - column.null_count} records"
                 )
     return "; ".join(parts)
 
@@ -215,7 +215,7 @@ def croissant_document(
             ", ".join(people["providers"]) + (f". Pay: {pay}" if pay else "")
         ),
         "rai:annotationsPerItem": ", ".join(
-            f"{name}: median {statistics.median(tables[name].column(col).to_pylist())}"
+            f"{name}: median {column_median(tables[name].column(col))}"
             for name in tables
             for col in ("judgments", "raters")
             if col in tables[name].column_names and tables[name].num_rows

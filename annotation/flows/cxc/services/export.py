@@ -3,6 +3,8 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -183,36 +185,73 @@ MODEL_COLUMNS = (
 )
 
 
-def _scale_model(ratings: RatingArrays, keep: np.ndarray) -> np.ndarray | None:
+def _scale_model(counted: RatingArrays) -> np.ndarray | None:
     """(value, low, high) per rated pair, in the order of the pairs' ids; None without
     ratings."""
-    if not keep.any():
+    if not counted.item.size:
         return None
-    fit = rating_model(
-        ratings.item[keep], ratings.worker[keep], ratings.value[keep], low=0.0, high=5.0
-    )
+    fit = rating_model(counted.item, counted.worker, counted.value, low=0.0, high=5.0)
     return np.column_stack([fit.value, fit.low, fit.high])
 
 
+def _counted(ratings: RatingArrays) -> RatingArrays:
+    """The ratings without the gold pairs' (the same arrays when there are none)."""
+    if not ratings.gold.any():
+        return ratings
+    keep = ~ratings.gold
+    return RatingArrays(
+        item=ratings.item[keep],
+        stage=ratings.stage[keep],
+        worker=ratings.worker[keep],
+        assignment=ratings.assignment[keep],
+        value=ratings.value[keep],
+        gold=np.zeros(int(keep.sum()), dtype=bool),
+    )
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The rated pairs in the order of their ids, each one's ratings a run of the counted
+    ratings (which are ordered by pair): their count, sum and sum of squares (whole
+    numbers, exact in any order), and the pair's task."""
+
+    items: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    squares: np.ndarray
+    stage: np.ndarray  # index into STAGES
+
+
+def _pairs(counted: RatingArrays) -> _Pairs:
+    item = counted.item
+    if not item.size:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Pairs(empty, empty, empty.astype(np.float64), empty.astype(np.float64), empty)
+    starts = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
+    counts = np.diff(np.r_[starts, item.size])
+    value = counted.value.astype(np.int32)
+    sums = np.add.reduceat(value, starts, dtype=np.int64).astype(np.float64)
+    value *= value
+    squares = np.add.reduceat(value, starts, dtype=np.int64).astype(np.float64)
+    del value
+    # A pair's task is its batch's: the last rating's, as a write per rating would leave it.
+    return _Pairs(item[starts], counts, sums, squares, counted.stage[starts + counts - 1])
+
+
 def _rating_lists(
-    ratings: RatingArrays,
-    keep: np.ndarray,
-    inverse: np.ndarray,
-    counts: np.ndarray,
-    pseudonyms: dict[int, str],
-) -> tuple[pa.ListArray, pa.ListArray, np.ndarray]:
-    """Every counted rating of each rated pair and its worker's pseudonym, as Arrow list
-    columns in the order of the pairs' ids (no Python object per rating), and the sum of
-    squared ratings per pair (for the spread)."""
-    order = np.argsort(inverse, kind="stable")
-    values = ratings.value[keep][order].astype(np.int8)
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-    workers = _pseudonym_column(ratings.worker[keep][order], pseudonyms)
-    squares = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64) ** 2)
+    counted: RatingArrays, pairs: _Pairs, rows: np.ndarray, pseudonyms: dict[int, str]
+) -> tuple[pa.ListArray, pa.ListArray]:
+    """Every counted rating of the pairs at `rows` (ascending) and its worker's pseudonym,
+    as Arrow list columns (no Python object per rating)."""
+    chosen = np.zeros(pairs.items.size, dtype=bool)
+    chosen[rows] = True
+    at = np.repeat(chosen, pairs.counts)  # per rating: of a chosen pair
+    offsets = np.concatenate([[0], np.cumsum(pairs.counts[rows])])
+    values = counted.value[at].astype(np.int8)
+    workers = _pseudonym_column(counted.worker[at], pseudonyms)
     return (
         list_column(values, offsets),
         pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), workers),
-        squares,
     )
 
 
@@ -220,19 +259,17 @@ def _pairs_table(
     kind: str,
     rows: np.ndarray,
     written: tuple[pa.Array, pa.Array, pa.Array],
-    sums: np.ndarray,
-    counts: np.ndarray,
-    lists: tuple[pa.ListArray, pa.ListArray, np.ndarray],
+    pairs: _Pairs,
+    lists: tuple[pa.ListArray, pa.ListArray],
     model: np.ndarray | None,
 ) -> pa.Table:
     """One file's pairs of the `cxc_pairs` record set: its CSV's columns, then every rating,
     the rater count, the spread (population standard deviation of the ratings) and, where
     fitted, the scale model's estimate and 95 % interval."""
-    ratings, workers, squares = lists
-    raters = counts[rows]
-    mean = sums[rows] / raters
-    spread = np.sqrt(np.maximum(squares[rows] / raters - mean**2, 0.0))
-    take = pa.array(rows.astype(np.int64))
+    ratings, workers = lists
+    raters = pairs.counts[rows]
+    mean = pairs.sums[rows] / raters
+    spread = np.sqrt(np.maximum(pairs.squares[rows] / raters - mean**2, 0.0))
     fit = model[rows] if model is not None else np.full((rows.size, 3), np.nan)
     first, second, method = written
     return table_from_columns(
@@ -244,8 +281,8 @@ def _pairs_table(
             "sampling_method": method,
             "raters": raters.astype(np.int32),
             "spread": np.round(spread, 4),
-            "ratings": ratings.take(take),
-            "workers": workers.take(take),
+            "ratings": ratings,
+            "workers": workers,
             "model_score": pa.array(np.round(fit[:, 0], 4), from_pandas=True),
             "model_low95": pa.array(np.round(fit[:, 1], 4), from_pandas=True),
             "model_high95": pa.array(np.round(fit[:, 2], 4), from_pandas=True),
@@ -279,33 +316,33 @@ def _build(work: ExportWork) -> ExportParts:
     }
     ratings = cxc_rating_arrays(run=run)
     # The JSONL of every rating is streamed to disk before the version is taken.
-    work.stream("ratings.jsonl", lambda lines: _ratings_jsonl(lines, ratings, pseudonyms))
+    work.stream("ratings.jsonl", partial(_ratings_jsonl, ratings=ratings, pseudonyms=pseudonyms))
     work.progress(60, f"{ratings.item.size} ratings read")
-    keep = ~ratings.gold
-    items, inverse = np.unique(ratings.item[keep], return_inverse=True)
-    sums = np.bincount(inverse, weights=ratings.value[keep].astype(np.float64))
-    counts = np.bincount(inverse)
-    stage_of = np.zeros(items.size, dtype=np.int8)
-    stage_of[inverse] = ratings.stage[keep]
-    lists = _rating_lists(ratings, keep, inverse, counts, pseudonyms)
-    del inverse
+    gold_ratings = int(ratings.gold.sum())
+    counted = _counted(ratings)
+    del ratings  # with gold pairs, a copy less
+    # The per-rating work first, before the pairs' text columns are made: only the rating
+    # arrays are held while its temporaries live.
+    # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
+    # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
+    model = _scale_model(counted)
+    work.progress(70, "agreement")
+    agreement = cxc_agreement(counted)
+    pairs = _pairs(counted)
     name = str(run.config.get("export_name", "val"))
     names = _PairNames(run)
     per_method: dict[str, int] = {}
     files: dict[str, bytes] = {}
     table_parts: list[pa.Table] = []
-    # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
-    # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
-    model = _scale_model(ratings, keep)
     beside = [(",".join(MODEL_COLUMNS) + "\n").encode()]
     for n, stage in enumerate(STAGES):
         prefix, columns = FILES[stage]
-        rows = np.flatnonzero(stage_of == n)
-        first, second, tag = names(items[rows])
+        rows = np.flatnonzero(pairs.stage == n)
+        first, second, tag = names(pairs.items[rows])
         method = pa.array(names.tags, pa.string()).take(tag)
         _first_seen_counts(tag, names.tags, per_method)
         fields = [csv_field(first), csv_field(second)]
-        mean = ratio_2f(sums[rows], counts[rows])
+        mean = ratio_2f(pairs.sums[rows], pairs.counts[rows])
         out = lines_bytes(joined_lines(*_commas(*fields, mean, csv_field(method))))
         files[f"{prefix}_{name}.csv"] = (",".join(columns) + "\n").encode() + out
         if model is not None:
@@ -313,20 +350,19 @@ def _build(work: ExportWork) -> ExportParts:
             kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
             line = _commas(kind, *fields, mean, *fit, csv_field(method))
             beside.append(lines_bytes(joined_lines(*line)))
-        table_parts.append(
-            _pairs_table(prefix, rows, (first, second, method), sums, counts, lists, model)
-        )
+        lists = _rating_lists(counted, pairs, rows, pseudonyms)
+        table_parts.append(_pairs_table(prefix, rows, (first, second, method), pairs, lists, model))
     if model is not None:
         files[f"scale_model_{name}.csv"] = b"".join(beside)
-    work.progress(80, "agreement")
+    work.progress(80, "manifest")
     sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
     manifest: dict[str, Any] = {
         **export_manifest_head(run=run, format=CXC_FORMAT),
         "sampling": sample.result if sample else None,
         "pairs_per_sampling_method": dict(sorted(per_method.items())),
-        "ratings": int(keep.sum()),
-        "gold_ratings": int(ratings.gold.sum()),
-        "agreement": cxc_agreement(ratings),
+        "ratings": int(counted.item.size),
+        "gold_ratings": gold_ratings,
+        "agreement": agreement,
         "scale_model": None
         if model is None
         else {
