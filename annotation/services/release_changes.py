@@ -17,13 +17,21 @@ import pyarrow.parquet as pq
 
 from annotation.models import Export
 from annotation.services.files import file_write_atomic
+from annotation.services.memory import memory_release
 
 CHANGES_FILE = "CHANGES.md"
 
 
-def _plain(column: pa.ChunkedArray) -> pa.Array:
+def _one(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """`column` as one array (its only chunk as it is: combining copies even one)."""
+    if not isinstance(column, pa.ChunkedArray):
+        return column
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _plain(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """`column` as one array, dictionary-encoded values decoded."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    array = _one(column)
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
     return array
@@ -32,6 +40,10 @@ def _plain(column: pa.ChunkedArray) -> pa.Array:
 def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
     """Per row, whether `a` and `b` hold the same scalar (two missing values, null or NaN,
     are the same)."""
+    if pa.types.is_dictionary(b.type) and not pa.types.is_dictionary(a.type):
+        a, b = b, a
+    if (same := _same_codes(_one(a), _one(b))) is not None:
+        return same
     a, b = _plain(a), _plain(b)
     try:
         equal = pc.fill_null(pc.equal(a, b), False)
@@ -42,10 +54,25 @@ def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
     return pc.or_(equal, missing).to_numpy(zero_copy_only=False)
 
 
+def _same_codes(a: pa.Array, b: pa.Array) -> np.ndarray | None:
+    """`_same_values` of dictionary-encoded `a` (a previous version's worker pseudonyms, one
+    per rating) and plain `b`, compared as codes in `a`'s dictionary without decoding `a`;
+    None where that does not apply (a dictionary with a value twice)."""
+    if not pa.types.is_dictionary(a.type) or pa.types.is_dictionary(b.type):
+        return None
+    words = a.dictionary
+    if a.type.value_type != b.type or pc.count_distinct(words, mode="all").as_py() != len(words):
+        return None
+    codes = pc.index_in(b, value_set=words, skip_nulls=True)  # null: absent, or null
+    equal = pc.fill_null(pc.equal(a.indices, codes), False)
+    missing = pc.and_(pc.is_null(a), pc.is_null(b))
+    return pc.or_(equal, missing).to_numpy(zero_copy_only=False)
+
+
 def _same_lists(a: pa.Array, b: pa.Array) -> np.ndarray:
     """Per row, whether the lists `a` and `b` hold the same values in the same order (two
     missing lists are the same), compared element by element in Arrow."""
-    a, b = _plain(a), _plain(b)
+    a, b = _one(a), _one(b)
     size_a = pc.fill_null(pc.list_value_length(a), -1).to_numpy(zero_copy_only=False)
     size_b = pc.fill_null(pc.list_value_length(b), -1).to_numpy(zero_copy_only=False)
     same = size_a == size_b
@@ -55,7 +82,7 @@ def _same_lists(a: pa.Array, b: pa.Array) -> np.ndarray:
         left, right = (a, b) if whole else (a.take(rows), b.take(rows))
         equal = _same_values(pc.list_flatten(left), pc.list_flatten(right))
         parents = pc.list_parent_indices(left).to_numpy(zero_copy_only=False)
-        same[rows] = np.bincount(parents, weights=~equal, minlength=rows.size) == 0
+        same[rows] = np.bincount(parents[~equal], minlength=rows.size) == 0
     return same
 
 
@@ -69,13 +96,25 @@ def _same(a: pa.Array, b: pa.Array) -> np.ndarray:
 
 
 def _unique_keys(table: pa.Table, keys: list[str]) -> bool:
-    """Whether no two rows of `table` share a key (and none lacks one)."""
-    columns = {k: _plain(table.column(k)) for k in keys}
-    if any(column.null_count for column in columns.values()):
-        return False
-    # Arrow's hash grouping of the key columns as they are (joining them into one text per
-    # row first took a second at CxC's size).
-    return pa.table(columns).group_by(keys, use_threads=False).aggregate([]).num_rows == len(table)
+    """Whether no two rows of `table` share a key (and none lacks one): each key column
+    dictionary-encoded, the codes combined into one integer per row and counted in numpy
+    (a join into one text per row, or Arrow's grouping, took most of a second at CxC's
+    size)."""
+    combined = np.zeros(table.num_rows, dtype=np.int64)
+    span = 1
+    for k in keys:
+        column = _plain(table.column(k))
+        if column.null_count:
+            return False
+        encoded = pc.dictionary_encode(column)
+        size = max(len(encoded.dictionary), 1)
+        span *= size
+        if span >= 2**62:  # the codes no longer fit one integer: Arrow's grouping instead
+            grouped = pa.table({k: _plain(table.column(k)) for k in keys}).group_by(keys)
+            return grouped.aggregate([]).num_rows == table.num_rows
+        combined *= size
+        combined += encoded.indices.to_numpy(zero_copy_only=False)
+    return np.unique(combined).size == table.num_rows
 
 
 def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Array, pa.Array]:
@@ -117,8 +156,15 @@ def changes_between(*, old: pa.Table, new: pa.Table, key: tuple[str, ...]) -> di
     aligned = len(at_old) == old.num_rows == new.num_rows and left is right
     differs = np.zeros(len(at_old), dtype=bool)
     for column in (c for c in new.column_names if c not in key and c in old.column_names):
-        a, b = _plain(old.column(column)), _plain(new.column(column))
-        differs |= ~_same(a, b) if aligned else ~_same(a.take(at_old), b.take(at_new))
+        if aligned:  # row by row, a chunk of the new table at a time (no combined copies)
+            start = 0
+            for chunk in new.column(column).chunks:
+                part = old.column(column).slice(start, len(chunk))
+                differs[start : start + len(chunk)] |= ~_same(_one(part), chunk)
+                start += len(chunk)
+        else:
+            a, b = _one(old.column(column)), _one(new.column(column))
+            differs |= ~_same(a.take(at_old), b.take(at_new))
     return {
         "added": left.null_count,
         "removed": right.null_count,
@@ -173,7 +219,7 @@ def release_changes(
             entry |= {"previous_rows": old.num_rows}
             entry |= changes_between(old=old, new=table, key=key)
             del old
-            pa.default_memory_pool().release_unused()  # the old version's buffers, freed
+            memory_release()  # the old version's buffers, freed
         else:
             entry |= {"previous_rows": 0, "added": table.num_rows, "removed": 0, "changed": 0}
             entry["unchanged"] = 0

@@ -34,6 +34,7 @@ from annotation.services.export_jobs import (
     export_manifest_head,
 )
 from annotation.services.files import AtomicLines
+from annotation.services.memory import memory_release
 from annotation.services.release_tables import list_column, table_from_columns
 from annotation.services.text_columns import (
     csv_field,
@@ -306,6 +307,16 @@ def _commas(*columns: pa.Array) -> list[pa.Array | str]:
     return parts[:-1]
 
 
+def _csv_write(lines: AtomicLines, *, header: tuple[str, ...], text: pa.Array) -> None:
+    lines.write_bytes((",".join(header) + "\n").encode())
+    write_lines(lines, text)
+
+
+def _bytes_write(lines: AtomicLines, *, parts: list[bytes]) -> None:
+    for part in parts:
+        lines.write_bytes(part)
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
     pseudonyms = {
@@ -321,18 +332,20 @@ def _build(work: ExportWork) -> ExportParts:
     gold_ratings = int(ratings.gold.sum())
     counted = _counted(ratings)
     del ratings  # with gold pairs, a copy less
+    memory_release()
     # The per-rating work first, before the pairs' text columns are made: only the rating
     # arrays are held while its temporaries live.
     # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
     # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
     model = _scale_model(counted)
+    memory_release()
     work.progress(70, "agreement")
     agreement = cxc_agreement(counted)
+    memory_release()
     pairs = _pairs(counted)
     name = str(run.config.get("export_name", "val"))
     names = _PairNames(run)
     per_method: dict[str, int] = {}
-    files: dict[str, bytes] = {}
     table_parts: list[pa.Table] = []
     beside = [(",".join(MODEL_COLUMNS) + "\n").encode()]
     for n, stage in enumerate(STAGES):
@@ -343,8 +356,11 @@ def _build(work: ExportWork) -> ExportParts:
         _first_seen_counts(tag, names.tags, per_method)
         fields = [csv_field(first), csv_field(second)]
         mean = ratio_2f(pairs.sums[rows], pairs.counts[rows])
-        out = lines_bytes(joined_lines(*_commas(*fields, mean, csv_field(method))))
-        files[f"{prefix}_{name}.csv"] = (",".join(columns) + "\n").encode() + out
+        text = joined_lines(*_commas(*fields, mean, csv_field(method)))
+        # Written to disk as made (the files' order in the manifest: as before, after the
+        # JSONL); the scale model's lines of all three wait for its own file.
+        work.stream(f"{prefix}_{name}.csv", partial(_csv_write, header=columns, text=text))
+        del text
         if model is not None:
             fit = [float_2f(model[rows, k]) for k in range(3)]
             kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
@@ -353,18 +369,21 @@ def _build(work: ExportWork) -> ExportParts:
         lists = _rating_lists(counted, pairs, rows, pseudonyms)
         table_parts.append(_pairs_table(prefix, rows, (first, second, method), pairs, lists, model))
     if model is not None:
-        files[f"scale_model_{name}.csv"] = b"".join(beside)
+        work.stream(f"scale_model_{name}.csv", partial(_bytes_write, parts=beside))
+    counted_ratings, fitted = int(counted.item.size), model is not None
+    del counted, pairs, beside, model
+    memory_release()
     work.progress(80, "manifest")
     sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
     manifest: dict[str, Any] = {
         **export_manifest_head(run=run, format=CXC_FORMAT),
         "sampling": sample.result if sample else None,
         "pairs_per_sampling_method": dict(sorted(per_method.items())),
-        "ratings": int(counted.item.size),
+        "ratings": counted_ratings,
         "gold_ratings": gold_ratings,
         "agreement": agreement,
         "scale_model": None
-        if model is None
+        if not fitted
         else {
             "file": f"scale_model_{name}.csv",
             "method": "per-worker offset, slope and noise, fitted by alternating weighted "
@@ -375,7 +394,7 @@ def _build(work: ExportWork) -> ExportParts:
     }
     return ExportParts(
         manifest=manifest,
-        files=files,
+        files={},
         result={"pairs": per_method},
         message=f"{sum(per_method.values())} pairs -> ",
         tables={"cxc_pairs": pa.concat_tables(table_parts)},
