@@ -95,7 +95,9 @@ def mean_pairwise_spearman_arrays(
     rater pair without Python dictionaries per rating."""
     u = np.asarray(units, dtype=np.int64)
     r = np.asarray(raters, dtype=np.int64)
-    v = np.asarray(values, dtype=np.float64)
+    v = np.asarray(values)
+    if v.dtype.kind not in "iu":  # whole-number ratings stay narrow: only their order counts
+        v = v.astype(np.float64)
     order = _lexorder(u, r)
     u, r, v = u[order], r[order], v[order]
     starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])

@@ -107,6 +107,7 @@ def rating_model(
         x: np.ndarray = total[row]
         x -= pull
         x /= divisor
+        del own, pull  # remade at the round's end: two ratings-long arrays less meanwhile
         # Workers: ridge regression of their ratings on those values, towards a=0, b=1
         # (a weight of 1 multiplies nothing: skipped when every rating has other raters).
         wx: np.ndarray
@@ -175,10 +176,13 @@ def rating_model(
     # agree share their rounding error (up to half a point) and show less. Without this term,
     # pairs whose raters all gave the same point were most of the misses (issue 30,
     # docs/quality.md). A t quantile with the degrees of freedom of that spread.
+    del own, pull
     bc, ac, s2c = b[col], a[col], s2[col]
     residual2 = (y - ac - bc * mu[row]) ** 2 / s2c
+    del bc, ac, s2c
     spread_df = ITEM_PRIOR + count - 1
     phi = (ITEM_PRIOR + np.bincount(row, weights=residual2, minlength=ids.size)) / spread_df
+    del residual2
     variance = phi / precision + _worker_part(row, col, y, a, b, s2, (n, sx, sxx), ids.size)
     spread = np.bincount(row, weights=(y - plain[row]) ** 2, minlength=ids.size)
     hidden = np.maximum(resolution * resolution / 12 - spread / np.maximum(count - 1, 1), 0.0)
@@ -254,7 +258,9 @@ def _worker_part(
     z = (y - a[col]) / b[col]
     weight = b[col] ** 2 / s2[col]
     share = weight / np.bincount(row, weights=weight, minlength=n_items)[row]
+    del weight  # CxC's 1.3 million ratings: 10 MB an array
     g = var_a[col] + 2 * z * cov_ab[col] + z * z * var_b[col]
+    del z
     return np.bincount(row, weights=(share / b[col]) ** 2 * g, minlength=n_items)
 
 

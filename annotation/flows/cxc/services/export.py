@@ -368,6 +368,8 @@ def _build(work: ExportWork) -> ExportParts:
             beside.append(lines_bytes(joined_lines(*line)))
         lists = _rating_lists(counted, pairs, rows, pseudonyms)
         table_parts.append(_pairs_table(prefix, rows, (first, second, method), pairs, lists, model))
+        del first, second, fields, mean, lists
+        memory_release()  # the text columns' intermediates
     if model is not None:
         work.stream(f"scale_model_{name}.csv", partial(_bytes_write, parts=beside))
     counted_ratings, fitted = int(counted.item.size), model is not None
