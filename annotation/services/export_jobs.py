@@ -6,7 +6,8 @@ job's result, and cleanup when anything fails. One Celery task (`exports.write`)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,14 +67,21 @@ class ExportWork:
     def stream(self, name: str, write: Callable[[AtomicLines], None]) -> str:
         """Write the file `name` line by line into the staging folder through `write`;
         the manifest's `files` gets its sha256, which is returned."""
+        with self.streaming(name) as lines:
+            write(lines)
+        return self.streamed[name]
+
+    @contextmanager
+    def streaming(self, name: str) -> Iterator[AtomicLines]:
+        """`stream` as a block, for a file written alongside others (its sha256 enters the
+        manifest's `files` when the block ends)."""
         if self.staged is None:
             # Hidden until renamed into the version's folder; removed if the export fails.
             self.staged = exports_folder(self.run) / f".{self.spec.prefix}-job{self.job_id}"
             self.staged.mkdir(parents=True, exist_ok=True)
         lines = AtomicLines(self.staged / name)
-        write(lines)
+        yield lines
         self.streamed[name] = lines.close()
-        return self.streamed[name]
 
 
 @dataclass(frozen=True)

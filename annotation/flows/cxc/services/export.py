@@ -3,6 +3,7 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -41,7 +42,6 @@ from annotation.services.text_columns import (
     float_2f,
     int_text,
     joined_lines,
-    lines_bytes,
     ratio_2f,
     write_lines,
 )
@@ -312,9 +312,43 @@ def _csv_write(lines: AtomicLines, *, header: tuple[str, ...], text: pa.Array) -
     write_lines(lines, text)
 
 
-def _bytes_write(lines: AtomicLines, *, parts: list[bytes]) -> None:
-    for part in parts:
-        lines.write_bytes(part)
+@dataclass(frozen=True)
+class _Task:
+    """What one task's (STAGES[n]) files are made from."""
+
+    n: int
+    name: str  # the split in the files' names ("val")
+    names: _PairNames
+    counted: RatingArrays
+    pairs: _Pairs
+    model: np.ndarray | None
+    pseudonyms: dict[int, str]
+
+
+def _task_files(
+    work: ExportWork, task: _Task, beside: AtomicLines | None, per_method: dict[str, int]
+) -> pa.Table:
+    """The task's CSV in CxC's layout (written to disk as made; the manifest lists the files
+    in the order they were written, as before), its lines of the scale model's file, its
+    pairs counted per sampling method into `per_method`; returns its part of the record
+    set."""
+    prefix, columns = FILES[STAGES[task.n]]
+    pairs, model, names = task.pairs, task.model, task.names
+    rows = np.flatnonzero(pairs.stage == task.n)
+    first, second, tag = names(pairs.items[rows])
+    method = pa.array(names.tags, pa.string()).take(tag)
+    _first_seen_counts(tag, names.tags, per_method)
+    fields = [csv_field(first), csv_field(second)]
+    mean = ratio_2f(pairs.sums[rows], pairs.counts[rows])
+    text = joined_lines(*_commas(*fields, mean, csv_field(method)))
+    work.stream(f"{prefix}_{task.name}.csv", partial(_csv_write, header=columns, text=text))
+    del text
+    if model is not None and beside is not None:
+        fit = [float_2f(model[rows, k]) for k in range(3)]
+        kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
+        write_lines(beside, joined_lines(*_commas(kind, *fields, mean, *fit, csv_field(method))))
+    lists = _rating_lists(task.counted, pairs, rows, task.pseudonyms)
+    return _pairs_table(prefix, rows, (first, second, method), pairs, lists, model)
 
 
 def _build(work: ExportWork) -> ExportParts:
@@ -347,33 +381,19 @@ def _build(work: ExportWork) -> ExportParts:
     names = _PairNames(run)
     per_method: dict[str, int] = {}
     table_parts: list[pa.Table] = []
-    beside = [(",".join(MODEL_COLUMNS) + "\n").encode()]
-    for n, stage in enumerate(STAGES):
-        prefix, columns = FILES[stage]
-        rows = np.flatnonzero(pairs.stage == n)
-        first, second, tag = names(pairs.items[rows])
-        method = pa.array(names.tags, pa.string()).take(tag)
-        _first_seen_counts(tag, names.tags, per_method)
-        fields = [csv_field(first), csv_field(second)]
-        mean = ratio_2f(pairs.sums[rows], pairs.counts[rows])
-        text = joined_lines(*_commas(*fields, mean, csv_field(method)))
-        # Written to disk as made (the files' order in the manifest: as before, after the
-        # JSONL); the scale model's lines of all three wait for its own file.
-        work.stream(f"{prefix}_{name}.csv", partial(_csv_write, header=columns, text=text))
-        del text
+    with ExitStack() as stack:
+        # The scale model's file is written beside the three CSVs, a task's lines at a time
+        # (the manifest lists it after them, as it closes last).
+        beside = None
         if model is not None:
-            fit = [float_2f(model[rows, k]) for k in range(3)]
-            kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
-            line = _commas(kind, *fields, mean, *fit, csv_field(method))
-            beside.append(lines_bytes(joined_lines(*line)))
-        lists = _rating_lists(counted, pairs, rows, pseudonyms)
-        table_parts.append(_pairs_table(prefix, rows, (first, second, method), pairs, lists, model))
-        del first, second, fields, mean, lists
-        memory_release()  # the text columns' intermediates
-    if model is not None:
-        work.stream(f"scale_model_{name}.csv", partial(_bytes_write, parts=beside))
+            beside = stack.enter_context(work.streaming(f"scale_model_{name}.csv"))
+            beside.write_bytes((",".join(MODEL_COLUMNS) + "\n").encode())
+        for n in range(len(STAGES)):
+            task = _Task(n, name, names, counted, pairs, model, pseudonyms)
+            table_parts.append(_task_files(work, task, beside, per_method))
+            memory_release()  # the text columns' intermediates
     counted_ratings, fitted = int(counted.item.size), model is not None
-    del counted, pairs, beside, model
+    del counted, pairs, model
     memory_release()
     work.progress(80, "manifest")
     sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
