@@ -103,19 +103,37 @@ def _unique_keys(table: pa.Table, keys: list[str]) -> bool:
     combined = np.zeros(table.num_rows, dtype=np.int64)
     span = 1
     for k in keys:
-        column = _plain(table.column(k))
+        column = table.column(k)
+        if pa.types.is_dictionary(column.type):
+            column = _plain(column)
         if column.null_count:
             return False
+        # Chunk by chunk, one dictionary for all (no combined copy of the column).
         encoded = pc.dictionary_encode(column)
-        size = max(len(encoded.dictionary), 1)
+        chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+        size = max(len(chunks[0].dictionary) if chunks else 0, 1)
         span *= size
         if span >= 2**62:  # the codes no longer fit one integer: Arrow's grouping instead
             grouped = pa.table({k: _plain(table.column(k)) for k in keys}).group_by(keys)
             return grouped.aggregate([]).num_rows == table.num_rows
         combined *= size
-        combined += encoded.indices.to_numpy(zero_copy_only=False)
+        start = 0
+        for chunk in chunks:
+            combined[start : start + len(chunk)] += chunk.indices.to_numpy(zero_copy_only=False)
+            start += len(chunk)
     combined.sort()  # (np.unique without its other outputs hashes: ten times slower here)
     return not (combined[1:] == combined[:-1]).any()
+
+
+def _same_rows(a: pa.ChunkedArray, b: pa.ChunkedArray) -> bool:
+    """Whether columns `a` and `b` (as long) hold the same values, compared a chunk of `b`
+    at a time (no combined copies)."""
+    start = 0
+    for chunk in b.chunks if isinstance(b, pa.ChunkedArray) else [b]:
+        if not _same_values(_one(a.slice(start, len(chunk))), chunk).all():
+            return False
+        start += len(chunk)
+    return True
 
 
 def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Array, pa.Array]:
@@ -124,7 +142,7 @@ def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Arr
     Arrow's hash join (a missing key matches a missing key, as in pandas)."""
     if (
         before.num_rows == after.num_rows
-        and all(_same_values(before.column(k), after.column(k)).all() for k in keys)
+        and all(_same_rows(before.column(k), after.column(k)) for k in keys)
         and _unique_keys(before, keys)
     ):  # the same unique keys in the same order (a repeated key matches every copy)
         rows = pa.array(np.arange(before.num_rows, dtype=np.int64))
@@ -169,6 +187,7 @@ def changes_between(
         else:
             a, b = _one(old.column(column)), _one(new.column(column))
             differs |= ~_same(a.take(at_old), b.take(at_new))
+        memory_release()  # the column's comparison buffers, before the next column's
     return {
         "added": left.null_count,
         "removed": right.null_count,

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from annotation.models import Worker
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.files import file_write_atomic
+from annotation.services.memory import memory_release
 
 # No wall-clock time inside the file: two exports of the same records give the same bytes.
 _WRITE_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
@@ -47,7 +48,7 @@ def release_tables_write(
         name: table.replace_schema_metadata({**(table.schema.metadata or {}), b"license": license})
         for name, table in tables.items()
     }
-    return {
+    entries = {
         name: {
             "file": parquet_name(name),
             "rows": table.num_rows,
@@ -57,6 +58,8 @@ def release_tables_write(
         }
         for name, table in tables.items()
     }
+    memory_release()  # the writer's buffers (tens of MB for CxC's ratings)
+    return entries
 
 
 def worker_pseudonyms(*, worker_ids: Iterable[int]) -> dict[int, str]:
