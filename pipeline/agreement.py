@@ -119,8 +119,8 @@ def mean_pairwise_spearman_arrays(
     # Rater pairs numbered in the order of (first rater, second rater): raters as dense
     # codes (same order) keep the pair codes within a range counted without a sort.
     _, dense = unique_inverse(r)
-    raters = int(dense.max()) + 1
-    _, group = unique_inverse(dense[a] * raters + dense[b])
+    distinct = int(dense.max()) + 1
+    _, group = unique_inverse(dense[a] * distinct + dense[b])
     rho = _grouped_spearman(group, v[a], v[b], min_common=min_common)
     rhos = rho[np.isfinite(rho)]
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
