@@ -143,7 +143,7 @@ def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Arr
     if (
         before.num_rows == after.num_rows
         and all(_same_rows(before.column(k), after.column(k)) for k in keys)
-        and _unique_keys(before, keys)
+        and _unique_keys(after, keys)  # the same keys as `before`'s, already in memory
     ):  # the same unique keys in the same order (a repeated key matches every copy)
         rows = pa.array(np.arange(before.num_rows, dtype=np.int64))
         return rows, rows
@@ -169,9 +169,9 @@ def changes_between(
     matched by `key`: added, removed, changed, unchanged."""
     keys = list(key)
     for k in keys:  # the old file may hold a key in another width (int32 against int64)
-        if new.column(k).type != old.column(k).type:
+        if new.column(k).type != (kind := old.schema.field(k).type):
             at = new.column_names.index(k)
-            new = new.set_column(at, k, new.column(k).cast(old.column(k).type))
+            new = new.set_column(at, k, new.column(k).cast(kind))
     left, right = _matched(old, new, keys)
     both = pc.and_(pc.is_valid(left), pc.is_valid(right))
     at_old, at_new = left.filter(both), right.filter(both)
@@ -208,13 +208,13 @@ def _marker(kind: pa.DataType) -> Any:
 
 
 class _PreviousFile:
-    """A previous version's Parquet file with a table's `column`, `column_names` and
-    `num_rows`, read a column at a time: the key columns kept, any other only until the
-    next is asked for (CxC's whole previous table beside the new one was most of the
-    export's peak memory). Strings inside lists are read as dictionaries (CxC's worker
-    pseudonyms: six times faster to read than 1.3 million separate strings)."""
+    """A previous version's Parquet file with a table's `column`, `column_names`, `schema`
+    and `num_rows`, read a column at a time, each kept only until the next is asked for
+    (CxC's whole previous table beside the new one was most of the export's peak memory).
+    Strings inside lists are read as dictionaries (CxC's worker pseudonyms: six times
+    faster to read than 1.3 million separate strings)."""
 
-    def __init__(self, path: Path, key: tuple[str, ...]) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         parquet = pq.ParquetFile(path)
         schema = parquet.schema
@@ -223,15 +223,14 @@ class _PreviousFile:
             for c in (schema.column(i) for i in range(len(schema)))
             if c.max_repetition_level > 0 and c.physical_type == "BYTE_ARRAY"
         ]
-        self.column_names: list[str] = parquet.schema_arrow.names
+        self.schema: pa.Schema = parquet.schema_arrow
+        self.column_names: list[str] = self.schema.names
         self.num_rows: int = parquet.metadata.num_rows
-        self.key = set(key)
         self.read: dict[str, pa.ChunkedArray] = {}
 
     def column(self, name: str) -> pa.ChunkedArray:
         if name not in self.read:
-            for other in [n for n in self.read if n not in self.key]:
-                del self.read[other]
+            self.read.clear()
             nested = [p for p in self.nested if p.split(".")[0] == name]
             table = pq.read_table(self.path, columns=[name], read_dictionary=nested)
             self.read[name] = table.column(0)
@@ -257,7 +256,7 @@ def release_changes(
         entry: dict[str, Any] = {"key": list(key), "rows": table.num_rows}
         old_file = _previous_folder(previous) / "data" / f"{name}.parquet" if previous else None
         if old_file is not None and old_file.is_file() and key:
-            old = _PreviousFile(old_file, key)
+            old = _PreviousFile(old_file)
             entry |= {"previous_rows": old.num_rows}
             entry |= changes_between(old=old, new=table, key=key)
             del old

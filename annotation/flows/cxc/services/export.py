@@ -393,7 +393,7 @@ def _build(work: ExportWork) -> ExportParts:
             table_parts.append(_task_files(work, task, beside, per_method))
             memory_release()  # the text columns' intermediates
     counted_ratings, fitted = int(counted.item.size), model is not None
-    del counted, pairs, model
+    del counted, pairs, model, names
     memory_release()
     work.progress(80, "manifest")
     sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
