@@ -30,6 +30,7 @@ from annotation.services.jobs import (
     job_progress,
     job_start,
 )
+from annotation.services.memory import arrow_from_malloc
 from annotation.services.release_terms import release_terms, release_terms_checked
 
 # The Celery task that runs every export's build step (annotation/tasks.py).
@@ -146,37 +147,44 @@ def export_job_write(*, job_id: int) -> Export | None:
     work = ExportWork(job_id=job_id, run=run, spec=spec)
     terms = release_terms(run=run, params=job.params)
     try:
-        parts = spec.build(work)
-        manifest = parts.manifest
-        if work.streamed:
-            manifest["files"] = {**work.streamed, **manifest.get("files", {})}
-        return export_finish(
-            job_id=job_id,
-            result=parts.result,
-            # Said where the researcher looks: the job's closing message, and every file.
-            message=(
-                "UNLICENSED (give a license before publishing): " if terms["unlicensed"] else ""
-            )
-            + parts.message,
-            run=run,
-            format=spec.format,
-            prefix=spec.prefix,
-            title=spec.title,
-            manifest=manifest,
-            files=parts.files,
-            tables=parts.tables,
-            paper=spec.paper,
-            task_categories=spec.task_categories,
-            record_keys=spec.record_keys,
-            terms=terms,
-            staged=work.staged,
-            main_file=parts.main_file,
-            checksum=parts.checksum,
-        )
+        with arrow_from_malloc():  # freed memory goes back to the system between phases
+            return _built_and_recorded(job_id=job_id, spec=spec, work=work, terms=terms)
     except Exception as exc:
         export_discard(work.staged)
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def _built_and_recorded(
+    *, job_id: int, spec: ExportSpec, work: ExportWork, terms: dict[str, Any]
+) -> Export | None:
+    """The flow's build, then the version written and recorded (`export_finish`)."""
+    run = work.run
+    parts = spec.build(work)
+    manifest = parts.manifest
+    if work.streamed:
+        manifest["files"] = {**work.streamed, **manifest.get("files", {})}
+    return export_finish(
+        job_id=job_id,
+        result=parts.result,
+        # Said where the researcher looks: the job's closing message, and every file.
+        message=("UNLICENSED (give a license before publishing): " if terms["unlicensed"] else "")
+        + parts.message,
+        run=run,
+        format=spec.format,
+        prefix=spec.prefix,
+        title=spec.title,
+        manifest=manifest,
+        files=parts.files,
+        tables=parts.tables,
+        paper=spec.paper,
+        task_categories=spec.task_categories,
+        record_keys=spec.record_keys,
+        terms=terms,
+        staged=work.staged,
+        main_file=parts.main_file,
+        checksum=parts.checksum,
+    )
 
 
 def export_manifest_head(*, run: Run, format: str) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 import pyarrow as pa
@@ -28,3 +30,17 @@ def memory_release() -> None:
     trim = _trim()
     if trim is not None:
         trim(0)
+
+
+@contextmanager
+def arrow_from_malloc() -> Iterator[None]:
+    """Arrow allocates from the C library's malloc meanwhile, not from its own pool
+    (mimalloc), which keeps the pages of an export's freed temporaries among the buffers it
+    still holds (CxC's export peaked 37 MB higher with it in one measured run, and was no
+    faster). A buffer is freed by the pool it came from, so switching back is safe."""
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
