@@ -1,0 +1,64 @@
+"""CHANGES against a previous Parquet file read a column at a time, worker pseudonyms
+compared as dictionary codes, gives the counts of the whole previous table in memory."""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from annotation.services.release_changes import _PreviousFile, changes_between
+
+KEY = ("kind", "first", "second")
+
+
+def _pairs(rng: np.random.Generator, n: int) -> pa.Table:
+    raters = rng.integers(1, 6, n)
+    offsets = np.concatenate([[0], np.cumsum(raters)]).astype(np.int32)
+    return pa.table(
+        {
+            "kind": pa.array(["sis"] * n),
+            "first": pa.array([f"a{i}" for i in range(n)]),
+            "second": pa.array([f"b{i % 97}" for i in range(n)]),
+            "agg_score": pa.array(np.round(rng.random(n) * 5, 2)),
+            "ratings": pa.ListArray.from_arrays(
+                pa.array(offsets), pa.array(rng.integers(0, 6, offsets[-1]).astype(np.int8))
+            ),
+            "workers": pa.ListArray.from_arrays(
+                pa.array(offsets), pa.array([f"w{k}" for k in rng.integers(0, 40, offsets[-1])])
+            ),
+        }
+    )
+
+
+def _variants(table: pa.Table, rng: np.random.Generator):
+    n = table.num_rows
+    yield table
+    yield pa.concat_tables([table.slice(0, n // 3), table.slice(n // 3)])  # other chunks
+    workers = table.column("workers").combine_chunks()
+    names = pc.list_flatten(workers).to_numpy(zero_copy_only=False).copy()
+    names[rng.choice(names.size, 7, replace=False)] = "someone-new"
+    names[:3] = names[3:6]
+    changed = pa.ListArray.from_arrays(workers.offsets, pa.array(names))
+    yield table.set_column(table.column_names.index("workers"), "workers", changed)
+    mask = np.zeros(n, dtype=bool)
+    mask[5:9] = True
+    nulls = pc.if_else(pa.array(mask), pa.nulls(n, workers.type), workers)
+    yield table.set_column(table.column_names.index("workers"), "workers", nulls)
+    yield pa.concat_tables([table.slice(0, 10), table.slice(20)])  # rows removed
+    yield table.take(rng.permutation(n))  # reordered: matched by the hash join
+    yield pa.concat_tables([table, table.slice(0, 5)])  # a key twice
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_previous_file_read_column_by_column_counts_as_the_whole_table(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    old = _pairs(rng, 600)
+    path = tmp_path / "old.parquet"
+    pq.write_table(old, path, row_group_size=250)  # chunks that are not the new table's
+    in_memory = pq.read_table(path)  # plain strings: compared without dictionary codes
+    for new in _variants(old, rng):
+        want = changes_between(old=in_memory, new=new, key=KEY)
+        assert changes_between(old=_PreviousFile(path), new=new, key=KEY) == want
+    changed = next(v for n, v in enumerate(_variants(old, rng)) if n == 2)
+    assert changes_between(old=_PreviousFile(path), new=changed, key=KEY)["changed"] > 0
