@@ -8,6 +8,7 @@ from django.core.management import call_command
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
+from annotation.flows.bison.tally import bison_tally
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Export, Item, Question
 from annotation.selectors.invitations import run_consent
@@ -258,6 +259,8 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
     )
     kept = firsts if keeps_first else set()
     assert verified == all_triples - firsts - seconds | kept
+    tally = bison_tally(run=run)  # the counts' and the export's read: the same rule
+    assert set(tally.pks[tally.verified].tolist()) == verified
     counts = bison_stage_counts(run=run)["stage3"]
     assert counts["verified"] == len(verified) and counts["aggregation"] == aggregation
 
