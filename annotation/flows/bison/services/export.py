@@ -37,8 +37,13 @@ JOB_NAME = "bison.export"
 
 
 def bison_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
-    """Start the export job, once the run has verified triples."""
-    if not bison_verified_triples(run=run).exists():
+    """Start the export job, once the run has verified triples (Dawid-Skene's are known
+    once its EM has run over the answers: the tally's, not the selector's list of ids)."""
+    if run.config.get("aggregation") == "dawid_skene":
+        verified = bool(bison_tally(run=run).verified.any())
+    else:
+        verified = bison_verified_triples(run=run).exists()
+    if not verified:
         raise ServiceError(f"run {run.pk} has no verified triples to export yet")
     return export_job_start(run=run, spec=BISON_EXPORT, release=release)
 

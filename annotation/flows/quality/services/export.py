@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from django.db.models import Exists, OuterRef
 
 from annotation.errors import ServiceError
 from annotation.flows.quality.vocabulary import QualityStage
-from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Run
+from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Question, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.export_jobs import (
@@ -81,6 +82,14 @@ def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
     for item, worker, label in rows:
         out[item].append((worker, label))
     return dict(out)
+
+
+def _items(run: Run, stage: str, *related: str) -> dict[int, Item]:
+    """The run's items asked in `stage`, by pk, with `related` read alongside: found by a
+    join on the run and stage, never a list of the answered items' ids (one bound value per
+    item)."""
+    asked = Question.objects.filter(item=OuterRef("pk"), hit__batch__stage=stage)
+    return {i.pk: i for i in Item.objects.filter(Exists(asked), run=run).select_related(*related)}
 
 
 def quality_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
@@ -186,7 +195,7 @@ def _build(work: ExportWork) -> ExportParts:
         (QualityStage.BINARY, "cf", CF_FILE),
     ):
         answers = _answers(run, stage)
-        items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
+        items = _items(run, stage, "positive", "candidate")
         judgements: list[Judgement] = []
         rows: list[list[Any]] = []
         provenance: list[tuple[list[float], list[int]]] = []
@@ -251,9 +260,7 @@ def _build(work: ExportWork) -> ExportParts:
             counts[str(stage)] = len(answers)
     answers = _answers(run, QualityStage.PREFERENCE)
     if answers:
-        items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
-            list(answers)
-        )
+        items = _items(run, QualityStage.PREFERENCE, "positive", "candidate", "candidate2")
         rows = []
         agree: list[float] = []
         voters: list[list[int]] = []

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.crowd.simulated.crowd import simulate_crowd
+from annotation.errors import ServiceError
 from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.tally import bison_tally
@@ -261,6 +262,11 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
     assert verified == all_triples - firsts - seconds | kept
     tally = bison_tally(run=run)  # the counts' and the export's read: the same rule
     assert set(tally.pks[tally.verified].tolist()) == verified
+    if verified:  # the export starts on the run's verified triples, whatever the rule
+        assert bison_export_start(run=run).name == "bison.export"
+    else:
+        with pytest.raises(ServiceError, match="no verified triples"):
+            bison_export_start(run=run)
     counts = bison_stage_counts(run=run)["stage3"]
     assert counts["verified"] == len(verified) and counts["aggregation"] == aggregation
 
