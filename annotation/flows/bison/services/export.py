@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import random
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from annotation.services.export_jobs import (
 )
 from annotation.services.release_tables import table_from_columns
 from pipeline.bison import bison_document_json
+from pipeline.pair_shuffle import pairs_swapped
 
 BISON_FORMAT = "coco-bison"
 JOB_NAME = "bison.export"
@@ -63,15 +63,8 @@ _TRIPLE_COLUMNS = {
 def _swapped(*, seed: int, pks: list[int]) -> np.ndarray:
     """Per triple, whether its candidates come negative image first: the order
     `random.Random(f"{seed}:{pk}").shuffle([positive, negative])` gives (seeded per run and
-    triple, so every export of the run lists them alike), one generator reseeded per triple."""
-    draw = random.Random()
-    swapped = np.zeros(len(pks), dtype=bool)
-    for n, pk in enumerate(pks):
-        draw.seed(f"{seed}:{pk}")
-        pair = [0, 1]
-        draw.shuffle(pair)
-        swapped[n] = pair[0] == 1
-    return swapped
+    triple, so every export of the run lists them alike), for all triples at once."""
+    return pairs_swapped([f"{seed}:{pk}" for pk in pks])
 
 
 class BisonRecords:
