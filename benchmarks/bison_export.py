@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -249,7 +250,7 @@ def child_parts(url: str, run_id: str) -> dict:
     )
     timed("  of which stage counts", lambda: export.bison_stage_counts(run=run, tally=tally))
     timed("  of which consent and pay", lambda: export_manifest_crowd(run=run))
-    folder = Path(tempfile.mkdtemp())
+    folder = _scratch()
     (folder / "x.json").write_bytes(data)
     tables = {"bison_triples": table}
     terms = timed(
@@ -301,11 +302,16 @@ COPY_SQL = (
 )
 
 
+def _scratch() -> Path:
+    """A folder for a child's files beside the run's media (removed with it at the end)."""
+    return Path(tempfile.mkdtemp(dir=Path(os.environ["CROWDVL_MEDIA_ROOT"]).parent))
+
+
 def child_copy(url: str, run_id: str) -> dict:
     import psycopg
 
     base = current_rss()
-    out = Path(tempfile.mkdtemp()) / "rows.tsv"
+    out = _scratch() / "rows.tsv"
     rows = 0
     with psycopg.connect(url) as conn, conn.cursor() as cur, out.open("wb") as fh:
         t = time.perf_counter()
@@ -372,6 +378,7 @@ def main() -> None:
         connections.close_all()
         with psycopg.connect(args.database_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)  # the exports and the children's files
     base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(
         f"\nBISON export at {args.images:,} images: {results['app'][0]['rows']:,} records from"
