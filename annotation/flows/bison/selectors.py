@@ -155,41 +155,44 @@ def bison_selector_report(
     ]
 
 
-def _workers(run: Run, stage: str) -> int:
-    return (
-        Assignment.objects.filter(counted(), hit__batch__run=run, hit__batch__stage=stage)
-        .values("worker")
-        .distinct()
-        .count()
-    )
-
-
 _MOMENT = pa.timestamp("us", tz="UTC")
 _NO_MOMENT = np.iinfo(np.int64).min
 
 
-def _median_seconds_per_answer(run: Run, stage: str) -> float | None:
-    """The median of each counted assignment's seconds per answer (submitted less
-    accepted, over its answers), read as Arrow microseconds (no datetime per row)."""
+def _crowd_per_stage(run: Run) -> dict[str, dict[str, Any]]:
+    """Per stage: the distinct workers of the run's counted assignments, and the median of
+    their seconds per answer (submitted less accepted, over the assignment's answers; those
+    submitted with answers), from one read of the assignments as Arrow microseconds (no
+    datetime per row)."""
     table = arrow_rows(
-        Assignment.objects.filter(
-            counted(), hit__batch__run=run, hit__batch__stage=stage, submitted_at__isnull=False
-        ).annotate(n=Count("answers")),
+        Assignment.objects.filter(counted(), hit__batch__run=run).annotate(n=Count("answers")),
         {
+            "stage": ("hit__batch__stage", pa.string()),
+            "worker": ("worker_id", pa.int64()),
             "accepted": ("accepted_at", _MOMENT),
             "submitted": ("submitted_at", _MOMENT),
             "n": ("n", pa.int64()),
         },  # fmt: skip
     )
+    stages = np.array(table.column("stage").to_pylist(), dtype=object)
+    worker, n = numpy_ints(table.column("worker")), numpy_ints(table.column("n"))
     accepted, submitted = (
         numpy_ints(pc.cast(table.column(name), pa.int64()), missing=_NO_MOMENT)
         for name in ("accepted", "submitted")
     )
-    n = numpy_ints(table.column("n"))
-    kept = (n > 0) & (accepted != _NO_MOMENT) & (submitted != _NO_MOMENT)
-    # Microseconds / 1e6 is timedelta.total_seconds()'s exact division, then per answer.
-    per_answer = (submitted[kept] - accepted[kept]) / 1e6 / n[kept]
-    return round(statistics.median(per_answer.tolist()), 2) if per_answer.size else None
+    timed = (n > 0) & (accepted != _NO_MOMENT) & (submitted != _NO_MOMENT)
+    out: dict[str, dict[str, Any]] = {}
+    for stage in BisonStage:
+        of_stage = stages == str(stage)
+        kept = of_stage & timed
+        # Microseconds / 1e6 is timedelta.total_seconds()'s exact division, then per answer.
+        per_answer = (submitted[kept] - accepted[kept]) / 1e6 / n[kept]
+        median = round(statistics.median(per_answer.tolist()), 2) if per_answer.size else None
+        out[stage] = {
+            "workers": int(np.unique(worker[of_stage]).size),
+            "median_seconds_per_annotation": median,
+        }
+    return out
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -205,6 +208,7 @@ def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str
         tally = bison_tally(run=run)
     pairs = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).count()
     outcomes = tally.outcomes
+    crowd = _crowd_per_stage(run)
     judged = int(tally.judged.sum())
     verified = int(tally.verified.sum())
     return {
@@ -215,8 +219,7 @@ def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str
             "pairs_none": tally.pairs_judged - tally.pairs_with_triple,
             "triples": tally.triples,
             "conversion_percent": _rate(tally.pairs_with_triple, tally.pairs_judged),
-            "workers": _workers(run, BisonStage.SELECTION),
-            "median_seconds_per_annotation": _median_seconds_per_answer(run, BisonStage.SELECTION),
+            **crowd[BisonStage.SELECTION],
             # Selections stage 3 has judged, and those no verifier matched to the positive.
             "selections_judged": sum(o["judged"] for o in outcomes.values()),
             "selections_rejected": sum(o["rejected"] for o in outcomes.values()),
@@ -227,10 +230,7 @@ def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str
             "verified": verified,
             "aggregation": run.config.get("aggregation", "unanimity"),
             "conversion_percent": _rate(verified, judged),
-            "workers": _workers(run, BisonStage.VERIFICATION),
-            "median_seconds_per_annotation": _median_seconds_per_answer(
-                run, BisonStage.VERIFICATION
-            ),
+            **crowd[BisonStage.VERIFICATION],
         },
     }
 
