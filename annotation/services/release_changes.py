@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation.models import Export
+from annotation.selectors.arrow_rows import arrow_numbers, numpy_flags, numpy_ints
 from annotation.services.files import file_write_atomic
 
 CHANGES_FILE = "CHANGES.md"
@@ -34,27 +35,28 @@ def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
     are the same)."""
     a, b = _plain(a), _plain(b)
     try:
-        equal = pc.fill_null(pc.equal(a, b), False)
+        equal = pc.equal(a, b)
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # types Arrow cannot compare
         left, right = a.to_pandas(), b.to_pandas()
         return ((left == right) | (left.isna() & right.isna())).to_numpy(dtype=bool)
     missing = pc.and_(pc.is_null(a, nan_is_null=True), pc.is_null(b, nan_is_null=True))
-    return pc.or_(equal, missing).to_numpy(zero_copy_only=False)
+    # A comparison with a missing value is missing: numpy_flags reads it as False.
+    return numpy_flags(equal) | numpy_flags(missing)
 
 
 def _same_lists(a: pa.Array, b: pa.Array) -> np.ndarray:
     """Per row, whether the lists `a` and `b` hold the same values in the same order (two
     missing lists are the same), compared element by element in Arrow."""
     a, b = _plain(a), _plain(b)
-    size_a = pc.fill_null(pc.list_value_length(a), -1).to_numpy(zero_copy_only=False)
-    size_b = pc.fill_null(pc.list_value_length(b), -1).to_numpy(zero_copy_only=False)
+    size_a = numpy_ints(pc.list_value_length(a), missing=-1)
+    size_b = numpy_ints(pc.list_value_length(b), missing=-1)
     same = size_a == size_b
     rows = np.flatnonzero(same & (size_a > 0))
     if rows.size:
         whole = rows.size == len(a)  # every row to compare: no copy
         left, right = (a, b) if whole else (a.take(rows), b.take(rows))
         equal = _same_values(pc.list_flatten(left), pc.list_flatten(right))
-        parents = pc.list_parent_indices(left).to_numpy(zero_copy_only=False)
+        parents = numpy_ints(pc.list_parent_indices(left))
         same[rows] = np.bincount(parents, weights=~equal, minlength=rows.size) == 0
     return same
 
@@ -69,10 +71,15 @@ def _same(a: pa.Array, b: pa.Array) -> np.ndarray:
 
 
 def _unique_keys(table: pa.Table, keys: list[str]) -> bool:
-    """Whether no two rows of `table` share a key (and none lacks one)."""
-    text = [pc.cast(_plain(table.column(k)), pa.string()) for k in keys]
-    joined = pc.binary_join_element_wise(*text, "\x1f") if len(text) > 1 else text[0]
-    return pc.count_distinct(joined).as_py() == table.num_rows and not joined.null_count
+    """Whether no two rows of `table` share a key (and none lacks one): each key column's
+    values numbered (dictionary codes), the rows' numbers sorted and compared neighbour to
+    neighbour."""
+    if any(table.column(k).null_count for k in keys):
+        return False
+    codes = [numpy_ints(pc.dictionary_encode(_plain(table.column(k))).indices) for k in keys]
+    order = np.lexsort(codes[::-1])
+    rows = np.stack([c[order] for c in codes])
+    return not bool((rows[:, 1:] == rows[:, :-1]).all(axis=0).any())
 
 
 def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Array, pa.Array]:
@@ -84,7 +91,7 @@ def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Arr
         and all(_same_values(before.column(k), after.column(k)).all() for k in keys)
         and _unique_keys(before, keys)
     ):  # the same unique keys in the same order (a repeated key matches every copy)
-        rows = pa.array(np.arange(before.num_rows, dtype=np.int64))
+        rows = arrow_numbers(np.arange(before.num_rows, dtype=np.int64))
         return rows, rows
 
     def numbered(table: pa.Table, name: str) -> pa.Table:
@@ -144,7 +151,7 @@ def _read(path: Path) -> pa.Table:
         for c in (schema.column(i) for i in range(len(schema)))
         if c.max_repetition_level > 0 and c.physical_type == "BYTE_ARRAY"
     ]
-    return pq.read_table(path, read_dictionary=nested)
+    return pq.ParquetFile(path, read_dictionary=nested).read()  # read_table imports pandas
 
 
 def _previous_folder(previous: Export) -> Path:
