@@ -281,6 +281,7 @@ def child_parts(url: str, run_id: str) -> dict:
     """Where the job's time goes: its parts one after another, each timed alone."""
     _django(url)
     from annotation.flows.eccv import selectors
+    from annotation.flows.eccv.positive_links import query_originals
     from annotation.flows.eccv.services import export as eccv
     from annotation.flows.eccv.services import judged_columns as jc
     from annotation.models import Run
@@ -299,17 +300,17 @@ def child_parts(url: str, run_id: str) -> dict:
     timed("  read: answers (COPY)", lambda: jc._read_answers(run))
     timed("  read: proposals (COPY)", lambda: jc._read_proposals(run))
     columns = timed("judged_columns (3 reads + numpy)", lambda: jc.judged_columns(run))
-    originals = timed("queries' original pairs", lambda: selectors.eccv_query_originals(run=run))
-    positives = timed(
-        "eccv_positives (links, exclusions)",
-        lambda: selectors.eccv_positives(run=run, human=columns.human_pairs, originals=originals),
+    originals = timed("queries' original pairs (COPY)", lambda: query_originals(run))
+    links = timed(
+        "positive links (cxc read, exclusions)",
+        lambda: selectors.eccv_positive_links(run=run, human=columns.human, originals=originals),
     )
-    timed("JSON lines (Arrow)", lambda: jc.pairs_lines(columns, positives["sources"]))
-    table = timed("Parquet table (Arrow)", lambda: jc.pairs_table(columns, positives["sources"]))
+    timed("JSON lines (Arrow)", lambda: jc.pairs_lines(columns, links))
+    table = timed("Parquet table (Arrow)", lambda: jc.pairs_table(columns, links))
     timed("  Parquet bytes", lambda: table_parquet_bytes(table=table))
     timed(
         "manifest",
-        lambda: eccv._manifest(run=run, positives=positives, columns=columns, originals=originals),
+        lambda: eccv._manifest(run=run, links=links, columns=columns, originals=originals),
     )
     return {"seconds": seconds, "peak": peak_rss()}
 

@@ -11,10 +11,17 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
-from annotation.flows.eccv.config_ids import run_config_ids
-from annotation.flows.eccv.models import ExternalPositive, Proposal
+from annotation.flows.eccv.models import Proposal
+from annotation.flows.eccv.positive_links import (
+    Pairs,
+    PositiveLinks,
+    cxc_pairs,
+    positive_links,
+    query_originals,
+    source_names,
+)
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
-from annotation.models import Answer, Caption, GoldItemKind, Item, Run, RunStatus
+from annotation.models import Answer, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
 from pipeline.aggregation import dawid_skene, weighted_majority
 from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
@@ -198,90 +205,64 @@ def eccv_exclusions(*, run: Run) -> tuple[set[int], set[int]]:
     return captions, images
 
 
-def eccv_query_originals(*, run: Run) -> list[tuple[int, int]]:
-    """(image, caption) COCO ids of the captions of the run's image queries and of its
-    caption queries: the original COCO pairs of the queries. The database reads the query
-    lists from the run's row (no id list is sent); the lists of `run.config` decide."""
-    query_images, query_captions = run.config["query_images"], run.config["query_captions"]
-    rows = (
-        Caption.objects.filter(dataset=run.dataset)
-        .filter(
-            Q(image__coco_id__in=run_config_ids(run, "query_images"))
-            | Q(coco_id__in=run_config_ids(run, "query_captions"))
-        )
-        .values_list("image__coco_id", "coco_id")
-    )
-    images, captions = set(query_images), set(query_captions)
-    return [(i, c) for i, c in rows if i in images or c in captions]
-
-
-def eccv_positives(
-    *,
-    run: Run,
-    human: list[tuple[int, int]] | None = None,
-    originals: list[tuple[int, int]] | None = None,
-) -> dict[str, Any]:
+def eccv_positives(*, run: Run) -> dict[str, Any]:
     """The post-processed positives of the run's queries, with the source of every link.
 
     Sources: "coco" (the original COCO pairs of the queries, as ECCV Caption keeps them; on
     unless the run's config sets `original_positives` false), "human" (verified candidates)
-    and "cxc" (imported CxC positives); excluded captions and images are dropped. `human`
-    (`eccv_human_positives`) and `originals` (`eccv_query_originals`), when the caller
-    has read them already.
+    and "cxc" (imported CxC positives); excluded captions and images are dropped.
     """
-    bad_captions, bad_images = eccv_exclusions(run=run)
-    query_images = [i for i in run.config["query_images"] if i not in bad_images]
-    caption_queries = [c for c in run.config["query_captions"] if c not in bad_captions]
-    links: dict[tuple[int, int], set[str]] = defaultdict(set)
-    if run.config.get("original_positives", True):
-        wanted_i, wanted_c = set(query_images), set(caption_queries)
-        for image, caption in eccv_query_originals(run=run) if originals is None else originals:
-            if image in wanted_i or caption in wanted_c:
-                links[(image, caption)].add("coco")
-    for image, caption in eccv_human_positives(run=run) if human is None else human:
-        links[(image, caption)].add("human")
-    for image, caption in ExternalPositive.objects.filter(run=run).values_list(
-        "image__coco_id", "caption__coco_id"
-    ):
-        links[(image, caption)].add("cxc")
-    wanted_images, wanted_captions = set(query_images), set(caption_queries)
-    i2t: dict[int, set[int]] = defaultdict(set)
-    t2i: dict[int, set[int]] = defaultdict(set)
-    dropped = 0
-    for (image, caption), _ in links.items():
-        if image in bad_images or caption in bad_captions:
-            dropped += 1
-            continue
-        if image in wanted_images:
-            i2t[image].add(caption)
-        if caption in wanted_captions:
-            t2i[caption].add(image)
+    human = eccv_human_positives(run=run)
+    links = eccv_positive_links(
+        run=run,
+        human=(
+            np.array([i for i, _ in human], dtype=np.int64),
+            np.array([c for _, c in human], dtype=np.int64),
+        ),
+    )
     return {
-        "i2t": {q: sorted(i2t[q]) for q in query_images if i2t.get(q)},
-        "t2i": {q: sorted(t2i[q]) for q in caption_queries if t2i.get(q)},
-        "sources": {f"{i}:{c}": sorted(s) for (i, c), s in links.items()},
-        "dropped_by_exclusions": dropped,
-        # Reported, not silently dropped: these queries cannot be evaluated.
-        "queries_without_positives": {
-            "i2t": sum(1 for q in query_images if not i2t.get(q)),
-            "t2i": sum(1 for q in caption_queries if not t2i.get(q)),
-            "i2t_ids": [q for q in query_images if not i2t.get(q)],
-            "t2i_ids": [q for q in caption_queries if not t2i.get(q)],
+        "i2t": links.i2t,
+        "t2i": links.t2i,
+        "sources": {
+            f"{i}:{c}": source_names(s)
+            for i, c, s in zip(
+                links.image.tolist(), links.caption.tolist(), links.sources.tolist(), strict=True
+            )
         },
+        "dropped_by_exclusions": links.dropped,
+        "queries_without_positives": links.queries_without_positives,
     }
 
 
+def eccv_positive_links(*, run: Run, human: Pairs, originals: Pairs | None = None) -> PositiveLinks:
+    """`eccv_positives` as columns, from the pairs people call positive (`human`) and, when
+    the caller has read them, the queries' original pairs (`query_originals`)."""
+    bad_captions, bad_images = eccv_exclusions(run=run)
+    with_originals = run.config.get("original_positives", True)
+    if with_originals and originals is None:
+        originals = query_originals(run)
+    return positive_links(
+        query_images=run.config["query_images"],
+        query_captions=run.config["query_captions"],
+        bad_images=bad_images,
+        bad_captions=bad_captions,
+        originals=originals if with_originals else None,
+        human=human,
+        cxc=cxc_pairs(run),
+    )
+
+
 def eccv_original_positives(
-    *, run: Run, originals: list[tuple[int, int]] | None = None
+    *, run: Run, originals: Pairs | None = None
 ) -> dict[str, dict[int, list[int]]]:
     """The original COCO pairs of the run's queries (each caption's own image);
-    `originals` (`eccv_query_originals`) when the caller has read them already."""
+    `originals` (`query_originals`) when the caller has read them already."""
     query_images, caption_queries = run.config["query_images"], run.config["query_captions"]
     # Only the queries' rows: the gallery's other captions cannot be among them.
-    rows = eccv_query_originals(run=run) if originals is None else originals
+    images, captions = query_originals(run) if originals is None else originals
     i2t: dict[int, list[int]] = defaultdict(list)
     t2i: dict[int, list[int]] = {}
-    for image, caption in rows:
+    for image, caption in zip(images.tolist(), captions.tolist(), strict=True):
         i2t[image].append(caption)
         t2i[caption] = [image]
     return {

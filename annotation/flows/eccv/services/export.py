@@ -9,13 +9,13 @@ from typing import Any
 
 from annotation.errors import ServiceError
 from annotation.flows.eccv.models import Annotator
+from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, query_originals
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
     eccv_judged_pairs,
     eccv_original_positives,
     eccv_positive_item_ids,
-    eccv_positives,
-    eccv_query_originals,
+    eccv_positive_links,
 )
 from annotation.flows.eccv.services.judged_columns import (
     JudgedColumns,
@@ -85,23 +85,23 @@ def _build(work: ExportWork) -> ExportParts:
     columns = judged_columns(
         run, None if aggregation == "majority" else eccv_positive_item_ids(run=run)
     )
-    originals = eccv_query_originals(run=run)
-    positives = eccv_positives(run=run, human=columns.human_pairs, originals=originals)
+    originals = query_originals(run)
+    links = eccv_positive_links(run=run, human=columns.human, originals=originals)
     work.progress(40, "writing the judged pairs")
-    manifest = _manifest(run=run, positives=positives, columns=columns, originals=originals)
+    manifest = _manifest(run=run, links=links, columns=columns, originals=originals)
     # Work still held for review does not count; say which, so nothing is lost silently.
     manifest["excluded_open_reviews"] = _open_reviews(run)
     files = {
-        I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
-        T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
-        PAIRS_FILE: pairs_lines(columns, positives["sources"]),
+        I2T_FILE: json.dumps({str(k): v for k, v in links.i2t.items()}).encode(),
+        T2I_FILE: json.dumps({str(k): v for k, v in links.t2i.items()}).encode(),
+        PAIRS_FILE: pairs_lines(columns, links),
     }
     return ExportParts(
         manifest=manifest,
         files=files,
         result={"counts": manifest["counts"]},
         message="exported to ",
-        tables={"eccv_judged_pairs": pairs_table(columns, positives["sources"])},
+        tables={"eccv_judged_pairs": pairs_table(columns, links)},
     )
 
 
@@ -112,13 +112,15 @@ def _per_query(mapping: dict[int, list[int]]) -> float:
 def _manifest(
     *,
     run: Run,
-    positives: dict[str, Any],
+    links: PositiveLinks,
     columns: JudgedColumns,
-    originals: list[tuple[int, int]],
+    originals: Pairs,
 ) -> dict[str, Any]:
     propose = run.jobs.filter(name="eccv.propose", state="succeeded").order_by("-pk").first()
     original = eccv_original_positives(run=run, originals=originals)
-    n_positive = sum(len(v) for v in positives["i2t"].values())
+    n_positive = sum(len(v) for v in links.i2t.values())
+    # Links with each source (dropped ones too, as the sources list every link).
+    count = {name: int((links.sources >> n & 1).sum()) for n, name in enumerate(SOURCES)}
     return {
         **export_manifest_head(run=run, format=ECCV_FORMAT),
         **export_manifest_crowd(run=run),
@@ -131,17 +133,17 @@ def _manifest(
             "pairs_after_merging_duplicates": columns.candidates,
             "pairs_judged": int(columns.item.size),
             "i2t_positive_links": n_positive,
-            "positives_per_image_query": _per_query(positives["i2t"]),
-            "positives_per_caption_query": _per_query(positives["t2i"]),
+            "positives_per_image_query": _per_query(links.i2t),
+            "positives_per_caption_query": _per_query(links.t2i),
             "original_positives_per_image_query": _per_query(original["i2t"]),
             "original_positives_per_caption_query": _per_query(original["t2i"]),
-            "image_queries": len(positives["i2t"]),
-            "caption_queries": len(positives["t2i"]),
-            "queries_without_positives": positives["queries_without_positives"],
-            "links_dropped_by_exclusions": positives["dropped_by_exclusions"],
-            "cxc_links": sum(1 for s in positives["sources"].values() if "cxc" in s),
-            "coco_links": sum(1 for s in positives["sources"].values() if "coco" in s),
-            "human_links": sum(1 for s in positives["sources"].values() if "human" in s),
+            "image_queries": len(links.i2t),
+            "caption_queries": len(links.t2i),
+            "queries_without_positives": links.queries_without_positives,
+            "links_dropped_by_exclusions": links.dropped,
+            "cxc_links": count["cxc"],
+            "coco_links": count["coco"],
+            "human_links": count["human"],
         },
         "answer_share_percent_by_model_and_rank": (
             eccv_answer_shares(run=run) if columns.shares is None else columns.shares

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from django.db.models import Case, Value, When
 
 from annotation.flows.eccv.models import Proposal
+from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, source_names
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
 from annotation.selectors.copy_columns import copy_columns
@@ -32,7 +33,6 @@ from annotation.services.text_columns import lines_bytes
 
 POSITIVE = ("yes", "partially_yes")  # selectors.POSITIVE (not imported: selectors imports us)
 SHARE_LABELS = ("yes", "partially_yes", "mostly_no", "no")
-SOURCE_NAMES = ("coco", "cxc", "human")  # sorted, as the records list them
 
 
 def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[Any]]:
@@ -48,11 +48,25 @@ def combined_codes(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One code per row for the rows' combination of `codes` (dense, from 0, in the order of
     the combinations), and a row that has each combination (its first)."""
     key = np.zeros(codes[0].size, dtype=np.int64)
-    for code in codes:  # dense codes, one column at a time: the key stays below rows squared
-        _, dense = np.unique(code, return_inverse=True)
-        _, key = np.unique(key * (int(dense.max(initial=0)) + 1) + dense, return_inverse=True)
-    _, first = np.unique(key, return_index=True)
-    return key.reshape(-1).astype(np.int64), first
+    for code in codes:  # one column at a time: the key stays below rows x distinct values
+        key = _dense(key * (int(code.max(initial=0)) + 1) + _dense(code))
+    rows = np.arange(key.size - 1, -1, -1, dtype=np.int64)
+    first = np.zeros(int(key.max(initial=-1)) + 1, dtype=np.int64)
+    first[key[::-1]] = rows  # the last write wins: each code's first row
+    return key, first
+
+
+def _dense(values: np.ndarray) -> np.ndarray:
+    """`values` (non-negative integers) renumbered 0.. in their order, without gaps: by a
+    table where the values are few and small (no sort), else by `np.unique`."""
+    values = values.astype(np.int64)
+    if not values.size:
+        return values
+    if int(values.min()) >= 0 and int(values.max()) < 4 * values.size + 1024:
+        present = np.zeros(int(values.max()) + 1, dtype=np.int64)
+        present[values] = 1
+        return (np.cumsum(present) - 1)[values]
+    return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 def _offsets(groups: np.ndarray, n: int) -> np.ndarray:
@@ -74,7 +88,7 @@ class JudgedColumns:
     item: np.ndarray
     positive: np.ndarray
     candidates: int  # candidate pairs in all (judged or not)
-    human_pairs: list[tuple[int, int]]  # (image, caption) of the pairs people call positive
+    human: Pairs  # (image, caption) of the pairs people call positive
     answer_offsets: np.ndarray
     answer_labels: pa.Array
     answer_workers: pa.Array
@@ -138,7 +152,8 @@ def _read_proposals(run: Run) -> pa.Table:
 
 
 def _int(table: pa.Table, name: str) -> np.ndarray:
-    return table.column(name).to_numpy().astype(np.int64)
+    # An Array's `to_numpy`: a ChunkedArray's goes through pandas (a second to import).
+    return table.column(name).combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _python_order(values: list[str]) -> np.ndarray:
@@ -159,7 +174,7 @@ def judged_columns(run: Run, positive_item_ids: Any = None) -> JudgedColumns:
     answers = _read_answers(run)
     a_item = np.searchsorted(item_pk, _int(answers, "item"))
     label, labels = _codes(answers.column("label"))
-    counted = answers.column("counted").to_numpy().astype(bool)
+    counted = _int(answers, "counted").astype(bool)
     said_positive = np.array([x in POSITIVE for x in labels], dtype=bool)[label]
     n = np.bincount(a_item[counted], minlength=item_pk.size)
     n_positive = np.bincount(a_item[counted & said_positive], minlength=item_pk.size)
@@ -176,7 +191,7 @@ def judged_columns(run: Run, positive_item_ids: Any = None) -> JudgedColumns:
     pair_of_item[at] = np.arange(at.size)
 
     proposals = _read_proposals(run)
-    candidate = proposals.column("candidate").to_numpy().astype(bool)
+    candidate = _int(proposals, "candidate").astype(bool)
     p_item = np.searchsorted(item_pk, _int(proposals, "item")).clip(0, max(item_pk.size - 1, 0))
     p_pair = np.where(candidate, pair_of_item[p_item] if item_pk.size else -1, -1)
     model, models = _codes(proposals.column("model"))
@@ -197,7 +212,7 @@ def judged_columns(run: Run, positive_item_ids: Any = None) -> JudgedColumns:
         item=item_pk[at],
         positive=positive[at],
         candidates=int(item_pk.size),
-        human_pairs=list(zip(image[positive].tolist(), caption[positive].tolist(), strict=True)),
+        human=(image[positive], caption[positive]),
         **_answer_columns(answers, pair_of_item[a_item], label, labels, at.size),
         **_proposal_columns(proposals, p_pair, model, models, rank, at.size),
         shares=shares,
@@ -345,32 +360,11 @@ def _answer_shares(
     return shares
 
 
-def pair_sources(
-    columns: JudgedColumns, sources: dict[str, list[str]]
-) -> tuple[np.ndarray, list[list[str]]]:
-    """Each pair's code into the few distinct source lists (0: none), and those lists."""
-    kinds: dict[tuple[str, ...], int] = {(): 0}
-    images, captions, codes = [], [], []
-    for key, listed in sources.items():
-        image, caption = key.split(":")
-        images.append(int(image))
-        captions.append(int(caption))
-        codes.append(kinds.setdefault(tuple(listed), len(kinds)))
-    links = len(codes)
-    both, _ = combined_codes(
-        np.concatenate([np.array(images, np.int64), columns.image]),
-        np.concatenate([np.array(captions, np.int64), columns.caption]),
-    )
-    kind_of = np.zeros(int(both.max(initial=-1)) + 1, dtype=np.int64)
-    kind_of[both[:links]] = codes
-    return kind_of[both[links:]], [list(k) for k in kinds]
-
-
-def pairs_lines(columns: JudgedColumns, sources: dict[str, list[str]]) -> bytes:
+def pairs_lines(columns: JudgedColumns, links: PositiveLinks) -> bytes:
     """The JSONL: `json.dumps` of each pair's record, one a line."""
     if not columns.item.size:
         return b"\n"  # "\n".join of no lines, plus the closing newline
-    code, kinds = pair_sources(columns, sources)
+    code = links.sources_of(columns.image, columns.caption)
     answers = pc.binary_join(_lists(columns.answer_offsets, columns.answer_json), ", ")
     proposals = pc.binary_join(_lists(columns.proposal_offsets, columns.proposal_json), ", ")
     text = pc.binary_join_element_wise(
@@ -385,17 +379,20 @@ def pairs_lines(columns: JudgedColumns, sources: dict[str, list[str]]) -> bytes:
         '], "proposals": [',
         proposals,
         '], "sources": ',
-        pa.array([json.dumps(k) for k in kinds]).take(pa.array(code)),
+        pa.array([json.dumps(source_names(bits)) for bits in range(1 << len(SOURCES))]).take(code),
         "}\n",
         "",
     )
     return lines_bytes(text)
 
 
-def pairs_table(columns: JudgedColumns, sources: dict[str, list[str]]) -> pa.Table:
-    """`export.eccv_pairs_table` of the records, from the columns."""
-    code, kinds = pair_sources(columns, sources)
-    source_lists = pa.array(kinds, pa.list_(pa.string())).take(pa.array(code))
+def pairs_table(columns: JudgedColumns, links: PositiveLinks) -> pa.Table:
+    """The `eccv_judged_pairs` record set: per pair the number of judgments, the majority's
+    share, the answers and their (pseudonymous) workers, and the models that proposed it with
+    their ranks (the JSONL's records, a column each)."""
+    code = links.sources_of(columns.image, columns.caption)
+    kinds = [source_names(bits) for bits in range(1 << len(SOURCES))]
+    source_lists = pa.array(kinds, pa.list_(pa.string())).take(code)
     return table_from_columns(
         {
             "image_id": pa.array(columns.image, pa.int64()),

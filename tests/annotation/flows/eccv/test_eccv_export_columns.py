@@ -18,14 +18,14 @@ from django.db.models import Q
 from annotation.flows.eccv.models import Annotator, ExternalPositive, Proposal
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
+    eccv_exclusions,
     eccv_judged_pairs,
     eccv_positive_item_ids,
     eccv_positives,
 )
 from annotation.flows.eccv.services.export import ECCV_EXPORT
-from annotation.flows.eccv.services.judged_columns import judged_columns
 from annotation.flows.eccv.vocabulary import EccvItemKind
-from annotation.models import Answer, Caption, Image, Run
+from annotation.models import Answer, Caption, Image, Item, Run
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.export_jobs import export_job_write
 from annotation.services.jobs import job_create
@@ -116,8 +116,57 @@ def reference_table(pairs: list[dict[str, Any]]) -> pa.Table:
     )
 
 
+def reference_positives(run: Run) -> dict[str, Any]:
+    """`eccv_positives` as it was before issue 32's columns (dicts and sets)."""
+    bad_captions, bad_images = eccv_exclusions(run=run)
+    query_images = [i for i in run.config["query_images"] if i not in bad_images]
+    query_captions = [c for c in run.config["query_captions"] if c not in bad_captions]
+    links: dict[tuple[int, int], set[str]] = defaultdict(set)
+    if run.config.get("original_positives", True):
+        wanted = set(query_images), set(query_captions)
+        for image, caption in Caption.objects.filter(dataset=run.dataset).values_list(
+            "image__coco_id", "coco_id"
+        ):
+            if image in wanted[0] or caption in wanted[1]:
+                links[(image, caption)].add("coco")
+    positive = eccv_positive_item_ids(run=run)
+    for pk, image, caption in Item.objects.filter(run=run).values_list(
+        "pk", "positive__coco_id", "caption__coco_id"
+    ):
+        if pk in positive:
+            links[(image, caption)].add("human")
+    for image, caption in ExternalPositive.objects.filter(run=run).values_list(
+        "image__coco_id", "caption__coco_id"
+    ):
+        links[(image, caption)].add("cxc")
+    i2t: dict[int, set[int]] = defaultdict(set)
+    t2i: dict[int, set[int]] = defaultdict(set)
+    dropped = 0
+    for image, caption in links:
+        if image in bad_images or caption in bad_captions:
+            dropped += 1
+            continue
+        if image in query_images:
+            i2t[image].add(caption)
+        if caption in query_captions:
+            t2i[caption].add(image)
+    return {
+        "i2t": {q: sorted(i2t[q]) for q in query_images if i2t.get(q)},
+        "t2i": {q: sorted(t2i[q]) for q in query_captions if t2i.get(q)},
+        "sources": {f"{i}:{c}": sorted(s) for (i, c), s in links.items()},
+        "dropped_by_exclusions": dropped,
+        "queries_without_positives": {
+            "i2t": sum(1 for q in query_images if not i2t.get(q)),
+            "t2i": sum(1 for q in query_captions if not t2i.get(q)),
+            "i2t_ids": [q for q in query_images if not i2t.get(q)],
+            "t2i_ids": [q for q in query_captions if not t2i.get(q)],
+        },
+    }
+
+
 def assert_export_is_the_reference(run: Run, folder: Path) -> list[dict[str, Any]]:
-    positives = eccv_positives(run=run)
+    positives = reference_positives(run)
+    assert eccv_positives(run=run) == positives
     pairs = reference_pairs(run, positives["sources"])
     text = (folder / "eccv_judged_pairs.jsonl").read_bytes()
     assert text == ("\n".join(json.dumps(p) for p in pairs) + "\n").encode()
@@ -126,24 +175,22 @@ def assert_export_is_the_reference(run: Run, folder: Path) -> list[dict[str, Any
     assert table.replace_schema_metadata(None).equals(want)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["answer_share_percent_by_model_and_rank"] == eccv_answer_shares(run=run)
+    counts = manifest["counts"]
+    for source in ("cxc", "coco", "human"):
+        want_links = sum(1 for s in positives["sources"].values() if source in s)
+        assert counts[f"{source}_links"] == want_links
+    assert counts["links_dropped_by_exclusions"] == positives["dropped_by_exclusions"]
+    assert counts["queries_without_positives"] == positives["queries_without_positives"]
+    assert counts["pairs_judged"] == len(pairs) == eccv_judged_pairs(run=run).count()
     for name, direction in (
         ("eccv_image_to_caption.json", "i2t"),
         ("eccv_caption_to_image.json", "t2i"),
     ):
-        want_links = json.dumps({str(k): v for k, v in positives[direction].items()})
-        assert (folder / name).read_text() == want_links
-    # The Parquet bytes too (the license metadata aside): same values, same types, same file.
-    columns = judged_columns(
-        run,
-        None
-        if run.config.get("aggregation", "majority") == "majority"
-        else eccv_positive_item_ids(run=run),
-    )
-    from annotation.flows.eccv.services.judged_columns import pairs_table
-
-    assert table_parquet_bytes(table=pairs_table(columns, positives["sources"])) == (
-        table_parquet_bytes(table=want)
-    )
+        want_text = json.dumps({str(k): v for k, v in positives[direction].items()})
+        assert (folder / name).read_text() == want_text
+    # The file's bytes too: the reference table with the file's metadata (its license).
+    written = (folder / "data" / "eccv_judged_pairs.parquet").read_bytes()
+    assert written == table_parquet_bytes(table=want.replace_schema_metadata(table.schema.metadata))
     return pairs
 
 
