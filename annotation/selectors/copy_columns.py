@@ -85,7 +85,10 @@ def _copied(rows: QuerySet, schema: pa.Schema) -> pa.Table:
     # doubled), NULL unquoted and empty, an empty string quoted.
     return pacsv.read_csv(
         data,
-        read_options=pacsv.ReadOptions(column_names=schema.names),
+        # One block (one chunk per column): a row never straddles two.
+        read_options=pacsv.ReadOptions(
+            column_names=schema.names, block_size=min(data.getbuffer().nbytes + 1, 2**31 - 1)
+        ),
         parse_options=pacsv.ParseOptions(newlines_in_values=True),
         convert_options=pacsv.ConvertOptions(
             column_types=schema,
