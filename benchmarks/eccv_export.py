@@ -17,7 +17,7 @@ follow-ups, stored as the task type's `parse_answer` stores them), in HITs of 18
   label, follow-ups and what decides whether it counts (assignment state, confirmation,
   exclusion, review); every proposal of the run with its model's name; the captions of the
   queries (their original COCO pairs). Until 2026-11-27 it copied the answers alone (with
-  their pair's COCO ids): about a third of the rows the job reads.
+  their pair's COCO ids): about a fifth of the rows the job reads.
 
     .venv/bin/python benchmarks/eccv_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--images 40000] [--queries 5000] [--parts] [--db NAME]
 

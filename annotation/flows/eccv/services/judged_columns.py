@@ -23,6 +23,7 @@ from django.db.models import Case, Value, When
 
 from annotation.flows.eccv.models import Proposal
 from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, source_names
+from annotation.flows.eccv.selectors import ANSWER_CLASSES, POSITIVE
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
 from annotation.selectors.copy_columns import copy_columns
@@ -30,9 +31,6 @@ from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.release_tables import table_from_columns
 from annotation.services.text_columns import lines_bytes
-
-POSITIVE = ("yes", "partially_yes")  # selectors.POSITIVE (not imported: selectors imports us)
-SHARE_LABELS = ("yes", "partially_yes", "mostly_no", "no")
 
 
 def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[Any]]:
@@ -49,7 +47,8 @@ def combined_codes(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     the combinations), and a row that has each combination (its first)."""
     key = np.zeros(codes[0].size, dtype=np.int64)
     for code in codes:  # one column at a time: the key stays below rows x distinct values
-        key = _dense(key * (int(code.max(initial=0)) + 1) + _dense(code))
+        dense = _dense(code)
+        key = _dense(key * (int(dense.max(initial=0)) + 1) + dense)
     rows = np.arange(key.size - 1, -1, -1, dtype=np.int64)
     first = np.zeros(int(key.max(initial=-1)) + 1, dtype=np.int64)
     first[key[::-1]] = rows  # the last write wins: each code's first row
@@ -355,7 +354,7 @@ def _answer_shares(
                 / int(totals[g]),
                 2,
             )
-            for label in SHARE_LABELS
+            for label in ANSWER_CLASSES  # the shares the manifest lists, in the scale's order
         }
     return shares
 
