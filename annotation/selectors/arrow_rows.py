@@ -23,7 +23,16 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Expression, QuerySet
+from django.db.models import (
+    BigIntegerField,
+    Expression,
+    F,
+    IntegerField,
+    QuerySet,
+    SmallIntegerField,
+    TextField,
+)
+from django.db.models.functions import Cast
 
 # name -> (field path or expression, Arrow type); the table's columns, in this order.
 Columns = Mapping[str, tuple[str | Expression, pa.DataType]]
@@ -54,7 +63,12 @@ def arrow_rows(queryset: QuerySet, columns: Columns) -> pa.Table:
         return schema.empty_table()
     return pa_csv.read_csv(
         io.BytesIO(data),
-        read_options=pa_csv.ReadOptions(column_names=schema.names),
+        # One block: a row (a text with line breaks) never straddles two.
+        read_options=pa_csv.ReadOptions(
+            column_names=schema.names, block_size=min(len(data) + 1, 2**31 - 1)
+        ),
+        # A row of one NULL column is an empty line: a row, not a line to skip.
+        parse_options=pa_csv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False),
         # PostgreSQL's CSV: NULL is an empty unquoted field, an empty text is quoted ("").
         convert_options=pa_csv.ConvertOptions(
             column_types=schema,
@@ -65,6 +79,36 @@ def arrow_rows(queryset: QuerySet, columns: Columns) -> pa.Table:
             false_values=["f"],
         ),
     ).select(schema.names)
+
+
+_CASTS = {
+    pa.int16(): SmallIntegerField,
+    pa.int32(): IntegerField,
+    pa.int64(): BigIntegerField,
+    pa.string(): TextField,  # a jsonb column too: its text, as `json.loads` reads it
+}
+
+
+def arrow_columns(queryset: QuerySet, columns: Columns) -> pa.Table:
+    """`arrow_rows` for columns none of which may be NULL, each cast to its type in SQL (a
+    JSON field read as its text on every database); rows in no particular order (no sort is
+    asked of the database). A NULL is an error naming the column."""
+    for name, (_, kind) in columns.items():
+        if kind not in _CASTS:
+            raise TypeError(
+                f"arrow_columns: column {name!r} has type {kind}, not one of {list(_CASTS)}"
+            )
+    cast = queryset.order_by().annotate(
+        **{
+            f"_ac_{name}": Cast(F(expr) if isinstance(expr, str) else expr, _CASTS[kind]())
+            for name, (expr, kind) in columns.items()
+        }
+    )
+    table = arrow_rows(cast, {name: (f"_ac_{name}", kind) for name, (_, kind) in columns.items()})
+    for name in columns:
+        if table.column(name).null_count:
+            raise ValueError(f"arrow_columns: a NULL in column {name!r}")
+    return table
 
 
 def numpy_ints(column: pa.Array | pa.ChunkedArray, *, missing: int = -1) -> np.ndarray:

@@ -4,6 +4,8 @@ take for NULL or booleans kept), and the numpy <-> Arrow helpers built from buff
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -71,3 +73,30 @@ def test_arrays_built_from_numpy_buffers() -> None:
     assert lists.to_pylist() == [["w-1"], [], ["caf\u00e9", "", "w-1"]]
     sliced = arrow_numbers(np.arange(6), valid=np.array([1, 1, 0, 1, 1, 1], dtype=bool))[2:5]
     assert numpy_ints(sliced, missing=-1).tolist() == [-1, 3, 4]
+
+
+def test_arrow_columns_casts_reads_json_as_text_and_refuses_a_null() -> None:
+    from annotation.models import Event
+    from annotation.selectors.arrow_rows import arrow_columns
+
+    dataset = Dataset.objects.create(name="d", source_file="", checksum="", image_source="coco_url")
+    for n, name in enumerate(NAMES):
+        Image.objects.create(dataset=dataset, coco_id=10 + n, file_name=name, width=n or None)
+    table = arrow_columns(
+        Image.objects.filter(dataset=dataset).order_by("-coco_id"),
+        {"coco": ("coco_id", pa.int32()), "name": ("file_name", pa.string())},
+    )
+    assert table.schema.field("coco").type == pa.int32()
+    assert sorted(
+        zip(table.column("coco").to_pylist(), table.column("name").to_pylist(), strict=True)
+    ) == [(10 + n, name) for n, name in enumerate(NAMES)]
+    event = Event.objects.create(action="x", data={"a": [1, 'x,\n"y"'], "b": None})
+    config = arrow_columns(Event.objects.filter(pk=event.pk), {"data": ("data", pa.string())})
+    assert json.loads(config.column("data")[0].as_py()) == event.data
+    # One column, one NULL: an empty line of the CSV, still a row.
+    alone = arrow_rows(Image.objects.filter(dataset=dataset), {"width": ("width", pa.int32())})
+    assert alone.num_rows == len(NAMES) and alone.column("width").null_count == 1
+    with pytest.raises(ValueError, match="a NULL in column 'width'"):
+        arrow_columns(Image.objects.filter(dataset=dataset), {"width": ("width", pa.int32())})
+    with pytest.raises(TypeError, match="column 'f' has type double"):
+        arrow_columns(Image.objects.filter(dataset=dataset), {"f": ("width", pa.float64())})

@@ -16,7 +16,7 @@ from django.db.models import Q
 from annotation.flows.eccv.config_ids import run_config_ids
 from annotation.flows.eccv.models import ExternalPositive
 from annotation.models import Caption, Run
-from annotation.selectors.copy_columns import copy_columns
+from annotation.selectors.arrow_rows import arrow_columns
 
 SOURCES = ("coco", "cxc", "human")  # bit n of a link's sources is SOURCES[n] (sorted names)
 Pairs = tuple[np.ndarray, np.ndarray]  # (image, caption) COCO ids, int64
@@ -34,7 +34,7 @@ def query_originals(run: Run) -> Pairs:
     """(image, caption) of the captions of the run's image queries and of its caption queries:
     the original COCO pairs of the queries. The database reads the query lists from the run's
     row (no id list is sent); the lists of `run.config` decide."""
-    table = copy_columns(
+    table = arrow_columns(
         Caption.objects.filter(dataset=run.dataset).filter(
             Q(image__coco_id__in=run_config_ids(run, "query_images"))
             | Q(coco_id__in=run_config_ids(run, "query_captions"))
@@ -49,7 +49,7 @@ def query_originals(run: Run) -> Pairs:
 def cxc_pairs(run: Run) -> Pairs:
     """(image, caption) of the run's imported CxC positives."""
     return _pairs(
-        copy_columns(
+        arrow_columns(
             ExternalPositive.objects.filter(run=run),
             {"image": ("image__coco_id", pa.int64()), "caption": ("caption__coco_id", pa.int64())},
         )

@@ -1,7 +1,7 @@
 """The ECCV export's judged pairs a column at a time (issue 32: the export within 5x of a COPY
 of the rows it reads).
 
-Three reads, each one COPY parsed by Arrow (`copy_columns`): the run's candidate pairs, every
+Three reads, each one COPY parsed by Arrow (`arrow_columns`): the run's candidate pairs, every
 answer to them and every proposal of the run; nothing is sent back to the database (no id
 list). Counts, the majority reading, the order of the pairs, of each pair's answers and
 proposals, and the answer shares per model and rank are computed in numpy. What repeats (an
@@ -26,7 +26,7 @@ from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, 
 from annotation.flows.eccv.selectors import ANSWER_CLASSES, POSITIVE
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
-from annotation.selectors.copy_columns import copy_columns
+from annotation.selectors.arrow_rows import arrow_columns
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.release_tables import table_from_columns
@@ -102,7 +102,7 @@ class JudgedColumns:
 
 
 def _read_items(run: Run) -> pa.Table:
-    return copy_columns(
+    return arrow_columns(
         Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE),
         {
             "pk": ("pk", pa.int64()),
@@ -114,7 +114,7 @@ def _read_items(run: Run) -> pa.Table:
 
 def _read_answers(run: Run) -> pa.Table:
     """Every answer to the run's candidates (counted or not: the records list them all)."""
-    return copy_columns(
+    return arrow_columns(
         Answer.objects.filter(question__item__run=run, question__item__kind=EccvItemKind.CANDIDATE),
         {
             "item": ("question__item_id", pa.int64()),
@@ -135,7 +135,7 @@ def _read_answers(run: Run) -> pa.Table:
 
 
 def _read_proposals(run: Run) -> pa.Table:
-    return copy_columns(
+    return arrow_columns(
         Proposal.objects.filter(item__run=run),
         {
             "item": ("item_id", pa.int64()),
