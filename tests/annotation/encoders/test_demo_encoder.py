@@ -142,7 +142,6 @@ def test_local_images_feed_the_demos_eccv_run_through_the_image_text_annotator(
     assert f"{proposed} of the run's proposals" in summary
 
 
-
 @pytest.mark.django_db(transaction=True)
 def test_the_quality_demo_captions_only_images_the_model_could_read(
     import_dir, sample_path, tmp_path
@@ -179,6 +178,7 @@ def test_the_quality_demo_captions_only_images_the_model_could_read(
     assert "images drawn from the 6 the image-text model could read" in out.getvalue()
     assert "not scored" not in out.getvalue()
     assert "caption quality run" in ctx.encoder_uses[-1]
+
 
 def test_an_images_folder_outside_the_allowed_folders_is_refused(import_dir, sample_path):
     from annotation.encoders.demo import demo_image_source
