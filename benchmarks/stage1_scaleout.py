@@ -47,8 +47,12 @@ def vm_hwm(pid: int, field: str = "VmHWM") -> int:
     return 0
 
 
-def start_workers(count: int, queue: str, env: dict, logs: Path) -> list[tuple]:
-    threads = str(max(1, (os.cpu_count() or 1) // count))
+def start_workers(
+    count: int, queue: str, env: dict, logs: Path, threads: int | None = None
+) -> list[tuple]:
+    """`count` solo-pool workers on `queue`, each with `threads` BLAS threads (default the
+    cores shared out, so the machine is not oversubscribed)."""
+    blas = str(threads or max(1, (os.cpu_count() or 1) // count))
     workers = []
     for n in range(count):
         log = logs / f"worker-{count}-{n}.log"
@@ -75,8 +79,8 @@ def start_workers(count: int, queue: str, env: dict, logs: Path) -> list[tuple]:
             env={
                 **env,
                 "CELERY_QUEUE": queue,
-                "OPENBLAS_NUM_THREADS": threads,
-                "OMP_NUM_THREADS": threads,
+                "OPENBLAS_NUM_THREADS": blas,
+                "OMP_NUM_THREADS": blas,
             },
             stdout=log.open("w"),
             stderr=subprocess.STDOUT,
