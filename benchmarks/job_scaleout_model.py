@@ -246,11 +246,16 @@ def report(title: str, runs: list[dict], threads: int) -> dict:
         "  replay (the 2-worker run's own part times): " + ", ".join(f"{e:+.1%}" for e in replays)
     )
     limit = statistics.median(amdahl_limit(prof) for prof in one)
+    # Amdahl from the serial share alone: what infinitely many, infinitely fine parts give.
+    amdahl = statistics.median(predict(q, 1) / (q.serial + q.setup) for q in one)
     peaks = [max(r["peaks"]) for r in runs]
+    cores = os.cpu_count() or 1
     print(
-        f"  limits: speed-up at most {limit:.2f}x at any N (serial steps + the longest part); "
-        f"N beyond {len(p.parts)} parts gives nothing; peak RSS per worker up to "
-        f"{max(peaks) / MB:,.0f} MB (N workers on one machine need N times that)"
+        f"  limits: Amdahl {amdahl:.2f}x from the serial share (with the setup); "
+        f"{limit:.2f}x at any N with the longest part; N beyond {len(p.parts)} parts gives "
+        f"nothing; peak RSS per worker up to {max(peaks) / MB:,.0f} MB (N workers on one "
+        f"machine need N times that); {cores} cores here, so {cores} workers is the largest "
+        "honest check; contention (shared cores, PostgreSQL, the broker) is not modelled"
     )
     return {
         "title": title,
