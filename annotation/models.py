@@ -272,6 +272,9 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     parts_total = models.IntegerField(default=0)
     parts_done = models.JSONField(default=list, blank=True)
+    # When the prepare, each part and the finish ran, and on which worker process
+    # (annotation/services/job_timing.py); read by the scale-out model (pipeline/scaleout.py).
+    timings = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -11,12 +11,17 @@ a fresh interpreter, the two alternated:
 - app: the BISON export job (`export_job_write`: verified triples, the official JSON, the
   Parquet record set, manifest with stage counts and selector report, CHANGES, card,
   Croissant, datasheet);
-- bare COPY: the verification answers with their triple's caption and image ids and file
-  names and the answer's worker, copied out to a file.
+- bare COPY: the rows the job reads, copied out to a file: the verification answers with
+  their triple's caption and image ids and file names and the answer's worker (its provider
+  and id, which the pseudonym is made from), and the selection answers with their pair,
+  caption and worker (the selectors' outcomes, the pairs judged). The first version of this
+  baseline copied the verification answers only.
 
-    .venv/bin/python benchmarks/bison_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 3] [--images 40000]
+    .venv/bin/python benchmarks/bison_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 3] [--images 40000] [--parts] [--database crowdvl_bench_bison]
 
-A database named crowdvl_bench_bison is created on that server and dropped afterwards.
+A database (`--database`, default crowdvl_bench_bison) is created on that server and dropped
+afterwards. `--parts` then times the job's parts one after another in one more fresh process
+and says whether pandas was imported.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -35,7 +41,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cxc_export import _django  # noqa: E402
-from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.harness import (  # noqa: E402
+    PartTimes,
+    fmt_mb,
+    in_subprocess,
+    peak_rss,
+    results_argument,
+    results_tee,
+)
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_bison"
@@ -199,36 +212,119 @@ def child_app(url: str, run_id: str) -> dict:
     }
 
 
+def child_parts(url: str, run_id: str) -> dict:
+    """Where the job's time goes: its parts one after another, each timed alone (the run has
+    earlier versions by then: CHANGES compares with the newest)."""
+    _django(url)
+    from annotation.flows.bison import tally as bison
+    from annotation.flows.bison.services import export
+    from annotation.models import Export, Run
+    from annotation.selectors.run_texts import instructions_record
+    from annotation.services.croissant import croissant_write
+    from annotation.services.dataset_card import card_write
+    from annotation.services.datasheet import datasheet_write
+    from annotation.services.export_jobs import export_manifest_crowd
+    from annotation.services.release_changes import release_changes
+    from annotation.services.release_tables import release_tables_write
+    from annotation.services.release_terms import release_people, release_terms
+
+    parts = PartTimes()
+    timed = parts.timed
+    run = Run.objects.get(pk=int(run_id))
+    triples = timed(
+        "triples read (COPY into Arrow)",
+        lambda: bison.read_triples(run=run, columns=export._TRIPLE_COLUMNS),
+    )
+    tally = timed(
+        "tally (two answer reads, numpy)", lambda: bison.bison_tally(run=run, triples=triples)
+    )
+    timed("  of which verification answers", lambda: bison._verification_answers(run))
+    records = timed("records (the reads again, shuffle)", lambda: export.BisonRecords(run=run))
+    pks = records.tally.pks[records.tally.verified].tolist()
+    timed("  of which the seeded shuffle", lambda: export._swapped(seed=0, pks=pks))
+    data = timed("official JSON", lambda: records.document(source="coco", split="val2014"))
+    table = timed("Parquet table", lambda: records.table(run=run))
+    manifest = timed(
+        "manifest",
+        lambda: export._manifest(run=run, records=records.rows, checksum="", name="", tally=tally),
+    )
+    timed("  of which stage counts", lambda: export.bison_stage_counts(run=run, tally=tally))
+    timed("  of which consent and pay", lambda: export_manifest_crowd(run=run))
+    folder = _scratch()
+    (folder / "x.json").write_bytes(data)
+    tables = {"bison_triples": table}
+    terms = timed(
+        "release terms, instructions", lambda: (release_terms(run=run), instructions_record(run))
+    )[0]
+    manifest["record_sets"] = timed(
+        "Parquet file written",
+        lambda: release_tables_write(folder=folder, tables=tables, license=terms["license"]),
+    )
+    previous = Export.objects.filter(run=run).order_by("-version").first()
+    manifest["changes"] = timed(
+        "CHANGES against the previous version",
+        lambda: release_changes(
+            previous=previous, tables=tables, keys=export.BISON_EXPORT.record_keys
+        ),
+    )
+    timed("datasheet", lambda: datasheet_write(folder=folder, run=run, manifest=manifest, flow="B"))
+    common = {"run": run, "manifest": manifest, "tables": tables, "title": "B", "paper": "",
+              "version": 2, "terms": terms}  # fmt: skip
+    timed("dataset card", lambda: card_write(folder=folder, task_categories=(), **common))
+    timed(
+        "croissant.json",
+        lambda: croissant_write(folder=folder, people=release_people(run=run), **common),
+    )
+    return {"seconds": parts.seconds, "peak": peak_rss(), "pandas": "pandas" in sys.modules}
+
+
+# The rows the job reads, copied out: the verification answers with their triple's caption,
+# images and file names and the answer's worker (with the provider and id its pseudonym is
+# made from), and the selection answers with their pair, caption and worker (the selectors'
+# outcomes and the pairs judged). The first version of this baseline left the second out.
 COPY_SQL = (
-    "COPY (SELECT i.id, c.coco_id, p.coco_id, p.file_name, n.coco_id, n.file_name,"
-    " a.worker_id, ans.label FROM annotation_answer ans"
+    "COPY (SELECT i.id, i.source_id, c.coco_id, p.coco_id, p.file_name, n.coco_id, n.file_name,"
+    " a.id, a.worker_id, w.provider, w.external_id, ans.label FROM annotation_answer ans"
     " JOIN annotation_question q ON q.id = ans.question_id"
     " JOIN annotation_item i ON i.id = q.item_id"
     " JOIN annotation_caption c ON c.id = i.caption_id"
     " JOIN annotation_image p ON p.id = i.positive_id"
     " JOIN annotation_image n ON n.id = i.negative_id"
     " JOIN annotation_assignment a ON a.id = ans.assignment_id"
-    " WHERE i.run_id = {run} AND i.kind = 'triple') TO STDOUT"
+    " JOIN annotation_worker w ON w.id = a.worker_id"
+    " WHERE i.run_id = {run} AND i.kind = 'triple') TO STDOUT",
+    "COPY (SELECT q.item_id, i.kind, ans.caption_id, ans.label, a.worker_id, a.state"
+    " FROM annotation_answer ans JOIN annotation_question q ON q.id = ans.question_id"
+    " JOIN annotation_item i ON i.id = q.item_id"
+    " JOIN annotation_hit h ON h.id = q.hit_id JOIN annotation_batch b ON b.id = h.batch_id"
+    " JOIN annotation_assignment a ON a.id = ans.assignment_id"
+    " WHERE b.run_id = {run} AND b.stage = 'bison_selection') TO STDOUT",
 )
+
+
+def _scratch() -> Path:
+    """A folder for a child's files beside the run's media (removed with it at the end)."""
+    return Path(tempfile.mkdtemp(dir=Path(os.environ["CROWDVL_MEDIA_ROOT"]).parent))
 
 
 def child_copy(url: str, run_id: str) -> dict:
     import psycopg
 
     base = current_rss()
-    out = Path(tempfile.mkdtemp()) / "rows.tsv"
+    out = _scratch() / "rows.tsv"
     rows = 0
     with psycopg.connect(url) as conn, conn.cursor() as cur, out.open("wb") as fh:
         t = time.perf_counter()
-        with cur.copy(COPY_SQL.format(run=int(run_id))) as copy:
-            for data in copy:
-                fh.write(data)
-                rows += bytes(data).count(b"\n")
+        for sql in COPY_SQL:
+            with cur.copy(sql.format(run=int(run_id))) as copy:
+                for data in copy:
+                    fh.write(data)
+                    rows += bytes(data).count(b"\n")
         seconds = time.perf_counter() - t
     return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
 
 
-CHILDREN = {"app": child_app, "copy": child_copy}
+CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
 
 
 def main() -> None:
@@ -242,15 +338,22 @@ def main() -> None:
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--images", type=int, default=40_000)
+    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
+    parser.add_argument(
+        "--database", default=DB, help=f"the scratch database's name (default {DB}), dropped after"
+    )
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
     import psycopg
 
-    url = f"{args.database_url.rsplit('/', 1)[0]}/{DB}"
+    db = args.database
+    if not db.replace("_", "").isalnum():
+        parser.error(f"--database {db!r}: letters, digits and _ only")
+    url = f"{args.database_url.rsplit('/', 1)[0]}/{db}"
     with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
-        conn.execute(f"CREATE DATABASE {DB}")
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-bison-"))
     os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -268,16 +371,19 @@ def main() -> None:
             for name in ("copy", "app"):
                 results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
         loads.append(Path("/proc/loadavg").read_text().split()[0])
+        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
     finally:
         from django.db import connections
 
         connections.close_all()
         with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)  # the exports and the children's files
     base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(
         f"\nBISON export at {args.images:,} images: {results['app'][0]['rows']:,} records from"
-        f" {results['copy'][0]['rows']:,} verification answers; median of {args.repeats},"
+        f" {results['copy'][0]['rows']:,} answer rows (verification and selection) copied by the"
+        f" baseline; median of {args.repeats},"
         f" fresh process each, alternated (1-min load {loads[0]} before, {loads[1]} after)"
     )
     print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
@@ -295,6 +401,13 @@ def main() -> None:
     print(
         "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
     )
+    if parts is not None:
+        print(
+            "the job's parts, timed one after another in one more fresh process"
+            f" (pandas imported: {'yes' if parts['pandas'] else 'no'}):"
+        )
+        for name, value in parts["seconds"].items():
+            print(f"  {name:<40}{value:>8.3f} s")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The ECCV Caption export job at 40,000 images from PostgreSQL, against a bare
-`COPY (SELECT ...) TO STDOUT` of the answer rows it reads, in the same run (issue 32: within 5x).
+`COPY (SELECT ...) TO STDOUT` of the rows it reads, in the same run (issue 32: within 5x).
 
 The database is filled with SQL (generate_series): `--images` images with 5 captions each, an
 ECCV run made by the flow (`eccv_run_create`: `--queries` image and as many caption queries
@@ -12,12 +12,17 @@ follow-ups, stored as the task type's `parse_answer` stores them), in HITs of 18
 - app: the ECCV export job (`export_job_write`: post-processed positives both directions,
   the judged-pairs JSONL and Parquet record set, manifest with counts and answer shares per
   model and rank, card, Croissant, datasheet);
-- bare COPY: the candidates' answers with their pair's COCO ids, the answer's label,
-  follow-ups, assignment state and worker, copied out to a file.
+- bare COPY: the rows the job reads, as it reads them, copied out to a file (`COPY_SQL`): the
+  candidate pairs with their COCO ids; every answer to them with its question's order, worker,
+  label, follow-ups and what decides whether it counts (assignment state, confirmation,
+  exclusion, review); every proposal of the run with its model's name; the captions of the
+  queries (their original COCO pairs). Until 2026-11-27 it copied the answers alone (with
+  their pair's COCO ids): about a fifth of the rows the job reads.
 
-    .venv/bin/python benchmarks/eccv_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--images 40000] [--queries 5000]
+    .venv/bin/python benchmarks/eccv_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--images 40000] [--queries 5000] [--parts] [--db NAME]
 
-A database named crowdvl_bench_eccv is created on that server and dropped afterwards.
+A database named `--db` (default crowdvl_bench_eccv) is created on that server and dropped
+afterwards.
 """
 
 from __future__ import annotations
@@ -276,8 +281,11 @@ def child_parts(url: str, run_id: str) -> dict:
     """Where the job's time goes: its parts one after another, each timed alone."""
     _django(url)
     from annotation.flows.eccv import selectors
+    from annotation.flows.eccv.positive_links import query_originals
     from annotation.flows.eccv.services import export as eccv
+    from annotation.flows.eccv.services import judged_columns as jc
     from annotation.models import Run
+    from annotation.services.release_tables import table_parquet_bytes
 
     run = Run.objects.get(pk=int(run_id))
     seconds: dict[str, float] = {}
@@ -288,33 +296,62 @@ def child_parts(url: str, run_id: str) -> dict:
         seconds[name] = time.perf_counter() - t
         return value
 
-    positives = timed(
-        "eccv_positives (links, exclusions)", lambda: selectors.eccv_positives(run=run)
+    timed("  read: candidate pairs (COPY)", lambda: jc._read_items(run))
+    timed("  read: answers (COPY)", lambda: jc._read_answers(run))
+    timed("  read: proposals (COPY)", lambda: jc._read_proposals(run))
+    columns = timed("judged_columns (3 reads + numpy)", lambda: jc.judged_columns(run))
+    originals = timed("queries' original pairs (COPY)", lambda: query_originals(run))
+    links = timed(
+        "positive links (cxc read, exclusions)",
+        lambda: selectors.eccv_positive_links(run=run, human=columns.human, originals=originals),
     )
-    timed("  of which eccv_positive_item_ids", lambda: selectors.eccv_positive_item_ids(run=run))
-    pairs = timed("judged-pair records", lambda: eccv._judged_pairs(run, positives["sources"]))
-    lines = timed("their JSON lines", lambda: [json.dumps(p) for p in pairs])
+    timed("JSON lines (Arrow)", lambda: jc.pairs_lines(columns, links))
+    table = timed("Parquet table (Arrow)", lambda: jc.pairs_table(columns, links))
+    timed("  Parquet bytes", lambda: table_parquet_bytes(table=table))
     timed(
         "manifest",
-        lambda: eccv._manifest(run=run, positives=positives, judged=len(lines)),
+        lambda: eccv._manifest(run=run, links=links, columns=columns, originals=originals),
     )
-    timed("  of which eccv_answer_shares", lambda: selectors.eccv_answer_shares(run=run))
-    timed("  of which eccv_original_positives", lambda: selectors.eccv_original_positives(run=run))
-    timed("Parquet table from the records", lambda: eccv.eccv_pairs_table(pairs=pairs))
     return {"seconds": seconds, "peak": peak_rss()}
 
 
-COPY_SQL = (
-    "COPY (SELECT i.id, p.coco_id, c.coco_id, w.provider, w.external_id, ans.label,"
-    " ans.details, a.state FROM annotation_answer ans"
-    " JOIN annotation_question q ON q.id = ans.question_id"
-    " JOIN annotation_item i ON i.id = q.item_id"
-    " JOIN annotation_caption c ON c.id = i.caption_id"
-    " JOIN annotation_image p ON p.id = i.positive_id"
-    " JOIN annotation_assignment a ON a.id = ans.assignment_id"
-    " JOIN annotation_worker w ON w.id = a.worker_id"
-    " WHERE i.run_id = {run} AND i.kind = 'candidate') TO STDOUT"
-)
+# The rows the job reads, each copied as it reads them (issue 32: "a COPY of the rows they
+# read"): the run's candidate pairs with their COCO ids; every answer to them with its
+# question's order, worker, label, follow-ups, and what decides whether it counts
+# (assignment state, confirmation, exclusion, review); every proposal of the run with its
+# model's name; the captions of the queries (their original COCO pairs).
+COPY_SQL = {
+    "pairs": (
+        "SELECT i.id, p.coco_id, c.coco_id FROM annotation_item i"
+        " JOIN annotation_image p ON p.id = i.positive_id"
+        " JOIN annotation_caption c ON c.id = i.caption_id"
+        " WHERE i.run_id = {run} AND i.kind = 'candidate'"
+    ),
+    "answers": (
+        "SELECT q.item_id, q.position, q.id, ans.id, w.provider, w.external_id, ans.label,"
+        " ans.details, a.state, a.confirmed, a.excluded, r.status FROM annotation_answer ans"
+        " JOIN annotation_question q ON q.id = ans.question_id"
+        " JOIN annotation_item i ON i.id = q.item_id"
+        " JOIN annotation_assignment a ON a.id = ans.assignment_id"
+        " JOIN annotation_worker w ON w.id = a.worker_id"
+        " LEFT JOIN annotation_review r ON r.assignment_id = a.id"
+        " WHERE i.run_id = {run} AND i.kind = 'candidate'"
+    ),
+    "proposals": (
+        "SELECT pr.item_id, i.kind, an.name, pr.direction, pr.rank FROM annotation_proposal pr"
+        " JOIN annotation_item i ON i.id = pr.item_id"
+        " JOIN annotation_annotator an ON an.id = pr.annotator_id WHERE i.run_id = {run}"
+    ),
+    "query_captions": (
+        "SELECT p.coco_id, c.coco_id FROM annotation_caption c"
+        " JOIN annotation_image p ON p.id = c.image_id"
+        " JOIN annotation_run r ON r.id = {run} AND c.dataset_id = r.dataset_id"
+        " WHERE p.coco_id IN (SELECT (jsonb_array_elements_text(config -> 'query_images'))::bigint"
+        "  FROM annotation_run WHERE id = {run})"
+        " OR c.coco_id IN (SELECT (jsonb_array_elements_text(config -> 'query_captions'))::bigint"
+        "  FROM annotation_run WHERE id = {run})"
+    ),
+}
 
 
 def child_copy(url: str, run_id: str) -> dict:
@@ -322,13 +359,15 @@ def child_copy(url: str, run_id: str) -> dict:
 
     base = current_rss()
     out = Path(tempfile.mkdtemp()) / "rows.tsv"
-    rows = 0
+    rows: dict[str, int] = {}
     with psycopg.connect(url) as conn, conn.cursor() as cur, out.open("wb") as fh:
         t = time.perf_counter()
-        with cur.copy(COPY_SQL.format(run=int(run_id))) as copy:
-            for data in copy:
-                fh.write(data)
-                rows += bytes(data).count(b"\n")
+        for name, sql in COPY_SQL.items():
+            rows[name] = 0
+            with cur.copy(f"COPY ({sql.format(run=int(run_id))}) TO STDOUT") as copy:
+                for data in copy:
+                    fh.write(data)
+                    rows[name] += bytes(data).count(b"\n")
         seconds = time.perf_counter() - t
     return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
 
@@ -349,15 +388,17 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=40_000)
     parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
+    parser.add_argument("--db", default=DB, help=f"the database to create and drop (default {DB})")
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
     import psycopg
 
-    url = f"{args.database_url.rsplit('/', 1)[0]}/{DB}"
+    db = args.db
+    url = f"{args.database_url.rsplit('/', 1)[0]}/{db}"
     with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
-        conn.execute(f"CREATE DATABASE {DB}")
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-eccv-"))
     os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -381,14 +422,16 @@ def main() -> None:
 
         connections.close_all()
         with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
     # The export must have read what was filled: every candidate judged once, none lost.
     for r in results["app"]:
         got = (r["rows"], r["lines"], r["merged"], r["proposed"])
         want = (filled["candidates"],) * 3 + (filled["proposals"],)
         assert got == want, f"export counts {got} != filled {want}"
     for r in results["copy"]:
-        assert r["rows"] == filled["candidate_answers"], (r["rows"], filled)
+        want = {"pairs": filled["candidates"], "answers": filled["candidate_answers"]}
+        want["proposals"] = filled["proposals"]
+        assert {k: r["rows"][k] for k in want} == want, (r["rows"], filled)
     base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(
         f"\nECCV export at {args.images:,} images, {args.queries:,} image + {args.queries:,}"
@@ -399,6 +442,11 @@ def main() -> None:
         f" binding {'off' if os.environ.get('CROWDVL_DB_SERVER_SIDE_BINDING') == '0' else 'on'}"
     )
     print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
+    copied = results["copy"][0]["rows"]
+    print(
+        "bare COPY: the rows the job reads, "
+        + ", ".join(f"{name} {n:,}" for name, n in copied.items())
+    )
     for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", "ECCV export job")):
         runs = results[name]
         seconds = statistics.median(r["seconds"] for r in runs)

@@ -52,7 +52,14 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness import results_argument, results_tee  # noqa: E402
 from benchmarks.import_coco import CAPTIONS_PER_IMAGE, write_synthetic  # noqa: E402
-from benchmarks.stage1_scaleout import IDLE, MB, start_workers, vm_hwm  # noqa: E402
+from benchmarks.stage1_scaleout import (  # noqa: E402
+    IDLE,
+    MB,
+    start_workers,
+    vm_hwm,
+    workers_setup,
+    workers_teardown,
+)
 
 DB = "crowdvl_bench_eccv_scale"
 MODELS = ("CLIP", "PCME", "PVSE", "ViLT", "VSRN")
@@ -160,32 +167,13 @@ def main() -> None:
     args = parser.parse_args()
     results_tee(args.results)
 
-    import psycopg
-
-    with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB}")
     folder = Path(tempfile.mkdtemp(prefix="crowdvl-eccv-scale-"))
-    env = {
-        **os.environ,
-        "DATABASE_URL": args.database_url.rsplit("/", 1)[0] + "/" + DB,
-        "CELERY_BROKER_URL": args.broker,
-        "DJANGO_SECRET_KEY": "benchmark-" + "x" * 40,
-        "CROWDVL_MEDIA_ROOT": str(folder / "media"),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONPATH": str(ROOT),
-    }
-    env.pop("TEST_DATABASE_NAME", None)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    env = workers_setup(
+        database_url=args.database_url, database=DB, broker=args.broker, folder=folder
+    )
     from annotation.services.datasets import dataset_import
 
     try:
-        call_command("migrate", verbosity=0)
         coco = folder / "captions.json"
         write_synthetic(coco, images=args.images)
         started = time.monotonic()
@@ -197,11 +185,7 @@ def main() -> None:
             for i, n in enumerate(args.workers.split(","))
         ]
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        workers_teardown(database_url=args.database_url, database=DB)
         for path in folder.glob("*.npz"):
             path.unlink()
 

@@ -9,6 +9,8 @@ import json
 import resource
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,6 +33,20 @@ def in_subprocess(script: str, name: str, argv: list[str]) -> dict[str, Any]:
     if done.returncode != 0:
         sys.exit(f"measurement {name!r} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class PartTimes:
+    """A job's parts timed one after another: `timed(name, call)` runs `call`, keeps its
+    seconds under `name` (in `seconds`, in order) and returns its value."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def timed(self, name: str, call: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        value = call()
+        self.seconds[name] = time.perf_counter() - start
+        return value
 
 
 def fmt_mb(value: float) -> str:

@@ -47,8 +47,12 @@ def vm_hwm(pid: int, field: str = "VmHWM") -> int:
     return 0
 
 
-def start_workers(count: int, queue: str, env: dict, logs: Path) -> list[tuple]:
-    threads = str(max(1, (os.cpu_count() or 1) // count))
+def start_workers(
+    count: int, queue: str, env: dict, logs: Path, threads: int | None = None
+) -> list[tuple]:
+    """`count` solo-pool workers on `queue`, each with `threads` BLAS threads (default the
+    cores shared out, so the machine is not oversubscribed)."""
+    blas = str(threads or max(1, (os.cpu_count() or 1) // count))
     workers = []
     for n in range(count):
         log = logs / f"worker-{count}-{n}.log"
@@ -75,8 +79,8 @@ def start_workers(count: int, queue: str, env: dict, logs: Path) -> list[tuple]:
             env={
                 **env,
                 "CELERY_QUEUE": queue,
-                "OPENBLAS_NUM_THREADS": threads,
-                "OMP_NUM_THREADS": threads,
+                "OPENBLAS_NUM_THREADS": blas,
+                "OMP_NUM_THREADS": blas,
             },
             stdout=log.open("w"),
             stderr=subprocess.STDOUT,
@@ -89,6 +93,47 @@ def start_workers(count: int, queue: str, env: dict, logs: Path) -> list[tuple]:
             return workers
         time.sleep(0.2)
     sys.exit("workers did not start:\n" + "\n".join(log.read_text() for _, log in workers))
+
+
+def workers_setup(
+    *, database_url: str, database: str, broker: str, folder: Path, extra: dict | None = None
+) -> dict:
+    """A fresh `database` on the server of `database_url`, Django set up on it in this
+    process, and the environment the workers start with (media under `folder`)."""
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {database}")
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url.rsplit("/", 1)[0] + "/" + database,
+        "CELERY_BROKER_URL": broker,
+        "DJANGO_SECRET_KEY": "benchmark-" + "x" * 40,
+        "CROWDVL_MEDIA_ROOT": str(folder / "media"),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONPATH": str(ROOT),
+        **(extra or {}),
+    }
+    env.pop("TEST_DATABASE_NAME", None)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return env
+
+
+def workers_teardown(*, database_url: str, database: str) -> None:
+    """Close this process's connections and drop the benchmark's database."""
+    import psycopg
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
 
 
 def run_once(*, dataset, vectors: Path, count: int, env: dict, logs: Path) -> dict:
@@ -150,32 +195,13 @@ def main() -> None:
     args = parser.parse_args()
     results_tee(args.results)
 
-    import psycopg
-
-    with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB}")
     folder = Path(tempfile.mkdtemp(prefix="crowdvl-scale-"))
-    env = {
-        **os.environ,
-        "DATABASE_URL": args.database_url.rsplit("/", 1)[0] + "/" + DB,
-        "CELERY_BROKER_URL": args.broker,
-        "DJANGO_SECRET_KEY": "benchmark-" + "x" * 40,
-        "CROWDVL_MEDIA_ROOT": str(folder / "media"),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONPATH": str(ROOT),
-    }
-    env.pop("TEST_DATABASE_NAME", None)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    env = workers_setup(
+        database_url=args.database_url, database=DB, broker=args.broker, folder=folder
+    )
     from annotation.services.datasets import dataset_import
 
     try:
-        call_command("migrate", verbosity=0)
         coco = folder / "captions.json"
         write_synthetic(coco, images=args.images)
         started = time.monotonic()
@@ -194,11 +220,7 @@ def main() -> None:
             for n in args.workers.split(",")
         ]
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        workers_teardown(database_url=args.database_url, database=DB)
 
     matrix = args.images * args.dim * 4
     print(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from pipeline.errors import InputError
@@ -53,6 +55,42 @@ def bison_document(
             for record in records
         ],
     }
+
+
+def bison_document_json(
+    *,
+    caption_ids: Sequence[int],
+    true_image_ids: Sequence[int],
+    candidates: tuple[Sequence[int], Sequence[str], Sequence[int], Sequence[str]],
+    source: str = "coco",
+    split: str = "val2014",
+) -> bytes:
+    """The bytes `json.dumps(bison_document(records), separators=(",", ":"))` writes, from
+    columns of Python values (bison ids numbered from 0; `candidates`: the first candidates' image ids and
+    file names, then the second's), written line by line without a dict per record (a
+    tenth of the time at 30,000 records). The records are checked as `bison_document`
+    checks them."""
+    image_0, file_0, image_1, file_1 = candidates
+    text = encode_basestring_ascii  # json.dumps' own string encoder (ensure_ascii)
+    parts = []
+    for bison_id, (caption, true, i0, f0, i1, f1) in enumerate(
+        zip(caption_ids, true_image_ids, image_0, file_0, image_1, file_1, strict=True)
+    ):
+        if true != i0 and true != i1:
+            raise InputError(
+                "true image is not a candidate", record=bison_id, field="true_image_id"
+            )
+        if i0 == i1:
+            raise InputError(
+                "both candidates are the same image", record=bison_id, field="image_candidates"
+            )
+        parts.append(
+            f'{{"bison_id":{bison_id},"caption_id":{caption},"true_image_id":{true},'
+            f'"image_candidates":[{{"image_id":{i0},"image_filename":{text(f0)}}},'
+            f'{{"image_id":{i1},"image_filename":{text(f1)}}}]}}'
+        )
+    info = json.dumps({"source": source, "split": split}, separators=(",", ":"))
+    return f'{{"info":{info},"data":[{",".join(parts)}]}}'.encode()
 
 
 def _check_records(records: Sequence[BisonRecord]) -> None:

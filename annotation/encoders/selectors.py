@@ -44,6 +44,14 @@ def embedding_set_image_ids(*, embedding_set: EmbeddingSet) -> list[int]:
         return [int(i) for i in f["image_ids"].tolist()]
 
 
+def embedding_set_readable_images(*, embedding_set: EmbeddingSet) -> list[int] | None:
+    """The COCO ids of the images the set encoded when it could not read them all (None when
+    it read every one): what a demo draws its images from so that the model scores them."""
+    if not embedding_set.counts.get("images_failed"):
+        return None
+    return embedding_set_image_ids(embedding_set=embedding_set)
+
+
 def embedding_set_ready(*, set_id: Any, dataset: Dataset, field: str = "set") -> EmbeddingSet:
     """A ready set of `dataset`; a refusal naming `field` otherwise."""
     try:

@@ -20,6 +20,7 @@ from django.db import transaction
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.models import Caption, Dataset, Image, Job
 from annotation.services.events import event_record
+from annotation.services.job_timing import phase_setup
 from annotation.services.jobs import (
     job_create,
     job_enqueue,
@@ -246,21 +247,26 @@ def encoder_for_set(embedding_set: EmbeddingSet) -> Any:
     path = encoder_checkpoint_path(checkpoint=embedding_set.checkpoint)
     key = (str(path), embedding_set.checkpoint_sha256, embedding_set.device)
     if key not in _LOADED:
-        if checkpoint_sha256(path) != embedding_set.checkpoint_sha256:
-            raise InputError(
-                "the weights changed since encoding began",
-                file=embedding_set.checkpoint,
-                field="checkpoint",
+        # Paid by a worker's first chunk only (torch, the weights' check, the load): what the
+        # scale-out model calls a worker's setup.
+        with phase_setup():
+            if checkpoint_sha256(path) != embedding_set.checkpoint_sha256:
+                raise InputError(
+                    "the weights changed since encoding began",
+                    file=embedding_set.checkpoint,
+                    field="checkpoint",
+                )
+            torch, _ = torch_modules()
+            processes = (
+                int(os.environ.get("CELERY_WORKER_CONCURRENCY") or 0)
+                or int(getattr(settings, "CROWDVL_ENCODER_PROCESSES", 0) or 0)
+                or 1
             )
-        torch, _ = torch_modules()
-        processes = (
-            int(os.environ.get("CELERY_WORKER_CONCURRENCY") or 0)
-            or int(getattr(settings, "CROWDVL_ENCODER_PROCESSES", 0) or 0)
-            or 1
-        )
-        torch.set_num_threads(threads_for(cores=len(os.sched_getaffinity(0)), processes=processes))
-        _LOADED.clear()  # one model at a time per process
-        _LOADED[key] = encoder_load(path, device=embedding_set.device)
+            torch.set_num_threads(
+                threads_for(cores=len(os.sched_getaffinity(0)), processes=processes)
+            )
+            _LOADED.clear()  # one model at a time per process
+            _LOADED[key] = encoder_load(path, device=embedding_set.device)
     return _LOADED[key]
 
 

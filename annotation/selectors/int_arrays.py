@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import (
     BigIntegerField,
@@ -111,8 +112,11 @@ def _copied(queryset: QuerySet, dtypes: dict[str, np.dtype]) -> dict[str, np.nda
     for name, dtype in dtypes.items():
         fields += [(f"_size_{name}", ">i4"), (name, f">i{sent[dtype.itemsize]}")]
     record = np.dtype(fields)
-    sql, params = queryset.query.sql_with_params()
     parts: dict[str, list[np.ndarray]] = {name: [] for name in dtypes}
+    try:
+        sql, params = queryset.query.sql_with_params()
+    except EmptyResultSet:  # `.none()`, or a filter nothing can match: no SQL to copy
+        return {name: np.zeros(0, dtype=dtype) for name, dtype in dtypes.items()}
 
     def take(data: bytearray, rows: int) -> None:
         block = np.frombuffer(data, dtype=record, count=rows)

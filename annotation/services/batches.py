@@ -180,7 +180,8 @@ def batch_create(
         # What a worker could exploit (positions of gold items, which side the positive is
         # on) comes from a secret source, never from the run's public seed or the ids; what
         # was drawn is stored (questions, and the layout seed in the staff-only event log).
-        layout_seed = secrets.randbits(63)
+        simulated = provider_for(provider).simulated
+        layout_seed = layout_seed_draw(seed=seed, simulated=simulated)
         plans = task.plan_hits(
             run=run,
             items=items,
@@ -202,7 +203,11 @@ def batch_create(
             for hit, plan in zip(hits, plans, strict=True)
             for position, item in enumerate(plan)
         ]
-        sides = balanced_sides(len(placed)) if task.draws_sides else [False] * len(placed)
+        sides = (
+            balanced_sides(len(placed), draw=random.Random(layout_seed) if simulated else None)
+            if task.draws_sides
+            else [False] * len(placed)
+        )
         Question.objects.bulk_create(
             [
                 Question(hit=hit, item=item, position=position, swapped=swapped)
@@ -223,10 +228,7 @@ def batch_create(
                 ]
             )
         # Local files are read on request; simulated workers never load an image.
-        if (
-            run.dataset.image_source != ImageSource.LOCAL_DIR
-            and not provider_for(provider).simulated
-        ):
+        if run.dataset.image_source != ImageSource.LOCAL_DIR and not simulated:
             images_cache_start(batch=batch)
         event_record(
             action="batch.created",
@@ -242,10 +244,21 @@ def batch_create(
     return batch
 
 
-def balanced_sides(n: int) -> list[bool]:
+def layout_seed_draw(*, seed: int, simulated: bool) -> int:
+    """The seed of a batch's hidden layout (gold copies and positions, sides): a secret draw
+    for people. A simulated crowd's batch follows its public seed instead, so the same
+    simulation gives the same data (the quality sweep's figures are reproducible); its
+    workers are programs, so there is no one for the seed to tell anything."""
+    if simulated:
+        return random.Random(f"layout:{seed}").randrange(2**63)
+    return secrets.randbits(63)
+
+
+def balanced_sides(n: int, *, draw: random.Random | None = None) -> list[bool]:
     """Half the positives on the right, in an order no one can predict (an odd one out is a
-    coin flip), so neither side is a better guess."""
-    draw = secrets.SystemRandom()
+    coin flip), so neither side is a better guess; `draw` only for a simulated crowd's
+    batch (see `layout_seed_draw`)."""
+    draw = draw or secrets.SystemRandom()
     sides = [True] * (n // 2) + [False] * (n // 2)
     if n % 2:
         sides.append(draw.random() < 0.5)

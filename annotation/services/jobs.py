@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Job, JobState, Run
 from annotation.paths import paths_hidden
+from annotation.services.job_timing import phase_close, phase_open, timings_with
 from annotation.services.notifications import owner_notify
 
 # A long step's report: (percent done, message).
@@ -59,9 +60,11 @@ def job_start(*, job_id: int, message: str = "started") -> Job:
 def job_parts_set(*, job_id: int, total: int) -> bool:
     """Split the job into `total` parts; False if an earlier run of the same step already did
     (a resumed or redelivered first step then sends nothing)."""
+    # The prepare step ends here (its timing is what the scale-out model calls serial).
+    prepare = timings_with({}, phase_close(), step="prepare")
     return bool(
         Job.objects.filter(pk=job_id, parts_total=0, state__in=LIVE).update(
-            parts_total=total, parts_done=[]
+            parts_total=total, parts_done=[], timings=prepare
         )
     )
 
@@ -76,7 +79,8 @@ def job_part_done(*, job_id: int, part: int, message: str) -> bool:
         if part in job.parts_done or job.state not in LIVE:
             return False
         job.parts_done = sorted([*job.parts_done, part])
-        job.save(update_fields=["parts_done"])
+        job.timings = timings_with(job.timings, phase_close(setup=True), step="part", part=part)
+        job.save(update_fields=["parts_done", "timings"])
         done, total = len(job.parts_done), job.parts_total
     job_progress(job_id=job_id, progress=100.0 * done / max(total, 1), message=message)
     return done == total
@@ -84,12 +88,18 @@ def job_part_done(*, job_id: int, part: int, message: str) -> bool:
 
 def job_succeed(*, job_id: int, result: dict[str, Any], message: str = "done") -> None:
     # Only a live job ends: a cancelled job stays cancelled, a finished one is not finished twice.
+    extra: dict[str, Any] = {}
+    timings = Job.objects.filter(pk=job_id).values_list("timings", flat=True).first()
+    if timings and "parts" in timings:  # a split job: this step was its finish
+        # Every part is done, so no other step writes the timings now.
+        extra["timings"] = timings_with(timings, phase_close(), step="finish")
     Job.objects.filter(pk=job_id, state__in=LIVE).update(
         state=JobState.SUCCEEDED,
         progress=100.0,
         message=message,
         result=result,
         finished_at=timezone.now(),
+        **extra,
     )
     log.info("job %s succeeded: %s", job_id, message)
 
@@ -177,7 +187,7 @@ def job_step(fn: F) -> F:
         if not job_live(job_id=job_id):
             log.info("job %s has ended; %s skipped", job_id, fn.__name__)
             return None
-        with job_heartbeat(job_id=job_id):
+        with job_heartbeat(job_id=job_id), phase_open():
             return fn(job_id, *args, **kwargs)
 
     return step  # type: ignore[return-value]

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation.models import Export
+from annotation.selectors.arrow_rows import arrow_numbers, numpy_flags, numpy_ints
 from annotation.services.files import file_write_atomic
 from annotation.services.memory import memory_release
 
@@ -46,12 +47,13 @@ def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
         return same
     a, b = _plain(a), _plain(b)
     try:
-        equal = pc.fill_null(pc.equal(a, b), False)
+        equal = pc.equal(a, b)
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # types Arrow cannot compare
         left, right = a.to_pandas(), b.to_pandas()
         return ((left == right) | (left.isna() & right.isna())).to_numpy(dtype=bool)
     missing = pc.and_(pc.is_null(a, nan_is_null=True), pc.is_null(b, nan_is_null=True))
-    return pc.or_(equal, missing).to_numpy(zero_copy_only=False)
+    # A comparison with a missing value is missing: numpy_flags reads it as False.
+    return numpy_flags(equal) | numpy_flags(missing)
 
 
 def _same_codes(a: pa.Array, b: pa.Array) -> np.ndarray | None:
@@ -64,24 +66,24 @@ def _same_codes(a: pa.Array, b: pa.Array) -> np.ndarray | None:
     if a.type.value_type != b.type or pc.count_distinct(words, mode="all").as_py() != len(words):
         return None
     codes = pc.index_in(b, value_set=words, skip_nulls=True)  # null: absent, or null
-    equal = pc.fill_null(pc.equal(a.indices, codes), False)
+    equal = pc.equal(a.indices, codes)  # missing where either is: numpy_flags reads False
     missing = pc.and_(pc.is_null(a), pc.is_null(b))
-    return pc.or_(equal, missing).to_numpy(zero_copy_only=False)
+    return numpy_flags(equal) | numpy_flags(missing)
 
 
 def _same_lists(a: pa.Array, b: pa.Array) -> np.ndarray:
     """Per row, whether the lists `a` and `b` hold the same values in the same order (two
     missing lists are the same), compared element by element in Arrow."""
     a, b = _one(a), _one(b)
-    size_a = pc.fill_null(pc.list_value_length(a), -1).to_numpy(zero_copy_only=False)
-    size_b = pc.fill_null(pc.list_value_length(b), -1).to_numpy(zero_copy_only=False)
+    size_a = numpy_ints(pc.list_value_length(a), missing=-1)
+    size_b = numpy_ints(pc.list_value_length(b), missing=-1)
     same = size_a == size_b
     rows = np.flatnonzero(same & (size_a > 0))
     if rows.size:
         whole = rows.size == len(a)  # every row to compare: no copy
         left, right = (a, b) if whole else (a.take(rows), b.take(rows))
         equal = _same_values(pc.list_flatten(left), pc.list_flatten(right))
-        parents = pc.list_parent_indices(left).to_numpy(zero_copy_only=False)
+        parents = numpy_ints(pc.list_parent_indices(left))
         same[rows] = np.bincount(parents[~equal], minlength=rows.size) == 0
     return same
 
@@ -119,7 +121,7 @@ def _unique_keys(table: pa.Table, keys: list[str]) -> bool:
         combined *= size
         start = 0
         for chunk in chunks:
-            combined[start : start + len(chunk)] += chunk.indices.to_numpy(zero_copy_only=False)
+            combined[start : start + len(chunk)] += numpy_ints(chunk.indices)
             start += len(chunk)
     combined.sort()  # (np.unique without its other outputs hashes: ten times slower here)
     return not (combined[1:] == combined[:-1]).any()
@@ -145,7 +147,7 @@ def _matched(before: pa.Table, after: pa.Table, keys: list[str]) -> tuple[pa.Arr
         and all(_same_rows(before.column(k), after.column(k)) for k in keys)
         and _unique_keys(after, keys)  # the same keys as `before`'s, already in memory
     ):  # the same unique keys in the same order (a repeated key matches every copy)
-        rows = pa.array(np.arange(before.num_rows, dtype=np.int64))
+        rows = arrow_numbers(np.arange(before.num_rows, dtype=np.int64))
         return rows, rows
 
     def numbered(table: pa.Table, name: str) -> pa.Table:
@@ -215,14 +217,13 @@ class _PreviousFile:
     faster to read than 1.3 million separate strings)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        parquet = pq.ParquetFile(path)
-        schema = parquet.schema
-        self.nested = [
+        schema = pq.ParquetFile(path).schema
+        nested = [
             c.path
             for c in (schema.column(i) for i in range(len(schema)))
             if c.max_repetition_level > 0 and c.physical_type == "BYTE_ARRAY"
         ]
+        parquet = self.file = pq.ParquetFile(path, read_dictionary=nested)
         self.schema: pa.Schema = parquet.schema_arrow
         self.column_names: list[str] = self.schema.names
         self.num_rows: int = parquet.metadata.num_rows
@@ -231,9 +232,14 @@ class _PreviousFile:
     def column(self, name: str) -> pa.ChunkedArray:
         if name not in self.read:
             self.read.clear()
-            nested = [p for p in self.nested if p.split(".")[0] == name]
-            table = pq.read_table(self.path, columns=[name], read_dictionary=nested)
-            self.read[name] = table.column(0)
+            # A row group at a time: `pq.read_table` imports pandas, and ParquetFile.read
+            # refuses nested columns of more than one row group.
+            parts = [
+                self.file.read_row_group(i, columns=[name]).column(0)
+                for i in range(self.file.metadata.num_row_groups)
+            ]
+            chunks = [chunk for part in parts for chunk in part.chunks]
+            self.read[name] = pa.chunked_array(chunks, type=self.schema.field(name).type)
         return self.read[name]
 
 

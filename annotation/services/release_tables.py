@@ -7,7 +7,7 @@ them (`export_jobs.export_job_write`)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation.models import Worker
-from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.files import file_write_atomic
 from annotation.services.memory import memory_release
 
@@ -60,15 +58,6 @@ def release_tables_write(
     }
     memory_release()  # the writer's buffers (tens of MB for CxC's ratings)
     return entries
-
-
-def worker_pseudonyms(*, worker_ids: Iterable[int]) -> dict[int, str]:
-    """Each worker's export pseudonym (keyed per installation, stable across versions; never
-    the platform's own id), by the worker's row id."""
-    rows = Worker.objects.filter(pk__in=set(worker_ids)).values_list(
-        "pk", "provider", "external_id"
-    )
-    return {pk: worker_pseudonym(provider=p, external_id=e) for pk, p, e in rows}
 
 
 def majority_share(labels: list[str]) -> float | None:

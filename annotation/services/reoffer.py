@@ -8,6 +8,7 @@ same batch asking only for the missing ones. Once the batch has ended this is re
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
 
 from django.db import transaction
@@ -57,7 +58,13 @@ def hits_reoffer(*, batch: Batch, now: datetime | None = None) -> list[Hit]:
             new = Hit.objects.create(batch=batch, position=last + 1, max_assignments=missing)
             questions = list(hit.questions.order_by("position"))
             draws = task_type_for(batch.stage).draws_sides
-            sides = balanced_sides(len(questions)) if draws else [False] * len(questions)
+            # A simulated crowd's re-offer follows the batch's seed, as its layout does.
+            draw = (
+                random.Random(f"reoffer:{batch.seed}:{hit.position}")
+                if provider_for(batch.provider).simulated
+                else None
+            )
+            sides = balanced_sides(len(questions), draw=draw) if draws else [False] * len(questions)
             Question.objects.bulk_create(
                 [
                     Question(hit=new, item=q.item, position=q.position, swapped=side)

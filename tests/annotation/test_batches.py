@@ -101,3 +101,24 @@ def test_hidden_layout_does_not_follow_the_public_seed(paired_run):
         assert isinstance(event.data["layout_seed"], int)
         Batch.objects.filter(pk=batch.pk).delete()  # its triples wait for the next batch
     assert len(set(layouts)) > 1
+
+
+def test_a_simulated_crowds_layout_follows_the_public_seed(paired_run):
+    """Simulated workers are programs: their batch's layout follows its seed, so the same
+    simulation gives the same data, while people's batches keep the secret draw above."""
+    selection_done_factory(paired_run)
+    layouts = []
+    for seed in (0, 0, 0):
+        batch = batch_create(
+            run=paired_run, stage=BisonStage.VERIFICATION, provider="simulated", seed=seed
+        )
+        swapped = tuple(
+            Question.objects.filter(hit__batch=batch)
+            .order_by("item_id")
+            .values_list("swapped", flat=True)
+        )
+        assert len(swapped) >= 4 and abs(sum(swapped) - len(swapped) / 2) <= 0.5
+        event = Event.objects.get(batch=batch, action="batch.created")
+        layouts.append((event.data["layout_seed"], swapped))
+        Batch.objects.filter(pk=batch.pk).delete()
+    assert len(set(layouts)) == 1

@@ -1,5 +1,6 @@
 """Stage 1 through Redis and a real Celery worker process, split into block subtasks."""
 
+import socket
 import time
 
 import pytest
@@ -7,8 +8,10 @@ from django.conf import settings
 
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.models import Item, Job, JobState, Run, RunStatus
+from annotation.services.job_timing import worker_name
 from annotation.services.runs import run_create
 from tests.annotation.celery_process import CeleryProcess, private_queue
+from tests.annotation.test_job_timing import check_timings
 from tests.factories import database_name, dataset_factory, topic_vectors_file
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
@@ -48,4 +51,10 @@ def test_stage1_runs_on_a_real_worker_in_block_subtasks(worker, tmp_path, image_
     log = log_path.read_text()
     assert log.count("bison.pairing_block[") >= 3 and "bison.pairing_prepare[" in log
     assert Job.objects.get(pk=job.pk).finished_at is not None
+    # The worker's processes, not this one, timed the prepare, each block and the finish
+    # (its pool may run blocks side by side).
+    check_timings(Job.objects.get(pk=job.pk), parts=3, serial=False)
+    ran = {r["worker"] for r in Job.objects.get(pk=job.pk).timings["parts"].values()}
+    assert ran and all(w.startswith(f"{socket.gethostname()}:") for w in ran)
+    assert worker_name() not in ran
     assert settings.DATABASES["default"]["NAME"] == database_name()

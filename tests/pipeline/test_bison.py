@@ -12,6 +12,7 @@ from pipeline.bison import (
     BisonScore,
     bison_accuracy,
     bison_document,
+    bison_document_json,
     parse_bison_annotations,
     parse_bison_predictions,
 )
@@ -223,3 +224,55 @@ def test_bad_predictions(raw: str, record: Any, field: str | None) -> None:
 def test_malformed_predictions_json() -> None:
     with pytest.raises(InputError, match="line 1, column 2"):
         parse_bison_predictions("[}", file=FILE)
+
+
+def _columns(records: list[BisonRecord]) -> dict[str, Any]:
+    return {
+        "caption_ids": [r.caption_id for r in records],
+        "true_image_ids": [r.true_image_id for r in records],
+        "candidates": (
+            [r.candidates[0][0] for r in records],
+            [r.candidates[0][1] for r in records],
+            [r.candidates[1][0] for r in records],
+            [r.candidates[1][1] for r in records],
+        ),
+    }
+
+
+def test_the_document_written_from_columns_is_json_dumps_byte_for_byte() -> None:
+    """The export writes the file from columns; its bytes are json.dumps' of the document,
+    file names that need escaping (quotes, backslashes, non-ASCII) included."""
+    names = ['COCO "quoted".jpg', "back\\slash.jpg", "caf\u00e9 \u6771\u4eac.jpg", "", "tab\t.jpg"]
+    records = [
+        BisonRecord(
+            bison_id=n,
+            caption_id=1000 + n,
+            true_image_id=n + 1 if n % 2 else n + 2,
+            candidates=((n + 1, names[n % len(names)]), (n + 2, names[(n + 1) % len(names)])),
+        )
+        for n in range(12)
+    ]
+    for split in ("val2014", 'odd "split"'):
+        want = json.dumps(
+            bison_document(records, source="coco", split=split), separators=(",", ":")
+        ).encode()
+        got = bison_document_json(**_columns(records), source="coco", split=split)
+        assert got == want
+    assert (
+        bison_document_json(**_columns([]), split="val2014")
+        == json.dumps(bison_document([]), separators=(",", ":")).encode()
+    )
+
+
+def test_the_document_from_columns_checks_its_records() -> None:
+    wrong_true = BisonRecord(
+        bison_id=0, caption_id=1, true_image_id=9, candidates=((1, "a.jpg"), (2, "b.jpg"))
+    )
+    with pytest.raises(InputError, match="true image is not a candidate"):
+        bison_document_json(**_columns([RECORDS[1], wrong_true]))
+    same = BisonRecord(
+        bison_id=0, caption_id=1, true_image_id=1, candidates=((1, "a.jpg"), (1, "a.jpg"))
+    )
+    with pytest.raises(InputError, match="the same image") as error:
+        bison_document_json(**_columns([RECORDS[1], same]))
+    assert "1" in str(error.value)  # the record's bison id (its row number)

@@ -6,15 +6,18 @@ import statistics
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
-from annotation.models import Answer, Assignment, Item, Run, RunStatus, Worker
+from annotation.models import Answer, Assignment, Item, Run, RunStatus
 from annotation.run_settings import settings_check
+from annotation.selectors.arrow_rows import arrow_rows, numpy_ints
 from annotation.selectors.counting import counted
 from annotation.selectors.id_sets import ids_in
-from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.checks import check_int
 from annotation.services.speed_policy import SPEED_DEFAULTS
 from pipeline.aggregation import dawid_skene
@@ -22,6 +25,9 @@ from pipeline.errors import InputError
 
 if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not needed at run time)
     from django_stubs_ext import WithAnnotations
+
+    from annotation.flows.bison.tally import BisonTally
+
 
 # How stage-3 answers verify a triple: "unanimity" (the paper: every verifier picks the
 # positive), "majority" (more than half do) or "dawid_skene" (EM over each verifier's
@@ -72,6 +78,7 @@ def bison_verified_triples(*, run: Run) -> QuerySet[WithAnnotations[Item, Triple
     verifies (by default every verifier matched them to their positive image)."""
     judged = bison_triples_with_votes(run=run).filter(votes__gte=bison_required_verifiers(run))
     aggregation = run.config.get("aggregation", "unanimity")
+    # The same rules over vote arrays: `verified_by_votes` (the export's and counts' reads).
     if aggregation == "unanimity":
         return judged.filter(positive_votes=F("votes")).order_by("pk")
     if aggregation == "majority":
@@ -83,17 +90,36 @@ def bison_verified_triples(*, run: Run) -> QuerySet[WithAnnotations[Item, Triple
             question__hit__batch__stage=BisonStage.VERIFICATION,
         ).values_list("question__item_id", "assignment__worker_id", "label")
     )
-    if not rows:
-        return judged.none()
     code = {label: n for n, label in enumerate(VERIFICATION_LABELS)}
-    result = dawid_skene(
-        np.array([r[0] for r in rows]),
-        np.array([r[1] for r in rows]),
-        np.array([code.get(r[2], 1) for r in rows]),
-        k=len(VERIFICATION_LABELS),
+    chosen = dawid_skene_verified(
+        items=np.array([r[0] for r in rows]),
+        workers=np.array([r[1] for r in rows]),
+        codes=np.array([code.get(r[2], 1) for r in rows]),
     )
-    chosen = [int(i) for i, label in zip(result.items, result.labels, strict=True) if label == 0]
-    return judged.filter(ids_in("pk", chosen)).order_by("pk")
+    if not chosen.size:
+        return judged.none()
+    return judged.filter(ids_in("pk", chosen.tolist())).order_by("pk")
+
+
+def verified_by_votes(*, aggregation: str, votes: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """Per judged triple, whether `bison_verified_triples`' "unanimity" or "majority" rule
+    verifies it, from its number of votes and of positive votes."""
+    if aggregation == "unanimity":
+        return positive == votes
+    if aggregation == "majority":
+        return positive > votes / 2.0
+    raise ValueError(f"no vote rule for the aggregation {aggregation!r}")
+
+
+def dawid_skene_verified(
+    *, items: np.ndarray, workers: np.ndarray, codes: np.ndarray
+) -> np.ndarray:
+    """The items whose most likely class under Dawid-Skene is "positive", from the answers of
+    judged triples (`codes`: positions in VERIFICATION_LABELS, anything else "negative")."""
+    if not items.size:
+        return np.zeros(0, dtype=np.int64)
+    result = dawid_skene(items, workers, codes, k=len(VERIFICATION_LABELS))
+    return np.asarray(result.items)[np.asarray(result.labels) == 0].astype(np.int64)
 
 
 def _caption_selections(run: Run) -> QuerySet[Answer]:
@@ -109,33 +135,10 @@ def bison_selection_outcomes(*, run: Run) -> dict[int, dict[str, Any]]:
     """Per stage-2 worker (by Worker pk): how many of their caption selections stage 3 has
     judged (the required number of verifiers answered), and how many it rejected (no verifier
     matched the caption to its positive image: "bad caption selections will not be rewarded").
-    Two reads (the triples' votes, aggregated once; the selections) matched by their pair and
-    caption: a subquery per selection took seconds at 40,000 pairs."""
-    required = bison_required_verifiers(run)
-    votes = {
-        (source, caption): (count, positive)
-        for source, caption, count, positive in bison_triples_with_votes(run=run)
-        .order_by()
-        .values_list("source_id", "caption_id", "votes", "positive_votes")
-    }
-    tally: dict[int, list[int]] = {}
-    for worker, pair, caption in _caption_selections(run).values_list(
-        "assignment__worker_id", "question__item_id", "caption_id"
-    ):
-        count, positive = votes.get((pair, caption), (0, 0))
-        if caption is None or count < required:
-            continue
-        entry = tally.setdefault(worker, [0, 0])
-        entry[0] += 1
-        entry[1] += positive == 0
-    return {
-        worker: {
-            "judged": judged,
-            "rejected": rejected,
-            "rejected_share": round(rejected / judged, 4),
-        }
-        for worker, (judged, rejected) in sorted(tally.items())
-    }
+    Read with the run's tally (`tally.py`)."""
+    from annotation.flows.bison.tally import bison_tally  # it builds on this module's rules
+
+    return bison_tally(run=run).outcomes
 
 
 def bison_selector_report(
@@ -145,87 +148,89 @@ def bison_selector_report(
     manifests and staff pages); `outcomes`: `bison_selection_outcomes`' if already read."""
     if outcomes is None:
         outcomes = bison_selection_outcomes(run=run)
-    workers = Worker.objects.in_bulk(list(outcomes))
+    names = run_worker_pseudonyms(run=run)  # the run's workers, joined by run (no id list)
     return [
-        {
-            "worker": worker_pseudonym(
-                provider=workers[pk].provider, external_id=workers[pk].external_id
-            ),
-            **outcome,
-        }
+        {"worker": names[pk], **outcome}
         for pk, outcome in sorted(outcomes.items(), key=lambda kv: -kv[1]["rejected_share"])
     ]
 
 
-def _workers(run: Run, stage: str) -> int:
-    return (
-        Assignment.objects.filter(counted(), hit__batch__run=run, hit__batch__stage=stage)
-        .values("worker")
-        .distinct()
-        .count()
-    )
+_MOMENT = pa.timestamp("us", tz="UTC")
+_NO_MOMENT = np.iinfo(np.int64).min
 
 
-def _median_seconds_per_answer(run: Run, stage: str) -> float | None:
-    rows = (
-        Assignment.objects.filter(
-            counted(), hit__batch__run=run, hit__batch__stage=stage, submitted_at__isnull=False
-        )
-        .annotate(n=Count("answers"))
-        .values_list("accepted_at", "submitted_at", "n")
+def _crowd_per_stage(run: Run) -> dict[str, dict[str, Any]]:
+    """Per stage: the distinct workers of the run's counted assignments, and the median of
+    their seconds per answer (submitted less accepted, over the assignment's answers; those
+    submitted with answers), from one read of the assignments as Arrow microseconds (no
+    datetime per row)."""
+    table = arrow_rows(
+        Assignment.objects.filter(counted(), hit__batch__run=run).annotate(n=Count("answers")),
+        {
+            "stage": ("hit__batch__stage", pa.string()),
+            "worker": ("worker_id", pa.int64()),
+            "accepted": ("accepted_at", _MOMENT),
+            "submitted": ("submitted_at", _MOMENT),
+            "n": ("n", pa.int64()),
+        },  # fmt: skip
     )
-    per_answer = [(s - a).total_seconds() / n for a, s, n in rows if n and a and s]
-    return round(statistics.median(per_answer), 2) if per_answer else None
+    stages = np.array(table.column("stage").to_pylist(), dtype=object)
+    worker, n = numpy_ints(table.column("worker")), numpy_ints(table.column("n"))
+    accepted, submitted = (
+        numpy_ints(pc.cast(table.column(name), pa.int64()), missing=_NO_MOMENT)
+        for name in ("accepted", "submitted")
+    )
+    timed = (n > 0) & (accepted != _NO_MOMENT) & (submitted != _NO_MOMENT)
+    out: dict[str, dict[str, Any]] = {}
+    for stage in BisonStage:
+        of_stage = stages == str(stage)
+        kept = of_stage & timed
+        # Microseconds / 1e6 is timedelta.total_seconds()'s exact division, then per answer.
+        per_answer = (submitted[kept] - accepted[kept]) / 1e6 / n[kept]
+        median = round(statistics.median(per_answer.tolist()), 2) if per_answer.size else None
+        out[stage] = {
+            "workers": int(np.unique(worker[of_stage]).size),
+            "median_seconds_per_annotation": median,
+        }
+    return out
 
 
 def _rate(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 2) if whole else None
 
 
-def bison_stage_counts(
-    *, run: Run, outcomes: dict[int, dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """Counts and conversion rates per stage, as the paper reports them; `outcomes`:
-    `bison_selection_outcomes`' if already read."""
-    selection = _answers_in(BisonStage.SELECTION)
-    pair_counts = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).aggregate(
-        pairs=Count("pk", distinct=True),
-        judged=Count("pk", filter=selection, distinct=True),
-    )
-    triples = Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE)
-    pairs_with_triple = triples.values("source").distinct().count()
-    required = bison_required_verifiers(run)
-    if outcomes is None:
-        outcomes = bison_selection_outcomes(run=run)
-    triple_counts = bison_triples_with_votes(run=run).aggregate(
-        triples=Count("pk"),
-        judged=Count("pk", filter=Q(votes__gte=required)),
-    )
-    verified = bison_verified_triples(run=run).count()
+def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str, Any]:
+    """Counts and conversion rates per stage, as the paper reports them; `tally`: the run's
+    (`tally.bison_tally`) if already read."""
+    from annotation.flows.bison.tally import bison_tally  # it builds on this module's rules
+
+    if tally is None:
+        tally = bison_tally(run=run)
+    pairs = Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).count()
+    outcomes = tally.outcomes
+    crowd = _crowd_per_stage(run)
+    judged = int(tally.judged.sum())
+    verified = int(tally.verified.sum())
     return {
-        "stage1": {"images": run.dataset.images.count(), "pairs": pair_counts["pairs"]},
+        "stage1": {"images": run.dataset.images.count(), "pairs": pairs},
         "stage2": {
-            "pairs_judged": pair_counts["judged"],
-            "pairs_with_triple": pairs_with_triple,
-            "pairs_none": pair_counts["judged"] - pairs_with_triple,
-            "triples": triple_counts["triples"],
-            "conversion_percent": _rate(pairs_with_triple, pair_counts["judged"]),
-            "workers": _workers(run, BisonStage.SELECTION),
-            "median_seconds_per_annotation": _median_seconds_per_answer(run, BisonStage.SELECTION),
+            "pairs_judged": tally.pairs_judged,
+            "pairs_with_triple": tally.pairs_with_triple,
+            "pairs_none": tally.pairs_judged - tally.pairs_with_triple,
+            "triples": tally.triples,
+            "conversion_percent": _rate(tally.pairs_with_triple, tally.pairs_judged),
+            **crowd[BisonStage.SELECTION],
             # Selections stage 3 has judged, and those no verifier matched to the positive.
             "selections_judged": sum(o["judged"] for o in outcomes.values()),
             "selections_rejected": sum(o["rejected"] for o in outcomes.values()),
         },
         "stage3": {
-            "verifiers_per_triple": required,
-            "triples_judged": triple_counts["judged"],
+            "verifiers_per_triple": bison_required_verifiers(run),
+            "triples_judged": judged,
             "verified": verified,
             "aggregation": run.config.get("aggregation", "unanimity"),
-            "conversion_percent": _rate(verified, triple_counts["judged"]),
-            "workers": _workers(run, BisonStage.VERIFICATION),
-            "median_seconds_per_annotation": _median_seconds_per_answer(
-                run, BisonStage.VERIFICATION
-            ),
+            "conversion_percent": _rate(verified, judged),
+            **crowd[BisonStage.VERIFICATION],
         },
     }
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
-from annotation.encoders.services import embedding_set_arrays
+from annotation.encoders.selectors import embedding_set_readable_images
 from annotation.errors import ServiceError
 from annotation.flow_registry import DemoContext
 from annotation.flows.eccv.models import Annotator, Proposal
@@ -181,10 +181,7 @@ def _readable_images(ctx: DemoContext) -> list[int] | None:
     set_id = ctx.options.get("encoder_set")
     if not set_id:
         return None
-    embedding_set = EmbeddingSet.objects.get(pk=set_id)
-    if not embedding_set.counts.get("images_failed"):
-        return None
-    return embedding_set_arrays(embedding_set=embedding_set)["image_ids"].tolist()
+    return embedding_set_readable_images(embedding_set=EmbeddingSet.objects.get(pk=set_id))
 
 
 def eccv_demo_annotators(ctx: DemoContext, *, run: Run, seed: int) -> Annotator | None:

@@ -6,12 +6,14 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_positive_item_ids
+from django.db.models import Min
+
+from annotation.flows.eccv.models import Proposal
+from annotation.flows.eccv.selectors import eccv_human_positives, eccv_judged_pairs
 from annotation.flows.eccv.services.export import PAIRS_FILE
 from annotation.flows.eccv.simulate import latent_level
 from annotation.flows.eccv.vocabulary import EccvStage
-from annotation.models import Item, Run
-from annotation.selectors.id_sets import ids_in
+from annotation.models import Run
 from annotation.selectors.simulated_quality import QualityRow, answer_mixture
 from pipeline.expectation import eccv_expectation
 from pipeline.simulate import WorkerProfile
@@ -45,12 +47,25 @@ def eccv_quality(
     truth: dict[tuple[int, int], bool] = {}
     ranks: list[int | None] = []
     judgments: list[int] = []
-    pairs = eccv_judged_pairs(run=run).select_related("positive", "caption")
-    for item in pairs.prefetch_related("proposals"):
+    # Each pair's best rank by one grouped read of the run's proposals (a prefetch would send
+    # every pair's id back to the database).
+    best = dict(
+        Proposal.objects.filter(item__run=run)
+        .values("item_id")
+        .annotate(best=Min("rank"))
+        .values_list("item_id", "best")
+    )
+    for item in eccv_judged_pairs(run=run).select_related("positive", "caption"):
         assert item.caption is not None
-        truth[(item.positive.coco_id, item.caption.coco_id)] = latent_level(item, world) <= 1
         own = item.caption.image_id == item.positive_id
-        ranks.append(0 if own else min((p.rank for p in item.proposals.all()), default=None))
+        pair = (item.positive.coco_id, item.caption.coco_id)
+        level = (  # `latent_level`, with the rank read above (it reads the item's proposals)
+            world.eccv_label(*pair, rank=best.get(item.pk), own=own)
+            if item.source_id is None
+            else latent_level(item, world)
+        )
+        truth[pair] = level <= 1
+        ranks.append(0 if own else best.get(item.pk))
         judgments.append(item.n)
     aggregation = run.config.get("aggregation", "majority")
     expected = (
@@ -88,9 +103,5 @@ def eccv_quality(
 
 
 def eccv_datasheet_quality(run: Run) -> list[QualityRow]:
-    called = set(
-        Item.objects.filter(ids_in("pk", eccv_positive_item_ids(run=run))).values_list(
-            "positive__coco_id", "caption__coco_id"
-        )
-    )
+    called = set(eccv_human_positives(run=run))
     return eccv_quality(run=run, called=called, team={}, population="simulated")

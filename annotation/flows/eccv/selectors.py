@@ -11,11 +11,18 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
-from annotation.flows.eccv.models import ExternalPositive, Proposal
+from annotation.flows.eccv.models import Proposal
+from annotation.flows.eccv.positive_links import (
+    Pairs,
+    PositiveLinks,
+    cxc_pairs,
+    positive_links,
+    query_originals,
+    source_names,
+)
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
-from annotation.models import Answer, Caption, GoldItemKind, Item, Run, RunStatus
+from annotation.models import Answer, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.id_sets import ids_in
 from pipeline.aggregation import dawid_skene, weighted_majority
 from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
@@ -159,22 +166,28 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
     else:
         result = dawid_skene(items, workers, labels, k=k)
     positive = result.posterior[:, :2].sum(axis=1) >= 0.5
-    chosen = [int(i) for i, p in zip(result.items, positive, strict=True) if p]
-    return set(
-        Item.objects.filter(ids_in("pk", chosen), kind=EccvItemKind.CANDIDATE).values_list(
-            "pk", flat=True
-        )
-    )
+    chosen = {int(i) for i, p in zip(result.items, positive, strict=True) if p}
+    # The run's candidates among them (gold items are evidence, not pairs), read by the run,
+    # not by an id list.
+    candidates = Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE)
+    return chosen & set(candidates.values_list("pk", flat=True))
 
 
 def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
     """(image, caption) COCO ids of the judged candidates people call positive (see
-    `eccv_positive_item_ids`)."""
-    return list(
-        Item.objects.filter(ids_in("pk", eccv_positive_item_ids(run=run))).values_list(
-            "positive__coco_id", "caption__coco_id"
+    `eccv_positive_item_ids`), read by the run: no id list goes to the database."""
+    if run.config.get("aggregation", "majority") == "majority":
+        return list(
+            eccv_positive_pairs(run=run).values_list("positive__coco_id", "caption__coco_id")
         )
-    )
+    positive = eccv_positive_item_ids(run=run)
+    return [
+        (image, caption)
+        for pk, image, caption in Item.objects.filter(
+            run=run, kind=EccvItemKind.CANDIDATE
+        ).values_list("pk", "positive__coco_id", "caption__coco_id")
+        if pk in positive
+    ]
 
 
 def eccv_exclusions(*, run: Run) -> tuple[set[int], set[int]]:
@@ -199,66 +212,62 @@ def eccv_positives(*, run: Run) -> dict[str, Any]:
     unless the run's config sets `original_positives` false), "human" (verified candidates)
     and "cxc" (imported CxC positives); excluded captions and images are dropped.
     """
-    bad_captions, bad_images = eccv_exclusions(run=run)
-    query_images = [i for i in run.config["query_images"] if i not in bad_images]
-    query_captions = [c for c in run.config["query_captions"] if c not in bad_captions]
-    links: dict[tuple[int, int], set[str]] = defaultdict(set)
-    if run.config.get("original_positives", True):
-        originals = Caption.objects.filter(dataset=run.dataset).filter(
-            ids_in("image__coco_id", query_images) | ids_in("coco_id", query_captions)
-        )
-        for image, caption in originals.values_list("image__coco_id", "coco_id"):
-            links[(image, caption)].add("coco")
-    for image, caption in eccv_human_positives(run=run):
-        links[(image, caption)].add("human")
-    for image, caption in ExternalPositive.objects.filter(run=run).values_list(
-        "image__coco_id", "caption__coco_id"
-    ):
-        links[(image, caption)].add("cxc")
-    wanted_images, wanted_captions = set(query_images), set(query_captions)
-    i2t: dict[int, set[int]] = defaultdict(set)
-    t2i: dict[int, set[int]] = defaultdict(set)
-    dropped = 0
-    for (image, caption), _ in links.items():
-        if image in bad_images or caption in bad_captions:
-            dropped += 1
-            continue
-        if image in wanted_images:
-            i2t[image].add(caption)
-        if caption in wanted_captions:
-            t2i[caption].add(image)
+    human = eccv_human_positives(run=run)
+    links = eccv_positive_links(
+        run=run,
+        human=(
+            np.array([i for i, _ in human], dtype=np.int64),
+            np.array([c for _, c in human], dtype=np.int64),
+        ),
+    )
     return {
-        "i2t": {q: sorted(i2t[q]) for q in query_images if i2t.get(q)},
-        "t2i": {q: sorted(t2i[q]) for q in query_captions if t2i.get(q)},
-        "sources": {f"{i}:{c}": sorted(s) for (i, c), s in links.items()},
-        "dropped_by_exclusions": dropped,
-        # Reported, not silently dropped: these queries cannot be evaluated.
-        "queries_without_positives": {
-            "i2t": sum(1 for q in query_images if not i2t.get(q)),
-            "t2i": sum(1 for q in query_captions if not t2i.get(q)),
-            "i2t_ids": [q for q in query_images if not i2t.get(q)],
-            "t2i_ids": [q for q in query_captions if not t2i.get(q)],
+        "i2t": links.i2t,
+        "t2i": links.t2i,
+        "sources": {
+            f"{i}:{c}": source_names(s)
+            for i, c, s in zip(
+                links.image.tolist(), links.caption.tolist(), links.sources.tolist(), strict=True
+            )
         },
+        "dropped_by_exclusions": links.dropped,
+        "queries_without_positives": links.queries_without_positives,
     }
 
 
-def eccv_original_positives(*, run: Run) -> dict[str, dict[int, list[int]]]:
-    """The original COCO pairs of the run's queries (each caption's own image)."""
-    query_images, query_captions = run.config["query_images"], run.config["query_captions"]
-    # Only the queries' rows: the gallery's other captions cannot be among them.
-    rows = (
-        Caption.objects.filter(dataset=run.dataset)
-        .filter(ids_in("image__coco_id", query_images) | ids_in("coco_id", query_captions))
-        .values_list("image__coco_id", "coco_id")
+def eccv_positive_links(*, run: Run, human: Pairs, originals: Pairs | None = None) -> PositiveLinks:
+    """`eccv_positives` as columns, from the pairs people call positive (`human`) and, when
+    the caller has read them, the queries' original pairs (`query_originals`)."""
+    bad_captions, bad_images = eccv_exclusions(run=run)
+    with_originals = run.config.get("original_positives", True)
+    if with_originals and originals is None:
+        originals = query_originals(run)
+    return positive_links(
+        query_images=run.config["query_images"],
+        query_captions=run.config["query_captions"],
+        bad_images=bad_images,
+        bad_captions=bad_captions,
+        originals=originals if with_originals else None,
+        human=human,
+        cxc=cxc_pairs(run),
     )
+
+
+def eccv_original_positives(
+    *, run: Run, originals: Pairs | None = None
+) -> dict[str, dict[int, list[int]]]:
+    """The original COCO pairs of the run's queries (each caption's own image);
+    `originals` (`query_originals`) when the caller has read them already."""
+    query_images, caption_queries = run.config["query_images"], run.config["query_captions"]
+    # Only the queries' rows: the gallery's other captions cannot be among them.
+    images, captions = query_originals(run) if originals is None else originals
     i2t: dict[int, list[int]] = defaultdict(list)
     t2i: dict[int, list[int]] = {}
-    for image, caption in rows:
+    for image, caption in zip(images.tolist(), captions.tolist(), strict=True):
         i2t[image].append(caption)
         t2i[caption] = [image]
     return {
         "i2t": {q: sorted(i2t[q]) for q in query_images if q in i2t},
-        "t2i": {q: t2i[q] for q in query_captions if q in t2i},
+        "t2i": {q: t2i[q] for q in caption_queries if q in t2i},
     }
 
 

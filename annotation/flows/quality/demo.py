@@ -19,6 +19,8 @@ from django.utils import timezone
 
 from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
+from annotation.encoders.selectors import embedding_set_readable_images
+from annotation.errors import ServiceError
 from annotation.flow_registry import DemoContext
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
@@ -47,11 +49,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-quality", action="store_true", help="leave out caption judgments")
 
 
-def stand_in_models(dataset, folder: Path, seed: int) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+def stand_in_models(  # type: ignore[no-untyped-def]
+    dataset, folder: Path, seed: int, among: list[int] | None = None
+) -> dict[str, Path]:
     """Two stand-in captioners: "copycat" returns one of the image's own captions with a few
-    words dropped; "shuffler" returns another image's caption half the time."""
+    words dropped; "shuffler" returns another image's caption half the time. `among` (COCO
+    ids): the images to caption, e.g. those the demo's image-text model could read."""
     rng = random.Random(seed)
-    images = list(dataset.images.order_by("coco_id")[:IMAGES])
+    images = list(dataset.images.order_by("coco_id"))
+    if among is not None:
+        readable = set(among)
+        images = [image for image in images if image.coco_id in readable]
+    images = images[:IMAGES]
     own = {i.pk: list(Caption.objects.filter(image=i).order_by("coco_id")) for i in images}
     out = {}
     for name in ("copycat", "shuffler"):
@@ -79,7 +88,17 @@ def run_demo(ctx: DemoContext) -> None:
     cmd.step(f"caption-quality run {run.pk}: two stand-in captioners on {IMAGES} images")
     folder = Path(settings.MEDIA_ROOT) / "demo-quality"
     folder.mkdir(parents=True, exist_ok=True)
-    for model, path in stand_in_models(dataset, folder, opts["seed"]).items():
+    among = None
+    if opts.get("encoder_set"):
+        among = embedding_set_readable_images(
+            embedding_set=EmbeddingSet.objects.get(pk=opts["encoder_set"])
+        )
+        if among is not None:
+            cmd.stdout.write(
+                f"    images drawn from the {len(among)} the image-text model could read, so it "
+                "scores every candidate"
+            )
+    for model, path in stand_in_models(dataset, folder, opts["seed"], among).items():
         n = quality_candidates_import(run=run, model=model, path=str(path))
         cmd.stdout.write(f"    {n} {model} captions imported (COCO results format)")
     counts = quality_items_create(run=run)
@@ -105,15 +124,18 @@ def run_demo(ctx: DemoContext) -> None:
         # beyond the calibration's.
         team = max(workers, per_hit) + 3 + (per_hit if established else 0)
         for limit in [CALIBRATION_ITEMS, None] if established else [None]:
-            batch = batch_publish(
-                batch=batch_create(
+            try:
+                created = batch_create(
                     run=run,
                     stage=stage,
                     provider=simulated_crowd().name,
                     assignments_per_hit=per_hit,
                     limit=limit,
                 )
-            )
+            except ServiceError as exc:  # a few images: the calibration batch took them all
+                cmd.stdout.write(f"    {stage}: nothing left to judge ({exc})")
+                continue
+            batch = batch_publish(batch=created)
             report = simulated_crowd().simulate(
                 batch=batch, workers=team, profile=profile, population=population, seed=opts["seed"]
             )

@@ -142,6 +142,44 @@ def test_local_images_feed_the_demos_eccv_run_through_the_image_text_annotator(
     assert f"{proposed} of the run's proposals" in summary
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_quality_demo_captions_only_images_the_model_could_read(
+    import_dir, sample_path, tmp_path
+):
+    """With some images unreadable, the caption-quality demo draws its images from the ones
+    the model encoded, so the model scores every candidate (it said "not scored" before)."""
+    from annotation.encoders.demo import demo_image_source
+    from annotation.flows.quality.demo import run_demo
+    from annotation.flows.quality.models import Candidate
+    from annotation.services.datasets import dataset_import
+    from tests.tiny_models import write_images
+
+    with open(sample_path) as handle:
+        names = [i["file_name"] for i in json.load(handle)["images"][:6]]
+    write_images(import_dir / "val2014", names)
+    imported = dataset_import(
+        path=sample_path, **demo_image_source(captions=sample_path, images="val2014")
+    )
+    command, out = _command()
+    options = {
+        "encoder_checkpoint": "tiny-clip",
+        "seed": 0,
+        "skip_quality": False,
+        "population": "uniform-0.9",
+    }
+    ctx = DemoContext(command=command, dataset=imported.dataset, options=options)
+    encoder_demo(ctx)
+    run_demo(ctx)
+    encoded = set(
+        imported.dataset.images.filter(file_name__in=names).values_list("coco_id", flat=True)
+    )
+    captioned = set(Candidate.objects.values_list("image__coco_id", flat=True))
+    assert captioned == encoded
+    assert "images drawn from the 6 the image-text model could read" in out.getvalue()
+    assert "not scored" not in out.getvalue()
+    assert "caption quality run" in ctx.encoder_uses[-1]
+
+
 def test_an_images_folder_outside_the_allowed_folders_is_refused(import_dir, sample_path):
     from annotation.encoders.demo import demo_image_source
     from annotation.services.datasets import dataset_import

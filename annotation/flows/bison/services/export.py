@@ -4,24 +4,23 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import random
-from collections import defaultdict
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.flows.bison.selectors import (
-    bison_selection_outcomes,
     bison_selector_report,
     bison_stage_counts,
     bison_verified_triples,
 )
-from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
-from annotation.models import Answer, Job, Run
-from annotation.selectors.counting import counted
+from annotation.flows.bison.tally import TRIPLE_COLUMNS, BisonTally, bison_tally, read_triples
+from annotation.models import Job, Run
+from annotation.selectors.arrow_rows import arrow_lists, arrow_numbers, arrow_strings
+from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.export_jobs import (
     ExportParts,
     ExportSpec,
@@ -29,127 +28,148 @@ from annotation.services.export_jobs import (
     export_job_start,
     export_manifest_crowd,
 )
-from annotation.services.release_tables import table_from_columns, worker_pseudonyms
-from pipeline.bison import BisonRecord, bison_document
+from annotation.services.release_tables import table_from_columns
+from pipeline.bison import bison_document_json
+from pipeline.pair_shuffle import pairs_swapped
 
 BISON_FORMAT = "coco-bison"
 JOB_NAME = "bison.export"
 
 
 def bison_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
-    """Start the export job, once the run has verified triples."""
-    if not bison_verified_triples(run=run).exists():
+    """Start the export job, once the run has verified triples (Dawid-Skene's are known
+    once its EM has run over the answers: the tally's, not the selector's list of ids)."""
+    if run.config.get("aggregation") == "dawid_skene":
+        verified = bool(bison_tally(run=run).verified.any())
+    else:
+        verified = bison_verified_triples(run=run).exists()
+    if not verified:
         raise ServiceError(f"run {run.pk} has no verified triples to export yet")
     return export_job_start(run=run, spec=BISON_EXPORT, release=release)
 
 
-# What the export reads of each verified triple: plain rows, not three model objects per
-# triple (40,000 images: seconds), read once for the records and their provenance.
-_TRIPLE_ROW = (
-    "pk",
-    "caption__coco_id",
-    "positive__coco_id",
-    "positive__file_name",
-    "negative__coco_id",
-    "negative__file_name",
-    "votes",
-    "positive_votes",
-)
+# What the export reads of each of the run's triples: the tally's columns (votes are counted
+# from the answers, `tally.py`) and the records' ids and file names, in one plain read.
+_TRIPLE_COLUMNS = {
+    **TRIPLE_COLUMNS,
+    "caption_coco": ("caption__coco_id", pa.int64()),
+    "positive": ("positive__coco_id", pa.int64()),
+    "positive_file": ("positive__file_name", pa.string()),
+    "negative": ("negative__coco_id", pa.int64()),
+    "negative_file": ("negative__file_name", pa.string()),
+}
 
 
-def _triple_rows(run: Run) -> list[tuple[Any, ...]]:
-    return list(bison_verified_triples(run=run).values_list(*_TRIPLE_ROW))
+def _swapped(*, seed: int, pks: list[int]) -> np.ndarray:
+    """Per triple, whether its candidates come negative image first: the order
+    `random.Random(f"{seed}:{pk}").shuffle([positive, negative])` gives (seeded per run and
+    triple, so every export of the run lists them alike), for all triples at once."""
+    return pairs_swapped([f"{seed}:{pk}" for pk in pks])
 
 
-def bison_records(*, run: Run, rows: list[tuple[Any, ...]] | None = None) -> list[BisonRecord]:
-    """The verified triples as official records; candidate order is seeded per run. `rows`:
-    the triples as `_triple_rows` reads them, if already read."""
-    seed = int(run.config.get("seed", 0))
-    records = []
-    for bison_id, row in enumerate(_triple_rows(run) if rows is None else rows):
-        pk, caption, positive, positive_file, negative, negative_file = row[:6]
-        assert caption is not None and negative is not None
-        pair = [(positive, positive_file), (negative, negative_file)]
-        random.Random(f"{seed}:{pk}").shuffle(pair)
-        records.append(
-            BisonRecord(
-                bison_id=bison_id,
-                caption_id=caption,
-                true_image_id=positive,
-                candidates=(pair[0], pair[1]),
-            )
+class BisonRecords:
+    """The verified triples as the official records, in columns (Arrow, numpy), with each
+    record's verification provenance; read with the run's tally."""
+
+    def __init__(self, *, run: Run) -> None:
+        triples = read_triples(run=run, columns=_TRIPLE_COLUMNS)
+        self.tally = tally = bison_tally(run=run, triples=triples)
+        verified = triples.filter(arrow_numbers(tally.verified))
+        for name, what in (("caption_coco", "caption"), ("negative", "negative image")):
+            if verified.column(name).null_count:
+                values = verified.column(name).to_pylist()
+                pk = verified.column("pk")[values.index(None)].as_py()
+                raise ServiceError(f"run {run.pk}: verified triple {pk} has no {what}")
+        self.rows = verified.num_rows
+        swap = arrow_numbers(
+            _swapped(seed=int(run.config.get("seed", 0)), pks=verified.column("pk").to_pylist())
         )
-    return records
-
-
-def bison_triples_table(
-    *, run: Run, records: list[BisonRecord], rows: list[tuple[Any, ...]] | None = None
-) -> pa.Table:
-    """The `bison_triples` record set: each exported record with its verification's
-    provenance (judgments, how many picked the positive image, their share, the workers).
-    `rows`: the triples as `_triple_rows` reads them, if already read."""
-    triples = [(r[0], r[6], r[7]) for r in (_triple_rows(run) if rows is None else rows)]
-    answers: dict[int, list[int]] = defaultdict(list)
-    # Every verification answer of the run's triples (no id list that grows with the run:
-    # those of triples that were not verified are read and left unused).
-    for item, worker in (
-        Answer.objects.filter(
-            counted("assignment__"),
-            question__item__run=run,
-            question__item__kind=BisonItemKind.TRIPLE,
-            question__hit__batch__stage=BisonStage.VERIFICATION,
+        col = {name: verified.column(name).combine_chunks() for name in verified.column_names}
+        self.caption = col["caption_coco"]
+        self.true_image = col["positive"]
+        # Candidate 0 is the negative image where the seeded shuffle swapped the pair.
+        self.candidates = (
+            pc.if_else(swap, col["negative"], col["positive"]),
+            pc.if_else(swap, col["negative_file"], col["positive_file"]),
+            pc.if_else(swap, col["positive"], col["negative"]),
+            pc.if_else(swap, col["positive_file"], col["negative_file"]),
         )
-        .order_by("question__item_id", "assignment_id")
-        .values_list("question__item_id", "assignment__worker_id")
-    ):
-        answers[item].append(worker)
-    names = worker_pseudonyms(worker_ids={w for ws in answers.values() for w in ws})
-    return table_from_columns(
-        {
-            "bison_id": pa.array([r.bison_id for r in records], pa.int64()),
-            "caption_id": pa.array([r.caption_id for r in records], pa.int64()),
-            "true_image_id": pa.array([r.true_image_id for r in records], pa.int64()),
-            "image_id_0": pa.array([r.candidates[0][0] for r in records], pa.int64()),
-            "image_filename_0": [r.candidates[0][1] for r in records],
-            "image_id_1": pa.array([r.candidates[1][0] for r in records], pa.int64()),
-            "image_filename_1": [r.candidates[1][1] for r in records],
-            "judgments": pa.array([votes for _, votes, _ in triples], pa.int32()),
-            "positive_judgments": pa.array([pos for _, _, pos in triples], pa.int32()),
-            "agreement": pa.array(
-                [round(pos / votes, 4) if votes else None for _, votes, pos in triples],
-                pa.float64(),
-            ),
-            "workers": pa.array(
-                [[names[w] for w in answers[pk]] for pk, _, _ in triples], pa.list_(pa.string())
-            ),
-        }
+        self.votes = tally.votes[tally.verified]
+        self.positive_votes = tally.positive[tally.verified]
+
+    def document(self, *, source: str, split: str) -> bytes:
+        """The official annotations file's bytes."""
+        return bison_document_json(
+            caption_ids=self.caption.to_pylist(),
+            true_image_ids=self.true_image.to_pylist(),
+            candidates=tuple(c.to_pylist() for c in self.candidates),
+            source=source,
+            split=split,
+        )
+
+    def table(self, *, run: Run) -> pa.Table:
+        """The `bison_triples` record set: each exported record with its verification's
+        provenance (judgments, how many picked the positive image, their share, the
+        workers' pseudonyms in the order they answered)."""
+        tally = self.tally
+        of_verified = tally.verified[tally.answer_rows]
+        workers, at = np.unique(tally.answer_workers[of_verified], return_inverse=True)
+        names = run_worker_pseudonyms(run=run)
+        pseudonyms = arrow_strings([names[w] for w in workers.tolist()])
+        return table_from_columns(
+            {
+                "bison_id": arrow_numbers(np.arange(self.rows, dtype=np.int64)),
+                "caption_id": self.caption,
+                "true_image_id": self.true_image,
+                "image_id_0": self.candidates[0],
+                "image_filename_0": self.candidates[1],
+                "image_id_1": self.candidates[2],
+                "image_filename_1": self.candidates[3],
+                "judgments": arrow_numbers(self.votes.astype(np.int32)),
+                "positive_judgments": arrow_numbers(self.positive_votes.astype(np.int32)),
+                "agreement": _agreement(self.votes, self.positive_votes),
+                "workers": arrow_lists(
+                    pseudonyms.take(arrow_numbers(at.astype(np.int64))), self.votes
+                ),
+            }
+        )
+
+
+def _agreement(votes: np.ndarray, positive: np.ndarray) -> pa.Array:
+    """Per record, the share of judgments that picked the positive image, rounded as Python
+    rounds (`round(positive / votes, 4)`, once per distinct pair of counts)."""
+    pairs, at = np.unique(np.stack([votes, positive]), axis=1, return_inverse=True)
+    shares = np.array(
+        [round(p / v, 4) if v else 0.0 for v, p in pairs.T.tolist()], dtype=np.float64
     )
+    return arrow_numbers(shares[at.reshape(-1)], valid=votes > 0)
 
 
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
-    rows = _triple_rows(run)
-    records = bison_records(run=run, rows=rows)
-    work.progress(50, f"writing {len(records)} records")
+    records = BisonRecords(run=run)
+    work.progress(50, f"writing {records.rows} records")
     split = str(run.dataset.info.get("split") or run.config.get("split") or "val2014")
-    document = bison_document(records, source="coco", split=split)
-    data = json.dumps(document, indent=None, separators=(",", ":")).encode()
+    data = records.document(source="coco", split=split)
     checksum = hashlib.sha256(data).hexdigest()
     name = f"bison_annotations.coco{split}.json"
     return ExportParts(
-        manifest=_manifest(run=run, records=len(records), checksum=checksum, name=name),
+        manifest=_manifest(
+            run=run, records=records.rows, checksum=checksum, name=name, tally=records.tally
+        ),
         files={name: data},
-        result={"records": len(records)},
-        message=f"{len(records)} records -> ",
+        result={"records": records.rows},
+        message=f"{records.rows} records -> ",
         main_file=name,
         checksum=checksum,
-        tables={"bison_triples": bison_triples_table(run=run, records=records, rows=rows)},
+        tables={"bison_triples": records.table(run=run)},
     )
 
 
-def _manifest(*, run: Run, records: int, checksum: str, name: str) -> dict[str, Any]:
-    outcomes = bison_selection_outcomes(run=run)  # read once for both of its uses
-    counts = bison_stage_counts(run=run, outcomes=outcomes)
+def _manifest(
+    *, run: Run, records: int, checksum: str, name: str, tally: BisonTally
+) -> dict[str, Any]:
+    counts = bison_stage_counts(run=run, tally=tally)
     pairing = run.jobs.filter(name="bison.pairing", state="succeeded").order_by("-pk").first()
     return {
         "format": BISON_FORMAT,
@@ -177,7 +197,7 @@ def _manifest(*, run: Run, records: int, checksum: str, name: str) -> dict[str, 
         },
         "stage2": {
             **counts["stage2"],
-            "selectors": bison_selector_report(run=run, outcomes=outcomes),
+            "selectors": bison_selector_report(run=run, outcomes=tally.outcomes),
         },
         "stage3": counts["stage3"],
         **export_manifest_crowd(run=run),

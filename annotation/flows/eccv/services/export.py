@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-import pyarrow as pa
-from django.db.models import Q
-
 from annotation.errors import ServiceError
-from annotation.flows.eccv.models import Annotator, Proposal
+from annotation.flows.eccv.models import Annotator
+from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, query_originals
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
     eccv_judged_pairs,
     eccv_original_positives,
     eccv_positive_item_ids,
-    eccv_positives,
+    eccv_positive_links,
 )
-from annotation.flows.eccv.vocabulary import EccvItemKind
-from annotation.models import Answer, Export, Item, Job, Review, ReviewStatus, Run, RunKind
-from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.flows.eccv.services.judged_columns import (
+    JudgedColumns,
+    judged_columns,
+    pairs_lines,
+    pairs_table,
+)
+from annotation.models import Export, Job, Review, ReviewStatus, Run, RunKind
 from annotation.services.export_jobs import (
     ExportParts,
     ExportSpec,
@@ -31,7 +32,6 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
-from annotation.services.release_tables import table_from_columns
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_model_embeddings, load_ranked_lists, model_ranking
 from pipeline.eccv_metrics import retrieval_metrics
@@ -78,119 +78,30 @@ def eccv_export_start(
     )
 
 
-def _judged_pairs(run: Run, sources: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """One record per judged pair, from three flat reads joined on the item id in Python:
-    no id list is sent back to the database (a prefetch's `IN` list breaks past 65,535 pairs
-    with server-side binding)."""
-    candidates = Q(question__item__run=run, question__item__kind=EccvItemKind.CANDIDATE)
-    answers: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    names: dict[tuple[str, str], str] = {}  # one keyed hash per worker, not per answer
-    for item, provider, external_id, label, details, state in (
-        Answer.objects.filter(candidates)
-        .order_by("question__item_id", "question__position", "question_id", "pk")
-        .values_list(
-            "question__item_id",
-            "assignment__worker__provider",
-            "assignment__worker__external_id",
-            "label",
-            "details",
-            "assignment__state",
-        )
-    ):
-        name = names.get((provider, external_id))
-        if name is None:
-            name = names[(provider, external_id)] = worker_pseudonym(
-                provider=provider, external_id=external_id
-            )
-        answers[item].append(
-            {
-                "worker": name,
-                "answer": label,
-                "reasons": details.get("reasons", []),
-                "errors": details.get("errors", []),
-                "assignment_state": state,
-            }
-        )
-    proposals: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for item, model, direction, rank in (
-        Proposal.objects.filter(item__run=run, item__kind=EccvItemKind.CANDIDATE)
-        .order_by("item_id")
-        .values_list("item_id", "annotator__name", "direction", "rank")
-    ):
-        proposals[item].append({"model": model, "direction": direction, "rank": rank})
-    for listed in proposals.values():  # in Python's order, not the database's collation
-        listed.sort(key=lambda p: (p["direction"], p["model"], p["rank"]))
-    positive = eccv_positive_item_ids(run=run)  # by the run's aggregation
-    pairs = (
-        eccv_judged_pairs(run=run)
-        .order_by("positive__coco_id", "caption__coco_id")
-        .values_list("pk", "positive__coco_id", "caption__coco_id")
-    )
-    return [
-        {
-            "image_id": image,
-            "caption_id": caption,
-            "positive": pk in positive,
-            "answers": answers.get(pk, []),
-            "proposals": proposals.get(pk, []),
-            "sources": sources.get(f"{image}:{caption}", []),
-        }
-        for pk, image, caption in pairs
-    ]
-
-
-def _majority_share(labels: list[str]) -> float:
-    """`release_tables.majority_share` for a pair's few answers, without numpy's per-call cost."""
-    return round(max(Counter(labels).values()) / len(labels), 4)
-
-
-def eccv_pairs_table(*, pairs: list[dict[str, Any]]) -> pa.Table:
-    """The `eccv_judged_pairs` record set, from the JSONL's own records: per pair the number
-    of judgments, the majority's share, the answers and their (pseudonymous) workers, and the
-    models that proposed it with their ranks."""
-    strings, ints = pa.list_(pa.string()), pa.list_(pa.int32())
-    return table_from_columns(
-        {
-            "image_id": pa.array([p["image_id"] for p in pairs], pa.int64()),
-            "caption_id": pa.array([p["caption_id"] for p in pairs], pa.int64()),
-            "positive": pa.array([p["positive"] for p in pairs], pa.bool_()),
-            "judgments": pa.array([len(p["answers"]) for p in pairs], pa.int32()),
-            "agreement": pa.array(
-                [_majority_share([a["answer"] for a in p["answers"]]) for p in pairs],
-                pa.float64(),
-            ),
-            "answers": pa.array([[a["answer"] for a in p["answers"]] for p in pairs], strings),
-            "workers": pa.array([[a["worker"] for a in p["answers"]] for p in pairs], strings),
-            "models": pa.array([[m["model"] for m in p["proposals"]] for p in pairs], strings),
-            "directions": pa.array(
-                [[m["direction"] for m in p["proposals"]] for p in pairs], strings
-            ),
-            "ranks": pa.array([[m["rank"] for m in p["proposals"]] for p in pairs], ints),
-            "sources": pa.array([p["sources"] for p in pairs], strings),
-        }
-    )
-
-
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
-    positives = eccv_positives(run=run)
+    aggregation = run.config.get("aggregation", "majority")
+    # The judged pairs, their answers and proposals: three COPYs, columns in numpy/Arrow.
+    columns = judged_columns(
+        run, None if aggregation == "majority" else eccv_positive_item_ids(run=run)
+    )
+    originals = query_originals(run)
+    links = eccv_positive_links(run=run, human=columns.human, originals=originals)
     work.progress(40, "writing the judged pairs")
-    pairs = _judged_pairs(run, positives["sources"])
-    lines = [json.dumps(p) for p in pairs]
-    manifest = _manifest(run=run, positives=positives, judged=len(lines))
+    manifest = _manifest(run=run, links=links, columns=columns, originals=originals)
     # Work still held for review does not count; say which, so nothing is lost silently.
     manifest["excluded_open_reviews"] = _open_reviews(run)
     files = {
-        I2T_FILE: json.dumps({str(k): v for k, v in positives["i2t"].items()}).encode(),
-        T2I_FILE: json.dumps({str(k): v for k, v in positives["t2i"].items()}).encode(),
-        PAIRS_FILE: ("\n".join(lines) + "\n").encode(),
+        I2T_FILE: json.dumps({str(k): v for k, v in links.i2t.items()}).encode(),
+        T2I_FILE: json.dumps({str(k): v for k, v in links.t2i.items()}).encode(),
+        PAIRS_FILE: pairs_lines(columns, links),
     }
     return ExportParts(
         manifest=manifest,
         files=files,
         result={"counts": manifest["counts"]},
         message="exported to ",
-        tables={"eccv_judged_pairs": eccv_pairs_table(pairs=pairs)},
+        tables={"eccv_judged_pairs": pairs_table(columns, links)},
     )
 
 
@@ -198,10 +109,18 @@ def _per_query(mapping: dict[int, list[int]]) -> float:
     return round(mean(len(v) for v in mapping.values()), 3) if mapping else 0.0
 
 
-def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, Any]:
+def _manifest(
+    *,
+    run: Run,
+    links: PositiveLinks,
+    columns: JudgedColumns,
+    originals: Pairs,
+) -> dict[str, Any]:
     propose = run.jobs.filter(name="eccv.propose", state="succeeded").order_by("-pk").first()
-    original = eccv_original_positives(run=run)
-    n_positive = sum(len(v) for v in positives["i2t"].values())
+    original = eccv_original_positives(run=run, originals=originals)
+    n_positive = sum(len(v) for v in links.i2t.values())
+    # Links with each source (dropped ones too, as the sources list every link).
+    count = {name: int((links.sources >> n & 1).sum()) for n, name in enumerate(SOURCES)}
     return {
         **export_manifest_head(run=run, format=ECCV_FORMAT),
         **export_manifest_crowd(run=run),
@@ -211,24 +130,24 @@ def _manifest(*, run: Run, positives: dict[str, Any], judged: int) -> dict[str, 
         ],
         "counts": {
             "pairs_proposed": propose.result.get("proposed") if propose else None,
-            "pairs_after_merging_duplicates": Item.objects.filter(
-                run=run, kind=EccvItemKind.CANDIDATE
-            ).count(),
-            "pairs_judged": judged,
+            "pairs_after_merging_duplicates": columns.candidates,
+            "pairs_judged": int(columns.item.size),
             "i2t_positive_links": n_positive,
-            "positives_per_image_query": _per_query(positives["i2t"]),
-            "positives_per_caption_query": _per_query(positives["t2i"]),
+            "positives_per_image_query": _per_query(links.i2t),
+            "positives_per_caption_query": _per_query(links.t2i),
             "original_positives_per_image_query": _per_query(original["i2t"]),
             "original_positives_per_caption_query": _per_query(original["t2i"]),
-            "image_queries": len(positives["i2t"]),
-            "caption_queries": len(positives["t2i"]),
-            "queries_without_positives": positives["queries_without_positives"],
-            "links_dropped_by_exclusions": positives["dropped_by_exclusions"],
-            "cxc_links": sum(1 for s in positives["sources"].values() if "cxc" in s),
-            "coco_links": sum(1 for s in positives["sources"].values() if "coco" in s),
-            "human_links": sum(1 for s in positives["sources"].values() if "human" in s),
+            "image_queries": len(links.i2t),
+            "caption_queries": len(links.t2i),
+            "queries_without_positives": links.queries_without_positives,
+            "links_dropped_by_exclusions": links.dropped,
+            "cxc_links": count["cxc"],
+            "coco_links": count["coco"],
+            "human_links": count["human"],
         },
-        "answer_share_percent_by_model_and_rank": eccv_answer_shares(run=run),
+        "answer_share_percent_by_model_and_rank": (
+            eccv_answer_shares(run=run) if columns.shares is None else columns.shares
+        ),
     }
 
 

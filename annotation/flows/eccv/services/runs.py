@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from annotation.encoders.selectors import embedding_set_image_ids, embedding_set_ready
+from annotation.flows.eccv.config_ids import run_config_ids
 from annotation.models import Caption, Dataset, Project, Run, RunKind
 from annotation.run_settings import settings_check
 from annotation.services.gold import GOLD_DEFAULTS
@@ -136,13 +137,12 @@ def _encoded_images(dataset: Dataset, set_id: Any) -> list[int]:
 
 
 def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:
-    """The image and caption ids a split limits the run to (None: the whole dataset)."""
+    """The image and caption ids a split limits the run to (None: the whole dataset). The
+    database reads the gallery from the run's row: no id list is sent (issue 32)."""
     if "gallery_images" not in run.config:
         return None
     images = set(run.config["gallery_images"])
-    captions = set(
-        Caption.objects.filter(dataset=run.dataset, image__coco_id__in=images).values_list(
-            "coco_id", flat=True
-        )
-    )
-    return images, captions
+    rows = Caption.objects.filter(
+        dataset=run.dataset, image__coco_id__in=run_config_ids(run, "gallery_images")
+    ).values_list("coco_id", "image__coco_id")
+    return images, {caption for caption, image in rows if image in images}

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from django.db.models import Exists, OuterRef
 
 from annotation.errors import ServiceError
 from annotation.flows.quality.vocabulary import QualityStage
-from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Run
+from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Question, Run
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.export_jobs import (
     ExportParts,
     ExportSpec,
@@ -26,11 +28,7 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
-from annotation.services.release_tables import (
-    majority_share,
-    table_from_columns,
-    worker_pseudonyms,
-)
+from annotation.services.release_tables import majority_share, table_from_columns
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
 from pipeline.scales import bradley_terry
@@ -86,6 +84,14 @@ def _answers(run: Run, stage: str) -> dict[int, list[tuple[int, str]]]:
     return dict(out)
 
 
+def _items(run: Run, stage: str, *related: str) -> dict[int, Item]:
+    """The run's items asked in `stage`, by pk, with `related` read alongside: found by a
+    join on the run and stage, never a list of the answered items' ids (one bound value per
+    item)."""
+    asked = Question.objects.filter(item=OuterRef("pk"), hit__batch__stage=stage)
+    return {i.pk: i for i in Item.objects.filter(Exists(asked), run=run).select_related(*related)}
+
+
 def quality_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has counted judgments."""
     if not any(
@@ -119,12 +125,15 @@ def _agreement(units: dict[int, dict[int, float]]) -> dict[str, Any]:
 
 
 def _judgments_table(
-    rows: list[list[Any]], provenance: list[tuple[list[float], list[int]]], layout: str
+    rows: list[list[Any]],
+    provenance: list[tuple[list[float], list[int]]],
+    layout: str,
+    names: dict[int, str],
 ) -> pa.Table:
     """A ratings (`expert`) or yes/no (`cf`) record set: the CSV's columns as numbers, each
     judgment with its worker's pseudonym, their count and agreement (the majority's share;
-    for ratings also the population standard deviation)."""
-    names = worker_pseudonyms(worker_ids={w for _, ws in provenance for w in ws})
+    for ratings also the population standard deviation); `names`: the run's worker
+    pseudonyms."""
     columns: dict[str, Any] = {
         "image": [r[0] for r in rows],
         "model": [r[1] for r in rows],
@@ -149,11 +158,10 @@ def _judgments_table(
 
 
 def _preferences_table(
-    rows: list[list[Any]], voters: list[list[int]], agree: list[float]
+    rows: list[list[Any]], voters: list[list[int]], agree: list[float], names: dict[int, str]
 ) -> pa.Table:
     """The preference record set: the CSV's columns, the votes' count, the majority's share
-    and the voters' pseudonyms."""
-    names = worker_pseudonyms(worker_ids={w for ws in voters for w in ws})
+    and the voters' pseudonyms (`names`: the run's)."""
     header = ["image", "category", "source_first", "caption_first", "source_second",
               "caption_second"]  # fmt: skip
     columns: dict[str, Any] = {h: [r[n] for r in rows] for n, h in enumerate(header)}
@@ -179,6 +187,7 @@ def _build(work: ExportWork) -> ExportParts:
     agreement: dict[str, Any] = {}
     counts: dict[str, int] = {}
     tables: dict[str, pa.Table] = {}
+    names = run_worker_pseudonyms(run=run)  # every table's workers, joined by the run
     # Ratings (Flickr8k-Expert layout: one judgement per rating) and yes/no (CF layout:
     # one per caption, the share of "yes").
     for stage, layout, name in (
@@ -186,7 +195,7 @@ def _build(work: ExportWork) -> ExportParts:
         (QualityStage.BINARY, "cf", CF_FILE),
     ):
         answers = _answers(run, stage)
-        items = Item.objects.select_related("positive", "candidate").in_bulk(list(answers))
+        items = _items(run, stage, "positive", "candidate")
         judgements: list[Judgement] = []
         rows: list[list[Any]] = []
         provenance: list[tuple[list[float], list[int]]] = []
@@ -247,13 +256,11 @@ def _build(work: ExportWork) -> ExportParts:
             )
             files[f"{stage}.csv"] = _csv(header, rows)
             agreement[str(stage)] = _agreement(units)
-            tables[str(stage)] = _judgments_table(rows, provenance, layout)
+            tables[str(stage)] = _judgments_table(rows, provenance, layout, names)
             counts[str(stage)] = len(answers)
     answers = _answers(run, QualityStage.PREFERENCE)
     if answers:
-        items = Item.objects.select_related("positive", "candidate", "candidate2").in_bulk(
-            list(answers)
-        )
+        items = _items(run, QualityStage.PREFERENCE, "positive", "candidate", "candidate2")
         rows = []
         agree: list[float] = []
         voters: list[list[int]] = []
@@ -301,7 +308,7 @@ def _build(work: ExportWork) -> ExportParts:
             "mean_share_with_majority": round(statistics.mean(agree), 4),
         }
         counts[str(QualityStage.PREFERENCE)] = len(answers)
-        tables[str(QualityStage.PREFERENCE)] = _preferences_table(rows, voters, agree)
+        tables[str(QualityStage.PREFERENCE)] = _preferences_table(rows, voters, agree, names)
     manifest: dict[str, Any] = {
         **export_manifest_head(run=run, format=QUALITY_FORMAT),
         "judged": counts,

@@ -1,15 +1,22 @@
 import hashlib
 import json
+import statistics
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db.models import Count
+from django.utils import timezone
 
 from annotation.crowd.simulated.crowd import simulate_crowd
+from annotation.errors import ServiceError
 from annotation.flows.bison.selectors import bison_stage_counts, bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
+from annotation.flows.bison.tally import bison_tally
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Export, Item, Question
+from annotation.selectors.counting import counted
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
@@ -258,6 +265,13 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
     )
     kept = firsts if keeps_first else set()
     assert verified == all_triples - firsts - seconds | kept
+    tally = bison_tally(run=run)  # the counts' and the export's read: the same rule
+    assert set(tally.pks[tally.verified].tolist()) == verified
+    if verified:  # the export starts on the run's verified triples, whatever the rule
+        assert bison_export_start(run=run).name == "bison.export"
+    else:
+        with pytest.raises(ServiceError, match="no verified triples"):
+            bison_export_start(run=run)
     counts = bison_stage_counts(run=run)["stage3"]
     assert counts["verified"] == len(verified) and counts["aggregation"] == aggregation
 
@@ -289,3 +303,27 @@ def test_the_export_command_says_where_the_version_went(paired_run):
     call_command("bison_export", paired_run.pk, stdout=out)
     export = Export.objects.get(run=paired_run)
     assert f"version {export.version} in {export.path}" in out.getvalue()
+
+
+def test_stage_counts_workers_and_median_time_are_the_assignments(verification):
+    """Each stage's distinct workers and median seconds per answer, as Python reads them from
+    the counted assignments (times of many digits, so rounding is exercised)."""
+    verify_every_hit(verification, {"v1": positive_side, "v2": positive_side})
+    run = verification.run
+    start = timezone.now()
+    for n, assignment in enumerate(Assignment.objects.filter(hit__batch__run=run).order_by("pk")):
+        assignment.accepted_at = start + timedelta(seconds=n)
+        assignment.submitted_at = start + timedelta(seconds=n, microseconds=1 + n * 7_654_321)
+        assignment.save(update_fields=["accepted_at", "submitted_at"])
+    counts = bison_stage_counts(run=run)
+    for key, stage in (("stage2", BisonStage.SELECTION), ("stage3", BisonStage.VERIFICATION)):
+        done = Assignment.objects.filter(counted(), hit__batch__run=run, hit__batch__stage=stage)
+        per_answer = [
+            (a.submitted_at - a.accepted_at).total_seconds() / a.n
+            for a in done.annotate(n=Count("answers"))
+            if a.n and a.accepted_at and a.submitted_at
+        ]
+        assert counts[key]["workers"] == done.values("worker").distinct().count() > 0
+        assert per_answer
+        want = round(statistics.median(per_answer), 2)
+        assert counts[key]["median_seconds_per_annotation"] == want

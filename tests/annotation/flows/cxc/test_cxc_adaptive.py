@@ -7,19 +7,16 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.cxc.adaptive import cxc_policy
 from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
-from annotation.models import Answer, GoldItemKind, Item, Question, Review
+from annotation.models import Answer, GoldItemKind, Item, Question
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.follow_ups import rating_intervals
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
-from pipeline.simulate import POPULATIONS, WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled
+from tests.annotation.flows.simulated_batch import answered_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -27,27 +24,16 @@ ADAPTIVE = {"start": 3, "cap": 5, "half_width": 0.55}
 
 
 def rate(run, *, more: bool, seed: int):
-    batch = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=CxcStage.STS,
-            provider="simulated",
-            items_per_hit=5,
-            seed=seed,
-            options={"more_judgments": True} if more else {},
-        )
-    )
-    simulate_crowd(
-        batch=batch,
+    return answered_batch(
+        run,
+        CxcStage.STS,
+        items_per_hit=5,
         workers=12,
-        profile=WorkerProfile(seconds_per_answer=5.0),
-        population=POPULATIONS["realistic"],
+        population="realistic",
         seed=seed,
+        more=more,
         id_prefix=f"sim-{seed}",
     )
-    for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
-        review_decide(review=review, approve=True)
-    return batch
 
 
 def pairs_of(run) -> set[int]:

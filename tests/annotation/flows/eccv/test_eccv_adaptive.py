@@ -5,7 +5,6 @@ from collections import Counter
 
 import pytest
 
-from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.selectors import (
     eccv_follow_up_items,
     eccv_policy,
@@ -13,38 +12,25 @@ from annotation.flows.eccv.selectors import (
     eccv_votes,
 )
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
-from annotation.models import Answer, Question, Review
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.models import Answer, Question
 from pipeline.errors import InputError
 from pipeline.redundancy import needs_more
-from pipeline.simulate import POPULATIONS, WorkerProfile
+from tests.annotation.flows.simulated_batch import answered_batch
 
 pytestmark = pytest.mark.django_db
 
 
 def judge(run, *, more: bool, seed: int):
-    batch = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=EccvStage.JUDGMENT,
-            provider="simulated",
-            items_per_hit=6,
-            seed=seed,
-            options={"more_judgments": True} if more else {},
-        )
-    )
-    simulate_crowd(
-        batch=batch,
+    return answered_batch(
+        run,
+        EccvStage.JUDGMENT,
+        items_per_hit=6,
         workers=12,
-        profile=WorkerProfile(seconds_per_answer=5.0),
-        population=POPULATIONS["mixed"],
+        population="mixed",
         seed=seed,
+        more=more,
         id_prefix=f"sim-{seed}",
     )
-    for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
-        review_decide(review=review, approve=True)
-    return batch
 
 
 def test_follow_up_batches_ask_only_where_uncertain_up_to_the_cap(proposed):

@@ -7,20 +7,17 @@ from collections import Counter
 
 import pytest
 
-from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_run_create,
 )
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
-from annotation.models import Answer, Question, Review
+from annotation.models import Answer, Question
 from annotation.selectors.follow_ups import preference_counts, rating_intervals
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
 from pipeline.errors import InputError
 from pipeline.expectation import wilson
-from pipeline.simulate import POPULATIONS, WorkerProfile
 from tests.annotation.flows.quality.test_quality_flow import own_captions, results
+from tests.annotation.flows.simulated_batch import answered_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -42,29 +39,18 @@ def adaptive_run(dataset, tmp_path):
 
 
 def judge(run, stage, *, more: bool, seed: int):
-    batch = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=stage,
-            provider="simulated",
-            # One item per HIT: HITs of several would keep two pairs of one image apart and
-            # leave some for the next batch, which is the packing's rule, not this one's.
-            items_per_hit=1,
-            seed=seed,
-            options={"more_judgments": True} if more else {},
-        )
-    )
-    simulate_crowd(
-        batch=batch,
+    # One item per HIT: HITs of several would keep two pairs of one image apart and leave
+    # some for the next batch, which is the packing's rule, not this one's.
+    return answered_batch(
+        run,
+        stage,
+        items_per_hit=1,
         workers=30,
-        profile=WorkerProfile(seconds_per_answer=5.0),
-        population=POPULATIONS["realistic"],
+        population="realistic",
         seed=seed,
+        more=more,
         id_prefix=f"sim-{stage}-{seed}",
     )
-    for review in Review.objects.filter(assignment__hit__batch=batch, status="open"):
-        review_decide(review=review, approve=True)
-    return batch
 
 
 def asked(batch, kind) -> set[int]:
