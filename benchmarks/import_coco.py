@@ -10,9 +10,10 @@ Writes synthetic COCO-shaped files the size of captions_val2014.json (40,504 ima
 Prints the median seconds and the peak RSS of each. Needs PostgreSQL (COPY):
 
     .venv/bin/python benchmarks/import_coco.py --database-url postgres://postgres@127.0.0.1:5432/postgres \
-        [--repeats 3] [--scales 1,5]
+        [--repeats 3] [--scales 1,5] [--database-name crowdvl_bench_import]
 
-A database named crowdvl_bench_import is created on that server and dropped afterwards.
+A database named by --database-name (default crowdvl_bench_import) is created on that server
+and dropped afterwards; give each concurrent run its own.
 """
 
 from __future__ import annotations
@@ -78,10 +79,11 @@ def child_app(url: str, path: str) -> dict:
     from annotation.services.datasets import dataset_import
 
     base = current_rss()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     result = dataset_import(path=path, image_source="coco_url")
     return {
         "seconds": time.perf_counter() - t,
+        "cpu": time.process_time() - cpu,
         "peak": peak_rss(),
         "base": base,
         "rows": result.images + result.captions,
@@ -92,7 +94,7 @@ def child_copy(url: str, path: str) -> dict:
     import psycopg
 
     base = current_rss()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with open(path, "rb") as fh:
         doc = json.load(fh)
     images = [
@@ -126,6 +128,7 @@ def child_copy(url: str, path: str) -> dict:
         seconds = time.perf_counter() - t
     return {
         "seconds": time.perf_counter() - started,
+        "cpu": time.process_time() - cpu,
         "copy_seconds": seconds,
         "peak": peak_rss(),
         "base": base,
@@ -151,6 +154,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--database-url", required=True, help="any database on the server")
+    parser.add_argument(
+        "--database-name",
+        default=DB,
+        help=f"the scratch database created and dropped (default {DB}; one per concurrent run)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scales", default="1,5", help="multiples of val2014's size")
     results_argument(parser, __file__)
@@ -160,10 +168,13 @@ def main() -> None:
     import psycopg
 
     base = args.database_url.rsplit("/", 1)[0]
-    url = f"{base}/{DB}"
+    db = args.database_name
+    if not db.isidentifier():
+        parser.error(f"--database-name must be a plain identifier, got {db!r}")
+    url = f"{base}/{db}"
     with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
-        conn.execute(f"CREATE DATABASE {DB}")
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-import-"))
     os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -181,6 +192,8 @@ def main() -> None:
             )
 
     rows = []
+    per_round: list[str] = []
+    load_start = os.getloadavg()[0]
     try:
         for scale in (int(s) for s in args.scales.split(",")):
             images = VAL2014_IMAGES * scale
@@ -202,6 +215,7 @@ def main() -> None:
                 ("COPY alone", "copy_seconds", "copy"),
             ):
                 seconds = statistics.median(r[key] for r in runs[name])
+                cpu = statistics.median(r["cpu"] for r in runs[name]) if key == "seconds" else None
                 rows.append(
                     (
                         label,
@@ -209,32 +223,46 @@ def main() -> None:
                         what,
                         seconds,
                         seconds / base_s,
+                        cpu,
                         max(r["peak"] for r in runs[name]),
                         max(r["peak"] - r["base"] for r in runs[name]),
                     )
                 )
+            per_round.append(
+                f"x{scale}: "
+                + ", ".join(
+                    f"{a['seconds']:.2f}/{c['seconds']:.2f} = {a['seconds'] / c['seconds']:.2f}x"
+                    for a, c in zip(runs["app"], runs["copy"], strict=True)
+                )
+            )
             path.unlink()
     finally:
         with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+            conn.execute(f"DROP DATABASE IF EXISTS {db}")
 
     print(
         f"\nCOCO import on PostgreSQL, median of {args.repeats} interleaved rounds, each run in "
-        f"a fresh process; load average {os.getloadavg()[0]:.1f} at the end"
+        f"a fresh process; load average {load_start:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end"
     )
     print(
-        "(ratio: to json.load + COPY of the same file; peak RSS: the whole process; growth: "
-        "peak minus RSS before reading the file)"
+        "(ratio: to json.load + COPY of the same file; client CPU: this process's CPU seconds, "
+        "the rest is the server's work and waiting; peak RSS: the whole process; growth: peak "
+        "minus RSS before reading the file)"
     )
     print(
-        f"{'file':<34}{'MB':>7}  {'what':<18}{'median s':>10}{'ratio':>8}"
+        f"{'file':<34}{'MB':>7}  {'what':<18}{'median s':>10}{'ratio':>8}{'client CPU s':>14}"
         f"{'peak RSS MB':>13}{'growth MB':>11}"
     )
-    for label, size, what, seconds, ratio, peak, growth in rows:
+    for label, size, what, seconds, ratio, cpu, peak, growth in rows:
+        cpu_text = "" if cpu is None else f"{cpu:.2f}"
         print(
             f"{label:<34}{fmt_mb(size):>7}  {what:<18}{seconds:>10.2f}{ratio:>7.2f}x"
-            f"{fmt_mb(peak):>13}{fmt_mb(growth):>11}"
+            f"{cpu_text:>14}{fmt_mb(peak):>13}{fmt_mb(growth):>11}"
         )
+    print("\nper round, app / json.load + COPY seconds:")
+    for line in per_round:
+        print("  " + line)
 
 
 if __name__ == "__main__":

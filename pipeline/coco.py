@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -47,6 +47,19 @@ class CocoCaption(NamedTuple):
     text: str
 
 
+class CaptionColumns(NamedTuple):
+    """Captions as columns, in file order: what the import writes, without a tuple a caption
+    (a million captions are a million objects otherwise)."""
+
+    ids: Sequence[int]
+    image_ids: Sequence[int]
+    texts: Sequence[str]
+
+
+def _no_captions() -> CaptionColumns:
+    return CaptionColumns(array("q"), array("q"), [])
+
+
 @dataclass
 class CocoCaptions:
     """A validated captions file, images and captions in file order.
@@ -56,11 +69,16 @@ class CocoCaptions:
     """
 
     images: list[CocoImage]
-    captions: list[CocoCaption]
+    caption_columns: CaptionColumns = field(default_factory=_no_captions)
     skipped_images: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     caption_count: int = 0
+
+    @property
+    def captions(self) -> list[CocoCaption]:
+        """The captions as records (made on each call; the import reads the columns)."""
+        return list(map(CocoCaption, *self.caption_columns))
 
 
 def load_coco_captions(path: str | Path) -> CocoCaptions:
@@ -119,7 +137,7 @@ def iter_coco_captions(
 def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> CocoCaptions:
     info: dict[str, Any] = {}
     images: list[CocoImage] = []
-    captions: list[CocoCaption] = []
+    texts: list[str] = []
     # Caption ids and their image ids in file order, 8 bytes each, checked once all are read.
     caption_ids, caption_images = array("q"), array("q")
     position: dict[int, int] = {}
@@ -154,7 +172,7 @@ def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> 
             caption_ids.extend(got_ids)
             caption_images.extend(got_images)
             if keep_captions:
-                captions.extend(map(CocoCaption, got_ids, got_images, got_texts))
+                texts.extend(got_texts)
     for key in ("images", "annotations"):
         if key not in sections:
             raise InputError("missing", file=file, field=key)
@@ -182,7 +200,9 @@ def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> 
     ]
     return CocoCaptions(
         images=kept,
-        captions=captions,
+        caption_columns=(
+            CaptionColumns(caption_ids, caption_images, texts) if keep_captions else _no_captions()
+        ),
         skipped_images=skipped,
         warnings=warnings,
         info=info,

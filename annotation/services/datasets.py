@@ -14,11 +14,16 @@ from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
 from annotation.services.checks import max_length
-from annotation.services.dataset_rows import dataset_rows_write
+from annotation.services.dataset_rows import caption_columns, dataset_rows_write
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
-from pipeline.coco import CocoCaptions, iter_coco_captions, read_coco_captions, scan_coco_captions
+from pipeline.coco import (
+    CocoCaptions,
+    iter_coco_captions,
+    read_coco_captions,
+    scan_coco_captions,
+)
 from pipeline.errors import InputError
 from pipeline.flickr8k import token_file_to_coco
 from pipeline.jsonio import check_text
@@ -267,7 +272,11 @@ def dataset_import(
         images, captions = dataset_rows_write(
             dataset=dataset,
             parsed=parsed,
-            captions=parsed.captions if one_pass else iter_coco_captions(path, file=file),
+            captions=(
+                [parsed.caption_columns]
+                if one_pass
+                else caption_columns(iter_coco_captions(path, file=file))
+            ),
             progress=progress,
         )
     return DatasetImportResult(
