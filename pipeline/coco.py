@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -74,6 +74,7 @@ class CocoCaptions:
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     caption_count: int = 0
+    captions_sunk: int = 0  # the first captions, handed to a sink (`stream_coco_captions`)
 
     @property
     def captions(self) -> list[CocoCaption]:
@@ -134,12 +135,37 @@ def iter_coco_captions(
                 yield from map(CocoCaption, *_parse_captions(value, index, file=name))
 
 
-def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> CocoCaptions:
+# Takes each batch of captions once its records are checked, with all the images when the file
+# gave them before its captions (else None); True when it took the batch, False to have this
+# one and the rest kept in the result instead.
+CaptionSink = Callable[[list["CocoImage"] | None, CaptionColumns], bool]
+
+
+def stream_coco_captions(
+    fh: BinaryIO, *, file: str, sink: CaptionSink, chunk_bytes: int = CHUNK_BYTES
+) -> CocoCaptions:
+    """Validate like ``read_coco_captions``, handing the captions to ``sink`` a batch at a time
+    as they are read: the result's captions are those from the first batch it refused on.
+    Checks across records (duplicate caption ids, unknown images, images left without
+    captions) come only once all is read, after the sink took batches: it must write
+    nothing that cannot be undone (the import writes inside a transaction)."""
+    return _read(fh, file=file, chunk_bytes=chunk_bytes, keep_captions=True, sink=sink)
+
+
+def _read(
+    fh: BinaryIO,
+    *,
+    file: str,
+    chunk_bytes: int,
+    keep_captions: bool,
+    sink: CaptionSink | None = None,
+) -> CocoCaptions:
     info: dict[str, Any] = {}
     images: list[CocoImage] = []
     texts: list[str] = []
     # Caption ids and their image ids in file order, 8 bytes each, checked once all are read.
     caption_ids, caption_images = array("q"), array("q")
+    sunk = 0  # the first captions, taken by the sink
     position: dict[int, int] = {}
     sections: set[str] = set()
     for key, index, value in iter_object(
@@ -169,10 +195,18 @@ def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> 
         elif key == "annotations":
             assert index is not None
             got_ids, got_images, got_texts = _parse_captions(value, index, file=file)
+            if sink is not None:
+                if sink(
+                    images if "images" in sections else None,
+                    CaptionColumns(got_ids, got_images, got_texts),
+                ):
+                    sunk += len(got_ids)
+                else:
+                    sink = None
+            if sink is None and keep_captions:
+                texts.extend(got_texts)
             caption_ids.extend(got_ids)
             caption_images.extend(got_images)
-            if keep_captions:
-                texts.extend(got_texts)
     for key in ("images", "annotations"):
         if key not in sections:
             raise InputError("missing", file=file, field=key)
@@ -201,8 +235,11 @@ def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> 
     return CocoCaptions(
         images=kept,
         caption_columns=(
-            CaptionColumns(caption_ids, caption_images, texts) if keep_captions else _no_captions()
+            CaptionColumns(caption_ids[sunk:], caption_images[sunk:], texts)
+            if keep_captions
+            else _no_captions()
         ),
+        captions_sunk=sunk,
         skipped_images=skipped,
         warnings=warnings,
         info=info,

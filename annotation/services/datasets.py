@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
 from annotation.services.checks import max_length
-from annotation.services.dataset_rows import caption_columns, dataset_rows_write
+from annotation.services.dataset_rows import StreamedRows, caption_columns, dataset_rows_write
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
@@ -23,6 +23,7 @@ from pipeline.coco import (
     iter_coco_captions,
     read_coco_captions,
     scan_coco_captions,
+    stream_coco_captions,
 )
 from pipeline.errors import InputError
 from pipeline.flickr8k import token_file_to_coco
@@ -124,8 +125,8 @@ def _local_warning(
     ]
 
 
-def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
-    """Refuse what the columns cannot hold, before anything is written."""
+def _check_option_values(*, file: str, values: dict[str, str]) -> None:
+    """Refuse options the dataset's columns cannot hold."""
     for option, (model, column) in _OPTION_COLUMNS.items():
         limit = max_length(model, column)
         check_text(values[option], file=file, record=None, field=option)
@@ -133,6 +134,11 @@ def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -
             raise InputError(
                 f"longer than {limit} characters ({len(values[option])})", file=file, field=option
             )
+
+
+def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
+    """Refuse what the columns cannot hold, before anything is written."""
+    _check_option_values(file=file, values=values)
     for column in ("file_name", "coco_url"):
         limit = max_length(Image, column)
         assert limit is not None
@@ -199,6 +205,23 @@ def dataset_import(
     # pass validates everything keeping images but not captions (memory), a second streams the
     # captions into COPY.
     one_pass = path.stat().st_size <= ONE_PASS_BYTES
+    given = image_location
+    if image_source == ImageSource.LOCAL_DIR:
+        image_location = str(image_folder(image_location))
+    name = name or path.stem
+    source_file = Path(file).name  # never a server path: datasheets and manifests show it
+    values = {"name": name, "path": source_file, "image_location": image_location}
+    if one_pass and _streamable(name=name, file=file, values=values):
+        return _import_streamed(
+            path=path,
+            file=file,
+            checksum=checksum,
+            image_source=image_source,
+            image_location=image_location,
+            given=given,
+            values=values,
+            progress=progress,
+        )
     if one_pass:
         with path.open("rb") as fh:
             parsed = read_coco_captions(fh, file=file)
@@ -207,9 +230,6 @@ def dataset_import(
     _report(
         progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
     )
-    given = image_location
-    if image_source == ImageSource.LOCAL_DIR:
-        image_location = str(image_folder(image_location))
     _check_image_source(
         parsed=parsed,
         file=file,
@@ -217,13 +237,7 @@ def dataset_import(
         image_location=image_location,
         given=given,
     )
-    name = name or path.stem
-    source_file = Path(file).name  # never a server path: datasheets and manifests show it
-    _check_lengths(
-        parsed=parsed,
-        file=file,
-        values={"name": name, "path": source_file, "image_location": image_location},
-    )
+    _check_lengths(parsed=parsed, file=file, values=values)
 
     image_files, folder_warnings = _local_warning(
         parsed=parsed, image_source=image_source, image_location=image_location
@@ -270,7 +284,7 @@ def dataset_import(
             info=parsed.info,
         )
         images, captions = dataset_rows_write(
-            dataset=dataset,
+            dataset_id=dataset.pk,
             parsed=parsed,
             captions=(
                 [parsed.caption_columns]
@@ -279,6 +293,76 @@ def dataset_import(
             ),
             progress=progress,
         )
+    return DatasetImportResult(
+        dataset=dataset,
+        created=True,
+        images=images,
+        captions=captions,
+        skipped_images=parsed.skipped_images,
+        warnings=parsed.warnings + folder_warnings,
+        image_files=image_files,
+    )
+
+
+def _streamable(*, name: str, file: str, values: dict[str, str]) -> bool:
+    """Whether the import may write while it reads (`_import_streamed`): on PostgreSQL, for
+    a new dataset whose options the columns hold (else the usual order reports them)."""
+    if connection.vendor != "postgresql":
+        return False
+    try:
+        _check_option_values(file=file, values=values)
+    except InputError:
+        return False
+    return not Dataset.objects.filter(name=name).exists()
+
+
+def _import_streamed(
+    *,
+    path: Path,
+    file: str,
+    checksum: str,
+    image_source: str,
+    image_location: str,
+    given: str,
+    values: dict[str, str],
+    progress: Progress | None,
+) -> DatasetImportResult:
+    """`dataset_import` of a new dataset writing while it reads: images, then each batch of
+    captions into one COPY as soon as its records are checked, so the server stores one
+    batch while the next is parsed. The same checks, in the same order, come before the
+    transaction commits; a file that fails them rolls it back, leaving nothing."""
+    limits = {column: max_length(Image, column) or 0 for column in ("file_name", "coco_url")}
+    with transaction.atomic():
+        dataset = Dataset.objects.create(
+            name=values["name"],
+            source_file=values["path"],
+            checksum=checksum,
+            image_source=image_source,
+            image_location=image_location,
+            info={},
+        )
+        rows = StreamedRows(dataset_id=dataset.pk, limits=limits, progress=progress)
+        try:
+            with path.open("rb") as fh:
+                parsed = stream_coco_captions(fh, file=file, sink=rows)
+            _check_image_source(
+                parsed=parsed,
+                file=file,
+                image_source=image_source,
+                image_location=image_location,
+                given=given,
+            )
+            _check_lengths(parsed=parsed, file=file, values=values)
+            image_files, folder_warnings = _local_warning(
+                parsed=parsed, image_source=image_source, image_location=image_location
+            )
+        except BaseException:
+            rows.abort()  # the connection takes the rollback only once the COPY is ended
+            raise
+        images, captions = rows.finish(parsed=parsed)
+        Dataset.objects.filter(pk=dataset.pk).update(info=parsed.info)
+        dataset.info = parsed.info
+    _report(progress, 99.0, f"validated and wrote {images} images, {captions} captions")
     return DatasetImportResult(
         dataset=dataset,
         created=True,
