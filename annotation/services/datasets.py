@@ -29,9 +29,11 @@ from pipeline.errors import InputError
 from pipeline.flickr8k import token_file_to_coco
 from pipeline.jsonio import check_text
 
-# Files up to this size are read once with their captions kept (memory about twice the file,
-# against five times for json.load); bigger ones in two streaming passes (images only, then
-# the captions again), whose memory is the images plus 16 bytes a caption.
+# Files up to this size are read once: a new dataset's on PostgreSQL written while read
+# (`_import_streamed`; memory: the images plus 16 bytes a caption), others with their captions
+# kept as columns (less than the file's size, against five times for json.load). Bigger ones
+# in two streaming passes (images only, then the captions again), whose memory is the images
+# plus 16 bytes a caption.
 ONE_PASS_BYTES = 256 * 1024 * 1024
 
 
@@ -184,8 +186,9 @@ def dataset_import(
     """Validate a COCO captions file completely, then write it in one transaction.
 
     The file is streamed (peak memory is the parsed records, not the JSON tree; see
-    ONE_PASS_BYTES for one pass or two); rows are
-    written with COPY on PostgreSQL and large batched INSERTs elsewhere. Re-importing the
+    ONE_PASS_BYTES for one pass or two); rows are written with COPY on PostgreSQL (a new
+    dataset's while the file is read, rolled back if it fails a check) and large batched
+    INSERTs elsewhere. Re-importing the
     same file (same name, same checksum) changes nothing, unless it names another image source:
     refused with the difference, or applied with `update_image_source` while no batch of the
     dataset is published.
