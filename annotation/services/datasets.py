@@ -233,17 +233,13 @@ def dataset_import(
     _report(
         progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
     )
-    _check_image_source(
+    image_files, folder_warnings = _checked(
         parsed=parsed,
         file=file,
         image_source=image_source,
         image_location=image_location,
         given=given,
-    )
-    _check_lengths(parsed=parsed, file=file, values=values)
-
-    image_files, folder_warnings = _local_warning(
-        parsed=parsed, image_source=image_source, image_location=image_location
+        values=values,
     )
     existing = Dataset.objects.filter(name=name).first()
     if existing is not None:
@@ -278,9 +274,8 @@ def dataset_import(
         )
 
     with transaction.atomic():
-        dataset = Dataset.objects.create(
-            name=name,
-            source_file=source_file,
+        dataset = _dataset_create(
+            values=values,
             checksum=checksum,
             image_source=image_source,
             image_location=image_location,
@@ -296,14 +291,63 @@ def dataset_import(
             ),
             progress=progress,
         )
+    return _created(
+        dataset, images, captions, parsed=parsed, warnings=folder_warnings, files=image_files
+    )
+
+
+def _checked(
+    *,
+    parsed: CocoCaptions,
+    file: str,
+    image_source: str,
+    image_location: str,
+    given: str,
+    values: dict[str, str],
+) -> tuple[int | None, list[str]]:
+    """The checks of a parsed file against the options; a local folder's image files found
+    and the warning when some are missing (`_local_warning`)."""
+    _check_image_source(
+        parsed=parsed,
+        file=file,
+        image_source=image_source,
+        image_location=image_location,
+        given=given,
+    )
+    _check_lengths(parsed=parsed, file=file, values=values)
+    return _local_warning(parsed=parsed, image_source=image_source, image_location=image_location)
+
+
+def _dataset_create(
+    *, values: dict[str, str], checksum: str, image_source: str, image_location: str, info: dict
+) -> Dataset:
+    return Dataset.objects.create(
+        name=values["name"],
+        source_file=values["path"],
+        checksum=checksum,
+        image_source=image_source,
+        image_location=image_location,
+        info=info,
+    )
+
+
+def _created(
+    dataset: Dataset,
+    images: int,
+    captions: int,
+    *,
+    parsed: CocoCaptions,
+    warnings: list[str],
+    files: int | None,
+) -> DatasetImportResult:
     return DatasetImportResult(
         dataset=dataset,
         created=True,
         images=images,
         captions=captions,
         skipped_images=parsed.skipped_images,
-        warnings=parsed.warnings + folder_warnings,
-        image_files=image_files,
+        warnings=parsed.warnings + warnings,
+        image_files=files,
     )
 
 
@@ -336,28 +380,24 @@ def _import_streamed(
     transaction commits; a file that fails them rolls it back, leaving nothing."""
     limits = {column: max_length(Image, column) or 0 for column in ("file_name", "coco_url")}
     with transaction.atomic():
-        dataset = Dataset.objects.create(
-            name=values["name"],
-            source_file=values["path"],
+        dataset = _dataset_create(
+            values=values,
             checksum=checksum,
             image_source=image_source,
             image_location=image_location,
-            info={},
+            info={},  # the file's, once read
         )
         rows = StreamedRows(dataset_id=dataset.pk, limits=limits, progress=progress)
         try:
             with path.open("rb") as fh:
                 parsed = stream_coco_captions(fh, file=file, sink=rows)
-            _check_image_source(
+            image_files, folder_warnings = _checked(
                 parsed=parsed,
                 file=file,
                 image_source=image_source,
                 image_location=image_location,
                 given=given,
-            )
-            _check_lengths(parsed=parsed, file=file, values=values)
-            image_files, folder_warnings = _local_warning(
-                parsed=parsed, image_source=image_source, image_location=image_location
+                values=values,
             )
         except BaseException:
             rows.abort()  # the connection takes the rollback only once the COPY is ended
@@ -366,14 +406,8 @@ def _import_streamed(
         Dataset.objects.filter(pk=dataset.pk).update(info=parsed.info)
         dataset.info = parsed.info
     _report(progress, 99.0, f"validated and wrote {images} images, {captions} captions")
-    return DatasetImportResult(
-        dataset=dataset,
-        created=True,
-        images=images,
-        captions=captions,
-        skipped_images=parsed.skipped_images,
-        warnings=parsed.warnings + folder_warnings,
-        image_files=image_files,
+    return _created(
+        dataset, images, captions, parsed=parsed, warnings=folder_warnings, files=image_files
     )
 
 
