@@ -6,6 +6,7 @@ import io
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -292,6 +293,20 @@ def _texts(values: list[Any]) -> bool:
     return True
 
 
+_MISSING = object()
+
+
+def _column(rows: list[dict[str, Any]], key: str, default: Any = _MISSING) -> list[Any]:
+    """Every row's `key`, looked up in C (a `get` a row costs a method call each); a missing
+    key raises KeyError, or gives `default` when one is given."""
+    try:
+        return list(map(itemgetter(key), rows))
+    except KeyError:
+        if default is _MISSING:
+            raise
+        return [row.get(key, default) for row in rows]
+
+
 def _parse_captions(
     batch: list[Any], start: int, *, file: str
 ) -> tuple[list[int], list[int], list[str]]:
@@ -299,11 +314,13 @@ def _parse_captions(
     column; a batch failing any check is read record by record, which raises at its first bad
     record exactly as `_parse_caption` does."""
     if set(map(type, batch)) == {dict}:
-        ids = [row.get("id") for row in batch]
-        image_ids = [row.get("image_id") for row in batch]
-        texts = [row.get("caption") for row in batch]
-        if _ints(ids) and _ints(image_ids) and _texts(texts):
-            return ids, image_ids, texts
+        try:
+            ids, image_ids, texts = (_column(batch, key) for key in ("id", "image_id", "caption"))
+        except KeyError:
+            pass  # a field missing: named by the record-by-record reading
+        else:
+            if _ints(ids) and _ints(image_ids) and _texts(texts):
+                return ids, image_ids, texts
     rows = [_parse_caption(value, start + i, file=file) for i, value in enumerate(batch)]
     return [r.id for r in rows], [r.image_id for r in rows], [r.text for r in rows]
 
@@ -313,10 +330,9 @@ def _parse_images(batch: list[Any], start: int, *, file: str) -> Iterator[CocoIm
     record-by-record fallback is lazy, so a duplicate id before a bad record is reported first,
     as when every record was read alone."""
     if set(map(type, batch)) == {dict}:
-        ids = [row.get("id") for row in batch]
-        names = [row.get("file_name") for row in batch]
-        urls = [row.get("coco_url") for row in batch]
-        sizes = [row.get(key) for key in ("width", "height") for row in batch]
+        ids, names = (_column(batch, key, None) for key in ("id", "file_name"))
+        urls = _column(batch, "coco_url", None)
+        sizes = _column(batch, "width", None) + _column(batch, "height", None)
         given_urls = [url for url in urls if url is not None]
         given_sizes = [size for size in sizes if size is not None]
         if (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 import psycopg
@@ -116,9 +117,7 @@ class StreamedRows:
         return True
 
     def _fits(self, images: list[CocoImage]) -> bool:
-        names = max((len(im.file_name) for im in images), default=0)
-        urls = max((len(im.coco_url or "") for im in images), default=0)
-        return names <= self.limits["file_name"] and urls <= self.limits["coco_url"]
+        return all(longest_text(images, column) <= self.limits[column] for column in self.limits)
 
     def _start(self, images: list[CocoImage]) -> None:
         try:
@@ -178,6 +177,11 @@ class StreamedRows:
                 )
                 self.images -= cursor.rowcount
         return self.images, captions
+
+
+def longest_text(images: Sequence[CocoImage], column: str) -> int:
+    """The most characters of the images' text `column` (None counting as none), in C."""
+    return max(map(len, filter(None, map(attrgetter(column), images))), default=0)
 
 
 def caption_columns(captions: Iterable[CocoCaption]) -> Iterator[CaptionColumns]:

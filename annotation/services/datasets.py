@@ -14,7 +14,12 @@ from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
 from annotation.services.checks import max_length
-from annotation.services.dataset_rows import StreamedRows, caption_columns, dataset_rows_write
+from annotation.services.dataset_rows import (
+    StreamedRows,
+    caption_columns,
+    dataset_rows_write,
+    longest_text,
+)
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
@@ -144,6 +149,8 @@ def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -
     for column in ("file_name", "coco_url"):
         limit = max_length(Image, column)
         assert limit is not None
+        if longest_text(parsed.images, column) <= limit:
+            continue
         for image in parsed.images:
             value = getattr(image, column) or ""
             if len(value) > limit:
