@@ -43,9 +43,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/stage1_neighbours.py
 
 # COCO import against a bare COPY of the same rows (PostgreSQL; val2014-size and 5x).
+# BENCH_IMPORT_DB names its scratch database (created and dropped): one per concurrent run.
 bench-import: $(STAMP)
 	scripts/ensure_services.sh
-	$(PY) benchmarks/import_coco.py --database-url $${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} --scales 1,5
+	$(PY) benchmarks/import_coco.py --database-url $${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} --database-name $${BENCH_IMPORT_DB:-crowdvl_bench_import} --scales 1,5
 
 # Adaptive against fixed redundancy on the simulated world (table and a plot).
 bench-redundancy: $(STAMP)

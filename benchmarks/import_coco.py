@@ -10,9 +10,10 @@ Writes synthetic COCO-shaped files the size of captions_val2014.json (40,504 ima
 Prints the median seconds and the peak RSS of each. Needs PostgreSQL (COPY):
 
     .venv/bin/python benchmarks/import_coco.py --database-url postgres://postgres@127.0.0.1:5432/postgres \
-        [--repeats 3] [--scales 1,5]
+        [--repeats 3] [--scales 1,5] [--database-name crowdvl_bench_import]
 
-A database named crowdvl_bench_import is created on that server and dropped afterwards.
+A database named by --database-name (default crowdvl_bench_import) is created on that server
+and dropped afterwards; give each concurrent run its own.
 """
 
 from __future__ import annotations
@@ -73,15 +74,37 @@ def _django(url: str) -> None:
     django.setup()
 
 
+def server_cpu(pid: int) -> float | None:
+    """CPU seconds of the server process serving a connection, read from /proc (a server on
+    this machine; None elsewhere): its work whatever the machine's load."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _spent(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
 def child_app(url: str, path: str) -> dict:
     _django(url)
+    from django.db import connection
+
     from annotation.services.datasets import dataset_import
 
+    with connection.cursor() as cursor:  # connected before the clock starts, as the baseline
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
     base = current_rss()
-    t = time.perf_counter()
+    t, cpu, server = time.perf_counter(), time.process_time(), server_cpu(pid)
     result = dataset_import(path=path, image_source="coco_url")
     return {
         "seconds": time.perf_counter() - t,
+        "cpu": time.process_time() - cpu,
+        "server_cpu": _spent(server, server_cpu(pid)),
         "peak": peak_rss(),
         "base": base,
         "rows": result.images + result.captions,
@@ -92,7 +115,7 @@ def child_copy(url: str, path: str) -> dict:
     import psycopg
 
     base = current_rss()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with open(path, "rb") as fh:
         doc = json.load(fh)
     images = [
@@ -102,7 +125,7 @@ def child_copy(url: str, path: str) -> dict:
     captions = [(c["id"], c["image_id"], c["caption"]) for c in doc["annotations"]]
     del doc
     with psycopg.connect(url) as conn, conn.cursor() as cur:
-        t = time.perf_counter()
+        t, server = time.perf_counter(), server_cpu(conn.info.backend_pid)
         cur.execute(
             "INSERT INTO annotation_dataset (name, source_file, checksum, image_source, "
             "image_location, info, created_at) VALUES ('bare', '', '', 'coco_url', '', '{}', now())"
@@ -124,8 +147,11 @@ def child_copy(url: str, path: str) -> dict:
                 copy.write_row((dataset, cid, pk[image_id], text))
         conn.commit()
         seconds = time.perf_counter() - t
+        server = _spent(server, server_cpu(conn.info.backend_pid))
     return {
+        "server_cpu": server,
         "seconds": time.perf_counter() - started,
+        "cpu": time.process_time() - cpu,
         "copy_seconds": seconds,
         "peak": peak_rss(),
         "base": base,
@@ -151,6 +177,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--database-url", required=True, help="any database on the server")
+    parser.add_argument(
+        "--database-name",
+        default=DB,
+        help=f"the scratch database created and dropped (default {DB}; one per concurrent run)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scales", default="1,5", help="multiples of val2014's size")
     results_argument(parser, __file__)
@@ -160,10 +191,13 @@ def main() -> None:
     import psycopg
 
     base = args.database_url.rsplit("/", 1)[0]
-    url = f"{base}/{DB}"
+    db = args.database_name
+    if not db.isidentifier():
+        parser.error(f"--database-name must be a plain identifier, got {db!r}")
+    url = f"{base}/{db}"
     with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB}")
-        conn.execute(f"CREATE DATABASE {DB}")
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
     tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-import-"))
     os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -181,6 +215,8 @@ def main() -> None:
             )
 
     rows = []
+    per_round: list[str] = []
+    load_start = os.getloadavg()[0]
     try:
         for scale in (int(s) for s in args.scales.split(",")):
             images = VAL2014_IMAGES * scale
@@ -202,6 +238,11 @@ def main() -> None:
                 ("COPY alone", "copy_seconds", "copy"),
             ):
                 seconds = statistics.median(r[key] for r in runs[name])
+                cpu = server = None
+                if key == "seconds":
+                    cpu = statistics.median(r["cpu"] for r in runs[name])
+                    if all(r["server_cpu"] is not None for r in runs[name]):
+                        server = statistics.median(r["server_cpu"] for r in runs[name])
                 rows.append(
                     (
                         label,
@@ -209,32 +250,49 @@ def main() -> None:
                         what,
                         seconds,
                         seconds / base_s,
+                        cpu,
+                        server,
                         max(r["peak"] for r in runs[name]),
                         max(r["peak"] - r["base"] for r in runs[name]),
                     )
                 )
+            per_round.append(
+                f"x{scale}: "
+                + ", ".join(
+                    f"{a['seconds']:.2f}/{c['seconds']:.2f} = {a['seconds'] / c['seconds']:.2f}x"
+                    for a, c in zip(runs["app"], runs["copy"], strict=True)
+                )
+            )
             path.unlink()
     finally:
         with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB}")
+            conn.execute(f"DROP DATABASE IF EXISTS {db}")
 
     print(
         f"\nCOCO import on PostgreSQL, median of {args.repeats} interleaved rounds, each run in "
-        f"a fresh process; load average {os.getloadavg()[0]:.1f} at the end"
+        f"a fresh process; load average {load_start:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end"
     )
     print(
-        "(ratio: to json.load + COPY of the same file; peak RSS: the whole process; growth: "
+        "(ratio: to json.load + COPY of the same file; client CPU: this process's CPU seconds; "
+        "server CPU: the CPU seconds of the PostgreSQL process serving it (COPY, index and "
+        "foreign-key checks, commit), whatever the load; peak RSS: the whole process; growth: "
         "peak minus RSS before reading the file)"
     )
     print(
-        f"{'file':<34}{'MB':>7}  {'what':<18}{'median s':>10}{'ratio':>8}"
-        f"{'peak RSS MB':>13}{'growth MB':>11}"
+        f"{'file':<34}{'MB':>7}  {'what':<18}{'median s':>10}{'ratio':>8}{'client CPU s':>14}"
+        f"{'server CPU s':>14}{'peak RSS MB':>13}{'growth MB':>11}"
     )
-    for label, size, what, seconds, ratio, peak, growth in rows:
+    for label, size, what, seconds, ratio, cpu, server, peak, growth in rows:
+        cpu_text = "" if cpu is None else f"{cpu:.2f}"
+        server_text = "" if server is None else f"{server:.2f}"
         print(
             f"{label:<34}{fmt_mb(size):>7}  {what:<18}{seconds:>10.2f}{ratio:>7.2f}x"
-            f"{fmt_mb(peak):>13}{fmt_mb(growth):>11}"
+            f"{cpu_text:>14}{server_text:>14}{fmt_mb(peak):>13}{fmt_mb(growth):>11}"
         )
+    print("\nper round, app / json.load + COPY seconds:")
+    for line in per_round:
+        print("  " + line)
 
 
 if __name__ == "__main__":

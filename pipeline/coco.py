@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -47,6 +48,19 @@ class CocoCaption(NamedTuple):
     text: str
 
 
+class CaptionColumns(NamedTuple):
+    """Captions as columns, in file order: what the import writes, without a tuple a caption
+    (a million captions are a million objects otherwise)."""
+
+    ids: Sequence[int]
+    image_ids: Sequence[int]
+    texts: Sequence[str]
+
+
+def _no_captions() -> CaptionColumns:
+    return CaptionColumns(array("q"), array("q"), [])
+
+
 @dataclass
 class CocoCaptions:
     """A validated captions file, images and captions in file order.
@@ -56,11 +70,17 @@ class CocoCaptions:
     """
 
     images: list[CocoImage]
-    captions: list[CocoCaption]
+    caption_columns: CaptionColumns = field(default_factory=_no_captions)
     skipped_images: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     caption_count: int = 0
+    captions_sunk: int = 0  # the first captions, handed to a sink (`stream_coco_captions`)
+
+    @property
+    def captions(self) -> list[CocoCaption]:
+        """The captions as records (made on each call; the import reads the columns)."""
+        return list(map(CocoCaption, *self.caption_columns))
 
 
 def load_coco_captions(path: str | Path) -> CocoCaptions:
@@ -116,12 +136,37 @@ def iter_coco_captions(
                 yield from map(CocoCaption, *_parse_captions(value, index, file=name))
 
 
-def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> CocoCaptions:
+# Takes each batch of captions once its records are checked, with all the images when the file
+# gave them before its captions (else None); True when it took the batch, False to have this
+# one and the rest kept in the result instead.
+CaptionSink = Callable[[list["CocoImage"] | None, CaptionColumns], bool]
+
+
+def stream_coco_captions(
+    fh: BinaryIO, *, file: str, sink: CaptionSink, chunk_bytes: int = CHUNK_BYTES
+) -> CocoCaptions:
+    """Validate like ``read_coco_captions``, handing the captions to ``sink`` a batch at a time
+    as they are read: the result's captions are those from the first batch it refused on.
+    Checks across records (duplicate caption ids, unknown images, images left without
+    captions) come only once all is read, after the sink took batches: it must write
+    nothing that cannot be undone (the import writes inside a transaction)."""
+    return _read(fh, file=file, chunk_bytes=chunk_bytes, keep_captions=True, sink=sink)
+
+
+def _read(
+    fh: BinaryIO,
+    *,
+    file: str,
+    chunk_bytes: int,
+    keep_captions: bool,
+    sink: CaptionSink | None = None,
+) -> CocoCaptions:
     info: dict[str, Any] = {}
     images: list[CocoImage] = []
-    captions: list[CocoCaption] = []
+    texts: list[str] = []
     # Caption ids and their image ids in file order, 8 bytes each, checked once all are read.
     caption_ids, caption_images = array("q"), array("q")
+    sunk = 0  # the first captions, taken by the sink
     position: dict[int, int] = {}
     sections: set[str] = set()
     for key, index, value in iter_object(
@@ -151,10 +196,18 @@ def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> 
         elif key == "annotations":
             assert index is not None
             got_ids, got_images, got_texts = _parse_captions(value, index, file=file)
+            if sink is not None:
+                if sink(
+                    images if "images" in sections else None,
+                    CaptionColumns(got_ids, got_images, got_texts),
+                ):
+                    sunk += len(got_ids)
+                else:
+                    sink = None
+            if sink is None and keep_captions:
+                texts.extend(got_texts)
             caption_ids.extend(got_ids)
             caption_images.extend(got_images)
-            if keep_captions:
-                captions.extend(map(CocoCaption, got_ids, got_images, got_texts))
     for key in ("images", "annotations"):
         if key not in sections:
             raise InputError("missing", file=file, field=key)
@@ -182,7 +235,12 @@ def _read(fh: BinaryIO, *, file: str, chunk_bytes: int, keep_captions: bool) -> 
     ]
     return CocoCaptions(
         images=kept,
-        captions=captions,
+        caption_columns=(
+            CaptionColumns(caption_ids[sunk:], caption_images[sunk:], texts)
+            if keep_captions
+            else _no_captions()
+        ),
+        captions_sunk=sunk,
         skipped_images=skipped,
         warnings=warnings,
         info=info,
@@ -235,6 +293,20 @@ def _texts(values: list[Any]) -> bool:
     return True
 
 
+_MISSING = object()
+
+
+def _column(rows: list[dict[str, Any]], key: str, default: Any = _MISSING) -> list[Any]:
+    """Every row's `key`, looked up in C (a `get` a row costs a method call each); a missing
+    key raises KeyError, or gives `default` when one is given."""
+    try:
+        return list(map(itemgetter(key), rows))
+    except KeyError:
+        if default is _MISSING:
+            raise
+        return [row.get(key, default) for row in rows]
+
+
 def _parse_captions(
     batch: list[Any], start: int, *, file: str
 ) -> tuple[list[int], list[int], list[str]]:
@@ -242,11 +314,13 @@ def _parse_captions(
     column; a batch failing any check is read record by record, which raises at its first bad
     record exactly as `_parse_caption` does."""
     if set(map(type, batch)) == {dict}:
-        ids = [row.get("id") for row in batch]
-        image_ids = [row.get("image_id") for row in batch]
-        texts = [row.get("caption") for row in batch]
-        if _ints(ids) and _ints(image_ids) and _texts(texts):
-            return ids, image_ids, texts
+        try:
+            ids, image_ids, texts = (_column(batch, key) for key in ("id", "image_id", "caption"))
+        except KeyError:
+            pass  # a field missing: named by the record-by-record reading
+        else:
+            if _ints(ids) and _ints(image_ids) and _texts(texts):
+                return ids, image_ids, texts
     rows = [_parse_caption(value, start + i, file=file) for i, value in enumerate(batch)]
     return [r.id for r in rows], [r.image_id for r in rows], [r.text for r in rows]
 
@@ -256,10 +330,9 @@ def _parse_images(batch: list[Any], start: int, *, file: str) -> Iterator[CocoIm
     record-by-record fallback is lazy, so a duplicate id before a bad record is reported first,
     as when every record was read alone."""
     if set(map(type, batch)) == {dict}:
-        ids = [row.get("id") for row in batch]
-        names = [row.get("file_name") for row in batch]
-        urls = [row.get("coco_url") for row in batch]
-        sizes = [row.get(key) for key in ("width", "height") for row in batch]
+        ids, names = (_column(batch, key, None) for key in ("id", "file_name"))
+        urls = _column(batch, "coco_url", None)
+        sizes = _column(batch, "width", None) + _column(batch, "height", None)
         given_urls = [url for url in urls if url is not None]
         given_sizes = [size for size in sizes if size is not None]
         if (

@@ -8,24 +8,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
 from annotation.services.checks import max_length
-from annotation.services.dataset_rows import dataset_rows_write
+from annotation.services.dataset_rows import (
+    StreamedRows,
+    caption_columns,
+    dataset_rows_write,
+    longest_text,
+)
 from annotation.services.events import event_record
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
-from pipeline.coco import CocoCaptions, iter_coco_captions, read_coco_captions, scan_coco_captions
+from pipeline.coco import (
+    CocoCaptions,
+    iter_coco_captions,
+    read_coco_captions,
+    scan_coco_captions,
+    stream_coco_captions,
+)
 from pipeline.errors import InputError
 from pipeline.flickr8k import token_file_to_coco
 from pipeline.jsonio import check_text
 
-# Files up to this size are read once with their captions kept (memory about twice the file,
-# against five times for json.load); bigger ones in two streaming passes (images only, then
-# the captions again), whose memory is the images plus 16 bytes a caption.
+# Files up to this size are read once: a new dataset's on PostgreSQL written while read
+# (`_import_streamed`; memory: the images plus 16 bytes a caption), others with their captions
+# kept as columns (less than the file's size, against five times for json.load). Bigger ones
+# in two streaming passes (images only, then the captions again), whose memory is the images
+# plus 16 bytes a caption.
 ONE_PASS_BYTES = 256 * 1024 * 1024
 
 
@@ -119,8 +132,8 @@ def _local_warning(
     ]
 
 
-def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
-    """Refuse what the columns cannot hold, before anything is written."""
+def _check_option_values(*, file: str, values: dict[str, str]) -> None:
+    """Refuse options the dataset's columns cannot hold."""
     for option, (model, column) in _OPTION_COLUMNS.items():
         limit = max_length(model, column)
         check_text(values[option], file=file, record=None, field=option)
@@ -128,9 +141,16 @@ def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -
             raise InputError(
                 f"longer than {limit} characters ({len(values[option])})", file=file, field=option
             )
+
+
+def _check_lengths(*, parsed: CocoCaptions, file: str, values: dict[str, str]) -> None:
+    """Refuse what the columns cannot hold, before anything is written."""
+    _check_option_values(file=file, values=values)
     for column in ("file_name", "coco_url"):
         limit = max_length(Image, column)
         assert limit is not None
+        if longest_text(parsed.images, column) <= limit:
+            continue
         for image in parsed.images:
             value = getattr(image, column) or ""
             if len(value) > limit:
@@ -173,8 +193,9 @@ def dataset_import(
     """Validate a COCO captions file completely, then write it in one transaction.
 
     The file is streamed (peak memory is the parsed records, not the JSON tree; see
-    ONE_PASS_BYTES for one pass or two); rows are
-    written with COPY on PostgreSQL and large batched INSERTs elsewhere. Re-importing the
+    ONE_PASS_BYTES for one pass or two); rows are written with COPY on PostgreSQL (a new
+    dataset's while the file is read, rolled back if it fails a check) and large batched
+    INSERTs elsewhere. Re-importing the
     same file (same name, same checksum) changes nothing, unless it names another image source:
     refused with the difference, or applied with `update_image_source` while no batch of the
     dataset is published.
@@ -194,6 +215,23 @@ def dataset_import(
     # pass validates everything keeping images but not captions (memory), a second streams the
     # captions into COPY.
     one_pass = path.stat().st_size <= ONE_PASS_BYTES
+    given = image_location
+    if image_source == ImageSource.LOCAL_DIR:
+        image_location = str(image_folder(image_location))
+    name = name or path.stem
+    source_file = Path(file).name  # never a server path: datasheets and manifests show it
+    values = {"name": name, "path": source_file, "image_location": image_location}
+    if one_pass and _streamable(name=name, file=file, values=values):
+        return _import_streamed(
+            path=path,
+            file=file,
+            checksum=checksum,
+            image_source=image_source,
+            image_location=image_location,
+            given=given,
+            values=values,
+            progress=progress,
+        )
     if one_pass:
         with path.open("rb") as fh:
             parsed = read_coco_captions(fh, file=file)
@@ -202,26 +240,13 @@ def dataset_import(
     _report(
         progress, 40.0, f"validated {len(parsed.images)} images, {parsed.caption_count} captions"
     )
-    given = image_location
-    if image_source == ImageSource.LOCAL_DIR:
-        image_location = str(image_folder(image_location))
-    _check_image_source(
+    image_files, folder_warnings = _checked(
         parsed=parsed,
         file=file,
         image_source=image_source,
         image_location=image_location,
         given=given,
-    )
-    name = name or path.stem
-    source_file = Path(file).name  # never a server path: datasheets and manifests show it
-    _check_lengths(
-        parsed=parsed,
-        file=file,
-        values={"name": name, "path": source_file, "image_location": image_location},
-    )
-
-    image_files, folder_warnings = _local_warning(
-        parsed=parsed, image_source=image_source, image_location=image_location
+        values=values,
     )
     existing = Dataset.objects.filter(name=name).first()
     if existing is not None:
@@ -256,28 +281,140 @@ def dataset_import(
         )
 
     with transaction.atomic():
-        dataset = Dataset.objects.create(
-            name=name,
-            source_file=source_file,
+        dataset = _dataset_create(
+            values=values,
             checksum=checksum,
             image_source=image_source,
             image_location=image_location,
             info=parsed.info,
         )
         images, captions = dataset_rows_write(
-            dataset=dataset,
+            dataset_id=dataset.pk,
             parsed=parsed,
-            captions=parsed.captions if one_pass else iter_coco_captions(path, file=file),
+            captions=(
+                [parsed.caption_columns]
+                if one_pass
+                else caption_columns(iter_coco_captions(path, file=file))
+            ),
             progress=progress,
         )
+    return _created(
+        dataset, images, captions, parsed=parsed, warnings=folder_warnings, files=image_files
+    )
+
+
+def _checked(
+    *,
+    parsed: CocoCaptions,
+    file: str,
+    image_source: str,
+    image_location: str,
+    given: str,
+    values: dict[str, str],
+) -> tuple[int | None, list[str]]:
+    """The checks of a parsed file against the options; a local folder's image files found
+    and the warning when some are missing (`_local_warning`)."""
+    _check_image_source(
+        parsed=parsed,
+        file=file,
+        image_source=image_source,
+        image_location=image_location,
+        given=given,
+    )
+    _check_lengths(parsed=parsed, file=file, values=values)
+    return _local_warning(parsed=parsed, image_source=image_source, image_location=image_location)
+
+
+def _dataset_create(
+    *, values: dict[str, str], checksum: str, image_source: str, image_location: str, info: dict
+) -> Dataset:
+    return Dataset.objects.create(
+        name=values["name"],
+        source_file=values["path"],
+        checksum=checksum,
+        image_source=image_source,
+        image_location=image_location,
+        info=info,
+    )
+
+
+def _created(
+    dataset: Dataset,
+    images: int,
+    captions: int,
+    *,
+    parsed: CocoCaptions,
+    warnings: list[str],
+    files: int | None,
+) -> DatasetImportResult:
     return DatasetImportResult(
         dataset=dataset,
         created=True,
         images=images,
         captions=captions,
         skipped_images=parsed.skipped_images,
-        warnings=parsed.warnings + folder_warnings,
-        image_files=image_files,
+        warnings=parsed.warnings + warnings,
+        image_files=files,
+    )
+
+
+def _streamable(*, name: str, file: str, values: dict[str, str]) -> bool:
+    """Whether the import may write while it reads (`_import_streamed`): on PostgreSQL, for
+    a new dataset whose options the columns hold (else the usual order reports them)."""
+    if connection.vendor != "postgresql":
+        return False
+    try:
+        _check_option_values(file=file, values=values)
+    except InputError:
+        return False
+    return not Dataset.objects.filter(name=name).exists()
+
+
+def _import_streamed(
+    *,
+    path: Path,
+    file: str,
+    checksum: str,
+    image_source: str,
+    image_location: str,
+    given: str,
+    values: dict[str, str],
+    progress: Progress | None,
+) -> DatasetImportResult:
+    """`dataset_import` of a new dataset writing while it reads: images, then each batch of
+    captions into one COPY as soon as its records are checked, so the server stores one
+    batch while the next is parsed. The same checks, in the same order, come before the
+    transaction commits; a file that fails them rolls it back, leaving nothing."""
+    limits = {column: max_length(Image, column) or 0 for column in ("file_name", "coco_url")}
+    with transaction.atomic():
+        dataset = _dataset_create(
+            values=values,
+            checksum=checksum,
+            image_source=image_source,
+            image_location=image_location,
+            info={},  # the file's, once read
+        )
+        rows = StreamedRows(dataset_id=dataset.pk, limits=limits, progress=progress)
+        try:
+            with path.open("rb") as fh:
+                parsed = stream_coco_captions(fh, file=file, sink=rows)
+            image_files, folder_warnings = _checked(
+                parsed=parsed,
+                file=file,
+                image_source=image_source,
+                image_location=image_location,
+                given=given,
+                values=values,
+            )
+        except BaseException:
+            rows.abort()  # the connection takes the rollback only once the COPY is ended
+            raise
+        images, captions = rows.finish(parsed=parsed)
+        Dataset.objects.filter(pk=dataset.pk).update(info=parsed.info)
+        dataset.info = parsed.info
+    _report(progress, 99.0, f"validated and wrote {images} images, {captions} captions")
+    return _created(
+        dataset, images, captions, parsed=parsed, warnings=folder_warnings, files=image_files
     )
 
 
