@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -40,11 +38,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cxc_export import _django  # noqa: E402
+from benchmarks.export_harness import (  # noqa: E402
+    alternated_rounds,
+    database_argument,
+    django_setup,
+    print_sides,
+)
 from benchmarks.harness import (  # noqa: E402
     PartTimes,
-    fmt_mb,
-    in_subprocess,
     peak_rss,
     results_argument,
     results_tee,
@@ -181,7 +182,7 @@ def fill_rows(cur: Any, *, images: int) -> int:
 
 
 def fill(url: str, images: int) -> int:
-    _django(url)
+    django_setup(url)
     import psycopg
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
@@ -192,7 +193,7 @@ def fill(url: str, images: int) -> int:
 
 
 def child_app(url: str, run_id: str) -> dict:
-    _django(url)
+    django_setup(url)
     from annotation.flows.bison.services.export import JOB_NAME
     from annotation.models import Run
     from annotation.services.export_jobs import export_job_write
@@ -215,7 +216,7 @@ def child_app(url: str, run_id: str) -> dict:
 def child_parts(url: str, run_id: str) -> dict:
     """Where the job's time goes: its parts one after another, each timed alone (the run has
     earlier versions by then: CHANGES compares with the newest)."""
-    _django(url)
+    django_setup(url)
     from annotation.flows.bison import tally as bison
     from annotation.flows.bison.services import export
     from annotation.models import Export, Run
@@ -339,68 +340,27 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--images", type=int, default=40_000)
     parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
-    parser.add_argument(
-        "--database", default=DB, help=f"the scratch database's name (default {DB}), dropped after"
-    )
+    database_argument(parser, DB, "--database")
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
-    import psycopg
-
-    db = args.database
-    if not db.replace("_", "").isalnum():
-        parser.error(f"--database {db!r}: letters, digits and _ only")
-    url = f"{args.database_url.rsplit('/', 1)[0]}/{db}"
-    with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {db}")
-        conn.execute(f"CREATE DATABASE {db}")
-    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-bison-"))
-    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
-    os.environ.pop("CELERY_BROKER_URL", None)
-    try:
-        _django(url)
-        from django.core.management import call_command
-        from django.db import connections
-
-        call_command("migrate", verbosity=0)
-        run_id = fill(url, args.images)
-        connections.close_all()
-        results: dict[str, list[dict]] = {"copy": [], "app": []}
-        loads = [Path("/proc/loadavg").read_text().split()[0]]
-        for _ in range(args.repeats):  # alternated: the load weighs on both sides alike
-            for name in ("copy", "app"):
-                results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
-        loads.append(Path("/proc/loadavg").read_text().split()[0])
-        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)  # the exports and the children's files
-    base_s = statistics.median(r["seconds"] for r in results["copy"])
+    rounds = alternated_rounds(
+        __file__,
+        parser=parser,
+        database_url=args.database_url,
+        database=args.database,
+        fill=lambda url: (fill(url, args.images), None),
+        repeats=args.repeats,
+        parts=args.parts,
+    )
+    results, loads, parts = rounds.results, rounds.loads, rounds.parts
     print(
         f"\nBISON export at {args.images:,} images: {results['app'][0]['rows']:,} records from"
         f" {results['copy'][0]['rows']:,} answer rows (verification and selection) copied by the"
         f" baseline; median of {args.repeats},"
         f" fresh process each, alternated (1-min load {loads[0]} before, {loads[1]} after)"
     )
-    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
-    for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", "BISON export job")):
-        runs = results[name]
-        seconds = statistics.median(r["seconds"] for r in runs)
-        print(
-            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
-            f"{fmt_mb(max(r['peak'] for r in runs)):>13}"
-            f"{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
-        )
-    ratios = [
-        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
-    ]
-    print(
-        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
-    )
+    print_sides(rounds, app_label="BISON export job")
     if parts is not None:
         print(
             "the job's parts, timed one after another in one more fresh process"

@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cxc_export import _django  # noqa: E402
+from benchmarks.export_harness import django_setup  # noqa: E402
 from benchmarks.harness import in_subprocess, results_argument, results_tee  # noqa: E402
 
 DB = "crowdvl_bench_console"
@@ -154,7 +154,7 @@ def measure(urls: dict[str, str], *, repeats: int) -> dict[str, dict[str, float]
 
 def child(url: str, repeats: str) -> dict[str, dict[str, float]]:
     """Every page of the database at `url`, measured in this fresh interpreter."""
-    _django(url)
+    django_setup(url)
     from annotation.models import Run
 
     first = Run.objects.order_by("pk").values_list("pk", flat=True)[0]
@@ -194,7 +194,7 @@ def main() -> None:
     rounds: dict[int, list[dict[str, dict[str, float]]]] = {SMALL: [], LARGE: []}
     loads = []
     try:
-        _django(url)
+        django_setup(url)
         from django.contrib.auth import get_user_model
         from django.core.management import call_command
         from django.db import connections

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import sys
 import tempfile
 import time
@@ -32,7 +30,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.export_harness import (  # noqa: E402
+    alternated_rounds,
+    database_argument,
+    django_setup,
+    print_sides,
+)
+from benchmarks.harness import fmt_mb, peak_rss, results_argument, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_cxc"
@@ -40,18 +44,9 @@ RATERS = 5
 PER_HIT = 10
 
 
-def _django(url: str) -> None:
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-
-
 def fill(url: str, pairs: int) -> int:
     """The run's rows, written with SQL; returns the run id."""
-    _django(url)
+    django_setup(url)
     import psycopg
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
@@ -159,7 +154,7 @@ def fill_rows(cur: Any, *, pairs: int, raters: int) -> int:
 
 
 def child_app(url: str, run_id: str) -> dict:
-    _django(url)
+    django_setup(url)
     from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
     from annotation.services.export_jobs import export_job_write
@@ -202,7 +197,7 @@ def child_parts(url: str, run_id: str) -> dict:
     """Where the job's time goes: the job run once more, each of its steps (PARTS) timed
     where the job calls it (a step called per file adds up), and the resident memory after
     it; what no step covers is the rest."""
-    _django(url)
+    django_setup(url)
     import importlib
 
     from annotation.flows.cxc.services.export import JOB_NAME
@@ -303,68 +298,26 @@ def main() -> None:
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=267_095)
-    parser.add_argument("--db", default=DB, help=f"the database to make and drop (default {DB})")
+    database_argument(parser, DB, "--db")
     parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
-    import psycopg
-
-    db = args.db
-    if not db.replace("_", "").isalnum():
-        parser.error(f"--db {db!r}: letters, digits and underscores only")
-    base = args.database_url.rsplit("/", 1)[0]
-    url = f"{base}/{db}"
-    with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {db}")
-        conn.execute(f"CREATE DATABASE {db}")
-    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-cxc-"))
-    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
-    os.environ.pop("CELERY_BROKER_URL", None)
-    try:
-        _django(url)
-        from django.core.management import call_command
-        from django.db import connections
-
-        call_command("migrate", verbosity=0)
-        run_id = fill(url, args.pairs)
-        connections.close_all()
-        # Alternated, so a change in the machine's load weighs on both sides alike.
-        results: dict[str, list[dict]] = {"copy": [], "app": []}
-        loads = [Path("/proc/loadavg").read_text().split()[0]]
-        for _ in range(args.repeats):
-            for name in ("copy", "app"):
-                results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
-        loads.append(Path("/proc/loadavg").read_text().split()[0])
-        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-    base_s = statistics.median(r["seconds"] for r in results["copy"])
+    rounds = alternated_rounds(
+        __file__,
+        parser=parser,
+        database_url=args.database_url,
+        database=args.database,
+        fill=lambda url: (fill(url, args.pairs), None),
+        repeats=args.repeats,
+        parts=args.parts,
+    )
+    results, loads, parts = rounds.results, rounds.loads, rounds.parts
     print(
         f"\nCxC export of {results['app'][0]['rows']:,} ratings, median of {args.repeats}, fresh "
         f"process each, alternated (1-min load average {loads[0]} before, {loads[1]} after)"
     )
-    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
-    for name, label in (
-        ("copy", "bare COPY ... TO (baseline)"),
-        ("app", "CxC export job (every release file)"),
-    ):
-        runs = results[name]
-        seconds = statistics.median(r["seconds"] for r in runs)
-        print(
-            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
-            f"{fmt_mb(max(r['peak'] for r in runs)):>13}{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
-        )
-    ratios = [
-        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
-    ]
-    print(
-        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
-    )
+    print_sides(rounds, app_label="CxC export job (every release file)")
     if parts is not None:
         print(
             "the job's parts, timed where the job calls them, in one more fresh process"

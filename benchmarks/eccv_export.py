@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -40,8 +39,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cxc_export import _django  # noqa: E402
-from benchmarks.harness import fmt_mb, in_subprocess, peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.export_harness import (  # noqa: E402
+    alternated_rounds,
+    database_argument,
+    django_setup,
+    print_sides,
+)
+from benchmarks.harness import peak_rss, results_argument, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_eccv"
@@ -241,7 +245,7 @@ def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, in
 
 
 def fill(url: str, images: int, queries: int) -> tuple[int, dict[str, int]]:
-    _django(url)
+    django_setup(url)
     from django.db import connection
 
     # Django's own connection (autocommit), so the flow's ORM calls see the rows SQL wrote.
@@ -252,7 +256,7 @@ def fill(url: str, images: int, queries: int) -> tuple[int, dict[str, int]]:
 
 
 def child_app(url: str, run_id: str) -> dict:
-    _django(url)
+    django_setup(url)
     from annotation.flows.eccv.services.export import ECCV_EXPORT
     from annotation.models import Run
     from annotation.services.export_jobs import export_job_write
@@ -279,7 +283,7 @@ def child_app(url: str, run_id: str) -> dict:
 
 def child_parts(url: str, run_id: str) -> dict:
     """Where the job's time goes: its parts one after another, each timed alone."""
-    _django(url)
+    django_setup(url)
     from annotation.flows.eccv import selectors
     from annotation.flows.eccv.positive_links import query_originals
     from annotation.flows.eccv.services import export as eccv
@@ -388,41 +392,20 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=40_000)
     parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
-    parser.add_argument("--db", default=DB, help=f"the database to create and drop (default {DB})")
+    database_argument(parser, DB, "--db")
     results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
-    import psycopg
-
-    db = args.db
-    url = f"{args.database_url.rsplit('/', 1)[0]}/{db}"
-    with psycopg.connect(args.database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {db}")
-        conn.execute(f"CREATE DATABASE {db}")
-    tmp = Path(tempfile.mkdtemp(prefix="crowdvl-bench-eccv-"))
-    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
-    os.environ.pop("CELERY_BROKER_URL", None)
-    try:
-        _django(url)
-        from django.core.management import call_command
-        from django.db import connections
-
-        call_command("migrate", verbosity=0)
-        run_id, filled = fill(url, args.images, args.queries)
-        connections.close_all()
-        results: dict[str, list[dict]] = {"copy": [], "app": []}
-        loads = [Path("/proc/loadavg").read_text().split()[0]]
-        for _ in range(args.repeats):  # alternated: the load weighs on both sides alike
-            for name in ("copy", "app"):
-                results[name].append(in_subprocess(__file__, name, [url, str(run_id)]))
-        loads.append(Path("/proc/loadavg").read_text().split()[0])
-        parts = in_subprocess(__file__, "parts", [url, str(run_id)]) if args.parts else None
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(args.database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    rounds = alternated_rounds(
+        __file__,
+        parser=parser,
+        database_url=args.database_url,
+        database=args.database,
+        fill=lambda url: fill(url, args.images, args.queries),
+        repeats=args.repeats,
+        parts=args.parts,
+    )
+    results, loads, parts, filled = rounds.results, rounds.loads, rounds.parts, rounds.filled
     # The export must have read what was filled: every candidate judged once, none lost.
     for r in results["app"]:
         got = (r["rows"], r["lines"], r["merged"], r["proposed"])
@@ -432,7 +415,6 @@ def main() -> None:
         want = {"pairs": filled["candidates"], "answers": filled["candidate_answers"]}
         want["proposals"] = filled["proposals"]
         assert {k: r["rows"][k] for k in want} == want, (r["rows"], filled)
-    base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(
         f"\nECCV export at {args.images:,} images, {args.queries:,} image + {args.queries:,}"
         f" caption queries, {MODELS} models x top-{K}: {filled['proposals']:,} proposals merged"
@@ -441,26 +423,12 @@ def main() -> None:
         f" each, alternated (1-min load {loads[0]} before, {loads[1]} after); server-side"
         f" binding {'off' if os.environ.get('CROWDVL_DB_SERVER_SIDE_BINDING') == '0' else 'on'}"
     )
-    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
     copied = results["copy"][0]["rows"]
     print(
         "bare COPY: the rows the job reads, "
         + ", ".join(f"{name} {n:,}" for name, n in copied.items())
     )
-    for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", "ECCV export job")):
-        runs = results[name]
-        seconds = statistics.median(r["seconds"] for r in runs)
-        print(
-            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
-            f"{fmt_mb(max(r['peak'] for r in runs)):>13}"
-            f"{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
-        )
-    ratios = [
-        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
-    ]
-    print(
-        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
-    )
+    print_sides(rounds, app_label="ECCV export job")
 
     if parts is not None:
         print("the job's parts, timed one after another in one more fresh process:")

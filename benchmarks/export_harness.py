@@ -1,0 +1,124 @@
+"""What the export benchmarks (`bison_export.py`, `eccv_export.py`, `cxc_export.py`) share: a
+scratch database filled once, the export job and a bare COPY of the rows it reads timed in
+alternated rounds (each in a fresh interpreter, so the load weighs on both sides alike and
+each peak is its own), and the table of the two sides."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import fmt_mb, in_subprocess
+
+
+def django_setup(url: str) -> None:
+    """Django on the database at `url` (development settings: no secret key needed)."""
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def database_argument(parser: argparse.ArgumentParser, default: str, *flags: str) -> None:
+    """The scratch database's name option (`flags`, e.g. "--db"), made and dropped by the run."""
+    parser.add_argument(
+        *flags,
+        dest="database",
+        default=default,
+        help=f"the scratch database to make and drop (default {default})",
+    )
+
+
+@dataclass
+class Rounds:
+    """What `alternated_rounds` measured: each side's rounds, the load average before and
+    after, the `--parts` child's result, and what `fill` returned."""
+
+    filled: Any
+    results: dict[str, list[dict]] = field(default_factory=dict)
+    loads: list[str] = field(default_factory=list)
+    parts: dict | None = None
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
+def alternated_rounds(
+    script: str,
+    *,
+    parser: argparse.ArgumentParser,
+    database_url: str,
+    database: str,
+    fill: Callable[[str], tuple[int, Any]],
+    repeats: int,
+    parts: bool,
+) -> Rounds:
+    """Make the scratch database, migrate it, `fill(url)` it (the run's id and what else it
+    returns), then time `script`'s children "copy" and "app" in alternated rounds (and
+    "parts" once with `parts`); the database and the media folder are removed at the end."""
+    import psycopg
+
+    if not database.replace("_", "").isalnum():
+        parser.error(f"database {database!r}: letters, digits and underscores only")
+    url = f"{database_url.rsplit('/', 1)[0]}/{database}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {database}")
+        conn.execute(f"CREATE DATABASE {database}")
+    tmp = Path(tempfile.mkdtemp(prefix=f"crowdvl-bench-{Path(script).stem}-"))
+    os.environ["CROWDVL_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ.pop("CELERY_BROKER_URL", None)  # jobs run in the child's process
+    try:
+        django_setup(url)
+        from django.core.management import call_command
+        from django.db import connections
+
+        call_command("migrate", verbosity=0)
+        run_id, extra = fill(url)
+        connections.close_all()
+        rounds = Rounds(filled=extra, results={"copy": [], "app": []}, loads=[_load()])
+        for _ in range(repeats):
+            for name in ("copy", "app"):
+                rounds.results[name].append(in_subprocess(script, name, [url, str(run_id)]))
+        rounds.loads.append(_load())
+        if parts:
+            rounds.parts = in_subprocess(script, "parts", [url, str(run_id)])
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)  # the exports and the children's files
+    return rounds
+
+
+def print_sides(rounds: Rounds, *, app_label: str) -> None:
+    """The two sides' medians, the ratio to the copy's, peak RSS and growth, then the ratio
+    of each round."""
+    results = rounds.results
+    base_s = statistics.median(r["seconds"] for r in results["copy"])
+    print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
+    for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", app_label)):
+        runs = results[name]
+        seconds = statistics.median(r["seconds"] for r in runs)
+        print(
+            f"{label:<36}{seconds:>10.2f}{seconds / base_s:>7.2f}"
+            f"{fmt_mb(max(r['peak'] for r in runs)):>13}"
+            f"{fmt_mb(max(r['peak'] - r['base'] for r in runs)):>11}"
+        )
+    ratios = [
+        a["seconds"] / c["seconds"] for a, c in zip(results["app"], results["copy"], strict=True)
+    ]
+    print(
+        "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
+    )
