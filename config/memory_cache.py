@@ -11,14 +11,18 @@ from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 
+# One store per LOCATION for the whole process: Django makes a cache object per thread.
+_stores: dict[str, OrderedDict[str, tuple[Any, float | None]]] = {}
+_locks: dict[str, Lock] = {}
+
 
 class ObjectMemoryCache(BaseCache):
     """Least recently used entries go first once MAX_ENTRIES are held."""
 
     def __init__(self, name: str, params: dict[str, Any]) -> None:
         super().__init__(params)
-        self._entries: OrderedDict[str, tuple[Any, float | None]] = OrderedDict()
-        self._lock = Lock()
+        self._entries = _stores.setdefault(name, OrderedDict())
+        self._lock = _locks.setdefault(name, Lock())
 
     def _live(self, key: str) -> tuple[Any, float | None] | None:
         entry = self._entries.get(key)

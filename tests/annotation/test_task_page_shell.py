@@ -182,7 +182,7 @@ def test_a_varying_part_renders_in_place_and_refuses_blocks():
 
 
 def test_object_memory_cache_keeps_objects_and_drops_the_least_recent():
-    cache = ObjectMemoryCache("test", {"OPTIONS": {"MAX_ENTRIES": 2}})
+    cache = ObjectMemoryCache("test-lru", {"OPTIONS": {"MAX_ENTRIES": 2}})
     value = object()
     cache.set("a", value)
     assert cache.get("a") is value  # not a copy
@@ -192,3 +192,5 @@ def test_object_memory_cache_keeps_objects_and_drops_the_least_recent():
     assert cache.get("b") is None and cache.get("a") is value and cache.get("c") == 3
     cache.set("d", 4, timeout=-1)
     assert cache.get("d", "gone") == "gone"
+    # Another thread's cache object of the same location holds the same entries.
+    assert ObjectMemoryCache("test-lru", {}).get("a") is value
