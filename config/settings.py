@@ -362,6 +362,13 @@ CACHES = {
         "LOCATION": "crowdvl-local",
         "OPTIONS": {"MAX_ENTRIES": 5000},  # a few kB each
     },
+    # Per process, the objects themselves (not pickled): a worker's task page rendered once
+    # per HIT, with compiled template nodes for the parts that vary (pages/work/shell.py).
+    "shells": {
+        "BACKEND": "config.memory_cache.ObjectMemoryCache",
+        "LOCATION": "crowdvl-shells",
+        "OPTIONS": {"MAX_ENTRIES": 2000},  # 5-30 kB each
+    },
 }
 CROWDVL_CACHE_SHARED = bool(_cache_url)  # HIT views and questions also go there (hit_cache)
 # With a shared cache, sessions are read from it (written through to the database): a worker

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation.crowd import providers
@@ -22,15 +22,19 @@ PAGES = (
     "workers",
 )
 
-urlpatterns = [
+# Each registered crowd provider's pages (its worker entry, its own tools) first: the worker's
+# path is the hottest, and the resolver tries patterns in order (no route of theirs overlaps
+# another's, so the order changes only how soon a worker's URL is found).
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", include(p.urls)) for p in providers() if p.urls
+]
+urlpatterns += [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     *[path("", include(f"annotation.pages.{domain}.urls")) for domain in PAGES],
 ]
-# Each registered crowd provider's pages (its worker entry, its own tools).
-urlpatterns += [path("", include(p.urls)) for p in providers() if p.urls]
 
 # Error pages: JSON with `error` under /api/, the HTML pages elsewhere.
 handler400 = "annotation.api.errors.bad_request"

@@ -25,7 +25,7 @@ from annotation.models import Assignment, AssignmentState, Hit, Image
 
 SALT = "crowdvl.images.page"
 # Stands for the assignment's page key in a HIT's view, which is built once for every
-# worker of the HIT (selectors/task_page.py) and filled in for each page (`with_page_key`).
+# worker of the HIT (selectors/task_page.py) and filled in for each page (pages/work/shell.py).
 PLACEHOLDER = "{page-key}"
 URL_PREFIX = "/img/"
 # Renderings of each image (services/images.py): a page's first showing of an image takes
@@ -79,12 +79,6 @@ def page_key(*, assignment_id: int | None = None, hit_id: int = 0, external: str
     shown before the assignment is stored here) the HIT and the provider's assignment id."""
     payload: Any = assignment_id if assignment_id is not None else [hit_id, external]
     return signing.dumps(payload, salt=SALT)
-
-
-def with_page_key(content: bytes, key: str) -> bytes:
-    """A rendered task page with its image URLs made this assignment's."""
-    marker = f"{URL_PREFIX}{PLACEHOLDER}/".encode()
-    return content.replace(marker, f"{URL_PREFIX}{key}/".encode())
 
 
 def with_staff_images(content: bytes, places: dict[str, tuple[int, int]]) -> bytes:

@@ -15,7 +15,7 @@ from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
-from annotation.selectors.task_page import hit_view, task_page
+from annotation.selectors.task_page import task_page
 from annotation.services.claim import assignment_claim_next
 
 SESSION_WORKER = "crowdvl_worker"
@@ -138,7 +138,11 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return redirect("work-next", batch_id=page.batch_id)
     elif page.state != AssignmentState.ACCEPTED:
         return redirect("work-next", batch_id=page.batch_id)
-    view = hit_view(hit_id=page.hit_id)
-    key = page_key(assignment_id=page.assignment_id)
-    context = {"error": error, "instructions": page.instructions}
-    return task_render(request, view=view, key=key, context=context, status=400 if error else 200)
+    return task_render(
+        request,
+        hit_id=page.hit_id,
+        key=page_key(assignment_id=page.assignment_id),
+        instructions=page.instructions,
+        context={"error": error},
+        status=400 if error else 200,
+    )

@@ -76,12 +76,8 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
         # Anyone may preview: the instructions and a fixed example, never the HIT's items.
         preview = {"batch": batch, "task": task_type_for(batch.stage)}
         return render(request, "annotation/mturk_preview.html", preview)
-    view = hit_view(hit_id=hit.pk)
-    context = {
-        "batch": batch,
-        "external": True,
-        "instructions": run_instructions(batch.run.config, batch.stage),
-    }
+    instructions = run_instructions(batch.run.config, batch.stage)
+    context = {"batch": batch, "external": True}
     key = page_key(hit_id=hit.pk, external=assignment_id)
     if turk_submit_to.rstrip("/") not in SUBMIT_HOSTS:
         return HttpResponseBadRequest("turkSubmitTo must be MTurk's own submit address")
@@ -104,7 +100,11 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
         token = signing.dumps({"h": hit.pk, "a": assignment_id, "w": worker_id}, salt=SALT)
         hidden = {"assignmentId": assignment_id, "turkSubmitTo": turk_submit_to, "token": token}
         return task_render(
-            request, view=view, key=key, context={**context, "hidden_fields": hidden}
+            request,
+            hit_id=hit.pk,
+            key=key,
+            instructions=instructions,
+            context={**context, "hidden_fields": hidden},
         )
 
     try:
@@ -115,7 +115,7 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
     if signed.get("h") != hit.pk or signed.get("a") != assignment_id:
         return HttpResponseBadRequest("assignmentId does not match this task form")
     answers = answers_from(params, batch.stage)
-    keys = {q["key"] for q in view["questions"]}
+    keys = {q["key"] for q in hit_view(hit_id=hit.pk)["questions"]}
     if not rate_allow("mturk-post", client_address(request)):
         # Store nothing more from this address for now; the answers still go to MTurk, and
         # synchronisation brings them in from there.
@@ -138,8 +138,9 @@ def mturk_task(request: HttpRequest, hit_id: int) -> HttpResponse:
         }
         return task_render(
             request,
-            view=view,
+            hit_id=hit.pk,
             key=key,
+            instructions=instructions,
             context={**context, "hidden_fields": hidden, "error": str(exc)},
             status=400,
         )

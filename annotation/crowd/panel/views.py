@@ -25,7 +25,6 @@ from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
-from annotation.selectors.task_page import hit_view
 from annotation.services.claim import assignment_claim_next
 from annotation.tasktypes import task_type_for
 
@@ -229,11 +228,11 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return redirect("panel-next", batch_id=page.batch_id)
     elif page.state != AssignmentState.ACCEPTED:
         return redirect("panel-next", batch_id=page.batch_id)
-    view = hit_view(hit_id=page.hit_id)
-    context = {
-        "error": error,
-        "instructions": page.instructions,
-        "finish_url": reverse("panel-finish", args=[page.batch_id]),
-    }
-    key = page_key(assignment_id=page.assignment_id)
-    return task_render(request, view=view, key=key, context=context, status=400 if error else 200)
+    return task_render(
+        request,
+        hit_id=page.hit_id,
+        key=page_key(assignment_id=page.assignment_id),
+        instructions=page.instructions,
+        context={"error": error, "finish_url": reverse("panel-finish", args=[page.batch_id])},
+        status=400 if error else 200,
+    )

@@ -34,7 +34,6 @@ from annotation.permissions import Action, require
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.task_page import hit_view
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -156,10 +155,14 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return _refused(request, str(exc), status=409)
         if error is None:
             return HttpResponseRedirect(completion_url(batch, COMPLETED))
-    view = hit_view(hit_id=assignment.hit_id)
-    key = page_key(assignment_id=assignment.pk)
-    context = {"error": error, "instructions": run_instructions(batch.run.config, batch.stage)}
-    return task_render(request, view=view, key=key, context=context, status=400 if error else 200)
+    return task_render(
+        request,
+        hit_id=assignment.hit_id,
+        key=page_key(assignment_id=assignment.pk),
+        instructions=run_instructions(batch.run.config, batch.stage),
+        context={"error": error},
+        status=400 if error else 200,
+    )
 
 
 @login_required
