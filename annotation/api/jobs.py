@@ -42,6 +42,7 @@ class JobOutput(serializers.ModelSerializer):
             "error",
             "parts_total",
             "parts_done",
+            "timings",
             "result",
             "created_at",
             "started_at",

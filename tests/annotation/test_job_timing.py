@@ -2,6 +2,7 @@
 the scale-out model reads that record back."""
 
 import pytest
+from rest_framework.test import APIClient
 
 from annotation.flows.bison.services.pairing import pairing_block, pairing_start
 from annotation.models import Job, JobState
@@ -9,6 +10,7 @@ from annotation.services.job_timing import phase_open, worker_name
 from annotation.services.jobs import job_create, job_start, job_succeed
 from annotation.services.runs import run_create
 from pipeline.scaleout import predict, profile_from_timings
+from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.factories import topic_vectors_file
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +38,13 @@ def check_timings(job: Job, parts: int, *, serial: bool = True) -> None:
     assert predict(profile, 1) == pytest.approx(finished - created, abs=0.05)
 
 
-def test_stage1_in_blocks_records_each_step(dataset, run_on_commit, tmp_path):
+def test_stage1_in_blocks_records_each_step(
+    dataset,
+    run_on_commit,
+    tmp_path,
+    django_user_model,
+    schema,  # noqa: F811
+):
     vec = topic_vectors_file(tmp_path / "topics.vec")
     job = run_on_commit(
         pairing_start, run=run_create(dataset=dataset), vectors_path=str(vec), block_size=2
@@ -45,6 +53,12 @@ def test_stage1_in_blocks_records_each_step(dataset, run_on_commit, tmp_path):
     assert job.state == JobState.SUCCEEDED, job.error
     check_timings(job, parts=3)
     assert {r["worker"] for r in job.timings["parts"].values()} == {worker_name()}
+    # The API's job (the schema's shape) carries them, for a model run from outside.
+    api = APIClient()
+    api.force_authenticate(django_user_model.objects.create_user("r", is_staff=True))
+    response = api.get(f"/api/jobs/{job.pk}/")
+    check(schema, "/api/jobs/{job_id}/", "get", response)
+    assert response.json()["timings"] == job.timings
     before = job.timings
 
     # A redelivered block, or a step called outside a task, records nothing.
