@@ -19,8 +19,6 @@ called, with the resident memory after each.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 import time
@@ -32,11 +30,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.export_harness import (  # noqa: E402
     alternated_rounds,
-    database_argument,
+    child_main,
     django_setup,
+    export_parser,
     print_sides,
 )
-from benchmarks.harness import fmt_mb, peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.harness import fmt_mb, peak_rss, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_cxc"
@@ -288,19 +287,10 @@ CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        name, url, run_id = sys.argv[2:5]
-        print(json.dumps(CHILDREN[name](url, run_id)))
+    if child_main(CHILDREN):
         return
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = export_parser(__doc__, __file__, repeats=3, default_db=DB, db_flag="--db")
     parser.add_argument("--pairs", type=int, default=267_095)
-    database_argument(parser, DB, "--db")
-    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
-    results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
     rounds = alternated_rounds(

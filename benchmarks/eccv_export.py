@@ -27,7 +27,6 @@ afterwards.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -41,11 +40,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.export_harness import (  # noqa: E402
     alternated_rounds,
-    database_argument,
+    child_main,
     django_setup,
+    export_parser,
     print_sides,
 )
-from benchmarks.harness import peak_rss, results_argument, results_tee  # noqa: E402
+from benchmarks.harness import peak_rss, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_eccv"
@@ -380,20 +380,11 @@ CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        name, url, run_id = sys.argv[2:5]
-        print(json.dumps(CHILDREN[name](url, run_id)))
+    if child_main(CHILDREN):
         return
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = export_parser(__doc__, __file__, repeats=5, default_db=DB, db_flag="--db")
     parser.add_argument("--images", type=int, default=40_000)
     parser.add_argument("--queries", type=int, default=5_000)
-    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
-    database_argument(parser, DB, "--db")
-    results_argument(parser, __file__)
     args = parser.parse_args()
     results_tee(args.results)
     rounds = alternated_rounds(

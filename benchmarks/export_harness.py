@@ -6,16 +6,18 @@ each peak is its own), and the table of the two sides."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import fmt_mb, in_subprocess
+from benchmarks.harness import fmt_mb, in_subprocess, results_argument
 
 
 def django_setup(url: str) -> None:
@@ -36,6 +38,31 @@ def database_argument(parser: argparse.ArgumentParser, default: str, *flags: str
         default=default,
         help=f"the scratch database to make and drop (default {default})",
     )
+
+
+def child_main(children: dict[str, Callable[[str, str], dict]]) -> bool:
+    """In a child (`--child NAME URL RUN_ID`): run that measurement, print its JSON, and
+    say so (the script returns); False in the parent."""
+    if len(sys.argv) < 2 or sys.argv[1] != "--child":
+        return False
+    name, url, run_id = sys.argv[2:5]
+    print(json.dumps(children[name](url, run_id)))
+    return True
+
+
+def export_parser(
+    doc: str | None, script: str, *, repeats: int, default_db: str, db_flag: str
+) -> argparse.ArgumentParser:
+    """The options every export benchmark takes; the script adds its sizes."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--parts", action="store_true", help="then time the job's parts once")
+    database_argument(parser, default_db, db_flag)
+    results_argument(parser, script)
+    return parser
 
 
 @dataclass
