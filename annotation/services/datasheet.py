@@ -3,6 +3,7 @@ Datasets") where they apply, filled from the run, its batches and the export's m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,14 +125,41 @@ def _exclusions(manifest: dict[str, Any]) -> list[str]:
     return listed(value or "none", key="exclusions", lead="- Exclusions")
 
 
-def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: str) -> str:
-    """Write DATASHEET.md into `folder`; returns its sha256."""
-    dataset = run.dataset
-    batches = _batches(run)
+@dataclass(frozen=True)
+class DatasheetRun:
+    """What the datasheet says of the run rather than of the export's files: its batches and
+    the simulated crowds' quality. An export job reads it beside its build
+    (services/beside.py), as it needs nothing the build makes."""
+
+    batches: list[dict[str, Any]]
+    simulated: bool
+    quality: list[str]
+
+
+def datasheet_run(*, run_id: int) -> DatasheetRun:
+    run = Run.objects.get(pk=run_id)
     simulated = any(
         provider_for(name).simulated
         for name in run.batches.exclude(status="draft").values_list("provider", flat=True)
     )
+    return DatasheetRun(
+        batches=_batches(run), simulated=simulated, quality=_quality(run, simulated)
+    )
+
+
+def datasheet_write(
+    *,
+    folder: Path,
+    run: Run,
+    manifest: dict[str, Any],
+    flow: str,
+    of_run: DatasheetRun | None = None,
+) -> str:
+    """Write DATASHEET.md into `folder` (`of_run`: the run's part, read now if not given);
+    returns its sha256."""
+    dataset = run.dataset
+    of_run = of_run or datasheet_run(run_id=run.pk)
+    batches, simulated = of_run.batches, of_run.simulated
     pay = manifest.get("pay", [])
     agreement = manifest.get("agreement")
     counts: dict[str, Any] = {
@@ -215,7 +243,7 @@ def datasheet_write(*, folder: Path, run: Run, manifest: dict[str, Any], flow: s
         *table(pay if isinstance(pay, list) else [pay], source="pay"),
         "",
         "## Quality estimate",
-        *_quality(run, simulated),
+        *of_run.quality,
         "",
         "## Uses, distribution, maintenance",
         "- License: "

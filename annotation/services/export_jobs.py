@@ -7,6 +7,7 @@ job's result, and cleanup when anything fails. One Celery task (`exports.write`)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from django.utils import timezone
 from annotation.models import Export, Job, Run
 from annotation.selectors.invitations import consent_record
 from annotation.selectors.pay import run_pay_summary
+from annotation.services.beside import beside_pool, reads_beside
+from annotation.services.datasheet import DatasheetRun, datasheet_run
 from annotation.services.exports import export_discard, export_finish, exports_folder
 from annotation.services.files import AtomicLines
 from annotation.services.job_recovery import JobSteps, job_steps_register
@@ -147,8 +150,12 @@ def export_job_write(*, job_id: int) -> Export | None:
     work = ExportWork(job_id=job_id, run=run, spec=spec)
     terms = release_terms(run=run, params=job.params)
     try:
-        with arrow_from_malloc():  # freed memory goes back to the system between phases
-            return _built_and_recorded(job_id=job_id, spec=spec, work=work, terms=terms)
+        with arrow_from_malloc(), beside_pool() as pool:  # freed memory goes back between phases
+            # The datasheet's part about the run needs nothing the build makes: read beside it.
+            datasheet = reads_beside(pool, datasheet_run, run_id=run.pk)
+            return _built_and_recorded(
+                job_id=job_id, spec=spec, work=work, terms=terms, datasheet=datasheet
+            )
     except Exception as exc:
         export_discard(work.staged)
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
@@ -156,7 +163,12 @@ def export_job_write(*, job_id: int) -> Export | None:
 
 
 def _built_and_recorded(
-    *, job_id: int, spec: ExportSpec, work: ExportWork, terms: dict[str, Any]
+    *,
+    job_id: int,
+    spec: ExportSpec,
+    work: ExportWork,
+    terms: dict[str, Any],
+    datasheet: Future[DatasheetRun],
 ) -> Export | None:
     """The flow's build, then the version written and recorded (`export_finish`)."""
     run = work.run
@@ -184,6 +196,7 @@ def _built_and_recorded(
         staged=work.staged,
         main_file=parts.main_file,
         checksum=parts.checksum,
+        datasheet=datasheet.result(),
     )
 
 

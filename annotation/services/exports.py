@@ -21,9 +21,10 @@ from django.db.models import Max
 from annotation.models import Export, Run, RunStatus
 from annotation.paths import paths_hidden
 from annotation.selectors.run_texts import instructions_record
+from annotation.services.beside import beside_pool
 from annotation.services.croissant import croissant_write
 from annotation.services.dataset_card import card_write
-from annotation.services.datasheet import datasheet_write
+from annotation.services.datasheet import DatasheetRun, datasheet_write
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import job_finishing, job_succeed
 from annotation.services.release_changes import changes_write, release_changes
@@ -69,13 +70,15 @@ def export_record(
     staged: Path | None = None,
     main_file: str | None = None,
     checksum: str | None = None,
+    datasheet: DatasheetRun | None = None,
 ) -> Export:
     """Lock the run (two exports never take one version), write `files`, `manifest.json` (its
     `files` entry gets their sha256) and DATASHEET.md into the staging folder (`staged`, or a
     new one), rename it to the next version's folder (`<prefix>-v<n>`), record the export (its
     path the folder, or `main_file` in it; its checksum the manifest's unless given) and mark
     the run exported. On any failure the staging folder (and a version folder this call made)
-    is removed and the error raised."""
+    is removed and the error raised. `datasheet`: the datasheet's part about the run, when the
+    caller read it already (an export job reads it beside its build)."""
     Run.objects.select_for_update().get(pk=run.pk)
     # Researchers download these files: sources are named, never a server's absolute path.
     manifest = paths_hidden(manifest)
@@ -97,17 +100,20 @@ def export_record(
             }
             manifest["files"] = {**manifest.get("files", {}), **written}
         if tables:  # beside the papers' files, which `files` lists alone as before
-            manifest["record_sets"] = release_tables_write(
-                folder=work, tables=tables, license=terms["license"]
-            )
-            previous = Export.objects.filter(run=run, format=format, version=version - 1).first()
-            manifest["changes"] = release_changes(
-                previous=previous, tables=tables, keys=record_keys or {}
-            )
+            with beside_pool() as pool:  # Arrow's writer and comparison both leave the GIL
+                parquet = pool.submit(
+                    release_tables_write, folder=work, tables=tables, license=terms["license"]
+                )
+                previous = Export.objects.filter(
+                    run=run, format=format, version=version - 1
+                ).first()
+                changes = release_changes(previous=previous, tables=tables, keys=record_keys or {})
+                manifest["record_sets"] = parquet.result()
+            manifest["changes"] = changes
             changes_write(folder=work, changes=manifest["changes"], format=format, version=version)
         data = json.dumps(manifest, indent=2).encode()
         manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
-        datasheet_write(folder=work, run=run, manifest=manifest, flow=title)
+        datasheet_write(folder=work, run=run, manifest=manifest, flow=title, of_run=datasheet)
         card_write(
             folder=work,
             run=run,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -19,6 +19,27 @@ def file_write_atomic(*, path: Path, data: bytes) -> str:
         tmp.unlink(missing_ok=True)  # e.g. a full disk: leave nothing behind
         raise
     return hashlib.sha256(data).hexdigest()
+
+
+def file_made_atomic(*, path: Path, make: Callable[[Path], None]) -> str:
+    """`make(tmp)` writes the file at a temporary path, renamed to `path` once whole (as
+    `file_write_atomic`, for a writer that takes a path, so that the file's bytes are never
+    held in memory); returns its sha256, read back a block at a time."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    try:
+        make(tmp)
+        digest = hashlib.sha256()
+        with tmp.open("rb") as handle:
+            while block := handle.read(_HASH_BLOCK):
+                digest.update(block)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return digest.hexdigest()
+
+
+_HASH_BLOCK = 4 * 1024 * 1024
 
 
 class AtomicLines:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation.services.files import file_write_atomic
+from annotation.services.files import file_made_atomic
 from annotation.services.memory import memory_release
 
 # No wall-clock time inside the file: two exports of the same records give the same bytes.
@@ -35,6 +36,10 @@ def table_parquet_bytes(*, table: pa.Table) -> bytes:
     return out.getvalue()
 
 
+def _parquet_write(table: pa.Table, path: Path) -> None:
+    pq.write_table(table, str(path), **_WRITE_OPTIONS)  # the same bytes as table_parquet_bytes
+
+
 def release_tables_write(
     *, folder: Path, tables: Mapping[str, pa.Table], license: str
 ) -> dict[str, Any]:
@@ -50,8 +55,9 @@ def release_tables_write(
         name: {
             "file": parquet_name(name),
             "rows": table.num_rows,
-            "sha256": file_write_atomic(
-                path=folder / parquet_name(name), data=table_parquet_bytes(table=table)
+            "sha256": file_made_atomic(
+                path=folder / parquet_name(name),
+                make=partial(_parquet_write, table),
             ),
         }
         for name, table in tables.items()

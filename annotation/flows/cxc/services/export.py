@@ -23,9 +23,10 @@ from annotation.flows.cxc.selectors import (
     cxc_rating_arrays,
 )
 from annotation.flows.cxc.vocabulary import CxcStage
-from annotation.models import Item, Job, Run, Worker
+from annotation.models import Item, Job, Run
 from annotation.selectors.int_arrays import int_arrays
-from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.selectors.pseudonyms import run_worker_pseudonyms
+from annotation.services.beside import beside_pool, reads_beside
 from annotation.services.export_jobs import (
     ExportParts,
     ExportSpec,
@@ -351,55 +352,78 @@ def _task_files(
     return _pairs_table(prefix, rows, (first, second, method), pairs, lists, model)
 
 
+@dataclass(frozen=True)
+class _Reads:
+    """What the export reads besides the ratings (none of it depends on them)."""
+
+    pseudonyms: dict[int, str]
+    names: _PairNames
+    crowd: dict[str, Any]  # the manifest's consent and pay entries
+    sample: dict[str, Any] | None  # the sampling job's result
+
+
+def _reads(run_id: int) -> _Reads:
+    run = Run.objects.select_related("dataset").get(pk=run_id)
+    sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
+    return _Reads(
+        pseudonyms=run_worker_pseudonyms(run=run),
+        names=_PairNames(run),
+        crowd=export_manifest_crowd(run=run),
+        sample=sample.result if sample else None,
+    )
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
-    pseudonyms = {
-        pk: worker_pseudonym(provider=provider, external_id=external)
-        for pk, provider, external in Worker.objects.filter(assignments__hit__batch__run=run)
-        .distinct()
-        .values_list("pk", "provider", "external_id")
-    }
-    ratings = cxc_rating_arrays(run=run)
-    # The JSONL of every rating is streamed to disk before the version is taken.
-    work.stream("ratings.jsonl", partial(_ratings_jsonl, ratings=ratings, pseudonyms=pseudonyms))
-    work.progress(60, f"{ratings.item.size} ratings read")
-    gold_ratings = int(ratings.gold.sum())
-    counted = _counted(ratings)
-    del ratings  # with gold pairs, a copy less
-    memory_release()
-    # The per-rating work first, before the pairs' text columns are made: only the rating
-    # arrays are held while its temporaries live.
-    # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
-    # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
-    model = _scale_model(counted)
-    memory_release()
-    work.progress(70, "agreement")
-    agreement = cxc_agreement(counted)
-    memory_release()
-    pairs = _pairs(counted)
-    name = str(run.config.get("export_name", "val"))
-    names = _PairNames(run)
-    per_method: dict[str, int] = {}
-    table_parts: list[pa.Table] = []
-    with ExitStack() as stack:
-        # The scale model's file is written beside the three CSVs, a task's lines at a time
-        # (the manifest lists it after them, as it closes last).
-        beside = None
-        if model is not None:
-            beside = stack.enter_context(work.streaming(f"scale_model_{name}.csv"))
-            beside.write_bytes((",".join(MODEL_COLUMNS) + "\n").encode())
-        for n in range(len(STAGES)):
-            task = _Task(n, name, names, counted, pairs, model, pseudonyms)
-            table_parts.append(_task_files(work, task, beside, per_method))
-            memory_release()  # the text columns' intermediates
+    with beside_pool() as pool:
+        # The reads that do not need the ratings, on a connection of their own while the
+        # database streams the ratings (its work and the packing overlap on two cores).
+        reads_now = reads_beside(pool, _reads, run.pk)
+        ratings = cxc_rating_arrays(run=run)
+        reads = reads_now.result()
+        work.progress(60, f"{ratings.item.size} ratings read")
+        gold_ratings = int(ratings.gold.sum())
+        counted = _counted(ratings)
+        # The JSONL of every rating (Arrow's kernels and the writes leave the GIL) in the
+        # helper thread while this one fits the scale model on the same arrays; then the
+        # agreement there while the pairs' files are made here (each side about as long).
+        jsonl = pool.submit(
+            work.stream,
+            "ratings.jsonl",
+            partial(_ratings_jsonl, ratings=ratings, pseudonyms=reads.pseudonyms),
+        )
+        del ratings  # with gold pairs, a copy less once the JSONL is written
+        # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
+        # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
+        model = _scale_model(counted)
+        jsonl.result()
+        agreement_now = pool.submit(cxc_agreement, counted)
+        work.progress(70, "pairs")
+        memory_release()
+        pairs = _pairs(counted)
+        name = str(run.config.get("export_name", "val"))
+        per_method: dict[str, int] = {}
+        table_parts: list[pa.Table] = []
+        with ExitStack() as stack:
+            # The scale model's file is written beside the three CSVs, a task's lines at a
+            # time (the manifest lists it after them, as it closes last).
+            beside = None
+            if model is not None:
+                beside = stack.enter_context(work.streaming(f"scale_model_{name}.csv"))
+                beside.write_bytes((",".join(MODEL_COLUMNS) + "\n").encode())
+            for n in range(len(STAGES)):
+                task = _Task(n, name, reads.names, counted, pairs, model, reads.pseudonyms)
+                table_parts.append(_task_files(work, task, beside, per_method))
+                memory_release()  # the text columns' intermediates
+        agreement = agreement_now.result()
     counted_ratings, fitted = int(counted.item.size), model is not None
-    del counted, pairs, model, names
+    sample, crowd = reads.sample, reads.crowd
+    del counted, pairs, model, reads
     memory_release()
     work.progress(80, "manifest")
-    sample = run.jobs.filter(name="cxc.sample", state="succeeded").order_by("-pk").first()
     manifest: dict[str, Any] = {
         **export_manifest_head(run=run, format=CXC_FORMAT),
-        "sampling": sample.result if sample else None,
+        "sampling": sample,
         "pairs_per_sampling_method": dict(sorted(per_method.items())),
         "ratings": counted_ratings,
         "gold_ratings": gold_ratings,
@@ -412,7 +436,7 @@ def _build(work: ExportWork) -> ExportParts:
             "least squares (pipeline/scales.py); agg_score stays CxC's plain mean",
             "columns": list(MODEL_COLUMNS),
         },
-        **export_manifest_crowd(run=run),
+        **crowd,
     }
     return ExportParts(
         manifest=manifest,
