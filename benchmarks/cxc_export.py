@@ -173,23 +173,23 @@ def child_app(url: str, run_id: str) -> dict:
     }
 
 
-# The job's steps timed in place: (module, function), in the order the job calls them.
+# The job's steps timed in place: (module, function), in the order the job starts them. Steps
+# marked in BESIDE run in a helper thread beside others (services/beside.py).
 PARTS = (
+    ("annotation.services.export_jobs", "datasheet_run"),
+    ("annotation.flows.cxc.services.export", "_reads"),
     ("annotation.flows.cxc.services.export", "cxc_rating_arrays"),
     ("annotation.flows.cxc.services.export", "_ratings_jsonl"),
     ("annotation.flows.cxc.services.export", "_scale_model"),
     ("annotation.flows.cxc.services.export", "cxc_agreement"),
-    ("annotation.flows.cxc.services.export", "_pairs"),
-    ("annotation.flows.cxc.services.export", "_PairNames"),
-    ("annotation.flows.cxc.services.export", "_rating_lists"),
-    ("annotation.flows.cxc.services.export", "_pairs_table"),
-    ("annotation.flows.cxc.services.export", "export_manifest_crowd"),
+    ("annotation.flows.cxc.services.export", "_pair_files"),
     ("annotation.services.exports", "release_tables_write"),
     ("annotation.services.exports", "release_changes"),
     ("annotation.services.exports", "datasheet_write"),
     ("annotation.services.exports", "card_write"),
     ("annotation.services.exports", "croissant_write"),
 )
+BESIDE = {"datasheet_run", "_reads", "_ratings_jsonl", "cxc_agreement", "release_tables_write"}
 
 
 def child_parts(url: str, run_id: str) -> dict:
@@ -234,8 +234,6 @@ def child_parts(url: str, run_id: str) -> dict:
     t, c = time.perf_counter(), time.process_time()
     export_job_write(job_id=job.pk)
     total, total_cpu = time.perf_counter() - t, time.process_time() - c
-    rest = "rest (reads, CSVs, manifest, rename, ...)"
-    seconds[rest], cpu[rest] = total - sum(seconds.values()), total_cpu - sum(cpu.values())
     seconds["the whole job"], cpu["the whole job"] = total, total_cpu
     peak = max(top[0], _peak_now())
     return {
@@ -312,14 +310,17 @@ def main() -> None:
         print(
             "the job's parts, timed where the job calls them, in one more fresh process"
             " (a version with CHANGES against the previous); resident memory above the job's"
-            " start after the step and at the step's peak:"
+            " start after the step and at the step's peak. Steps marked | run in a helper"
+            " thread beside the others: times overlap, and cpu s counts every thread of the"
+            " process while the step ran:"
         )
         print(f"  {'step':<44}{'s':>8}{'cpu s':>8}{'after MB':>10}{'peak MB':>9}")
         for name, value in parts["seconds"].items():
             after, peak = parts["rss"].get(name), parts["peaks"].get(name)
             grown = "" if after is None else f"{fmt_mb(after - parts['base']):>10}"
             top = "" if peak is None else f"{fmt_mb(peak - parts['base']):>9}"
-            print(f"  {name:<44}{value:>8.2f}{parts['cpu'][name]:>8.2f}{grown}{top}")
+            label = f"| {name}" if name in BESIDE else name
+            print(f"  {label:<44}{value:>8.2f}{parts['cpu'][name]:>8.2f}{grown}{top}")
         print(f"  peak growth of that process: {fmt_mb(parts['peak'] - parts['base'])} MB")
 
 

@@ -1,5 +1,6 @@
-"""`int_arrays` on a query that matches nothing: empty arrays of the asked types (Django
-raises EmptyResultSet instead of writing SQL for `.none()` and an empty `IN`)."""
+"""`int_arrays`: every row once, read in chunks; a query that matches nothing gives empty arrays
+of the asked types (Django raises EmptyResultSet instead of writing SQL for `.none()` and an
+empty `IN`); a NULL is an error naming its column."""
 
 import numpy as np
 import pytest
@@ -32,3 +33,30 @@ def test_the_same_columns_read_every_row(dataset):
         list(zip(arrays["id"][order].tolist(), arrays["coco"][order].tolist(), strict=True))
         == expected
     )
+
+
+def test_rows_read_in_many_chunks_are_every_row_once(dataset, monkeypatch):
+    from annotation.selectors import int_arrays as module
+
+    monkeypatch.setattr(module, "CHUNK_ROWS", 2)  # chunks of ids: many messages
+    images = Image.objects.filter(dataset=dataset)
+    assert images.count() > 4
+    arrays = int_arrays(images, COLUMNS)
+    assert sorted(arrays["id"].tolist()) == sorted(images.values_list("pk", flat=True))
+
+
+def test_a_null_value_is_an_error_naming_its_column(dataset):
+    from django.db.models.functions import NullIf
+
+    columns = {"id": ("pk", np.int64), "gone": (NullIf("coco_id", "coco_id"), np.int32)}
+    with pytest.raises(ValueError, match="'gone'"):
+        int_arrays(Image.objects.filter(dataset=dataset), columns)
+
+
+def test_the_planners_setting_is_as_before(dataset):
+    from django.db import connection
+
+    int_arrays(Image.objects.filter(dataset=dataset), COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone()[0] == "on"

@@ -3,6 +3,7 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
@@ -373,52 +374,63 @@ def _reads(run_id: int) -> _Reads:
     )
 
 
+def _pair_files(
+    work: ExportWork, reads: _Reads, counted: RatingArrays, model: np.ndarray | None
+) -> tuple[list[pa.Table], dict[str, int]]:
+    """The three CSVs and the scale model's file; returns the record set's parts and the
+    pairs per sampling method."""
+    pairs = _pairs(counted)
+    name = str(work.run.config.get("export_name", "val"))
+    per_method: dict[str, int] = {}
+    table_parts: list[pa.Table] = []
+    with ExitStack() as stack:
+        # The scale model's file is written beside the three CSVs, a task's lines at a time
+        # (the manifest lists it after them, as it closes last).
+        beside = None
+        if model is not None:
+            beside = stack.enter_context(work.streaming(f"scale_model_{name}.csv"))
+            beside.write_bytes((",".join(MODEL_COLUMNS) + "\n").encode())
+        for n in range(len(STAGES)):
+            task = _Task(n, name, reads.names, counted, pairs, model, reads.pseudonyms)
+            table_parts.append(_task_files(work, task, beside, per_method))
+            memory_release()  # the text columns' intermediates
+    return table_parts, per_method
+
+
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
+    # Each step beside another leaves the GIL for most of its time (numpy's and Arrow's
+    # kernels, file writes, waits on the database), so two cores work at once.
     with beside_pool() as pool:
-        # The reads that do not need the ratings, on a connection of their own while the
-        # database streams the ratings (its work and the packing overlap on two cores).
+        # What does not need the ratings, on a connection of its own while they stream in.
         reads_now = reads_beside(pool, _reads, run.pk)
         ratings = cxc_rating_arrays(run=run)
         reads = reads_now.result()
         work.progress(60, f"{ratings.item.size} ratings read")
         gold_ratings = int(ratings.gold.sum())
         counted = _counted(ratings)
-        # The JSONL of every rating (Arrow's kernels and the writes leave the GIL) in the
-        # helper thread while this one fits the scale model on the same arrays; then the
-        # agreement there while the pairs' files are made here (each side about as long).
+        # Every rating's JSON line beside the per-worker scale model (beside CxC's plain
+        # mean, agg_score, the default: its estimate and 95 % interval, pipeline/scales.py).
         jsonl = pool.submit(
             work.stream,
             "ratings.jsonl",
             partial(_ratings_jsonl, ratings=ratings, pseudonyms=reads.pseudonyms),
         )
         del ratings  # with gold pairs, a copy less once the JSONL is written
-        # Beside CxC's plain mean (agg_score, the default), the per-worker scale model's
-        # estimate and 95 % interval (pipeline/scales.py), in a file of its own.
         model = _scale_model(counted)
         jsonl.result()
+        # Only the JSONL names the ratings' assignments.
+        counted = dataclasses.replace(counted, assignment=np.zeros(0, dtype=np.int64))
+        # The agreement beside the pairs' files.
         agreement_now = pool.submit(cxc_agreement, counted)
         work.progress(70, "pairs")
         memory_release()
-        pairs = _pairs(counted)
-        name = str(run.config.get("export_name", "val"))
-        per_method: dict[str, int] = {}
-        table_parts: list[pa.Table] = []
-        with ExitStack() as stack:
-            # The scale model's file is written beside the three CSVs, a task's lines at a
-            # time (the manifest lists it after them, as it closes last).
-            beside = None
-            if model is not None:
-                beside = stack.enter_context(work.streaming(f"scale_model_{name}.csv"))
-                beside.write_bytes((",".join(MODEL_COLUMNS) + "\n").encode())
-            for n in range(len(STAGES)):
-                task = _Task(n, name, reads.names, counted, pairs, model, reads.pseudonyms)
-                table_parts.append(_task_files(work, task, beside, per_method))
-                memory_release()  # the text columns' intermediates
+        table_parts, per_method = _pair_files(work, reads, counted, model)
         agreement = agreement_now.result()
+    name = str(run.config.get("export_name", "val"))
     counted_ratings, fitted = int(counted.item.size), model is not None
     sample, crowd = reads.sample, reads.crowd
-    del counted, pairs, model, reads
+    del counted, model, reads
     memory_release()
     work.progress(80, "manifest")
     manifest: dict[str, Any] = {
