@@ -24,7 +24,7 @@ from annotation.flows.cxc.selectors import (
     cxc_rating_arrays,
 )
 from annotation.flows.cxc.vocabulary import CxcStage
-from annotation.models import Item, Job, Run
+from annotation.models import Caption, Item, Job, Run
 from annotation.selectors.int_arrays import int_arrays
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.beside import beside_pool, reads_beside
@@ -87,10 +87,19 @@ class _PairNames:
                 "tag": (tag, np.int16),
                 "image1": (Coalesce("positive_id", -1), np.int64),
                 "image2": (Coalesce("negative_id", -1), np.int64),
-                "caption1": (Coalesce("caption__coco_id", -1), np.int64),
-                "caption2": (Coalesce("caption2__coco_id", -1), np.int64),
+                "caption1": (Coalesce("caption_id", -1), np.int64),
+                "caption2": (Coalesce("caption2_id", -1), np.int64),
             },
         )
+        # Captions' COCO ids from one read of the dataset's captions (no join per pair).
+        captions = int_arrays(
+            Caption.objects.filter(dataset_id=run.dataset_id),
+            {"pk": ("pk", np.int64), "coco": ("coco_id", np.int64)},
+        )
+        order = np.argsort(captions["pk"])
+        caption_pks, coco = captions["pk"][order], captions["coco"][order]
+        for key in ("caption1", "caption2"):
+            self.cols[key] = _coco_ids(self.cols[key], caption_pks, coco)
         self.by_pk = np.argsort(self.cols["pk"])
         files = dict(run.dataset.images.values_list("pk", "file_name"))
         self.file_pks = np.array(sorted(files), dtype=np.int64)
@@ -125,6 +134,15 @@ class _PairNames:
             self._files(np.where(images, image2, image1), ~captions),
         )
         return first, second, tag
+
+
+def _coco_ids(pks: np.ndarray, caption_pks: np.ndarray, coco: np.ndarray) -> np.ndarray:
+    """The COCO id of each caption row id in `pks` (-1 stays -1: no caption)."""
+    used = pks >= 0
+    at = np.searchsorted(caption_pks, pks).clip(0, max(caption_pks.size - 1, 0))
+    if (used & ((caption_pks.size == 0) | (caption_pks[at] != pks))).any():
+        raise ServiceError("a pair's caption is not in the run's dataset")
+    return np.where(used, coco[at] if coco.size else -1, -1)
 
 
 def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Array:
