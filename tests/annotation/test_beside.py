@@ -47,6 +47,19 @@ def test_outside_one_it_runs_beside_on_a_connection_it_closes():
 
 
 @pytest.mark.django_db(transaction=True)
+def test_with_work_beside_off_every_step_runs_here_in_order(settings):
+    settings.CROWDVL_EXPORT_BESIDE = False
+    Dataset.objects.create(name="seen", source_file="", checksum="")
+    steps: list[int] = []
+    with beside_pool() as pool:
+        thread, count, used = reads_beside(pool, _read).result()
+        pool.submit(steps.append, 1)
+        steps.append(2)
+    assert (thread, count, used) == (threading.get_ident(), 1, connections["default"])
+    assert steps == [1, 2]  # the submitted step ran before the next line
+
+
+@pytest.mark.django_db(transaction=True)
 def test_an_error_beside_is_raised_by_result():
     def fails() -> None:
         raise LookupError("the read failed")
@@ -69,7 +82,7 @@ def _manifest_core(data: bytes) -> dict:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_cxc_export_made_beside_is_the_export_made_in_order():
+def test_a_cxc_export_made_beside_is_the_export_made_in_order(settings):
     with connection.cursor() as cursor:
         run = Run.objects.get(pk=fill_rows(cursor.cursor, pairs=600, raters=3))
     with transaction.atomic():  # in order: every read in this thread, on this connection
@@ -89,4 +102,10 @@ def test_a_cxc_export_made_beside_is_the_export_made_in_order():
     assert json.loads(two["manifest.json"])["ratings"] == 600 // 3 * 3 * 3
     sheet_one = one["DATASHEET.md"].decode().replace("v1", "v#")
     assert sheet_one == two["DATASHEET.md"].decode().replace("v2", "v#")
-    assert Job.objects.filter(name=JOB_NAME, state="succeeded").count() == 2
+    settings.CROWDVL_EXPORT_BESIDE = False  # a worker that runs one step at a time
+    third = export_job_write(job_id=job_create(name=JOB_NAME, run=run).pk)
+    assert third is not None
+    for name, data in _files(Path(third.path)).items():
+        if name in same:
+            assert data == two[name], name
+    assert Job.objects.filter(name=JOB_NAME, state="succeeded").count() == 3
