@@ -7,7 +7,8 @@ pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
 - app: the CxC export job (`export_job_write`: counted ratings read, averaged, three CSVs, ratings.jsonl,
   agreement per task, the scale model's CSV, manifest, Parquet, CHANGES against the previous
   repeat's version, card, Croissant, datasheet);
-- bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file.
+- bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file;
+- in order: the job with `CROWDVL_EXPORT_BESIDE=0`, every step in order (no thread beside).
 
     .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--pairs 267095] [--db crowdvl_bench_cxc] [--parts]
 
@@ -19,6 +20,7 @@ called, with the resident memory after each.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -152,6 +154,12 @@ def fill_rows(cur: Any, *, pairs: int, raters: int) -> int:
     return run.pk
 
 
+def child_in_order(url: str, run_id: str) -> dict:
+    """The job with CROWDVL_EXPORT_BESIDE off: every step in order."""
+    os.environ["CROWDVL_EXPORT_BESIDE"] = "0"
+    return child_app(url, run_id)
+
+
 def child_app(url: str, run_id: str) -> dict:
     django_setup(url)
     from annotation.flows.cxc.services.export import JOB_NAME
@@ -281,7 +289,7 @@ def child_copy(url: str, run_id: str) -> dict:
     return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
 
 
-CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts}
+CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts, "in_order": child_in_order}
 
 
 def main() -> None:
@@ -299,13 +307,18 @@ def main() -> None:
         fill=lambda url: (fill(url, args.pairs), None),
         repeats=args.repeats,
         parts=args.parts,
+        also=("in_order",),
     )
     results, loads, parts = rounds.results, rounds.loads, rounds.parts
     print(
         f"\nCxC export of {results['app'][0]['rows']:,} ratings, median of {args.repeats}, fresh "
         f"process each, alternated (1-min load average {loads[0]} before, {loads[1]} after)"
     )
-    print_sides(rounds, app_label="CxC export job (every release file)")
+    print_sides(
+        rounds,
+        app_label="CxC export job (every release file)",
+        also={"in_order": "the same, CROWDVL_EXPORT_BESIDE=0"},
+    )
     if parts is not None:
         print(
             "the job's parts, timed where the job calls them, in one more fresh process"

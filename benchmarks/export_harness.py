@@ -89,6 +89,7 @@ def alternated_rounds(
     fill: Callable[[str], tuple[int, Any]],
     repeats: int,
     parts: bool,
+    also: tuple[str, ...] = (),
 ) -> Rounds:
     """Make the scratch database, migrate it, `fill(url)` it (the run's id and what else it
     returns), then time `script`'s children "copy" and "app" in alternated rounds (and
@@ -112,9 +113,10 @@ def alternated_rounds(
         call_command("migrate", verbosity=0)
         run_id, extra = fill(url)
         connections.close_all()
-        rounds = Rounds(filled=extra, results={"copy": [], "app": []}, loads=[_load()])
+        sides = ("copy", "app", *also)  # `also`: more of the script's children, each round
+        rounds = Rounds(filled=extra, results={name: [] for name in sides}, loads=[_load()])
         for _ in range(repeats):
-            for name in ("copy", "app"):
+            for name in sides:
                 rounds.results[name].append(in_subprocess(script, name, [url, str(run_id)]))
         rounds.loads.append(_load())
         if parts:
@@ -129,13 +131,14 @@ def alternated_rounds(
     return rounds
 
 
-def print_sides(rounds: Rounds, *, app_label: str) -> None:
-    """The two sides' medians, the ratio to the copy's, peak RSS and growth, then the ratio
-    of each round."""
+def print_sides(rounds: Rounds, *, app_label: str, also: dict[str, str] | None = None) -> None:
+    """The sides' medians, the ratio to the copy's, peak RSS and growth, then the ratio
+    of each round (`also`: more sides, name -> label)."""
     results = rounds.results
     base_s = statistics.median(r["seconds"] for r in results["copy"])
     print(f"{'what':<36}{'median s':>10}{'ratio':>7}{'peak RSS MB':>13}{'growth MB':>11}")
-    for name, label in (("copy", "bare COPY ... TO (baseline)"), ("app", app_label)):
+    labels = {"copy": "bare COPY ... TO (baseline)", "app": app_label, **(also or {})}
+    for name, label in labels.items():
         runs = results[name]
         seconds = statistics.median(r["seconds"] for r in runs)
         print(
