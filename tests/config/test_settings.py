@@ -6,6 +6,7 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +114,25 @@ def test_redis_cache_keeps_one_client_per_pool():
     assert cache._cache.get_client() is cache._cache.get_client(write=True)
     cache.delete("k")
     assert cache.get("k") is None
+
+
+def test_redis_cache_gets_on_its_own_connection_and_survives_losing_it():
+    from config.redis_cache import PooledRedisCache
+
+    cache = PooledRedisCache(os.environ["CELERY_BROKER_URL"], {"KEY_PREFIX": "pooled-test"})
+    cache.set("k", {"v": 1}, 30)
+    client = cache._cache
+    pool = client._get_connection_pool(False)
+    assert cache.get("k") == {"v": 1} and cache.get("missing", "d") == "d"
+    reader = client._readers.reader[1]
+    assert reader not in pool._in_use_connections | set(pool._available_connections)
+    reader._sock.close()  # the connection dropped (a restarted server): read the other way
+    assert cache.get("k") == {"v": 1}
+    assert cache.get("k") == {"v": 1}  # and the connection made again
+    # Another thread gets a connection of its own.
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append((cache.get("k"), client._readers.reader)))
+    worker.start()
+    worker.join()
+    assert seen[0][0] == {"v": 1} and seen[0][1][1] is not client._readers.reader[1]
+    cache.delete("k")

@@ -11,8 +11,10 @@ from annotation.crowd.local.invitations import invitation_consent
 from annotation.crowd.local.progress import worker_batches
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
+from annotation.pages.work.csrf import csrf_token
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
+from annotation.pages.work.shell import shell_fill_plain, task_shell
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.task_page import task_page
@@ -146,3 +148,19 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
         context={"error": error},
         status=400 if error else 200,
     )
+
+
+def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpResponse | None:
+    """`work_assignment`'s answer to a GET of the worker's own open assignment when the page
+    shows nothing but the task (no message, no error, nobody signed in: the caller checks the
+    last two), from the same checks; None for anything else, which the view answers.
+    The lean path's view (`lean_path.py`)."""
+    worker_id = request.session.get(SESSION_WORKER)
+    if not isinstance(worker_id, int):
+        return None
+    page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
+    if page is None or page.state != AssignmentState.ACCEPTED:
+        return None
+    shell = task_shell(hit_id=page.hit_id, instructions=page.instructions)
+    key = page_key(assignment_id=page.assignment_id)
+    return HttpResponse(shell_fill_plain(shell, token=csrf_token(request), key=key))
