@@ -12,13 +12,12 @@ from django.test import Client, RequestFactory, override_settings
 
 from annotation.crowd.local import lean_path
 from annotation.crowd.local.invitations import invitation_revoke
-from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Invitation
 from annotation.pages.work.csrf import csrf_token
 from annotation.selectors.images import SALT
-from annotation.services.batches import batch_create, batch_publish
 from annotation.services.run_texts import run_consent_set
 from config import settings as project_settings
+from tests.annotation.test_task_page_shell import local_batch
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db
@@ -39,20 +38,6 @@ def lean_answers(monkeypatch):
 
     monkeypatch.setattr(lean_path, "work_assignment_plain", spy)
     return answers
-
-
-def _batch(run, limit: int | None = 3):
-    """HITs of three pairs (one, or two with no limit), for three workers each."""
-    return batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=BisonStage.SELECTION,
-            provider="local",
-            items_per_hit=3,
-            limit=limit,
-            assignments_per_hit=3,
-        )
-    )
 
 
 def _claim(client, batch) -> str:
@@ -98,7 +83,7 @@ def test_the_lean_path_is_on_with_the_projects_settings():
 
 
 def test_the_page_and_its_headers_are_the_full_stacks(client, paired_run, lean_answers):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     full = _full_stack_client(client)
@@ -120,7 +105,7 @@ def test_the_page_and_its_headers_are_the_full_stacks(client, paired_run, lean_a
 
 
 def test_the_forms_token_is_the_sessions_and_posts(paired_run, lean_answers):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     worker = Client(enforce_csrf_checks=True)
     join(worker, paired_run, "alice")
     url = _claim(worker, batch)
@@ -133,7 +118,7 @@ def test_the_forms_token_is_the_sessions_and_posts(paired_run, lean_answers):
 
 
 def test_another_workers_assignment_is_not_found(paired_run, lean_answers):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     alice, bob = Client(), Client()
     join(alice, paired_run, "alice")
     join(bob, paired_run, "bob")
@@ -145,7 +130,7 @@ def test_another_workers_assignment_is_not_found(paired_run, lean_answers):
 
 
 def test_a_revoked_invitation_or_outdated_consent_is_not_found(client, paired_run):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     assert client.get(url).status_code == 200
@@ -160,7 +145,7 @@ def test_a_revoked_invitation_or_outdated_consent_is_not_found(client, paired_ru
 
 
 def test_a_submitted_assignment_goes_to_the_next(client, paired_run, lean_answers):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     assignment = Assignment.objects.get(pk=int(url.rstrip("/").rsplit("/", 1)[1]))
@@ -171,7 +156,7 @@ def test_a_submitted_assignment_goes_to_the_next(client, paired_run, lean_answer
 
 
 def test_a_message_or_a_signed_in_user_goes_the_full_way(client, paired_run, lean_answers):
-    batch = _batch(paired_run, limit=None)
+    batch = local_batch(paired_run, limit=None)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     answers = {f"q{n}": "none" for n in range(3)}
@@ -195,7 +180,7 @@ def test_a_message_or_a_signed_in_user_goes_the_full_way(client, paired_run, lea
 
 
 def test_what_the_stack_refuses_it_refuses(client, paired_run, lean_answers):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     assert client.get(url, HTTP_HOST="evil.example").status_code == 400

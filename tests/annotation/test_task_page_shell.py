@@ -25,15 +25,15 @@ from tests.factories import join
 pytestmark = pytest.mark.django_db
 
 
-def _batch(run):
-    """One HIT of three pairs, for three workers."""
+def local_batch(run, limit: int | None = 3):
+    """HITs of three pairs (one, or more with no limit), for three workers each."""
     return batch_publish(
         batch=batch_create(
             run=run,
             stage=BisonStage.SELECTION,
             provider="local",
             items_per_hit=3,
-            limit=3,
+            limit=limit,
             assignments_per_hit=3,
         )
     )
@@ -74,7 +74,7 @@ def _csrf(html: str) -> str:
 
 
 def test_a_repeat_view_renders_no_template_and_no_more_sql(client, paired_run):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     first, first_templates, first_queries = _view(client, url)
@@ -97,7 +97,7 @@ def test_a_repeat_view_renders_no_template_and_no_more_sql(client, paired_run):
 
 
 def test_what_varies_is_each_assignments_own(paired_run):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     alice, bob = Client(), Client(enforce_csrf_checks=True)
     join(alice, paired_run, "alice")
     join(bob, paired_run, "bob")
@@ -145,7 +145,7 @@ def test_what_varies_is_each_assignments_own(paired_run):
 
 
 def test_the_shell_holds_nothing_of_a_request(client, paired_run):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     page = client.get(url).content.decode()
@@ -159,7 +159,7 @@ def test_the_shell_holds_nothing_of_a_request(client, paired_run):
 
 
 def test_new_instructions_build_the_shell_again(client, paired_run):
-    batch = _batch(paired_run)
+    batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     assert "Discriminative captions" in client.get(url).content.decode()

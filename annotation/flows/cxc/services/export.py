@@ -107,10 +107,7 @@ class _PairNames:
 
     def _files(self, images: np.ndarray, used: np.ndarray) -> pa.Array:
         """The file names of `images` where `used` (an empty name elsewhere)."""
-        at = np.searchsorted(self.file_pks, images).clip(0, max(self.file_pks.size - 1, 0))
-        missing = used & ((self.file_pks.size == 0) | (self.file_pks[at] != images))
-        if missing.any():
-            raise ServiceError(f"pair names image {int(images[missing][0])}, not in the dataset")
+        at = _positions(self.file_pks, images, "pair names image {}, not in the dataset", used)
         return pc.if_else(used, self.file_names.take(at), "")
 
     def __call__(self, items: np.ndarray) -> tuple[pa.Array, pa.Array, np.ndarray]:
@@ -136,21 +133,34 @@ class _PairNames:
         return first, second, tag
 
 
+def _positions(
+    keys: np.ndarray, ids: np.ndarray, missing: str, used: np.ndarray | None = None
+) -> np.ndarray:
+    """Where each of `ids` stands in the ascending `keys` (only those `used` must be there:
+    ServiceError `missing`, formatted with the first absent id, otherwise)."""
+    at = np.searchsorted(keys, ids).clip(0, max(keys.size - 1, 0))
+    absent = keys[at] != ids if keys.size else np.ones(ids.shape, dtype=bool)
+    if used is not None:
+        absent &= used
+    if absent.any():
+        raise ServiceError(missing.format(int(ids[absent][0])))
+    return at
+
+
+NO_PSEUDONYM = "a rating's worker {} has no pseudonym (not a worker of the run)"
+
+
 def _coco_ids(pks: np.ndarray, caption_pks: np.ndarray, coco: np.ndarray) -> np.ndarray:
     """The COCO id of each caption row id in `pks` (-1 stays -1: no caption)."""
     used = pks >= 0
-    at = np.searchsorted(caption_pks, pks).clip(0, max(caption_pks.size - 1, 0))
-    if (used & ((caption_pks.size == 0) | (caption_pks[at] != pks))).any():
-        raise ServiceError("a pair's caption is not in the run's dataset")
-    return np.where(used, coco[at] if coco.size else -1, -1)
+    at = _positions(caption_pks, pks, "a pair's caption {} is not in the run's dataset", used)
+    return np.where(used, coco[at], -1) if coco.size else np.full(pks.shape, -1, np.int64)
 
 
 def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Array:
     """The pseudonym of each of `workers` (row ids), taken from one string per worker."""
     pks = np.array(sorted(pseudonyms), dtype=np.int64)
-    at = np.searchsorted(pks, workers).clip(0, max(pks.size - 1, 0))
-    if workers.size and (pks.size == 0 or (pks[at] != workers).any()):
-        raise ServiceError("a rating's worker has no pseudonym (not a worker of the run)")
+    at = _positions(pks, workers, NO_PSEUDONYM)
     return pa.array([pseudonyms[pk] for pk in pks.tolist()], pa.string()).take(at)
 
 
@@ -176,10 +186,7 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
     step = 50_000  # lines per slice: a few MB of Arrow buffers at a time
     for lo in range(0, ratings.item.size, step):
         part = slice(lo, lo + step)
-        workers = ratings.worker[part]
-        at = np.searchsorted(pks, workers).clip(0, max(pks.size - 1, 0))
-        if workers.size and (pks.size == 0 or (pks[at] != workers).any()):
-            raise ServiceError("a rating's worker has no pseudonym (not a worker of the run)")
+        at = _positions(pks, ratings.worker[part], NO_PSEUDONYM)
         value = value_code[ratings.value[part].astype(np.int64) + 128]
         end = (value * len(STAGES) + ratings.stage[part]) * len(words) + at
         text = joined_lines(
