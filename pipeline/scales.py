@@ -25,6 +25,7 @@ the sum-to-zero constraint (choix gives none).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,57 @@ def _check(items: np.ndarray, workers: np.ndarray, values: np.ndarray) -> None:
         raise InputError("no ratings to aggregate", field="ratings")
 
 
+# Ratings per step of a pass over them: each of a step's temporaries is half a MB, where a
+# whole pass's were 10 MB each at CxC's 1.3 million ratings (issue 32's memory limit).
+CHUNK = 65_536
+
+
+def _steps(size: int) -> Iterator[slice]:
+    return (slice(lo, lo + CHUNK) for lo in range(0, size, CHUNK))
+
+
+def _add(into: np.ndarray, at: np.ndarray, weights: np.ndarray | float) -> None:
+    """`into[at] += weights`, one rating after another: summed over a pass's steps in order,
+    the same floats as one `np.bincount` over all the ratings."""
+    np.add.at(into, at, weights)
+
+
+def _index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values and each value's index among them (`np.unique`'s), the
+    index in 4 bytes a value and made a step at a time where the values are integers of a
+    compact range (CxC's ids)."""
+    if values.dtype.kind in "iu" and 0 < values.size < 2**31:
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * values.size:
+            present = np.zeros(high - low + 1, dtype=bool)
+            for at in _steps(values.size):
+                present[values[at] - low] = True
+            rank = np.cumsum(present, dtype=np.int32) - 1
+            index = np.empty(values.size, dtype=np.int32)
+            for at in _steps(values.size):
+                index[at] = rank[values[at] - low]
+            return np.flatnonzero(present).astype(values.dtype) + low, index
+    return _unique(values)
+
+
+def _variance(y: np.ndarray, plain: np.ndarray, row: np.ndarray) -> float:
+    """`np.var(y - plain[row])`, the same float, with one array as long as the ratings
+    instead of three."""
+    d = plain[row]
+    np.subtract(y, d, out=d)
+    d -= np.add.reduce(d) / d.size
+    np.multiply(d, d, out=d)
+    return float(np.add.reduce(d) / d.size)
+
+
+def _as_float(ratings: np.ndarray) -> np.ndarray:
+    """The ratings as given where float64 holds each exactly (CxC's int8: a byte a rating),
+    else as float64."""
+    y = np.asarray(ratings)
+    exact = y.dtype.kind in "iu" and y.dtype.itemsize <= 4
+    return y if exact or y.dtype == np.float64 else y.astype(np.float64)
+
+
 def rating_model(
     items: np.ndarray,
     workers: np.ndarray,
@@ -74,79 +126,73 @@ def rating_model(
     resolution: float = 1.0,
 ) -> RatingEstimate:
     """Per-item values with 95 % intervals from ratings on the scale `low`..`high` whose
-    points are `resolution` apart (0: ratings on a continuous scale)."""
+    points are `resolution` apart (0: ratings on a continuous scale).
+
+    Each per-rating quantity is made a step of ratings at a time (`CHUNK`) and summed per
+    item or worker in rating order: no array as long as the ratings but the ratings and
+    their two indexes, and the same floats as arithmetic on whole arrays."""
     items, workers = np.asarray(items), np.asarray(workers)
-    y = np.asarray(ratings, dtype=np.float64)
+    y = _as_float(ratings)
     _check(items, workers, y)
-    ids, row = _unique(items)
-    wids, col = _unique(workers)
-    count = np.bincount(row, minlength=ids.size).astype(np.float64)
-    plain = np.bincount(row, weights=y, minlength=ids.size) / count
+    ids, row = _index(items)
+    wids, col = _index(workers)
+    n_items, n_workers = ids.size, wids.size
+    count = np.bincount(row, minlength=n_items).astype(np.float64)
+    plain = np.zeros(n_items)
+    for at in _steps(y.size):
+        _add(plain, row[at], y[at])
+    plain /= count
     mu: np.ndarray = plain.copy()
-    a = np.zeros(wids.size)
-    b = np.ones(wids.size)
-    pooled = max(float(np.var(y - plain[row])), 0.05)
-    s2 = np.full(wids.size, pooled)
-    used = np.bincount(col, minlength=wids.size)
-    # Each round's closing item step leaves its per-rating weights for the next round's
-    # opening one (the same expressions of the same a, b, s2): computed once.
-    own, pull = _item_weights(y, a, b, s2, col)
-    precision: np.ndarray = np.bincount(row, weights=own, minlength=ids.size)
-    total = np.bincount(row, weights=pull, minlength=ids.size)
+    a = np.zeros(n_workers)
+    b = np.ones(n_workers)
+    pooled = max(_variance(y, plain, row), 0.05)
+    s2 = np.full(n_workers, pooled)
+    used = np.bincount(col, minlength=n_workers)
+    precision, total = _item_sums(y, row, col, (a, b, s2), n_items)
+    n = sx = sxx = np.zeros(n_workers)
     done = 0
     for step in range(1, iterations + 1):
         done = step
-        # Each rating is set against the item's value from the *other* workers' ratings
-        # (leave one out): against a value it helped make, a worker would look less noisy
-        # than it is, gain weight, and pull the values further its way.
-        others = precision[row]
-        others -= own
-        use = others > 1e-9
-        all_used = bool(use.all())
-        divisor = others if all_used else np.where(use, others, 1)
-        del others
-        x: np.ndarray = total[row]
-        x -= pull
-        x /= divisor
-        del own, pull  # remade at the round's end: two ratings-long arrays less meanwhile
-        # Workers: ridge regression of their ratings on those values, towards a=0, b=1
-        # (a weight of 1 multiplies nothing: skipped when every rating has other raters).
-        wx: np.ndarray
-        wy: np.ndarray
-        n: np.ndarray
-        if all_used:
-            wx, wy = x, y
-            n = used.astype(np.float64) + prior
-        else:
-            x = np.where(use, x, 0.0)
-            wt = use.astype(np.float64)
-            wx, wy = wt * x, wt * y
-            n = np.bincount(col, weights=wt, minlength=wids.size) + prior
-        sx = np.bincount(col, weights=wx, minlength=wids.size)
-        sy = np.bincount(col, weights=wy, minlength=wids.size)
-        sxx = np.bincount(col, weights=wx * x, minlength=wids.size) + prior
-        sxy = np.bincount(col, weights=wx * y, minlength=wids.size) + prior
+        # Workers: ridge regression of their ratings on their items' values from the *other*
+        # workers' ratings (leave one out: against a value it helped make, a worker would
+        # look less noisy than it is, gain weight, and pull the values further its way),
+        # towards a=0, b=1.
+        before = (a, b, s2)
+        n, sx, sy, sxx, sxy = (np.zeros(n_workers) for _ in range(5))
+        for at in _steps(y.size):
+            yc, cc = y[at], col[at]
+            x, divisor, wt = _others(yc, row[at], cc, before, precision, total)
+            wx = wt * x
+            _add(n, cc, wt)
+            _add(sx, cc, wx)
+            _add(sy, cc, wt * yc)
+            _add(sxx, cc, wx * x)
+            _add(sxy, cc, wx * yc)
+        n += prior
+        sxx += prior
+        sxy += prior
         det = n * sxx - sx * sx
         b = np.clip((n * sxy - sx * sy) / np.where(det > 0, det, 1), 0.2, 3.0)
         a = (sy - b * sx) / n
-        # Residual variance less the part the other workers' value brings itself.
-        # (y - a - b x)^2 - b^2 / divisor, in place: CxC's 1.3 million ratings make each
-        # temporary 10 MB.
-        bc = b[col]
-        residual = a[col]
-        np.subtract(y, residual, out=residual)
-        part = bc * x
-        residual -= part
-        np.square(residual, out=residual)
-        np.square(bc, out=part)
-        part /= divisor
-        residual -= part
-        np.maximum(residual, 0.0, out=residual)
-        del bc, part, x, wx, wy, divisor
-        if not all_used:
-            residual = wt * residual
-        s2 = (np.bincount(col, weights=residual, minlength=wids.size) + prior * pooled) / n
-        s2 = np.maximum(s2, 0.01)
+        # Residual variance less the part the other workers' value brings itself: the values
+        # made again from the round's starting fit (keeping them would take two arrays as
+        # long as the ratings).
+        squares = np.zeros(n_workers)
+        for at in _steps(y.size):
+            yc, cc = y[at], col[at]
+            x, divisor, wt = _others(yc, row[at], cc, before, precision, total)
+            bc = b[cc]
+            residual = a[cc]
+            np.subtract(yc, residual, out=residual)
+            part = bc * x
+            residual -= part
+            np.square(residual, out=residual)
+            np.square(bc, out=part)
+            part /= divisor
+            residual -= part
+            np.maximum(residual, 0.0, out=residual)
+            _add(squares, cc, wt * residual)
+        s2 = np.maximum((squares + prior * pooled) / n, 0.01)
         # The model's unit is arbitrary (a_w + b_w mu_i is unchanged when mu moves by an affine
         # map and a, b move back): pin it to the crowd's average use of the scale, offset 0 and
         # slope 1 over the ratings, or it drifts a little each round and never settles.
@@ -154,10 +200,7 @@ def rating_model(
         offset = float(np.average(a, weights=used))
         a, b = a - b * offset / slope, b / slope
         # Items: precision-weighted mean of the ratings read back through each worker.
-        del residual
-        own, pull = _item_weights(y, a, b, s2, col)
-        precision = np.bincount(row, weights=own, minlength=ids.size)
-        total = np.bincount(row, weights=pull, minlength=ids.size)
+        precision, total = _item_sums(y, row, col, (a, b, s2), n_items)
         new: np.ndarray = total / precision
         change = float(np.abs(new - mu).max())
         mu = new
@@ -177,15 +220,14 @@ def rating_model(
     # agree share their rounding error (up to half a point) and show less. Without this term,
     # pairs whose raters all gave the same point were most of the misses (issue 30,
     # docs/quality.md). A t quantile with the degrees of freedom of that spread.
-    del own, pull
-    bc, ac, s2c = b[col], a[col], s2[col]
-    residual2 = (y - ac - bc * mu[row]) ** 2 / s2c
-    del bc, ac, s2c
+    strayed, spread = np.zeros(n_items), np.zeros(n_items)
+    for at in _steps(y.size):
+        yc, rc, cc = y[at], row[at], col[at]
+        _add(strayed, rc, (yc - a[cc] - b[cc] * mu[rc]) ** 2 / s2[cc])
+        _add(spread, rc, (yc - plain[rc]) ** 2)
     spread_df = ITEM_PRIOR + count - 1
-    phi = (ITEM_PRIOR + np.bincount(row, weights=residual2, minlength=ids.size)) / spread_df
-    del residual2
-    variance = phi / precision + _worker_part(row, col, y, a, b, s2, (n, sx, sxx), ids.size)
-    spread = np.bincount(row, weights=(y - plain[row]) ** 2, minlength=ids.size)
+    phi = (ITEM_PRIOR + strayed) / spread_df
+    variance = phi / precision + _worker_part(row, col, y, (a, b, s2), (n, sx, sxx), n_items)
     hidden = np.maximum(resolution * resolution / 12 - spread / np.maximum(count - 1, 1), 0.0)
     variance += hidden / count / (slope * slope)
     half = _t975(spread_df) * slope * np.sqrt(variance)
@@ -203,6 +245,9 @@ def rating_model(
     )
 
 
+Workers = tuple[np.ndarray, np.ndarray, np.ndarray]  # a, b, s2: one value per worker each
+
+
 def _item_weights(
     y: np.ndarray, a: np.ndarray, b: np.ndarray, s2: np.ndarray, col: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -215,6 +260,41 @@ def _item_weights(
     pull *= bc
     pull /= s2c
     return own, pull
+
+
+def _item_sums(
+    y: np.ndarray, row: np.ndarray, col: np.ndarray, fit: Workers, n_items: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, its ratings' precision (sum of b^2 / s2) and their sum read back through
+    their workers' (a, b), weighted by it."""
+    precision, total = np.zeros(n_items), np.zeros(n_items)
+    for at in _steps(y.size):
+        own, pull = _item_weights(y[at], *fit, col[at])
+        _add(precision, row[at], own)
+        _add(total, row[at], pull)
+    return precision, total
+
+
+def _others(
+    y: np.ndarray,
+    row: np.ndarray,
+    col: np.ndarray,
+    fit: Workers,
+    precision: np.ndarray,
+    total: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For a step of ratings: the item's value from its other workers' ratings, the
+    precision that value has, and whether there are such ratings (1.0; 0.0 for a single
+    rater, whose value is then 0 and precision 1)."""
+    own, pull = _item_weights(y, *fit, col)
+    others = precision[row]
+    others -= own
+    use = others > 1e-9
+    divisor = np.where(use, others, 1)
+    x = total[row]
+    x -= pull
+    x /= divisor
+    return np.where(use, x, 0.0), divisor, use.astype(np.float64)
 
 
 def _t975(df: np.ndarray) -> np.ndarray:
@@ -230,26 +310,30 @@ def _worker_part(
     row: np.ndarray,
     col: np.ndarray,
     y: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    s2: np.ndarray,
+    fit: Workers,
     sums: tuple[np.ndarray, np.ndarray, np.ndarray],
     n_items: int,
 ) -> np.ndarray:
     """Per item, the variance its value takes from its workers' fitted offset and slope (delta
     method: the value is a weighted mean of (y - a_w) / b_w; each worker's (a_w, b_w) has the
     covariance of its ridge regression, s_w^2 times the inverse of its normal matrix)."""
+    a, b, s2 = fit
     n, sx, sxx = sums
     det = n * sxx - sx * sx
     det = np.where(det > 0, det, np.inf)
     var_a, var_b, cov_ab = s2 * sxx / det, s2 * n / det, -s2 * sx / det
-    z = (y - a[col]) / b[col]
-    weight = b[col] ** 2 / s2[col]
-    share = weight / np.bincount(row, weights=weight, minlength=n_items)[row]
-    del weight  # CxC's 1.3 million ratings: 10 MB an array
-    g = var_a[col] + 2 * z * cov_ab[col] + z * z * var_b[col]
-    del z
-    return np.bincount(row, weights=(share / b[col]) ** 2 * g, minlength=n_items)
+    weights = np.zeros(n_items)
+    for at in _steps(y.size):
+        cc = col[at]
+        _add(weights, row[at], b[cc] ** 2 / s2[cc])
+    part = np.zeros(n_items)
+    for at in _steps(y.size):
+        rc, cc = row[at], col[at]
+        z = (y[at] - a[cc]) / b[cc]
+        share = b[cc] ** 2 / s2[cc] / weights[rc]
+        g = var_a[cc] + 2 * z * cov_ab[cc] + z * z * var_b[cc]
+        _add(part, rc, (share / b[cc]) ** 2 * g)
+    return part
 
 
 @dataclass(frozen=True)
