@@ -68,6 +68,8 @@ _FORMATS = {
 
 def _data_type(kind: pa.DataType) -> tuple[str, bool]:
     """Croissant's type of an Arrow column, and whether each row holds a list of them."""
+    if pa.types.is_dictionary(kind):  # kept encoded in memory, written as its values
+        return _data_type(kind.value_type)
     if pa.types.is_list(kind):
         return _data_type(kind.value_type)[0], True
     if pa.types.is_boolean(kind):

@@ -58,14 +58,19 @@ def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
 
 def _same_codes(a: pa.Array, b: pa.Array) -> np.ndarray | None:
     """`_same_values` of dictionary-encoded `a` (a previous version's worker pseudonyms, one
-    per rating) and plain `b`, compared as codes in `a`'s dictionary without decoding `a`;
-    None where that does not apply (a dictionary with a value twice)."""
-    if not pa.types.is_dictionary(a.type) or pa.types.is_dictionary(b.type):
+    per rating) and `b`, plain or dictionary-encoded (the new version's), compared as codes
+    in `a`'s dictionary without decoding either; None where that does not apply (a
+    dictionary with a value twice)."""
+    if not pa.types.is_dictionary(a.type):
         return None
     words = a.dictionary
-    if a.type.value_type != b.type or pc.count_distinct(words, mode="all").as_py() != len(words):
+    kind = b.type.value_type if pa.types.is_dictionary(b.type) else b.type
+    if a.type.value_type != kind or pc.count_distinct(words, mode="all").as_py() != len(words):
         return None
-    codes = pc.index_in(b, value_set=words, skip_nulls=True)  # null: absent, or null
+    if pa.types.is_dictionary(b.type):  # null: absent from `a`'s dictionary, or null
+        codes = pc.index_in(b.dictionary, value_set=words, skip_nulls=True).take(b.indices)
+    else:
+        codes = pc.index_in(b, value_set=words, skip_nulls=True)
     equal = pc.equal(a.indices, codes)  # missing where either is: numpy_flags reads False
     missing = pc.and_(pc.is_null(a), pc.is_null(b))
     return numpy_flags(equal) | numpy_flags(missing)

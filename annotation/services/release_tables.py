@@ -29,15 +29,44 @@ def parquet_name(record_set: str) -> str:
     return f"data/{record_set}.parquet"
 
 
+# Rows per row group: the writer holds one group's pages at a time, and a table's columns
+# kept dictionary-encoded in memory (CxC's worker of each rating) are decoded a group at a time.
+ROW_GROUP = 65_536
+
+
+def plain_type(kind: pa.DataType) -> pa.DataType:
+    """`kind` with every dictionary encoding replaced by its values' type (lists included):
+    what a file's readers get."""
+    if pa.types.is_dictionary(kind):
+        return plain_type(kind.value_type)
+    if pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(plain_type(kind.value_type)))
+    return kind
+
+
+def plain_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` with `plain_type` columns (its metadata kept)."""
+    return pa.schema(
+        [field.with_type(plain_type(field.type)) for field in schema], metadata=schema.metadata
+    )
+
+
+def _parquet_write(table: pa.Table, where: Any) -> None:
+    """`table` as one Parquet file at `where` (a path or a binary file), a row group of
+    `ROW_GROUP` rows at a time, dictionary-encoded columns written as their values."""
+    schema = plain_schema(table.schema)
+    if isinstance(where, Path):
+        where = str(where)
+    with pq.ParquetWriter(where, schema, **_WRITE_OPTIONS) as writer:
+        for lo in range(0, table.num_rows, ROW_GROUP) if table.num_rows else [0]:
+            writer.write_table(table.slice(lo, ROW_GROUP).cast(schema))
+
+
 def table_parquet_bytes(*, table: pa.Table) -> bytes:
-    """`table` as the bytes of one Parquet file."""
+    """`table` as the bytes of one Parquet file (those `release_tables_write` writes)."""
     out = io.BytesIO()
-    pq.write_table(table, out, **_WRITE_OPTIONS)
+    _parquet_write(table, out)
     return out.getvalue()
-
-
-def _parquet_write(table: pa.Table, path: Path) -> None:
-    pq.write_table(table, str(path), **_WRITE_OPTIONS)  # the same bytes as table_parquet_bytes
 
 
 def release_tables_write(

@@ -62,3 +62,23 @@ def test_a_previous_file_read_column_by_column_counts_as_the_whole_table(tmp_pat
         assert changes_between(old=_PreviousFile(path), new=new, key=KEY) == want
     changed = next(v for n, v in enumerate(_variants(old, rng)) if n == 2)
     assert changes_between(old=_PreviousFile(path), new=changed, key=KEY)["changed"] > 0
+
+
+def test_new_pseudonyms_kept_as_dictionary_codes_count_as_their_strings(tmp_path):
+    """The CxC export keeps each rating's worker as a code into one string per worker; its
+    CHANGES compares those codes with the previous file's (another dictionary) without
+    decoding either, and counts as the plain strings do."""
+    rng = np.random.default_rng(7)
+    old = _pairs(rng, 300)
+    path = tmp_path / "old.parquet"
+    pq.write_table(old, path, row_group_size=120)
+    for new in _variants(old, rng):
+        workers = new.column("workers").combine_chunks()
+        flat = pc.list_flatten(workers)
+        encoded = pa.ListArray.from_arrays(
+            workers.offsets, pc.dictionary_encode(flat), mask=workers.is_null()
+        )
+        coded = new.set_column(new.column_names.index("workers"), "workers", encoded)
+        assert pa.types.is_dictionary(coded.schema.field("workers").type.value_type)
+        want = changes_between(old=pq.read_table(path), new=new, key=KEY)
+        assert changes_between(old=_PreviousFile(path), new=coded, key=KEY) == want

@@ -141,3 +141,23 @@ def test_the_scale_model_interval_covers_items_whose_raters_all_gave_the_same_po
     # Ratings on a continuous scale have no resolution: the term is then left out.
     plain = rating_model(*arrays, low=0, high=5, resolution=0.0)
     assert (plain.high - plain.low <= est.high - est.low).all()
+
+
+def test_the_scale_model_gives_the_same_floats_a_step_of_ratings_at_a_time(monkeypatch):
+    """Its passes over the ratings go a step (`CHUNK`) at a time, summed in rating order (issue
+    32's memory limit): any step size, and ratings as bytes or as floats, give the same bits;
+    with single-rater items (no other workers' value) and ratings in no order."""
+    import pipeline.scales as scales
+
+    items, workers, ratings, _ = _ratings(4, biased=2)
+    items = np.concatenate([items, [1000, 1001, 1002]])  # rated once each
+    workers = np.concatenate([workers, [0, 1, 2]])
+    ratings = np.concatenate([ratings, [4, 0, 5]])
+    order = np.random.default_rng(4).permutation(items.size)
+    items, workers, ratings = items[order], workers[order], ratings[order]
+    whole = rating_model(items, workers, ratings.astype(np.float64), low=0, high=5)
+    monkeypatch.setattr(scales, "CHUNK", 7)
+    stepped = rating_model(items, workers, ratings.astype(np.int8), low=0, high=5)
+    assert stepped.iterations == whole.iterations > 1
+    for name in ("items", "mean", "value", "low", "high", "workers", "offset", "slope", "noise"):
+        assert np.array_equal(getattr(stepped, name), getattr(whole, name)), name

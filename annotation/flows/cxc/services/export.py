@@ -158,10 +158,19 @@ def _coco_ids(pks: np.ndarray, caption_pks: np.ndarray, coco: np.ndarray) -> np.
 
 
 def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Array:
-    """The pseudonym of each of `workers` (row ids), taken from one string per worker."""
+    """The pseudonym of each of `workers` (row ids), dictionary-encoded: a code per rating
+    into one string per worker (the Parquet file holds the strings, `release_tables`)."""
     pks = np.array(sorted(pseudonyms), dtype=np.int64)
     at = _positions(pks, workers, NO_PSEUDONYM)
-    return pa.array([pseudonyms[pk] for pk in pks.tolist()], pa.string()).take(at)
+    words = pa.array([pseudonyms[pk] for pk in pks.tolist()], pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(at.astype(np.int32)), words)
+
+
+def _repeated(word: str, rows: int) -> pa.Array:
+    """`word` in each of `rows` rows, dictionary-encoded."""
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(rows, dtype=np.int32)), pa.array([word], pa.string())
+    )
 
 
 def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[int, str]) -> None:
@@ -302,7 +311,7 @@ def _pairs_table(
     first, second, method = written
     return table_from_columns(
         {
-            "kind": pa.array([kind] * rows.size, pa.string()),
+            "kind": _repeated(kind, rows.size),
             "first": first,
             "second": second,
             "agg_score": np.round(mean, 2),
@@ -363,19 +372,22 @@ def _task_files(
     pairs, model, names = task.pairs, task.model, task.names
     rows = np.flatnonzero(pairs.stage == task.n)
     first, second, tag = names(pairs.items[rows])
-    method = pa.array(names.tags, pa.string()).take(tag)
+    codes, tags = pa.array(tag.astype(np.int32)), pa.array(names.tags, pa.string())
+    method = csv_field(tags.take(codes))  # in the files; the record set keeps the codes
     _first_seen_counts(tag, names.tags, per_method)
     fields = [csv_field(first), csv_field(second)]
     mean = ratio_2f(pairs.sums[rows], pairs.counts[rows])
-    text = joined_lines(*_commas(*fields, mean, csv_field(method)))
+    text = joined_lines(*_commas(*fields, mean, method))
     work.stream(f"{prefix}_{task.name}.csv", partial(_csv_write, header=columns, text=text))
     del text
     if model is not None and beside is not None:
         fit = [float_2f(model[rows, k]) for k in range(3)]
         kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
-        write_lines(beside, joined_lines(*_commas(kind, *fields, mean, *fit, csv_field(method))))
+        write_lines(beside, joined_lines(*_commas(kind, *fields, mean, *fit, method)))
+    del method
     lists = _rating_lists(task.counted, pairs, rows, task.pseudonyms)
-    return _pairs_table(prefix, rows, (first, second, method), pairs, lists, model)
+    encoded = pa.DictionaryArray.from_arrays(codes, tags)
+    return _pairs_table(prefix, rows, (first, second, encoded), pairs, lists, model)
 
 
 @dataclass(frozen=True)
