@@ -60,3 +60,17 @@ def test_the_planners_setting_is_as_before(dataset):
     with connection.cursor() as cursor:
         cursor.execute("SHOW enable_sort")
         assert cursor.fetchone()[0] == "on"
+
+
+def test_ids_are_read_in_four_bytes_until_one_is_too_large_for_them(dataset):
+    from annotation.models import Installation
+    from annotation.selectors.int_arrays import id_dtype
+
+    assert id_dtype(Image) == np.dtype(np.int32)
+    first = Image.objects.filter(dataset=dataset).first()
+    Installation.objects.create(pk=2**31, key="big-id-test")  # a row id past 4 bytes
+    assert id_dtype(Installation) == id_dtype(Image, Installation) == np.dtype(np.int64)
+    assert id_dtype(Image) == np.dtype(np.int32)
+    # An id column read in 4 bytes holds the same ids.
+    arrays = int_arrays(Image.objects.filter(pk=first.pk), {"id": ("pk", id_dtype(Image))})
+    assert arrays["id"].dtype == np.int32 and arrays["id"].tolist() == [first.pk]

@@ -12,9 +12,9 @@ from django.db.models import Case, Value, When
 
 from annotation.flows.cxc.services.sampling import METHODS_OF
 from annotation.flows.cxc.vocabulary import CxcStage
-from annotation.models import Answer, GoldItemKind, Item, Run
+from annotation.models import Answer, Assignment, GoldItemKind, Item, Run, Worker
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.int_arrays import int_arrays
+from annotation.selectors.int_arrays import id_dtype, int_arrays
 from pipeline.agreement import krippendorff_alpha_interval_arrays, mean_pairwise_spearman_arrays
 
 STAGES = (CxcStage.SIS, CxcStage.STS, CxcStage.SITS)
@@ -44,7 +44,7 @@ def cxc_rating_arrays(*, run: Run) -> RatingArrays:
     """Every counted rating as flat arrays, ordered by pair and assignment (packed by
     PostgreSQL and read by numpy: CxC's 1.3 million ratings make no Python object each).
     The pair's table is not joined: the run is the batch's, gold is marked from the run's few
-    gold pairs."""
+    gold pairs. Ids in 4 bytes where they fit (`id_dtype`)."""
     stage = Case(
         *(When(question__hit__batch__stage=s, then=Value(n)) for n, s in enumerate(STAGES)),
         default=Value(-1),
@@ -57,10 +57,10 @@ def cxc_rating_arrays(*, run: Run) -> RatingArrays:
     cols = int_arrays(
         rated,
         {
-            "item": ("question__item_id", np.int64),
+            "item": ("question__item_id", id_dtype(Item)),
             "stage": (stage, np.int8),
-            "worker": ("assignment__worker_id", np.int64),
-            "assignment": ("assignment_id", np.int64),
+            "worker": ("assignment__worker_id", id_dtype(Worker)),
+            "assignment": ("assignment_id", id_dtype(Assignment)),
             "value": ("label", np.int8),
         },
     )
@@ -91,7 +91,8 @@ def _by_pair_then_assignment(item: np.ndarray, assignment: np.ndarray) -> np.nda
     span = int(assignment.max()) - low + 1
     if span * (int(item.max()) - int(item.min()) + 1) >= 2**62:
         return np.lexsort((assignment, item))
-    key = item - int(item.min())
+    key = item.astype(np.int64)
+    key -= int(item.min())
     key *= span
     key += assignment
     key -= low

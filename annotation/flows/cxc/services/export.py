@@ -24,8 +24,8 @@ from annotation.flows.cxc.selectors import (
     cxc_rating_arrays,
 )
 from annotation.flows.cxc.vocabulary import CxcStage
-from annotation.models import Caption, Item, Job, Run
-from annotation.selectors.int_arrays import int_arrays
+from annotation.models import Caption, Image, Item, Job, Run
+from annotation.selectors.int_arrays import id_dtype, int_arrays
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.beside import beside_pool, reads_beside
 from annotation.services.export_jobs import (
@@ -80,15 +80,16 @@ class _PairNames:
             self.prefix = first.rsplit("_", 1)[0]
         self.tags = sorted(Item.objects.filter(run=run).values_list("tag", flat=True).distinct())
         tag = Case(*(When(tag=t, then=Value(n)) for n, t in enumerate(self.tags)), default=-1)
+        images, captions_id = id_dtype(Image), id_dtype(Caption)
         self.cols = int_arrays(
             Item.objects.filter(run=run),
             {
-                "pk": ("pk", np.int64),
+                "pk": ("pk", id_dtype(Item)),
                 "tag": (tag, np.int16),
-                "image1": (Coalesce("positive_id", -1), np.int64),
-                "image2": (Coalesce("negative_id", -1), np.int64),
-                "caption1": (Coalesce("caption_id", -1), np.int64),
-                "caption2": (Coalesce("caption2_id", -1), np.int64),
+                "image1": (Coalesce("positive_id", -1), images),
+                "image2": (Coalesce("negative_id", -1), images),
+                "caption1": (Coalesce("caption_id", -1), captions_id),
+                "caption2": (Coalesce("caption2_id", -1), captions_id),
             },
         )
         # Captions' COCO ids from one read of the dataset's captions (no join per pair).
@@ -443,6 +444,7 @@ def _build(work: ExportWork) -> ExportParts:
         reads_now = reads_beside(pool, _reads, run.pk)
         ratings = cxc_rating_arrays(run=run)
         reads = reads_now.result()
+        memory_release()  # both reads' chunks, copied into their arrays (tens of MB)
         work.progress(60, f"{ratings.item.size} ratings read")
         gold_ratings = int(ratings.gold.sum())
         counted = _counted(ratings)
