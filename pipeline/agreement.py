@@ -96,32 +96,42 @@ def mean_pairwise_spearman_arrays(
 ) -> tuple[float | None, int]:
     """`mean_pairwise_spearman` on flat arrays: every pair of raters of each unit, grouped by
     rater pair without Python dictionaries per rating."""
-    u = np.asarray(units, dtype=np.int64)
-    r = np.asarray(raters, dtype=np.int64)
+    u, r = (np.asarray(x) for x in (units, raters))  # ids stay in their width (CxC's int32)
+    u, r = (x if x.dtype.kind in "iu" else x.astype(np.int64) for x in (u, r))
     v = np.asarray(values)
     if v.dtype.kind not in "iu":  # whole-number ratings stay narrow: only their order counts
         v = v.astype(np.float64)
     order = _lexorder(u, r)
     u, r, v = u[order], r[order], v[order]
+    del order
     starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
     sizes = np.diff(np.r_[starts, u.size])
+    # Positions of each unit's two raters, in 4 bytes each where the ratings allow.
+    width = np.int32 if u.size < 2**31 else np.int64
+    del u
     left, right = [], []
     for size in np.unique(sizes):
         if size < 2:
             continue
         first = starts[sizes == size]
         i, j = np.triu_indices(int(size), k=1)
-        left.append((first[:, None] + i[None, :]).ravel())
-        right.append((first[:, None] + j[None, :]).ravel())
+        left.append((first[:, None] + i[None, :]).ravel().astype(width))
+        right.append((first[:, None] + j[None, :]).ravel().astype(width))
     if not left:
         return None, 0
     a, b = np.concatenate(left), np.concatenate(right)
+    del left, right
     # Rater pairs numbered in the order of (first rater, second rater): raters as dense
     # codes (same order) keep the pair codes within a range counted without a sort.
     _, dense = unique_inverse(r)
     distinct = int(dense.max()) + 1
-    _, group = unique_inverse(dense[a] * distinct + dense[b])
-    rho = _grouped_spearman(group, v[a], v[b], min_common=min_common)
+    codes = dense[a]
+    codes *= distinct
+    codes += dense[b]
+    del dense
+    _, group = unique_inverse(codes)
+    del codes
+    rho = _spearman_in_steps(group.astype(np.int32), v[a], v[b], min_common=min_common)
     rhos = rho[np.isfinite(rho)]
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
 
@@ -180,6 +190,32 @@ def _counted_ranks(group: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.nda
     below = np.cumsum(counts, axis=1) - counts
     ranks = below.ravel()[cell] + (counts.ravel()[cell] + 1) / 2.0
     return ranks, np.count_nonzero(counts, axis=1) <= 1
+
+
+STEP = 131_072  # entries per step of `_spearman_in_steps`: its temporaries a few MB each
+
+
+def _spearman_in_steps(
+    group: np.ndarray, x: np.ndarray, y: np.ndarray, *, min_common: int
+) -> np.ndarray:
+    """`_grouped_spearman`, whole groups a step of about `STEP` entries at a time (CxC's
+    900,000 rater pairs a task made a dozen arrays of 7 MB at once). Each group's entries
+    keep their order, so each group's sums, and rho, are the same floats."""
+    if group.size <= STEP:
+        return _grouped_spearman(group, x, y, min_common=min_common)
+    order = np.argsort(group, kind="stable")
+    ends = np.cumsum(np.bincount(group))  # every code is some entry's: unique_inverse's
+    rho = np.empty(ends.size)
+    first = 0
+    while first < ends.size:
+        start = int(ends[first - 1]) if first else 0
+        last = max(int(np.searchsorted(ends, start + STEP, side="right")), first + 1)
+        at = order[start : int(ends[last - 1])]
+        part = group[at]
+        part -= first
+        rho[first:last] = _grouped_spearman(part, x[at], y[at], min_common=min_common)
+        first = last
+    return rho
 
 
 def _grouped_spearman(

@@ -46,3 +46,29 @@ def test_unique_inverse_is_numpys():
         ids, inverse = unique_inverse(values)
         want_ids, want_inverse = np.unique(values, return_inverse=True)
         assert np.array_equal(ids, want_ids) and np.array_equal(inverse, want_inverse)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_spearman_a_step_of_rater_pairs_at_a_time_is_the_same_float(seed, monkeypatch):
+    """Whole groups of rater pairs a step at a time (issue 32's memory limit), each group's
+    entries in their order: the same rho per group and the same mean, ids in 4 or 8 bytes."""
+    rng = np.random.default_rng(seed)
+    per = rng.integers(1, 7, 400)
+    units = np.repeat(np.arange(400) * 3 + 7, per)
+    raters = rng.integers(0, 20, units.size) * 11 + 5
+    values = rng.integers(0, 6, units.size).astype(np.int8)
+    whole = agreement.mean_pairwise_spearman_arrays(units, raters, values)
+    group = rng.integers(0, 90, 5000)
+    group[:90] = np.arange(90)  # every code present, as unique_inverse gives them
+    x, y = rng.integers(0, 6, 5000), rng.random(5000)
+    at_once = agreement._grouped_spearman(group, x, y, min_common=3)
+    monkeypatch.setattr(agreement, "STEP", 37)  # groups larger than a step come whole too
+    assert (
+        agreement.mean_pairwise_spearman_arrays(
+            units.astype(np.int32), raters.astype(np.int32), values
+        )
+        == whole
+    )
+    assert whole[1] > 50
+    stepped = agreement._spearman_in_steps(group, x, y, min_common=3)
+    assert np.array_equal(stepped, at_once, equal_nan=True)
