@@ -8,7 +8,10 @@ pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
   agreement per task, the scale model's CSV, manifest, Parquet, CHANGES against the previous
   repeat's version, card, Croissant, datasheet);
 - bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file;
-- in order: the job with `CROWDVL_EXPORT_BESIDE=0`, every step in order (no thread beside).
+- in order: the job with `CROWDVL_EXPORT_BESIDE=0`, every step in order (no thread beside);
+- dev: the job with pandas importable. The job's children run as `pip install .` installs the
+  package, whose dependencies leave pandas out; the dev extras bring it, and pyarrow then
+  imports it (about 30 MB) on its first conversion in a process.
 
     .venv/bin/python benchmarks/cxc_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--pairs 267095] [--db crowdvl_bench_cxc] [--parts]
 
@@ -37,7 +40,7 @@ from benchmarks.export_harness import (  # noqa: E402
     export_parser,
     print_sides,
 )
-from benchmarks.harness import fmt_mb, peak_rss, results_tee  # noqa: E402
+from benchmarks.harness import fmt_mb, not_installed, peak_rss, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
 
 DB = "crowdvl_bench_cxc"
@@ -160,7 +163,15 @@ def child_in_order(url: str, run_id: str) -> dict:
     return child_app(url, run_id)
 
 
-def child_app(url: str, run_id: str) -> dict:
+def child_dev(url: str, run_id: str) -> dict:
+    """The job where pandas is installed (the dev extras'): pyarrow imports it."""
+    return child_app(url, run_id, pandas=True)
+
+
+def child_app(url: str, run_id: str, *, pandas: bool = False) -> dict:
+    """The job as `pip install .` installs the package: without pandas."""
+    if not pandas:
+        not_installed("pandas")
     django_setup(url)
     from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
@@ -204,6 +215,7 @@ def child_parts(url: str, run_id: str) -> dict:
     """Where the job's time goes: the job run once more, each of its steps (PARTS) timed
     where the job calls it (a step called per file adds up), and the resident memory after
     it; what no step covers is the rest."""
+    not_installed("pandas")
     django_setup(url)
     import importlib
 
@@ -289,7 +301,13 @@ def child_copy(url: str, run_id: str) -> dict:
     return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
 
 
-CHILDREN = {"app": child_app, "copy": child_copy, "parts": child_parts, "in_order": child_in_order}
+CHILDREN = {
+    "app": child_app,
+    "copy": child_copy,
+    "parts": child_parts,
+    "in_order": child_in_order,
+    "dev": child_dev,
+}
 
 
 def main() -> None:
@@ -307,7 +325,7 @@ def main() -> None:
         fill=lambda url: (fill(url, args.pairs), None),
         repeats=args.repeats,
         parts=args.parts,
-        also=("in_order",),
+        also=("in_order", "dev"),
     )
     results, loads, parts = rounds.results, rounds.loads, rounds.parts
     print(
@@ -317,7 +335,10 @@ def main() -> None:
     print_sides(
         rounds,
         app_label="CxC export job (every release file)",
-        also={"in_order": "the same, CROWDVL_EXPORT_BESIDE=0"},
+        also={
+            "in_order": "the same, CROWDVL_EXPORT_BESIDE=0",
+            "dev": "the same, pandas installed (dev)",
+        },
     )
     if parts is not None:
         print(

@@ -31,6 +31,24 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # not Linux
 
 
+class _NotInstalled:
+    """A module finder for which `names` are not installed."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+def not_installed(*names: str) -> None:
+    """Make `names` unimportable in this process, as in an installation without them (the
+    package's own dependencies leave out pandas, which only the dev extras bring; pyarrow
+    imports it, about 30 MB, on its first conversion where it is installed)."""
+    sys.meta_path.insert(0, _NotInstalled(names))
+
+
 def in_subprocess(script: str, name: str, argv: list[str]) -> dict[str, Any]:
     """Run measurement `name` of `script` in a fresh interpreter and read the JSON it prints
     last, so each measurement's peak memory is its own."""

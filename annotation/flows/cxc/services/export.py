@@ -180,7 +180,7 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
     each is written once and taken by its code."""
     pks = np.array(sorted(pseudonyms), dtype=np.int64)
     words = [pseudonyms[pk] for pk in pks.tolist()]
-    values = np.flatnonzero(np.bincount(ratings.value.astype(np.int64) + 128, minlength=256))
+    values = np.unique(ratings.value).astype(np.int64) + 128  # (no array of 8 bytes a rating)
     ends = pa.array(
         [
             f', "rating": {v - 128}, "stage": "{stage}", "worker": "{word}"}}'
