@@ -220,17 +220,33 @@ def rating_model(
     # agree share their rounding error (up to half a point) and show less. Without this term,
     # pairs whose raters all gave the same point were most of the misses (issue 30,
     # docs/quality.md). A t quantile with the degrees of freedom of that spread.
+    # (In place where an item-long array is done with: CxC has 267,000 pairs, 2 MB each.)
+    del total
     strayed, spread = np.zeros(n_items), np.zeros(n_items)
     for at in _steps(y.size):
         yc, rc, cc = y[at], row[at], col[at]
         _add(strayed, rc, (yc - a[cc] - b[cc] * mu[rc]) ** 2 / s2[cc])
         _add(spread, rc, (yc - plain[rc]) ** 2)
     spread_df = ITEM_PRIOR + count - 1
-    phi = (ITEM_PRIOR + strayed) / spread_df
-    variance = phi / precision + _worker_part(row, col, y, (a, b, s2), (n, sx, sxx), n_items)
-    hidden = np.maximum(resolution * resolution / 12 - spread / np.maximum(count - 1, 1), 0.0)
-    variance += hidden / count / (slope * slope)
-    half = _t975(spread_df) * slope * np.sqrt(variance)
+    variance = strayed  # phi: the spread's scale, then the variance
+    variance += ITEM_PRIOR
+    variance /= spread_df
+    variance /= precision
+    del precision
+    variance += _worker_part(row, col, y, (a, b, s2), (n, sx, sxx), n_items)
+    hidden = spread
+    hidden /= np.maximum(count - 1, 1)
+    np.subtract(resolution * resolution / 12, hidden, out=hidden)
+    np.maximum(hidden, 0.0, out=hidden)
+    hidden /= count
+    hidden /= slope * slope
+    variance += hidden
+    del hidden, spread
+    half = _t975(spread_df)
+    del spread_df
+    half *= slope
+    half *= np.sqrt(variance, out=variance)
+    del variance
     return RatingEstimate(
         items=ids,
         mean=plain,

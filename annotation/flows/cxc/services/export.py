@@ -193,7 +193,7 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
     value_code = np.zeros(256, dtype=np.int64)
     value_code[values] = np.arange(values.size)
     middles = pa.array([', "gold": false, "item": ', ', "gold": true, "item": '])
-    step = 50_000  # lines per slice: a few MB of Arrow buffers at a time
+    step = 16_384  # lines per slice: a few MB of Arrow buffers at a time
     for lo in range(0, ratings.item.size, step):
         part = slice(lo, lo + step)
         at = _positions(pks, ratings.worker[part], NO_PSEUDONYM)
