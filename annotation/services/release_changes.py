@@ -19,6 +19,7 @@ from annotation.models import Export
 from annotation.selectors.arrow_rows import arrow_numbers, numpy_flags, numpy_ints
 from annotation.services.files import file_write_atomic
 from annotation.services.memory import memory_release
+from annotation.services.release_tables import plain_type
 
 CHANGES_FILE = "CHANGES.md"
 
@@ -65,7 +66,7 @@ def _same_codes(a: pa.Array, b: pa.Array) -> np.ndarray | None:
         return None
     words = a.dictionary
     kind = b.type.value_type if pa.types.is_dictionary(b.type) else b.type
-    if a.type.value_type != kind or pc.count_distinct(words, mode="all").as_py() != len(words):
+    if a.type.value_type != kind or _repeats(words):
         return None
     if pa.types.is_dictionary(b.type):  # null: absent from `a`'s dictionary, or null
         codes = pc.index_in(b.dictionary, value_set=words, skip_nulls=True).take(b.indices)
@@ -74,6 +75,11 @@ def _same_codes(a: pa.Array, b: pa.Array) -> np.ndarray | None:
     equal = pc.equal(a.indices, codes)  # missing where either is: numpy_flags reads False
     missing = pc.and_(pc.is_null(a), pc.is_null(b))
     return numpy_flags(equal) | numpy_flags(missing)
+
+
+def _repeats(words: pa.Array) -> bool:
+    """Whether a dictionary holds a value twice (two codes for one value)."""
+    return bool(pc.count_distinct(words, mode="all").as_py() != len(words))
 
 
 def _same_lists(a: pa.Array, b: pa.Array) -> np.ndarray:
@@ -114,12 +120,14 @@ def _unique_keys(table: pa.Table, keys: list[str]) -> bool:
     span = 1
     for k in keys:
         column = table.column(k)
-        if pa.types.is_dictionary(column.type):
-            column = _plain(column)
         if column.null_count:
             return False
-        # Chunk by chunk, one dictionary for all (no combined copy of the column).
-        encoded = pc.dictionary_encode(column)
+        # Chunk by chunk, one dictionary for all (no combined copy of the column); a column
+        # kept encoded (CxC's names) is not decoded: its chunks' dictionaries are unified,
+        # and one code is one value unless that dictionary holds a value twice.
+        encoded = column.unify_dictionaries() if pa.types.is_dictionary(column.type) else None
+        if encoded is None or encoded.num_chunks and _repeats(encoded.chunk(0).dictionary):
+            encoded = pc.dictionary_encode(_plain(column))
         chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
         size = max(len(chunks[0].dictionary) if chunks else 0, 1)
         span *= size
@@ -179,7 +187,8 @@ def changes_between(
     matched by `key`: added, removed, changed, unchanged."""
     keys = list(key)
     for k in keys:  # the old file may hold a key in another width (int32 against int64)
-        if new.column(k).type != (kind := old.schema.field(k).type):
+        # (A key kept dictionary-encoded is compared by its codes: not decoded.)
+        if plain_type(new.column(k).type) != (kind := old.schema.field(k).type):
             at = new.column_names.index(k)
             new = new.set_column(at, k, new.column(k).cast(kind))
     left, right = _matched(old, new, keys)

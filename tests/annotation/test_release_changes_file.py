@@ -82,3 +82,37 @@ def test_new_pseudonyms_kept_as_dictionary_codes_count_as_their_strings(tmp_path
         assert pa.types.is_dictionary(coded.schema.field("workers").type.value_type)
         want = changes_between(old=pq.read_table(path), new=new, key=KEY)
         assert changes_between(old=_PreviousFile(path), new=coded, key=KEY) == want
+
+
+def test_keys_kept_as_dictionary_codes_match_the_previous_files_strings(tmp_path):
+    """CxC's record set keeps its names as codes (a dictionary per task, chunk by chunk);
+    CHANGES matches them with the previous file's strings without decoding them, and finds
+    a key twice inside a dictionary that holds a value twice."""
+    rng = np.random.default_rng(11)
+    old = _pairs(rng, 300)
+    path = tmp_path / "old.parquet"
+    pq.write_table(old, path, row_group_size=120)
+
+    def coded(table: pa.Table) -> pa.Table:
+        for name in ("first", "second"):
+            chunks = [pc.dictionary_encode(c) for c in table.column(name).chunks]
+            at = table.column_names.index(name)
+            table = table.set_column(at, name, pa.chunked_array(chunks))
+        return table
+
+    for new in _variants(old, rng):
+        want = changes_between(old=pq.read_table(path), new=new, key=KEY)
+        assert changes_between(old=_PreviousFile(path), new=coded(new), key=KEY) == want
+    # A key twice, in a dictionary that holds its value twice (two codes, one value): matched
+    # as the strings are (every copy with every copy), not as distinct codes.
+    doubled = pa.concat_tables([old, old.slice(0, 1)])
+    path = tmp_path / "doubled.parquet"
+    pq.write_table(doubled, path)
+    first = pa.DictionaryArray.from_arrays(
+        pa.array(np.r_[np.arange(300), 300].astype(np.int32)),
+        pa.array([f"a{i}" for i in range(300)] + ["a0"]),
+    )
+    twice = doubled.set_column(doubled.column_names.index("first"), "first", first)
+    want = changes_between(old=pq.read_table(path), new=doubled, key=KEY)
+    assert want["unchanged"] == 303  # (a0, b0): two copies matched with two
+    assert changes_between(old=_PreviousFile(path), new=twice, key=KEY) == want

@@ -385,8 +385,10 @@ def _task_files(
         fit = [float_2f(model[rows, k]) for k in range(3)]
         kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
         write_lines(beside, joined_lines(*_commas(kind, *fields, mean, *fit, method)))
-    del method
+    del method, fields
     lists = _rating_lists(task.counted, pairs, rows, task.pseudonyms)
+    # The record set keeps names as codes into one string per name (each names many pairs).
+    first, second = pc.dictionary_encode(first), pc.dictionary_encode(second)
     encoded = pa.DictionaryArray.from_arrays(codes, tags)
     return _pairs_table(prefix, rows, (first, second, encoded), pairs, lists, model)
 
