@@ -125,15 +125,30 @@ def mean_pairwise_spearman_arrays(
     # codes (same order) keep the pair codes within a range counted without a sort.
     _, dense = unique_inverse(r)
     distinct = int(dense.max()) + 1
+    if distinct * distinct < 2**31:  # pair codes in 4 bytes (CxC: 890,000 a task)
+        dense = dense.astype(np.int32)
     codes = dense[a]
     codes *= distinct
     codes += dense[b]
     del dense
-    _, group = unique_inverse(codes)
-    del codes
-    rho = _spearman_in_steps(group.astype(np.int32), v[a], v[b], min_common=min_common)
+    rho = _spearman_in_steps(_ranks_of(codes), v[a], v[b], min_common=min_common)
     rhos = rho[np.isfinite(rho)]
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
+
+
+def _ranks_of(codes: np.ndarray) -> np.ndarray:
+    """Each code's rank among the distinct codes (`unique_inverse`'s), in int32, without an
+    8-byte array as long as the codes where they span a narrow range."""
+    low = int(codes.min())
+    span = int(codes.max()) - low + 1
+    if span > 4 * codes.size or codes.size >= 2**31:
+        return unique_inverse(codes)[1].astype(np.int32)
+    codes -= low  # (the caller's array: made for this)
+    present = np.zeros(span, dtype=bool)
+    present[codes] = True
+    rank = np.cumsum(present, dtype=np.int32)
+    rank -= 1
+    return rank[codes]
 
 
 def _lexorder(first: np.ndarray, then: np.ndarray) -> np.ndarray:
