@@ -9,6 +9,8 @@ pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
   repeat's version, card, Croissant, datasheet);
 - bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file;
 - in order: the job with `CROWDVL_EXPORT_BESIDE=0`, every step in order (no thread beside);
+- again: the job a second time in one process (a worker's later export): its own peak above
+  what the first left;
 - dev: the job with pandas importable. The job's children run as `pip install .` installs the
   package, whose dependencies leave pandas out; the dev extras bring it, and pyarrow then
   imports it (about 30 MB) on its first conversion in a process.
@@ -168,7 +170,13 @@ def child_dev(url: str, run_id: str) -> dict:
     return child_app(url, run_id, pandas=True)
 
 
-def child_app(url: str, run_id: str, *, pandas: bool = False) -> dict:
+def child_again(url: str, run_id: str) -> dict:
+    """The job a second time in one process, as a worker's later export: what the first
+    left (its imports, the allocators' kept pages) is in the base, its peak its own."""
+    return child_app(url, run_id, again=True)
+
+
+def child_app(url: str, run_id: str, *, pandas: bool = False, again: bool = False) -> dict:
     """The job as `pip install .` installs the package: without pandas."""
     if not pandas:
         not_installed("pandas")
@@ -177,7 +185,12 @@ def child_app(url: str, run_id: str, *, pandas: bool = False) -> dict:
     from annotation.models import Run
     from annotation.services.export_jobs import export_job_write
     from annotation.services.jobs import job_create
+    from annotation.services.memory import memory_release
 
+    if again:
+        export_job_write(job_id=job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id))).pk)
+        memory_release()
+        _peak_reset()
     job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))
     base = current_rss()
     t = time.perf_counter()
@@ -307,6 +320,7 @@ CHILDREN = {
     "parts": child_parts,
     "in_order": child_in_order,
     "dev": child_dev,
+    "again": child_again,
 }
 
 
@@ -325,7 +339,7 @@ def main() -> None:
         fill=lambda url: (fill(url, args.pairs), None),
         repeats=args.repeats,
         parts=args.parts,
-        also=("in_order", "dev"),
+        also=("in_order", "dev", "again"),
     )
     results, loads, parts = rounds.results, rounds.loads, rounds.parts
     print(
@@ -338,6 +352,7 @@ def main() -> None:
         also={
             "in_order": "the same, CROWDVL_EXPORT_BESIDE=0",
             "dev": "the same, pandas installed (dev)",
+            "again": "the same, a process's second export",
         },
     )
     if parts is not None:
