@@ -139,3 +139,69 @@ def test_page_key_is_what_signing_dumps_gives(monkeypatch):
         assert key == signing.dumps(42, salt=SALT)
     assert key != page_key(assignment_id=42)
     assert images._derived[0] != "another-secret-" + "y" * 40
+
+
+def test_the_plain_page_is_utf8_or_goes_the_full_way(client, paired_run, monkeypatch):
+    from annotation.crowd.local import lean_path
+
+    answers = []
+    plain = lean_path.work_assignment_plain
+    monkeypatch.setattr(
+        lean_path, "work_assignment_plain", lambda r, a: answers.append(plain(r, a)) or answers[-1]
+    )
+    _, _, url = _claimed(client, paired_run)
+    utf8 = client.get(url)
+    assert answers[-1] is not None and utf8.content.decode("utf-8").count("Pair ") == 3
+    with override_settings(DEFAULT_CHARSET="utf-16"):
+        page = client.get(url)
+    assert answers[-1] is None  # answered the full way, in the charset asked for
+    assert page["Content-Type"] == "text/html; charset=utf-16"
+    assert page.content.decode("utf-16").count("Pair ") == 3
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {
+            "CSRF_COOKIE_SECURE": True,
+            "CSRF_COOKIE_HTTPONLY": True,
+            "CSRF_COOKIE_SAMESITE": "Strict",
+        },
+        {"CSRF_COOKIE_DOMAIN": ".example.org", "CSRF_COOKIE_PATH": "/work/", "CSRF_COOKIE_AGE": 60},
+        {"CSRF_COOKIE_SAMESITE": None, "CSRF_COOKIE_NAME": "token"},
+    ],
+)
+def test_the_csrf_cookie_is_the_middlewares(monkeypatch, overrides):
+    from django.http import HttpResponse
+    from django.middleware.csrf import CsrfViewMiddleware
+    from django.test import RequestFactory
+
+    from annotation.pages.work.csrf import csrf_cookie_set, csrf_token
+
+    clock = [1_800_000_000.2]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    middleware = CsrfViewMiddleware(lambda r: HttpResponse())
+    with override_settings(**overrides):
+        for now in (1_800_000_000.2, 1_800_000_000.9, 1_800_000_001.0, 1_800_000_007.5):
+            clock[0] = now
+            ours, theirs = HttpResponse(), HttpResponse()
+            request = RequestFactory().get("/")
+            csrf_token(request)  # a new secret; the cookie to be sent
+            twin = RequestFactory().get("/")
+            twin.META.update(CSRF_COOKIE=request.META["CSRF_COOKIE"], CSRF_COOKIE_NEEDS_UPDATE=True)
+            assert csrf_cookie_set(request, ours)
+            middleware.process_response(twin, theirs)
+            assert ours.cookies.output() == theirs.cookies.output()
+            assert list(ours.items()) == list(theirs.items())
+            assert request.META["CSRF_COOKIE_NEEDS_UPDATE"] is False
+            assert csrf_cookie_set(request, HttpResponse())  # nothing more to send
+    # What it leaves to the middleware.
+    request = RequestFactory().get("/")
+    csrf_token(request)
+    varied = HttpResponse(headers={"Vary": "Accept"})
+    assert not csrf_cookie_set(request, varied) and not varied.cookies
+    with override_settings(CSRF_USE_SESSIONS=True):
+        assert not csrf_cookie_set(request, HttpResponse())
+    with override_settings(CSRF_COOKIE_AGE=60.5):
+        assert not csrf_cookie_set(request, HttpResponse())
