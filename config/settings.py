@@ -376,6 +376,13 @@ CACHES = {
         "LOCATION": "crowdvl-shells",
         "OPTIONS": {"MAX_ENTRIES": 2000},  # 5-30 kB each
     },
+    # Per process, what never changes about an assignment whose task page was shown (its HIT,
+    # batch, stage, run: selectors/task_page.py), so its later views read only what can change.
+    "assignments": {
+        "BACKEND": "config.memory_cache.ObjectMemoryCache",
+        "LOCATION": "crowdvl-assignments",
+        "OPTIONS": {"MAX_ENTRIES": 20000},  # ~0.3 kB each
+    },
 }
 CROWDVL_CACHE_SHARED = bool(_cache_url)  # HIT views and questions also go there (hit_cache)
 # With a shared cache, sessions are read from it (written through to the database): a worker

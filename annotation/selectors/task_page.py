@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import caches
 from django.db import connection
 
 from annotation.models import Hit, Question
@@ -48,7 +49,7 @@ class TaskPage:
 # and the worker's invitation to that run (valid if not revoked and consented to the run's
 # current text). Plain SQL: the ORM's compiling of this join cost more than running it.
 _TASK_PAGE_SQL = """
-SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version
+SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version, r.id
 FROM annotation_assignment a
 JOIN annotation_hit h ON h.id = a.hit_id
 JOIN annotation_batch b ON b.id = h.batch_id
@@ -60,18 +61,87 @@ WHERE a.id = %s AND a.worker_id = %s AND w.provider = %s AND b.provider = %s
 """
 
 
+# Once an assignment's page has been shown, what never changes about it is kept in this
+# process's memory (the "assignments" cache): its HIT, batch, stage and run. A later view then
+# reads only what can change, by primary keys (_KNOWN_SQL): the assignment's worker and state,
+# the worker's invitation to the run (revoked? consented to the current text?) and the run's
+# texts. Besides the fewer joins, its plan cannot go stale: the join above, planned once per
+# connection while the assignment table is small, goes on scanning that table as it grows
+# (issue 32), where a lookup of one row by its primary key stays one.
+_KNOWN_SQL = """
+SELECT a.state, a.hit_id, r.config, i.consent_version
+FROM annotation_assignment a
+JOIN annotation_run r ON r.id = %s
+LEFT JOIN annotation_invitation i
+  ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
+WHERE a.id = %s AND a.worker_id = %s
+"""
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What never changes about an assignment whose page was shown (checked by _TASK_PAGE_SQL
+    once: its batch and its worker are the provider's)."""
+
+    provider: str
+    hit_id: int
+    batch_id: int
+    stage: str
+    run_id: int
+
+
+def _known_key(assignment_id: int) -> str:
+    return f"assignment:v1:{assignment_id}"
+
+
 def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage | None:
     """`worker_id`'s assignment `assignment_id` of a `provider` batch, if the worker's
     invitation to its run is valid and consented; else None (one query)."""
+    store = caches["assignments"]
+    known: _Known | None = store.get(_known_key(assignment_id))
+    if known is not None and known.provider == provider:
+        with connection.cursor() as cursor:
+            cursor.execute(_KNOWN_SQL, [known.run_id, assignment_id, worker_id])
+            row = cursor.fetchone()
+        if row is None:  # not this worker's assignment (the ids are the database's own)
+            return None
+        state, hit, config, consented = row
+        if hit == known.hit_id:
+            return _page(
+                assignment_id,
+                state,
+                worker_id,
+                known.hit_id,
+                known.batch_id,
+                known.stage,
+                config,
+                consented,
+            )
+        # Another HIT: not the assignment remembered (a database put back): read it afresh.
     with connection.cursor() as cursor:
         cursor.execute(_TASK_PAGE_SQL, [assignment_id, worker_id, provider, provider])
         row = cursor.fetchone()
     if row is None:
         return None
-    pk, state, worker, hit, batch, stage, config, consented = row
+    pk, state, worker, hit, batch, stage, config, consented, run = row
+    store.set(_known_key(pk), _Known(provider, hit, batch, stage, run), None)
+    return _page(pk, state, worker, hit, batch, stage, config, consented)
+
+
+def _page(
+    pk: int,
+    state: str,
+    worker: int,
+    hit: int,
+    batch: int,
+    stage: str,
+    config: Any,
+    consented: str | None,
+) -> TaskPage | None:
+    """The page, if the invitation (None: none valid) is consented to the run's current text."""
     if isinstance(config, str):  # a database without a JSON type returns text
         config = json.loads(config)
-    if consented != consent_version(config or {}):
+    if consented is None or consented != consent_version(config or {}):
         return None
     return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
 

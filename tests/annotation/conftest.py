@@ -38,7 +38,7 @@ def _fresh_cache():
     """Rate-limit counters and cached HIT views must not leak from one test into the next."""
     from django.core.cache import caches
 
-    for alias in ("default", "local", "shells"):
+    for alias in ("default", "local", "shells", "assignments"):
         caches[alias].clear()
 
 

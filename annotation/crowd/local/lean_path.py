@@ -43,6 +43,7 @@ from django.middleware.security import SecurityMiddleware
 from django.urls import NoReverseMatch, get_script_prefix, resolve, reverse
 
 from annotation.crowd.local.views import work_assignment_plain
+from annotation.pages.work.csrf import csrf_cookie_set
 
 # The middleware after this one whose effect on the task page GET is mirrored here.
 MIRRORED = (
@@ -132,7 +133,8 @@ class TaskPageMiddleware:
         # The stack's response hooks, innermost first (Messages': nothing stored, no cookie).
         response: Any = page  # django-stubs type the hooks' responses each differently
         response = self.xframe.process_response(request, response)
-        response = self.csrf.process_response(request, response)
+        if not csrf_cookie_set(request, response):  # the cookie as the middleware sets it
+            response = self.csrf.process_response(request, response)
         response = self.common.process_response(request, response)
         response = self.session.process_response(request, response)
         return self.security.process_response(request, response)

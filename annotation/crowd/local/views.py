@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,6 +23,7 @@ from annotation.selectors.invitations import invitation_by_token, invited_worker
 from annotation.selectors.task_page import task_page
 from annotation.services.claim import assignment_claim_next
 
+_UTF8 = re.compile(r"utf-?8", re.IGNORECASE)
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links
 PROVIDER = "local"  # this package's provider
@@ -156,8 +160,8 @@ def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpRespo
     last two), from the same checks; None for anything else, which the view answers.
     The lean path's view (`lean_path.py`)."""
     worker_id = request.session.get(SESSION_WORKER)
-    if not isinstance(worker_id, int):
-        return None
+    if not isinstance(worker_id, int) or not _UTF8.fullmatch(settings.DEFAULT_CHARSET):
+        return None  # the plain page is kept in UTF-8
     page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
     if page is None or page.state != AssignmentState.ACCEPTED:
         return None

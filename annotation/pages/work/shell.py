@@ -50,8 +50,9 @@ class Shell:
     parts: tuple[str | int, ...]
     slots: tuple[NodeList, ...]
     # The whole page of a plain view (`shell_fill_plain`): its text split where the CSRF
-    # token goes, each piece split where the page key goes.
-    plain: tuple[tuple[str, ...], ...] = ()
+    # token goes, each piece split where the page key goes, in UTF-8 (a view then joins
+    # bytes, with no encoding of the whole page per request).
+    plain: tuple[tuple[bytes, ...], ...] = ()
 
 
 def shell_build(*, hit_id: int, instructions: str) -> Shell:
@@ -90,7 +91,7 @@ def shell_build(*, hit_id: int, instructions: str) -> Shell:
     return replace(shell, plain=_plain_parts(shell))
 
 
-def _plain_parts(shell: Shell) -> tuple[tuple[str, ...], ...]:
+def _plain_parts(shell: Shell) -> tuple[tuple[bytes, ...], ...]:
     """The page of a plain view, as the worker's GET has it: no error, no messages, nobody
     signed in. Its varying parts are rendered once, from a request made up here (so nothing
     of a real one is in them), with the CSRF token left as a marker."""
@@ -101,7 +102,10 @@ def _plain_parts(shell: Shell) -> tuple[tuple[str, ...], ...]:
         part if isinstance(part, str) else KEY_MARKER if part == KEY else slots[part]
         for part in shell.parts
     )
-    return tuple(tuple(piece.split(KEY_MARKER)) for piece in text.split(TOKEN_MARKER))
+    return tuple(
+        tuple(part.encode() for part in piece.split(KEY_MARKER))
+        for piece in text.split(TOKEN_MARKER)
+    )
 
 
 def task_shell(*, hit_id: int, instructions: str) -> Shell:
@@ -138,7 +142,9 @@ def shell_fill(shell: Shell, *, request: HttpRequest, key: str, context: dict[st
     )
 
 
-def shell_fill_plain(shell: Shell, *, token: str, key: str) -> str:
+def shell_fill_plain(shell: Shell, *, token: str, key: str) -> bytes:
     """The page of a plain view (see `_plain_parts`) with the request's masked CSRF `token`
-    and its images under `key`: what `shell_fill` gives such a view, with no template work."""
-    return token.join([key.join(piece) for piece in shell.plain])
+    and its images under `key`: what `shell_fill` gives such a view, in UTF-8 (the caller
+    checks the response's charset is), with no template work."""
+    key_bytes = key.encode()
+    return token.encode().join([key_bytes.join(piece) for piece in shell.plain])

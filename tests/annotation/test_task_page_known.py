@@ -1,0 +1,207 @@
+"""A shown assignment's fixed facts kept per process (selectors/task_page.py, issue 32): later
+views read only what can change, and whatever changed, they answer as the first view would."""
+
+import time
+
+import pytest
+from django.core import signing
+from django.core.cache import caches
+from django.db import connection
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
+
+from annotation.crowd.local.invitations import invitation_consent, invitation_revoke
+from annotation.models import Assignment, AssignmentState, Invitation
+from annotation.selectors import images
+from annotation.selectors.images import SALT, page_key
+from annotation.selectors.invitations import run_consent
+from annotation.selectors.task_page import _Known, _known_key, task_page
+from annotation.services.run_texts import run_consent_set, run_instructions_set
+from tests.annotation.test_task_page_shell import local_batch
+from tests.factories import join
+
+pytestmark = pytest.mark.django_db
+
+
+def _claimed(client, run, label="alice"):
+    """(worker, assignment, its page's URL) of `label` claiming a task of a new batch."""
+    batch = local_batch(run)
+    worker = join(client, run, label)
+    response = client.get(f"/work/{batch.pk}/next/")
+    assert response.status_code == 302
+    url = response["Location"]
+    assignment = Assignment.objects.get(pk=int(url.rstrip("/").rsplit("/", 1)[1]))
+    return worker, assignment, url
+
+
+def _statements(client, url):
+    """The response and its SQL, the session's read left out (the tests' sessions are the
+    database's; a deployment's come from the shared cache)."""
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url)
+    return response, [q["sql"] for q in ctx if "django_session" not in q["sql"]]
+
+
+def test_a_later_view_reads_what_can_change_by_primary_keys(client, paired_run):
+    worker, assignment, url = _claimed(client, paired_run)
+    first, sql = _statements(client, url)
+    assert first.status_code == 200
+    assert any("annotation_hit" in s for s in sql)  # the first view: the whole join
+    known = caches["assignments"].get(_known_key(assignment.pk))
+    assert known == _Known(
+        "local",
+        assignment.hit_id,
+        assignment.hit.batch_id,
+        assignment.hit.batch.stage,
+        paired_run.pk,
+    )
+    later, sql = _statements(client, url)
+    assert later.status_code == 200
+    assert len(sql) == 1 and "annotation_hit" not in sql[0] and "annotation_run" in sql[0]
+    # The same page as read with nothing remembered.
+    remembered = task_page(assignment_id=assignment.pk, worker_id=worker.pk, provider="local")
+    caches["assignments"].clear()
+    fresh = task_page(assignment_id=assignment.pk, worker_id=worker.pk, provider="local")
+    assert remembered == fresh and remembered is not None
+
+
+def test_after_a_view_other_workers_and_forged_ids_are_not_found(client, paired_run):
+    _, assignment, url = _claimed(client, paired_run)
+    assert client.get(url).status_code == 200  # remembered from here on
+    bob = Client()
+    bob_worker = join(bob, paired_run, "bob")
+    assert bob.get(url).status_code == 404
+    assert Client().get(url).status_code == 404  # no session
+    assert task_page(assignment_id=assignment.pk, worker_id=bob_worker.pk, provider="local") is None
+    # Another provider's view of the same assignment: not this one's.
+    assert (
+        task_page(assignment_id=assignment.pk, worker_id=assignment.worker_id, provider="mturk")
+        is None
+    )
+    forged = url.replace(str(assignment.pk), str(assignment.pk + 10_000))
+    assert client.get(forged).status_code == 404
+    assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "state", [AssignmentState.SUBMITTED, AssignmentState.ABANDONED, AssignmentState.REJECTED]
+)
+def test_after_a_view_a_closed_assignment_goes_to_the_next(client, paired_run, state):
+    _, assignment, url = _claimed(client, paired_run)
+    assert client.get(url).status_code == 200
+    Assignment.objects.filter(pk=assignment.pk).update(state=state)
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"] == f"/work/{assignment.hit.batch_id}/next/"
+
+
+def test_after_a_view_a_revoked_link_or_new_consent_text_is_not_found(client, paired_run):
+    _, _, url = _claimed(client, paired_run)
+    assert client.get(url).status_code == 200
+    run_consent_set(run=paired_run, text="A new information sheet.")
+    assert client.get(url).status_code == 404
+    invitation = Invitation.objects.get(run=paired_run, label="alice")
+    paired_run.refresh_from_db()
+    invitation_consent(invitation=invitation, version=run_consent(paired_run)["version"])
+    assert client.get(url).status_code == 200  # nothing refused is remembered
+    invitation_revoke(invitation=invitation)
+    assert client.get(url).status_code == 404
+
+
+def test_after_a_view_new_instructions_are_shown(client, paired_run):
+    _, assignment, url = _claimed(client, paired_run)
+    assert "Read these first." not in client.get(url).content.decode()
+    run_instructions_set(run=paired_run, stage=assignment.hit.batch.stage, text="Read these first.")
+    assert "Read these first." in client.get(url).content.decode()
+
+
+def test_a_remembered_assignment_of_another_hit_is_read_afresh(client, paired_run):
+    worker, assignment, url = _claimed(client, paired_run)
+    key = _known_key(assignment.pk)
+    # As if the database had been put back with other rows under the same ids.
+    caches["assignments"].set(key, _Known("local", -1, -1, "other", paired_run.pk), None)
+    page = task_page(assignment_id=assignment.pk, worker_id=worker.pk, provider="local")
+    assert page is not None and page.hit_id == assignment.hit_id
+    assert caches["assignments"].get(key).hit_id == assignment.hit_id
+    assert client.get(url).status_code == 200
+
+
+def test_page_key_is_what_signing_dumps_gives(monkeypatch):
+    now = 1_800_000_123.7
+    monkeypatch.setattr(time, "time", lambda: now)
+    for assignment_id in (0, 1, 42, 123_456_789, 2**62):
+        key = page_key(assignment_id=assignment_id)
+        assert key == signing.dumps(assignment_id, salt=SALT)
+        assert signing.loads(key, salt=SALT) == assignment_id
+    assert page_key(hit_id=3, external="A1") == signing.dumps([3, "A1"], salt=SALT)
+    with override_settings(SECRET_KEY="another-secret-" + "y" * 40):  # the derived key follows
+        key = page_key(assignment_id=42)
+        assert key == signing.dumps(42, salt=SALT)
+    assert key != page_key(assignment_id=42)
+    assert images._derived[0] != "another-secret-" + "y" * 40
+
+
+def test_the_plain_page_is_utf8_or_goes_the_full_way(client, paired_run, monkeypatch):
+    from annotation.crowd.local import lean_path
+
+    answers = []
+    plain = lean_path.work_assignment_plain
+    monkeypatch.setattr(
+        lean_path, "work_assignment_plain", lambda r, a: answers.append(plain(r, a)) or answers[-1]
+    )
+    _, _, url = _claimed(client, paired_run)
+    utf8 = client.get(url)
+    assert answers[-1] is not None and utf8.content.decode("utf-8").count("Pair ") == 3
+    with override_settings(DEFAULT_CHARSET="utf-16"):
+        page = client.get(url)
+    assert answers[-1] is None  # answered the full way, in the charset asked for
+    assert page["Content-Type"] == "text/html; charset=utf-16"
+    assert page.content.decode("utf-16").count("Pair ") == 3
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {
+            "CSRF_COOKIE_SECURE": True,
+            "CSRF_COOKIE_HTTPONLY": True,
+            "CSRF_COOKIE_SAMESITE": "Strict",
+        },
+        {"CSRF_COOKIE_DOMAIN": ".example.org", "CSRF_COOKIE_PATH": "/work/", "CSRF_COOKIE_AGE": 60},
+        {"CSRF_COOKIE_SAMESITE": None, "CSRF_COOKIE_NAME": "token"},
+    ],
+)
+def test_the_csrf_cookie_is_the_middlewares(monkeypatch, overrides):
+    from django.http import HttpResponse
+    from django.middleware.csrf import CsrfViewMiddleware
+    from django.test import RequestFactory
+
+    from annotation.pages.work.csrf import csrf_cookie_set, csrf_token
+
+    clock = [1_800_000_000.2]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    middleware = CsrfViewMiddleware(lambda r: HttpResponse())
+    with override_settings(**overrides):
+        for now in (1_800_000_000.2, 1_800_000_000.9, 1_800_000_001.0, 1_800_000_007.5):
+            clock[0] = now
+            ours, theirs = HttpResponse(), HttpResponse()
+            request = RequestFactory().get("/")
+            csrf_token(request)  # a new secret; the cookie to be sent
+            twin = RequestFactory().get("/")
+            twin.META.update(CSRF_COOKIE=request.META["CSRF_COOKIE"], CSRF_COOKIE_NEEDS_UPDATE=True)
+            assert csrf_cookie_set(request, ours)
+            middleware.process_response(twin, theirs)
+            assert ours.cookies.output() == theirs.cookies.output()
+            assert list(ours.items()) == list(theirs.items())
+            assert request.META["CSRF_COOKIE_NEEDS_UPDATE"] is False
+            assert csrf_cookie_set(request, HttpResponse())  # nothing more to send
+    # What it leaves to the middleware.
+    request = RequestFactory().get("/")
+    csrf_token(request)
+    varied = HttpResponse(headers={"Vary": "Accept"})
+    assert not csrf_cookie_set(request, varied) and not varied.cookies
+    with override_settings(CSRF_USE_SESSIONS=True):
+        assert not csrf_cookie_set(request, HttpResponse())
+    with override_settings(CSRF_COOKIE_AGE=60.5):
+        assert not csrf_cookie_set(request, HttpResponse())
