@@ -136,3 +136,32 @@ def test_redis_cache_gets_on_its_own_connection_and_survives_losing_it():
     worker.join()
     assert seen[0][0] == {"v": 1} and seen[0][1][1] is not client._readers.reader[1]
     cache.delete("k")
+
+
+def test_a_threads_redis_reader_is_closed_when_the_thread_ends():
+    """Each thread's connection for gets lives in its thread-local storage: a thread that ends
+    (a job's helper thread) leaves no connection open behind it."""
+    import gc
+    import weakref
+
+    from config.redis_cache import PooledRedisCache
+
+    cache = PooledRedisCache(os.environ["CELERY_BROKER_URL"], {"KEY_PREFIX": "pooled-test"})
+    cache.set("k", {"v": 1}, 30)
+    client = cache._cache
+    seen = []
+
+    def read() -> None:
+        assert cache.get("k") == {"v": 1}
+        reader = client._readers.reader[1]
+        seen.append((weakref.ref(reader), reader._sock))
+
+    worker = threading.Thread(target=read)
+    worker.start()
+    worker.join()
+    del worker
+    gc.collect()
+    alive, sock = seen[0]
+    assert alive() is None  # the connection object is gone with its thread
+    assert sock.fileno() == -1  # and its socket closed (redis-py disconnects when collected)
+    cache.delete("k")
