@@ -74,9 +74,12 @@ def _own_values(column: pa.ChunkedArray) -> pa.ChunkedArray:
         return column
     chunks = []
     for chunk in column.chunks:
-        offsets = pc.subtract(chunk.offsets, chunk.offsets[0])
+        # The child's span the offsets name (`flatten` would drop what a missing list spans).
+        start, end = chunk.offsets[0].as_py(), chunk.offsets[-1].as_py()
+        offsets = pc.subtract(chunk.offsets, start)
         mask = chunk.is_null() if chunk.null_count else None
-        chunks.append(pa.ListArray.from_arrays(offsets, chunk.flatten(), mask=mask))
+        values = chunk.values.slice(start, end - start)
+        chunks.append(pa.ListArray.from_arrays(offsets, values, mask=mask))
     return pa.chunked_array(chunks, type=column.type)
 
 

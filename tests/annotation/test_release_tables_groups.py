@@ -61,3 +61,16 @@ def test_an_empty_record_set_is_a_readable_file_with_its_columns(tmp_path):
     read = pq.read_table(tmp_path / "data" / "pairs.parquet")
     assert read.num_rows == 0 and read.column_names == ["kind", "score", "workers"]
     assert read.schema.field("workers").type == pa.list_(pa.string())
+
+
+def test_a_missing_list_that_spans_values_is_written_missing(tmp_path, monkeypatch):
+    """A list column's missing row may span values of the child (Arrow allows it): each row
+    group keeps the span its offsets name, and the row reads back missing."""
+    monkeypatch.setattr(release_tables, "ROW_GROUP", 2)
+    offsets = pa.array(np.array([0, 2, 5, 6, 8], np.int32))
+    values = pa.array(np.arange(1, 9).astype(np.int8))
+    lists = pa.ListArray.from_arrays(offsets, values, mask=pa.array([False, True, False, False]))
+    table = pa.table({"ratings": lists})
+    release_tables_write(folder=tmp_path, tables={"pairs": table}, license="unlicensed")
+    read = pq.read_table(tmp_path / "data" / "pairs.parquet")
+    assert read.column("ratings").to_pylist() == [[1, 2], None, [6], [7, 8]]
