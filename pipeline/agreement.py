@@ -131,24 +131,11 @@ def mean_pairwise_spearman_arrays(
     codes *= distinct
     codes += dense[b]
     del dense
-    rho = _spearman_in_steps(_ranks_of(codes), v[a], v[b], min_common=min_common)
+    rho = _spearman_in_steps(
+        unique_inverse(codes, narrow=True)[1], v[a], v[b], min_common=min_common
+    )
     rhos = rho[np.isfinite(rho)]
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
-
-
-def _ranks_of(codes: np.ndarray) -> np.ndarray:
-    """Each code's rank among the distinct codes (`unique_inverse`'s), in int32, without an
-    8-byte array as long as the codes where they span a narrow range."""
-    low = int(codes.min())
-    span = int(codes.max()) - low + 1
-    if span > 4 * codes.size or codes.size >= 2**31:
-        return unique_inverse(codes)[1].astype(np.int32)
-    codes -= low  # (the caller's array: made for this)
-    present = np.zeros(span, dtype=bool)
-    present[codes] = True
-    rank = np.cumsum(present, dtype=np.int32)
-    rank -= 1
-    return rank[codes]
 
 
 def _lexorder(first: np.ndarray, then: np.ndarray) -> np.ndarray:

@@ -77,24 +77,6 @@ def _add(into: np.ndarray, at: np.ndarray, weights: np.ndarray | float) -> None:
     np.add.at(into, at, weights)
 
 
-def _index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct values and each value's index among them (`np.unique`'s), the
-    index in 4 bytes a value and made a step at a time where the values are integers of a
-    compact range (CxC's ids)."""
-    if values.dtype.kind in "iu" and 0 < values.size < 2**31:
-        low, high = int(values.min()), int(values.max())
-        if high - low <= 4 * values.size:
-            present = np.zeros(high - low + 1, dtype=bool)
-            for at in _steps(values.size):
-                present[values[at] - low] = True
-            rank = np.cumsum(present, dtype=np.int32) - 1
-            index = np.empty(values.size, dtype=np.int32)
-            for at in _steps(values.size):
-                index[at] = rank[values[at] - low]
-            return np.flatnonzero(present).astype(values.dtype) + low, index
-    return _unique(values)
-
-
 def _variance(y: np.ndarray, plain: np.ndarray, row: np.ndarray) -> float:
     """`np.var(y - plain[row])`, the same float, with one array as long as the ratings
     instead of three."""
@@ -134,8 +116,8 @@ def rating_model(
     items, workers = np.asarray(items), np.asarray(workers)
     y = _as_float(ratings)
     _check(items, workers, y)
-    ids, row = _index(items)
-    wids, col = _index(workers)
+    ids, row = _unique(items, narrow=True)  # int32 indexes, made a step at a time
+    wids, col = _unique(workers, narrow=True)
     n_items, n_workers = ids.size, wids.size
     count = np.bincount(row, minlength=n_items).astype(np.float64)
     plain = np.zeros(n_items)

@@ -72,3 +72,16 @@ def test_spearman_a_step_of_rater_pairs_at_a_time_is_the_same_float(seed, monkey
     assert whole[1] > 50
     stepped = agreement._spearman_in_steps(group, x, y, min_common=3)
     assert np.array_equal(stepped, at_once, equal_nan=True)
+
+
+def test_a_narrow_unique_inverse_is_numpys_in_four_bytes(monkeypatch):
+    """`narrow`: the same index in int32, made a step of values at a time (any step size)."""
+    import pipeline.dense
+
+    monkeypatch.setattr(pipeline.dense, "STEP", 7)
+    rng = np.random.default_rng(2)
+    for values in (rng.integers(100, 900, 500), rng.integers(0, 10**12, 500), np.array([3])):
+        ids, inverse = unique_inverse(values, narrow=True)
+        want_ids, want_inverse = np.unique(values, return_inverse=True)
+        assert inverse.dtype == np.int32
+        assert np.array_equal(ids, want_ids) and np.array_equal(inverse, want_inverse)
