@@ -23,12 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 
-class NotInstalled:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "pandas":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+from benchmarks.harness import not_installed
 
-sys.meta_path.insert(0, NotInstalled())
+not_installed("pandas")
 import django
 
 django.setup()

@@ -158,13 +158,18 @@ def _coco_ids(pks: np.ndarray, caption_pks: np.ndarray, coco: np.ndarray) -> np.
     return np.where(used, coco[at], -1) if coco.size else np.full(pks.shape, -1, np.int64)
 
 
+def _by_worker(pseudonyms: dict[int, str]) -> tuple[np.ndarray, list[str]]:
+    """The workers' row ids, ascending, and their pseudonyms in that order."""
+    pks = np.array(sorted(pseudonyms), dtype=np.int64)
+    return pks, [pseudonyms[pk] for pk in pks.tolist()]
+
+
 def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Array:
     """The pseudonym of each of `workers` (row ids), dictionary-encoded: a code per rating
     into one string per worker (the Parquet file holds the strings, `release_tables`)."""
-    pks = np.array(sorted(pseudonyms), dtype=np.int64)
+    pks, words = _by_worker(pseudonyms)
     at = _positions(pks, workers, NO_PSEUDONYM)
-    words = pa.array([pseudonyms[pk] for pk in pks.tolist()], pa.string())
-    return pa.DictionaryArray.from_arrays(pa.array(at.astype(np.int32)), words)
+    return pa.DictionaryArray.from_arrays(pa.array(at.astype(np.int32)), pa.array(words))
 
 
 def _repeated(word: str, rows: int) -> pa.Array:
@@ -178,8 +183,7 @@ def _ratings_jsonl(lines: AtomicLines, ratings: RatingArrays, pseudonyms: dict[i
     """Every rating as a JSON line (keys sorted, as `json.dumps` would write them), made a
     slice of columns at a time in Arrow. A line's end (rating, stage, worker) is one of few:
     each is written once and taken by its code."""
-    pks = np.array(sorted(pseudonyms), dtype=np.int64)
-    words = [pseudonyms[pk] for pk in pks.tolist()]
+    pks, words = _by_worker(pseudonyms)
     values = np.unique(ratings.value).astype(np.int64) + 128  # (no array of 8 bytes a rating)
     ends = pa.array(
         [
