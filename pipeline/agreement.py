@@ -109,31 +109,39 @@ def mean_pairwise_spearman_arrays(
     # Positions of each unit's two raters, in 4 bytes each where the ratings allow.
     width = np.int32 if u.size < 2**31 else np.int64
     del u
-    left, right = [], []
+    pairs_of = sizes * (sizes - 1) // 2  # a unit's rater pairs
+    total = int(pairs_of.sum())
+    if not total:
+        return None, 0
+    # Filled in place, sizes ascending (no list of parts, no concatenated copy of them).
+    a, b = np.empty(total, dtype=width), np.empty(total, dtype=width)
+    at = 0
     for size in np.unique(sizes):
         if size < 2:
             continue
-        first = starts[sizes == size]
-        i, j = np.triu_indices(int(size), k=1)
-        left.append((first[:, None] + i[None, :]).ravel().astype(width))
-        right.append((first[:, None] + j[None, :]).ravel().astype(width))
-    if not left:
-        return None, 0
-    a, b = np.concatenate(left), np.concatenate(right)
-    del left, right
+        first = starts[sizes == size].astype(width)
+        i, j = (k.astype(width) for k in np.triu_indices(int(size), k=1))
+        n = first.size * i.size
+        np.add(first[:, None], i[None, :], out=a[at : at + n].reshape(first.size, i.size))
+        np.add(first[:, None], j[None, :], out=b[at : at + n].reshape(first.size, j.size))
+        at += n
+    del starts, sizes
     # Rater pairs numbered in the order of (first rater, second rater): raters as dense
     # codes (same order) keep the pair codes within a range counted without a sort.
-    _, dense = unique_inverse(r)
+    _, dense = unique_inverse(r, narrow=True)
+    del r
     distinct = int(dense.max()) + 1
-    if distinct * distinct < 2**31:  # pair codes in 4 bytes (CxC: 890,000 a task)
-        dense = dense.astype(np.int32)
+    if distinct * distinct >= 2**31:  # pair codes in 4 bytes where they fit (CxC's do)
+        dense = dense.astype(np.int64)
     codes = dense[a]
     codes *= distinct
     codes += dense[b]
     del dense
-    rho = _spearman_in_steps(
-        unique_inverse(codes, narrow=True)[1], v[a], v[b], min_common=min_common
-    )
+    x, y = v[a], v[b]
+    del a, b  # (the positions are done with: CxC's 890,000 a task, 7 MB)
+    group = unique_inverse(codes, narrow=True)[1]
+    del codes
+    rho = _spearman_in_steps(group, x, y, min_common=min_common)
     rhos = rho[np.isfinite(rho)]
     return (float(np.mean(rhos)) if rhos.size else None), int(rhos.size)
 
@@ -201,18 +209,22 @@ def _spearman_in_steps(
     group: np.ndarray, x: np.ndarray, y: np.ndarray, *, min_common: int
 ) -> np.ndarray:
     """`_grouped_spearman`, whole groups a step of about `STEP` entries at a time (CxC's
-    900,000 rater pairs a task made a dozen arrays of 7 MB at once). Each group's entries
-    keep their order, so each group's sums, and rho, are the same floats."""
+    900,000 rater pairs a task made a dozen arrays of 7 MB at once). A step takes the groups
+    of a range of codes, found by a scan (no sort, no index of every entry): each group's
+    entries keep their order, so each group's sums, and rho, are the same floats."""
     if group.size <= STEP:
         return _grouped_spearman(group, x, y, min_common=min_common)
-    order = np.argsort(group, kind="stable")
-    ends = np.cumsum(np.bincount(group))  # every code is some entry's: unique_inverse's
+    ends = np.bincount(group)  # every code is some entry's: unique_inverse's
+    np.cumsum(ends, out=ends)
     rho = np.empty(ends.size)
     first = 0
     while first < ends.size:
         start = int(ends[first - 1]) if first else 0
         last = max(int(np.searchsorted(ends, start + STEP, side="right")), first + 1)
-        at = order[start : int(ends[last - 1])]
+        inside = group >= first
+        inside &= group < last
+        at = np.flatnonzero(inside)
+        del inside
         part = group[at]
         part -= first
         rho[first:last] = _grouped_spearman(part, x[at], y[at], min_common=min_common)

@@ -40,12 +40,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import stdtrit  # the t quantile (scipy.stats.t.ppf's): loads ~0.5 s faster
 
 from pipeline.aggregation import dawid_skene, mace, majority, weighted_majority
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy, preference_maximum
 from pipeline.scales import bradley_terry, rating_model
 from pipeline.simulate import Asked, Population, WorkerProfile, rate, respond
+from pipeline.t_quantile import t975
 from pipeline.worker_quality import others_majority_agrees, others_mean_close, worker_agreement
 from pipeline.world import ECCV_LEVELS, World
 
@@ -133,7 +133,7 @@ def _interval(values: Sequence[float]) -> tuple[float, float, float]:
     mean = statistics.fmean(clean)
     if len(clean) < 2:
         return mean, math.nan, math.nan
-    half = float(stdtrit(len(clean) - 1, 0.975)) * statistics.stdev(clean) / len(clean) ** 0.5
+    half = float(t975(len(clean) - 1)) * statistics.stdev(clean) / len(clean) ** 0.5
     return mean, mean - half, mean + half
 
 

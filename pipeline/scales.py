@@ -32,6 +32,7 @@ import numpy as np
 
 from pipeline.dense import unique_inverse as _unique
 from pipeline.errors import InputError
+from pipeline.t_quantile import t975
 
 Z95 = 1.959963984540054
 # Ratings' worth of prior on an item's spread being what its workers' noise says (set on the
@@ -224,7 +225,7 @@ def rating_model(
     hidden /= slope * slope
     variance += hidden
     del hidden, spread
-    half = _t975(spread_df)
+    half = t975(spread_df)
     del spread_df
     half *= slope
     half *= np.sqrt(variance, out=variance)
@@ -293,15 +294,6 @@ def _others(
     x -= pull
     x /= divisor
     return np.where(use, x, 0.0), divisor, use.astype(np.float64)
-
-
-def _t975(df: np.ndarray) -> np.ndarray:
-    """Student's t 0.975 quantile per degrees of freedom (scipy.stats.t.ppf's own function,
-    once per distinct value: there are few; scipy.special loads faster than scipy.stats)."""
-    from scipy.special import stdtrit
-
-    values, at = np.unique(df, return_inverse=True)
-    return stdtrit(values, 0.975)[at]
 
 
 def _worker_part(
