@@ -422,9 +422,9 @@ T975 = np.array(
 )
 
 
-def t975(df: np.ndarray) -> np.ndarray:
+def t975(df: np.ndarray | float) -> np.ndarray:
     """The 0.975 quantile of Student's t for each of `df` (the same floats as scipy's)."""
-    df = np.asarray(df, dtype=np.float64)
+    df = np.asarray(df, dtype=np.float64)  # (a number too: a 0-d array)
     whole = (df == np.round(df)) & (df >= 1) & (df <= T975.size)
     if whole.all():
         return T975[df.astype(np.intp) - 1]
