@@ -4,6 +4,7 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
@@ -348,9 +349,21 @@ def _commas(*columns: pa.Array) -> list[pa.Array | str]:
     return parts[:-1]
 
 
-def _csv_write(lines: AtomicLines, *, header: tuple[str, ...], text: pa.Array) -> None:
+LINES_STEP = 16_384  # rows of a file's text made at a time: a few MB of Arrow buffers
+
+
+def _lines_write(
+    lines: AtomicLines,
+    *,
+    header: tuple[str, ...],
+    rows: int,
+    text: Callable[[slice], pa.Array],
+) -> None:
+    """`header`, then the lines `text` makes for each slice of `rows` rows, written as
+    made (a task's whole text at once was tens of MB at CxC's size)."""
     lines.write_bytes((",".join(header) + "\n").encode())
-    write_lines(lines, text)
+    for lo in range(0, rows, LINES_STEP):
+        write_lines(lines, text(slice(lo, lo + LINES_STEP)))
 
 
 @dataclass(frozen=True)
@@ -378,18 +391,31 @@ def _task_files(
     rows = np.flatnonzero(pairs.stage == task.n)
     first, second, tag = names(pairs.items[rows])
     codes, tags = pa.array(tag.astype(np.int32)), pa.array(names.tags, pa.string())
-    method = csv_field(tags.take(codes))  # in the files; the record set keeps the codes
     _first_seen_counts(tag, names.tags, per_method)
-    fields = [csv_field(first), csv_field(second)]
-    mean = ratio_2f(pairs.sums[rows], pairs.counts[rows])
-    text = joined_lines(*_commas(*fields, mean, method))
-    work.stream(f"{prefix}_{task.name}.csv", partial(_csv_write, header=columns, text=text))
-    del text
+    sums, counts = pairs.sums[rows], pairs.counts[rows]
+
+    def shared(at: slice) -> list[pa.Array]:  # the columns both files' lines start with
+        return [csv_field(first[at]), csv_field(second[at]), ratio_2f(sums[at], counts[at])]
+
+    def method(at: slice) -> pa.Array:  # in the files; the record set keeps the codes
+        return csv_field(tags.take(codes[at]))
+
+    def csv_line(at: slice) -> pa.Array:
+        return joined_lines(*_commas(*shared(at), method(at)))
+
+    write = partial(_lines_write, header=columns, rows=rows.size, text=csv_line)
+    work.stream(f"{prefix}_{task.name}.csv", write)
     if model is not None and beside is not None:
-        fit = [float_2f(model[rows, k]) for k in range(3)]
-        kind = csv_field(pa.array([prefix] * rows.size, pa.string()))
-        write_lines(beside, joined_lines(*_commas(kind, *fields, mean, *fit, method)))
-    del method, fields
+        fit = model[rows]
+        kind = csv_field(pa.array([prefix], pa.string()))[0].as_py()
+
+        def model_line(at: slice) -> pa.Array:
+            values = [float_2f(fit[at, k]) for k in range(3)]
+            return joined_lines(kind, ",", *_commas(*shared(at), *values, method(at)))
+
+        for lo in range(0, rows.size, LINES_STEP):
+            write_lines(beside, model_line(slice(lo, lo + LINES_STEP)))
+        del fit
     lists = _rating_lists(task.counted, pairs, rows, task.pseudonyms)
     # The record set keeps names as codes into one string per name (each names many pairs).
     first, second = pc.dictionary_encode(first), pc.dictionary_encode(second)
