@@ -7,6 +7,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from annotation.services import release_changes
 from annotation.services.release_changes import _PreviousFile, changes_between
 
 KEY = ("kind", "first", "second")
@@ -116,3 +117,21 @@ def test_keys_kept_as_dictionary_codes_match_the_previous_files_strings(tmp_path
     want = changes_between(old=pq.read_table(path), new=doubled, key=KEY)
     assert want["unchanged"] == 303  # (a0, b0): two copies matched with two
     assert changes_between(old=_PreviousFile(path), new=twice, key=KEY) == want
+
+
+@pytest.mark.parametrize("rows", [7, 250, 100_000])
+def test_aligned_rows_compared_a_slice_at_a_time_count_every_changed_row(
+    tmp_path, monkeypatch, rows
+):
+    rng = np.random.default_rng(5)
+    old = _pairs(rng, 600)
+    path = tmp_path / "old.parquet"
+    pq.write_table(old, path, row_group_size=250)
+    changed = next(v for n, v in enumerate(_variants(old, rng)) if n == 2)
+    before, after = old.column("workers").to_pylist(), changed.column("workers").to_pylist()
+    want = sum(a != b for a, b in zip(before, after, strict=True))
+    assert want > 0
+    monkeypatch.setattr(release_changes, "SLICE", rows)
+    for new in (changed, pa.concat_tables([changed.slice(0, 200), changed.slice(200)])):
+        got = changes_between(old=_PreviousFile(path), new=new, key=KEY)
+        assert got == {"added": 0, "removed": 0, "changed": want, "unchanged": 600 - want}
