@@ -173,3 +173,48 @@ def test_a_statements_own_error_is_raised_not_retried(usable_calls):
     assert usable_calls == [True]  # the connection works: the error was the statement's
     assert connection.connection.info.backend_pid == pid
     assert task_page_module._row("SELECT 1", []) == (1,)
+
+
+# --- the session row's data decoded (pages/work/session_data.py) ---------------------------
+
+
+@pytest.mark.parametrize("engine", ["django.contrib.sessions.backends.db", CACHED_DB])
+def test_session_decode_is_the_engines(engine):
+    from importlib import import_module
+
+    from annotation.pages.work.session_data import session_decode
+
+    store = import_module(engine).SessionStore()
+    plain = {SESSION_WORKER: 12, "crowdvl_join": "tok", "ünï": ["ç", {"n": None}]}
+    big = {SESSION_WORKER: 3, "text": "the same words again " * 200}  # compressed by encode
+    datas = [store.encode(plain), store.encode(big), store.encode({})]
+    assert datas[1].startswith(".")
+    datas += [
+        signing.dumps([1, 2], salt=store.key_salt),  # signed, not a dictionary
+        signing.dumps(plain, salt="another.salt"),
+        store.encode(plain)[:-2] + "xx",  # a signature that does not verify
+        "",
+        ":",
+        "abc",
+        "a:b:c",
+        store.encode(plain).replace(":", "!", 1),
+    ]
+    for data in datas:
+        assert session_decode(store, data) == store.decode(data), data
+    assert session_decode(store, datas[0]) == plain
+    assert session_decode(store, datas[5]) == {}
+    # Signed under an old key kept as a fallback: still read; under a dropped one, not.
+    with override_settings(SECRET_KEY="old-secret-" + "o" * 40):
+        old = store.encode(plain)
+    with override_settings(SECRET_KEY_FALLBACKS=["old-secret-" + "o" * 40]):
+        assert session_decode(store, old) == store.decode(old) == plain
+    assert session_decode(store, old) == store.decode(old) == {}
+    with override_settings(SESSION_SERIALIZER=f"{__name__}.MarkingSerializer"):
+        store = import_module(engine).SessionStore()
+        # Another serializer: the engine's own decode, through it.
+        assert session_decode(store, store.encode({"a": 1})) == {"a": 1, "marked": True}
+
+
+class MarkingSerializer(signing.JSONSerializer):
+    def loads(self, data):
+        return {**super().loads(data), "marked": True}

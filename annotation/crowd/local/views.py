@@ -18,6 +18,7 @@ from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
 from annotation.pages.work.csrf import csrf_token
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
+from annotation.pages.work.session_data import session_decode
 from annotation.pages.work.shell import shell_fill_plain, task_shell
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
@@ -177,7 +178,7 @@ def plain_session_read(request: HttpRequest, assignment_id: int) -> None:
     if read is None:
         return
     # As the engine's load: the row's data decoded ({} where it does not verify).
-    session._session_cache = session.decode(read.session_data)  # type: ignore[attr-defined]
+    session._session_cache = session_decode(session, read.session_data)  # type: ignore[attr-defined]
     setattr(request, SESSION_READ, read)
 
 
