@@ -9,7 +9,8 @@ hooks, in the stack's order:
   Cross-Origin-Opener-Policy);
 - CommonMiddleware: the Host check (ALLOWED_HOSTS), refused user agents, the www redirect,
   Content-Length;
-- SessionMiddleware: the session read once; Vary: Cookie;
+- SessionMiddleware: the session read once (with sessions in the database and an assignment
+  shown before, in the page's own statement: `views.plain_session_read`); Vary: Cookie;
 - CsrfViewMiddleware: the token from the cookie's secret, the cookie sent again;
 - XFrameOptionsMiddleware: X-Frame-Options.
 
@@ -42,7 +43,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import NoReverseMatch, get_script_prefix, resolve, reverse
 
-from annotation.crowd.local.views import work_assignment_plain
+from annotation.crowd.local.views import SESSION_READ, plain_session_read, work_assignment_plain
 from annotation.pages.work.csrf import csrf_cookie_set
 
 # The middleware after this one whose effect on the task page GET is mirrored here.
@@ -124,6 +125,7 @@ class TaskPageMiddleware:
         except (DisallowedHost, PermissionDenied):
             return None
         self.session.process_request(request)
+        plain_session_read(request, assignment_id)  # with the page's read, where it can
         if SESSION_KEY in request.session:  # someone signed in: their bar is on the page
             return None
         self.csrf.process_request(request)
@@ -144,5 +146,6 @@ def _forget(request: HttpRequest) -> None:
     """Leave the request as it came for the full way."""
     for name in ("CSRF_COOKIE", "CSRF_COOKIE_NEEDS_UPDATE"):
         request.META.pop(name, None)
-    if hasattr(request, "session"):
-        del request.session
+    for attribute in ("session", SESSION_READ):
+        if hasattr(request, attribute):
+            delattr(request, attribute)
