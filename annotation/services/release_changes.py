@@ -257,7 +257,7 @@ class _PreviousFile:
             # A row group at a time: `pq.read_table` imports pandas, and ParquetFile.read
             # refuses nested columns of more than one row group.
             parts = [
-                self.file.read_row_group(i, columns=[name]).column(0)
+                self.file.read_row_group(i, columns=[name], use_threads=False).column(0)
                 for i in range(self.file.metadata.num_row_groups)
             ]
             chunks = [chunk for part in parts for chunk in part.chunks]
