@@ -221,7 +221,7 @@ PARTS = (
     ("annotation.services.exports", "card_write"),
     ("annotation.services.exports", "croissant_write"),
 )
-BESIDE = {"datasheet_run", "_reads", "_ratings_jsonl", "cxc_agreement", "release_tables_write"}
+BESIDE = {"datasheet_run", "_reads", "_ratings_jsonl", "cxc_agreement"}
 
 
 def child_parts(url: str, run_id: str) -> dict:
