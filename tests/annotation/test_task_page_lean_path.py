@@ -26,20 +26,6 @@ CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 KEY = re.compile(r'<img src="/img/([^/"]+)/')
 
 
-@pytest.fixture
-def lean_answers(monkeypatch):
-    """The answers the lean path gave (None: it left the request to the full way)."""
-    answers = []
-    plain = lean_path.work_assignment_plain
-
-    def spy(request, assignment_id):
-        answers.append(plain(request, assignment_id))
-        return answers[-1]
-
-    monkeypatch.setattr(lean_path, "work_assignment_plain", spy)
-    return answers
-
-
 def _claim(client, batch) -> str:
     response = client.get(f"/work/{batch.pk}/next/")
     assert response.status_code == 302

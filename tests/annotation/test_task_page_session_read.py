@@ -15,27 +15,12 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.crowd.local import lean_path
 from annotation.crowd.local.views import SESSION_WORKER
 from annotation.selectors import task_page as task_page_module
 from tests.annotation.test_task_page_shell import local_batch
 from tests.factories import join
 
 CACHED_DB = "django.contrib.sessions.backends.cached_db"
-
-
-@pytest.fixture
-def lean_answers(monkeypatch):
-    """The answers the lean path gave (None: it left the request to the full way)."""
-    answers = []
-    plain = lean_path.work_assignment_plain
-
-    def spy(request, assignment_id):
-        answers.append(plain(request, assignment_id))
-        return answers[-1]
-
-    monkeypatch.setattr(lean_path, "work_assignment_plain", spy)
-    return answers
 
 
 def _viewed(client, run, label="alice"):
