@@ -132,6 +132,7 @@ def rating_model(
     s2 = np.full(n_workers, pooled)
     used = np.bincount(col, minlength=n_workers)
     precision, total = _item_sums(y, row, col, (a, b, s2), n_items)
+    spare, gap = np.empty(n_items), np.empty(n_items)
     n = sx = sxx = np.zeros(n_workers)
     done = 0
     for step in range(1, iterations + 1):
@@ -183,10 +184,13 @@ def rating_model(
         offset = float(np.average(a, weights=used))
         a, b = a - b * offset / slope, b / slope
         # Items: precision-weighted mean of the ratings read back through each worker.
-        precision, total = _item_sums(y, row, col, (a, b, s2), n_items)
-        new: np.ndarray = total / precision
-        change = float(np.abs(new - mu).max())
-        mu = new
+        # Item-long arrays of each round made in the same buffers: each new one is fresh
+        # pages from the system where large blocks are mapped on their own (an export's
+        # worker: services/memory.py), 300 of them for CxC's 267,000 pairs.
+        _item_sums(y, row, col, (a, b, s2), n_items, into=(precision, total))
+        np.divide(total, precision, out=spare)
+        change = float(np.abs(np.subtract(spare, mu, out=gap), out=gap).max())
+        mu, spare = spare, mu
         if change < tolerance:
             break
     # Read the values through the crowd's average use of the scale (pinned to offset 0 and
@@ -204,7 +208,7 @@ def rating_model(
     # pairs whose raters all gave the same point were most of the misses (issue 30,
     # docs/quality.md). A t quantile with the degrees of freedom of that spread.
     # (In place where an item-long array is done with: CxC has 267,000 pairs, 2 MB each.)
-    del total
+    del total, spare, gap
     strayed, spread = np.zeros(n_items), np.zeros(n_items)
     for at in _steps(y.size):
         yc, rc, cc = y[at], row[at], col[at]
@@ -262,11 +266,22 @@ def _item_weights(
 
 
 def _item_sums(
-    y: np.ndarray, row: np.ndarray, col: np.ndarray, fit: Workers, n_items: int
+    y: np.ndarray,
+    row: np.ndarray,
+    col: np.ndarray,
+    fit: Workers,
+    n_items: int,
+    *,
+    into: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per item, its ratings' precision (sum of b^2 / s2) and their sum read back through
-    their workers' (a, b), weighted by it."""
-    precision, total = np.zeros(n_items), np.zeros(n_items)
+    their workers' (a, b), weighted by it (`into`: summed in these two arrays, zeroed)."""
+    if into is None:
+        precision, total = np.zeros(n_items), np.zeros(n_items)
+    else:
+        precision, total = into
+        precision.fill(0.0)
+        total.fill(0.0)
     for at in _steps(y.size):
         own, pull = _item_weights(y[at], *fit, col[at])
         _add(precision, row[at], own)

@@ -33,7 +33,7 @@ from annotation.services.jobs import (
     job_progress,
     job_start,
 )
-from annotation.services.memory import arrow_from_malloc
+from annotation.services.memory import arrow_from_malloc, large_blocks_mapped
 from annotation.services.release_terms import release_terms, release_terms_checked
 
 # The Celery task that runs every export's build step (annotation/tasks.py).
@@ -150,6 +150,7 @@ def export_job_write(*, job_id: int) -> Export | None:
     work = ExportWork(job_id=job_id, run=run, spec=spec)
     terms = release_terms(run=run, params=job.params)
     try:
+        large_blocks_mapped()  # an export's large arrays go back to the system when freed
         with arrow_from_malloc(), beside_pool() as pool:  # freed memory goes back between phases
             # The datasheet's part about the run needs nothing the build makes: read beside it.
             datasheet = reads_beside(pool, datasheet_run, run_id=run.pk)

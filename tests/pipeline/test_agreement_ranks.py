@@ -85,3 +85,35 @@ def test_a_narrow_unique_inverse_is_numpys_in_four_bytes(monkeypatch):
         want_ids, want_inverse = np.unique(values, return_inverse=True)
         assert inverse.dtype == np.int32
         assert np.array_equal(ids, want_ids) and np.array_equal(inverse, want_inverse)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_alpha_summed_per_run_of_ascending_units_is_the_sorting_paths_float(seed):
+    """Units ascending and whole-number ratings (CxC's): summed per run as integers, the
+    same float as the path through unique_inverse and float weights (issue 32's memory)."""
+    rng = np.random.default_rng(seed)
+    per = rng.integers(1, 6, 2000)
+    units = np.repeat(np.sort(rng.choice(10**6, 2000, replace=False)), per).astype(np.int32)
+    for kind in (np.int8, np.int16, np.int32):
+        values = rng.integers(-2, 6, units.size).astype(kind)
+        applies, alpha = agreement._alpha_grouped_whole(units, values)
+        assert applies and alpha is not None
+        # Float units take the sorting path.
+        assert alpha == agreement.krippendorff_alpha_interval_arrays(units.astype(float), values)
+        assert alpha == agreement.krippendorff_alpha_interval_arrays(units, values)
+
+
+def test_alpha_summed_per_run_applies_only_where_it_gives_the_same_float():
+    units = np.array([1, 1, 2, 2, 3], dtype=np.int64)
+    values = np.array([1, 2, 3, 3, 4], dtype=np.int8)
+    assert agreement._alpha_grouped_whole(units, values)[0]
+    assert not agreement._alpha_grouped_whole(units[::-1].copy(), values)[0]  # not ascending
+    assert not agreement._alpha_grouped_whole(units, values.astype(np.int64))[0]
+    assert not agreement._alpha_grouped_whole(units, values.astype(np.float64))[0]
+    # No unit with two ratings, or no disagreement to expect: None, as the sorting path.
+    assert agreement._alpha_grouped_whole(np.arange(4), np.arange(4, dtype=np.int8)) == (
+        True,
+        None,
+    )
+    assert agreement._alpha_grouped_whole(units, np.full(5, 3, np.int8)) == (True, None)
+    assert agreement.krippendorff_alpha_interval_arrays(units, np.full(5, 3, np.int8)) is None

@@ -165,12 +165,29 @@ def _by_worker(pseudonyms: dict[int, str]) -> tuple[np.ndarray, list[str]]:
     return pks, [pseudonyms[pk] for pk in pks.tolist()]
 
 
+def _worker_codes(pks: np.ndarray, workers: np.ndarray) -> np.ndarray:
+    """Where each of `workers` (row ids) stands in the ascending `pks`, in 4 bytes: looked up
+    in a table by row id where the ids are few enough for one (a search per rating made two
+    arrays of 8 bytes a rating), searched otherwise; ServiceError NO_PSEUDONYM for a worker
+    not in `pks`."""
+    top = int(pks[-1]) if pks.size else -1
+    if workers.size and 0 <= top < 4 * workers.size + 2**16:
+        low, high = int(workers.min()), int(workers.max())
+        if low >= 0 and high <= top:
+            table = np.full(top + 1, -1, dtype=np.int32)
+            table[pks] = np.arange(pks.size, dtype=np.int32)
+            codes = table[workers]
+            if (codes < 0).any():
+                raise ServiceError(NO_PSEUDONYM.format(int(workers[codes < 0][0])))
+            return codes
+    return _positions(pks, workers, NO_PSEUDONYM).astype(np.int32)
+
+
 def _pseudonym_column(workers: np.ndarray, pseudonyms: dict[int, str]) -> pa.Array:
     """The pseudonym of each of `workers` (row ids), dictionary-encoded: a code per rating
     into one string per worker (the Parquet file holds the strings, `release_tables`)."""
     pks, words = _by_worker(pseudonyms)
-    at = _positions(pks, workers, NO_PSEUDONYM)
-    return pa.DictionaryArray.from_arrays(pa.array(at.astype(np.int32)), pa.array(words))
+    return pa.DictionaryArray.from_arrays(pa.array(_worker_codes(pks, workers)), pa.array(words))
 
 
 def _repeated(word: str, rows: int) -> pa.Array:
@@ -289,9 +306,12 @@ def _rating_lists(
     chosen = np.zeros(pairs.items.size, dtype=bool)
     chosen[rows] = True
     at = np.repeat(chosen, pairs.counts)  # per rating: of a chosen pair
+    del chosen
     offsets = np.concatenate([[0], np.cumsum(pairs.counts[rows])])
     values = counted.value[at].astype(np.int8)
-    workers = _pseudonym_column(counted.worker[at], pseudonyms)
+    workers = counted.worker[at]
+    del at
+    workers = _pseudonym_column(workers, pseudonyms)
     return (
         list_column(values, offsets),
         pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), workers),

@@ -1,0 +1,47 @@
+"""An export job has glibc map its large blocks on their own (services/memory.py): a block
+freed goes back to the system at once, instead of staying resident in the heap, where glibc
+otherwise puts every block up to the largest one freed so far (CxC's export peak)."""
+
+import ctypes
+import ctypes.util
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import ctypes, sys
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "mapped":
+    from annotation.services.memory import large_blocks_mapped
+    assert large_blocks_mapped() and large_blocks_mapped()  # once per process, then cached
+libc.free(libc.malloc(20 << 20))  # glibc's own rule: blocks up to 20 MB from the heap now
+before = libc.mallinfo2().hblkhd
+block = libc.malloc(4 << 20)
+print(libc.mallinfo2().hblkhd - before)
+"""
+
+
+def _mapped_bytes(mode: str) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", "import ctypes.util\n" + SCRIPT, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout.split()[-1])
+
+
+@pytest.mark.skipif(
+    not hasattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2"), reason="not glibc"
+)
+def test_a_large_block_is_mapped_on_its_own_once_set():
+    assert _mapped_bytes("default") == 0  # from the heap: stays resident once freed
+    assert _mapped_bytes("mapped") >= 4 << 20
