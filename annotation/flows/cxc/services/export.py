@@ -4,7 +4,6 @@ manifest (pairs per sampling method, raters per pair, inter-rater agreement)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
@@ -372,20 +371,6 @@ def _commas(*columns: pa.Array) -> list[pa.Array | str]:
 LINES_STEP = 16_384  # rows of a file's text made at a time: a few MB of Arrow buffers
 
 
-def _lines_write(
-    lines: AtomicLines,
-    *,
-    header: tuple[str, ...],
-    rows: int,
-    text: Callable[[slice], pa.Array],
-) -> None:
-    """`header`, then the lines `text` makes for each slice of `rows` rows, written as
-    made (a task's whole text at once was tens of MB at CxC's size)."""
-    lines.write_bytes((",".join(header) + "\n").encode())
-    for lo in range(0, rows, LINES_STEP):
-        write_lines(lines, text(slice(lo, lo + LINES_STEP)))
-
-
 @dataclass(frozen=True)
 class _Task:
     """What one task's (STAGES[n]) files are made from."""
@@ -413,29 +398,24 @@ def _task_files(
     codes, tags = pa.array(tag.astype(np.int32)), pa.array(names.tags, pa.string())
     _first_seen_counts(tag, names.tags, per_method)
     sums, counts = pairs.sums[rows], pairs.counts[rows]
+    kind = csv_field(pa.array([prefix], pa.string()))[0].as_py()
 
-    def shared(at: slice) -> list[pa.Array]:  # the columns both files' lines start with
-        return [csv_field(first[at]), csv_field(second[at]), ratio_2f(sums[at], counts[at])]
-
-    def method(at: slice) -> pa.Array:  # in the files; the record set keeps the codes
-        return csv_field(tags.take(codes[at]))
-
-    def csv_line(at: slice) -> pa.Array:
-        return joined_lines(*_commas(*shared(at), method(at)))
-
-    write = partial(_lines_write, header=columns, rows=rows.size, text=csv_line)
-    work.stream(f"{prefix}_{task.name}.csv", write)
-    if model is not None and beside is not None:
-        fit = model[rows]
-        kind = csv_field(pa.array([prefix], pa.string()))[0].as_py()
-
-        def model_line(at: slice) -> pa.Array:
-            values = [float_2f(fit[at, k]) for k in range(3)]
-            return joined_lines(kind, ",", *_commas(*shared(at), *values, method(at)))
-
+    def write(lines: AtomicLines) -> None:
+        """The CSV, and the scale model's lines beside it, a slice of rows at a time: both
+        files' lines start with the same columns, made once (a task's whole text at once
+        was tens of MB at CxC's size)."""
+        fit = model[rows] if model is not None and beside is not None else None
+        lines.write_bytes((",".join(columns) + "\n").encode())
         for lo in range(0, rows.size, LINES_STEP):
-            write_lines(beside, model_line(slice(lo, lo + LINES_STEP)))
-        del fit
+            at = slice(lo, lo + LINES_STEP)
+            shared = [csv_field(first[at]), csv_field(second[at]), ratio_2f(sums[at], counts[at])]
+            method = csv_field(tags.take(codes[at]))  # the record set keeps the codes
+            write_lines(lines, joined_lines(*_commas(*shared, method)))
+            if fit is not None and beside is not None:
+                values = [float_2f(fit[at, k]) for k in range(3)]
+                write_lines(beside, joined_lines(kind, ",", *_commas(*shared, *values, method)))
+
+    work.stream(f"{prefix}_{task.name}.csv", write)
     lists = _rating_lists(task.counted, pairs, rows, task.pseudonyms)
     # The record set keeps names as codes into one string per name (each names many pairs).
     first, second = pc.dictionary_encode(first), pc.dictionary_encode(second)
