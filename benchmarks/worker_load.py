@@ -362,7 +362,7 @@ async def drive(
     seconds: float,
     rounds: int,
     analyze: Callable[[], None] = lambda: None,
-) -> list[list[Phase]]:
+) -> tuple[list[list[Phase]], dict[str, list[Phase]]]:
     http = Http(port)
     bare_http = Http(bare_port)
     workers = [Worker() for _ in range(clients)]
@@ -449,7 +449,24 @@ async def drive(
         for name, body in paired:
             phases[name] = await run_phase(name, seconds, body, workers)
         results.append([phases[name] for name in PHASES])
-    return results
+    # One client, no contention: each server's CPU per request on its own (the rounds' ratio
+    # also carries how the app's larger processes share two cores with PostgreSQL and the
+    # client).
+    lone = workers[:1]
+    url = await claim(lone[0])
+    assert url, "no work to claim"
+    pages[id(lone[0])] = url
+    solo: dict[str, list[Phase]] = {name: [] for name in SOLO}
+    for _ in range(2):  # alternated
+        for name, body, server in (
+            (SOLO[0], task_page, "app"),
+            (SOLO[1], bare_app, "bare app"),
+        ):
+            solo[name].append(await run_phase(name, seconds / 2, body, lone, server))
+    return results, solo
+
+
+SOLO = ("task page, 1 client", "bare app, 1 client")
 
 
 PHASES = ("bare endpoint", "bare app", "task page", "cycle", "bare cycle")
@@ -579,6 +596,28 @@ def report(rounds: list[list[Phase]], queries: dict[str, int], args, setup: dict
     return ratios
 
 
+def report_solo(solo: dict[str, list[Phase]]) -> None:
+    """The one-client phases: each server's CPU (user and system, every process of its
+    gunicorn) and PostgreSQL's per request, with no other request at the same time."""
+    print()
+    print(
+        f"{'one client at a time':<22}{'req/s':>8}{'p50 ms':>8}{'app ms/req':>12}{'db ms/req':>11}"
+    )
+    per_request = {}
+    for name, phases in solo.items():
+        requests = sum(p.requests for p in phases)
+        seconds = sum(p.seconds for p in phases)
+        server = sum(p.server_cpu for p in phases) / max(requests, 1)
+        per_request[name] = server + sum(p.db_cpu for p in phases) / max(requests, 1)
+        latency = [v for p in phases for v in next(iter(p.latency.values()))]
+        print(
+            f"{name:<22}{requests / seconds:>8.1f}{pct(latency, 0.5):>8.2f}"
+            f"{1000 * server:>12.2f}{1000 * sum(p.db_cpu for p in phases) / max(requests, 1):>11.2f}"
+        )
+    page, bare = (per_request[name] for name in SOLO)
+    print(f"task page CPU per request (app + db) / bare app's: {page / bare:.2f}x (no target)")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -685,7 +724,7 @@ def main() -> None:
                 except OSError:
                     time.sleep(0.1)
         load_before = os.getloadavg()
-        rounds = run_loop(
+        rounds, solo = run_loop(
             drive(
                 ports["app"],
                 ports["bare app"],
@@ -698,6 +737,7 @@ def main() -> None:
         )
         load_after = os.getloadavg()
         ratios = report(rounds, queries, args, setup)
+        report_solo(solo)
         print(
             f"load average (1, 5, 15 min) before the rounds "
             f"{', '.join(f'{v:.2f}' for v in load_before)}, after "
