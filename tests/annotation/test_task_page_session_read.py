@@ -1,5 +1,5 @@
 """The lean path's later view of a remembered assignment reads the session in the page's own
-statement (`views.plain_session_read`, `task_page_session`, issue 32), afresh on every view:
+statement (`lean_path.plain_session_read`, `task_page_session`, issue 32), afresh on every view:
 a flushed, expired, tampered or signed-in session is refused at once, as the full way refuses
 it; and that statement stands for the connection's health check (`task_page._row`)."""
 

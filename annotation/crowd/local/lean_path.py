@@ -10,7 +10,7 @@ hooks, in the stack's order:
 - CommonMiddleware: the Host check (ALLOWED_HOSTS), refused user agents, the www redirect,
   Content-Length;
 - SessionMiddleware: the session read once (with sessions in the database and an assignment
-  shown before, in the page's own statement: `views.plain_session_read`); Vary: Cookie;
+  shown before, in the page's own statement: `plain_session_read`); Vary: Cookie;
 - CsrfViewMiddleware: the token from the cookie's secret, the cookie sent again;
 - XFrameOptionsMiddleware: X-Frame-Options.
 
@@ -42,9 +42,12 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import NoReverseMatch, get_script_prefix, resolve, reverse
+from django.utils import timezone
 
-from annotation.crowd.local.views import SESSION_READ, plain_session_read, work_assignment_plain
+from annotation.crowd.local.views import PROVIDER, SESSION_READ, work_assignment_plain
 from annotation.pages.work.csrf import csrf_cookie_set
+from annotation.pages.work.session_data import session_decode
+from annotation.selectors.task_page import task_page_session
 
 # The middleware after this one whose effect on the task page GET is mirrored here.
 MIRRORED = (
@@ -62,6 +65,11 @@ MIRRORED = (
 COOKIE_MESSAGES = (
     "django.contrib.messages.storage.fallback.FallbackStorage",
     "django.contrib.messages.storage.cookie.CookieStorage",
+)
+# Session engines whose sessions are rows of django_session, read afresh on every request.
+SESSIONS_IN_DATABASE = (
+    "django.contrib.sessions.backends.db",
+    "django.contrib.sessions.backends.cached_db",
 )
 _ASSIGNMENT = 987654321  # a sample id, to find the path's pattern by reversing it
 
@@ -140,6 +148,26 @@ class TaskPageMiddleware:
         response = self.common.process_response(request, response)
         response = self.session.process_response(request, response)
         return self.security.process_response(request, response)
+
+
+def plain_session_read(request: HttpRequest, assignment_id: int) -> None:
+    """The lean path's session read: where sessions are database rows and this
+    process has shown the assignment before, the session and the assignment in one statement
+    (`task_page_session`), the session's data decoded into `request.session` as its own load
+    would leave it, the assignment's row kept on the request for `work_assignment_plain`.
+    Anything else (no such session, no session key) leaves the session to its own read."""
+    session = request.session
+    key = session.session_key  # None for a missing or malformed cookie
+    if key is None or settings.SESSION_ENGINE not in SESSIONS_IN_DATABASE:
+        return
+    read = task_page_session(
+        assignment_id=assignment_id, provider=PROVIDER, session_key=key, now=timezone.now()
+    )
+    if read is None:
+        return
+    # As the engine's load: the row's data decoded ({} where it does not verify).
+    session._session_cache = session_decode(session, read.session_data)  # type: ignore[attr-defined]
+    setattr(request, SESSION_READ, read)
 
 
 def _forget(request: HttpRequest) -> None:

@@ -8,7 +8,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from annotation.crowd.local.invitations import invitation_consent
@@ -18,23 +17,18 @@ from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
 from annotation.pages.work.csrf import csrf_token
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
-from annotation.pages.work.session_data import session_decode
 from annotation.pages.work.shell import shell_fill_plain, task_shell
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
-from annotation.selectors.task_page import SessionRead, task_page, task_page_session
+from annotation.selectors.task_page import SessionRead, task_page
 from annotation.services.claim import assignment_claim_next
 
 _UTF8 = re.compile(r"utf-?8", re.IGNORECASE)
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links
 PROVIDER = "local"  # this package's provider
-# Session engines whose sessions are rows of django_session, read afresh on every request.
-SESSIONS_IN_DATABASE = (
-    "django.contrib.sessions.backends.db",
-    "django.contrib.sessions.backends.cached_db",
-)
-SESSION_READ = "task_page_read"  # the request's attribute for `plain_session_read`'s read
+# The request's attribute for the lean path's session read (`lean_path.plain_session_read`).
+SESSION_READ = "task_page_read"
 
 
 def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
@@ -160,26 +154,6 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
         context={"error": error},
         status=400 if error else 200,
     )
-
-
-def plain_session_read(request: HttpRequest, assignment_id: int) -> None:
-    """The lean path's session read (`lean_path.py`): where sessions are database rows and this
-    process has shown the assignment before, the session and the assignment in one statement
-    (`task_page_session`), the session's data decoded into `request.session` as its own load
-    would leave it, the assignment's row kept on the request for `work_assignment_plain`.
-    Anything else (no such session, no session key) leaves the session to its own read."""
-    session = request.session
-    key = session.session_key  # None for a missing or malformed cookie
-    if key is None or settings.SESSION_ENGINE not in SESSIONS_IN_DATABASE:
-        return
-    read = task_page_session(
-        assignment_id=assignment_id, provider=PROVIDER, session_key=key, now=timezone.now()
-    )
-    if read is None:
-        return
-    # As the engine's load: the row's data decoded ({} where it does not verify).
-    session._session_cache = session_decode(session, read.session_data)  # type: ignore[attr-defined]
-    setattr(request, SESSION_READ, read)
 
 
 def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpResponse | None:
