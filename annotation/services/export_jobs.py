@@ -150,8 +150,8 @@ def export_job_write(*, job_id: int) -> Export | None:
     work = ExportWork(job_id=job_id, run=run, spec=spec)
     terms = release_terms(run=run, params=job.params)
     try:
-        large_blocks_mapped()  # an export's large arrays go back to the system when freed
-        with arrow_from_malloc(), beside_pool() as pool:  # freed memory goes back between phases
+        # Freed memory goes back between phases; an export's large arrays, when freed.
+        with large_blocks_mapped(), arrow_from_malloc(), beside_pool() as pool:
             # The datasheet's part about the run needs nothing the build makes: read beside it.
             datasheet = reads_beside(pool, datasheet_run, run_id=run.pk)
             return _built_and_recorded(

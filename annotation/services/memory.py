@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 
@@ -40,19 +40,32 @@ def memory_release() -> None:
 # task's 1.8 MB arrays mapped afresh, and a thread's unmapping holds up the other's faults).
 _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 2 * 1024 * 1024
+# Afterwards: glibc's own ceiling, where its rule has brought a worker that freed large blocks
+# (once set, the threshold no longer moves: the other jobs' block-sized temporaries keep
+# coming from the heap, as before, not from fresh pages each time).
+AFTER_THRESHOLD = 32 * 1024 * 1024
 
 
 @cache
-def large_blocks_mapped() -> bool:
-    """Have glibc map every request of MMAP_THRESHOLD bytes or more on its own, for the
-    rest of the process (an export job's worker; once set, glibc no longer moves it);
-    False where the C library is not glibc."""
+def _mallopt() -> Callable[[int, int], int] | None:
     name = ctypes.util.find_library("c")
     try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+        return ctypes.CDLL(name).mallopt if name else None
+    except (OSError, AttributeError):  # not glibc: nothing to set
+        return None
+
+
+@contextmanager
+def large_blocks_mapped() -> Iterator[bool]:
+    """In the block (an export job), glibc maps every request of MMAP_THRESHOLD bytes or
+    more on its own; yields whether it could (False where the C library is not glibc)."""
+    mallopt = _mallopt()
+    on = bool(mallopt and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    try:
+        yield on
+    finally:
+        if on and mallopt is not None:
+            mallopt(_M_MMAP_THRESHOLD, AFTER_THRESHOLD)
 
 
 @contextmanager
