@@ -184,9 +184,9 @@ def rating_model(
         offset = float(np.average(a, weights=used))
         a, b = a - b * offset / slope, b / slope
         # Items: precision-weighted mean of the ratings read back through each worker.
-        # Item-long arrays of each round made in the same buffers: each new one is fresh
-        # pages from the system where large blocks are mapped on their own (an export's
-        # worker: services/memory.py), 300 of them for CxC's 267,000 pairs.
+        # Each round's item-long arrays made in the same buffers: a new one is fresh pages
+        # from the system where large blocks are mapped on their own (an export's job:
+        # services/memory.py), five a round of 2 MB each at CxC's 267,000 pairs.
         _item_sums(y, row, col, (a, b, s2), n_items, into=(precision, total))
         np.divide(total, precision, out=spare)
         change = float(np.abs(np.subtract(spare, mu, out=gap), out=gap).max())
