@@ -16,18 +16,20 @@ import pyarrow as pa
 
 
 @cache
-def _trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+def _glibc(function: str) -> Callable[..., int] | None:
+    """The C library's `function` (malloc_trim, mallopt); None where it is not glibc (musl,
+    macOS): nothing to trim or set."""
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return getattr(ctypes.CDLL(name), function) if name else None
+    except (OSError, AttributeError):
         return None
 
 
 def memory_release() -> None:
     """Return the freed pages of glibc's heap and Arrow's pool to the system."""
     pa.default_memory_pool().release_unused()
-    trim = _trim()
+    trim = _glibc("malloc_trim")
     if trim is not None:
         trim(0)
 
@@ -46,20 +48,11 @@ MMAP_THRESHOLD = 2 * 1024 * 1024
 AFTER_THRESHOLD = 32 * 1024 * 1024
 
 
-@cache
-def _mallopt() -> Callable[[int, int], int] | None:
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):  # not glibc: nothing to set
-        return None
-
-
 @contextmanager
 def large_blocks_mapped() -> Iterator[bool]:
     """In the block (an export job), glibc maps every request of MMAP_THRESHOLD bytes or
     more on its own; yields whether it could (False where the C library is not glibc)."""
-    mallopt = _mallopt()
+    mallopt = _glibc("mallopt")
     on = bool(mallopt and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     try:
         yield on
