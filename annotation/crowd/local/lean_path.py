@@ -71,6 +71,8 @@ SESSIONS_IN_DATABASE = (
     "django.contrib.sessions.backends.db",
     "django.contrib.sessions.backends.cached_db",
 )
+# The request's attribute saying the lean path was tried and left it to the full way.
+TRIED = "task_page_lean_tried"
 _ASSIGNMENT = 987654321  # a sample id, to find the path's pattern by reversing it
 
 
@@ -94,6 +96,15 @@ class TaskPageMiddleware:
         self._pattern: re.Pattern[str] | None = None
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if not getattr(request, TRIED, False):  # the WSGI entry's (lean_entry.py) tried it
+            response = self.lean(request)
+            if response is not None:
+                return response
+        return self.get_response(request)
+
+    def lean(self, request: HttpRequest) -> HttpResponseBase | None:
+        """The task page by the lean path; None (the request left as it came) where the full
+        way answers."""
         if self.on and request.method == "GET" and not request.META.get("QUERY_STRING"):
             match = self.pattern().fullmatch(request.path_info)
             # An empty messages cookie (one deleted by a client that keeps it) holds none.
@@ -105,7 +116,7 @@ class TaskPageMiddleware:
                 if response is not None:
                     return response
                 _forget(request)
-        return self.get_response(request)
+        return None
 
     def pattern(self) -> re.Pattern[str]:
         """The task page's path (a path_info) with the assignment id as its group; one that

@@ -1,0 +1,163 @@
+"""The worker's task page in one process: Django's handler against the lean path's WSGI entry.
+
+`benchmarks/worker_load.py` measures the page under 32 clients, where the machine's drift
+moves a round's ratio by ±15 %. This measures what the WSGI entry (issue 32,
+`annotation/crowd/local/lean_entry.py`) saves on its own: the same page request (a worker's
+later view of their open assignment, sessions in the database, the shared Redis cache as a
+deployment has it) given to Django's handler and to the entry, alternated in blocks, each
+block's thread CPU per request (the database's work is PostgreSQL's, not counted), and the
+Python function calls per request under cProfile (a count that does not drift). The
+lean path answers in both; the entry also skips the handler's signals and wrappers.
+
+    .venv/bin/python benchmarks/task_page_entry.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+        [--blocks 40] [--requests 200] [--cache-url redis://127.0.0.1:6379/13]
+
+A database (--database-name) is created on that server and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import worker_load  # noqa: E402
+from benchmarks.harness import results_argument, results_tee  # noqa: E402
+
+HANDLER = "Django's handler"
+
+
+def page_request(setup: dict) -> tuple[str, str]:
+    """A worker's task page (path, Cookie header) as a later view of it: joined, claimed,
+    shown once."""
+    from django.test import Client
+
+    client = Client()
+    client.get(f"/join/{setup['tokens'][0]}/")
+    path = client.get(f"/work/{setup['batch']}/next/")["Location"]
+    assert client.get(path).status_code == 200
+    return path, "; ".join(f"{k}={v.value}" for k, v in client.cookies.items())
+
+
+def cpu_per_request(app: Callable, environ: Callable[[], dict], n: int) -> float:
+    """Thread CPU seconds per request of `n` requests, each body read and closed."""
+    started = time.thread_time()
+    for _ in range(n):
+        body = app(environ(), _start_response)
+        b"".join(body)
+        body.close()
+    return (time.thread_time() - started) / n
+
+
+def _start_response(status: str, headers: list, exc_info: Any = None) -> None:
+    if not status.startswith("200"):
+        raise RuntimeError(f"the page answered {status}")
+
+
+def calls_per_request(app: Callable, environ: Callable[[], dict], n: int = 500) -> float:
+    profile = cProfile.Profile()
+    profile.enable()
+    cpu_per_request(app, environ, n)
+    profile.disable()
+    return pstats.Stats(profile, stream=io.StringIO()).total_calls / n  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--database-name", default="crowdvl_bench_entry")
+    parser.add_argument("--cache-url", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--blocks", type=int, default=40)
+    parser.add_argument("--requests", type=int, default=200, help="requests per block")
+    results_argument(parser, __file__)
+    args = parser.parse_args()
+    results_tee(args.results)
+    worker_load.DB = args.database_name
+    url = worker_load.create_database(args.database_url)
+    import redis
+
+    redis.Redis.from_url(args.cache_url).flushdb()
+    folder = Path(tempfile.mkdtemp(prefix="crowdvl-entry-"))
+    os.environ.update(
+        {
+            "DATABASE_URL": url,
+            "DJANGO_SETTINGS_MODULE": "benchmarks.load_settings",
+            "DJANGO_SECRET_KEY": "benchmark-" + "x" * 40,
+            "DJANGO_DEBUG": "0",
+            "CROWDVL_MEDIA_ROOT": str(folder / "media"),
+            "CROWDVL_IMAGE_DIRS": str(folder),
+            "CELERY_BROKER_URL": "",
+            "CROWDVL_CACHE_URL": args.cache_url,
+            "CROWDVL_DB_CONN_MAX_AGE": "600",
+        }
+    )
+    os.environ.pop("TEST_DATABASE_NAME", None)
+    import django
+
+    django.setup()
+    try:
+        setup = worker_load.build(200, 1, folder)
+        path, cookies = page_request(setup)
+        from django.test import RequestFactory
+
+        from config.wsgi import _handler, application
+
+        base = RequestFactory()._base_environ(PATH_INFO=path, HTTP_COOKIE=cookies)
+
+        def environ() -> dict:
+            return {**base, "wsgi.input": io.BytesIO(b"")}
+
+        apps = {HANDLER: _handler, "WSGI entry": application}
+        assert application is not _handler, "the lean path is off in these settings"
+        for app in apps.values():  # warm
+            cpu_per_request(app, environ, 300)
+        per_block: dict[str, list[float]] = {name: [] for name in apps}
+        for _ in range(args.blocks):
+            for name, app in apps.items():
+                per_block[name].append(cpu_per_request(app, environ, args.requests))
+        calls = {name: calls_per_request(app, environ) for name, app in apps.items()}
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        worker_load.drop_database(args.database_url)
+
+    print(
+        f"the task page, a later view of an open assignment; {args.blocks} blocks x "
+        f"{args.requests} requests each way, alternated; thread CPU per request (PostgreSQL's "
+        f"not counted)"
+    )
+    print()
+    print(f"{'way':<18}{'median us':>11}{'q1 us':>9}{'q3 us':>9}{'calls/req':>11}")
+    for name, values in per_block.items():
+        q1, _, q3 = statistics.quantiles(values)
+        print(
+            f"{name:<18}{1e6 * statistics.median(values):>11.1f}{1e6 * q1:>9.1f}"
+            f"{1e6 * q3:>9.1f}{calls[name]:>11.0f}"
+        )
+    handler, entry = per_block.values()
+    ratios = [b / a for a, b in zip(handler, entry, strict=True)]
+    q1, _, q3 = statistics.quantiles(ratios)
+    print()
+    print(
+        f"WSGI entry / Django's handler, CPU per request: {statistics.median(ratios):.3f}x "
+        f"(median of blocks; q1 {q1:.3f}, q3 {q3:.3f}); Python calls per request "
+        f"{calls['WSGI entry'] / calls[HANDLER]:.3f}x"
+    )
+    print(f"load average (1, 5, 15 min) {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
