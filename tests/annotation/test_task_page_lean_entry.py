@@ -126,6 +126,19 @@ def test_what_the_lean_path_leaves_is_the_handlers(client, paired_run, page, lea
     assert handler.calls == 3
 
 
+def test_an_error_in_the_lean_path_leaves_it_to_the_handler(client, page, monkeypatch):
+    handler = CountingHandler()
+    entry = task_page_entry(handler)
+
+    def fails(request):
+        raise LookupError("the lean path failed")
+
+    monkeypatch.setattr(entry.middleware, "lean", fails)
+    status, _, content = _call(entry, _environ(client, page))
+    assert status == "200 OK" and b"csrfmiddlewaretoken" in content  # the full stack's page
+    assert handler.calls == 0  # given to its get_response, the lean path not tried again
+
+
 def test_a_request_starts_and_ends_as_djangos_receivers_have_it(client, page):
     entry = task_page_entry(WSGIHandler())
     _call(entry, _environ(client, page))

@@ -113,7 +113,10 @@ class TaskPageEntry:
             conn.close_if_unusable_or_obsolete()
         request = self.handler.request_class(environ)
         set_urlconf(settings.ROOT_URLCONF)
-        response = self.middleware.lean(request)
+        try:
+            response = self.middleware.lean(request)
+        except Exception:  # the full way answers it (and logs it), as the middleware's stack
+            response = None
         if response is None:  # the full way, as the handler takes it from here
             setattr(request, TRIED, True)
             response = self.handler.get_response(request)
