@@ -139,6 +139,36 @@ def test_an_error_in_the_lean_path_leaves_it_to_the_handler(client, page, monkey
     assert handler.calls == 0  # given to its get_response, the lean path not tried again
 
 
+def test_a_file_from_the_full_way_goes_to_the_servers_file_wrapper(client, page, monkeypatch):
+    """As Django's handler sends a FileResponse: through wsgi.file_wrapper, whose close is the
+    response's (request_finished sent)."""
+    import io
+    from wsgiref.util import FileWrapper
+
+    from django.http import FileResponse
+
+    entry = task_page_entry(WSGIHandler())
+    monkeypatch.setattr(entry.middleware, "lean", lambda request: None)
+    monkeypatch.setattr(
+        entry.handler, "get_response", lambda request: FileResponse(io.BytesIO(b"a file"))
+    )
+    heard = []
+
+    def finished(**kwargs):
+        heard.append("finished")
+
+    environ = {**_environ(client, page), "wsgi.file_wrapper": FileWrapper}
+    signals.request_finished.connect(finished)
+    try:
+        body = entry(environ, lambda status, headers, exc_info=None: None)
+        assert isinstance(body, FileWrapper)  # the server may send it as a file
+        assert b"".join(body) == b"a file"
+        body.close()
+    finally:
+        signals.request_finished.disconnect(finished)
+    assert heard == ["finished"]
+
+
 def test_a_request_starts_and_ends_as_djangos_receivers_have_it(client, page):
     entry = task_page_entry(WSGIHandler())
     _call(entry, _environ(client, page))

@@ -120,7 +120,12 @@ class TaskPageEntry:
         if response is None:  # the full way, as the handler takes it from here
             setattr(request, TRIED, True)
             response = self.handler.get_response(request)
-            return self._send(response, start_response, response)
+            body: Iterable[bytes] = response
+            stream = getattr(response, "file_to_stream", None)
+            if stream is not None and environ.get("wsgi.file_wrapper"):  # as the handler's
+                stream.close = response.close
+                body = environ["wsgi.file_wrapper"](stream, response.block_size)  # type: ignore[attr-defined]
+            return self._send(response, start_response, body)
         response._resource_closers.append(request.close)  # type: ignore[attr-defined]
         return self._send(response, start_response, _Sent(response, self._finish))
 
@@ -130,7 +135,7 @@ class TaskPageEntry:
         start_response: StartResponse,
         body: Iterable[bytes],
     ) -> Iterable[bytes]:
-        """As WSGIHandler sends a response (a page's is never a file)."""
+        """The status and headers sent as WSGIHandler sends them; `body` returned."""
         response._handler_class = type(self.handler)  # type: ignore[attr-defined]
         status = f"{response.status_code} {response.reason_phrase}"
         headers = [
