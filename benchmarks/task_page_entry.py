@@ -112,15 +112,15 @@ def main() -> None:
         path, cookies = page_request(setup)
         from django.test import RequestFactory
 
-        from config.wsgi import _handler, application
+        from config.wsgi import application, handler
 
         base = RequestFactory()._base_environ(PATH_INFO=path, HTTP_COOKIE=cookies)
 
         def environ() -> dict:
             return {**base, "wsgi.input": io.BytesIO(b"")}
 
-        apps = {HANDLER: _handler, "WSGI entry": application}
-        assert application is not _handler, "the lean path is off in these settings"
+        apps = {HANDLER: handler, "WSGI entry": application}
+        assert application is not handler, "the lean path is off in these settings"
         for app in apps.values():  # warm
             cpu_per_request(app, environ, 300)
         per_block: dict[str, list[float]] = {name: [] for name in apps}

@@ -95,6 +95,17 @@ def test_the_projects_wsgi_application_is_the_entry():
         handler = WSGIHandler()
     assert task_page_entry(handler) is handler  # no lean path: the handler itself
 
+    def started(**kwargs):
+        pass
+
+    signals.request_started.connect(started)
+    try:
+        handler = WSGIHandler()
+        assert task_page_entry(handler) is handler  # another receiver first: the handler
+    finally:
+        signals.request_started.disconnect(started)
+    assert isinstance(task_page_entry(handler), TaskPageEntry)
+
 
 def test_the_page_is_the_handlers_without_the_handler(client, page, lean_answers):
     handler = CountingHandler()

@@ -15,7 +15,8 @@ URL conf set and reset, the exception wrapper. Here the request the lean path an
   nothing), the URL conf reset.
 
 Only while the two signals have Django's receivers and no others: with any other receiver
-connected (a project's, a test's), the signals are sent as ever. Anything the lean path
+connected (a project's, a test's), the signals are sent as ever (connected before the
+entry is made: the handler takes every request). Anything the lean path
 leaves (another path, a POST, a query string, a page it does not answer) goes to Django's
 handler untouched, or, once the request is made, to its `get_response` (the middleware then
 skips the lean path: it was tried), so the response, its headers and its logging are the
@@ -55,7 +56,13 @@ def task_page_entry(handler: WSGIHandler) -> WSGIApplication:
     middleware = getattr(chain, "__wrapped__", None)  # convert_exception_to_response's
     if not isinstance(middleware, TaskPageMiddleware) or not middleware.on:
         return handler
-    return TaskPageEntry(handler, middleware)
+    # Each signal's receivers where Django's are its only ones (their lookup keys, compared on
+    # every request); with others connected first, the handler takes every request.
+    started = _only(signals.request_started, STARTED)
+    finished = _only(signals.request_finished, FINISHED)
+    if started is None or finished is None:
+        return handler
+    return TaskPageEntry(handler, middleware, started, finished)
 
 
 def _receivers(signal: Signal) -> list[Any]:
@@ -85,13 +92,17 @@ class TaskPageEntry:
     """A WSGI application: the lean path's page without the handler's machinery around it,
     everything else Django's handler."""
 
-    def __init__(self, handler: WSGIHandler, middleware: TaskPageMiddleware) -> None:
+    def __init__(
+        self,
+        handler: WSGIHandler,
+        middleware: TaskPageMiddleware,
+        started: frozenset[Any],
+        finished: frozenset[Any],
+    ) -> None:
         self.handler = handler
         self.middleware = middleware
-        # Each signal's receivers where Django's are its only ones (their lookup keys, compared
-        # on every request); None where others were connected first (the signals are sent).
-        self.started = _only(signals.request_started, STARTED)
-        self.finished = _only(signals.request_finished, FINISHED)
+        self.started = started  # the lookup keys of Django's own receivers of each signal
+        self.finished = finished
         self._caches: tuple[Any, bool] = (None, False)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -99,8 +110,6 @@ class TaskPageEntry:
         if (
             environ.get("REQUEST_METHOD") != "GET"
             or environ.get("QUERY_STRING")
-            or self.started is None
-            or self.finished is None
             or _keys(signals.request_started) != self.started
             or not self.middleware.pattern().fullmatch(environ.get("PATH_INFO", ""))
         ):
