@@ -7,6 +7,11 @@ class ServiceError(Exception):
     """A request that cannot be carried out in the current state."""
 
 
+class RemoteUnclear(ServiceError):
+    """A call with an effect at a provider got no clear answer: it may have taken effect, so the
+    object is looked up before anything is sent again."""
+
+
 class PoolConflict(ServiceError):
     """The worker belongs to another stage's pool in this run."""
 
@@ -32,6 +37,7 @@ __all__ = [
     "InputError",
     "NotAssignmentHolder",
     "PoolConflict",
+    "RemoteUnclear",
     "ServiceError",
     "TooLate",
 ]

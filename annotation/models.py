@@ -9,6 +9,14 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+# Columns that hold ids made by a crowd platform, sized from the platforms' references (each
+# provider declares its longest ids, `CrowdProvider.id_shapes`; a contract test stores them):
+# Prolific's are 24 hexadecimal characters, MTurk's at most 64, a panel worker's its panel's
+# name (20), ':' and the participant's id (64); Prolific's HIT ids add "/<HIT pk>" to a study's.
+EXTERNAL_ID_LENGTH = 100
+# A provider's environment: MTurk's "sandbox" / "production", Prolific's workspace id (24).
+ENVIRONMENT_LENGTH = 64
+
 
 class ImageSource(models.TextChoices):
     COCO_URL = "coco_url", "The file's coco_url"
@@ -321,7 +329,7 @@ class Batch(models.Model):
     description = models.TextField(blank=True)
     keywords = models.CharField(max_length=500, blank=True)
     auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
-    provider_hit_type_id = models.CharField(max_length=100, blank=True)
+    provider_hit_type_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
     environment = models.CharField(
         max_length=20, blank=True, help_text="MTurk: sandbox or production, fixed at publishing"
     )
@@ -359,7 +367,7 @@ class Hit(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits")
     position = models.PositiveIntegerField()
     status = models.CharField(max_length=20, choices=HitStatus.choices, default=HitStatus.OPEN)
-    provider_hit_id = models.CharField(max_length=100, blank=True)
+    provider_hit_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
     extra_assignments = models.PositiveIntegerField(
         default=0, help_text="assignments added after publishing"
     )
@@ -446,7 +454,7 @@ class Question(models.Model):
 
 class Worker(models.Model):
     provider = models.CharField(max_length=20)
-    external_id = models.CharField(max_length=100)
+    external_id = models.CharField(max_length=EXTERNAL_ID_LENGTH)
     blocked = models.BooleanField(default=False)
     block_scope = models.CharField(
         max_length=20,
@@ -526,7 +534,7 @@ class Assignment(models.Model):
     state = models.CharField(
         max_length=20, choices=AssignmentState.choices, default=AssignmentState.ACCEPTED
     )
-    provider_assignment_id = models.CharField(max_length=100, blank=True)
+    provider_assignment_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
     accepted_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(
@@ -580,8 +588,8 @@ class BlockQualification(models.Model):
     block, instead of a block on the whole requester account), one per environment."""
 
     provider = models.CharField(max_length=20)
-    environment = models.CharField(max_length=20)
-    qualification_id = models.CharField(max_length=100)
+    environment = models.CharField(max_length=ENVIRONMENT_LENGTH)
+    qualification_id = models.CharField(max_length=EXTERNAL_ID_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -601,8 +609,8 @@ class PoolQualification(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pool_qualifications")
     stage = models.CharField(max_length=40)
     provider = models.CharField(max_length=20)
-    environment = models.CharField(max_length=20, blank=True)
-    qualification_id = models.CharField(max_length=100)
+    environment = models.CharField(max_length=ENVIRONMENT_LENGTH, blank=True)
+    qualification_id = models.CharField(max_length=EXTERNAL_ID_LENGTH)
 
     class Meta:
         constraints = [
@@ -682,6 +690,34 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"answer {self.label} to question {self.question_id}"
+
+
+class RemoteCallState(models.TextChoices):
+    REQUESTED = "requested", "requested"  # recorded, about to be sent (or sent, no answer yet)
+    DONE = "done", "done"  # the platform answered; remote_id holds what it made
+    UNCLEAR = "unclear", "unclear"  # no answer: it may have taken effect; look it up first
+
+
+class RemoteCall(models.Model):
+    """A call with an effect at a provider (a study, a group, a bonus, a payment, a message),
+    recorded before it is sent: `key` names the one effect it stands for, so a second attempt
+    finds the first and looks the object up instead of calling again."""
+
+    provider = models.CharField(max_length=20)
+    operation = models.CharField(max_length=40)
+    key = models.CharField(max_length=200, unique=True)
+    state = models.CharField(
+        max_length=20, choices=RemoteCallState.choices, default=RemoteCallState.REQUESTED
+    )
+    remote_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    data = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.operation} {self.key} ({self.state})"
 
 
 class Event(models.Model):

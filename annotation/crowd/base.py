@@ -64,6 +64,22 @@ class CostEstimate:
 
 
 @dataclass(frozen=True)
+class IdShapes:
+    """The longest id of each kind a platform's reference allows (characters; 0: the provider
+    makes none of that kind), and the characters they are made of: the columns holding them
+    are sized for these (`models.EXTERNAL_ID_LENGTH`), and a contract test stores each."""
+
+    worker: int = 0
+    assignment: int = 0  # a submission or an assignment
+    hit: int = 0
+    hit_type: int = 0  # a study or a HIT type
+    qualification: int = 0  # a participant group or a qualification type
+    environment: int = 0  # a workspace, or sandbox / production
+    alphabet: str = "0123456789abcdef"
+    reference: str = ""  # where the lengths come from
+
+
+@dataclass(frozen=True)
 class LaunchNote:
     """A row a batch's launch page shows for its provider: something to set up at the
     platform, or one of the provider's own pages for the batch (`link`)."""
@@ -95,6 +111,8 @@ class CrowdProvider(ABC):
 
     name: str
     label: str = ""  # what the console calls it
+    # The platform's id lengths (see IdShapes).
+    id_shapes: IdShapes = IdShapes()
     notice: str = ""  # what the console says wherever the provider is offered or used
     # The platform keeps its own copy of the HITs (publish and synchronise through it).
     remote: bool = False

@@ -8,8 +8,6 @@ that races a late original does no harm. Staff resume or cancel a job by hand th
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -20,41 +18,17 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Job, JobState, Run, RunStatus
+from annotation.models import Job, JobState
 from annotation.services.events import event_record
-from annotation.services.jobs import LIVE
-from annotation.services.runs import run_set_status
+from annotation.services.job_steps import (
+    JobSteps,
+    job_names_registered,
+    job_steps,
+    job_steps_register,
+)
+from annotation.services.jobs import LIVE, job_run_release
 
 log = logging.getLogger("annotation.jobs")
-
-
-def _part_only(job: Job, part: int) -> list[Any]:
-    return [part]
-
-
-@dataclass(frozen=True)
-class JobSteps:
-    """How to re-send a job's steps: Celery task names, each taking the job id first."""
-
-    name: str  # Job.name
-    start: str  # the first (or only) step
-    part: str | None = None  # one part of a split job: (job_id, *part_args(job, part))
-    finish: str | None = None  # the step after the last part
-    part_args: Callable[[Job, int], list[Any]] = field(default=_part_only)
-    # The run's status while the job works: cancelling the job fails the run so it can restart.
-    busy_status: str | None = None
-
-
-_STEPS: dict[str, JobSteps] = {}
-
-
-def job_steps_register(steps: JobSteps) -> None:
-    """Called from an app's `ready()` for each job name it creates."""
-    _STEPS[steps.name] = steps
-
-
-def job_steps(name: str) -> JobSteps | None:
-    return _STEPS.get(name)
 
 
 def _plan(job: Job, steps: JobSteps) -> list[tuple[str, list[Any]]]:
@@ -126,7 +100,7 @@ def jobs_recover(*, stall_seconds: float | None = None) -> list[int]:
     stall = stall_seconds if stall_seconds is not None else settings.CROWDVL_JOB_STALL_SECONDS
     cutoff = timezone.now() - timedelta(seconds=stall)
     stalled = list(
-        Job.objects.filter(state__in=LIVE, name__in=list(_STEPS))
+        Job.objects.filter(state__in=LIVE, name__in=job_names_registered())
         .annotate(seen=Coalesce("heartbeat_at", "started_at", "created_at"))
         .filter(seen__lt=cutoff)
         .order_by("pk")
@@ -152,13 +126,17 @@ def job_cancel(*, job_id: int, by: str) -> Job:
             message=f"cancelled by {by or 'staff'}"[:500],
             finished_at=timezone.now(),
         )
-        steps = job_steps(job.name)
-        run: Run | None = job.run
-        if run is not None and steps is not None and run.status == steps.busy_status:
-            run_set_status(run=run, status=RunStatus.FAILED, error=f"job {job_id} cancelled")
-        event_record(action="job.cancelled", run=run, data={"job": job_id, "by": by})
+        job_run_release(job=job, error=f"job {job_id} cancelled")
+        event_record(action="job.cancelled", run=job.run, data={"job": job_id, "by": by})
     job.refresh_from_db()
     return job
 
 
-__all__ = ["JobSteps", "job_cancel", "job_resume", "job_steps_register", "jobs_recover"]
+__all__ = [
+    "JobSteps",
+    "job_cancel",
+    "job_resume",
+    "job_steps",
+    "job_steps_register",
+    "jobs_recover",
+]

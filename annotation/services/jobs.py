@@ -14,10 +14,12 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Job, JobState, Run
+from annotation.models import Job, JobState, Run, RunStatus
 from annotation.paths import paths_hidden
+from annotation.services.job_steps import job_steps
 from annotation.services.job_timing import phase_close, phase_open, timings_with
 from annotation.services.notifications import owner_notify
+from annotation.services.runs import run_set_status
 
 # A long step's report: (percent done, message).
 Progress = Callable[[float, str], None]
@@ -115,6 +117,33 @@ def job_fail(*, job_id: int, error: str) -> None:
         owner_notify(run_id=job.run_id, subject=f"job {job.name} #{job_id} failed", body=body)
 
 
+def job_run_release(*, job: Job, error: str) -> None:
+    """A job that ended without finishing fails the run it kept busy, so the run can restart."""
+    steps = job_steps(job.name)
+    run = job.run
+    if run is None or steps is None or steps.busy_status is None:
+        return
+    run.refresh_from_db(fields=["status"])
+    if run.status == steps.busy_status:
+        run_set_status(run=run, status=RunStatus.FAILED, error=error)
+
+
+def job_fail_unexpected(*, job_id: int, exc: BaseException) -> None:
+    """A step raised what it did not handle: the job ends failed with the error on its page
+    (recovery never re-sends a failed job's steps) and its run is released. Where even that
+    cannot be written (the database is down), the job stays live for recovery, which re-sends
+    only steps that are safe to repeat."""
+    error = f"{type(exc).__name__}: {exc}"
+    try:
+        job = Job.objects.select_related("run").filter(pk=job_id, state__in=LIVE).first()
+        if job is None:  # the step failed the job itself, or it was cancelled
+            return
+        job_fail(job_id=job_id, error=error[:5000])
+        job_run_release(job=job, error=error[:2000])
+    except DatabaseError as db_error:
+        log.error("job %s: failure not recorded (%s): %s", job_id, db_error, error)
+
+
 def job_finished_result(*, job_id: int) -> dict[str, Any] | None:
     """The result of a job that already succeeded (a redelivered task then does nothing)."""
     return (
@@ -180,7 +209,8 @@ def job_heartbeat(*, job_id: int, every: float | None = None) -> Iterator[None]:
 
 def job_step(fn: F) -> F:
     """Wrap a Celery task body whose first argument is a job id: a step of a job that has
-    ended (a redelivered or resumed message) does nothing; a running one keeps a heartbeat."""
+    ended (a redelivered or resumed message) does nothing; a running one keeps a heartbeat;
+    one that raises ends the job failed (`job_fail_unexpected`)."""
 
     @functools.wraps(fn)
     def step(job_id: int, *args: Any, **kwargs: Any) -> Any:
@@ -188,6 +218,10 @@ def job_step(fn: F) -> F:
             log.info("job %s has ended; %s skipped", job_id, fn.__name__)
             return None
         with job_heartbeat(job_id=job_id), phase_open():
-            return fn(job_id, *args, **kwargs)
+            try:
+                return fn(job_id, *args, **kwargs)
+            except Exception as exc:
+                job_fail_unexpected(job_id=job_id, exc=exc)
+                raise
 
     return step  # type: ignore[return-value]

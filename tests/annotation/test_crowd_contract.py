@@ -159,3 +159,63 @@ def test_sync_of_a_published_batch_changes_nothing_when_nothing_happened(driver,
 def test_unknown_provider_is_a_clear_error():
     with pytest.raises(InputError, match="unknown crowd provider 'nope'"):
         provider_for("nope")
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+def test_every_column_holds_the_providers_longest_documented_ids(name, paired_run):
+    """Each provider's ids at the longest its platform's reference allows, stored in every
+    column that holds them (PostgreSQL refuses a value longer than its column)."""
+    import random
+
+    from django.utils import timezone
+
+    from annotation.models import (
+        Assignment,
+        BlockQualification,
+        PoolQualification,
+        RemoteCall,
+        Worker,
+    )
+
+    shapes = provider_for(name).id_shapes
+    rng = random.Random(name)
+
+    def longest(length):
+        return "".join(rng.choice(shapes.alphabet) for _ in range(length)) if length else ""
+
+    if name in ("prolific", "mturk", "panel"):  # platforms that make ids: each is declared
+        assert shapes.worker and shapes.reference
+    batch = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider=name)
+    batch.provider_hit_type_id = longest(shapes.hit_type)
+    batch.save(update_fields=["provider_hit_type_id"])
+    hit = batch.hits.first()
+    hit.provider_hit_id = longest(shapes.hit)
+    hit.save(update_fields=["provider_hit_id"])
+    worker = Worker.objects.create(provider=name, external_id=longest(shapes.worker) or "w")
+    assignment = Assignment.objects.create(
+        hit=hit,
+        worker=worker,
+        provider_assignment_id=longest(shapes.assignment),
+        accepted_at=timezone.now(),
+    )
+    BlockQualification.objects.create(
+        provider=name,
+        environment=longest(shapes.environment),
+        qualification_id=longest(shapes.qualification),
+    )
+    PoolQualification.objects.create(
+        run=paired_run,
+        stage=BisonStage.SELECTION,
+        provider=name,
+        environment=longest(shapes.environment),
+        qualification_id=longest(shapes.qualification),
+    )
+    widest = max(
+        shapes.worker, shapes.assignment, shapes.hit, shapes.hit_type, shapes.qualification
+    )
+    RemoteCall.objects.create(
+        provider=name, operation="x", key=f"{name}|x", remote_id=longest(widest)
+    )
+    assignment.refresh_from_db()
+    assert len(assignment.provider_assignment_id) == shapes.assignment
+    assert len(Worker.objects.get(pk=worker.pk).external_id) == max(1, shapes.worker)

@@ -144,28 +144,36 @@ def test_budget_daily_cap_and_balance_are_checked_before_publishing(pro, paired_
 def test_the_urls_ids_are_claims_checked_at_prolific(pro, paired_run):
     batch = pro.publish(draft(paired_run))
     study = batch.provider_hit_type_id
-    sid = pro.standin.start(study, "alice")
+    alice, mallory, bob = (pro.standin.participant() for _ in range(3))
+    sid = pro.standin.start(study, alice)
     browser = Client()
-    # Another study's id, or malformed ids: refused before anything is asked or written.
-    bad = browser.get(
-        f"/prolific/study/{batch.pk}/",
-        {"PROLIFIC_PID": "alice", "STUDY_ID": "other", "SESSION_ID": sid},
-    )
-    assert bad.status_code == 400
+    # Another study's id, or ids not of Prolific's shape (24 hex): refused before anything is
+    # asked or written.
+    for pid, study_id, session in (
+        (alice, pro.standin.new_id(), sid),
+        ("alice", study, sid),
+        (alice, study, sid.upper()),
+        (alice, study, sid + "0"),
+    ):
+        bad = browser.get(
+            f"/prolific/study/{batch.pk}/",
+            {"PROLIFIC_PID": pid, "STUDY_ID": study_id, "SESSION_ID": session},
+        )
+        assert bad.status_code == 400
     # Mallory claims Alice's session: Prolific says it is Alice's.
     page = browser.get(
         f"/prolific/study/{batch.pk}/",
-        {"PROLIFIC_PID": "mallory", "STUDY_ID": study, "SESSION_ID": sid},
+        {"PROLIFIC_PID": mallory, "STUDY_ID": study, "SESSION_ID": sid},
     )
     assert page.status_code == 200 and b"consent" in page.content
-    assert b"mallory" not in page.content  # the page never echoes the participant id
+    assert mallory.encode() not in page.content  # the page never echoes the participant id
     version = page.content.split(b'name="version" value="')[1].split(b'"')[0].decode()
     refused = browser.post(f"/prolific/study/{batch.pk}/", {"version": version})
     assert refused.status_code == 403
     # A session Prolific does not know at all.
     browser.get(
         f"/prolific/study/{batch.pk}/",
-        {"PROLIFIC_PID": "bob", "STUDY_ID": study, "SESSION_ID": "s" + "9" * 23},
+        {"PROLIFIC_PID": bob, "STUDY_ID": study, "SESSION_ID": pro.standin.new_id()},
     )
     refused = browser.post(f"/prolific/study/{batch.pk}/", {"version": version})
     assert refused.status_code == 403 and b"does not know" in refused.content
@@ -176,13 +184,13 @@ def test_the_urls_ids_are_claims_checked_at_prolific(pro, paired_run):
 def test_declining_consent_returns_the_participant_with_the_no_consent_code(pro, paired_run):
     batch = pro.publish(draft(paired_run))
     pro.arrive(batch, "carol")
-    browser = pro.browsers["carol"]
+    browser = pro.browsers[pro.pid("carol")]
     page = browser.get(
         f"/prolific/study/{batch.pk}/",
         {
-            "PROLIFIC_PID": "carol",
+            "PROLIFIC_PID": pro.pid("carol"),
             "STUDY_ID": batch.provider_hit_type_id,
-            "SESSION_ID": pro.sessions["carol"],
+            "SESSION_ID": pro.session("carol"),
         },
     )
     version = page.content.split(b'name="version" value="')[1].split(b'"')[0].decode()
@@ -197,15 +205,17 @@ def test_returned_and_timed_out_free_the_slot_at_once_and_late_work_never_counts
     returned = pro.take(batch, "ret")
     timed = pro.take(batch, "late")
     assert returned.hit_id != timed.hit_id
-    pro.standin.return_submission(pro.sessions["ret"])
-    pro.standin.time_out(pro.sessions["late"])
+    pro.standin.return_submission(pro.session("ret"))
+    pro.standin.time_out(pro.session("late"))
     assert batch_sync(batch=batch) == 2
     assert batch_sync(batch=batch) == 0  # seen again: nothing more
     for a in (returned, timed):
         a.refresh_from_db()
         assert a.state == AssignmentState.ABANDONED
     # The timed-out participant posts anyway: refused, nothing counts.
-    late = pro.browsers["late"].post(f"/prolific/assignment/{timed.pk}/", answers_for(timed))
+    late = pro.browsers[pro.pid("late")].post(
+        f"/prolific/assignment/{timed.pk}/", answers_for(timed)
+    )
     assert late.status_code == 409
     assert not Assignment.objects.filter(counted(), pk=timed.pk).exists()
     # Every slot can still be filled by others, and never more than every slot.
@@ -225,11 +235,11 @@ def test_returned_and_timed_out_free_the_slot_at_once_and_late_work_never_counts
 def test_webhooks_are_signed_fresh_and_applied_once(pro, paired_run, client):
     batch = pro.publish(draft(paired_run))
     a = pro.take(batch, "hooked")
-    sid = pro.sessions["hooked"]
+    sid = pro.session("hooked")
     payload = {
         "event_type": "submission.status.change",
         "resource_id": sid,
-        "participant_id": "hooked",
+        "participant_id": pro.pid("hooked"),
         "status": "RETURNED",
     }
     body, headers = pro.standin.signed_hook(SECRET, payload)
@@ -261,8 +271,8 @@ def test_webhooks_are_signed_fresh_and_applied_once(pro, paired_run, client):
         SECRET,
         {
             **payload,
-            "resource_id": pro.sessions["odd"],
-            "participant_id": "odd",
+            "resource_id": pro.session("odd"),
+            "participant_id": pro.pid("odd"),
             "status": "ON HOLD",
         },
     )
@@ -280,16 +290,13 @@ def test_the_client_honours_429_and_pages_through_lists(settings):
         token="t", base_url=api, session=standin_session(standin, api), sleep=sleeps.append
     )
     standin.throttle(2)
-    assert client.call("GET", "users/me/")["id"] == "researcher-1"
+    assert client.call("GET", "users/me/")["id"] == standin.researcher
     assert sleeps == [0.0, 0.0]  # Retry-After: 0, twice
     standin.throttle(10)
-    with pytest.raises(ProlificError, match="gave up after 5 attempts"):
-        client.call("GET", "users/me/")
-    # Not retried: a call that must never be made twice.
-    standin.throttle(1)
     with pytest.raises(ProlificError) as caught:
-        client.call("POST", "bulk-bonus-payments/x/pay/", retry=False)
-    assert caught.value.status == 429
+        client.call("GET", "users/me/")
+    assert caught.value.status == 429 and len(sleeps) == 2 + 4  # five attempts in all
+    standin.throttle(0)
     study = standin.new_id("st")
     standin.studies[study] = {
         "id": study,
@@ -313,63 +320,77 @@ def test_review_through_the_api_with_category_and_message_length(pro, paired_run
     a.refresh_from_db()
     b.refresh_from_db()
     assignment_approve(assignment=a)
-    assert pro.standin.submissions[pro.sessions["good"]]["status"] == "APPROVED"
+    assert pro.standin.submissions[pro.session("good")]["status"] == "APPROVED"
     with pytest.raises(InputError, match="at least 100 characters"):
         assignment_reject(assignment=b, feedback="LOW_EFFORT: too short")
     assignment_reject(assignment=b, feedback=LONG)
-    sub = pro.standin.submissions[pro.sessions["poor"]]
+    sub = pro.standin.submissions[pro.session("poor")]
     assert sub["status"] == "REJECTED"
     b.refresh_from_db()
     assert b.state == AssignmentState.REJECTED and b.hit.status == HitStatus.OPEN
 
 
-@pytest.mark.parametrize("crash", ["create", "record", "pay_lost", "before_pay"])
+@pytest.mark.parametrize(
+    "crash", ["create_lost", "create_refused", "after_setup", "pay_lost", "pay_502", "before_pay"]
+)
 def test_a_bonus_is_never_paid_twice_whatever_step_crashes(pro, paired_run, crash, monkeypatch):
     batch = pro.publish(draft(paired_run))
     a = pro.take(batch, "bonused")
     pro.submit(a, answers_for(a))
     a.refresh_from_db()
-    real = pro.client.call
     from annotation.crowd.prolific import bonuses
+    from annotation.services import remote_calls
 
-    def failing(method, path, **kwargs):
-        if crash == "create" and path == "submissions/bonus-payments/":
-            raise ProlificError("connection reset", operation=path)
-        if crash == "pay_lost" and path.endswith("/pay/"):
-            real(method, path, **kwargs)  # Prolific pays; the answer is lost
-            raise ProlificError("read timed out", operation=path)
-        if crash == "before_pay" and path.endswith("/pay/"):
+    if crash == "create_lost":  # the set-up is made at Prolific, its answer lost
+        pro.standin.lose("POST", "submissions/bonus-payments/")
+    if crash == "create_refused":
+        pro.standin.fail("POST", "submissions/bonus-payments/", status=400, why="bad csv")
+    if crash == "pay_lost":  # Prolific pays; the connection drops before the answer
+        pro.standin.lose("POST", r"bulk-bonus-payments/[0-9a-f]{24}/pay/")
+    if crash == "pay_502":  # Prolific pays; a gateway error comes back instead
+        pro.standin.lose("POST", r"bulk-bonus-payments/[0-9a-f]{24}/pay/", status=502)
+    real_row = remote_calls.remote_call_row
+
+    def dying_row(**kwargs):
+        if crash == "after_setup" and kwargs["operation"] == "bonus.pay":
+            raise RuntimeError("the worker died after the set-up")
+        return real_row(**kwargs)
+
+    def dying_record(**kwargs):
+        if kwargs["action"] == "prolific.bonus_pay_requested":
             raise RuntimeError("the worker died before the call left")
-        return real(method, path, **kwargs)
+        return None
 
-    pro.client.call = failing
-    if crash == "record":
-        original = bonuses.event_record
-
-        def die_after_create(**kwargs):
-            if kwargs["action"] == "prolific.bonus_pay_requested":
-                raise RuntimeError("the worker died after the set-up")
-            return original(**kwargs)
-
-        monkeypatch.setattr(bonuses, "event_record", die_after_create)
-    with pytest.raises((ProlificError, RuntimeError)):
-        worker_bonus(assignment=a, amount="0.50", reason="Careful work")
-    pro.client.call = real
-    monkeypatch.undo()
+    monkeypatch.setattr(remote_calls, "remote_call_row", dying_row)
     if crash == "before_pay":
-        # The pay request was recorded but never left: asking again could pay twice, so the
-        # retry refuses and says what to check; nothing was paid.
-        with pytest.raises(ServiceError, match="would pay twice"):
+        monkeypatch.setattr(bonuses, "event_record", dying_record)
+    if crash in ("pay_lost", "pay_502"):
+        # The payment is looked up at once and found: done, without a second payment.
+        worker_bonus(assignment=a, amount="0.50", reason="Careful work")
+    else:
+        with pytest.raises((ServiceError, RuntimeError)):
+            worker_bonus(assignment=a, amount="0.50", reason="Careful work")
+    monkeypatch.undo()
+    calls = len(pro.standin.calls)
+    if crash == "before_pay":
+        # The pay request was recorded but never left: sending it again could pay twice, so
+        # the next attempt refuses and says what to check; nothing was paid or sent.
+        with pytest.raises(ServiceError, match="could do it twice"):
             worker_bonus(assignment=a, amount="0.50", reason="Careful work")
         assert pro.standin.payments == []
+        assert not [c for c in pro.standin.calls[calls:] if c[0] == "POST"]
         return
-    bonus = worker_bonus(assignment=a, amount="0.50", reason="Careful work")
-    assert bonus.sent_at is not None
+    if crash not in ("pay_lost", "pay_502"):
+        bonus = worker_bonus(assignment=a, amount="0.50", reason="Careful work")
+        assert bonus.sent_at is not None
     assert len(pro.standin.payments) == 1
-    assert pro.standin.submissions[pro.sessions["bonused"]]["bonus_payments"] == [50]
+    assert pro.standin.submissions[pro.session("bonused")]["bonus_payments"] == [50]
     assert Bonus.objects.filter(assignment=a).count() == 1
+    assert Bonus.objects.get(assignment=a).sent_at is not None
     worker_bonus(assignment=a, amount="0.50", reason="Careful work")  # and again: nothing
     assert len(pro.standin.payments) == 1
+    pays = [c for c in pro.standin.calls if c[1].endswith("/pay/")]
+    assert len(pays) == 1  # never sent twice
 
 
 def test_blocks_are_a_participant_group_every_study_excludes(pro, paired_run):
@@ -380,7 +401,7 @@ def test_blocks_are_a_participant_group_every_study_excludes(pro, paired_run):
     from annotation.models import BlockQualification
 
     group = BlockQualification.objects.get(provider="prolific").qualification_id
-    assert "spam" in pro.standin.groups[group]
+    assert pro.pid("spam") in pro.standin.groups[group]
     study = pro.standin.studies[batch.provider_hit_type_id]
     blocklist = [f for f in study["filters"] if f["filter_id"] == "participant_group_blocklist"]
     assert group in blocklist[0]["selected_values"]
@@ -414,13 +435,13 @@ def test_a_bison_run_end_to_end_on_prolific(pro, paired_run, client):
     selection = pro.publish(draft(paired_run, limit=4))
     gone = pro.take(selection, "leaver")
     slow = pro.take(selection, "sleeper")
-    pro.standin.return_submission(pro.sessions["leaver"])
+    pro.standin.return_submission(pro.session("leaver"))
     body, headers = pro.standin.signed_hook(
         SECRET,
         {
             "event_type": "submission.status.change",
-            "resource_id": pro.sessions["leaver"],
-            "participant_id": "leaver",
+            "resource_id": pro.session("leaver"),
+            "participant_id": pro.pid("leaver"),
             "status": "RETURNED",
         },
     )
@@ -432,7 +453,7 @@ def test_a_bison_run_end_to_end_on_prolific(pro, paired_run, client):
     )
     gone.refresh_from_db()
     assert gone.state == AssignmentState.ABANDONED  # by webhook, at once
-    pro.standin.time_out(pro.sessions["sleeper"])
+    pro.standin.time_out(pro.session("sleeper"))
     batch_sync(batch=selection)  # by polling: the time-out frees its HIT
     slow.refresh_from_db()
     assert slow.state == AssignmentState.ABANDONED
@@ -456,7 +477,7 @@ def test_a_bison_run_end_to_end_on_prolific(pro, paired_run, client):
     batch_sync(batch=selection)  # pools granted from counted work
     pool2 = PoolQualification.objects.get(run=paired_run, stage=BisonStage.SELECTION)
     members = pro.standin.groups[pool2.qualification_id]
-    assert first.worker.external_id in members and "leaver" not in members
+    assert first.worker.external_id in members and pro.pid("leaver") not in members
     # Stage 3 (the other pairs' captions selected by a simulated crowd): its study excludes
     # the stage-2 pool.
     selection_done_factory(paired_run)
@@ -540,7 +561,7 @@ def test_awaiting_review_sets_prolifics_deadline_and_the_review_page_asks_a_cate
         {"decision": "reject", "category": "FAILED_CHECK", "feedback": LONG.split(": ", 1)[1]},
     )
     assert done.status_code == 302
-    sub = pro.standin.submissions[pro.sessions["reviewed"]]
+    sub = pro.standin.submissions[pro.session("reviewed")]
     assert sub["status"] == "REJECTED"
 
 
@@ -557,8 +578,8 @@ def test_participant_ids_never_reach_an_export_or_its_datasheet(pro, paired_run,
     )
     ids = []
     while True:
-        pid = f"5f{len(ids):022x}"  # Prolific's ids look like this
-        a = pro.take(verification, pid)
+        a = pro.take(verification, f"v{len(ids)}")
+        pid = pro.pid(f"v{len(ids)}")
         if a is None:
             break
         ids.append(pid)
@@ -597,14 +618,14 @@ def test_reconciliation_compares_every_submission_and_the_money(pro, paired_run,
     assert row.bonuses_there == row.bonuses_here == Decimal("0.40")
     call_command("prolific_reconcile")  # exits 0 when everything matches
     # Someone completes at Prolific with the code but no work here; a status changes there.
-    intruder = pro.standin.start(batch.provider_hit_type_id, "intruder")
+    intruder = pro.standin.start(batch.provider_hit_type_id, pro.standin.participant())
     pro.standin.complete(intruder, studies.completion_code(batch, studies.COMPLETED))
-    pro.standin.submissions[pro.sessions["paid"]]["status"] = "REJECTED"
+    pro.standin.submissions[pro.session("paid")]["status"] = "REJECTED"
     report = prolific_reconcile(client=pro.client)
     [row] = report.rows
     assert row.no_work_here == [intruder]
     assert row.disagree == [
-        {"submission": pro.sessions["paid"], "here": "approved", "there": "REJECTED"}
+        {"submission": pro.session("paid"), "here": "approved", "there": "REJECTED"}
     ]
     with pytest.raises(CommandError, match="differ"):
         call_command("prolific_reconcile")
@@ -621,7 +642,7 @@ def test_work_counts_only_once_synchronisation_sees_the_submission_completed(pro
     batch = pro.publish(draft(paired_run))
     a = pro.take(batch, "counted")
     assert not a.confirmed  # a claim holds its HIT, unconfirmed
-    browser = pro.browsers["counted"]
+    browser = pro.browsers[pro.pid("counted")]
     response = browser.post(f"/prolific/assignment/{a.pk}/", answers_for(a))
     assert response.status_code == 302
     a.refresh_from_db()
@@ -631,6 +652,112 @@ def test_work_counts_only_once_synchronisation_sees_the_submission_completed(pro
         assignment_approve(assignment=a)
     # Still ACTIVE at Prolific (the participant never reached the completion URL): nothing.
     assert batch_sync(batch=batch) == 0
-    pro.complete_at_prolific("counted", response["Location"])
+    pro.complete_at_prolific(pro.pid("counted"), response["Location"])
     assert batch_sync(batch=batch) == 1
     assert Assignment.objects.filter(counted(), pk=a.pk).exists()
+
+
+def _other_studies(pro, count):
+    """Studies of other labs' batches in the workspace, so a look-up must page past the first."""
+    for n in range(count):
+        sid = pro.standin.new_id()
+        pro.standin.studies[sid] = {
+            "id": sid,
+            "name": f"other {n}",
+            "internal_name": f"someone-else-{n}",
+            "status": "COMPLETED",
+            "total_available_places": 1,
+            "reward": 100,
+            "completion_codes": [],
+        }
+
+
+def test_lost_answers_while_publishing_make_one_study_and_one_group_of_each(pro, paired_run):
+    """Each creating call takes effect and its answer is lost (a dropped connection, a 502):
+    the study and every group are looked up (past the first page) instead of made twice."""
+    _other_studies(pro, 45)
+    pro.standin.lose("POST", "participant-groups/")
+    pro.standin.lose("POST", "participant-groups/", status=502)
+    pro.standin.lose("POST", "studies/", status=502)
+    batch = pro.publish(draft(paired_run))
+    assert batch.status == BatchStatus.PUBLISHED
+    mine = [s for s in pro.standin.studies.values() if s["internal_name"].startswith("crowdvl-")]
+    assert len(mine) == 1 and batch.provider_hit_type_id == mine[0]["id"]
+    assert pro.standin.calls.count(("POST", "studies/")) == 1
+    names = [g["name"] for g in pro.standin.group_info.values()]
+    assert len(names) == len(set(names)) == pro.standin.calls.count(("POST", "participant-groups/"))
+    blocklist = next(
+        f for f in mine[0]["filters"] if f["filter_id"] == "participant_group_blocklist"
+    )
+    assert set(blocklist["selected_values"]) <= set(pro.standin.groups)
+
+
+def test_a_create_that_did_not_take_effect_is_sent_once_more_only_after_a_look_up(pro, paired_run):
+    """A 502 before Prolific acted: unclear, so nothing is sent again at once; the next attempt
+    looks the study up, finds none, and creates it."""
+    from annotation.errors import RemoteUnclear
+    from annotation.models import RemoteCall
+
+    batch = draft(paired_run)
+    pro.standin.fail("POST", "studies/", status=502, why="bad gateway")
+    with pytest.raises(RemoteUnclear, match="may have taken effect"):
+        batch_publish(batch=batch)
+    assert pro.standin.calls.count(("POST", "studies/")) == 1 and not pro.standin.studies
+    assert RemoteCall.objects.get(operation="study.create").state == "unclear"
+    batch.refresh_from_db()
+    assert batch.status == BatchStatus.DRAFT
+    batch_publish(batch=batch)
+    assert len(pro.standin.studies) == 1
+    assert pro.standin.calls.count(("POST", "studies/")) == 2
+    assert pro.standin.calls.count(("GET", "studies/")) >= 2  # looked up before each send
+
+
+def test_the_client_never_sends_a_post_or_patch_twice_by_itself(settings):
+    from annotation.crowd.prolific.client import ProlificUnclear
+
+    api = "https://api.prolific.test/api/v1/"
+    standin = ProlificStandIn(base_url=api)
+    sleeps = []
+    client = ProlificClient(
+        token="t", base_url=api, session=standin_session(standin, api), sleep=sleeps.append
+    )
+    body = {"workspace_id": standin.workspace, "name": "g"}
+    standin.fail("POST", "participant-groups/", status=503)
+    with pytest.raises(ProlificUnclear):
+        client.call("POST", "participant-groups/", json=body)
+    standin.lose("POST", "participant-groups/")
+    with pytest.raises(ProlificUnclear, match="no answer"):
+        client.call("POST", "participant-groups/", json=body)
+    assert standin.calls.count(("POST", "participant-groups/")) == 2 and sleeps == []
+    assert len(standin.groups) == 1  # the lost one took effect; nothing was sent again
+    # A 429 means Prolific did not act: waited for and sent again, whatever the method.
+    standin.throttle(1)
+    created = client.call("POST", "participant-groups/", json=body)
+    assert len(created["id"]) == 24 and sleeps == [0.0]
+    # Reading is safe to repeat: a dropped GET is sent again.
+    standin.lose("GET", "users/me/")
+    assert client.call("GET", "users/me/")["id"] == standin.researcher
+
+
+def test_an_unexpected_error_ends_the_publish_job_failed_and_recovery_leaves_it(
+    pro, paired_run, monkeypatch, admin_client
+):
+    from annotation.crowd.prolific import publish, tasks
+    from annotation.models import Job
+    from annotation.services.job_recovery import jobs_recover
+
+    batch = draft(paired_run)
+    job = prolific_publish_start(batch=batch, provider=pro.provider)
+
+    def broken(**kwargs):
+        raise KeyError("id")  # e.g. an answer without the field the reference promises
+
+    monkeypatch.setattr(publish, "study_create_once", broken)
+    with pytest.raises(KeyError):
+        tasks.prolific_publish(job.pk)
+    job = Job.objects.get(pk=job.pk)
+    assert job.state == "failed" and "KeyError" in job.error
+    assert jobs_recover(stall_seconds=0) == []  # never re-sent: it may have acted outside
+    page = admin_client.get("/").content.decode()
+    assert "KeyError" in page
+    assert pro.standin.calls.count(("POST", "participant-groups/")) == len(pro.standin.groups)

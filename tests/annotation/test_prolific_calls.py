@@ -34,7 +34,7 @@ def published(pro, run):
 def test_prolific_check_reads_the_token_user_and_the_workspace(pro):
     out, err = io.StringIO(), io.StringIO()
     call_command("prolific_check", stdout=out, stderr=err)
-    assert "user researcher-1" in out.getvalue() and "USD" in out.getvalue()
+    assert f"user {pro.standin.researcher}" in out.getvalue() and "USD" in out.getvalue()
     assert err.getvalue() == ""
     pro.standin.currency = "GBP"
     call_command("prolific_check", stdout=out, stderr=err)
@@ -62,9 +62,9 @@ def test_unblocking_takes_the_participant_out_of_the_block_group(pro, paired_run
     from annotation.models import BlockQualification
 
     block = BlockQualification.objects.get(provider="prolific").qualification_id
-    assert "appeal" in pro.standin.groups[block]
+    assert pro.pid("appeal") in pro.standin.groups[block]
     worker_unblock(worker=Worker.objects.get(pk=a.worker_id), reason="appeal upheld")
-    assert "appeal" not in pro.standin.groups[block]
+    assert pro.pid("appeal") not in pro.standin.groups[block]
     assert ("DELETE", f"participant-groups/{block}/participants/") in pro.standin.calls
 
 
@@ -77,7 +77,7 @@ def test_messages_go_through_prolifics_bulk_messages_per_study(pro, paired_run):
         people.append(Worker.objects.get(pk=a.worker_id))
     sent = workers_notify(workers=people, subject="Thank you", message="A bonus follows.")
     assert sent == 2
-    assert {m["recipient_id"] for m in pro.standin.messages} == {"m1", "m2"}
+    assert {m["recipient_id"] for m in pro.standin.messages} == {pro.pid("m1"), pro.pid("m2")}
     assert all(m["study_id"] == batch.provider_hit_type_id for m in pro.standin.messages)
     assert workers_notify(workers=people, subject="Thank you", message="A bonus follows.") == 0
     assert len(pro.standin.messages) == 2  # once per person

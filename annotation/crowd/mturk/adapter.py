@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from annotation.crowd.base import CostEstimate, CrowdProvider
+from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes
 from annotation.crowd.mturk.client import (
     CANNOT_GROW,
     CLOSED,
@@ -63,6 +63,18 @@ class MTurkProvider(CrowdProvider):
     charges_fees = True
     # ApproveAssignment with OverrideRejection: within 30 days of the submission.
     reversal_window = timedelta(days=30)
+    # The MTurk API reference: HITId, HITTypeId, AssignmentId, WorkerId and
+    # QualificationTypeId are 1 to 64 characters; the environment is ours.
+    id_shapes = IdShapes(
+        worker=64,
+        assignment=64,
+        hit=64,
+        hit_type=64,
+        qualification=64,
+        environment=len("production"),
+        alphabet="0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        reference="docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI (Length Constraints)",
+    )
 
     def __init__(self) -> None:
         self._gateway_factory: Callable[..., MTurkGateway] = gateway_default

@@ -31,11 +31,13 @@ OUTCOME_LABELS = {
 RETURNED = "returned"
 
 ID_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}\Z")
-NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,19}\Z")
+NAME_LENGTH = 20
+NAME = re.compile(rf"[a-z0-9][a-z0-9-]{{0,{NAME_LENGTH - 1}}}\Z")
 CODE = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 # What a panel puts in a study link: letters, digits and a few marks, no spaces. A placeholder
 # the panel did not fill in (`%SURVEY_CODE%`, `{{%PROLIFIC_PID%}}`) is refused.
-PARTICIPANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}\Z")
+PARTICIPANT_LENGTH = 64
+PARTICIPANT = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._@+-]{{0,{PARTICIPANT_LENGTH - 1}}}\Z")
 URL_LIMIT = 500
 KEYS = {"id_param", "name", "completion", "completion_url"}
 

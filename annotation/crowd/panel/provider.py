@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import Count
 from django.urls import reverse
 
-from annotation.crowd.base import LaunchNote, ServerSideProvider
+from annotation.crowd.base import IdShapes, LaunchNote, ServerSideProvider
 from annotation.crowd.panel import options
 from annotation.crowd.panel.options import KEY
 from annotation.errors import ServiceError
@@ -27,6 +27,13 @@ class PanelProvider(ServerSideProvider):
     api_urls = "annotation.crowd.panel.api_urls"
     claims_unconfirmed = True  # the confirmation is the researcher's upload, not our claim
     case_sensitive_ids = True  # ids go back to the panel (bonus CSV) as it spells them
+    # A worker is "<panel name>:<participant id>" (options.NAME, options.PARTICIPANT): panels
+    # publish no id format, so the participant's part takes up to 64 characters.
+    id_shapes = IdShapes(
+        worker=options.NAME_LENGTH + 1 + options.PARTICIPANT_LENGTH,
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        reference="annotation/crowd/panel/options.py (no panel documents a format)",
+    )
 
     def batch_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
         from annotation.crowd.panel.options import batch_options

@@ -10,8 +10,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from annotation.crowd.base import CostEstimate, CrowdProvider
+from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes
 from annotation.crowd.prolific.client import (
+    ID_LENGTH,
     REJECTION_CATEGORIES,
     REJECTION_MESSAGE_MIN,
     ProlificClient,
@@ -60,6 +61,17 @@ class ProlificProvider(CrowdProvider):
     charges_fees = True
     # Prolific documents no way back from a rejection.
     reversal_window = timedelta(0)
+    # Prolific's ids (participants, submissions, studies, groups, workspaces) are 24
+    # hexadecimal characters; a HIT is "<study id>/<HIT pk>" (`studies.hits_mark_offered`).
+    id_shapes = IdShapes(
+        worker=ID_LENGTH,
+        assignment=ID_LENGTH,
+        hit=ID_LENGTH + 1 + 19,
+        hit_type=ID_LENGTH,
+        qualification=ID_LENGTH,
+        environment=ID_LENGTH,
+        reference="docs.prolific.com/api-reference (every example id)",
+    )
     # Prolific has no account-wide block: a participant group every study excludes.
     block_scopes = ("project",)
     rejection_categories = REJECTION_CATEGORIES

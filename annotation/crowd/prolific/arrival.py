@@ -5,11 +5,15 @@ study. Then the existing claim rule gives them a HIT, tied to that submission.""
 
 from __future__ import annotations
 
-import re
-
 from django.db import transaction
 
-from annotation.crowd.prolific.client import ACTIVE, RESERVED, ProlificClient, ProlificError
+from annotation.crowd.prolific.client import (
+    ACTIVE,
+    ID_PATTERN,
+    RESERVED,
+    ProlificClient,
+    ProlificError,
+)
 from annotation.crowd.prolific.studies import study_of
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, Worker
@@ -17,14 +21,13 @@ from annotation.services.claim import assignment_claim_next
 from annotation.services.worker_identity import worker_get_or_create
 
 PROVIDER = "prolific"
-ID = re.compile(r"^[A-Za-z0-9]{1,64}$")
 
 
 def arrival_ids_check(*, batch: Batch, pid: str, study_id: str, session_id: str) -> None:
     """Refuse malformed ids and a study that is not this batch's (nothing asked, nothing
     written)."""
     for name, value in (("PROLIFIC_PID", pid), ("STUDY_ID", study_id), ("SESSION_ID", session_id)):
-        if not ID.match(value or ""):
+        if not ID_PATTERN.match(value or ""):  # Prolific's ids: 24 hexadecimal characters
             raise ServiceError(f"the link from Prolific has no valid {name}")
     if not batch.provider_hit_type_id or study_id != batch.provider_hit_type_id:
         raise ServiceError("this link does not belong to this batch's Prolific study")

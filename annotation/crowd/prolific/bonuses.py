@@ -1,8 +1,10 @@
 """Bonuses through Prolific's two steps: set up (POST /submissions/bonus-payments/), then pay
 (POST /bulk-bonus-payments/<id>/pay/), which is NOT idempotent: paying again pays again. Each
-step is recorded before it is sent; a retry reuses the set-up, and once a pay request was
-recorded it is never sent again: the retry looks the bonus up in the submission's
-`bonus_payments` and refuses (for a person to check) rather than risk paying twice."""
+step is a `RemoteCall` recorded before it is sent, keyed by the bonus's token. A set-up costs
+nothing until it is paid, and Prolific documents no way to list set-ups, so a set-up whose
+answer was lost is made again (the lost one is never paid). A payment is sent once: after a
+lost answer, or on any later attempt, it is looked up in the submission's `bonus_payments`,
+and where it is not shown the attempt stops for a person rather than risk paying twice."""
 
 from __future__ import annotations
 
@@ -11,25 +13,25 @@ from decimal import Decimal
 from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.fees import minor_units
 from annotation.crowd.prolific.studies import study_of
-from annotation.errors import ServiceError
-from annotation.models import Assignment, Event
+from annotation.models import Assignment, RemoteCall
 from annotation.services.events import event_record
+from annotation.services.remote_calls import NO_OBJECT, remote_call_once
 
-
-def _recorded(action: str, token: str) -> Event | None:
-    return Event.objects.filter(action=action, data__token=token).order_by("pk").first()
+PROVIDER = "prolific"
 
 
 def _seen_at_prolific(*, assignment: Assignment, amount: Decimal, client: ProlificClient) -> bool:
-    """Whether the submission shows as many bonuses of `amount` as were requested here."""
+    """Whether the submission shows as many bonuses of `amount` as were sent from here."""
     detail = client.call("GET", f"submissions/{assignment.provider_assignment_id}/")
     shown = [int(a) for a in detail.get("bonus_payments", []) or []]
-    requested = Event.objects.filter(
-        action="prolific.bonus_pay_requested",
-        assignment=assignment,
+    sent = RemoteCall.objects.filter(
+        provider=PROVIDER,
+        operation="bonus.pay",
+        data__assignment=assignment.pk,
         data__amount=str(amount),
+        attempts__gt=0,
     ).count()
-    return shown.count(minor_units(amount)) >= max(1, requested)
+    return shown.count(minor_units(amount)) >= max(1, sent)
 
 
 def prolific_bonus_send(
@@ -38,14 +40,15 @@ def prolific_bonus_send(
     batch = assignment.hit.batch
     study = study_of(batch)
     participant = assignment.worker.external_id
-    created = _recorded("prolific.bonus_created", token)
-    if created is None:
+    money = f"{Decimal(amount):.2f}"
+
+    def set_up() -> str:
         body = client.call(
             "POST",
             "submissions/bonus-payments/",
-            json={"study_id": study, "csv_bonuses": f"{participant},{Decimal(amount):.2f}"},
+            json={"study_id": study, "csv_bonuses": f"{participant},{money}"},
         )
-        created = event_record(
+        event_record(
             action="prolific.bonus_created",
             run=batch.run,
             batch=batch,
@@ -58,20 +61,39 @@ def prolific_bonus_send(
                 "reason": reason,
             },
         )
-    if _recorded("prolific.bonus_pay_requested", token) is not None:
-        if _seen_at_prolific(assignment=assignment, amount=Decimal(amount), client=client):
-            return
-        raise ServiceError(
-            f"the payment of this bonus was requested from Prolific before and is not shown "
-            f"on submission {assignment.provider_assignment_id} yet: Prolific pays within "
-            "minutes, and asking again would pay twice; check the study's bonuses at Prolific"
-        )
-    event_record(
-        action="prolific.bonus_pay_requested",
-        run=batch.run,
-        batch=batch,
-        assignment=assignment,
-        worker=assignment.worker,
-        data={"token": token, "bulk_bonus": created.data["bulk_bonus"], "amount": str(amount)},
+        return str(body["id"])
+
+    bulk_bonus = remote_call_once(
+        provider=PROVIDER,
+        operation="bonus.setup",
+        key=f"prolific|bonus-setup|{token}",
+        send=set_up,
+        look_up=lambda: None,  # not listable; an unpaid set-up costs nothing
+        data={"assignment": assignment.pk, "amount": str(amount)},
     )
-    client.call("POST", f"bulk-bonus-payments/{created.data['bulk_bonus']}/pay/", retry=False)
+
+    def pay() -> str:
+        event_record(
+            action="prolific.bonus_pay_requested",
+            run=batch.run,
+            batch=batch,
+            assignment=assignment,
+            worker=assignment.worker,
+            data={"token": token, "bulk_bonus": bulk_bonus, "amount": str(amount)},
+        )
+        client.call("POST", f"bulk-bonus-payments/{bulk_bonus}/pay/")
+        return NO_OBJECT
+
+    def paid() -> str | None:
+        seen = _seen_at_prolific(assignment=assignment, amount=Decimal(amount), client=client)
+        return NO_OBJECT if seen else None
+
+    remote_call_once(
+        provider=PROVIDER,
+        operation="bonus.pay",
+        key=f"prolific|bonus-pay|{token}",
+        send=pay,
+        look_up=paid,
+        data={"assignment": assignment.pk, "amount": str(amount), "bulk_bonus": bulk_bonus},
+        resend=False,
+    )

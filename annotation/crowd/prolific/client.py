@@ -1,13 +1,16 @@
 """Prolific's client: the only module that speaks HTTP to Prolific (API v1, `Authorization:
-Token …`). Every call goes through `ProlificClient.call`, which retries 429 (honouring
-`Retry-After` when sent), 5xx and connection failures with exponential backoff, except calls
-marked `retry=False` (paying a bonus is not idempotent at Prolific), and turns refusals into
-`ProlificError` carrying Prolific's own message. Tests mount the stand-in of `standin.py` on
-the client's `requests.Session`: nothing reaches the network.
+Token …`). Every call goes through `ProlificClient.call`. A 429 is retried for any method
+(Prolific did not act on it; `Retry-After` honoured). A connection failure or a 5xx is retried
+only for methods that are safe to repeat (GET, PUT, DELETE): for POST and PATCH the call may
+have taken effect, so it is never sent again here; it raises `ProlificUnclear` and the caller
+looks the object up (`remote_calls.py`). Refusals become `ProlificError` carrying Prolific's
+own message. Tests mount the stand-in of `standin.py` on the client's `requests.Session`:
+nothing reaches the network.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,7 +19,7 @@ from urllib.parse import urljoin
 import requests
 from django.conf import settings
 
-from annotation.errors import ServiceError
+from annotation.errors import RemoteUnclear, ServiceError
 from pipeline.errors import InputError
 
 # Submission statuses Prolific documents (responses use spaces; queries, underscores).
@@ -53,6 +56,9 @@ REJECTION_CATEGORIES = (
 )
 REJECTION_MESSAGE_MIN = 100
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
+# Every Prolific id in the reference's examples: 24 hexadecimal characters (a MongoDB ObjectId).
+ID_LENGTH = 24
+ID_PATTERN = re.compile(r"[0-9a-f]{24}\Z")
 TIMEOUT = 30.0  # seconds per request
 
 
@@ -70,6 +76,15 @@ class ProlificError(ServiceError):
         self.operation = operation
         self.status = status
         super().__init__(f"Prolific {operation}: {message}")
+
+
+class ProlificUnclear(ProlificError, RemoteUnclear):
+    """The call may or may not have taken effect at Prolific (the answer was lost, or a 5xx
+    after a POST or PATCH): look the object up before anything is sent again."""
+
+
+# Methods whose repetition changes nothing more than the first call did.
+SAFE_TO_REPEAT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
 def _message(response: requests.Response) -> str:
@@ -124,14 +139,14 @@ class ProlificClient:
         *,
         json: Any = None,
         params: dict[str, Any] | None = None,
-        retry: bool = True,
     ) -> Any:
-        """The decoded body (None for an empty one). `retry=False`: one attempt only (a
-        payment that must never be made twice); its failure is raised as it is."""
+        """The decoded body (None for an empty one). Raises `ProlificUnclear` when a call that
+        is not safe to repeat may have taken effect, `ProlificError` when Prolific refused."""
         operation = f"{method} {path}"
-        attempts = self.max_attempts if retry else 1
-        for attempt in range(1, attempts + 1):
+        repeatable = method.upper() in SAFE_TO_REPEAT
+        for attempt in range(1, self.max_attempts + 1):
             wait = self.base_delay * 2 ** (attempt - 1)
+            last = attempt == self.max_attempts
             try:
                 response = self.session.request(
                     method,
@@ -141,18 +156,28 @@ class ProlificClient:
                     headers={"Authorization": f"Token {self.token}"},
                     timeout=TIMEOUT,
                 )
-            except requests.RequestException as exc:
-                if attempt < attempts:
+            except requests.ConnectTimeout as exc:  # never reached Prolific: nothing happened
+                if not last:
                     self.sleep(wait)
                     continue
                 raise ProlificError(str(exc), operation=operation) from None
-            if response.status_code == 429 or response.status_code >= 500:
-                if attempt < attempts:
-                    after = response.headers.get("Retry-After", "")
-                    self.sleep(float(after) if after.replace(".", "", 1).isdigit() else wait)
+            except requests.RequestException as exc:
+                if repeatable and not last:
+                    self.sleep(wait)
                     continue
-                message = f"{_message(response)} (gave up after {attempt} attempts)"
-                raise ProlificError(message, operation=operation, status=response.status_code)
+                kind = ProlificError if repeatable else ProlificUnclear
+                raise kind(f"no answer ({exc})", operation=operation) from None
+            if response.status_code == 429 and not last:
+                after = response.headers.get("Retry-After", "")
+                self.sleep(float(after) if after.replace(".", "", 1).isdigit() else wait)
+                continue
+            if response.status_code >= 500:
+                if repeatable and not last:
+                    self.sleep(wait)
+                    continue
+                kind = ProlificError if repeatable else ProlificUnclear
+                message = f"{_message(response)} (after {attempt} attempt(s))"
+                raise kind(message, operation=operation, status=response.status_code)
             if response.status_code >= 400:
                 raise ProlificError(
                     _message(response), operation=operation, status=response.status_code

@@ -1,7 +1,8 @@
 """Participant groups as study filters: the project block (one group per workspace that every
 study excludes) and each stage's pool of a run (a study of one stage excludes the groups of
 the stages that must be done by other people). Membership is read by Prolific when a
-participant looks for studies, so a group changed after publishing still applies."""
+participant looks for studies, so a group changed after publishing still applies. Each group
+is created once (`remote_calls`): a second attempt or a lost answer finds it by its name."""
 
 from __future__ import annotations
 
@@ -16,18 +17,39 @@ from annotation.models import Batch, BlockQualification, PoolMembership, PoolQua
 from annotation.selectors.counting import pool_members_ungranted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
+from annotation.services.remote_calls import remote_call_once
 
 PROVIDER = "prolific"
 BLOCKLIST = "participant_group_blocklist"
 
 
-def _group_create(*, name: str, client: ProlificClient) -> str:
-    body = client.call(
-        "POST",
-        "participant-groups/",
-        json={"workspace_id": settings.CROWDVL_PROLIFIC_WORKSPACE, "name": name},
+def _group_look_up(*, name: str, client: ProlificClient) -> str | None:
+    """A live group of the workspace by its name (every page), else None."""
+    workspace = settings.CROWDVL_PROLIFIC_WORKSPACE
+    for group in client.pages("participant-groups/", params={"workspace_id": workspace}):
+        if group.get("name") == name and not group.get("is_deleted"):
+            return str(group["id"])
+    return None
+
+
+def _group_once(*, name: str, client: ProlificClient) -> str:
+    """The group called `name` (unique to this installation), created at Prolific once."""
+    workspace = settings.CROWDVL_PROLIFIC_WORKSPACE
+
+    def send() -> str:
+        body = client.call(
+            "POST", "participant-groups/", json={"workspace_id": workspace, "name": name}
+        )
+        return str(body["id"])
+
+    return remote_call_once(
+        provider=PROVIDER,
+        operation="group.create",
+        key=f"prolific|group|{workspace}|{name}",
+        send=send,
+        look_up=lambda: _group_look_up(name=name, client=client),
+        data={"workspace": workspace, "name": name},
     )
-    return str(body["id"])
 
 
 def block_group(*, client: ProlificClient, create: bool) -> str | None:
@@ -36,7 +58,7 @@ def block_group(*, client: ProlificClient, create: bool) -> str | None:
     found = BlockQualification.objects.filter(provider=PROVIDER, environment=workspace).first()
     if found is not None or not create:
         return found.qualification_id if found else None
-    gid = _group_create(name=f"crowdvl {installation_id()} blocked", client=client)
+    gid = _group_once(name=f"crowdvl {installation_id()} blocked", client=client)
     found, _ = BlockQualification.objects.get_or_create(
         provider=PROVIDER, environment=workspace, defaults={"qualification_id": gid}
     )
@@ -71,7 +93,7 @@ def pool_groups(*, batch: Batch, client: ProlificClient) -> dict[str, str]:
             run=batch.run, stage=stage, provider=PROVIDER, environment=""
         ).first()
         if row is None:
-            gid = _group_create(
+            gid = _group_once(
                 name=f"crowdvl {installation_id()} run {batch.run_id} {stage} pool", client=client
             )
             row, _ = PoolQualification.objects.get_or_create(

@@ -1,13 +1,18 @@
-"""A stateful stand-in of Prolific's API v1, written from its reference (docs.prolific.com), for
-tests: mounted on the client's `requests.Session` (`StandInAdapter`), so the client, its retries
-and its error handling run as against Prolific and nothing reaches the network.
+"""A stateful stand-in of Prolific's API v1, written from its reference (docs.prolific.com; notes
+in docs/reference/prolific-api-notes.md), for tests: mounted on the client's `requests.Session`
+(`StandInAdapter`), so the client, its retries and its error handling run as against Prolific
+and nothing reaches the network.
 
+Ids have Prolific's shape: 24 random hexadecimal characters, workspace and project included.
 It keeps studies (statuses and their documented transitions, places, completion codes),
 submissions (RESERVED → ACTIVE → AWAITING REVIEW / RETURNED / TIMED-OUT, then APPROVED /
 REJECTED), the two-step bonuses (the pay step is not idempotent, as documented), participant
-groups, messages, the workspace balance, pagination (`page`/`page_size`) and errors in the
-documented shape; `throttle(n)` answers the next n calls with 429 and `Retry-After`.
-Participants act through `start`, `complete`, `return_submission` and `time_out`.
+groups, messages, the workspace balance, paged lists in the documented envelope (`results`,
+`_links`, `meta.count`; `page` / `page_size`) and errors in the documented shape. Failures:
+`throttle(n)` answers the next n calls with 429 and `Retry-After`; `fail(...)` refuses a call
+before it acts; `lose(...)` lets a call act and then loses its answer (the connection drops,
+or a 5xx comes back), as a real network can. Participants act through `start`, `complete`,
+`return_submission` and `time_out`.
 """
 
 from __future__ import annotations
@@ -15,13 +20,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import itertools
 import json
 import re
+import secrets
 import time
 from decimal import Decimal
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import requests
 from requests.adapters import BaseAdapter
@@ -66,38 +71,56 @@ class ProlificStandIn:
     def __init__(
         self,
         *,
-        workspace: str = "ws-standin",
-        project: str = "project-standin",
+        workspace: str = "",
+        project: str = "",
         currency: str = "GBP",
         balance: int = 1_000_000,
         fee_rate: Decimal = Decimal("0.333"),
+        base_url: str = "https://api.prolific.com/api/v1/",
     ) -> None:
-        self.workspace, self.project, self.currency = workspace, project, currency
+        self.workspace = workspace or self.new_id()
+        self.project = project or self.new_id()
+        self.currency = currency
         self.balance = balance
         self.fee_rate = fee_rate
+        self.base_url = base_url
+        self.researcher = self.new_id()
         self.studies: dict[str, dict[str, Any]] = {}
         self.submissions: dict[str, dict[str, Any]] = {}
         self.groups: dict[str, set[str]] = {}
+        self.group_info: dict[str, dict[str, Any]] = {}
         self.messages: list[dict[str, Any]] = []
         self.bulk_bonuses: dict[str, dict[str, Any]] = {}
         self.payments: list[dict[str, Any]] = []  # each pay call: the bulk bonus paid
         self.calls: list[tuple[str, str]] = []
         self.refuse: list[tuple[str, str, int, str]] = []  # (method, path regex, status, why)
+        self.lost: list[tuple[str, str, int]] = []  # (method, path regex, status; 0: dropped)
         self._throttled = 0
-        self._ids = itertools.count(1)
 
     # --- test controls ---------------------------------------------------------------------
 
-    def new_id(self, prefix: str) -> str:
-        return f"{prefix}{next(self._ids):022d}"[:24]
+    @staticmethod
+    def new_id(prefix: str = "") -> str:
+        """A new id of Prolific's shape: 24 random hexadecimal characters (`prefix` is ignored:
+        Prolific's ids say nothing of what they name)."""
+        return secrets.token_hex(12)
+
+    def participant(self) -> str:
+        """A new participant's Prolific id."""
+        return self.new_id()
 
     def throttle(self, calls: int) -> None:
         """Answer the next `calls` requests with 429 (Retry-After: 0)."""
         self._throttled = calls
 
     def fail(self, method: str, path: str, status: int = 500, why: str = "boom") -> None:
-        """Refuse the next request matching (method, path regex) with `status`."""
+        """Refuse the next request matching (method, path regex) with `status`, doing nothing."""
         self.refuse.append((method, path, status, why))
+
+    def lose(self, method: str, path: str, status: int = 0) -> None:
+        """The next request matching (method, path regex) takes effect, then its answer is lost:
+        the connection drops (`status` 0) or a gateway error comes back instead (e.g. 502)."""
+        self.lost.append((method, path, status))
 
     def study_of(self, internal_name: str) -> dict[str, Any] | None:
         return next(
@@ -122,7 +145,7 @@ class ProlificStandIn:
             if s["study_id"] == study_id and s["participant_id"] == participant_id
         ]
         assert not mine, "one submission per participant"
-        sid = self.new_id("s")
+        sid = self.new_id()
         self.submissions[sid] = {
             "id": sid,
             "study_id": study_id,
@@ -186,18 +209,49 @@ class ProlificStandIn:
             if m == method and re.fullmatch(pattern, path):
                 del self.refuse[n]
                 return error(status, "Refused", why)
+        lost = next(
+            (n for n, (m, p, _s) in enumerate(self.lost) if m == method and re.fullmatch(p, path)),
+            None,
+        )
         for route_method, pattern, handler in self.routes():
             match = re.fullmatch(pattern, path)
             if route_method == method and match:
-                return handler(params, body, *match.groups())
+                reply: Reply = handler(params, body, *match.groups())
+                if lost is not None:
+                    status = self.lost.pop(lost)[2]
+                    if not status:
+                        raise requests.ConnectionError("Connection aborted: RemoteDisconnected")
+                    return error(status, "Bad Gateway", "upstream connect error")
+                return reply
         return error(404, "Not found", f"no route {method} {path}")
+
+    def page(self, items: list[dict[str, Any]], params: dict[str, str], path: str) -> Reply:
+        """A list in the reference's envelope: `results`, `_links` (self, next, previous, last:
+        each an `href` or null) and `meta.count`; `page` from 1, `page_size` (default 20)."""
+        page, size = int(params.get("page", 1)), int(params.get("page_size", 20))
+        last = max(1, -(-len(items) // size))
+
+        def link(n: int | None) -> dict[str, Any]:
+            if n is None:
+                return {"href": None, "title": None}
+            query = urlencode({**params, "page": n, "page_size": size})
+            return {"href": f"{self.base_url}{path}?{query}", "title": f"Page {n}"}
+
+        links = {
+            "self": link(page),
+            "next": link(page + 1 if page < last else None),
+            "previous": link(page - 1 if page > 1 else None),
+            "last": link(last),
+        }
+        chunk = items[(page - 1) * size : page * size]
+        return 200, {"results": chunk, "_links": links, "meta": {"count": len(items)}}, {}
 
     def routes(self) -> list[tuple[str, str, Any]]:
         return [
             (
                 "GET",
                 r"users/me/",
-                lambda p, b: (200, {"id": "researcher-1", "email": "lab@example.org"}, {}),
+                lambda p, b: (200, {"id": self.researcher, "email": "lab@example.org"}, {}),
             ),
             ("GET", r"workspaces/([^/]+)/balance/", self._balance),
             ("GET", r"studies/", self._studies),
@@ -212,6 +266,7 @@ class ProlificStandIn:
             ("POST", r"submissions/bonus-payments/", self._bonus_create),
             ("POST", r"submissions/([^/]+)/transition/", self._submission_transition),
             ("POST", r"bulk-bonus-payments/([^/]+)/pay/", self._bonus_pay),
+            ("GET", r"participant-groups/", self._groups),
             ("POST", r"participant-groups/", self._group_create),
             ("POST", r"participant-groups/([^/]+)/participants/", self._group_add),
             ("DELETE", r"participant-groups/([^/]+)/participants/", self._group_remove),
@@ -233,7 +288,7 @@ class ProlificStandIn:
         )
 
     def _studies(self, params: Any, body: Any) -> Reply:
-        return 200, {"results": [self._short(s) for s in self.studies.values()]}, {}
+        return self.page([self._short(s) for s in self.studies.values()], params, "studies/")
 
     def _short(self, study: dict[str, Any]) -> dict[str, Any]:
         keys = ("id", "name", "internal_name", "status", "total_available_places", "reward")
@@ -265,8 +320,22 @@ class ProlificStandIn:
             return error(
                 400, "Bad request", {"maximum_allowed_time": [f"must be at least {minimum:.0f}"]}
             )
-        sid = self.new_id("st")
-        self.studies[sid] = {**body, "id": sid, "status": "UNPUBLISHED"}
+        sid = self.new_id()
+        self.studies[sid] = {
+            **body,
+            "id": sid,
+            "status": "UNPUBLISHED",
+            "internal_name": body.get("internal_name") or "",
+            "date_created": "2026-11-25T09:00:00.000000Z",
+            "published_at": None,
+            "publish_at": None,
+            "is_pilot": False,
+            "has_had_adjustment": False,
+            "has_high_return_rate": False,
+            "project": body.get("project") or self.project,
+            "workspace": self.workspace,
+            "share_id": None,
+        }
         return 201, self.studies[sid], {}
 
     def _study_get(self, params: Any, body: Any, sid: str) -> Reply:
@@ -347,7 +416,6 @@ class ProlificStandIn:
         study = params.get("study")
         if not study:
             return error(400, "Bad request", {"study": ["This field is required."]})
-        page, size = int(params.get("page", 1)), int(params.get("page_size", 20))
         rows = [
             {
                 k: s[k]
@@ -363,10 +431,7 @@ class ProlificStandIn:
             for s in self.submissions.values()
             if s["study_id"] == study
         ]
-        chunk = rows[(page - 1) * size : page * size]
-        more = page * size < len(rows)
-        links = {"next": {"href": f"submissions/?study={study}&page={page + 1}" if more else None}}
-        return 200, {"results": chunk, "_links": links, "meta": {"count": len(rows)}}, {}
+        return self.page(rows, params, "submissions/")
 
     def _detail(self, sub: dict[str, Any]) -> dict[str, Any]:
         keys = (
@@ -430,7 +495,7 @@ class ProlificStandIn:
             return error(400, "Bad request", f"not participants of the study: {bad}")
         amount = sum(int(Decimal(a) * 100) for _pid, a in rows)
         fees = int((Decimal(amount) * self.fee_rate).to_integral_value())
-        bid = self.new_id("bb")
+        bid = self.new_id()
         self.bulk_bonuses[bid] = {
             "id": bid,
             "study": study,
@@ -453,23 +518,37 @@ class ProlificStandIn:
                     sub["bonus_payments"].append(int(Decimal(amount) * 100))
         return 202, None, {}
 
+    def _group(self, gid: str) -> dict[str, Any]:
+        return {**self.group_info[gid], "participant_count": len(self.groups[gid])}
+
+    def _groups(self, params: Any, body: Any) -> Reply:
+        workspace = params.get("workspace_id")
+        if not workspace and not params.get("organisation_id"):
+            return error(
+                400, "Bad request", {"workspace_id": ["a workspace or organisation is required"]}
+            )
+        found = [
+            self._group(g) for g, i in self.group_info.items() if i["workspace_id"] == workspace
+        ]
+        return self.page(found, params, "participant-groups/")
+
     def _group_create(self, params: Any, body: Any) -> Reply:
         if not (body or {}).get("name") or (body or {}).get("workspace_id") != self.workspace:
             return error(
                 400, "Bad request", {"workspace_id": ["a workspace of this account is required"]}
             )
-        gid = self.new_id("g")
+        gid = self.new_id()
         self.groups[gid] = set(body.get("participant_ids", []))
-        return (
-            201,
-            {
-                "id": gid,
-                "name": body["name"],
-                "workspace_id": self.workspace,
-                "participant_count": len(self.groups[gid]),
-            },
-            {},
-        )
+        self.group_info[gid] = {
+            "id": gid,
+            "name": body["name"],
+            "description": body.get("description"),
+            "workspace_id": self.workspace,
+            "organisation_id": None,
+            "is_deleted": False,
+            "feeder_studies": [],
+        }
+        return 201, self._group(gid), {}
 
     def _group_add(self, params: Any, body: Any, gid: str) -> Reply:
         if gid not in self.groups:
@@ -537,6 +616,7 @@ class StandInAdapter(BaseAdapter):
 
 
 def standin_session(standin: ProlificStandIn, base_url: str) -> requests.Session:
+    standin.base_url = base_url
     session = requests.Session()
     session.mount(base_url, StandInAdapter(standin, base_url))
     return session

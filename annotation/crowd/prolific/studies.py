@@ -1,7 +1,8 @@
 """One Prolific study per batch: its body (places = HITs x assignments per HIT, reward in minor
 units, times from the batch, completion codes with their actions, filters from the batch's
-requirements), creating it once across crashes (the intent is recorded first; a retry looks
-the study up by its internal name before creating), publishing it, and raising its places."""
+requirements), creating it once across crashes and lost answers (`remote_calls`: the intent is
+recorded first; a second attempt looks the study up by its internal name), publishing it, and
+raising its places."""
 
 from __future__ import annotations
 
@@ -11,18 +12,18 @@ import math
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.crowd.prolific.client import COMPLETE_URL, ProlificClient
 from annotation.crowd.prolific.fees import minor_units
 from annotation.errors import ServiceError
-from annotation.models import Batch, Event, Hit
+from annotation.models import Batch, Hit
 from annotation.selectors.installation import installation_id
 from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress
+from annotation.services.remote_calls import remote_call_once
 from pipeline.errors import InputError
 
 PROVIDER = "prolific"
@@ -156,31 +157,40 @@ def study_body(batch: Batch, *, extra_filters: list[dict[str, Any]]) -> dict[str
     return body
 
 
+def study_look_up(*, batch: Batch, client: ProlificClient) -> str | None:
+    """The id of the batch's study at Prolific, found by its internal name on every page of the
+    workspace's studies; None when there is none."""
+    name = internal_name(batch)
+    for study in client.pages("studies/"):
+        if study.get("internal_name") == name:
+            return str(study["id"])
+    return None
+
+
 def study_create_once(
     *, batch: Batch, client: ProlificClient, extra_filters: list[dict[str, Any]]
 ) -> str:
-    """The batch's study id: created once. The intent is recorded before the call, so a retry
-    after a crash (the study may exist, its id unsaved) looks it up by its internal name."""
+    """The batch's study id: created once. The intent is recorded before the call; a second
+    attempt, or a lost answer, looks the study up by its internal name instead of creating
+    another."""
     if batch.provider_hit_type_id:
         return batch.provider_hit_type_id
     name = internal_name(batch)
-    tried = Event.objects.filter(batch=batch, action="prolific.study_create_requested").exists()
-    study_id = ""
-    if tried:
-        listed = client.call("GET", "studies/") or {}
-        found = [s for s in listed.get("results", []) if s.get("internal_name") == name]
-        study_id = str(found[0]["id"]) if found else ""
-    if not study_id:
-        body = study_body(batch, extra_filters=extra_filters)
-        with transaction.atomic():
-            event_record(
-                action="prolific.study_create_requested",
-                run=batch.run,
-                batch=batch,
-                data={"internal_name": name, "places": body["total_available_places"]},
-            )
-        created = client.call("POST", "studies/", json=body)
-        study_id = str(created["id"])
+    body = study_body(batch, extra_filters=extra_filters)
+    event_record(
+        action="prolific.study_create_requested",
+        run=batch.run,
+        batch=batch,
+        data={"internal_name": name, "places": body["total_available_places"]},
+    )
+    study_id = remote_call_once(
+        provider=PROVIDER,
+        operation="study.create",
+        key=f"prolific|study|{name}",
+        send=lambda: str(client.call("POST", "studies/", json=body)["id"]),
+        look_up=lambda: study_look_up(batch=batch, client=client),
+        data={"batch": batch.pk, "internal_name": name},
+    )
     Batch.objects.filter(pk=batch.pk).update(provider_hit_type_id=study_id)
     batch.provider_hit_type_id = study_id
     return study_id

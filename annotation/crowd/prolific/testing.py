@@ -26,14 +26,14 @@ class ProlificDriver:
     name = "prolific"
 
     def __init__(self, http: Any = None, *, currency: str = "USD") -> None:
+        self.standin = ProlificStandIn(currency=currency, base_url=API)
         self.settings = override_settings(
             CROWDVL_PROLIFIC_API_URL=API,
-            CROWDVL_PROLIFIC_WORKSPACE="ws-standin",
+            CROWDVL_PROLIFIC_WORKSPACE=self.standin.workspace,
             CROWDVL_PROLIFIC_HOOK_SECRET=SECRET,
             CROWDVL_CURRENCY=currency,
         )
         self.settings.enable()
-        self.standin = ProlificStandIn(workspace="ws-standin", currency=currency)
         self.sleeps: list[float] = []
         self.client = ProlificClient(
             token="test-token",
@@ -44,7 +44,18 @@ class ProlificDriver:
         self.provider = provider_for("prolific")
         self.provider.use_client(lambda: self.client)  # type: ignore[attr-defined]
         self.browsers: dict[str, Client] = {}
-        self.sessions: dict[str, str] = {}  # participant: submission id
+        self.sessions: dict[str, str] = {}  # participant id: submission id
+        self.pids: dict[str, str] = {}  # a test's name for a participant: their Prolific id
+
+    def pid(self, name: str) -> str:
+        """The Prolific id (24 hex) of the participant a test calls `name`."""
+        if name not in self.pids:
+            self.pids[name] = self.standin.participant()
+        return self.pids[name]
+
+    def session(self, name: str) -> str:
+        """The submission id of the participant a test calls `name`."""
+        return self.sessions[self.pid(name)]
 
     def expect(self, operation: str, response: dict | None = None, params: Any = None) -> None:
         return None  # the stand-in keeps Prolific's state: nothing to script
@@ -52,8 +63,9 @@ class ProlificDriver:
     def publish(self, batch: Batch) -> Batch:
         return batch_publish(batch=batch)
 
-    def arrive(self, batch: Batch, participant: str) -> Any:
+    def arrive(self, batch: Batch, name: str) -> Any:
         """The participant takes a place at Prolific and opens the study's link."""
+        participant = self.pid(name)
         batch.refresh_from_db()
         study = self.standin.studies.get(batch.provider_hit_type_id)
         if study is None or study["status"] != "ACTIVE":
@@ -70,10 +82,10 @@ class ProlificDriver:
         assert page.status_code == 200, page.content
         return page
 
-    def consent(self, batch: Batch, participant: str) -> Any:
+    def consent(self, batch: Batch, name: str) -> Any:
         version = re.search(rb'name="version" value="([^"]+)"', self.arrive_page.content)
         assert version is not None
-        return self.browsers[participant].post(
+        return self.browsers[self.pid(name)].post(
             f"/prolific/study/{batch.pk}/", {"version": version.group(1).decode()}
         )
 
@@ -86,7 +98,7 @@ class ProlificDriver:
         assert response.status_code == 302, response.content
         target = response["Location"]
         if "/prolific/assignment/" not in target:  # no HIT left: back to Prolific
-            self.complete_at_prolific(worker_name, target)
+            self.complete_at_prolific(self.pid(worker_name), target)
             return None
         return Assignment.objects.get(pk=int(target.rstrip("/").rsplit("/", 1)[1]))
 
