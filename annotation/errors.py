@@ -12,6 +12,15 @@ class RemoteUnclear(ServiceError):
     object is looked up before anything is sent again."""
 
 
+class Refused(ServiceError):
+    """Several refusals found at once (each says what to do), so a person fixes them together
+    instead of one per attempt."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(reasons))
+
+
 class PoolConflict(ServiceError):
     """The worker belongs to another stage's pool in this run."""
 
@@ -37,6 +46,7 @@ __all__ = [
     "InputError",
     "NotAssignmentHolder",
     "PoolConflict",
+    "Refused",
     "RemoteUnclear",
     "ServiceError",
     "TooLate",

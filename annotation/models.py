@@ -494,6 +494,28 @@ class Invitation(models.Model):
         return f"invitation of {self.label} to run {self.run_id}"
 
 
+class Consent(models.Model):
+    """A worker accepted a version of a run's information and consent text, whatever their
+    provider (written by `services/consent.consent_record` from each provider's consent page).
+    One row per version accepted: the record of who agreed to what, and when; which version is
+    current for a worker's way in stays with that way (an invitation, a panel participant)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="consents")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="consents")
+    version = models.CharField(max_length=20)
+    accepted_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "worker", "version"], name="consent_once_per_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} accepted {self.version} of run {self.run_id}"
+
+
 class PoolMembership(models.Model):
     """A worker belongs to at most one stage's pool within a run: the pools stay disjoint."""
 
@@ -630,12 +652,20 @@ class PoolQualification(models.Model):
         return stage_label(self.stage)
 
 
+class BonusKind(models.TextChoices):
+    BONUS = "bonus", "bonus"
+    # A top-up the platform asks for when the median time shows the reward under its minimum
+    # hourly rate (Prolific's adjustment payment).
+    PAY_ADJUSTMENT = "pay_adjustment", "pay adjustment"
+
+
 class Bonus(models.Model):
     """A bonus payment; `token` makes sending it idempotent at the provider too."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="bonuses")
     amount = models.DecimalField(max_digits=8, decimal_places=2)
     reason = models.TextField()
+    kind = models.CharField(max_length=20, choices=BonusKind.choices, default=BonusKind.BONUS)
     token = models.CharField(max_length=64, unique=True)
     attempted_at = models.DateTimeField(null=True, blank=True, help_text="first sending attempt")
     sent_at = models.DateTimeField(null=True, blank=True)

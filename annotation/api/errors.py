@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
-from annotation.errors import NotAssignmentHolder, PoolConflict, ServiceError
+from annotation.errors import NotAssignmentHolder, PoolConflict, Refused, ServiceError
 from annotation.models import Project, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, require
@@ -34,6 +34,11 @@ class ErrorBody(serializers.Serializer):
         required=False, help_text="bad input: every field's messages (the first is `field`)"
     )
     detail = serializers.CharField(required=False, help_text="DRF's message, as `error`")
+    reasons = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="several refusals found at once (publishing): each with what to do",
+    )
 
 
 class PayloadTooLarge(drf_exceptions.APIException):
@@ -99,6 +104,10 @@ class ServiceAPIView(APIView):
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, NotAssignmentHolder | PoolConflict):
             return Response({"error": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+        if isinstance(exc, Refused):
+            reasons = [paths_hidden(r) for r in exc.reasons]
+            body = {"error": "; ".join(reasons), "reasons": reasons}
+            return Response(body, status=status.HTTP_409_CONFLICT)
         if isinstance(exc, ServiceError):
             return Response({"error": paths_hidden(str(exc))}, status=status.HTTP_409_CONFLICT)
         return _uniform(exc, super().handle_exception(exc))

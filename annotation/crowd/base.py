@@ -21,7 +21,7 @@ from annotation.errors import ServiceError
 from annotation.money import symbol
 
 if TYPE_CHECKING:  # the registry is imported while apps load: no models at import time
-    from annotation.models import Assignment, Batch, Hit, Job, Run, Worker
+    from annotation.models import Assignment, Batch, Hit, Job, Worker
 
 # A job's progress callback (percent, message), as `annotation.services.jobs.Progress`.
 Progress = Callable[[float, str], None]
@@ -218,6 +218,11 @@ class CrowdProvider(ABC):
         """The periodic synchronisation of every batch whose work is not final yet."""
         return None
 
+    def declared_seconds(self, *, seconds: float) -> float:
+        """The time a HIT is declared to take at the platform, from the expected `seconds` (a
+        platform taking whole minutes rounds up); the platform judges pay on it."""
+        return seconds
+
     def requirements(self, *, batch: Batch) -> list[str]:
         """Who may take the batch's work at the platform, in words (the launch page)."""
         return []
@@ -230,12 +235,6 @@ class CrowdProvider(ABC):
     def launch_hint(self, *, batch: Batch) -> str | None:
         """What to do next after creating `batch` (the CLI prints it)."""
         return None
-
-    def consents(self, *, run: Run) -> dict[str, int]:
-        """How many of the provider's own participants accepted each version of `run`'s
-        consent text (a provider with a consent step of its own; invitation links are the
-        core's `Invitation` rows)."""
-        return {}
 
     def published_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
         """A batch's options as a published datasheet may show them (a provider hides what

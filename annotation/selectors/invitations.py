@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from typing import Any
 
 from django.db.models import Count
 
-from annotation.crowd import providers
-from annotation.models import Invitation, Run, Worker
+from annotation.models import Consent, Invitation, Run, Worker
 
 DEFAULT_CONSENT = (
     "This is a research study that builds a dataset of images and their descriptions. You "
@@ -59,21 +57,18 @@ def invited_worker(*, run: Run, worker_id: int, provider: str) -> Worker | None:
     return invitation.worker if invitation else None
 
 
-def consent_record(run: Run) -> dict[str, Any]:
+def consent_summary(run: Run) -> dict[str, Any]:
     """What an export's manifest says about consent: the current text and version, how many
-    workers were invited by link, and how many people accepted each version (invited workers
-    and the participants of providers with a consent step of their own, e.g. a panel's)."""
-    accepted = (
-        Invitation.objects.filter(run=run)
-        .exclude(consent_version="")
-        .values("consent_version")
-        .annotate(n=Count("pk"))
+    workers were invited by link, and how many people accepted, per text version and per
+    provider (the `Consent` rows every provider's consent page writes)."""
+    accepted = Consent.objects.filter(run=run)
+    by_version = accepted.values("version").annotate(n=Count("worker", distinct=True)).order_by()
+    by_provider = (
+        accepted.values("worker__provider").annotate(n=Count("worker", distinct=True)).order_by()
     )
-    totals = Counter({row["consent_version"]: row["n"] for row in accepted})
-    for provider in providers():
-        totals.update(provider.consents(run=run))
     return {
         **run_consent(run),
         "invited": Invitation.objects.filter(run=run).count(),
-        "accepted_by_version": dict(sorted(totals.items())),
+        "accepted_by_version": dict(sorted((r["version"], r["n"]) for r in by_version)),
+        "accepted_by_provider": dict(sorted((r["worker__provider"], r["n"]) for r in by_provider)),
     }

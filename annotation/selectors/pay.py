@@ -121,9 +121,10 @@ def pay_estimate_from(
     )
 
 
-def fair_reward(*, seconds_per_item: float, items_per_hit: int) -> Decimal:
-    """The reward that pays the minimum hourly rate at the expected time, rounded up to cents."""
-    dollars = min_hourly_pay() * Decimal(str(seconds_per_item * items_per_hit)) / Decimal(3600)
+def fair_reward(*, seconds: float) -> Decimal:
+    """The reward that pays the minimum hourly rate for `seconds` of work (the time the platform
+    is told, `CrowdProvider.declared_seconds`), rounded up to cents."""
+    dollars = min_hourly_pay() * Decimal(str(seconds)) / Decimal(3600)
     return dollars.quantize(CENT, rounding=ROUND_CEILING)
 
 

@@ -189,13 +189,10 @@ def batch_create(
             seed=layout_seed,
             options=options or {},
         )
-        if fair:  # the largest HIT, gold items included, pays the minimum at the expected time
-            batch.reward = check_reward(
-                fair_reward(
-                    seconds_per_item=task.seconds_per_item(options=options or {}),
-                    items_per_hit=max(len(plan) for plan in plans),
-                )
-            )
+        if fair:  # the largest HIT, gold items included, pays the minimum at the time declared
+            expected = task.seconds_per_item(options=options or {}) * max(len(p) for p in plans)
+            declared = provider_for(provider).declared_seconds(seconds=expected)
+            batch.reward = check_reward(fair_reward(seconds=declared))
             Batch.objects.filter(pk=batch.pk).update(reward=batch.reward)
         hits = Hit.objects.bulk_create([Hit(batch=batch, position=i) for i in range(len(plans))])
         placed = [

@@ -119,12 +119,26 @@ def _population_quality(run: Run) -> list[str]:
 
 def _consent(consent: dict[str, Any]) -> str:
     accepted = consent.get("accepted_by_version") or {}
+    # Manifests written before every provider recorded consent have no per-provider count.
+    by_provider = (
+        "; per provider: "
+        + cell_text(consent["accepted_by_provider"], key="consent.accepted_by_provider")
+        if "accepted_by_provider" in consent
+        else ""
+    )
     return (
         f"- Consent: workers saw the information text version `{consent.get('version', '')}` "
         "(its words: manifest.json, consent.text); "
         f"{consent.get('invited', 0)} worker(s) invited by link; people who accepted, per "
-        f"text version: {cell_text(accepted, key='consent.accepted_by_version')}."
+        f"text version: {cell_text(accepted, key='consent.accepted_by_version')}{by_provider}."
     )
+
+
+def _people(providers: tuple[str, ...]) -> str:
+    """Who answered, naming the crowds the run's published batches actually used."""
+    if not providers:
+        return "All answers come from people."
+    return "All answers come from people, recruited through: " + "; ".join(providers) + "."
 
 
 def _exclusions(manifest: dict[str, Any]) -> list[str]:
@@ -147,16 +161,22 @@ class DatasheetRun:
     batches: list[dict[str, Any]]
     simulated: bool
     quality: list[str]
+    providers: tuple[str, ...] = ()  # the labels of the crowds its published batches used
 
 
 def datasheet_run(*, run_id: int) -> DatasheetRun:
     run = Run.objects.get(pk=run_id)
-    simulated = any(
-        provider_for(name).simulated
-        for name in run.batches.exclude(status="draft").values_list("provider", flat=True)
+    names = list(
+        dict.fromkeys(  # each provider once, in the order of the run's first batch of it
+            run.batches.exclude(status="draft").order_by("pk").values_list("provider", flat=True)
+        )
     )
+    simulated = any(provider_for(name).simulated for name in names)
     return DatasheetRun(
-        batches=_batches(run), simulated=simulated, quality=_quality(run, simulated)
+        batches=_batches(run),
+        simulated=simulated,
+        quality=_quality(run, simulated),
+        providers=tuple(provider_for(name).label for name in names),
     )
 
 
@@ -226,7 +246,7 @@ def datasheet_write(
             "**Some or all answers come from SIMULATED workers** (the demo's stand-in for "
             "people): this export is not a human-annotated dataset."
             if simulated
-            else "All answers come from people (local invited workers or MTurk)."
+            else _people(of_run.providers)
         ),
         _consent(manifest.get("consent", {})),
         "- Instructions per stage (`default`: the task page's own, the paper's wording; "

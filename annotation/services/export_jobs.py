@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Export, Job, Run
-from annotation.selectors.invitations import consent_record
+from annotation.selectors.invitations import consent_summary
 from annotation.selectors.pay import run_pay_summary
 from annotation.services.beside import beside_pool, reads_beside
 from annotation.services.datasheet import DatasheetRun, datasheet_run
@@ -213,4 +213,4 @@ def export_manifest_head(*, run: Run, format: str) -> dict[str, Any]:
 
 def export_manifest_crowd(*, run: Run) -> dict[str, Any]:
     """The manifest's entries about the people who did the work: consent text and pay."""
-    return {"consent": consent_record(run), "pay": run_pay_summary(run=run)}
+    return {"consent": consent_summary(run), "pay": run_pay_summary(run=run)}

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Bonus, Event, Run, Worker
+from annotation.models import Assignment, AssignmentState, Bonus, BonusKind, Event, Run, Worker
 from annotation.money import symbol
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_token
@@ -26,7 +26,13 @@ from pipeline.money import dollars
 TOKEN_MEMORY = timedelta(hours=24)  # how long a platform remembers a request token (MTurk)
 
 
-def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reason: str) -> Bonus:
+def worker_bonus(
+    *,
+    assignment: Assignment,
+    amount: Decimal | str | float,
+    reason: str,
+    kind: str = BonusKind.BONUS,
+) -> Bonus:
     """Pay a bonus for an assignment once: the same amount and reason again pays nothing."""
     amount = dollars(amount, field="amount")
     if not reason.strip():
@@ -41,7 +47,8 @@ def worker_bonus(*, assignment: Assignment, amount: Decimal | str | float, reaso
     # From the canonical amount ("0.5" and "0.50" are one bonus) and this installation.
     token = installation_token("bonus", batch.environment, assignment.pk, f"{amount:.2f}", reason)
     bonus, _ = Bonus.objects.get_or_create(
-        token=token, defaults={"assignment": assignment, "amount": amount, "reason": reason}
+        token=token,
+        defaults={"assignment": assignment, "amount": amount, "reason": reason, "kind": kind},
     )
     if bonus.sent_at is not None:
         return bonus

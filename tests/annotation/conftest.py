@@ -155,3 +155,14 @@ def lean_answers(monkeypatch):
 
     monkeypatch.setattr(lean_path, "work_assignment_plain", spy)
     return answers
+
+
+@pytest.fixture
+def pro(client, settings):
+    """Prolific through the stand-in of its API (`annotation/crowd/prolific/testing.py`)."""
+    from annotation.crowd.prolific.testing import ProlificDriver
+
+    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
+    driver = ProlificDriver(client)
+    yield driver
+    driver.done()

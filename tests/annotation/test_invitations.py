@@ -26,7 +26,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import consent_record, run_consent
+from annotation.selectors.invitations import consent_summary, run_consent
 from annotation.services.batches import batch_create, batch_expire, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.slots import first_claim_seconds
@@ -90,7 +90,7 @@ def test_an_invitation_shows_the_consent_text_first_and_records_its_version(clie
     paired_run.save()
     assert client.get(f"/work/{batch.pk}/next/").status_code == 403
     assert "A new information sheet." in client.get(f"/join/{invitation.token}/").content.decode()
-    record = consent_record(paired_run)
+    record = consent_summary(paired_run)
     assert record["text"] == "A new information sheet." and record["version"] != version
     assert record["invited"] == 1 and record["accepted_by_version"] == {version: 1}
 

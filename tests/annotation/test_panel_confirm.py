@@ -143,3 +143,124 @@ def test_the_final_list_releases_work_it_does_not_list(client, paired_run):
     forged.refresh_from_db()
     assert forged.state == AssignmentState.REJECTED and not forged.confirmed
     assert PanelDriver(client).take(batch, "P2").hit_id == forged.hit_id  # free again
+
+
+# What a careful researcher uploads, as spreadsheets and panels write it.
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"participant_id;status\r\nP1;Approved\r\nP2;Rejected\r\n",  # Excel where ',' is decimal
+        b"participant_id\tstatus\nP1\tApproved\nP2\tRejected\n",  # tab-separated
+        # Excel's "Unicode text": UTF-16 with its BOM, tabs, CRLF.
+        "participant_id\tstatus\r\nP1\tApproved\r\nP2\tRejected\r\n".encode("utf-16"),
+        b"\xfe\xff" + "participant_id\tstatus\nP1\tApproved\nP2\tRejected\n".encode("utf-16-be"),
+        # A BOM, quoted fields (a ';' and a ',' inside quotes are no delimiters), CRLF.
+        b'\xef\xbb\xbf"participant_id","note; kept","status"\r\n"P1","a, b","Approved"\r\n'
+        b'"P2","","Rejected"\r\n',
+        b'"note, kept";participant_id;status\r\nx;P1;approved\r\ny;P2;pending\r\n',
+    ],
+)
+def test_semicolons_tabs_utf16_and_quotes_are_read(data):
+    listed = approved_ids(data, file="f.csv", id_param="participantId")
+    assert (listed.ids, listed.not_approved) == (["P1"], ["P2"])
+
+
+def test_the_participant_column_is_taken_over_a_generic_id_column():
+    # A row number or a submission "ID" before the participant's id is not their id.
+    data = b"ID,Participant ID,Status\n1,P1,Approved\n2,P2,Approved\n"
+    assert approved_ids(data, file="f.csv", id_param="participantId").ids == ["P1", "P2"]
+    # The batch's own id parameter comes first of all.
+    data = b"id,pid\n1,P1\n"
+    assert approved_ids(data, file="f.csv", id_param="pid").ids == ["P1"]
+
+
+def test_any_status_column_decides_and_two_are_refused(client, batch):
+    p1 = answered(client, batch, "P1")
+    data = b"participant_id,Review Status\nP1,Rejected\n"
+    report = panel_confirm(batch=batch, data=data, file="sona.csv")
+    assert report.not_approved == ["P1"] and report.confirmed == 0
+    p1.refresh_from_db()
+    assert not p1.confirmed
+    with pytest.raises(PanelFileError) as caught:
+        approved_ids(
+            b"participant_id,Review Status,Payment status\nP1,Approved,Unpaid\n",
+            file="f.csv",
+            id_param="participantId",
+        )
+    assert (caught.value.record, caught.value.field) == (1, "header")
+    assert "Review Status, Payment status" in str(caught.value)
+
+
+def test_an_approved_row_wins_over_another_row_of_the_same_id():
+    # A participant who returned the study, then took it again and was approved.
+    data = b"participant_id,status\nP1,Returned\nP1,Approved\nP2,Timed Out\n"
+    listed = approved_ids(data, file="f.csv", id_param="participantId")
+    assert (listed.ids, listed.not_approved) == (["P1"], ["P2"])
+
+
+def test_ids_are_case_sensitive_so_another_spelling_confirms_nothing(client, batch):
+    p1 = answered(client, batch, "Px7Q")
+    report = panel_confirm(batch=batch, data=b"participant_id\npx7q\nPX7Q\n", file="a.csv")
+    assert report.confirmed == 0 and report.not_found == ["px7q", "PX7Q"]
+    p1.refresh_from_db()
+    assert not p1.confirmed
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("\u0420X7Q2", "U+0420 CYRILLIC CAPITAL LETTER ER"),  # looks like "PX7Q2"
+        ("PX7\u200bQ2", "character 4 is U+200B ZERO WIDTH SPACE"),
+        ("=HYPERLINK(1)", "it starts with U+003D EQUALS SIGN"),
+        ("P" * 65, "it has 65 characters, at most 64"),
+    ],
+)
+def test_a_bad_id_is_named_by_its_character(batch, value, words):
+    data = f"participant_id\nP1\n{value}\n".encode()
+    with pytest.raises(PanelFileError) as caught:
+        panel_confirm(batch=batch, data=data, file="approved.csv")
+    assert (caught.value.record, caught.value.field) == (3, "participant_id")
+    assert words in str(caught.value)
+    assert value not in str(caught.value) or value.isascii()  # shown escaped, not disguised
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "words"),
+    [
+        ("participant_id,name\nP1,Jos\u00e9\n".encode("cp1252"), 2, "0xE9"),
+        (b"\xff\xfep\x00\n\x00\x00\xd8", 2, "UTF-16"),  # a BOM, then a broken surrogate
+        ("participant_id\nP1\n".encode("utf-16-le"), 1, "NUL"),  # UTF-16 without its BOM
+    ],
+)
+def test_another_encoding_is_refused_naming_file_and_line(batch, data, line, words):
+    with pytest.raises(PanelFileError) as caught:
+        panel_confirm(batch=batch, data=data, file="excel.csv")
+    assert (caught.value.file, caught.value.record) == ("excel.csv", line)
+    assert words in str(caught.value) and "CSV UTF-8" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "data", [b"participant_id\n", b"participant_id,status\nP1,Pending\nP2,Returned\n"]
+)
+def test_a_final_list_without_an_approved_id_releases_nothing(client, batch, data):
+    p1 = answered(client, batch, "P1")
+    events = Event.objects.count()
+    with pytest.raises(InputError, match="lists no approved participant"):
+        panel_confirm(batch=batch, data=data, file="final.csv", release_unlisted=True)
+    p1.refresh_from_db()
+    assert p1.state == AssignmentState.SUBMITTED and Event.objects.count() == events
+    # Not as a final list: nothing to confirm, nothing released.
+    report = panel_confirm(batch=batch, data=data, file="final.csv")
+    assert (report.listed, report.confirmed, report.released) == (0, 0, 0)
+
+
+def test_a_list_of_seventy_thousand_ids_is_read_in_one_upload(client, batch):
+    # More ids than PostgreSQL binds in one query (65,535) and under MAX_ROWS.
+    p1 = answered(client, batch, "P1")
+    unknown = [f"C{i:07d}" for i in range(70_000)]
+    data = ("participant_id\n" + "\n".join([*unknown, "P1"]) + "\n").encode()
+    report = panel_confirm(batch=batch, data=data, file="connect.csv", release_unlisted=True)
+    assert (report.listed, report.confirmed, report.released) == (70_001, 1, 0)
+    assert len(report.not_found) == 70_000
+    p1.refresh_from_db()
+    assert p1.confirmed

@@ -239,3 +239,12 @@ def test_create_batch_prints_the_link_and_the_steps(paired_run, settings):
     )
     assert f"manage.py panel_confirm {batch.pk} approved.csv" in text
     assert batch.options["panel"]["completion"]["completed"] in text
+
+
+def test_the_page_shows_the_first_hundred_ids_a_long_list_did_not_find(admin_client, batch):
+    ids = [f"C{i:04d}" for i in range(150)]
+    upload = SimpleUploadedFile("approved.csv", ("id\n" + "\n".join(ids)).encode(), "text/csv")
+    html = admin_client.post(f"/panel/batches/{batch.pk}/confirm/", {"file": upload}).content
+    found = html.decode().split('id="report-not-found">')[1].split("</li>")[0]
+    assert found.startswith("150 id(s)") and "C0099" in found and "C0100" not in found
+    assert found.endswith(" …")

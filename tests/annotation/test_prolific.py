@@ -12,7 +12,7 @@ from annotation.crowd.prolific.client import ProlificClient, ProlificError
 from annotation.crowd.prolific.fees import minor_units
 from annotation.crowd.prolific.publish import prolific_publish_start
 from annotation.crowd.prolific.standin import ProlificStandIn, standin_session
-from annotation.crowd.prolific.testing import SECRET, ProlificDriver
+from annotation.crowd.prolific.testing import SECRET
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
@@ -40,14 +40,6 @@ LONG = (
     "LOW_EFFORT: the same caption was chosen for every pair, including pairs where it plainly "
     "describes the other image; please read the instructions."
 )
-
-
-@pytest.fixture
-def pro(client, settings):
-    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
-    driver = ProlificDriver(client)
-    yield driver
-    driver.done()
 
 
 def draft(run, **options):
@@ -79,7 +71,12 @@ def test_one_study_per_batch_from_the_batch(pro, paired_run):
     assert codes["COMPLETED"]["code"] == studies.completion_code(batch, studies.COMPLETED)
     filters = {f["filter_id"]: f for f in study["filters"]}
     assert filters["approval_rate"]["selected_range"]["lower"] == 97
-    assert "United Kingdom" in filters["current-country-of-residence"]["selected_values"]
+    # Countries as the choice ids of Prolific's filter list, not names (test_prolific_filters).
+    [country] = [
+        f for f in pro.standin.filter_list if f["filter_id"] == "current-country-of-residence"
+    ]
+    uk = next(cid for cid, label in country["choices"].items() if label == "United Kingdom")
+    assert uk in filters["current-country-of-residence"]["selected_values"]
     # BISON stage 2's study excludes stage 3's pool and the project block.
     blocked = set(filters["participant_group_blocklist"]["selected_values"])
     pool3 = PoolQualification.objects.get(run=paired_run, stage=BisonStage.VERIFICATION)
@@ -496,7 +493,7 @@ def test_the_launch_page_and_the_api_publish_a_prolific_batch(
     batch = draft(paired_run)
     page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
     assert 'id="fees"' in page and "Prolific fees" not in page  # the fee row is the platform's
-    assert 'id="requirements"' in page and "approval_rate: at least 97" in page
+    assert 'id="requirements"' in page and "Approval Rate: at least 97" in page
     assert "median completion time" in page and "desktop only" in page
     assert 'id="refusal"' not in page
     with django_capture_on_commit_callbacks(execute=True):

@@ -33,7 +33,8 @@ def test_a_participant_from_prolific_consents_answers_and_lands_on_the_completio
             )
         )
         study = batch.provider_hit_type_id
-        session = driver.standin.start(study, "pbrowser1")
+        pid = driver.pid("browser")
+        session = driver.standin.start(study, pid)
         landed = []
 
         def prolific_site(route):
@@ -42,7 +43,7 @@ def test_a_participant_from_prolific_consents_answers_and_lands_on_the_completio
 
         page.route("https://app.prolific.com/**", prolific_site)
         page.goto(
-            f"{live_server.url}/prolific/study/{batch.pk}/?PROLIFIC_PID=pbrowser1"
+            f"{live_server.url}/prolific/study/{batch.pk}/?PROLIFIC_PID={pid}"
             f"&STUDY_ID={study}&SESSION_ID={session}"
         )
         expect(page.locator("#instructions")).to_be_visible()

@@ -6,7 +6,6 @@ import io
 import pytest
 from django.core.management import call_command
 
-from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Worker
@@ -15,14 +14,6 @@ from annotation.services.batches import batch_create
 from annotation.services.worker_actions import worker_block, worker_unblock, workers_notify
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def pro(client, settings):
-    settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
-    driver = ProlificDriver(client)
-    yield driver
-    driver.done()
 
 
 def published(pro, run):

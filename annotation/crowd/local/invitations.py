@@ -13,6 +13,7 @@ from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.selectors.invitations import run_consent
 from annotation.services.checks import check_name
+from annotation.services.consent import consent_record
 from annotation.services.events import event_record
 from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
 
@@ -84,14 +85,18 @@ def invitation_consent(*, invitation: Invitation, version: str) -> Invitation:
     current = run_consent(invitation.run)["version"]
     if version != current:
         raise ServiceError("the information text changed while you read it; please read it again")
-    if invitation.consent_version != current:
-        invitation.consent_version = current
-        invitation.consented_at = timezone.now()
-        invitation.save(update_fields=["consent_version", "consented_at"])
-        event_record(
-            action="invitation.consented",
-            run=invitation.run,
-            worker=invitation.worker,
-            data={"version": current},
-        )
+    with transaction.atomic():
+        # The invitation keeps the version that lets the worker in; the consent table keeps
+        # the record every provider's workers share (idempotent: safe on every post).
+        consent_record(worker=invitation.worker, run=invitation.run, version=current)
+        if invitation.consent_version != current:
+            invitation.consent_version = current
+            invitation.consented_at = timezone.now()
+            invitation.save(update_fields=["consent_version", "consented_at"])
+            event_record(
+                action="invitation.consented",
+                run=invitation.run,
+                worker=invitation.worker,
+                data={"version": current},
+            )
     return invitation

@@ -5,6 +5,7 @@ transaction (so capacity and pool rules apply), and what was not found is report
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -24,21 +25,29 @@ from pipeline.errors import InputError
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 100_000
-# Column names panels give their participant ids (compared without case, spaces or marks);
-# the batch's own id parameter is recognised too.
-ID_COLUMNS = {
+# Ids per query: far below the bound parameters PostgreSQL (65,535) and SQLite (32,766) take.
+QUERY_CHUNK = 10_000
+# No panel we found documents its export's columns: Connect's help says approvals can be
+# uploaded as a CSV (connect-researcher-help.cloudresearch.com, "Manage Participants") but
+# names no column; SONA's "Download Participant List" page names none either. So the id
+# column is found by name (compared without case, spaces or marks), the most specific first
+# (the batch's own id parameter before these): a bare "id" comes last, so a row number or a
+# submission "ID" before "Participant ID" is never read as participant ids.
+ID_COLUMNS = (
     "participantid",
-    "participant",
-    "id",
-    "pid",
-    "workerid",
     "prolificpid",
-    "surveycode",
     "connectid",
+    "surveycode",
+    "workerid",
+    "participant",
+    "pid",
     "userid",
-}
+    "id",
+)
 STATUS_COLUMNS = {"status", "approvalstatus", "submissionstatus"}
-# A status column, where the file has one, must say the row was approved.
+# A status column, where the file has one, must say the row was approved. Connect's help
+# names the states Approved, Rejected, Returned and Timed Out (and "pending"); Prolific's are
+# APPROVED, AWAITING REVIEW, REJECTED, RETURNED, TIMED-OUT. Any other value is not approved.
 APPROVED = {
     "approved",
     "complete",
@@ -49,6 +58,8 @@ APPROVED = {
     "paid",
     "accepted",
 }
+# Between fields: Excel writes ';' where ',' is the decimal mark, and a tab in "Unicode text".
+DELIMITERS = (",", ";", "\t")
 
 
 class PanelFileError(InputError):
@@ -71,22 +82,85 @@ class ApprovedList:
     not_approved: list[str] = field(default_factory=list)  # rows whose status says otherwise
 
 
-def approved_ids(data: bytes, *, file: str, id_param: str) -> ApprovedList:
-    """The participant ids a panel's CSV lists: a header naming the id column (participant_id,
-    id, the batch's id parameter, ...; other columns ignored, a status column must say
-    approved), or a bare list of ids, one per line. InputError on anything else."""
-    if len(data) > MAX_BYTES:
-        raise InputError(f"is larger than {MAX_BYTES // (1024 * 1024)} MB", file=file)
+def _text(data: bytes, *, file: str) -> str:
+    """The file's text: UTF-8 (with or without a BOM), or UTF-16 with its BOM (Excel's
+    "Unicode text"). Other encodings are refused, not guessed."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].decode("utf-16", errors="replace").count("\n") + 1
+            raise PanelFileError(
+                "is not valid UTF-16 text (save the panel's list as CSV UTF-8)",
+                file=file,
+                line=line,
+                field="(encoding)",
+            ) from None
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise PanelFileError(
-            "is not UTF-8 text (save the panel's list as CSV UTF-8)",
+            f"byte 0x{data[exc.start]:02X} is not UTF-8 text (Excel's plain 'CSV' is "
+            "Windows-1252: save the panel's list as 'CSV UTF-8')",
             file=file,
             line=data[: exc.start].count(b"\n") + 1,
             field="(encoding)",
         ) from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+
+
+def _delimiter(text: str) -> str:
+    """The delimiter of the first non-blank line (outside quotes) that it holds most of:
+    ',' (the default), ';' or a tab."""
+    for line in text.splitlines():
+        if line.strip():
+            counts = dict.fromkeys(DELIMITERS, 0)
+            quoted = False
+            for char in line:
+                if char == '"':
+                    quoted = not quoted
+                elif not quoted and char in counts:
+                    counts[char] += 1
+            best = max(DELIMITERS, key=lambda d: counts[d])  # ties: the first, ','
+            return best if counts[best] else ","
+    return ","
+
+
+def _id_column(names: list[str], id_param: str) -> int | None:
+    """The id column of a header: the most specific name (see ID_COLUMNS), the first of
+    equals."""
+    preference = [_name(id_param), *ID_COLUMNS]
+    found = [(preference.index(n), i) for i, n in enumerate(names) if n in preference]
+    return min(found)[1] if found else None
+
+
+def _status_column(row: list[str], *, file: str, line: int) -> int | None:
+    """The status column of a header: one of STATUS_COLUMNS, or else any column whose name
+    holds "status" ("Review Status", "Credit status"): ignoring one would count a rejected
+    row as approved. Two of a kind are refused: which one decides is the researcher's call."""
+    names = [_name(cell) for cell in row]
+    exact = [i for i, n in enumerate(names) if n in STATUS_COLUMNS]
+    found = exact or [i for i, n in enumerate(names) if "status" in n]
+    if len(found) > 1:
+        columns = ", ".join(row[i].strip() for i in found)
+        raise PanelFileError(
+            f"several status columns ({columns}): keep the one that says whether the panel "
+            "approved the participant",
+            file=file,
+            line=line,
+            field="header",
+        )
+    return found[0] if found else None
+
+
+def approved_ids(data: bytes, *, file: str, id_param: str) -> ApprovedList:
+    """The participant ids a panel's CSV lists: a header naming the id column (participant_id,
+    id, the batch's id parameter, ...; other columns ignored, a status column must say
+    approved), or a bare list of ids, one per line; ',', ';' or tab between fields. InputError
+    on anything else."""
+    if len(data) > MAX_BYTES:
+        raise InputError(f"is larger than {MAX_BYTES // (1024 * 1024)} MB", file=file)
+    text = _text(data, file=file)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text), strict=True)
     ids: dict[str, None] = {}
     not_approved: dict[str, None] = {}
     column: int | None = None
@@ -100,15 +174,18 @@ def approved_ids(data: bytes, *, file: str, id_param: str) -> ApprovedList:
             if not any(cell.strip() for cell in row):
                 continue
             if "\x00" in "".join(row):
-                raise PanelFileError("holds a NUL character", file=file, line=line, field="(csv)")
+                raise PanelFileError(
+                    "holds a NUL character (UTF-16 without a BOM? save the panel's list as "
+                    "CSV UTF-8)",
+                    file=file,
+                    line=line,
+                    field="(csv)",
+                )
             if column is None:  # the first line: a header, or the first id of a bare list
-                names = [_name(cell) for cell in row]
-                wanted = ID_COLUMNS | {_name(id_param)}
-                found = [i for i, n in enumerate(names) if n in wanted]
-                if found:
-                    column, label = found[0], row[found[0]].strip()
-                    statuses = [i for i, n in enumerate(names) if n in STATUS_COLUMNS]
-                    status = statuses[0] if statuses else None
+                column = _id_column([_name(cell) for cell in row], id_param)
+                if column is not None:
+                    label = row[column].strip()
+                    status = _status_column(row, file=file, line=line)
                     continue
                 if len(row) == 1 and options.participant_id_check(row[0]):
                     column = 0
@@ -125,8 +202,8 @@ def approved_ids(data: bytes, *, file: str, id_param: str) -> ApprovedList:
                 raise PanelFileError("no participant id", file=file, line=line, field=label)
             if not options.participant_id_check(value):
                 raise PanelFileError(
-                    f"{value[:40]!r} is not a participant id (letters, digits and . _ @ + -, "
-                    "at most 64)",
+                    f"{ascii(value[:40])} is not a participant id: "
+                    f"{options.participant_id_problem(value)}",
                     file=file,
                     line=line,
                     field=label,
@@ -189,6 +266,20 @@ class ConfirmReport:
         return "; ".join(parts)
 
 
+def _listed_work(batch: Batch, externals: list[str]) -> list[Assignment]:
+    """The submitted work in `batch` of the panel workers `externals`, oldest first: asked
+    in chunks, as a panel's list may hold more ids than a query may bind."""
+    work: list[Assignment] = []
+    for start in range(0, len(externals), QUERY_CHUNK):
+        work += Assignment.objects.filter(
+            hit__batch=batch,
+            worker__provider=options.PROVIDER,
+            worker__external_id__in=externals[start : start + QUERY_CHUNK],
+            state__in=COUNTED_STATES,
+        ).select_related("worker")
+    return sorted(work, key=lambda a: a.pk)
+
+
 def panel_confirm(
     *, batch: Batch, data: bytes, file: str, release_unlisted: bool = False
 ) -> ConfirmReport:
@@ -197,27 +288,25 @@ def panel_confirm(
     checked whole first, and everything is written in one transaction. Work the rules refuse
     stays unconfirmed and is reported. With `release_unlisted` (the file is the panel's
     final list), waiting work of participants it does not list is rejected: it never
-    counts, and its HITs take someone else."""
+    counts, and its HITs take someone else; a final list without an approved id is refused."""
     panel_batch_check(batch)
     settings = options.settings_of(batch)
     approved = approved_ids(data, file=file, id_param=settings["id_param"])
+    if release_unlisted and not approved.ids:
+        # As the final list, a file without one approved id (only a header, a filter left
+        # on, every row pending) would reject everyone's waiting work.
+        raise InputError(
+            "lists no approved participant, so as the panel's final list it would release "
+            "every participant's waiting work; nothing was changed",
+            file=file,
+        )
     keys = {options.external_id(settings, pid): pid for pid in approved.ids}
     report = ConfirmReport(file=file, listed=len(approved.ids), not_approved=approved.not_approved)
     confirmed_of: set[str] = set()
     found: set[str] = set()
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=batch.pk).first()  # one upload at a time
-        work = (
-            Assignment.objects.filter(
-                hit__batch=batch,
-                worker__provider=options.PROVIDER,
-                worker__external_id__in=list(keys),
-                state__in=COUNTED_STATES,
-            )
-            .select_related("worker")
-            .order_by("pk")
-        )
-        for assignment in work:
+        for assignment in _listed_work(batch, list(keys)):
             participant = keys[assignment.worker.external_id]
             found.add(participant)
             if assignment.confirmed:
@@ -235,15 +324,18 @@ def panel_confirm(
         report.participants = len(confirmed_of)
         report.not_found = [pid for pid in approved.ids if pid not in found]
         if release_unlisted:
+            # The batch's waiting work, filtered here: `exclude(..__in=keys)` would bind one
+            # parameter per listed id.
             waiting = (
                 Assignment.objects.filter(
                     hit__batch=batch, confirmed=False, state__in=COUNTED_STATES
                 )
-                .exclude(worker__external_id__in=list(keys))
                 .select_related("hit__batch__run", "worker")
                 .order_by("pk")
             )
             for assignment in waiting:
+                if assignment.worker.external_id in keys:
+                    continue
                 assignment_mark(
                     assignment=assignment,
                     state=AssignmentState.REJECTED,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import secrets
+import string
+import unicodedata
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -33,17 +35,34 @@ RETURNED = "returned"
 ID_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}\Z")
 NAME_LENGTH = 20
 NAME = re.compile(rf"[a-z0-9][a-z0-9-]{{0,{NAME_LENGTH - 1}}}\Z")
+# A code the participant types at the panel or the panel reads from the completion URL:
+# Connect shows its own code for the researcher to present at the end of the study
+# (connect-researcher-help.cloudresearch.com, "Project Completion"); SONA uses none (its
+# completion URL grants the credit). No panel we found publishes a code alphabet.
 CODE = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
-# What a panel puts in a study link: letters, digits and a few marks, no spaces. A placeholder
-# the panel did not fill in (`%SURVEY_CODE%`, `{{%PROLIFIC_PID%}}`) is refused.
+# What a panel puts in a study link: letters, digits and a few marks, no spaces. Panels
+# publish no full format: SONA's %SURVEY_CODE% is a number of 2 to 7 digits without a
+# leading zero (sona-systems.com/researcher/using-the-survey-code-feature/); a Connect id is
+# "a random string of numbers and letters", length unpublished (connect-researcher-help.
+# cloudresearch.com, "IRB Resources"); Prolific's PROLIFIC_PID is 24 hex digits; university
+# pools may use e-mail addresses. Connect's own placeholder for the study link is not in any
+# page we found. ASCII only (no look-alike or invisible characters); the first character is
+# a letter or digit, so an id never starts a spreadsheet formula (= + - @) in the bonus CSV,
+# and ':' is left out for `external_id`. A placeholder the panel did not fill in
+# (`%SURVEY_CODE%`, `{{%PROLIFIC_PID%}}`) is refused. Case is kept: the id goes back to the
+# panel as it spelled it.
 PARTICIPANT_LENGTH = 64
+PARTICIPANT_FIRST = frozenset(string.ascii_letters + string.digits)
+PARTICIPANT_REST = PARTICIPANT_FIRST | frozenset("._@+-")
 PARTICIPANT = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._@+-]{{0,{PARTICIPANT_LENGTH - 1}}}\Z")
 URL_LIMIT = 500
 KEYS = {"id_param", "name", "completion", "completion_url"}
 
 
 def new_code() -> str:
-    """A completion code for a new batch (the researcher may set the panel's own instead)."""
+    """A completion code for a new batch (the researcher may set the panel's own instead):
+    32 random bits, derived from nothing a participant sees. One per batch, as panels take
+    one code per study; participants see it only at the end, after a submitted task."""
     return "C" + secrets.token_hex(4).upper()
 
 
@@ -141,10 +160,25 @@ def check(value: Any) -> dict[str, Any]:
     }
 
 
+def _distinct_codes(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` if no outcome reached without a submitted task (screened out, no work left)
+    shares the "completed" code: the panel pays that code as finished work, so a shared one
+    would pay anyone screened out, blocked or arriving after the batch filled up."""
+    done = settings["completion"][COMPLETED]
+    for outcome in (SCREENED_OUT, NO_WORK):
+        if done and settings["completion"][outcome] == done:
+            raise InputError(
+                f"must differ from the completed code: participants {OUTCOME_LABELS[outcome]} "
+                "submitted no task (leave it empty, or give the panel a code of its own)",
+                field=_field(f"completion.{outcome}"),
+            )
+    return settings
+
+
 def batch_options(options: dict[str, Any]) -> dict[str, Any]:
     """A new panel batch's options: its settings checked, or the defaults (a fresh completion
     code for "completed")."""
-    return {**options, KEY: check(options.get(KEY) or {})}
+    return {**options, KEY: _distinct_codes(check(options.get(KEY) or {}))}
 
 
 def settings_of(batch: Batch) -> dict[str, Any]:
@@ -162,13 +196,33 @@ def settings_merge(current: dict[str, Any], changes: dict[str, Any]) -> dict[str
     merged = {**current, **changes}
     if isinstance(changes.get("completion"), dict):
         merged["completion"] = {**current.get("completion", {}), **changes["completion"]}
-    return check(merged)
+    return _distinct_codes(check(merged))
 
 
 def participant_id_check(value: str) -> str | None:
     """The participant id a study link carries, or None if it is not one."""
     value = value.strip()
     return value if PARTICIPANT.match(value) else None
+
+
+def participant_id_problem(value: str) -> str:
+    """Why `value` is not a participant id, naming the first bad character by its code point
+    (a Cyrillic 'Р' or a zero-width space looks fine on screen); '' when it is one."""
+    value = value.strip()
+    if not value:
+        return "it is empty"
+    if len(value) > PARTICIPANT_LENGTH:
+        return f"it has {len(value)} characters, at most {PARTICIPANT_LENGTH}"
+    for position, char in enumerate(value, start=1):
+        allowed = PARTICIPANT_FIRST if position == 1 else PARTICIPANT_REST
+        if char not in allowed:
+            name = unicodedata.name(char, "")
+            where = "it starts with" if position == 1 else f"character {position} is"
+            return (
+                f"{where} U+{ord(char):04X}{f' {name}' if name else ''}; an id is letters, "
+                "digits and . _ @ + - (a letter or digit first)"
+            )
+    return ""
 
 
 def external_id(settings: dict[str, Any], participant: str) -> str:

@@ -3,14 +3,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
 from django.urls import reverse
 
 from annotation.crowd.base import IdShapes, LaunchNote, ServerSideProvider
 from annotation.crowd.panel import options
 from annotation.crowd.panel.options import KEY
 from annotation.errors import ServiceError
-from annotation.models import Batch, Run, Worker
+from annotation.models import Batch, Worker
 
 
 class PanelProvider(ServerSideProvider):
@@ -60,17 +59,6 @@ class PanelProvider(ServerSideProvider):
             f"work counts once you upload the panel's CSV of approved participant ids: "
             f"manage.py panel_confirm {batch.pk} approved.csv (or the batch's panel page)"
         )
-
-    def consents(self, *, run: Run) -> dict[str, int]:
-        from annotation.crowd.panel.models import Participant
-
-        rows = (
-            Participant.objects.filter(run=run)
-            .values("consent_version")
-            .annotate(n=Count("pk"))
-            .values_list("consent_version", "n")
-        )
-        return dict(rows)
 
     def published_options(self, *, options: dict[str, Any]) -> dict[str, Any]:
         """Completion codes and the completion URL are the panel's keys to its payments:

@@ -124,10 +124,19 @@ def bonus_rows(*, batch: Batch) -> list[dict[str, Any]]:
 
 
 def bonus_csv(*, batch: Batch) -> str:
-    """`bonus_rows` as CSV: participant_id, amount, reason."""
+    """`bonus_rows` as CSV: participant_id, amount, reason. The researcher opens it in a
+    spreadsheet: no text cell may start a formula. A participant id cannot (the study link
+    refuses one not starting with a letter or digit), but a worker row is kept for ever and
+    the check may change, so the id is guarded too; a guarded id is no id of the panel's."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["participant_id", "amount", "reason"])
     for row in bonus_rows(batch=batch):
-        writer.writerow([row["participant_id"], row["amount"], spreadsheet_cell(row["reason"])])
+        writer.writerow(
+            [
+                spreadsheet_cell(row["participant_id"]),
+                row["amount"],
+                spreadsheet_cell(row["reason"]),
+            ]
+        )
     return out.getvalue()

@@ -12,6 +12,7 @@ from annotation.crowd.panel.models import Participant
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, Event, Worker
 from annotation.selectors.invitations import run_consent
+from annotation.services.consent import consent_record
 from annotation.services.events import event_record
 from annotation.services.worker_identity import worker_get_or_create
 
@@ -65,6 +66,9 @@ def participant_consent(*, batch: Batch, participant: str, version: str) -> Work
             worker=worker,
             defaults={"consent_version": current, "consented_at": timezone.now()},
         )
+        # The participant row says which version lets them in; the core's consent table
+        # keeps the record every provider's workers share.
+        consent_record(worker=worker, run=batch.run, version=current)
         if made or row.consent_version != current:
             if not made:
                 row.consent_version, row.consented_at = current, timezone.now()

@@ -144,12 +144,18 @@ def _finish(
     *,
     stopped: bool = False,
 ) -> HttpResponse:
-    """The end of the participant's work: the outcome's code, or the panel's completion URL
-    with it; no code, no redirect."""
+    """The end of the participant's work: the outcome's code, or, for "completed" only, the
+    panel's completion URL with it; no code, no redirect."""
     participant_finish(batch=batch, worker=worker, outcome=outcome, stopped=stopped)
     settings = options.settings_of(batch)
     code = settings["completion"].get(outcome, "")
-    if code and settings["completion_url"]:
+    # Loading the completion URL is itself the proof of work at the panel, whatever code it
+    # carries: SONA grants credit when its completion URL loads (sona-systems.com/researcher/
+    # external-study-credit-granting/), and Connect's completion redirect "should only be
+    # used at the end of the survey after participants have completed all questions/tasks"
+    # (connect-researcher-help.cloudresearch.com, "Project Completion"). Other outcomes show
+    # their code on the page.
+    if code and settings["completion_url"] and outcome == options.COMPLETED:
         return redirect(
             options.completion_link(settings["completion_url"], code=code, participant=participant)
         )

@@ -10,17 +10,21 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes, LaunchNote
 from annotation.crowd.prolific.client import (
     ID_LENGTH,
     REJECTION_CATEGORIES,
     REJECTION_MESSAGE_MIN,
     ProlificClient,
+    ProlificUnclear,
     client_default,
 )
 from annotation.crowd.prolific.fees import estimate_cost, prolific_fee
-from annotation.errors import ServiceError
-from annotation.models import Assignment, Batch, Hit, Worker
+from annotation.errors import Refused, ServiceError
+from annotation.models import Assignment, Batch, BatchStatus, Hit, Worker
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:
@@ -78,7 +82,7 @@ class ProlificProvider(CrowdProvider):
     staff_pages = (("prolific-reconcile", "Prolific money"),)
     rejection_min_length = REJECTION_MESSAGE_MIN
     urls = "annotation.crowd.prolific.urls"
-    api_urls = None
+    api_urls = "annotation.crowd.prolific.api_urls"
 
     def __init__(self) -> None:
         self._client_factory: Callable[[], ProlificClient] = client_default
@@ -113,9 +117,14 @@ class ProlificProvider(CrowdProvider):
         return platform_committed_since(provider=self, since=since)
 
     def publish_check(self, *, batch: Batch) -> CostEstimate:
-        from annotation.crowd.prolific.spend import prolific_cost_check
+        from annotation.crowd.prolific.spend import prolific_cost_check, prolific_refusals
 
-        return prolific_cost_check(batch=batch, client=self.client)
+        try:
+            client: ProlificClient | None = self.client
+        except InputError as exc:  # no token: said with every other refusal
+            reasons, _ = prolific_refusals(batch=batch, client=None)
+            raise Refused([str(exc), *reasons]) from None
+        return prolific_cost_check(batch=batch, client=client)
 
     # --- publishing and synchronisation -----------------------------------------------------
 
@@ -137,39 +146,34 @@ class ProlificProvider(CrowdProvider):
         self._transition(batch, "PAUSED", "START")
 
     def _transition(self, batch: Batch, when: str, action: str) -> None:
-        if not batch.provider_hit_type_id:
-            return
-        study = self.client.call("GET", f"studies/{batch.provider_hit_type_id}/")
-        if study.get("status") == when:  # already done (a retry): nothing to send
-            self.client.call(
-                "POST", f"studies/{batch.provider_hit_type_id}/transition/", json={"action": action}
-            )
+        from annotation.crowd.prolific.studies import study_transition
+
+        if batch.provider_hit_type_id:
+            study_transition(batch=batch, client=self.client, when=(when,), action=action)
 
     def sync(self, *, batch: Batch) -> int:
-        from annotation.crowd.prolific.groups import pool_grant_pending
-        from annotation.crowd.prolific.sync import prolific_sync_batch
+        from annotation.crowd.prolific.publish import prolific_sync_one
 
-        changed = prolific_sync_batch(batch=batch, client=self.client).changed
-        pool_grant_pending(batch=batch, client=self.client)
-        return changed
+        return prolific_sync_one(batch=batch, client=self.client).changed
 
     def sync_open(self) -> None:
         from annotation.crowd.prolific.publish import prolific_sync_open
 
         prolific_sync_open(provider=self)
 
+    def declared_seconds(self, *, seconds: float) -> float:
+        from annotation.crowd.prolific.pay import declared_minutes
+
+        return 60.0 * declared_minutes(seconds)
+
     def requirements(self, *, batch: Batch) -> list[str]:
         from annotation.crowd.prolific.fees import PROLIFIC_MINIMUM_HOURLY, currency
-        from annotation.crowd.prolific.studies import filters
+        from annotation.crowd.prolific.filters import requirements_described
         from annotation.selectors.pay import pay_estimate
 
-        lines = []
-        for rule in filters(batch):
-            if "selected_range" in rule:
-                low = rule["selected_range"]["lower"]
-                lines.append(f"{rule['filter_id']}: at least {low}")
-            else:
-                lines.append(f"{rule['filter_id']}: {', '.join(rule['selected_values'])}")
+        # Titles and choice labels from Prolific's filter list (the batch's own settings with
+        # a note when it cannot be read: this never raises).
+        lines = requirements_described(batch=batch, client=lambda: self.client)
         if batch.options.get("large_screen", True):
             lines.append("desktop only (the task needs a large screen)")
         pay = pay_estimate(batch=batch)
@@ -181,6 +185,48 @@ class ProlificProvider(CrowdProvider):
         lines.append("participants in another stage's pool of this run, or blocked, are excluded")
         return lines
 
+    def launch_notes(self, *, batch: Batch, base: str) -> list[LaunchNote]:
+        """The pay as Prolific will compute it (declared time, its rates) and, once published,
+        the page of the pay at the median time and its adjustment."""
+        from annotation.crowd.prolific.pay import declared_pay
+        from annotation.crowd.prolific.return_rate import return_rate_notes
+        from annotation.crowd.prolific.spend import reward_advice
+
+        declared = declared_pay(batch)
+        try:
+            client: ProlificClient | None = self.client
+        except InputError:
+            client = None
+        advice = reward_advice(client)
+        at_recommended = (advice.recommended * declared.minutes / 60).quantize(Decimal("0.01"))
+        notes = [
+            LaunchNote(
+                label="Pay at Prolific",
+                text=(
+                    f"{declared.describe()}; Prolific's minimum {advice.minimum}/h and "
+                    f"recommended {advice.recommended}/h ({advice.source}): a reward of "
+                    f"{at_recommended} pays the recommended rate at {declared.minutes} min"
+                ),
+            )
+        ]
+        if batch.status == BatchStatus.DRAFT:
+            notes.append(
+                LaunchNote(
+                    label="Test study",
+                    text="try the round trip with your test participants before spending",
+                    link=reverse("prolific-test", args=[batch.pk]),
+                )
+            )
+        else:
+            notes.append(
+                LaunchNote(
+                    label="Pay at the median time",
+                    text="Prolific judges the pay on the median completion time",
+                    link=reverse("prolific-pay", args=[batch.pk]),
+                )
+            )
+        return [*return_rate_notes(batch=batch), *notes]  # Prolific's warning first
+
     def launch_hint(self, *, batch: Batch) -> str:
         return (
             f"publish it to create its Prolific study: manage.py prolific_publish {batch.pk} "
@@ -191,12 +237,11 @@ class ProlificProvider(CrowdProvider):
 
     def expire(self, *, batch: Batch) -> None:
         """Stop the study (Prolific: STOP; no new participants, started ones may finish)."""
-        if not batch.provider_hit_type_id:
-            return
-        study = self.client.call("GET", f"studies/{batch.provider_hit_type_id}/")
-        if study.get("status") in ("ACTIVE", "PAUSED"):
-            self.client.call(
-                "POST", f"studies/{batch.provider_hit_type_id}/transition/", json={"action": "STOP"}
+        from annotation.crowd.prolific.studies import study_transition
+
+        if batch.provider_hit_type_id:
+            study_transition(
+                batch=batch, client=self.client, when=("ACTIVE", "PAUSED"), action="STOP"
             )
 
     def extend(self, *, batch: Batch, seconds: int) -> None:
@@ -204,14 +249,11 @@ class ProlificProvider(CrowdProvider):
         reopens only with more places."""
         if not batch.provider_hit_type_id:
             return
+        from annotation.crowd.prolific.studies import study_transition
+
+        study_transition(batch=batch, client=self.client, when=("PAUSED",), action="START")
         study = self.client.call("GET", f"studies/{batch.provider_hit_type_id}/")
-        if study.get("status") == "PAUSED":
-            self.client.call(
-                "POST",
-                f"studies/{batch.provider_hit_type_id}/transition/",
-                json={"action": "START"},
-            )
-        elif study.get("status") == "COMPLETED":
+        if study.get("status") == "COMPLETED":
             raise ServiceError(
                 "the Prolific study was stopped: it reopens only with more places (add assignments)"
             )
@@ -229,6 +271,7 @@ class ProlificProvider(CrowdProvider):
             "POST",
             f"submissions/{assignment.provider_assignment_id}/transition/",
             json={"action": "APPROVE"},
+            idempotent=True,  # the reference: the same transition again changes nothing
         )
 
     def reject(self, *, assignment: Assignment, feedback: str, redo: bool = True) -> bool:
@@ -239,6 +282,7 @@ class ProlificProvider(CrowdProvider):
             "POST",
             f"submissions/{assignment.provider_assignment_id}/transition/",
             json={"action": "REJECT", "rejection_category": category, "message": message},
+            idempotent=True,
         )
         return True
 
@@ -297,18 +341,34 @@ class ProlificProvider(CrowdProvider):
             if latest is None:
                 raise ServiceError(f"participant {worker.external_id} took no study here")
             by_study.setdefault(str(latest), []).append(worker.external_id)
+        body = f"{subject}\n\n{message}"
         for study, ids in by_study.items():
-            self.client.call(
-                "POST",
-                "messages/bulk/",
-                json={"ids": ids, "study_id": study, "body": f"{subject}\n\n{message}"},
-            )
+            since = timezone.now() - timedelta(minutes=5)
+            try:
+                self.client.call(
+                    "POST", "messages/bulk/", json={"ids": ids, "study_id": study, "body": body}
+                )
+            except ProlificUnclear:  # sent or not: the first recipient's messages tell
+                if not self._message_seen(participant=ids[0], study=study, body=body, since=since):
+                    raise
+
+    def _message_seen(self, *, participant: str, study: str, body: str, since: datetime) -> bool:
+        listed = self.client.call(
+            "GET",
+            "messages/",
+            params={"user_id": participant, "created_after": since.isoformat()},
+        )
+        return any(
+            m.get("body") == body and (m.get("data") or {}).get("study_id") == study
+            for m in (listed or {}).get("results", [])
+        )
 
     def grant_pool(self, *, qualification_id: str, worker: Worker, **kwargs: Any) -> None:
         self.client.call(
             "POST",
             f"participant-groups/{qualification_id}/participants/",
             json={"participant_ids": [worker.external_id]},
+            idempotent=True,  # the reference: existing members are ignored
         )
 
 

@@ -23,13 +23,16 @@ from annotation.services.worker_identity import worker_get_or_create
 PROVIDER = "prolific"
 
 
-def arrival_ids_check(*, batch: Batch, pid: str, study_id: str, session_id: str) -> None:
-    """Refuse malformed ids and a study that is not this batch's (nothing asked, nothing
-    written)."""
+def arrival_ids_check(
+    *, batch: Batch, pid: str, study_id: str, session_id: str, expected: str = ""
+) -> None:
+    """Refuse malformed ids and a study that is not this batch's (`expected`: its test study)
+    (nothing asked, nothing written)."""
     for name, value in (("PROLIFIC_PID", pid), ("STUDY_ID", study_id), ("SESSION_ID", session_id)):
         if not ID_PATTERN.match(value or ""):  # Prolific's ids: 24 hexadecimal characters
             raise ServiceError(f"the link from Prolific has no valid {name}")
-    if not batch.provider_hit_type_id or study_id != batch.provider_hit_type_id:
+    study = expected or batch.provider_hit_type_id
+    if not study or study_id != study:
         raise ServiceError("this link does not belong to this batch's Prolific study")
 
 
@@ -38,25 +41,31 @@ def participant_verify(
 ) -> Worker:
     """The participant, once Prolific confirms the session is their live submission of the
     batch's study."""
+    session_verify(pid=pid, session_id=session_id, study_id=study_of(batch), client=client)
+    worker = worker_get_or_create(provider=PROVIDER, external_id=pid)
+    if worker.blocked:
+        raise ServiceError("you cannot take part in this study")
+    return worker
+
+
+def session_verify(*, pid: str, session_id: str, study_id: str, client: ProlificClient) -> None:
+    """Prolific confirms `session_id` is `pid`'s live submission of `study_id`."""
     try:
         submission = client.call("GET", f"submissions/{session_id}/")
     except ProlificError as exc:
         if exc.status == 404:
             raise ServiceError("Prolific does not know this session") from None
         raise
-    if str(submission.get("participant", submission.get("participant_id", ""))) != pid or str(
-        submission.get("study_id", "")
-    ) != study_of(batch):
+    if (
+        str(submission.get("participant", submission.get("participant_id", ""))) != pid
+        or str(submission.get("study_id", "")) != study_id
+    ):
         raise ServiceError("this session belongs to another participant or study at Prolific")
     if str(submission.get("status", "")) not in (ACTIVE, RESERVED):
         raise ServiceError(
             f"this Prolific session is {str(submission.get('status', '')).lower()}: it cannot "
             "take work any more"
         )
-    worker = worker_get_or_create(provider=PROVIDER, external_id=pid)
-    if worker.blocked:
-        raise ServiceError("you cannot take part in this study")
-    return worker
 
 
 def participant_claim(*, batch: Batch, worker: Worker, session_id: str) -> Assignment | None:

@@ -1,8 +1,9 @@
 """Prolific's client: the only module that speaks HTTP to Prolific (API v1, `Authorization:
 Token …`). Every call goes through `ProlificClient.call`. A 429 is retried for any method
 (Prolific did not act on it; `Retry-After` honoured). A connection failure or a 5xx is retried
-only for methods that are safe to repeat (GET, PUT, DELETE): for POST and PATCH the call may
-have taken effect, so it is never sent again here; it raises `ProlificUnclear` and the caller
+only for methods that are safe to repeat (GET, PUT, DELETE, and POSTs the reference documents as
+idempotent): for other POSTs and PATCH the call may have taken effect, so it is never sent again
+here; it raises `ProlificUnclear` and the caller
 looks the object up (`remote_calls.py`). Refusals become `ProlificError` carrying Prolific's
 own message. Tests mount the stand-in of `standin.py` on the client's `requests.Session`:
 nothing reaches the network.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
@@ -103,6 +105,12 @@ def _message(response: requests.Response) -> str:
     return str(body)[:500]
 
 
+@dataclass(frozen=True)
+class Answer:
+    body: Any
+    headers: dict[str, str]
+
+
 class ProlificClient:
     """Calls Prolific with retries; `session` is where tests mount the stand-in."""
 
@@ -139,11 +147,27 @@ class ProlificClient:
         *,
         json: Any = None,
         params: dict[str, Any] | None = None,
+        idempotent: bool = False,
     ) -> Any:
-        """The decoded body (None for an empty one). Raises `ProlificUnclear` when a call that
-        is not safe to repeat may have taken effect, `ProlificError` when Prolific refused."""
+        """The decoded body of `exchange`'s answer."""
+        answer = self.exchange(method, path, json=json, params=params, idempotent=idempotent)
+        return answer.body
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        idempotent: bool = False,
+    ) -> Answer:
+        """The decoded body (None for an empty one) and the headers. Raises `ProlificUnclear` when a call that
+        is not safe to repeat may have taken effect, `ProlificError` when Prolific refused.
+        `idempotent`: a POST the reference documents as changing nothing the second time (a
+        submission's transition, adding group members), so it may be sent again."""
         operation = f"{method} {path}"
-        repeatable = method.upper() in SAFE_TO_REPEAT
+        repeatable = idempotent or method.upper() in SAFE_TO_REPEAT
         for attempt in range(1, self.max_attempts + 1):
             wait = self.base_delay * 2 ** (attempt - 1)
             last = attempt == self.max_attempts
@@ -182,12 +206,13 @@ class ProlificClient:
                 raise ProlificError(
                     _message(response), operation=operation, status=response.status_code
                 )
+            headers = dict(response.headers)
             if not response.content:
-                return None
+                return Answer(body=None, headers=headers)
             try:
-                return response.json()
+                return Answer(body=response.json(), headers=headers)
             except ValueError:
-                return response.text
+                return Answer(body=response.text, headers=headers)
         raise AssertionError("unreachable")
 
     def pages(

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.crowd.prolific.client import ProlificClient
+from annotation.crowd.prolific.filters import KNOWN
 from annotation.flow_registry import disjoint_stages
 from annotation.models import Batch, BlockQualification, PoolMembership, PoolQualification, Worker
 from annotation.selectors.counting import pool_members_ungranted
@@ -20,7 +21,7 @@ from annotation.services.events import event_record
 from annotation.services.remote_calls import remote_call_once
 
 PROVIDER = "prolific"
-BLOCKLIST = "participant_group_blocklist"
+BLOCKLIST = KNOWN["group_blocklist"].filter_id
 
 
 def _group_look_up(*, name: str, client: ProlificClient) -> str | None:
@@ -71,6 +72,7 @@ def block_group_add(*, worker: Worker, client: ProlificClient) -> None:
         "POST",
         f"participant-groups/{gid}/participants/",
         json={"participant_ids": [worker.external_id]},
+        idempotent=True,  # the reference: existing members are ignored
     )
 
 
@@ -140,6 +142,7 @@ def pool_grant_pending(*, batch: Batch, client: ProlificClient) -> int:
         "POST",
         f"participant-groups/{row.qualification_id}/participants/",
         json={"participant_ids": [m.worker.external_id for m in members]},
+        idempotent=True,  # the reference: existing members are ignored
     )
     PoolMembership.objects.filter(pk__in=[m.pk for m in members]).update(granted_at=timezone.now())
     return len(members)

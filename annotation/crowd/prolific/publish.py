@@ -11,6 +11,7 @@ from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.groups import pool_grant_pending, study_group_filters
 from annotation.crowd.prolific.spend import prolific_cost_check
 from annotation.crowd.prolific.studies import (
+    filters,
     hits_mark_offered,
     places,
     study_create_once,
@@ -18,7 +19,11 @@ from annotation.crowd.prolific.studies import (
     study_publish,
     study_url,
 )
-from annotation.crowd.prolific.sync import prolific_batches_to_sync, prolific_sync_batch
+from annotation.crowd.prolific.sync import (
+    SyncReport,
+    prolific_batches_to_sync,
+    prolific_sync_batch,
+)
 from annotation.errors import ServiceError
 from annotation.models import Batch, BatchStatus, Job
 from annotation.selectors.pay import pay_estimate
@@ -41,6 +46,7 @@ def prolific_publish_start(*, batch: Batch, provider: ProlificProvider) -> Job:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not draft")
     study_url(batch)  # an HTTPS address Prolific can send participants to
     estimate = prolific_cost_check(batch=batch, client=provider.client)
+    filters(batch, client=provider.client)  # every requirement is in Prolific's filter list
     with transaction.atomic():
         job = job_create(
             name="prolific.publish",
@@ -67,6 +73,7 @@ def prolific_publish_study(
     study_url(batch)
     if not batch.provider_hit_type_id:
         prolific_cost_check(batch=batch, client=client)
+        filters(batch, client=client)  # a requirement Prolific lacks: refused before any group
         extra = study_group_filters(batch=batch, client=client)
         study_create_once(batch=batch, client=client, extra_filters=extra)
     study = client.call("GET", f"studies/{batch.provider_hit_type_id}/")
@@ -83,13 +90,20 @@ def prolific_publish_study(
     )
 
 
+def prolific_sync_one(*, batch: Batch, client: ProlificClient) -> SyncReport:
+    """A batch's statuses from Prolific, then its participants with counted work put in their
+    stage's pool group: what the periodic task, the batch's button and the command all do."""
+    report = prolific_sync_batch(batch=batch, client=client)
+    pool_grant_pending(batch=batch, client=client)
+    return report
+
+
 def prolific_sync_open(*, provider: ProlificProvider) -> None:
     """Synchronise every Prolific batch whose work is not final; a batch that fails records
     its error (the dashboard shows it) and the others go on."""
     for batch in prolific_batches_to_sync():
         try:
-            prolific_sync_batch(batch=batch, client=provider.client)
-            pool_grant_pending(batch=batch, client=provider.client)
+            prolific_sync_one(batch=batch, client=provider.client)
         except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the rest
             message = f"{type(exc).__name__}: {exc}"
             Batch.objects.filter(pk=batch.pk).update(sync_error=message[:2000])

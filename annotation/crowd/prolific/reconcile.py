@@ -53,10 +53,13 @@ class StudyRow:
     bonuses_there: Decimal | None = None
 
     @property
+    def money_unread(self) -> bool:
+        """Prolific's cost could not be read: the money is not known to agree."""
+        return self.rewards_there is None or self.bonuses_there is None
+
+    @property
     def matches(self) -> bool:
-        money = (self.rewards_there is None or self.rewards_there == self.rewards_here) and (
-            self.bonuses_there is None or self.bonuses_there == self.bonuses_here
-        )
+        money = self.rewards_there == self.rewards_here and self.bonuses_there == self.bonuses_here
         return money and not (self.disagree or self.no_work_here or self.not_listed)
 
 
@@ -71,9 +74,10 @@ class Reconciliation:
 
 
 def _amount(node: Any) -> Decimal | None:
-    """A cost leaf ({amount: minor units, currency}) in major units, or None."""
-    if isinstance(node, dict) and "amount" in node:
-        return Decimal(int(node["amount"])) / 100
+    """A cost leaf ({amount: minor units, currency}) in major units, or None when it is not one
+    (then the row does not match: an unreadable cost is not agreement)."""
+    if isinstance(node, dict) and isinstance(node.get("amount"), int):
+        return Decimal(node["amount"]) / 100
     return None
 
 

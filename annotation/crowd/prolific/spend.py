@@ -1,27 +1,25 @@
 """Prolific money before it is committed: the batch's cost with Prolific's fees, the
 commitments of the last 24 hours (the installation's daily cap), and every check publishing
-passes: the workspace's currency is the installation's (never converted), the hourly reward at
-the expected time is over the project's minimum and Prolific's, the daily cap, the budget and
-the workspace's available balance."""
+passes, all reported at once: a pilot first, the workspace's currency is the installation's
+(never converted), the hourly rate Prolific computes from the declared time (`pay.py`) is over
+the project's minimum and Prolific's (its API's rates where given), the daily cap, the budget
+and the workspace's available balance."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
 
 from annotation.crowd import CostEstimate
 from annotation.crowd.prolific.client import ProlificClient
-from annotation.crowd.prolific.fees import (
-    PROLIFIC_MINIMUM_HOURLY,
-    currency,
-    estimate_cost,
-    minimum_hourly,
-)
-from annotation.errors import ServiceError
+from annotation.crowd.prolific.fees import CENT, PROLIFIC_MINIMUM_HOURLY, currency, estimate_cost
+from annotation.crowd.prolific.pay import PROLIFIC_RECOMMENDED_HOURLY, declared_pay
+from annotation.errors import Refused, ServiceError
 from annotation.models import Assignment, Batch
 from annotation.selectors.counting import counted
-from annotation.selectors.pay import pay_estimate
 from annotation.services.spend import budget_check, daily_cap_check
 from pipeline.errors import InputError
 
@@ -39,30 +37,72 @@ def prolific_cost_estimate(*, batch: Batch, unpublished_only: bool = False) -> C
 
 def workspace_balance(client: ProlificClient) -> tuple[str, Decimal]:
     """The workspace's currency and available balance (major units)."""
-    workspace = settings.CROWDVL_PROLIFIC_WORKSPACE
-    if not workspace:
-        raise InputError(
-            "CROWDVL_PROLIFIC_WORKSPACE is not set: the id of the Prolific workspace studies "
-            "are paid from",
-            field="CROWDVL_PROLIFIC_WORKSPACE",
-        )
-    body = client.call("GET", f"workspaces/{workspace}/balance/")
+    body = client.call("GET", f"workspaces/{workspace_id()}/balance/")
     return str(body.get("currency_code", "")).upper(), Decimal(
         int(body.get("available_balance", 0))
     ) / 100
 
 
-def currency_check(client: ProlificClient) -> Decimal:
-    """Refuse a workspace whose currency is not the installation's; its available balance."""
-    ours = currency()
-    theirs, available = workspace_balance(client)
-    if theirs != ours:
-        raise ServiceError(
-            f"the Prolific workspace holds {theirs or 'an unknown currency'} but this "
-            f"installation's amounts are in {ours} (CROWDVL_CURRENCY): set CROWDVL_CURRENCY to "
-            f"the workspace's currency and the rewards in it; nothing is converted"
+def workspace_id() -> str:
+    workspace = settings.CROWDVL_PROLIFIC_WORKSPACE
+    if not workspace:
+        raise InputError(
+            "CROWDVL_PROLIFIC_WORKSPACE is not set: the id of the Prolific workspace studies "
+            "are paid from (24 characters, in the workspace's address at app.prolific.com)",
+            field="CROWDVL_PROLIFIC_WORKSPACE",
         )
-    return available
+    return str(workspace)
+
+
+def currency_refusal(theirs: str) -> str | None:
+    ours = currency()
+    if theirs == ours:
+        return None
+    return (
+        f"the Prolific workspace holds {theirs or 'an unknown currency'} but this "
+        f"installation's amounts are in {ours} (CROWDVL_CURRENCY): set CROWDVL_CURRENCY to "
+        f"the workspace's currency and the rewards in it; nothing is converted"
+    )
+
+
+@dataclass(frozen=True)
+class RewardAdvice:
+    """Prolific's hourly rates for the workspace (`GET reward-recommendations/`), per hour."""
+
+    minimum: Decimal
+    recommended: Decimal
+    source: str  # "Prolific's API" or "Prolific's help centre"
+
+
+def reward_advice(client: ProlificClient | None) -> RewardAdvice:
+    """Prolific's own minimum and recommended hourly rates where its API gives them, else
+    the published ones (£6 / $8 minimum, £9 / $12 recommended)."""
+    if client is not None:
+        try:
+            rows = client.call(
+                "GET",
+                "reward-recommendations/",
+                params={"workspace_id": workspace_id(), "currency": currency()},
+            )
+        except (ServiceError, InputError):
+            rows = None
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
+            first = rows[0]
+            try:
+                return RewardAdvice(
+                    minimum=(Decimal(int(first["min_reward_per_hour"])) / 100).quantize(CENT),
+                    recommended=(Decimal(int(first["recommended_reward_per_hour"])) / 100).quantize(
+                        CENT
+                    ),
+                    source="Prolific's API",
+                )
+            except (KeyError, TypeError, ValueError):
+                pass
+    return RewardAdvice(
+        minimum=PROLIFIC_MINIMUM_HOURLY[currency()],
+        recommended=PROLIFIC_RECOMMENDED_HOURLY[currency()],
+        source="Prolific's help centre",
+    )
 
 
 PILOT_PLACES = 10  # a study this small is a pilot
@@ -97,31 +137,64 @@ def pilot_check(batch: Batch) -> None:
         )
 
 
-def prolific_cost_check(*, batch: Batch, client: ProlificClient) -> CostEstimate:
-    """Refuse what Prolific or this project's limits would refuse (see the module)."""
-    pilot_check(batch)
-    available = currency_check(client)
+def prolific_refusals(
+    *, batch: Batch, client: ProlificClient | None
+) -> tuple[list[str], CostEstimate]:
+    """Everything Prolific or this project's limits would refuse, each with what to do (all of
+    them, not the first), and the cost publishing would commit. `client` None: no token."""
+    reasons: list[str] = []
+
+    def check(step: Callable[[], None]) -> None:
+        try:
+            step()
+        except (ServiceError, InputError) as exc:
+            reasons.append(str(exc))
+
+    check(lambda: pilot_check(batch))
     estimate = prolific_cost_estimate(batch=batch, unpublished_only=True)
-    pay = pay_estimate(batch=batch)
-    floor = PROLIFIC_MINIMUM_HOURLY[currency()]
-    if pay.hourly < floor:  # what Prolific enforces: no option goes under it
-        raise ServiceError(
-            f"batch {batch.pk} pays {currency()} {pay.hourly}/h at the expected time, under "
-            f"Prolific's enforced minimum of {currency()} {floor}/h: {pay.describe()}; raise "
-            "the reward"
+    available: list[Decimal] = []
+
+    def workspace() -> None:
+        if client is None:
+            return
+        theirs, money = workspace_balance(client)
+        available.append(money)
+        reason = currency_refusal(theirs)
+        if reason:
+            raise ServiceError(reason)
+
+    check(workspace)
+    declared = declared_pay(batch)
+    advice = reward_advice(client)
+    floor = max(advice.minimum, PROLIFIC_MINIMUM_HOURLY[currency()])
+    if declared.hourly < floor:  # what Prolific enforces: no option goes under it
+        needed = (floor * declared.minutes / 60).quantize(CENT, ROUND_CEILING)
+        reasons.append(
+            f"batch {batch.pk} pays {currency()} {declared.hourly}/h as Prolific computes it "
+            f"({declared.describe()}), under Prolific's enforced minimum of {currency()} "
+            f"{floor}/h: raise the reward to at least {currency()} {needed}"
         )
-    minimum = minimum_hourly()
-    if pay.hourly < minimum and batch.options.get("allow_low_pay") is not True:
-        raise ServiceError(
-            f"batch {batch.pk} pays {currency()} {pay.hourly}/h at the expected time, under the "
-            f"project's minimum of {currency()} {minimum}/h (CROWDVL_MIN_HOURLY_PAY): "
-            f"{pay.describe()}; raise the reward, or create the batch with --allow-low-pay"
+    elif declared.hourly < declared.minimum:
+        reasons.append(
+            f"batch {batch.pk} pays {currency()} {declared.hourly}/h as Prolific computes it "
+            f"({declared.describe()}), under the project's minimum of {currency()} "
+            f"{declared.minimum}/h (CROWDVL_MIN_HOURLY_PAY): raise the reward to at least "
+            f"{currency()} {declared.reward_needed}, or create the batch with --allow-low-pay"
         )
-    daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}")
-    budget_check(batch=batch, estimate=estimate)
-    if estimate.total > available:
-        raise ServiceError(
+    check(lambda: daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}"))
+    check(lambda: budget_check(batch=batch, estimate=estimate))
+    if available and estimate.total > available[0]:
+        reasons.append(
             f"batch {batch.pk} would cost {currency()} {estimate.total} but the Prolific "
-            f"workspace has {currency()} {available} available: {estimate.describe()}"
+            f"workspace has {currency()} {available[0]} available: top it up at "
+            f"app.prolific.com ({estimate.describe()})"
         )
+    return reasons, estimate
+
+
+def prolific_cost_check(*, batch: Batch, client: ProlificClient | None) -> CostEstimate:
+    """Refuse what Prolific or this project's limits would refuse (every reason at once)."""
+    reasons, estimate = prolific_refusals(batch=batch, client=client)
+    if reasons:
+        raise Refused(reasons)
     return estimate

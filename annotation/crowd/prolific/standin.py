@@ -12,7 +12,9 @@ groups, messages, the workspace balance, paged lists in the documented envelope 
 `throttle(n)` answers the next n calls with 429 and `Retry-After`; `fail(...)` refuses a call
 before it acts; `lose(...)` lets a call act and then loses its answer (the connection drops,
 or a 5xx comes back), as a real network can. Participants act through `start`, `complete`,
-`return_submission` and `time_out`.
+`return_submission` and `time_out`. Hooks: the workspace's one secret, the event types, and
+subscriptions confirmed with the X-Hook-Secret of their creation; `hook_deliveries` is what
+Prolific would send to the confirmed ones.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import re
 import secrets
 import time
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
@@ -57,12 +60,100 @@ REQUIRED = (
 )
 
 
+def _stamp(epoch: float) -> str:
+    """A time as the reference writes them: ISO 8601 in UTC with microseconds and a Z."""
+    moment = datetime.fromtimestamp(epoch, tz=UTC)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _unstamp(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def error(status: int, title: str, detail: Any) -> Reply:
     return (
         status,
         {"error": {"status": status, "error_code": status * 100, "title": title, "detail": detail}},
         {},
     )
+
+
+# The filter list (`GET filters/`) from the reference's examples (notes §5): select filters
+# with `choices` as an id -> label dict (string ids "0", "1", ...; [3p] gives "1" as United
+# States), range filters with `min` and `max`. The ids are the notes'; the titles, questions,
+# bounds and the other countries' order are the stand-in's own, as is leaving out a range
+# filter's `data_type` (not in the notes). Group and previous-study filters list the
+# workspace's groups and studies as choices (`ProlificStandIn._filter_vocabulary`).
+COUNTRY_CHOICES = (
+    "United Kingdom",
+    "United States",
+    "Ireland",
+    "Germany",
+    "Canada",
+    "Australia",
+    "New Zealand",
+    "France",
+    "Spain",
+    "Netherlands",
+    "South Africa",
+)
+
+
+def filter_list_default() -> list[dict[str, Any]]:
+    def select(filter_id: str, title: str, data_type: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "filter_id": filter_id,
+            "title": title,
+            "description": "",
+            "type": "select",
+            "data_type": data_type,
+            "choices": {},
+            **extra,
+        }
+
+    def ranged(filter_id: str, title: str, low: int, high: int) -> dict[str, Any]:
+        return {
+            "filter_id": filter_id,
+            "title": title,
+            "description": "",
+            "type": "range",
+            "min": low,
+            "max": high,
+        }
+
+    return [
+        select(
+            "handedness",
+            "Handedness",
+            "ChoiceID",
+            question="Are you left or right handed?",
+            choices={"0": "Right-handed", "1": "Left-handed", "2": "Ambidextrous"},
+        ),
+        ranged("age", "Age", 18, 100),
+        select(
+            "current-country-of-residence",
+            "Current Country of Residence",
+            "ChoiceID",
+            question="In which country do you currently reside?",
+            choices={str(n): name for n, name in enumerate(COUNTRY_CHOICES)},
+        ),
+        ranged("approval_rate", "Approval Rate", 0, 100),
+        ranged("approval_numbers", "Approval Numbers", 0, 100_000),
+        select("previous_studies", "Previous Studies", "StudyID"),
+        select("previous_studies_blocklist", "Previous Studies Blocklist", "StudyID"),
+        select("participant_group_allowlist", "Participant Group Allowlist", "ParticipantGroupID"),
+        select("participant_group_blocklist", "Participant Group Blocklist", "ParticipantGroupID"),
+    ]
+
+
+# `GET hooks/event-types/` (notes §7: the reference's example and the events its guides name).
+HOOK_EVENT_TYPES = (
+    {"event_type": "study.status.change", "description": "A study's status changed"},
+    {"event_type": "study.progress.change", "description": "A study's progress changed"},
+    {"event_type": "study.has_high_return_rate", "description": "Many participants return"},
+    {"event_type": "submission.status.change", "description": "A submission's status changed"},
+    {"event_type": "participant.submission.created", "description": "A submission was made"},
+)
 
 
 class ProlificStandIn:
@@ -95,7 +186,15 @@ class ProlificStandIn:
         self.calls: list[tuple[str, str]] = []
         self.refuse: list[tuple[str, str, int, str]] = []  # (method, path regex, status, why)
         self.lost: list[tuple[str, str, int]] = []  # (method, path regex, status; 0: dropped)
+        self.test_participants: dict[str, str] = {}  # participant id: email
         self._throttled = 0
+        self.filter_list = filter_list_default()  # `GET filters/`; tests may change it
+        # Hooks (notes §7): the workspace's one secret, subscriptions, confirmation secrets.
+        self.hook_event_types = [dict(t) for t in HOOK_EVENT_TYPES]
+        self.hook_secrets: dict[str, dict[str, Any]] = {}  # workspace: {id, value, workspace_id}
+        self.hook_subscriptions: dict[str, dict[str, Any]] = {}
+        self.hook_pending: dict[str, str] = {}  # subscription: its X-Hook-Secret
+        self.hook_confirmed: set[str] = set()
 
     # --- test controls ---------------------------------------------------------------------
 
@@ -151,7 +250,7 @@ class ProlificStandIn:
             "study_id": study_id,
             "participant_id": participant_id,
             "status": api.ACTIVE,
-            "started_at": "2026-11-25T10:00:00Z",
+            "started_at": _stamp(time.time()),
             "completed_at": None,
             "study_code": None,
             "bonus_payments": [],
@@ -159,13 +258,15 @@ class ProlificStandIn:
         }
         return sid
 
-    def complete(self, submission_id: str, code: str) -> str:
-        """The participant reaches the completion URL with `code`; the code's actions run."""
+    def complete(self, submission_id: str, code: str, *, seconds: float | None = None) -> str:
+        """The participant reaches the completion URL with `code`; the code's actions run.
+        `seconds`: how long they took (default: from their start until now)."""
         sub = self.submissions[submission_id]
         study = self.studies[sub["study_id"]]
         found = next((c for c in study["completion_codes"] if c["code"] == code), None)
         sub["study_code"] = code
-        sub["completed_at"] = "2026-11-25T10:10:00Z"
+        started = _unstamp(sub["started_at"])
+        sub["completed_at"] = _stamp(started + seconds if seconds is not None else time.time())
         actions = [a["action"] for a in (found or {}).get("actions", [])]
         if "AUTOMATICALLY_APPROVE" in actions:
             sub["status"] = api.APPROVED
@@ -191,6 +292,7 @@ class ProlificStandIn:
         return body, {
             "X-Prolific-Request-Signature": base64.b64encode(digest).decode(),
             "X-Prolific-Request-Timestamp": stamp,
+            "X-Timestamp": stamp,
             "X-Event-ID": self.new_id("evt"),
         }
 
@@ -255,6 +357,7 @@ class ProlificStandIn:
             ),
             ("GET", r"workspaces/([^/]+)/balance/", self._balance),
             ("GET", r"studies/", self._studies),
+            ("GET", r"reward-recommendations/", self._reward_recommendations),
             ("POST", r"studies/", self._study_create),
             ("GET", r"studies/([^/]+)/", self._study_get),
             ("PATCH", r"studies/([^/]+)/", self._study_update),
@@ -272,6 +375,18 @@ class ProlificStandIn:
             ("DELETE", r"participant-groups/([^/]+)/participants/", self._group_remove),
             ("POST", r"messages/", self._message),
             ("POST", r"messages/bulk/", self._messages_bulk),
+            ("GET", r"messages/", self._messages_list),
+            ("GET", r"filters/", self._filters),
+            ("POST", r"researchers/participants/", self._test_participant_create),
+            ("POST", r"studies/([^/]+)/test-study", self._test_study_create),
+            ("GET", r"hooks/event-types/", self._hook_event_types),
+            ("GET", r"hooks/secrets/", self._hook_secrets),
+            ("POST", r"hooks/secrets/", self._hook_secret_create),
+            ("GET", r"hooks/subscriptions/", self._hook_subscriptions),
+            ("POST", r"hooks/subscriptions/", self._hook_subscribe),
+            ("GET", r"hooks/subscriptions/([^/]+)/", self._hook_subscription_get),
+            ("POST", r"hooks/subscriptions/([^/]+)/", self._hook_confirm),
+            ("DELETE", r"hooks/subscriptions/([^/]+)/", self._hook_unsubscribe),
         ]
 
     def _balance(self, params: Any, body: Any, workspace: str) -> Reply:
@@ -286,6 +401,26 @@ class ProlificStandIn:
             },
             {},
         )
+
+    # Minor units per hour; None: the reference's published rates for the currency.
+    reward_rates: dict[str, int] | None = None
+
+    def _reward_recommendations(self, params: Any, body: Any) -> Reply:
+        if params.get("workspace_id") != self.workspace:
+            return error(404, "Not found", "no such workspace")
+        if params.get("currency") not in ("GBP", "USD"):
+            return error(400, "Bad request", {"currency": ["not a valid choice"]})
+        rates = self.reward_rates or (
+            {"min": 600, "recommended": 900}
+            if params["currency"] == "GBP"
+            else {"min": 800, "recommended": 1200}
+        )
+        row = {
+            "currency": params["currency"],
+            "min_reward_per_hour": rates["min"],
+            "recommended_reward_per_hour": rates["recommended"],
+        }
+        return 200, [row], {}
 
     def _studies(self, params: Any, body: Any) -> Reply:
         return self.page([self._short(s) for s in self.studies.values()], params, "studies/")
@@ -320,6 +455,9 @@ class ProlificStandIn:
             return error(
                 400, "Bad request", {"maximum_allowed_time": [f"must be at least {minimum:.0f}"]}
             )
+        refused = self._filters_refusals(body.get("filters", []))
+        if refused:
+            return error(400, "Bad request", {"filters": refused})
         sid = self.new_id()
         self.studies[sid] = {
             **body,
@@ -565,17 +703,254 @@ class ProlificStandIn:
     def _message(self, params: Any, body: Any) -> Reply:
         if not all((body or {}).get(k) for k in ("recipient_id", "study_id", "body")):
             return error(400, "Bad request", "recipient_id, study_id and body are required")
-        self.messages.append(dict(body))
+        self._message_keep(body["recipient_id"], body["study_id"], body["body"])
         return 204, None, {}
+
+    def _message_keep(self, recipient: str, study: str, text: str) -> None:
+        self.messages.append(
+            {
+                "id": self.new_id(),
+                "recipient_id": recipient,
+                "study_id": study,
+                "body": text,
+                "sent_at": _stamp(time.time()),
+                "channel_id": secrets.token_hex(32),
+            }
+        )
+
+    # --- test participants and test studies -------------------------------------------------
+
+    test_studies_enabled = True  # a workspace without the feature answers 403
+
+    def _test_participant_create(self, params: Any, body: Any) -> Reply:
+        if not self.test_studies_enabled:
+            return error(403, "Forbidden", "test participants are not enabled for this account")
+        email = str((body or {}).get("email", ""))
+        if "@" not in email:
+            return error(400, "Bad request", {"email": ["Enter a valid email address."]})
+        if email in self.test_participants.values():
+            return error(400, "Bad request", {"email": ["This email is already registered."]})
+        pid = self.new_id()
+        self.test_participants[pid] = email
+        return 201, {"participant_id": pid}, {}
+
+    def _test_study_create(self, params: Any, body: Any, sid: str) -> Reply:
+        study = self.studies.get(sid)
+        if study is None:
+            return error(404, "Not found", "Study not found")
+        if not self.test_studies_enabled:
+            return error(403, "Forbidden", "test studies are not enabled for this workspace")
+        if study["status"] != "UNPUBLISHED":
+            return error(400, "Bad request", "only a draft study can be tested")
+        if not self.test_participants:
+            return error(400, "Bad request", "the workspace has no active test participant")
+        test_id = self.new_id()
+        self.studies[test_id] = {
+            **study,
+            "id": test_id,
+            "status": "ACTIVE",
+            "is_test": True,
+            "internal_name": f"{study.get('internal_name') or ''} (test)",
+        }
+        return (
+            201,
+            {"study_id": test_id, "study_url": f"https://app.prolific.com/studies/{test_id}"},
+            {},
+        )
+
+    def _messages_list(self, params: Any, body: Any) -> Reply:
+        """The researcher's messages with one participant (`user_id`), or since a time."""
+        user, since = params.get("user_id"), params.get("created_after")
+        if not user and not since:
+            return error(400, "Bad request", "user_id or created_after is required")
+        found = [
+            {
+                "id": m["id"],
+                "sender_id": self.researcher,
+                "body": m["body"],
+                "sent_at": m["sent_at"],
+                "channel_id": m["channel_id"],
+                "type": "message",
+                "data": {"study_id": m["study_id"], "category": None},
+            }
+            for m in self.messages
+            if (not user or m["recipient_id"] == user)
+            and (not since or _unstamp(m["sent_at"]) >= _unstamp(since))
+        ]
+        return 200, {"results": found}, {}
 
     def _messages_bulk(self, params: Any, body: Any) -> Reply:
         if not all((body or {}).get(k) for k in ("ids", "study_id", "body")):
             return error(400, "Bad request", "ids, study_id and body are required")
         for pid in body["ids"]:
-            self.messages.append(
-                {"recipient_id": pid, "study_id": body["study_id"], "body": body["body"]}
-            )
+            self._message_keep(pid, body["study_id"], body["body"])
         return 204, None, {}
+
+    # --- filters: the list, and a study's filters checked against it -----------------------
+
+    def _filter_vocabulary(self, workspace: str | None) -> list[dict[str, Any]]:
+        """The filter list with the workspace's groups and studies as the choices of the
+        filters that take their ids (none without a workspace)."""
+        mine = workspace == self.workspace
+        groups = {
+            gid: str(info["name"])
+            for gid, info in self.group_info.items()
+            if mine and not info.get("is_deleted")
+        }
+        studies = {sid: str(s.get("name", "")) for sid, s in self.studies.items() if mine}
+        dynamic = {"ParticipantGroupID": groups, "StudyID": studies}
+        return [
+            {**f, "choices": dynamic[f["data_type"]]} if f.get("data_type") in dynamic else f
+            for f in self.filter_list
+        ]
+
+    def _filters(self, params: Any, body: Any) -> Reply:
+        return self.page(self._filter_vocabulary(params.get("workspace_id")), params, "filters/")
+
+    def _filters_refusals(self, filters: Any) -> list[str]:
+        """What Prolific would refuse in a study's filters: an unknown filter_id, values that
+        are not a select filter's choice ids, a range on a select filter (or values on a range
+        filter), bounds that are not numbers or lie outside the filter's."""
+        if not isinstance(filters, list):
+            return ["Expected a list of filters."]
+        listed = {f["filter_id"]: f for f in self._filter_vocabulary(self.workspace)}
+        refused: list[str] = []
+        for rule in filters:
+            filter_id = rule.get("filter_id") if isinstance(rule, dict) else None
+            known = listed.get(filter_id) if isinstance(filter_id, str) else None
+            if known is None:
+                refused.append(f"{filter_id!r} is not a valid filter_id.")
+                continue
+            if known["type"] == "select":
+                values = rule.get("selected_values")
+                if "selected_range" in rule or not isinstance(values, list):
+                    refused.append(f"{filter_id} is a select filter: give selected_values.")
+                    continue
+                wrong = [v for v in values if not isinstance(v, str) or v not in known["choices"]]
+                if wrong:
+                    refused.append(f"{filter_id}: {wrong} are not valid choices.")
+                continue
+            bounds = rule.get("selected_range")
+            if "selected_values" in rule or not isinstance(bounds, dict):
+                refused.append(f"{filter_id} is a range filter: give selected_range.")
+                continue
+            try:
+                low, high = (
+                    None if bounds.get(k) is None else float(bounds[k]) for k in ("lower", "upper")
+                )
+            except (TypeError, ValueError):
+                refused.append(f"{filter_id}: the bounds must be numbers.")
+                continue
+            given = [b for b in (low, high) if b is not None]
+            if (low is not None and high is not None and low > high) or any(
+                not known["min"] <= b <= known["max"] for b in given
+            ):
+                refused.append(
+                    f"{filter_id}: the range must lie within {known['min']}-{known['max']}."
+                )
+        return refused
+
+    # --- hooks: the workspace's secret, event types, subscriptions and their confirmation ---
+
+    def _hook_event_types(self, params: Any, body: Any) -> Reply:
+        return 200, {"results": [dict(t) for t in self.hook_event_types]}, {}
+
+    def _hook_workspace_refusal(self, workspace: Any) -> Reply | None:
+        if not workspace:
+            return error(400, "Bad request", {"workspace_id": ["This field is required."]})
+        if workspace != self.workspace:
+            return error(404, "Not found", "no such workspace")
+        return None
+
+    def _hook_secrets(self, params: Any, body: Any) -> Reply:
+        refused = self._hook_workspace_refusal(params.get("workspace_id"))
+        if refused:
+            return refused
+        return 200, {"results": list(self.hook_secrets.values())}, {}
+
+    def _hook_secret_create(self, params: Any, body: Any) -> Reply:
+        workspace = str((body or {}).get("workspace_id") or "")
+        refused = self._hook_workspace_refusal(workspace)
+        if refused:
+            return refused
+        made = {"id": self.new_id(), "value": secrets.token_urlsafe(48), "workspace_id": workspace}
+        self.hook_secrets = {workspace: made}  # one active secret: a new one replaces the old
+        return 201, made, {}
+
+    def _hook_subscriptions(self, params: Any, body: Any) -> Reply:
+        refused = self._hook_workspace_refusal(params.get("workspace_id"))
+        if refused:
+            return refused
+        found = list(self.hook_subscriptions.values())
+        enabled = str(params.get("is_enabled", "")).lower()
+        if enabled in ("true", "false"):
+            found = [s for s in found if s["is_enabled"] == (enabled == "true")]
+        return 200, {"results": found, "meta": {"count": len(found)}}, {}
+
+    def _hook_subscribe(self, params: Any, body: Any) -> Reply:
+        body = body or {}
+        missing = [f for f in ("event_type", "target_url", "workspace_id") if not body.get(f)]
+        if missing:
+            return error(400, "Bad request", {f: ["This field is required."] for f in missing})
+        refused = self._hook_workspace_refusal(body["workspace_id"])
+        if refused:
+            return refused
+        if body["event_type"] not in {t["event_type"] for t in self.hook_event_types}:
+            return error(400, "Bad request", {"event_type": ["not a valid event type"]})
+        if not str(body["target_url"]).startswith("https://"):
+            return error(400, "Bad request", {"target_url": ["must be a public https URL"]})
+        if body["workspace_id"] not in self.hook_secrets:
+            return error(400, "Bad request", "create a secret for the workspace first")
+        sid = self.new_id()
+        self.hook_subscriptions[sid] = {
+            "id": sid,
+            "event_type": body["event_type"],
+            "target_url": body["target_url"],
+            "is_enabled": bool(body.get("is_enabled", True)),
+            "workspace_id": body["workspace_id"],
+        }
+        self.hook_pending[sid] = secrets.token_hex(32)  # confirmed with this, once
+        return 201, self.hook_subscriptions[sid], {"X-Hook-Secret": self.hook_pending[sid]}
+
+    def _hook_subscription_get(self, params: Any, body: Any, sid: str) -> Reply:
+        if sid not in self.hook_subscriptions:
+            return error(404, "Not found", "no such subscription")
+        return 200, self.hook_subscriptions[sid], {}
+
+    def _hook_confirm(self, params: Any, body: Any, sid: str) -> Reply:
+        if sid not in self.hook_subscriptions:
+            return error(404, "Not found", "no such subscription")
+        if sid not in self.hook_confirmed:
+            if (body or {}).get("secret") != self.hook_pending.get(sid):
+                return error(400, "Bad request", {"secret": ["does not match X-Hook-Secret"]})
+            self.hook_confirmed.add(sid)
+        return 200, self.hook_subscriptions[sid], {}
+
+    def _hook_unsubscribe(self, params: Any, body: Any, sid: str) -> Reply:
+        if self.hook_subscriptions.pop(sid, None) is None:
+            return error(404, "Not found", "no such subscription")
+        self.hook_confirmed.discard(sid)
+        return 204, None, {}
+
+    def hook_deliveries(
+        self, payload: dict[str, Any], *, timestamp: int | None = None
+    ) -> list[tuple[str, bytes, dict[str, str]]]:
+        """What Prolific sends for one event: (target URL, body, headers) for each confirmed,
+        enabled subscription of its type, signed with the workspace's secret; one X-Event-ID."""
+        targets = [
+            s["target_url"]
+            for sid, s in self.hook_subscriptions.items()
+            if sid in self.hook_confirmed
+            and s["is_enabled"]
+            and s["event_type"] == payload.get("event_type")
+        ]
+        secret = self.hook_secrets.get(self.workspace, {}).get("value", "")
+        event_id = self.new_id()
+        sent = []
+        for target in targets:
+            body, headers = self.signed_hook(secret, payload, timestamp=timestamp)
+            sent.append((target, body, {**headers, "X-Event-ID": event_id}))
+        return sent
 
 
 class StandInAdapter(BaseAdapter):

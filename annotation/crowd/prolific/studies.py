@@ -15,12 +15,13 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.crowd.prolific.client import COMPLETE_URL, ProlificClient
+from annotation.crowd.prolific.client import COMPLETE_URL, ProlificClient, ProlificUnclear
 from annotation.crowd.prolific.fees import minor_units
+from annotation.crowd.prolific.filters import batch_filters, vocabulary
+from annotation.crowd.prolific.pay import declared_pay
 from annotation.errors import ServiceError
 from annotation.models import Batch, Hit
 from annotation.selectors.installation import installation_id
-from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress
 from annotation.services.remote_calls import remote_call_once
@@ -33,15 +34,6 @@ CODE_TYPES = {COMPLETED: "COMPLETED", NO_WORK: "OTHER", NO_CONSENT: "NO_CONSENT"
 RETURN_REASONS = {
     NO_WORK: "No task was left for you in this study; please return it.",
     NO_CONSENT: "You did not consent to take part; please return the study.",
-}
-# Country codes of the batch's requirements as Prolific's filter choices name them.
-COUNTRIES = {
-    "US": "United States",
-    "GB": "United Kingdom",
-    "CA": "Canada",
-    "AU": "Australia",
-    "NZ": "New Zealand",
-    "IE": "Ireland",
 }
 
 
@@ -82,42 +74,19 @@ def places(batch: Batch) -> int:
     return sum(hit.capacity for hit in batch.hits.all())
 
 
-def filters(batch: Batch) -> list[dict[str, Any]]:
-    """The batch's worker requirements as Prolific filters (approval rate, approved
-    submissions, country of residence); the pools and the project block are added by
-    `groups.study_group_filters`."""
-    rules = batch.qualifications or {}
-    found: list[dict[str, Any]] = []
-    if rules.get("min_approval_percent") is not None:
-        lower = int(rules["min_approval_percent"])
-        found.append(
-            {"filter_id": "approval_rate", "selected_range": {"lower": lower, "upper": 100}}
-        )
-    if rules.get("min_approved_hits") is not None:
-        lower = int(rules["min_approved_hits"])
-        found.append(
-            {"filter_id": "approval_numbers", "selected_range": {"lower": lower, "upper": None}}
-        )
-    if rules.get("locales"):
-        unknown = [c for c in rules["locales"] if c not in COUNTRIES]
-        if unknown:
-            raise InputError(
-                f"no Prolific country for {', '.join(unknown)} (known: {', '.join(COUNTRIES)})",
-                field="qualifications.locales",
-            )
-        found.append(
-            {
-                "filter_id": "current-country-of-residence",
-                "selected_values": [COUNTRIES[c] for c in rules["locales"]],
-            }
-        )
-    return found
+def filters(batch: Batch, *, client: ProlificClient) -> list[dict[str, Any]]:
+    """The batch's worker requirements as Prolific filters, resolved in Prolific's filter list
+    (`filters.py`: choice ids, not names; InputError for what it lacks); the pools and the
+    project block are added by `groups.study_group_filters`."""
+    return batch_filters(batch, vocabulary(client))
 
 
-def study_body(batch: Batch, *, extra_filters: list[dict[str, Any]]) -> dict[str, Any]:
+def study_body(
+    batch: Batch, *, client: ProlificClient, extra_filters: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The study as POST /studies/ takes it."""
-    estimate = pay_estimate(batch=batch)
-    minutes = max(1, math.ceil(estimate.seconds_per_hit / 60))
+    # The time and reward checked before publishing are the ones sent (`pay.declared_pay`).
+    minutes = declared_pay(batch).minutes
     # Prolific's floor for the maximum time: 2 + 2 x estimate + 2 x sqrt(estimate) minutes.
     floor = math.ceil(2 + 2 * minutes + 2 * math.sqrt(minutes))
     codes: list[dict[str, Any]] = [
@@ -148,7 +117,7 @@ def study_body(batch: Batch, *, extra_filters: list[dict[str, Any]]) -> dict[str
         "reward": minor_units(batch.reward),
         "device_compatibility": ["desktop"] if batch.options.get("large_screen", True) else [],
         "peripheral_requirements": [],
-        "filters": filters(batch) + extra_filters,
+        "filters": filters(batch, client=client) + extra_filters,
         "submissions_config": {"max_submissions_per_participant": 1},
         "study_labels": ["annotation"],
     }
@@ -176,7 +145,7 @@ def study_create_once(
     if batch.provider_hit_type_id:
         return batch.provider_hit_type_id
     name = internal_name(batch)
-    body = study_body(batch, extra_filters=extra_filters)
+    body = study_body(batch, client=client, extra_filters=extra_filters)
     event_record(
         action="prolific.study_create_requested",
         run=batch.run,
@@ -196,14 +165,34 @@ def study_create_once(
     return study_id
 
 
+# A study's transitions and the status each leads to (the reference's study statuses).
+TRANSITIONS = {"PUBLISH": "ACTIVE", "PAUSE": "PAUSED", "START": "ACTIVE", "STOP": "COMPLETED"}
+
+
+def study_transition(
+    *, batch: Batch, client: ProlificClient, when: tuple[str, ...], action: str
+) -> None:
+    """Move the batch's study by `action` if it is in one of the statuses `when` (otherwise it
+    was done already: nothing is sent). After a lost answer the study is read again: the
+    transition is done when the study shows its status, else the error stands."""
+    study_id = study_of(batch)
+    study = client.call("GET", f"studies/{study_id}/")
+    if study.get("status") not in when:
+        return
+    try:
+        client.call("POST", f"studies/{study_id}/transition/", json={"action": action})
+    except ProlificUnclear:
+        now = client.call("GET", f"studies/{study_id}/").get("status")
+        if now != TRANSITIONS[action]:
+            raise
+
+
 def study_publish(
     *, batch: Batch, client: ProlificClient, progress: Progress | None = None
 ) -> None:
     """Publish the study (a draft: PUBLISH; already live: nothing) and mark its HITs as offered."""
     study_id = batch.provider_hit_type_id
-    study = client.call("GET", f"studies/{study_id}/")
-    if study.get("status") == "UNPUBLISHED":
-        client.call("POST", f"studies/{study_id}/transition/", json={"action": "PUBLISH"})
+    study_transition(batch=batch, client=client, when=("UNPUBLISHED",), action="PUBLISH")
     hits_mark_offered(batch=batch)
     if progress:
         progress(100.0, f"study {study_id} published with {places(batch)} places")
@@ -227,11 +216,16 @@ def study_places_raise(*, batch: Batch, client: ProlificClient, extra: int = 0) 
     study = client.call("GET", f"studies/{batch.provider_hit_type_id}/")
     current = int(study.get("total_available_places", 0))
     if target > current:
-        client.call(
-            "PATCH",
-            f"studies/{batch.provider_hit_type_id}/",
-            json={"total_available_places": target},
-        )
+        try:
+            client.call(
+                "PATCH",
+                f"studies/{batch.provider_hit_type_id}/",
+                json={"total_available_places": target},
+            )
+        except ProlificUnclear:  # read again: the target reached is the answer
+            study = client.call("GET", f"studies/{batch.provider_hit_type_id}/")
+            if int(study.get("total_available_places", 0)) < target:
+                raise
     return max(target, current)
 
 

@@ -46,6 +46,7 @@ class ProlificDriver:
         self.browsers: dict[str, Client] = {}
         self.sessions: dict[str, str] = {}  # participant id: submission id
         self.pids: dict[str, str] = {}  # a test's name for a participant: their Prolific id
+        self.seconds_taken: float | None = None  # how long participants take, start to end
 
     def pid(self, name: str) -> str:
         """The Prolific id (24 hex) of the participant a test calls `name`."""
@@ -116,7 +117,7 @@ class ProlificDriver:
         """The browser lands on Prolific's completion URL; its code's actions run there."""
         assert url.startswith("https://app.prolific.com/submissions/complete?cc="), url
         code = parse_qs(urlparse(url).query)["cc"][0]
-        return self.standin.complete(self.sessions[participant], code)
+        return self.standin.complete(self.sessions[participant], code, seconds=self.seconds_taken)
 
     def done(self) -> None:
         self.provider.use_client(client_default)  # type: ignore[attr-defined]

@@ -14,6 +14,8 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -22,10 +24,13 @@ from annotation.crowd.prolific.arrival import (
     arrival_ids_check,
     participant_claim,
     participant_verify,
+    session_verify,
 )
-from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_verify
+from annotation.crowd.prolific.hook_setup import prolific_hooks_setup
+from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_sent_at, hook_verify
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.crowd.prolific.studies import COMPLETED, NO_CONSENT, NO_WORK, completion_url
+from annotation.crowd.prolific.test_study import prolific_test_study_of
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.pages.work.forms import task_form_submit
@@ -34,6 +39,7 @@ from annotation.permissions import Action, require
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
+from annotation.services.consent import consent_record
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
@@ -57,7 +63,10 @@ def _held(request: HttpRequest, batch: Batch) -> dict[str, Any] | None:
 @require_http_methods(["GET", "POST"])
 def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id, provider=PROVIDER)
-    if batch.status not in (BatchStatus.PUBLISHED, BatchStatus.PAUSED):  # paused: theirs only
+    # A draft takes only its test study's test participants (`test_study.py`), who see a
+    # preview; paused: only those already inside.
+    test = prolific_test_study_of(batch) if batch.status == BatchStatus.DRAFT else None
+    if test is None and batch.status not in (BatchStatus.PUBLISHED, BatchStatus.PAUSED):
         return _refused(request, "This study is not taking participants any more.")
     consent = run_consent(batch.run)
     if request.method == "GET":
@@ -68,6 +77,7 @@ def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
                 pid=ids["PROLIFIC_PID"],
                 study_id=ids["STUDY_ID"],
                 session_id=ids["SESSION_ID"],
+                expected=test.study_id if test else "",
             )
         except ServiceError as exc:
             return _refused(request, str(exc), status=400)
@@ -89,12 +99,27 @@ def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
         return _consent_page(
             request, batch, consent, error="The consent text changed: read it again."
         )
+    if test is not None:  # a test participant: checked at Prolific, nothing written here
+        try:
+            session_verify(
+                pid=held["pid"],
+                session_id=held["session"],
+                study_id=test.study_id,
+                client=_client(),
+            )
+        except ServiceError as exc:
+            return _refused(request, str(exc))
+        request.session[SESSION] = {**held, "test": test.study_id}
+        return HttpResponseRedirect(reverse("prolific-test-task", args=[batch.pk]))
     try:
         worker = participant_verify(
             batch=batch, pid=held["pid"], session_id=held["session"], client=_client()
         )
     except ServiceError as exc:
         return _refused(request, str(exc))
+    # Recorded once Prolific confirmed who they are, before any claim: consent stands even
+    # when no task is left for them.
+    consent_record(worker=worker, run=batch.run, version=consent["version"])
     try:
         assignment = participant_claim(batch=batch, worker=worker, session_id=held["session"])
     except (PoolConflict, ServiceError):
@@ -168,23 +193,35 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def prolific_reconcile_page(request: HttpRequest) -> HttpResponse:
-    """Asks Prolific only when staff press the button (every study of the installation)."""
+    """Asks Prolific only when staff press a button: reconcile (every study of the
+    installation), or set up the webhooks (`hook_setup`)."""
     require(request.user, Action.ADMIN)
-    report, error = None, None
+    report, hooks, error = None, None, None
     if request.method == "POST":
         try:
-            report = prolific_reconcile(client=_client())
+            if request.POST.get("action") == "hooks":
+                hooks = prolific_hooks_setup(
+                    client=_client(),
+                    new_secret=bool(request.POST.get("new_secret")),
+                    resubscribe=bool(request.POST.get("resubscribe")),
+                )
+            else:
+                report = prolific_reconcile(client=_client())
         except (ServiceError, InputError) as exc:
             error = str(exc)
-    context = {"report": report, "error": error}
+    context = {"report": report, "hooks": hooks, "error": error}
     status = 400 if error else 200
-    return render(request, "annotation/prolific_reconcile.html", context, status=status)
+    response = render(request, "annotation/prolific_reconcile.html", context, status=status)
+    if hooks is not None and hooks.secret:
+        patch_cache_control(response, no_store=True)  # the new secret is shown this once
+    return response
 
 
 @csrf_exempt
 @require_POST
 def prolific_hook(request: HttpRequest) -> HttpResponse:
-    """Prolific's `submission.status.change` deliveries (signed; each applied once)."""
+    """Prolific's deliveries (signed; each event applied once, an out-of-order status never
+    applied over a newer one)."""
     try:
         hook_verify(
             body=request.body,
@@ -194,7 +231,14 @@ def prolific_hook(request: HttpRequest) -> HttpResponse:
         payload = json.loads(request.body)
         if not isinstance(payload, dict):
             raise HookRefused("the body is not an event")
-        changed = hook_apply(event_id=request.headers.get("X-Event-ID", ""), payload=payload)
+        stamp = request.headers.get("X-Timestamp") or request.headers.get(
+            "X-Prolific-Request-Timestamp", ""
+        )
+        changed = hook_apply(
+            event_id=request.headers.get("X-Event-ID", ""),
+            payload=payload,
+            sent_at=hook_sent_at(stamp),
+        )
     except (HookRefused, ValueError) as exc:
         return JsonResponse({"error": str(exc)}, status=403)
     return JsonResponse({"changed": changed})

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd import provider_for, web_provider_names
-from annotation.errors import ServiceError
+from annotation.errors import Refused, ServiceError
 from annotation.models import Batch, BatchStatus, Run
 from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
@@ -79,16 +79,18 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "annotation/batch_new.html", context, status=status)
 
 
-def _refusal(batch: Batch) -> str | None:
-    """Why publishing would be refused now (budget, cap, balance, pay), if it would."""
+def _refusal(batch: Batch) -> list[str]:
+    """Every reason publishing would be refused now (budget, cap, balance, pay, ...)."""
     provider = provider_for(batch.provider)
     try:
         provider.publish_check(batch=batch)
+    except Refused as exc:
+        return exc.reasons
     except (ServiceError, InputError) as exc:
-        return str(exc)
+        return [str(exc)]
     except Exception as exc:  # no credentials, platform unreachable: say so, publishing will too
-        return f"{provider.label or provider.name} could not be asked: {exc}"
-    return None
+        return [f"{provider.label or provider.name} could not be asked: {exc}"]
+    return []
 
 
 @login_required
@@ -112,7 +114,7 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "held_fast": reviews_held_fast_count(run=batch.run, batch=batch),
         "adaptive": batch_adaptive_cost(batch=batch),
         "warnings": batch_warnings(batch=batch),
-        "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else None,
+        "refusal": _refusal(batch) if batch.status == BatchStatus.DRAFT else [],
         "notes": provider.launch_notes(batch=batch, base=public_base_url(request)),
         "live": batch_live_status(batch=batch) if batch.status != BatchStatus.DRAFT else None,
         "live_interval_ms": LIVE_POLL_MS,

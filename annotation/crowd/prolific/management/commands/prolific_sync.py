@@ -3,13 +3,17 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from annotation.crowd.prolific.adapter import prolific_provider
-from annotation.crowd.prolific.sync import PROVIDER, prolific_sync_batch
+from annotation.crowd.prolific.publish import prolific_sync_one
+from annotation.crowd.prolific.sync import PROVIDER
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 
 
 class Command(ServiceCommand):
-    help = "Bring Prolific submission statuses in (all published Prolific batches by default)."
+    help = (
+        "Bring Prolific submission statuses in and put participants with counted work in their "
+        "stage's pool group (all published Prolific batches by default)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--batch", type=int, action="append", help="only these batches")
@@ -20,7 +24,7 @@ class Command(ServiceCommand):
             batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
         client = prolific_provider().client
         for batch in batches.order_by("pk"):
-            report = prolific_sync_batch(batch=batch, client=client)
+            report = prolific_sync_one(batch=batch, client=client)
             self.stdout.write(
                 f"batch {batch.pk}: {report.submissions} submissions, {report.changed} changed"
                 + (f", unknown statuses {sorted(set(report.unknown))}" if report.unknown else "")
