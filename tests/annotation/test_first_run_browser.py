@@ -111,7 +111,7 @@ def test_a_new_labs_first_run_from_an_empty_install(browser, tmp_path):  # noqa:
 
         # 5. A small stage-2 batch, published; two workers invited.
         selection = launch(tab, server, run_id, BisonStage.SELECTION, limit=10)
-        links = invite(tab, server, run_id, ["ana", "ben"])
+        links = invite(tab, server, run_id, ["ana", "ben", "cy"])
         assert all(link.startswith(f"{base}/join/") for link in links.values())
 
         # 6. Ana answers stage 2 in her own browser; the run says stage 2 is done.
@@ -120,10 +120,17 @@ def test_a_new_labs_first_run_from_an_empty_install(browser, tmp_path):  # noqa:
         tab.goto(f"{base}/runs/{run_id}/")
         expect(tab.locator("#run-status")).to_have_text("selected")
 
-        # 7. Stage 3 from her selections, by Ben (not in stage 2's pool).
+        # 7. Stage 3 from her selections, by Ben (not in stage 2's pool), and by Cy where the
+        # packing (a secret layout seed) split the triples over HITs sharing an image, which
+        # nobody may see twice (issue 25).
         verification = launch(tab, server, run_id, BisonStage.VERIFICATION)
         ben = browser.new_context().new_page()
-        assert answer_batch(ben, links["ben"], verification, left_always) == 1
+        answered = answer_batch(ben, links["ben"], verification, left_always)
+        assert answered >= 1
+        cy = browser.new_context().new_page()
+        answered += answer_batch(cy, links["cy"], verification, left_always)
+        tab.goto(f"{base}/batches/{verification}/")
+        assert answered == int(tab.locator("#hits").inner_text().split()[0])
         tab.goto(f"{base}/runs/{run_id}/")
         expect(tab.locator("#run-status")).to_have_text("verified")
 

@@ -758,3 +758,31 @@ def test_an_unexpected_error_ends_the_publish_job_failed_and_recovery_leaves_it(
     page = admin_client.get("/").content.decode()
     assert "KeyError" in page
     assert pro.standin.calls.count(("POST", "participant-groups/")) == len(pro.standin.groups)
+
+
+def test_an_unreadable_cost_is_a_difference_not_agreement(pro, paired_run, monkeypatch):
+    from annotation.crowd.prolific.reconcile import prolific_reconcile
+
+    batch = pro.publish(draft(paired_run))
+    a = pro.take(batch, "paid")
+    pro.submit(a, answers_for(a))
+    a.refresh_from_db()
+    assignment_approve(assignment=a)
+    monkeypatch.setattr(
+        pro.standin, "_study_cost", lambda params, body, sid: (200, {"rewards": {}}, {})
+    )
+    [row] = prolific_reconcile(client=pro.client).rows
+    assert row.money_unread and not row.matches
+
+
+def test_the_sync_command_puts_counted_participants_in_their_pool_group(pro, paired_run):
+    from django.core.management import call_command
+
+    batch = pro.publish(draft(paired_run))
+    a = pro.take(batch, "pooled")
+    browser = pro.browsers[pro.pid("pooled")]
+    done = browser.post(f"/prolific/assignment/{a.pk}/", answers_for(a))
+    pro.complete_at_prolific(pro.pid("pooled"), done["Location"])
+    call_command("prolific_sync", "--batch", str(batch.pk))
+    pool = PoolQualification.objects.get(run=paired_run, stage=BisonStage.SELECTION)
+    assert pro.pid("pooled") in pro.standin.groups[pool.qualification_id]

@@ -13,6 +13,7 @@ from annotation.errors import Refused
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Bonus, BonusKind
 from annotation.services.batches import batch_create
+from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +69,7 @@ def test_prolifics_own_rates_and_every_refusal_are_shown_at_once(
     assert not pro.standin.studies
 
 
-def test_an_underpayment_at_the_median_is_adjusted_once(pro, paired_run, admin_client):
+def test_an_underpayment_at_the_median_is_adjusted_once(pro, paired_run, admin_client, schema):  # noqa: F811
     batch = pro.publish(draft(paired_run))
     minimum = declared_pay(batch).minimum
     pro.seconds_taken = 10 * 60.0  # the task takes participants ten minutes, not one
@@ -82,12 +83,16 @@ def test_an_underpayment_at_the_median_is_adjusted_once(pro, paired_run, admin_c
     assert review.underpaid and review.hourly == (batch.reward * 6).quantize(Decimal("0.01"))
     owed = (minimum / 6 - batch.reward).quantize(Decimal("0.01"))
     assert review.owed_each == owed and len(review.to_pay) == 3
+    read = admin_client.get(f"/api/batches/{batch.pk}/prolific/pay/")
+    check(schema, "/api/batches/{batch_id}/prolific/pay/", "get", read)
+    assert read.json()["owed_participants"] == 3 and read.json()["median_seconds"] == 600
     page = admin_client.get(f"/prolific/batches/{batch.pk}/pay/").content.decode()
     assert 'id="adjust"' in page and f"{owed}" in page
     # The first payment's answer is lost (Prolific paid): looked up, never paid twice.
     pro.standin.lose("POST", r"bulk-bonus-payments/[0-9a-f]{24}/pay/")
     response = admin_client.post(f"/api/batches/{batch.pk}/prolific/pay/")
     assert response.status_code == 200, response.content
+    check(schema, "/api/batches/{batch_id}/prolific/pay/", "post", response)
     assert response.json()["owed_participants"] == 0
     assert len(pro.standin.payments) == 3
     assert sorted(b["amount"] for b in pro.standin.payments) == [int(owed * 100)] * 3
@@ -105,3 +110,16 @@ def test_a_quick_study_needs_no_adjustment(pro, paired_run):
     pro.submit(a, answers_for(a))
     review = prolific_pay_adjust(batch=batch, client=pro.client)
     assert not review.underpaid and review.to_pay == [] and pro.standin.payments == []
+
+
+def test_no_token_and_a_missing_pilot_are_said_together(pro, paired_run, admin_client, settings):
+    from annotation.crowd.prolific.client import client_default
+
+    settings.CROWDVL_PROLIFIC_TOKEN = ""
+    pro.provider.use_client(client_default)  # the installation's own client: no token
+    batch = draft(paired_run)
+    batch.hits.update(extra_assignments=10)  # more places than a pilot's, and no pilot
+    page = admin_client.get(f"/batches/{batch.pk}/").content.decode()
+    refusal = page.split('id="refusal"')[1].split("</ul>")[0]
+    assert "CROWDVL_PROLIFIC_TOKEN is not set" in refusal and "before a pilot" in refusal
+    assert refusal.count("<li>") == 2
