@@ -5,6 +5,7 @@ keep the database in step."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -19,12 +20,12 @@ from annotation.crowd.prolific.client import (
     REJECTION_CATEGORIES,
     REJECTION_MESSAGE_MIN,
     ProlificClient,
-    ProlificUnclear,
     client_default,
 )
 from annotation.crowd.prolific.fees import estimate_cost, prolific_fee
 from annotation.errors import Refused, ServiceError
 from annotation.models import Assignment, Batch, BatchStatus, Hit, Worker
+from annotation.services.remote_calls import NO_OBJECT, remote_call_once
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:
@@ -342,15 +343,29 @@ class ProlificProvider(CrowdProvider):
                 raise ServiceError(f"participant {worker.external_id} took no study here")
             by_study.setdefault(str(latest), []).append(worker.external_id)
         body = f"{subject}\n\n{message}"
+        # Each send is recorded before it goes; a second attempt or a lost answer reads the
+        # first recipient's messages of the last 30 days (the reference's limit) first.
+        since = timezone.now() - timedelta(days=30)
         for study, ids in by_study.items():
-            since = timezone.now() - timedelta(minutes=5)
-            try:
-                self.client.call(
-                    "POST", "messages/bulk/", json={"ids": ids, "study_id": study, "body": body}
-                )
-            except ProlificUnclear:  # sent or not: the first recipient's messages tell
-                if not self._message_seen(participant=ids[0], study=study, body=body, since=since):
-                    raise
+            digest = hashlib.sha256("\n".join([study, body, *sorted(ids)]).encode()).hexdigest()
+
+            def send(study: str = study, ids: list[str] = ids) -> str:
+                payload = {"ids": ids, "study_id": study, "body": body}
+                self.client.call("POST", "messages/bulk/", json=payload)
+                return NO_OBJECT
+
+            def seen(study: str = study, ids: list[str] = ids) -> str | None:
+                found = self._message_seen(participant=ids[0], study=study, body=body, since=since)
+                return NO_OBJECT if found else None
+
+            remote_call_once(
+                provider=PROVIDER,
+                operation="message.send",
+                key=f"prolific|message|{digest}",
+                send=send,
+                look_up=seen,
+                data={"study": study, "recipients": len(ids)},
+            )
 
     def _message_seen(self, *, participant: str, study: str, body: str, since: datetime) -> bool:
         listed = self.client.call(

@@ -564,8 +564,10 @@ class ProlificStandIn:
                     "started_at",
                     "completed_at",
                     "study_code",
+                    "return_requested",
                 )
             }
+            | {"has_siblings": False}
             for s in self.submissions.values()
             if s["study_id"] == study
         ]
@@ -585,6 +587,7 @@ class ProlificStandIn:
             **{k: sub[k] for k in keys},
             "participant": sub["participant_id"],
             "entered_code": sub["study_code"],
+            "parent_study_id": None,
         }
 
     def _submission_get(self, params: Any, body: Any, sid: str) -> Reply:
