@@ -127,10 +127,12 @@ def test_a_new_labs_first_run_from_an_empty_install(browser, tmp_path):  # noqa:
         ben = browser.new_context().new_page()
         answered = answer_batch(ben, links["ben"], verification, left_always)
         assert answered >= 1
-        cy = browser.new_context().new_page()
-        answered += answer_batch(cy, links["cy"], verification, left_always)
         tab.goto(f"{base}/batches/{verification}/")
-        assert answered == int(tab.locator("#hits").inner_text().split()[0])
+        hits = int(tab.locator("#hits").inner_text().split()[0])
+        if answered < hits:
+            cy = browser.new_context().new_page()
+            answered += answer_batch(cy, links["cy"], verification, left_always)
+        assert answered == hits
         tab.goto(f"{base}/runs/{run_id}/")
         expect(tab.locator("#run-status")).to_have_text("verified")
 
