@@ -14,7 +14,6 @@ from django.db import DatabaseError, connection
 from annotation.models import Hit, Question
 from annotation.selectors.hit_cache import hit_cached
 from annotation.selectors.images import ImageLinks, image_places
-from annotation.selectors.invitations import consent_version
 from annotation.selectors.run_texts import run_instructions
 from annotation.tasktypes import task_type_for
 
@@ -47,8 +46,8 @@ class TaskPage:
 
 
 # The hottest read of the worker's path, in one statement: the assignment, its batch and run,
-# and the worker's invitation to that run (valid if not revoked and consented to the run's
-# current text). Plain SQL: the ORM's compiling of this join cost more than running it.
+# and the worker's invitation to that run (valid if not revoked and consented to a text of the
+# run: a task taken before the text changed is still theirs to finish). Plain SQL: the ORM's compiling of this join cost more than running it.
 _TASK_PAGE_SQL = """
 SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version, r.id
 FROM annotation_assignment a
@@ -65,7 +64,7 @@ WHERE a.id = %s AND a.worker_id = %s AND w.provider = %s AND b.provider = %s
 # Once an assignment's page has been shown, what never changes about it is kept in this
 # process's memory (the "assignments" cache): its HIT, batch, stage and run. A later view then
 # reads only what can change, by primary keys (_KNOWN_SQL): the assignment's worker and state,
-# the worker's invitation to the run (revoked? consented to the current text?) and the run's
+# the worker's invitation to the run (revoked? consented?) and the run's
 # texts. Besides the fewer joins, its plan cannot go stale: the join above, planned once per
 # connection while the assignment table is small, goes on scanning that table as it grows
 # (issue 32), where a lookup of one row by its primary key stays one.
@@ -225,10 +224,13 @@ def _page(
     config: Any,
     consented: str | None,
 ) -> TaskPage | None:
-    """The page, if the invitation (None: none valid) is consented to the run's current text."""
+    """The page, if the invitation (None: none valid) was consented to. A task taken under an
+    earlier consent text stays the worker's to finish, under the version they accepted (the
+    `Consent` rows keep when); the next claim needs the current text (`invited_worker`), so
+    they are asked again before their next task, and no answer in progress is lost."""
     if isinstance(config, str):  # a database without a JSON type returns text
         config = json.loads(config)
-    if consented is None or consented != consent_version(config or {}):
+    if not consented:
         return None
     return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
 

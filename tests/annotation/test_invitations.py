@@ -354,3 +354,33 @@ def test_links_that_only_this_machine_can_open_are_flagged(admin_client, paired_
     settings.CROWDVL_PUBLIC_URL, settings.CROWDVL_PUBLIC_URL_SET = "https://crowd.example.org", True
     public = admin_client.get(url, HTTP_HOST="127.0.0.1:8000").content.decode()
     assert 'id="loopback"' not in public and "https://crowd.example.org/join/" in public
+
+
+def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(
+    client, paired_run
+):
+    """Issue 46: the task in progress is submitted under the version the worker accepted;
+    the next task needs the new text accepted first."""
+    from annotation.models import Answer, Consent
+    from annotation.services.run_texts import run_consent_set
+
+    batch = stage2(paired_run)
+    invitation = invitations_create(run=paired_run, labels=["alice"])[0]
+    old = run_consent(paired_run)["version"]
+    client.post(f"/join/{invitation.token}/", {"version": old})
+    taken = client.get(f"/work/{batch.pk}/next/")
+    assignment = Assignment.objects.get(worker=invitation.worker)
+    assert taken["Location"] == f"/work/assignment/{assignment.pk}/"
+    run_consent_set(run=paired_run, text="A new information sheet, changed mid-task.")
+    answers = {f"q{q.position}": "none" for q in assignment.hit.questions.all()}
+    assert client.get(f"/work/assignment/{assignment.pk}/").status_code == 200
+    sent = client.post(f"/work/assignment/{assignment.pk}/", answers)
+    assert sent.status_code == 302 and sent["Location"] == f"/work/{batch.pk}/next/"
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED
+    assert Answer.objects.filter(assignment=assignment).count() == len(answers)
+    accepted = Consent.objects.get(worker=invitation.worker, run=paired_run)
+    assert accepted.version == old and accepted.accepted_at <= assignment.accepted_at
+    # The next task: the new text first.
+    assert client.get(f"/work/{batch.pk}/next/").status_code == 403
+    assert "changed mid-task" in client.get(f"/join/{invitation.token}/").content.decode()

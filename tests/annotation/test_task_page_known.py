@@ -96,11 +96,15 @@ def test_after_a_view_a_closed_assignment_goes_to_the_next(client, paired_run, s
     assert response["Location"] == f"/work/{assignment.hit.batch_id}/next/"
 
 
-def test_after_a_view_a_revoked_link_or_new_consent_text_is_not_found(client, paired_run):
+def test_after_a_view_a_revoked_link_is_not_found_and_new_consent_text_keeps_the_task(
+    client, paired_run
+):
     _, _, url = _claimed(client, paired_run)
     assert client.get(url).status_code == 200
     run_consent_set(run=paired_run, text="A new information sheet.")
-    assert client.get(url).status_code == 404
+    # The task taken under the old text stays the worker's to finish (issue 46); the next
+    # claim asks again (test_invitations.py).
+    assert client.get(url).status_code == 200
     invitation = Invitation.objects.get(run=paired_run, label="alice")
     paired_run.refresh_from_db()
     invitation_consent(invitation=invitation, version=run_consent(paired_run)["version"])

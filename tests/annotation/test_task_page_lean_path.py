@@ -115,13 +115,16 @@ def test_another_workers_assignment_is_not_found(paired_run, lean_answers):
     assert alice.get(url).status_code == 200
 
 
-def test_a_revoked_invitation_or_outdated_consent_is_not_found(client, paired_run):
+def test_a_revoked_invitation_is_not_found_and_outdated_consent_keeps_the_task(
+    client, paired_run
+):
     batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
     assert client.get(url).status_code == 200
     run_consent_set(run=paired_run, text="A new information sheet.")
-    assert client.get(url).status_code == 404
+    assert client.get(url).status_code == 200  # taken under the old text: still theirs
+    assert client.get(f"/work/{batch.pk}/next/").status_code == 403  # the next: asked again
     other = Client()
     join(other, paired_run, "bob")
     url = _claim(other, batch)
