@@ -356,9 +356,7 @@ def test_links_that_only_this_machine_can_open_are_flagged(admin_client, paired_
     assert 'id="loopback"' not in public and "https://crowd.example.org/join/" in public
 
 
-def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(
-    client, paired_run
-):
+def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(client, paired_run):
     """Issue 46: the task in progress is submitted under the version the worker accepted;
     the next task needs the new text accepted first."""
     from annotation.models import Answer, Consent

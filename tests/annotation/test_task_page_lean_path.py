@@ -115,9 +115,7 @@ def test_another_workers_assignment_is_not_found(paired_run, lean_answers):
     assert alice.get(url).status_code == 200
 
 
-def test_a_revoked_invitation_is_not_found_and_outdated_consent_keeps_the_task(
-    client, paired_run
-):
+def test_a_revoked_invitation_is_not_found_and_outdated_consent_keeps_the_task(client, paired_run):
     batch = local_batch(paired_run)
     join(client, paired_run, "alice")
     url = _claim(client, batch)
