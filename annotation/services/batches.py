@@ -153,11 +153,16 @@ def batch_create(
         random.Random(seed).shuffle(items)
         if limit is not None:
             items = items[:limit]
-        fair = False
-        if value is None:  # the paper's reward, or the minimum hourly pay at the expected time
-            value = task.default_reward(items_per_hit=items_per_hit, options=options or {})
-            if value is None:
-                fair, value = True, Decimal("0.01")  # set below, once the HITs' size is known
+        # No reward given: the paper's, never under the installation's minimum hourly pay at
+        # the expected time (set below, once the HITs' size is known; issue 46).
+        fair = value is None
+        paper = (
+            task.default_reward(items_per_hit=items_per_hit, options=options or {})
+            if fair
+            else None
+        )
+        if value is None:
+            value = paper or Decimal("0.01")
         batch = Batch.objects.create(
             run=run,
             stage=stage,
@@ -192,7 +197,7 @@ def batch_create(
         if fair:  # the largest HIT, gold items included, pays the minimum at the time declared
             expected = task.seconds_per_item(options=options or {}) * max(len(p) for p in plans)
             declared = provider_for(provider).declared_seconds(seconds=expected)
-            batch.reward = check_reward(fair_reward(seconds=declared))
+            batch.reward = check_reward(max(paper or Decimal("0"), fair_reward(seconds=declared)))
             Batch.objects.filter(pk=batch.pk).update(reward=batch.reward)
         hits = Hit.objects.bulk_create([Hit(batch=batch, position=i) for i in range(len(plans))])
         placed = [

@@ -111,7 +111,8 @@ def test_an_eccv_batch_takes_its_direction_and_follow_ups_on_the_page(proposed, 
     assert batch.options == {"direction": "t2i", "follow_ups": False, "more_judgments": False}
     asked = Item.objects.filter(questions__hit__batch=batch, kind=EccvItemKind.CANDIDATE)
     assert asked.exists() and not asked.exclude(proposals__direction="t2i").exists()
-    assert batch.reward == Decimal("0.65")  # the paper's round 2, without rationale questions
+    # The paper's round 2 ($0.65, without rationale questions), raised to the minimum hourly pay.
+    assert batch.reward > Decimal("0.65") and not pay_estimate(batch=batch).below_minimum
     # Errors sit next to their field: a direction with nothing left, an unknown one, and
     # follow-up judgments on a run with nothing uncertain.
     for data, field in (
