@@ -121,3 +121,21 @@ def test_the_command_pauses_and_resumes(paired_run):
         f"{batch.pk}:",
         "published",
     ]
+
+
+def test_an_invited_worker_is_told_a_paused_batch_is_paused(client, paired_run):
+    """Issue 46: the start page said "it has closed, or it needs people who have not taken
+    part" of a paused batch; each case now says its own reason."""
+    from annotation.services.batches import batch_expire
+    from tests.factories import join
+
+    batch = local_batch(paired_run)
+    join(client, paired_run, "alice")
+    batch_pause(batch=batch)
+    page = client.get(f"/work/{batch.pk}/").content.decode()
+    assert "paused this batch for now" in page and "has closed" not in page
+    batch_resume(batch=batch)
+    assert 'id="start"' in client.get(f"/work/{batch.pk}/").content.decode()
+    batch_expire(batch=batch)
+    page = client.get(f"/work/{batch.pk}/").content.decode()
+    assert "This batch has closed" in page and "other part" not in page

@@ -87,8 +87,28 @@ def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
     progress = next(
         (p for p in worker_batches(run=batch.run, worker=worker) if p.batch == batch), None
     )
-    context = {"batch": batch, "worker": worker, "progress": progress}
+    context = {
+        "batch": batch,
+        "worker": worker,
+        "progress": progress,
+        "closed": None if progress else _closed_reason(batch),
+    }
     return render(request, "annotation/work_start.html", context)
+
+
+# Why a batch is not open to an invited worker, in their words (one sentence each, issue 46).
+PAUSED = "The researchers paused this batch for now: please come back later."
+POOL = (
+    "This part of the study needs people who have not taken part in its other part, and you "
+    "already have. It is closed to you, through no fault of yours: thank you for your work."
+)
+CLOSED = "This batch has closed: thank you for your interest."
+
+
+def _closed_reason(batch: Batch) -> str:
+    if batch.status == BatchStatus.PAUSED:
+        return PAUSED
+    return POOL if batch.status == BatchStatus.PUBLISHED else CLOSED
 
 
 def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
@@ -100,19 +120,13 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     try:
         assignment = assignment_claim_next(batch=batch, worker=worker)
     except PoolConflict:
-        reason = (
-            "This part of the study needs people who have not taken part in its other part, "
-            "and you already have. It is closed to you, through no fault of yours: thank you "
-            "for your work."
-        )
-        context = {"batch": batch, "reason": reason, "home": home}
+        context = {"batch": batch, "reason": POOL, "home": home}
         return render(request, "annotation/work_done.html", context, status=403)
     except ServiceError as exc:
         context = {"batch": batch, "reason": str(exc), "home": home}
         return render(request, "annotation/work_done.html", context, status=403)
     if assignment is None and batch.status == BatchStatus.PAUSED:
-        reason = "The researchers paused this batch for now: please come back later."
-        context = {"batch": batch, "reason": reason, "home": home}
+        context = {"batch": batch, "reason": PAUSED, "home": home}
         return render(request, "annotation/work_done.html", context, status=409)
     if assignment is None:
         return render(request, "annotation/work_done.html", {"batch": batch, "home": home})
