@@ -136,3 +136,18 @@ def test_serve_on_postgresql_leaves_no_connection_behind_its_requests(tmp_path):
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_links_point_at_the_address_served_unless_the_public_url_is_set(settings):
+    """Issue 46: `serve 127.0.0.1:8123` warned and linked with port 8000."""
+    from annotation.management.commands.serve import links_base, served_base
+    from annotation.selectors.links import loopback_warning
+
+    assert served_base("8123") == "http://127.0.0.1:8123"
+    assert served_base("0.0.0.0:9000") == "http://0.0.0.0:9000"
+    assert served_base("[::1]:8123") == "http://[::1]:8123"
+    settings.CROWDVL_PUBLIC_URL_SET = False
+    assert "127.0.0.1:8123" in (loopback_warning(links_base("127.0.0.1:8123")) or "")
+    settings.CROWDVL_PUBLIC_URL_SET = True
+    settings.CROWDVL_PUBLIC_URL = "https://crowd.lab.org"
+    assert links_base("127.0.0.1:8123") == "https://crowd.lab.org"

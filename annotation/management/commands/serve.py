@@ -5,6 +5,7 @@ set (nothing to install)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -25,6 +26,20 @@ def worker_command(*, concurrency: int) -> list[str]:
         *(sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "-s", str(schedule)),
         *("-c", str(concurrency), "-l", "info", "--without-gossip", "--without-mingle"),
     ]
+
+
+def served_base(addrport: str) -> str:
+    """The address `runserver addrport` answers at ("8123", "0.0.0.0:8123", "[::1]:8123")."""
+    host, sep, port = addrport.rpartition(":")
+    if not sep:
+        host, port = "", addrport
+    return f"http://{host or '127.0.0.1'}:{port}"
+
+
+def links_base(addrport: str) -> str:
+    """Where links printed and sent while serving point: CROWDVL_PUBLIC_URL where it is set,
+    else the address actually served (not the default port 8000, issue 46)."""
+    return public_base_url() if settings.CROWDVL_PUBLIC_URL_SET else served_base(addrport)
 
 
 def per_request_connections() -> None:
@@ -56,7 +71,11 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         call_command("migrate", interactive=False, verbosity=1)
-        warning = loopback_warning(public_base_url())
+        base = links_base(options["addrport"])
+        if not settings.CROWDVL_PUBLIC_URL_SET:  # the worker's jobs and mails link here too
+            settings.CROWDVL_PUBLIC_URL = base
+            os.environ["CROWDVL_PUBLIC_URL"] = base
+        warning = loopback_warning(base)
         if warning:
             self.stderr.write(self.style.WARNING(warning))
         worker = None
