@@ -7,7 +7,10 @@ COPY pipeline ./pipeline
 COPY frontend ./frontend
 COPY data ./data
 COPY manage.py ./
-RUN pip install --no-cache-dir .
+# The encoders extra (local CLIP or SigLIP folders): PyTorch's CPU build from its own index,
+# not the several-GB CUDA build PyPI would give (EXTRAS="" for an image without it).
+ARG EXTRAS=encoders
+RUN pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu ".[${EXTRAS}]"
 ENV OPENBLAS_CORETYPE=Haswell \
     DJANGO_STATIC_ROOT=/app/static \
     CROWDVL_VAR_DIR=/data/var

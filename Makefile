@@ -76,6 +76,8 @@ screenshots: $(STAMP)
 # worker with the beat scheduler on the file-based broker in var/broker/ (ADDR=0.0.0.0:8000
 # to serve the lab's network; set CROWDVL_PUBLIC_URL to the address workers use).
 ADDR ?= 127.0.0.1:8000
+# Where `make serve-prod` binds gunicorn (BIND=0.0.0.0:8080 ...).
+BIND ?= 127.0.0.1:8000
 serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} CELERY_BROKER_URL=$${CELERY_BROKER_URL:-filesystem://} \
 	$(PY) manage.py serve $(ADDR)
@@ -83,10 +85,12 @@ serve: $(STAMP)
 # Production web server (set the environment docs/operations.md lists first).
 serve-prod: $(STAMP)
 	$(PY) manage.py migrate && $(PY) manage.py collectstatic --noinput && \
-	$(VENV)/bin/gunicorn config.wsgi -b 127.0.0.1:8000 -w 4 --access-logfile -
+	$(VENV)/bin/gunicorn config.wsgi -b $(BIND) -w 4 --access-logfile -
 
+# The beat schedule lives in var/ (ignored), never in the checkout.
 worker: $(STAMP)
-	$(VENV)/bin/celery -A config worker -B -l info
+	mkdir -p var
+	$(VENV)/bin/celery -A config worker -B -s var/celerybeat-schedule -l info
 
 clean:
 	rm -rf var .pytest_cache

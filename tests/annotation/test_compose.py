@@ -59,3 +59,17 @@ def test_compose_config_is_valid():
         "CROWDVL_PUBLIC_URL": "https://crowd.example.org",
     }
     subprocess.run(["docker-compose", "config", "-q"], cwd=ROOT, env=env, check=True)
+
+
+def test_the_image_has_the_encoders_extra_and_make_keeps_the_checkout_clean():
+    """Issue 46: the Dockerfile lacked the encoders extra; `make worker` wrote its beat
+    schedule into the checkout; `make serve-prod` bound a fixed port."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "ARG EXTRAS=encoders" in dockerfile and '".[${EXTRAS}]"' in dockerfile
+    assert "download.pytorch.org/whl/cpu" in dockerfile  # never the CUDA build
+    makefile = (ROOT / "Makefile").read_text()
+    worker = makefile.split("\nworker:", 1)[1].split("\n\n", 1)[0]
+    assert "-s var/celerybeat-schedule" in worker
+    assert "celerybeat-schedule" in (ROOT / ".gitignore").read_text()
+    serve_prod = makefile.split("\nserve-prod:", 1)[1].split("\n\n", 1)[0]
+    assert "-b $(BIND)" in serve_prod and "127.0.0.1:8000" not in serve_prod

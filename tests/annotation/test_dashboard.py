@@ -58,3 +58,10 @@ def test_the_dashboard_filters_runs_and_names_them(admin_client, paired_run, dat
     assert f'id="run-{paired_run.pk}"' in by_id
     nothing = admin_client.get("/", {"status": "exported", "q": "zzz"}).content.decode()
     assert 'id="no-match"' in nothing and 'id="empty"' not in nothing
+
+
+def test_every_page_names_its_icon_so_no_browser_asks_for_a_missing_favicon(admin_client):
+    """Issue 46: /favicon.ico answered 404 on every page."""
+    for url in ("/", "/accounts/login/", "/no-such-page/"):
+        page = admin_client.get(url).content.decode()
+        assert '<link rel="icon" href="data:,">' in page, url
