@@ -132,6 +132,12 @@ def pairing_start(
         "allow_new_dim": allow_new_dim,
     }
     with transaction.atomic():
+        # Again under the run's lock: a double POST (two requests, each with the run read
+        # before the other's job) must start one job (issue 46).
+        run.status = Run.objects.select_for_update().values_list("status", flat=True).get(pk=run.pk)
+        run_require_status(
+            run=run, allowed={RunStatus.CREATED, RunStatus.FAILED}, action="start stage 1"
+        )
         if run.status == RunStatus.FAILED and not run.batches.exists():
             # A failed or cancelled attempt's blocks may have written pairs (maybe from other
             # vectors): a restart starts from none, so no pair of two attempts mixes.

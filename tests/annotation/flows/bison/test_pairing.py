@@ -201,3 +201,15 @@ def test_api_reads_vectors_only_from_the_import_folder(
     assert response.status_code == 202, response.content
     job = admin_client.get(f"/api/jobs/{response.json()['id']}/").json()
     assert job["state"] == "succeeded"
+
+
+def test_a_double_post_starts_stage_1_once(dataset, tmp_path):
+    """Issue 46: two requests that read the run before either started its job (the second
+    call's `run` is the stale copy) start one job; the second is refused."""
+    vec = topic_vectors_file(tmp_path / "topics.vec")
+    run = run_create(dataset=dataset)
+    stale = Run.objects.get(pk=run.pk)
+    pairing_start(run=run, vectors_path=str(vec))
+    with pytest.raises(ServiceError, match="start stage 1"):
+        pairing_start(run=stale, vectors_path=str(vec))
+    assert Job.objects.filter(run=run).count() == 1
