@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 
 from annotation.errors import ServiceError
-from annotation.models import Job, JobState
+from annotation.models import Batch, Job, JobState
 from pipeline.errors import InputError
 
 
@@ -26,6 +26,19 @@ class ServiceCommand(BaseCommand):
             raise CommandError(str(exc)) from exc
         except Http404 as exc:  # get_object_or_404 with an id that does not exist
             raise CommandError(str(exc).replace("matches the given query", "has that id")) from None
+
+    @staticmethod
+    def batch_of(pk: int, *, provider: str) -> Batch:
+        """The batch `pk` of `provider`, or an error that says which provider it has."""
+        batch = Batch.objects.filter(pk=pk).select_related("run").first()
+        if batch is None:
+            raise CommandError(f"no batch {pk}")
+        if batch.provider != provider:
+            raise CommandError(
+                f"batch {pk} uses the {batch.provider!r} provider; this command is for "
+                f"{provider!r} batches"
+            )
+        return batch
 
     @staticmethod
     def json_object(text: str, option: str) -> dict[str, Any]:

@@ -1,13 +1,11 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.adjustments import prolific_pay_adjust
 from annotation.crowd.prolific.pay import declared_pay, median_pay
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 
 
 class Command(ServiceCommand):
@@ -22,7 +20,7 @@ class Command(ServiceCommand):
         parser.add_argument("--adjust", action="store_true", help="pay the adjustment")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"], provider="prolific")
+        batch = self.batch_of(opts["batch"], provider="prolific")
         client = prolific_provider().client
         self.stdout.write(f"batch {batch.pk}: {declared_pay(batch).describe()}")
         if opts["adjust"]:

@@ -1,11 +1,9 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 from annotation.services.batches import batch_warnings
 
 
@@ -21,7 +19,7 @@ class Command(ServiceCommand):
         parser.add_argument("--no-wait", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"], provider="prolific")
+        batch = self.batch_of(opts["batch"], provider="prolific")
         provider = provider_for("prolific")
         self.stdout.write(f"estimated cost: {provider.cost_estimate(batch=batch).describe()}")
         for line in provider.requirements(batch=batch):

@@ -1,7 +1,6 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.test_study import (
@@ -9,7 +8,6 @@ from annotation.crowd.prolific.test_study import (
     prolific_test_study,
 )
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 
 
 class Command(ServiceCommand):
@@ -24,7 +22,7 @@ class Command(ServiceCommand):
         parser.add_argument("--participant", metavar="EMAIL", help="create a test participant")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"], provider="prolific")
+        batch = self.batch_of(opts["batch"], provider="prolific")
         client = prolific_provider().client
         if opts["participant"]:
             pid = prolific_test_participant_create(email=opts["participant"], client=client)

@@ -1,11 +1,9 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 from pipeline.simulate import POPULATIONS, WorkerProfile, population_named
 
 
@@ -26,7 +24,7 @@ class Command(ServiceCommand):
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"], provider="simulated")
+        batch = self.batch_of(opts["batch"], provider="simulated")
         report = simulate_crowd(
             batch=batch,
             workers=opts["workers"],
