@@ -98,3 +98,15 @@ def test_the_readme_and_the_provider_label_say_it_closed():
     assert "closed for good on 2026-09-30" in section[:1500]
     assert "Prolific" in section[:1500]
     assert "closed" in provider_for("mturk").label
+
+
+def test_a_dry_run_says_publishing_would_be_refused_by_the_closure(mt, paired_run, settings):
+    """Issue 46: `mturk_publish --dry-run` said nothing of the closure."""
+    import io
+
+    from django.core.management import call_command
+
+    batch = live_draft(paired_run, settings)
+    out = io.StringIO()
+    call_command("mturk_publish", str(batch.pk), "--dry-run", stdout=out)
+    assert "Publishing would be refused" in out.getvalue() and "closed" in out.getvalue()

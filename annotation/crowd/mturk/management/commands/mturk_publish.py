@@ -3,8 +3,10 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.crowd.mturk.client import validate_batch
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.crowd.mturk.spend import mturk_cost_estimate
+from annotation.errors import ServiceError
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.services.batches import batch_warnings
@@ -25,7 +27,11 @@ class Command(ServiceCommand):
         )
         for warning in batch_warnings(batch=batch):
             self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
-        if opts["dry_run"]:
+        if opts["dry_run"]:  # what publishing would refuse, first of all the closure (issue 46)
+            try:
+                validate_batch(batch)
+            except ServiceError as exc:
+                self.stdout.write(self.style.ERROR(f"Publishing would be refused: {exc}"))
             return
         job = mturk_publish_start(batch=batch)
         if opts["no_wait"]:
