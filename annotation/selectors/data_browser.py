@@ -96,15 +96,19 @@ class ItemRow:
 
     @property
     def aggregate(self) -> str:
-        """The mean of numeric labels (ratings), else the majority label ("tie" when none)."""
-        labels = self.counted_labels
-        if not labels:
+        """The mean of numeric labels (ratings), else the majority answer ("tie" when none). An
+        answer that picks a caption is that caption's text, never its id as a number (issue
+        46: BISON's caption ids read "81234.00")."""
+        counted = [a for a in self.answers if a.counted]
+        if not counted:
             return ""
-        try:
-            return f"{sum(float(x) for x in labels) / len(labels):.2f}"
-        except ValueError:
-            top = Counter(labels).most_common(2)
-            return "tie" if len(top) > 1 and top[0][1] == top[1][1] else top[0][0]
+        if not any(a.caption for a in counted):
+            try:
+                return f"{sum(float(a.label) for a in counted) / len(counted):.2f}"
+            except ValueError:
+                pass
+        top = Counter(a.caption or a.label for a in counted).most_common(2)
+        return "tie" if len(top) > 1 and top[0][1] == top[1][1] else top[0][0]
 
     @property
     def agreement(self) -> float | None:

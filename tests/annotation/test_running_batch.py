@@ -437,3 +437,16 @@ def test_exports_page_renders_the_datasheet_and_the_manifest(judged, run_on_comm
     assert 'class="datasheet"' in page and "<h2>Datasheet: " in page
     assert "<h3>Composition</h3>" in page and "<pre><code>{" in page
     assert "&quot;instructions&quot;" in page  # the manifest, as JSON text
+
+
+def test_a_chosen_caption_is_shown_by_its_text_never_as_a_number(paired_run):
+    """Issue 46: BISON stage 2's caption ids were averaged as ratings ("81234.00")."""
+    selection_done_factory(paired_run, workers=2)
+    items = list(run_items(run=paired_run, stage=BisonStage.SELECTION))
+    rows = item_rows(items=items, stage=BisonStage.SELECTION)
+    picked = [r for r in rows if any(a.caption for a in r.answers if a.counted)]
+    assert picked
+    texts = {a.caption for r in picked for a in r.answers if a.caption}
+    for row in picked:
+        assert row.aggregate in texts | {"none", "tie"}
+        assert not row.aggregate.replace(".", "", 1).isdigit()
