@@ -66,3 +66,12 @@ def test_sorting_by_deadline_held_time_and_batch(held):
         assert view["sort"] == (sort if sort != "nonsense" else "deadline")
     held_order = [row["review"].created_at for row in review_queue_view(sort="held")["rows"]]
     assert held_order == sorted(held_order)
+
+
+def test_the_queue_links_each_review_to_its_run_and_batch_and_names_no_platform(held, admin_client):
+    """Issue 46: no link to the runs, and an "MTurk pays on its own at" column on every
+    installation."""
+    page = admin_client.get("/review/").content.decode()
+    batch = held[0].assignment.hit.batch
+    assert f'href="/runs/{batch.run_id}/"' in page and f'href="/batches/{batch.pk}/"' in page
+    assert "MTurk" not in page and "The provider pays on its own at" in page
