@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
+from django.core.cache import cache
 
 from annotation.crowd import CostEstimate
 from annotation.crowd.prolific.client import ProlificClient
@@ -65,6 +66,9 @@ def currency_refusal(theirs: str) -> str | None:
     )
 
 
+ADVICE_SECONDS = 3600
+
+
 @dataclass(frozen=True)
 class RewardAdvice:
     """Prolific's hourly rates for the workspace (`GET reward-recommendations/`), per hour."""
@@ -76,33 +80,35 @@ class RewardAdvice:
 
 def reward_advice(client: ProlificClient | None) -> RewardAdvice:
     """Prolific's own minimum and recommended hourly rates where its API gives them, else
-    the published ones (£6 / $8 minimum, £9 / $12 recommended)."""
-    if client is not None:
-        try:
-            rows = client.call(
-                "GET",
-                "reward-recommendations/",
-                params={"workspace_id": workspace_id(), "currency": currency()},
-            )
-        except (ServiceError, InputError):
-            rows = None
-        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
-            first = rows[0]
-            try:
-                return RewardAdvice(
-                    minimum=(Decimal(int(first["min_reward_per_hour"])) / 100).quantize(CENT),
-                    recommended=(Decimal(int(first["recommended_reward_per_hour"])) / 100).quantize(
-                        CENT
-                    ),
-                    source="Prolific's API",
-                )
-            except (KeyError, TypeError, ValueError):
-                pass
-    return RewardAdvice(
+    the published ones (£6 / $8 minimum, £9 / $12 recommended). The batch page asks on every
+    view (its refusals and its pay row): an answer is kept an hour, as rates change rarely."""
+    published = RewardAdvice(
         minimum=PROLIFIC_MINIMUM_HOURLY[currency()],
         recommended=PROLIFIC_RECOMMENDED_HOURLY[currency()],
         source="Prolific's help centre",
     )
+    if client is None:
+        return published
+    try:
+        key = f"prolific-reward-advice:{client.base_url}:{workspace_id()}:{currency()}"
+        kept = cache.get(key)
+        if isinstance(kept, RewardAdvice):
+            return kept
+        rows = client.call(
+            "GET",
+            "reward-recommendations/",
+            params={"workspace_id": workspace_id(), "currency": currency()},
+        )
+        first = rows[0]
+        advice = RewardAdvice(
+            minimum=(Decimal(int(first["min_reward_per_hour"])) / 100).quantize(CENT),
+            recommended=(Decimal(int(first["recommended_reward_per_hour"])) / 100).quantize(CENT),
+            source="Prolific's API",
+        )
+    except (ServiceError, InputError, LookupError, TypeError, ValueError):
+        return published  # no answer, or not the reference's shape
+    cache.set(key, advice, ADVICE_SECONDS)
+    return advice
 
 
 PILOT_PLACES = 10  # a study this small is a pilot

@@ -22,11 +22,9 @@ from annotation.crowd.prolific.test_study import (
 )
 from annotation.errors import ServiceError
 from annotation.models import Batch, BatchStatus
-from annotation.pages.work.forms import answers_from
+from annotation.pages.batches.preview import preview_refusal, preview_response
 from annotation.permissions import Action, require
-from annotation.selectors.images import with_staff_images
 from annotation.selectors.preview import batch_preview
-from annotation.services.submit import answers_read
 from pipeline.errors import InputError
 
 SESSION = "crowdvl_prolific"  # the arrival's session (views.SESSION)
@@ -77,15 +75,9 @@ def prolific_test_task(request: HttpRequest, batch_id: int) -> HttpResponse:
     page = batch_preview(batch=batch, number=1)
     if page is None:
         raise Http404("the batch has no task")
-    error = None
-    if request.method == "POST":
-        answers = answers_from(request.POST, batch.stage)
-        try:
-            answers_read(hit_id=page.view["hit_id"], stage=batch.stage, answers=answers)
-        except InputError as exc:
-            error = f"A worker's submit would be refused: {exc}"
-        else:  # nothing stored: back to Prolific with the real completion code
-            return HttpResponseRedirect(completion_url(batch, COMPLETED))
+    error = preview_refusal(request, batch=batch, page=page) if request.method == "POST" else None
+    if request.method == "POST" and error is None:  # nothing stored: back to Prolific
+        return HttpResponseRedirect(completion_url(batch, COMPLETED))
     preview = {
         "label": f"Prolific test study of batch {batch.pk}: nothing you answer is stored",
         "number": 1,
@@ -94,7 +86,4 @@ def prolific_test_task(request: HttpRequest, batch_id: int) -> HttpResponse:
         "next": None,
         "back": reverse("prolific-test", args=[batch.pk]),
     }
-    context = {**page.view, "instructions": page.instructions, "error": error, "preview": preview}
-    response = render(request, page.view["template"], context, status=400 if error else 200)
-    response.content = with_staff_images(response.content, page.view["image_places"])
-    return response
+    return preview_response(request, page=page, preview=preview, error=error)
