@@ -741,6 +741,8 @@ class RemoteCall(models.Model):
     )
     remote_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Set while one request looks it up or sends it: a second (a double click) is refused.
+    sending_at = models.DateTimeField(null=True, blank=True)
     data = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     requested_at = models.DateTimeField(auto_now_add=True)

@@ -8,10 +8,11 @@ repeated), never for a payment (`resend=False`), which waits for a person instea
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.errors import RemoteUnclear, ServiceError
@@ -19,6 +20,8 @@ from annotation.models import RemoteCall, RemoteCallState
 
 # The id recorded for an effect that makes no object of its own (a payment, a message).
 NO_OBJECT = "-"
+# Longer than the client's attempts at one call: a claim older than this was left by a crash.
+IN_FLIGHT = timedelta(minutes=5)
 
 
 def remote_call_row(*, provider: str, operation: str, key: str, data: dict[str, Any]) -> RemoteCall:
@@ -54,6 +57,36 @@ def remote_call_once(
     row = remote_call_row(provider=provider, operation=operation, key=key, data=data or {})
     if row.state == RemoteCallState.DONE:
         return row.remote_id
+    _claim(row)
+    try:
+        row.refresh_from_db()
+        if row.state == RemoteCallState.DONE:  # the request before this one finished it
+            return row.remote_id
+        return _look_up_or_send(row, send=send, look_up=look_up, resend=resend)
+    finally:
+        RemoteCall.objects.filter(pk=row.pk).update(sending_at=None)
+
+
+def _claim(row: RemoteCall) -> None:
+    """This request alone looks the effect up or sends it: another one in flight (a double
+    click, a second worker) is refused. A claim older than IN_FLIGHT was left by a crash."""
+    now = timezone.now()
+    claimed = (
+        RemoteCall.objects.filter(pk=row.pk)
+        .filter(Q(sending_at__isnull=True) | Q(sending_at__lt=now - IN_FLIGHT))
+        .update(sending_at=now)
+    )
+    if not claimed:
+        raise ServiceError(
+            f"{row.provider} {row.operation} ({row.key}) is being sent by another request right "
+            "now: try again in a minute"
+        )
+
+
+def _look_up_or_send(
+    row: RemoteCall, *, send: Callable[[], str], look_up: Callable[[], str | None], resend: bool
+) -> str:
+    provider, operation, key = row.provider, row.operation, row.key
     if row.attempts:
         found = look_up()
         if found:
