@@ -66,6 +66,11 @@ class BatchCreateApi(ServiceAPIView):
         # Adaptive runs (ECCV, CxC, caption quality): a follow-up batch of the judged items
         # still too uncertain.
         more_judgments = serializers.BooleanField(required=False)
+        relax_image_disjointness = serializers.BooleanField(
+            required=False,
+            help_text="BISON stage 3, a trusted pool only: a worker may see an image again in "
+            "another HIT (a cheating risk; recorded in the datasheet)",
+        )
 
     class OutputSerializer(serializers.ModelSerializer):
         hits = serializers.IntegerField(source="hits.count")
@@ -122,6 +127,7 @@ class BatchCreateApi(ServiceAPIView):
             "first_claim_seconds",
             "skip_pilot",
             "allow_low_pay",
+            "relax_image_disjointness",
         ):
             if key in data.validated_data:
                 options[key] = data.validated_data.pop(key)

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.flow_registry import stage_names
+from annotation.flow_registry import stage_label, stage_names
 from annotation.models import (
     Batch,
     BatchStatus,
@@ -40,11 +40,17 @@ from annotation.services.checks import (
 )
 from annotation.services.events import event_record
 from annotation.services.gold import gold_warnings, item_images
-from annotation.services.images import batch_images_create, hit_images_create, images_cache_start
+from annotation.services.images import (
+    batch_images_create,
+    hit_images_create,
+    images_cache_start,
+    images_kept_apart,
+)
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status, run_status_follow
 from annotation.services.speed_policy import speed_warnings
 from annotation.tasktypes import task_type_for
+from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.errors import InputError
 
 QUALIFICATION_KEYS = {"min_approved_hits", "min_approval_percent", "locales", "custom"}
@@ -118,6 +124,12 @@ def batch_create(
     # completes its own options (a panel's study-link settings).
     options = provider_for(provider).batch_options(options=dict(options or {}))
     task = task_type_for(stage)
+    if options.get(RELAX_IMAGES.name) and not task.images_disjoint:
+        raise InputError(
+            f"{stage_label(stage)} shows no image twice to begin with: only an image-disjoint "
+            "stage's rule can be relaxed",
+            field=RELAX_IMAGES.name,
+        )
     items_per_hit = items_per_hit or task.default_items_per_hit
     assignments_per_hit = assignments_per_hit or task.assignments_default(run=run, options=options)
     check_batch_counts(items_per_hit=items_per_hit, assignments_per_hit=assignments_per_hit)
@@ -321,6 +333,11 @@ def batch_warnings(*, batch: Batch) -> list[str]:
     if task.gold_kinds:
         warnings += gold_warnings(batch=batch)
     warnings += speed_warnings(batch=batch)
+    if task.images_disjoint and not images_kept_apart(batch):
+        warnings.append(
+            "image-disjointness relaxed (a trusted pool only): a worker may see an image in "
+            "two HITs and answer the second from memory; the datasheet records it"
+        )
     if not provider_for(batch.provider).simulated:
         estimate = pay_estimate(batch=batch)
         if estimate.below_minimum:

@@ -26,7 +26,7 @@ from annotation.models import (
 from annotation.services import claim_sql
 from annotation.services.events import event_record
 from annotation.services.gold import gold_seen_before
-from annotation.services.images import image_seen_before
+from annotation.services.images import image_seen_before, images_kept_apart
 from annotation.services.pools import pool_enter
 from annotation.services.slots import (
     active_assignments,
@@ -96,8 +96,11 @@ def _claim_orm(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | N
         .exclude(assignments__worker=worker)
         .exclude(judged_before(worker))  # the same items, judged again
         .exclude(gold_seen_before(worker))  # a gold copy of an item they had
-        .exclude(image_seen_before(worker))  # an image they had in another HIT
-        .annotate(active=Coalesce(Subquery(active), Value(0)))
+    )
+    if images_kept_apart(batch):
+        candidates = candidates.exclude(image_seen_before(worker))  # an image seen before
+    candidates = (
+        candidates.annotate(active=Coalesce(Subquery(active), Value(0)))
         .filter(
             active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))
             + F("extra_assignments")
@@ -138,6 +141,7 @@ def _claim_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | N
         "run": batch.run_id,
         "worker": worker.pk,
         "per_hit": batch.assignments_per_hit,
+        "images_apart": images_kept_apart(batch),
         "tried": [],
     }
     stage, mine = claim_sql.claim_mine(worker_id=worker.pk, params=params)

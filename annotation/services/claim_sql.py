@@ -34,7 +34,7 @@ IMAGE_SEEN_SQL = """EXISTS (
 
 # The HITs a worker may claim (`claim._claim_orm`'s `candidates`); the second NOT EXISTS is
 # `claim.judged_before` (re-offered items), the third `gold_seen_before`, the fourth
-# `image_seen_before`.
+# `image_seen_before` (unless the batch relaxed it: `images_kept_apart`).
 CANDIDATE_SQL = f"""
 SELECT h.id, COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 FROM annotation_hit h
@@ -46,7 +46,7 @@ WHERE h.batch_id = %(batch)s AND h.status = '{HitStatus.OPEN}'
                   JOIN annotation_assignment y ON y.hit_id = o.id
                   WHERE o.reoffered_as_id = h.id AND y.worker_id = %(worker)s)
   AND NOT {GOLD_SEEN_SQL}
-  AND NOT {IMAGE_SEEN_SQL}
+  AND NOT (%(images_apart)s AND {IMAGE_SEEN_SQL})
   AND (SELECT count(*) FROM annotation_assignment a WHERE a.hit_id = h.id AND {ACTIVE_SQL})
       < COALESCE(h.max_assignments, %(per_hit)s) + h.extra_assignments
 ORDER BY h.position LIMIT 1

@@ -16,6 +16,7 @@ from annotation.selectors.counting import COUNTED_STATES
 from annotation.services.datasheet_cells import cell_text, listed, pairs, table
 from annotation.services.files import file_write_atomic
 from annotation.tasktypes import task_type_for
+from pipeline.expectation import wilson
 
 
 def _batches(run: Run) -> list[dict[str, Any]]:
@@ -69,10 +70,7 @@ def _quality(run: Run, simulated: bool) -> list[str]:
 
     flow = flow_for_kind(run.kind)
     if not simulated or flow is None:
-        return [
-            "No simulation against a known truth was run for this export (real workers: "
-            "see gold accuracy and agreement above)."
-        ]
+        return _real_quality(run)
     if flow.datasheet_quality is None:
         return [
             "The workers were simulated; this flow's export is not scored against the run's "
@@ -89,6 +87,62 @@ def _quality(run: Run, simulated: bool) -> list[str]:
         "```",
         *_population_quality(run),
     ]
+
+
+def _real_quality(run: Run) -> list[str]:
+    """Real workers: no truth to score against; the gold accuracy over the run's counted gold
+    answers, with its interval, and where the agreement is."""
+    from annotation.flow_registry import flow_for_kind
+
+    flow = flow_for_kind(run.kind)
+    tally = flow.worker_gold(run) if flow is not None and flow.worker_gold is not None else {}
+    right = sum(r for r, _ in tally.values())
+    total = sum(t for _, t in tally.values())
+    lines = [
+        "No simulation against a known truth was run for this export (real workers).",
+        "",
+    ]
+    if total:
+        low, high = wilson(right, total)
+        lines.append(
+            f"- Gold accuracy: {right} of {total} counted answers to gold questions were right "
+            f"({right / total:.1%}, 95 % Wilson interval {low:.1%}–{high:.1%}), from "
+            f"{len(tally)} worker(s)."
+        )
+    else:
+        lines.append("- Gold accuracy: no counted answer to a gold question in this run.")
+    lines.append(
+        '- Agreement between workers: "Inter-rater agreement" under "Preprocessing, cleaning, '
+        'labeling" above.'
+    )
+    return lines
+
+
+def _images_rule(run: Run) -> list[str]:
+    """Image-disjoint stages: whether each published batch kept the claim's rule (nobody sees
+    an image in two HITs) or relaxed it for a trusted pool (issue 46)."""
+    from annotation.services.images import images_kept_apart
+
+    kept: dict[str, list[int]] = {}
+    relaxed: dict[str, list[int]] = {}
+    for batch in run.batches.exclude(status="draft").order_by("pk"):
+        if task_type_for(batch.stage).images_disjoint:
+            side = kept if images_kept_apart(batch) else relaxed
+            side.setdefault(batch.get_stage_display(), []).append(batch.pk)
+    lines = []
+    for stage in dict.fromkeys([*kept, *relaxed]):
+        text = f"- Image-disjointness, {stage}:"
+        if stage in kept:
+            text += f" kept in batch(es) {', '.join(map(str, kept[stage]))} (nobody saw an image in two HITs)"
+        if stage in relaxed:
+            text += (
+                f"{';' if stage in kept else ''} **relaxed in batch(es) "
+                f"{', '.join(map(str, relaxed[stage]))}** (the researchers' choice for a trusted "
+                "pool: a worker could see one image in two HITs and answer the second from "
+                "memory rather than by looking)"
+            )
+        lines.append(text + ".")
+    return lines
 
 
 def _population_quality(run: Run) -> list[str]:
@@ -162,6 +216,7 @@ class DatasheetRun:
     simulated: bool
     quality: list[str]
     providers: tuple[str, ...] = ()  # the labels of the crowds its published batches used
+    images_rule: tuple[str, ...] = ()  # image-disjoint stages: kept or relaxed, per batch
 
 
 def datasheet_run(*, run_id: int) -> DatasheetRun:
@@ -177,6 +232,7 @@ def datasheet_run(*, run_id: int) -> DatasheetRun:
         simulated=simulated,
         quality=_quality(run, simulated),
         providers=tuple(provider_for(name).label for name in names),
+        images_rule=tuple(_images_rule(run)),
     )
 
 
@@ -249,6 +305,7 @@ def datasheet_write(
             else _people(of_run.providers)
         ),
         _consent(manifest.get("consent", {})),
+        *of_run.images_rule,
         "- Instructions per stage (`default`: the task page's own, the paper's wording; "
         "otherwise the version of the run's own text):",
         "",

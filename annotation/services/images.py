@@ -24,6 +24,7 @@ from annotation.models import Batch, BatchImage, Hit, HitImage, Image, ImageSour
 from annotation.selectors.images import FIRST_VARIANTS
 from annotation.services.events import event_record
 from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
+from annotation.tasktypes.base import RELAX_IMAGES
 
 # Every image is served as a SIZE x SIZE JPEG: the picture fitted inside, the rest filled with
 # a blurred copy of itself, so its own width and height (public in the COCO file) never show.
@@ -208,6 +209,13 @@ def hit_images_create(*, hits: Iterable[tuple[Hit, Iterable[int]]]) -> int:
     rows = [HitImage(hit=hit, image_id=pk) for hit, pks in hits for pk in sorted(set(pks))]
     HitImage.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
     return len(rows)
+
+
+def images_kept_apart(batch: Batch) -> bool:
+    """Whether the claim keeps `batch`'s workers off HITs showing an image they saw before:
+    yes unless the batch relaxed the rule for a trusted pool (`RELAX_IMAGES`). Only
+    image-disjoint stages have `HitImage` rows for the rule to read."""
+    return not batch.options.get(RELAX_IMAGES.name)
 
 
 def image_seen_before(worker: Worker) -> Exists:

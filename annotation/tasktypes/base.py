@@ -45,6 +45,20 @@ class BatchOption:
     choices: tuple[tuple[str, str], ...] = ()
 
 
+# Image-disjoint stages (`TaskType.images_disjoint`) may relax the claim's image rule for one
+# batch: a small lab's few trusted people could not cover the HITs otherwise (issue 46).
+RELAX_IMAGES = BatchOption(
+    name="relax_image_disjointness",
+    label="Relax image-disjointness (trusted pool only)",
+    help="let a worker take a HIT showing an image they saw in another HIT. By default "
+    "nobody does: one image seen in two questions lets a worker compare them with the "
+    "public captions and answer from memory instead of looking, so a cheater could pass "
+    "without judging. A small lab's pool cannot cover every HIT under that rule (the batch "
+    "page says how many people it needs); relax it only for people you trust. The "
+    "datasheet records the choice",
+)
+
+
 class TaskType(ABC):
     stage: str
     # The stage's name on the command line (`create_batch --stage <cli_name>`).

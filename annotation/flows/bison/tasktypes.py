@@ -13,7 +13,7 @@ from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
 from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.images import ImageLinks
 from annotation.services.checks import check_int, check_number
-from annotation.tasktypes.base import ParsedAnswer, TaskType
+from annotation.tasktypes.base import RELAX_IMAGES, ParsedAnswer, TaskType
 
 DAY = 24 * 3600
 # "Bad caption selections will not be rewarded": by default a stage-2 worker with at least
@@ -141,6 +141,7 @@ class VerificationTask(TaskType):
     # A triple's images are in other triples (both orders of a pair, several captions): a
     # worker seeing one image twice links the questions with the public captions.
     images_disjoint = True
+    batch_options = (RELAX_IMAGES,)
 
     def prepare_batch(self, *, run: Run) -> None:
         made = bison_triples_create(run=run)

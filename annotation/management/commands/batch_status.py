@@ -6,13 +6,15 @@ from django.shortcuts import get_object_or_404
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.selectors.batch_live import batch_live_status
+from annotation.selectors.batch_reach import batch_reach
 
 
 class Command(ServiceCommand):
     help = (
         "A batch's assignments now: counts by state (working, timed_out, returned, submitted, "
         "approved, rejected), then the newest claims with the worker's pseudonym, claim time "
-        "and elapsed seconds."
+        "and elapsed seconds; then who can still fill its open slots under the claim rules "
+        "and how many more people it needs."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -20,7 +22,8 @@ class Command(ServiceCommand):
         parser.add_argument("--rows", type=int, default=20, help="claims to list (default 20)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        live = batch_live_status(batch=get_object_or_404(Batch, pk=opts["batch"]))
+        batch = get_object_or_404(Batch, pk=opts["batch"])
+        live = batch_live_status(batch=batch)
         self.stdout.write(f"batch {live.batch}: {live.status}")
         self.stdout.write("  ".join(f"{state} {n}" for state, n in live.counts.items()))
         for row in live.rows[: max(0, opts["rows"])]:
@@ -28,3 +31,6 @@ class Command(ServiceCommand):
                 f"{row.assignment}\tHIT {row.hit}\t{row.worker}\t{row.state}\t"
                 f"{row.accepted_at:%Y-%m-%d %H:%M:%S}\t{row.elapsed_seconds} s"
             )
+        if batch.status in ("draft", "published", "paused"):
+            for line in batch_reach(batch=batch).sentences():
+                self.stdout.write(f"- {line}")

@@ -59,6 +59,12 @@ class Command(ServiceCommand):
             "follow-up batch of the judged items still too uncertain",
         )
         parser.add_argument(
+            "--relax-image-disjointness",
+            action="store_true",
+            help="BISON stage 3, a trusted pool only: a worker may see an image again in "
+            "another HIT (see the batch page for the cheating risk)",
+        )
+        parser.add_argument(
             "--approval-delay", type=int, help="seconds before unreviewed work is approved"
         )
         parser.add_argument(
@@ -95,6 +101,7 @@ class Command(ServiceCommand):
                 **({"skip_pilot": True} if opts["skip_pilot"] else {}),
                 **({"more_judgments": True} if opts["more_judgments"] else {}),
                 **({"allow_low_pay": True} if opts["allow_low_pay"] else {}),
+                **({"relax_image_disjointness": True} if opts["relax_image_disjointness"] else {}),
                 **(
                     {"first_claim_seconds": opts["first_claim_seconds"]}
                     if opts["first_claim_seconds"] is not None

@@ -23,6 +23,7 @@ from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
 from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.batch_live import batch_live_status
+from annotation.selectors.batch_reach import batch_reach
 from annotation.selectors.links import public_base_url
 from annotation.selectors.pay import pay_estimate
 from annotation.selectors.reviews import reviews_held_fast_count
@@ -37,7 +38,9 @@ from annotation.services.batches import (
     batch_sync,
     batch_warnings,
 )
+from annotation.services.images import images_kept_apart
 from annotation.services.speed_policy import speed_rule
+from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 
 
@@ -118,11 +121,16 @@ def batch_launch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
         "notes": provider.launch_notes(batch=batch, base=public_base_url(request)),
         "live": batch_live_status(batch=batch) if batch.status != BatchStatus.DRAFT else None,
         "live_interval_ms": LIVE_POLL_MS,
+        # Who can still fill its slots under the claim rules; a stalled batch says so.
+        "reach_words": batch_reach(batch=batch).sentences() if batch.status in REACHABLE else [],
+        "images_relaxed": task_type_for(batch.stage).images_disjoint
+        and not images_kept_apart(batch),
     }
     return render(request, "annotation/batch_launch.html", context)
 
 
 LIVE_POLL_MS = 3000  # how often the page's live status asks again
+REACHABLE = (BatchStatus.DRAFT, BatchStatus.PUBLISHED, BatchStatus.PAUSED)
 
 ACTIONS = ("publish", "discard", "expire", "extend", "add", "sync", "pause", "resume")
 
