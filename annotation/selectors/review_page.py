@@ -50,7 +50,7 @@ class WorkerHistory:
     worker_id: int
     external_id: str
     states: list[tuple[str, int]]  # other assignments by state, in words
-    reviews: list[Review]  # their other reviews in the run, the latest first
+    reviews: list[Review]  # their other reviews in the run, the newest first
     decisions: list[tuple[str, int]]  # those reviews by status, in words
     gold_right: int | None  # counted gold answers so far (None: the run has no gold)
     gold_total: int | None

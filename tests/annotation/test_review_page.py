@@ -170,7 +170,8 @@ def test_the_workers_history_in_the_run_is_on_the_page(proposed, admin_client):
     worker = review.assignment.worker
     assert f"{worker.external_id} in this run" in history
     others = earlier.count()
-    assert f"1 approved, {others - 1} submitted" in history
+    assert f"Other assignments: 1 approved, {others - 1} submitted." in history
+    assert f"Their other reviews: 1 approved, {others - 1} open." in history
     assert "Gold so far (counted work): 1 of 2 right (50%)" in history
     assert f'href="/review/{earlier.first().pk}/"' in history
     assert f'href="/runs/{proposed.pk}/workers/#worker-{worker.pk}"' in history
