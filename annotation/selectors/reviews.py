@@ -9,8 +9,8 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Batch, Hit, Review, ReviewStatus, Run
+from annotation.selectors.review_reasons import reviews_reason_sentences
 from annotation.services.speed_policy import POLICY as SPEED_POLICY
-from annotation.services.speed_policy import SETTING as SPEED_SETTING
 
 DUE_SOON = timedelta(hours=24)
 
@@ -40,12 +40,15 @@ def review_queue_view(
         .select_related("assignment__worker", "assignment__hit__batch")
         .order_by(*SORTS.get(sort, SORTS["deadline"]))
     )
+    # The reasons in the sentences the review page shows (one wording for both).
+    sentences = reviews_reason_sentences(reviews)
     rows = []
     for review in reviews:
         deadline = review.assignment.auto_approve_at
         rows.append(
             {
                 "review": review,
+                "reasons": sentences[review.pk],
                 "deadline": deadline,
                 "overdue": deadline is not None and deadline <= now,
                 "due_soon": deadline is not None and now < deadline <= now + DUE_SOON,
@@ -74,29 +77,6 @@ def review_queue_view(
         "auto_approved": list(auto),
         "stuck": list(stuck),
     }
-
-
-def review_held_because(*, review: Review) -> list[str]:
-    """Why an approval policy held the work, in words with the rule it broke (gold failures
-    are shown on their questions)."""
-    lines = []
-    for reason in review.reasons:
-        policy = reason.get("policy") if isinstance(reason, dict) else None
-        if policy == SPEED_POLICY:
-            lines.append(
-                f"{reason['seconds_per_item']:g} s per item ({reason['items']} items in "
-                f"{reason['seconds']:g} s), faster than the run's rule: work under "
-                f"{reason['limit']:g} s per item is held ({SPEED_SETTING})."
-            )
-        elif policy == "rejected_selections":
-            lines.append(
-                f"Stage 3 rejected {reason['rejected']} of this worker's {reason['judged']} "
-                f"judged selections ({reason['rejected_share']:.0%}), over the batch's "
-                f"limit of {reason['limit']:.0%} (hold_rejected_share)."
-            )
-        elif policy:
-            lines.append(f"Held by the {policy} policy: {reason}")
-    return lines
 
 
 def reviews_held_fast_count(*, run: Run, batch: Batch | None = None) -> int:

@@ -24,6 +24,7 @@ THRESHOLD = 0.7  # hold when the 95 % upper bound of agreement is below this
 MIN_ANSWERS = 10  # compared answers before anyone is held
 RATING_TOLERANCE = 1.0  # a rating agrees within a point of the others' mean
 GOLD_PASSED = 0.75  # the hold is for workers gold does not catch
+POLICY = "disagrees_with_crowd"  # a held review's reason names its policy
 
 
 def stage_worker_agreement(
@@ -80,7 +81,7 @@ def agreement_hold_reasons(
             continue  # gold's own review catches it
         held[assignment.pk] = [
             {
-                "policy": "disagrees_with_crowd",
+                "policy": POLICY,
                 "agreed": agreement.agreed,
                 "compared": agreement.compared,
                 "upper95": round(agreement.interval[1], 4),

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
+from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import (
@@ -30,6 +30,20 @@ class ParsedAnswer:
     label: str
     caption: Caption | None = None
     details: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One thing a worker saw in a question, for the review page: an image (`url`, a staff
+    link) or a text, named by its place on the worker's page ("Left image", "Caption B"),
+    whether the worker picked it, and a `note` only a reviewer reads (which image is the
+    positive, which caption is the item's first)."""
+
+    label: str
+    url: str = ""
+    text: str = ""
+    picked: bool = False
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,32 @@ class TaskType(ABC):
     @abstractmethod
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         """Read one submitted value; raise AnswerError if it does not fit the question."""
+
+    # --- The review page (`annotation/selectors/review_page.py`): each task type says what its
+    # workers saw and what their answers mean, so the core page stays flow-neutral.
+
+    @abstractmethod
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        """Every image and text the worker saw in `question`, in their page's order and
+        words, what `answer` picked marked. For reviewers: notes may say what a worker must
+        never see (which image is the positive)."""
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        """An answer's stored label (or one a gold item expects) in the words of the worker's
+        page; with `question`, as that worker saw it (which side). The label itself where the
+        task has no words for it."""
+        return label
+
+    def answer_words(self, *, answer: Answer) -> str:
+        """A worker's answer in words, with any follow-up answers."""
+        return self.label_words(label=answer.label, question=answer.question)
+
+    def reason_words(self, *, reason: dict[str, Any]) -> str | None:
+        """One sentence for a hold reason this task type's `hold_reasons` wrote (None: not one
+        of its own; the core words the core's reasons)."""
+        return None
 
     def plan_hits(
         self,

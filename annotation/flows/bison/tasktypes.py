@@ -10,16 +10,17 @@ from annotation.errors import AnswerError, ServiceError
 from annotation.flows.bison.selectors import bison_required_verifiers, bison_selection_outcomes
 from annotation.flows.bison.services.triples import bison_triples_create
 from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
-from annotation.models import Assignment, Batch, Caption, Item, Question, Run, RunStatus
+from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.images import ImageLinks
 from annotation.services.checks import check_int, check_number
-from annotation.tasktypes.base import RELAX_IMAGES, ParsedAnswer, TaskType
+from annotation.tasktypes.base import RELAX_IMAGES, ParsedAnswer, Shown, TaskType
 
 DAY = 24 * 3600
 # "Bad caption selections will not be rewarded": by default a stage-2 worker with at least
 # `hold_min_judged` selections judged in stage 3, more than `hold_rejected_share` of them
 # rejected, is held for review before being paid. Options of a stage-2 batch.
 SELECTION_POLICY = {"hold_min_judged": 10, "hold_rejected_share": 0.30, "stage3_seconds": 7 * DAY}
+REJECTED_SELECTIONS = "rejected_selections"  # the policy a held review's reason names
 
 
 def selection_policy(options: dict[str, Any]) -> dict[str, Any]:
@@ -29,6 +30,17 @@ def selection_policy(options: dict[str, Any]) -> dict[str, Any]:
     check_number(policy, "hold_rejected_share", low=0.0, high=1.0)
     check_int(policy, "stage3_seconds", low=0, high=365 * DAY)
     return policy
+
+
+# The stage-2 page's last option, as the worker read it.
+NONE_WORDS = "None of the above captions are suitable"
+# Stage-3 answers as the page words them (`task_bison_verification.html`).
+SIDE_WORDS = {
+    "left": "The left image",
+    "right": "The right image",
+    "both": "Both images are suitable for the query",
+    "neither": "Neither image is suitable for the query",
+}
 
 
 def caption_values(question: Question) -> dict[str, Caption]:
@@ -74,6 +86,40 @@ class SelectionTask(TaskType):
     def worker_choices(self, *, question: Question) -> list[str]:
         return [*caption_values(question), NONE]
 
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        item = question.item
+        assert item.negative is not None
+        captions = list(caption_values(question).values())
+        return [
+            Shown("Left image", url=images.url(item.positive), note="the positive"),
+            Shown("Right image", url=images.url(item.negative), note="its nearest neighbour"),
+            *(
+                Shown(f"Caption {n}", text=c.text, picked=answer.caption_id == c.pk)
+                for n, c in enumerate(captions, start=1)
+            ),
+            Shown(f"Option {len(captions) + 1}", text=NONE_WORDS, picked=answer.label == NONE),
+        ]
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        if label == NONE:
+            return NONE_WORDS
+        if question is not None:
+            for n, caption in enumerate(caption_values(question).values(), start=1):
+                if str(caption.coco_id) == label:
+                    return f"Caption {n}: “{caption.text}”"
+        return f"COCO caption {label}"
+
+    def reason_words(self, *, reason: dict[str, Any]) -> str | None:
+        if reason.get("policy") != REJECTED_SELECTIONS:
+            return None
+        return (
+            f"Stage 3 rejected {reason['rejected']} of this worker's {reason['judged']} "
+            f"judged selections ({reason['rejected_share']:.0%}), over the batch's "
+            f"limit of {reason['limit']:.0%} (hold_rejected_share)."
+        )
+
     def hold_reasons(
         self, *, batch: Batch, assignments: list[Assignment]
     ) -> dict[int, list[dict[str, Any]]]:
@@ -89,7 +135,7 @@ class SelectionTask(TaskType):
             ):
                 held[assignment.pk] = [
                     {
-                        "policy": "rejected_selections",
+                        "policy": REJECTED_SELECTIONS,
                         "judged": outcome["judged"],
                         "rejected": outcome["rejected"],
                         "rejected_share": outcome["rejected_share"],
@@ -172,6 +218,37 @@ class VerificationTask(TaskType):
             "left": self.image_view(left, images),
             "right": self.image_view(right, images),
         }
+
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        left, right = self._sides(question)
+        assert question.item.caption is not None
+        positive = "right" if question.swapped else "left"
+        return [
+            Shown("Query", text=question.item.caption.text),
+            *(
+                Shown(
+                    f"{side.title()} image",
+                    url=images.url(image),
+                    picked=answer.choice in (side, "both"),
+                    note="the positive" if side == positive else "the negative",
+                )
+                for side, image in (("left", left), ("right", right))
+            ),
+        ]
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        """The stored label says positive or negative; the worker chose a side."""
+        if label in ("both", "neither"):
+            return SIDE_WORDS[label]
+        if label not in ("positive", "negative"):
+            return label
+        if question is None:
+            return f"The {label} image"
+        positive = "right" if question.swapped else "left"
+        negative = "left" if positive == "right" else "right"
+        return f"{SIDE_WORDS[positive if label == 'positive' else negative]} (the {label})"
 
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         if value not in self.choices:

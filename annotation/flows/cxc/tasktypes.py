@@ -24,7 +24,7 @@ from annotation.tasktypes.adaptive import (
     no_policy,
     round_assignments,
 )
-from annotation.tasktypes.base import ParsedAnswer, TaskType
+from annotation.tasktypes.base import ParsedAnswer, Shown, TaskType
 from pipeline.adaptive_cost import ExpectedJudgments, expected_ratings
 
 # The STS guidelines' points, worded for each modality ("the two sides").
@@ -37,6 +37,11 @@ RUBRIC = (
     ("0", "Completely dissimilar: different topics"),
 )
 SCALE = tuple(value for value, _ in RUBRIC)
+
+
+def _tolerance(item: Item) -> float:
+    """How far from a gold pair's known rating a rating may be and pass (`gold_tolerance`)."""
+    return float(item.run.config.get("gold_tolerance", 1.0))
 
 
 class CxcRatingTask(TaskType):
@@ -112,28 +117,23 @@ class CxcRatingTask(TaskType):
         """Within the run's `gold_tolerance` of the known rating."""
         if item.kind != GoldItemKind.RATING or item.target is None:
             return None
-        tolerance = float(item.run.config.get("gold_tolerance", 1.0))
-        return abs(float(label) - item.target) <= tolerance
+        return abs(float(label) - item.target) <= _tolerance(item)
+
+    def gold_expected(self, *, item: Item) -> list[str]:
+        if item.kind != GoldItemKind.RATING or item.target is None:
+            return []
+        return [f"{item.target:.2f} ± {_tolerance(item):g}"]
 
     def review_reasons(
         self, *, questions: list[Question], answers: list[Answer]
     ) -> list[dict[str, Any]]:
         """A gold rating further than the run's `gold_tolerance` from the known one."""
-        failed = []
-        for question, answer in zip(questions, answers, strict=True):
-            item = question.item
-            if self.gold_passed(item=item, label=answer.label) is False:
-                assert item.target is not None
-                tolerance = float(item.run.config.get("gold_tolerance", 1.0))
-                failed.append(
-                    {
-                        "position": question.position,
-                        "gold": "known rating",
-                        "expected": [f"{item.target:.2f} ± {tolerance:g}"],
-                        "answer": answer.label,
-                    }
-                )
-        return failed
+        return self.gold_failures(questions=questions, answers=answers)
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        """A point of the scale with its words, as the rubric showed it."""
+        words = dict(RUBRIC).get(label)
+        return f"{label}: {words}" if words else label
 
     def rubric(self) -> list[dict[str, str]]:
         return [{"value": v, "label": label} for v, label in RUBRIC]
@@ -153,6 +153,16 @@ class CxcSisTask(CxcRatingTask):
             "scale": self.rubric(),
         }
 
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        item = question.item
+        assert item.negative is not None
+        return [
+            Shown("First image", url=images.url(item.positive)),
+            Shown("Second image", url=images.url(item.negative)),
+        ]
+
 
 class CxcStsTask(CxcRatingTask):
     stage = CxcStage.STS
@@ -164,6 +174,16 @@ class CxcStsTask(CxcRatingTask):
         item = question.item
         assert item.caption is not None and item.caption2 is not None
         return {"first": item.caption.text, "second": item.caption2.text, "scale": self.rubric()}
+
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        item = question.item
+        assert item.caption is not None and item.caption2 is not None
+        return [
+            Shown("First caption", text=item.caption.text),
+            Shown("Second caption", text=item.caption2.text),
+        ]
 
 
 class CxcSitsTask(CxcRatingTask):
@@ -184,3 +204,13 @@ class CxcSitsTask(CxcRatingTask):
             "caption": item.caption.text,
             "scale": self.rubric(),
         }
+
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        item = question.item
+        assert item.caption is not None
+        return [
+            Shown("Image", url=images.url(item.positive)),
+            Shown("Caption", text=item.caption.text),
+        ]

@@ -18,7 +18,7 @@ from annotation.selectors.gold import Established
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
-from annotation.tasktypes.base import BatchOption, ParsedAnswer, TaskType
+from annotation.tasktypes.base import BatchOption, ParsedAnswer, Shown, TaskType
 from pipeline.adaptive_cost import ExpectedJudgments, expected_binary
 from pipeline.eccv_candidates import (
     DIRECTIONS,
@@ -187,6 +187,9 @@ class EccvJudgmentTask(TaskType):
         expected = EXPECTED.get(item.kind)
         return None if expected is None else label in expected
 
+    def gold_expected(self, *, item: Item) -> list[str]:
+        return sorted(EXPECTED.get(item.kind, ()))
+
     def plan_paper(
         self, *, run: Run, items: list[Item], items_per_hit: int, seed: int
     ) -> list[list[Item]]:
@@ -308,19 +311,31 @@ class EccvJudgmentTask(TaskType):
     def review_reasons(
         self, *, questions: list[Question], answers: list[Answer]
     ) -> list[dict[str, Any]]:
-        failed = []
-        for question, answer in zip(questions, answers, strict=True):
-            expected = EXPECTED.get(question.item.kind)
-            if expected is not None and answer.label not in expected:
-                failed.append(
-                    {
-                        "position": question.position,
-                        "gold": question.item.kind,
-                        "expected": sorted(expected),
-                        "answer": answer.label,
-                    }
-                )
-        return failed
+        return self.gold_failures(questions=questions, answers=answers)
+
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        item = question.item
+        assert item.caption is not None
+        return [
+            Shown("Image", url=images.url(item.positive)),
+            Shown("Caption", text=item.caption.text),
+        ]
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        return ANSWER_LABELS.get(label, label)
+
+    def answer_words(self, *, answer: Answer) -> str:
+        """The level, then the rationale follow-ups as the worker ticked them."""
+        words = self.label_words(label=answer.label)
+        reasons = [SHORTCOMINGS.get(r, r) for r in answer.details.get("reasons", [])]
+        errors = answer.details.get("errors", [])
+        if reasons:
+            words += ": " + "; ".join(reasons)
+        if errors:
+            words += f" (wrong: {', '.join(errors)})"
+        return words
 
 
 __all__ = ["GOLD_NEGATIVE", "GOLD_POSITIVE", "EccvJudgmentTask"]

@@ -16,7 +16,7 @@ from annotation.flows.quality.adaptive import (
 )
 from annotation.flows.quality.services.candidates import SCALES, quality_items_create
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
-from annotation.models import GoldItemKind, Item, Question, Run, RunStatus
+from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
 from annotation.selectors.follow_ups import preference_follow_ups, rating_follow_ups
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
@@ -27,7 +27,7 @@ from annotation.tasktypes.adaptive import (
     no_policy,
     round_assignments,
 )
-from annotation.tasktypes.base import ParsedAnswer, TaskType
+from annotation.tasktypes.base import ParsedAnswer, Shown, TaskType
 from pipeline.adaptive_cost import ExpectedJudgments, expected_preferences, expected_ratings
 
 BINARY = (("yes", "Yes, the caption describes the image"), ("no", "No, it does not"))
@@ -63,6 +63,24 @@ class QualityTask(TaskType):
 
     def worker_choices(self, *, question: Question) -> list[str]:
         return [v for v, _ in self._options(question)]
+
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        """One caption judged for the image (the preference task shows two)."""
+        item = question.item
+        assert item.candidate is not None
+        return [
+            Shown("Image", url=images.url(item.positive)),
+            Shown("Caption", text=item.candidate.text),
+        ]
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        """The option's words on the worker's page (a rating scale is the run's)."""
+        if question is None:
+            return label
+        words = dict(self._options(question)).get(label)
+        return f"{label}: {words}" if words and words != label else label
 
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         allowed = self.worker_choices(question=question)
@@ -165,6 +183,9 @@ class QualityBinaryTask(QualityTask):
     def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
         return BINARY
 
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        return dict(BINARY).get(label, label)
+
     def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:
         item = question.item
         assert item.candidate is not None
@@ -229,6 +250,38 @@ class QualityPreferenceTask(QualityTask):
         first, second = item.candidate.text, item.candidate2.text
         a, b = (second, first) if question.swapped else (first, second)
         return {"image": self.image_view(item.positive, images), "a": a, "b": b}
+
+    def review_shown(
+        self, *, question: Question, answer: Answer, images: ImageLinks
+    ) -> list[Shown]:
+        item = question.item
+        assert item.candidate is not None and item.candidate2 is not None
+        # As question_view: the item's first caption is A unless the sides were swapped.
+        own = [("first", item.candidate.text), ("second", item.candidate2.text)]
+        if question.swapped:
+            own.reverse()
+        return [
+            Shown("Image", url=images.url(item.positive)),
+            *(
+                Shown(
+                    f"Caption {value.upper()}",
+                    text=text,
+                    picked=answer.choice == value,
+                    note=f"the item's {which} caption",
+                )
+                for value, (which, text) in zip(("a", "b"), own, strict=True)
+            ),
+        ]
+
+    def label_words(self, *, label: str, question: Question | None = None) -> str:
+        """The stored label names the item's own caption (first, second); the worker chose a
+        side (A, B)."""
+        if label not in ("first", "second"):
+            return label
+        if question is None:
+            return f"The {label} caption"
+        side = "A" if (label == "first") != question.swapped else "B"
+        return f"Caption {side} (the item's {label})"
 
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         parsed = super().parse_answer(question=question, value=value)

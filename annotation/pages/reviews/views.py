@@ -16,7 +16,12 @@ from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Review
 from annotation.permissions import Action, can, is_staff, require, visible_runs
-from annotation.selectors.reviews import review_held_because, review_queue_view
+from annotation.selectors.review_page import (
+    review_reasons_in_words,
+    review_rows,
+    review_worker_history,
+)
+from annotation.selectors.reviews import review_queue_view
 from annotation.services.decisions import assignment_reversible_until
 from annotation.services.review_closing import auto_approved_policy
 from annotation.services.reviews import review_decide, review_reverse, reviews_decide
@@ -83,34 +88,17 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Review {review.pk}: {review.status}.")
             return redirect("review-queue")
-    # Gold failures name a question; a policy's hold (speed, rejected selections) does not.
-    failed = {r["position"]: r for r in review.reasons if "position" in r}
-    answers = review.assignment.answers.select_related(
-        "question__item__positive__dataset", "question__item__caption"
-    ).order_by("question__position")
-    from annotation.selectors.images import STAFF_LINKS
-
-    rows = [
-        {
-            "position": a.question.position + 1,
-            "image": STAFF_LINKS.url(a.question.item.positive),
-            "caption": a.question.item.caption.text if a.question.item.caption else "",
-            "answer": a.label,
-            "details": a.details,
-            "gold": a.question.item.kind if a.question.item.kind.startswith("gold") else "",
-            "failed": failed.get(a.question.position),
-        }
-        for a in answers
-    ]
     policy = auto_approved_policy(review.assignment.hit.batch)
     # The reversal is offered only while the provider still accepts it.
     reversible_until = assignment_reversible_until(assignment=review.assignment)
     context = {
         "review": review,
-        "rows": rows,
+        # Each question as the worker saw it, the answers in words (the stage's task type).
+        "rows": review_rows(review=review),
         "error": error,
         "policy": policy,
-        "held_because": review_held_because(review=review),
+        "held_because": review_reasons_in_words(review=review),
+        "history": review_worker_history(review=review),
         "speed_rule": speed_rule(run),
         "reversible_until": reversible_until,
         "reversal_open": reversible_until is None or timezone.now() <= reversible_until,

@@ -300,7 +300,8 @@ def test_gold_pairs_are_in_every_hit_and_a_miss_is_held(run_on_commit, sample_pa
             answers[f"q{q.position}"] = "3"
     assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
     review = Review.objects.get(assignment=assignment)
-    assert review.reasons[0]["gold"] == "known rating"
+    # Named by the gold item's kind, as every flow's gold failures are (the page words it).
+    assert review.reasons[0]["gold"] == GoldItemKind.RATING
 
 
 def test_gold_import_refuses_an_unknown_sampling_method(cxc_run, tmp_path):

@@ -206,7 +206,7 @@ def test_review_queue_pages_and_decisions(proposed, admin_client, client):
     page = admin_client.get("/review/").content.decode()
     assert f"/review/{reviews[0].pk}/" in page
     detail = admin_client.get(f"/review/{reviews[0].pk}/").content.decode()
-    assert "FAILED gold_" in detail
+    assert '<strong class="failed-gold">FAILED</strong> gold: the answer is' in detail
     response = admin_client.post(
         f"/review/{reviews[0].pk}/", {"decision": "reject", "feedback": ""}
     )
