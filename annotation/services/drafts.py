@@ -21,7 +21,7 @@ from annotation.services.slots import late_reason
 
 # The form's own names: a question's answer (q3) and an uncertain answer's follow-ups
 # (q3_reason, q3_error), and when work began (the page's first answer, as the submit takes it).
-_QUESTION_FIELD = re.compile(r"q([0-9]{1,6})(?:_reason|_error)?")
+QUESTION_FIELD = re.compile(r"q([0-9]{1,6})(?:_reason|_error)?")
 STARTED_AT = "started_at"
 # Bounds on what a browser may store: the longest form value is a few words (an option's
 # value, an error type, a time in milliseconds); a follow-up has at most a dozen boxes.
@@ -83,7 +83,7 @@ def _checked(assignment: Assignment, answers: Any) -> dict[str, list[str]]:
         raise AnswerError("too many values for this task", record=where)
     cleaned: dict[str, list[str]] = {}
     for name, raw in answers.items():
-        match = _QUESTION_FIELD.fullmatch(str(name))
+        match = QUESTION_FIELD.fullmatch(str(name))
         if name != STARTED_AT and (match is None or int(match[1]) not in positions):
             raise AnswerError("no question of this task has that name", record=where, field=name)
         values = [raw] if isinstance(raw, str) else raw
