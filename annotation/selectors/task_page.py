@@ -241,8 +241,9 @@ def _page(
 ) -> TaskPage | None:
     """The page, if the invitation (None: none valid) was consented to. A task taken under an
     earlier consent text stays the worker's to finish, under the version they accepted (the
-    `Consent` rows keep when); the next claim needs the current text (`invited_worker`), so
-    they are asked again before their next task, and no answer in progress is lost."""
+    `Consent` rows keep when, the assignment its `consent_version`); the next claim needs the
+    current text (`invited_worker`), so they are asked again before their next task, and no
+    answer in progress is lost (`draft`: the answers saved so far, restored on the page)."""
     if isinstance(config, str):  # a database without a JSON type returns text
         config = json.loads(config)
     if not consented:

@@ -176,6 +176,8 @@ function crowdvlDrafts(form, restored) {
   const startedAt = document.getElementById("started-at");
   let timer = null;
   let failed = false;
+  let sending = false;  // one save at a time, so an older one never lands after a newer one
+  let again = false;
 
   function say(text) { if (statusLine) statusLine.textContent = text; }
 
@@ -223,8 +225,10 @@ function crowdvlDrafts(form, restored) {
   function save() {
     clearTimeout(timer);
     timer = null;
+    if (sending) { again = true; return; }
+    sending = true;
     const state = values();
-    return fetch(url, {
+    fetch(url, {
       method: "POST",
       credentials: "same-origin",
       keepalive: true,  // a save made as the page closes still goes
@@ -257,6 +261,9 @@ function crowdvlDrafts(form, restored) {
       keepHere(state);
       say("Not saved (no connection): your answers are kept in this browser.");
       timer = setTimeout(save, DRAFT_RETRY_MS);
+    }).finally(() => {
+      sending = false;
+      if (again) { again = false; save(); }
     });
   }
 
@@ -267,7 +274,7 @@ function crowdvlDrafts(form, restored) {
   form.addEventListener("change", later);
   form.addEventListener("input", later);
   // Closing the tab or the browser: the change not yet sent goes now.
-  window.addEventListener("pagehide", () => { if (timer !== null) save(); });
+  window.addEventListener("pagehide", () => { if (timer !== null || again) save(); });
 
   return {
     restore() {
@@ -286,9 +293,10 @@ function crowdvlDrafts(form, restored) {
     // A submit is the answers' own way in; a change not yet saved, or a save refused, is
     // kept in this browser first, in case the submit is refused too (an ended session).
     beforeSubmit() {
-      if (timer !== null || failed) keepHere(values());
+      if (timer !== null || again || failed) keepHere(values());
       clearTimeout(timer);
       timer = null;
+      again = false;
     },
   };
 }
