@@ -579,6 +579,13 @@ class Assignment(models.Model):
         default=False,
         help_text="confirmed but not counted: the worker also did an earlier stage of the run",
     )
+    consent_version = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="the version of the run's information and consent text the worker had "
+        "accepted when they claimed it, kept when the text changes mid-task (empty: a way in "
+        "with no consent page, or claimed before it was recorded)",
+    )
 
     class Meta:
         # Unconfirmed rows are claims from a browser: they must never block the real ones.
@@ -603,6 +610,22 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"assignment {self.pk}"
+
+
+class AssignmentDraft(models.Model):
+    """A worker's answers in progress on their open assignment, saved from the task page as
+    they are given (issue 46), so a closed browser, a reload, another device or an expired
+    session loses nothing. Never counted: no counting, agreement, export or gold code reads
+    this table, and the submit removes the row in its own transaction. `answers` holds the
+    form's values as the page had them (`{"q0": ["c2"], "q1_reason": [...], ...}`): a
+    browser's claim, checked for its keys and sizes only (`services/drafts.draft_save`)."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    answers = models.JSONField(default=dict)
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"
 
 
 class BlockQualification(models.Model):

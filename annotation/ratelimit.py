@@ -1,4 +1,5 @@
-"""A fixed-window rate limit in Django's cache, for anonymous requests that would write rows.
+"""A fixed-window rate limit in Django's cache, for requests that would write rows: anonymous
+ones keyed by client address, a worker's draft saves by worker (`pages/work/drafts.py`).
 
 Only such requests are limited: a lab behind one NAT, or a load benchmark from one address,
 reading pages is never throttled. Use a shared cache (Redis) when several server processes run.

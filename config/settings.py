@@ -350,8 +350,12 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Anonymous requests that would write rows, per client address and minute (0: no limit).
-CROWDVL_RATE_LIMITS = {"mturk-post": int(env("CROWDVL_MTURK_POSTS_PER_MINUTE", "60"))}
+# Requests that would write rows, per minute (0: no limit): anonymous ones per client address;
+# a task page's saves of answers in progress per worker (one after each change, debounced).
+CROWDVL_RATE_LIMITS = {
+    "mturk-post": int(env("CROWDVL_MTURK_POSTS_PER_MINUTE", "60")),
+    "draft-save": int(env("CROWDVL_DRAFT_SAVES_PER_MINUTE", "120")),
+}
 # The header a trusted reverse proxy puts the client's address in (e.g. HTTP_X_REAL_IP).
 CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
 # A cache shared by every server process (rate limits): Redis when configured.

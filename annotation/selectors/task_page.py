@@ -12,6 +12,7 @@ from django.core.cache import caches
 from django.db import DatabaseError, connection
 
 from annotation.models import Hit, Question
+from annotation.selectors.drafts import draft_view
 from annotation.selectors.hit_cache import hit_cached
 from annotation.selectors.images import ImageLinks, image_places
 from annotation.selectors.run_texts import run_instructions
@@ -43,13 +44,18 @@ class TaskPage:
     stage: str
     # The run's own instructions for the stage ("" : the task type's own).
     instructions: str = ""
+    # The worker's answers in progress (`selectors/drafts.draft_view`); None: none saved.
+    draft: dict[str, Any] | None = None
 
 
 # The hottest read of the worker's path, in one statement: the assignment, its batch and run,
-# and the worker's invitation to that run (valid if not revoked and consented to a text of the
-# run: a task taken before the text changed is still theirs to finish). Plain SQL: the ORM's compiling of this join cost more than running it.
+# the worker's invitation to that run (valid if not revoked and consented to a text of the
+# run: a task taken before the text changed is still theirs to finish), and the worker's answers
+# in progress (a draft: by its unique key). Plain SQL: the ORM's compiling of this join cost
+# more than running it.
 _TASK_PAGE_SQL = """
-SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version, r.id
+SELECT a.id, a.state, a.worker_id, a.hit_id, b.id, b.stage, r.config, i.consent_version, r.id,
+  d.answers, d.updated_at
 FROM annotation_assignment a
 JOIN annotation_hit h ON h.id = a.hit_id
 JOIN annotation_batch b ON b.id = h.batch_id
@@ -57,6 +63,7 @@ JOIN annotation_run r ON r.id = b.run_id
 JOIN annotation_worker w ON w.id = a.worker_id
 JOIN annotation_invitation i
   ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
+LEFT JOIN annotation_assignmentdraft d ON d.assignment_id = a.id
 WHERE a.id = %s AND a.worker_id = %s AND w.provider = %s AND b.provider = %s
 """
 
@@ -64,16 +71,17 @@ WHERE a.id = %s AND a.worker_id = %s AND w.provider = %s AND b.provider = %s
 # Once an assignment's page has been shown, what never changes about it is kept in this
 # process's memory (the "assignments" cache): its HIT, batch, stage and run. A later view then
 # reads only what can change, by primary keys (_KNOWN_SQL): the assignment's worker and state,
-# the worker's invitation to the run (revoked? consented?) and the run's
-# texts. Besides the fewer joins, its plan cannot go stale: the join above, planned once per
+# the worker's invitation to the run (revoked? consented?), the run's texts and the draft.
+# Besides the fewer joins, its plan cannot go stale: the join above, planned once per
 # connection while the assignment table is small, goes on scanning that table as it grows
 # (issue 32), where a lookup of one row by its primary key stays one.
 _KNOWN_SQL = """
-SELECT a.state, a.hit_id, r.config, i.consent_version
+SELECT a.state, a.hit_id, r.config, i.consent_version, d.answers, d.updated_at
 FROM annotation_assignment a
 JOIN annotation_run r ON r.id = %s
 LEFT JOIN annotation_invitation i
   ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
+LEFT JOIN annotation_assignmentdraft d ON d.assignment_id = a.id
 WHERE a.id = %s AND a.worker_id = %s
 """
 
@@ -103,7 +111,7 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
         row = _row(_KNOWN_SQL, [known.run_id, assignment_id, worker_id])
         if row is None:  # not this worker's assignment (the ids are the database's own)
             return None
-        state, hit, config, consented = row
+        state, hit, config, consented, *draft = row
         if hit == known.hit_id:
             return _page(
                 assignment_id,
@@ -114,14 +122,15 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
                 known.stage,
                 config,
                 consented,
+                draft_view(*draft),
             )
         # Another HIT: not the assignment remembered (a database put back): read it afresh.
     row = _row(_TASK_PAGE_SQL, [assignment_id, worker_id, provider, provider])
     if row is None:
         return None
-    pk, state, worker, hit, batch, stage, config, consented, run = row
+    pk, state, worker, hit, batch, stage, config, consented, run, *draft = row
     store.set(_known_key(pk), _Known(provider, hit, batch, stage, run), None)
-    return _page(pk, state, worker, hit, batch, stage, config, consented)
+    return _page(pk, state, worker, hit, batch, stage, config, consented, draft_view(*draft))
 
 
 # A remembered assignment's later view on the lean path (issue 32), where the session engine
@@ -132,12 +141,14 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
 # assignment is read for whichever worker holds it: the caller compares that worker with the
 # session's once the session is decoded.
 _SESSION_KNOWN_SQL = """
-SELECT s.session_data, a.worker_id, a.state, a.hit_id, r.config, i.consent_version
+SELECT s.session_data, a.worker_id, a.state, a.hit_id, r.config, i.consent_version,
+  d.answers, d.updated_at
 FROM django_session s
 LEFT JOIN annotation_assignment a ON a.id = %s
 LEFT JOIN annotation_run r ON r.id = %s
 LEFT JOIN annotation_invitation i
   ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
+LEFT JOIN annotation_assignmentdraft d ON d.assignment_id = a.id
 WHERE s.session_key = %s AND s.expire_date > %s
 """
 
@@ -149,13 +160,15 @@ class SessionRead:
     session_data: str
     assignment_id: int
     known: _Known
-    row: tuple[Any, ...]  # the assignment's worker, state, HIT; the run's config; the consent
+    # The assignment's worker, state, HIT; the run's config; the consent; the draft's answers
+    # and time.
+    row: tuple[Any, ...]
 
     def page(self, worker_id: int) -> TaskPage | None:
         """What `task_page` gives `worker_id` (the session's): None where the assignment is not
         theirs, their invitation not valid, or the assignment not the one remembered (which
         `task_page` reads afresh)."""
-        worker, state, hit, config, consented = self.row
+        worker, state, hit, config, consented, *draft = self.row
         if worker is None or worker != worker_id or hit != self.known.hit_id:
             return None
         known = self.known
@@ -168,6 +181,7 @@ class SessionRead:
             known.stage,
             config,
             consented,
+            draft_view(*draft),
         )
 
 
@@ -223,16 +237,18 @@ def _page(
     stage: str,
     config: Any,
     consented: str | None,
+    draft: dict[str, Any] | None,
 ) -> TaskPage | None:
     """The page, if the invitation (None: none valid) was consented to. A task taken under an
     earlier consent text stays the worker's to finish, under the version they accepted (the
-    `Consent` rows keep when); the next claim needs the current text (`invited_worker`), so
-    they are asked again before their next task, and no answer in progress is lost."""
+    `Consent` rows keep when, the assignment its `consent_version`); the next claim needs the
+    current text (`invited_worker`), so they are asked again before their next task, and no
+    answer in progress is lost (`draft`: the answers saved so far, restored on the page)."""
     if isinstance(config, str):  # a database without a JSON type returns text
         config = json.loads(config)
     if not consented:
         return None
-    return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
+    return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage), draft)
 
 
 def hit_questions(*, hit_id: int) -> list[Question]:

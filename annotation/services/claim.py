@@ -42,9 +42,12 @@ CLAIM_SQL = True
 
 
 def assignment_claim_next(
-    *, batch: Batch, worker: Worker, now: datetime | None = None
+    *, batch: Batch, worker: Worker, now: datetime | None = None, consent_version: str = ""
 ) -> Assignment | None:
     """Give `worker` their open assignment in `batch`, or a new one on a HIT they have not done.
+    A new one records `consent_version`, the version of the run's information and consent
+    text the worker accepted (their way in checked it): the text their work is done under,
+    whatever it changes to before they submit.
 
     HIT rows are locked while a slot is taken so two workers never fill the same last slot;
     the worker's row is locked first, so one worker's concurrent claims (a double click, two
@@ -66,11 +69,11 @@ def assignment_claim_next(
         return None
     with transaction.atomic():
         if CLAIM_SQL and connection.vendor == "postgresql":
-            return _claim_sql(batch=batch, worker=worker, now=now)
-        return _claim_orm(batch=batch, worker=worker, now=now)
+            return _claim_sql(batch=batch, worker=worker, now=now, consent=consent_version)
+        return _claim_orm(batch=batch, worker=worker, now=now, consent=consent_version)
 
 
-def _claim_orm(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | None:
+def _claim_orm(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:
     """`assignment_claim_next` through the ORM, inside its transaction."""
     Worker.objects.select_for_update().filter(pk=worker.pk).first()
     pool_enter(batch=batch, worker=worker)
@@ -130,11 +133,11 @@ def _claim_orm(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | N
         if hit.assignments.filter(active_assignments(now, batch)).count() >= capacity:
             tried.append(hit.pk)
             continue
-        return _claim_take(hit_id=hit.pk, batch=batch, worker=worker, now=now)
+        return _claim_take(hit_id=hit.pk, batch=batch, worker=worker, now=now, consent=consent)
     return None
 
 
-def _claim_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | None:
+def _claim_sql(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:
     """`assignment_claim_next` in prepared SQL, inside its transaction: the same steps."""
     params: dict[str, Any] = {
         **slot_params(batch, now),
@@ -162,13 +165,21 @@ def _claim_sql(*, batch: Batch, worker: Worker, now: datetime) -> Assignment | N
                 if cursor.fetchone()[0] >= capacity:
                     params["tried"] = [*params["tried"], hit_id]
                     continue
-                return _claim_take(hit_id=hit_id, batch=batch, worker=worker, now=now)
+                return _claim_take(
+                    hit_id=hit_id, batch=batch, worker=worker, now=now, consent=consent
+                )
     return None
 
 
-def _claim_take(*, hit_id: int, batch: Batch, worker: Worker, now: datetime) -> Assignment:
+def _claim_take(
+    *, hit_id: int, batch: Batch, worker: Worker, now: datetime, consent: str
+) -> Assignment:
     assignment = Assignment.objects.create(
-        hit_id=hit_id, worker=worker, accepted_at=now, confirmed=not claims_unconfirmed(batch)
+        hit_id=hit_id,
+        worker=worker,
+        accepted_at=now,
+        confirmed=not claims_unconfirmed(batch),
+        consent_version=consent,
     )
     event_record(
         action="assignment.accepted",

@@ -10,8 +10,25 @@ from typing import Any, cast
 from django.db.models import Exists, OuterRef, Q
 
 from annotation.crowd import provider_for
-from annotation.models import Assignment, AssignmentState, Batch
+from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.selectors.counting import COUNTED_STATES, counted
+
+LATE = (
+    "your time for this task ran out, so it may have gone to another worker: your "
+    "answers could not be accepted. Please start a new task."
+)
+
+
+def late_reason(assignment: Assignment, batch: Batch, now: datetime) -> str | None:
+    """Why work on `assignment` can no longer be taken at `now` (its batch expired or its
+    lifetime ended, or the claim outlived the assignment duration), or None. The submit refuses
+    such work (`submit._check_clock`), a draft of it is not saved (`drafts.draft_save`), and
+    an invited worker's page lists no such task as theirs to go on with."""
+    if batch.status == BatchStatus.EXPIRED or batch.past_lifetime(now):
+        return "this batch has expired: your answers could not be accepted"
+    if assignment.accepted_at < now - timedelta(seconds=batch.assignment_duration_seconds):
+        return LATE
+    return None
 
 
 def first_claim_seconds(batch: Batch) -> int:

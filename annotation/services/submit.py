@@ -19,7 +19,6 @@ from annotation.models import (
     Assignment,
     AssignmentState,
     Batch,
-    BatchStatus,
     Hit,
     HitStatus,
     PoolMembership,
@@ -29,15 +28,18 @@ from annotation.models import (
 from annotation.selectors.counting import pool_bar_reason
 from annotation.selectors.task_page import hit_questions
 from annotation.services import submit_sql
+from annotation.services.drafts import draft_consume
 from annotation.services.events import event_record
 from annotation.services.recount import batch_refresh_status, hit_recount
 from annotation.services.review_opening import review_open_if_needed
 from annotation.services.slots import (
+    LATE,
     active_assignments,
     claim_holds,
     claims_unconfirmed,
     first_claim_seconds,
     kept_work,
+    late_reason,
     slot_params,
 )
 from annotation.tasktypes import task_type_for
@@ -45,11 +47,6 @@ from annotation.tasktypes import task_type_for
 # PostgreSQL's path for the submit (submit_sql.py); off: the ORM path (other databases),
 # which tests also run.
 SUBMIT_SQL = True
-
-LATE = (
-    "your time for this task ran out, so it may have gone to another worker: your "
-    "answers could not be accepted. Please start a new task."
-)
 
 
 @dataclass(frozen=True)
@@ -135,6 +132,7 @@ def _submit_sql(
     _mark_submitted(assignment, submitted_at, started_at)
     event = {"answers": len(rows), "confirmed": True}
     full = submit_sql.submit_write(assignment=assignment, rows=rows, event=event, now=now)
+    draft_consume(assignment_id=assignment.pk)
     if full:
         assignment.hit.status = HitStatus.COMPLETE
     assignment.worker = worker
@@ -175,6 +173,7 @@ def _submit_orm(
     Answer.objects.bulk_create(rows)
     _mark_submitted(assignment, submitted_at, started_at)
     assignment.save(update_fields=["state", "submitted_at", "started_at"])
+    draft_consume(assignment_id=assignment.pk)
     event_record(
         action="assignment.submitted",
         run=batch.run,
@@ -229,10 +228,9 @@ def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
 
 
 def _check_clock(assignment: Assignment, batch: Batch, now: datetime) -> None:
-    if batch.status == BatchStatus.EXPIRED or batch.past_lifetime(now):
-        raise TooLate("this batch has expired: your answers could not be accepted")
-    if assignment.accepted_at < now - timedelta(seconds=batch.assignment_duration_seconds):
-        raise TooLate(LATE)
+    reason = late_reason(assignment, batch, now)
+    if reason is not None:
+        raise TooLate(reason)
 
 
 def _check_slots(hit: Hit, counted_n: int, active_n: int | None) -> None:

@@ -7,7 +7,7 @@ import pytest
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.models import AssignmentState, BatchStatus, Event, ProjectRole
+from annotation.models import AssignmentDraft, AssignmentState, BatchStatus, Event, ProjectRole
 from annotation.services.batches import (
     batch_create,
     batch_pause,
@@ -16,6 +16,7 @@ from annotation.services.batches import (
     batches_stop,
 )
 from annotation.services.claim import assignment_claim_next
+from annotation.services.drafts import draft_save
 from annotation.services.submit import assignment_submit
 from annotation.services.worker_identity import worker_get_or_create
 from tests.annotation.test_api_lists import member
@@ -42,9 +43,13 @@ def test_a_paused_batch_takes_no_claim_but_work_in_progress_finishes(paired_run)
     late = worker_get_or_create(provider="local", external_id="late")
     assert assignment_claim_next(batch=batch, worker=late) is None
     answers = {f"q{q.position}": "none" for q in held.hit.questions.all()}
+    # Its answers in progress are kept while paused (issue 46), and go with its submit.
+    draft_save(assignment_id=held.pk, worker_id=busy.pk, answers={"q0": ["none"]})
+    assert assignment_claim_next(batch=batch, worker=busy) == held
     assignment_submit(assignment_id=held.pk, worker=busy, answers=answers)
     held.refresh_from_db()
     assert held.state == AssignmentState.SUBMITTED
+    assert not AssignmentDraft.objects.filter(assignment=held).exists()
     batch_resume(batch=batch)
     assert assignment_claim_next(batch=batch, worker=late) is not None
     draft = batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", limit=1)

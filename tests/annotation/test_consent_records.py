@@ -53,6 +53,7 @@ def test_a_prolific_participants_consent_is_recorded_with_version_and_time(pro, 
     assert row.version == run_consent(paired_run)["version"]
     assert before <= row.accepted_at <= timezone.now()
     assert Event.objects.filter(action="consent.recorded", worker=row.worker).count() == 1
+    assert assignment.consent_version == row.version  # the text its work is done under
 
 
 def test_a_prolific_participant_who_declines_is_not_recorded(pro, paired_run):
@@ -75,6 +76,7 @@ def test_a_panel_participants_consent_is_recorded_with_version_and_time(client, 
     assert before <= row.accepted_at <= timezone.now()
     # The panel's own row, which lets the participant in, is kept as before.
     assert Participant.objects.get(run=paired_run, worker=row.worker).consent_version == row.version
+    assert assignment.consent_version == row.version  # the text its work is done under
 
 
 def test_an_invited_workers_consent_is_recorded_beside_the_invitation(paired_run):

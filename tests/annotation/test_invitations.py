@@ -372,6 +372,13 @@ def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(
     run_consent_set(run=paired_run, text="A new information sheet, changed mid-task.")
     answers = {f"q{q.position}": "none" for q in assignment.hit.questions.all()}
     assert client.get(f"/work/assignment/{assignment.pk}/").status_code == 200
+    # The answers in progress are still kept as they are given.
+    draft = client.post(
+        f"/work/assignment/{assignment.pk}/draft/",
+        {"answers": {k: [v] for k, v in answers.items()}},
+        content_type="application/json",
+    )
+    assert draft.status_code == 200
     sent = client.post(f"/work/assignment/{assignment.pk}/", answers)
     assert sent.status_code == 302 and sent["Location"] == f"/work/{batch.pk}/next/"
     assignment.refresh_from_db()
@@ -379,6 +386,8 @@ def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(
     assert Answer.objects.filter(assignment=assignment).count() == len(answers)
     accepted = Consent.objects.get(worker=invitation.worker, run=paired_run)
     assert accepted.version == old and accepted.accepted_at <= assignment.accepted_at
+    # The work is recorded as done under the version accepted when it was claimed.
+    assert assignment.consent_version == old != run_consent(paired_run)["version"]
     # The next task: the new text first.
     assert client.get(f"/work/{batch.pk}/next/").status_code == 403
     assert "changed mid-task" in client.get(f"/join/{invitation.token}/").content.decode()

@@ -19,8 +19,9 @@ digits), WhiteNoise (not a static path), Authentication (nobody signed in: a ses
 user goes the full way, where the page shows the signed-in bar), Messages (no messages
 cookie, or an empty one: a page with a message goes the full way). The view's checks are
 the view's own (`views.work_assignment_plain`: the session's worker, the invitation and
-consent, the assignment's state); anything else (another worker's assignment, a closed one, an error in
-between) goes the full way, as does every other request. With another MIDDLEWARE list or
+consent, the assignment's state); anything else (another worker's assignment, a closed one, one
+with answers in progress to restore, an error in between) goes the full way, as does every
+other request. With another MIDDLEWARE list or
 message storage than the one mirrored here, the lean path is off.
 """
 

@@ -1,15 +1,19 @@
 """What an invited worker's pages list: the batches of the run they may take (none of another
-stage's pool when the run keeps stages' workers apart), each with their progress."""
+stage's pool when the run keeps stages' workers apart), each with their progress, and their
+tasks in progress."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from django.db.models import Count
+from django.utils import timezone
 
 from annotation.models import (
     Assignment,
+    AssignmentState,
     Batch,
     BatchStatus,
     Hit,
@@ -19,6 +23,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import COUNTED_STATES
+from annotation.services.slots import late_reason
 
 PROVIDER = "local"
 
@@ -58,3 +63,18 @@ def worker_batches(*, run: Run, worker: Worker) -> list[BatchProgress]:
         BatchProgress(batch=b, done=done.get(b.pk, 0), left=left.get(b.pk, 0), reward=b.reward)
         for b in batches.order_by("pk")
     ]
+
+
+def worker_open_tasks(*, run: Run, worker: Worker, now: datetime | None = None) -> list[Assignment]:
+    """`worker`'s tasks in progress in `run`'s local batches, published or paused (open work
+    of a paused batch may finish), that may still be submitted: their way back to the
+    answers they gave (issue 46)."""
+    now = now or timezone.now()
+    open_ones = Assignment.objects.filter(
+        worker=worker,
+        state=AssignmentState.ACCEPTED,
+        hit__batch__run=run,
+        hit__batch__provider=PROVIDER,
+        hit__batch__status__in=(BatchStatus.PUBLISHED, BatchStatus.PAUSED),
+    ).select_related("hit__batch")
+    return [a for a in open_ones.order_by("pk") if late_reason(a, a.hit.batch, now) is None]

@@ -21,4 +21,9 @@ urlpatterns = [
     path("work/<int:batch_id>/", views.work_start, name="work-start"),
     path("work/<int:batch_id>/next/", views.work_next, name="work-next"),
     path("work/assignment/<int:assignment_id>/", views.work_assignment, name="work-assignment"),
+    path(
+        "work/assignment/<int:assignment_id>/draft/",
+        views.work_assignment_draft,
+        name="work-assignment-draft",
+    ),
 ]

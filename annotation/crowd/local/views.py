@@ -8,13 +8,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd.local.invitations import invitation_consent
-from annotation.crowd.local.progress import worker_batches
+from annotation.crowd.local.progress import worker_batches, worker_open_tasks
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
 from annotation.pages.work.csrf import csrf_token
+from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.pages.work.shell import shell_fill_plain, task_shell
@@ -38,6 +39,20 @@ def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
     if not isinstance(pk, int):
         return None
     return invited_worker(run=run, worker_id=pk, provider=PROVIDER)
+
+
+# A task page reached from a session that holds no worker (it expired, or another browser):
+# answers given so far were saved as they were given (issue 46) and come back on the task.
+SESSION_ENDED = (
+    "Your session has ended, so this page could not be sent. Open the invitation link the "
+    "researchers sent you again: your task is still yours, and the answers you gave come back "
+    "on it."
+)
+
+
+def _session_ended(request: HttpRequest) -> HttpResponse:
+    # Not found, as any task that is not the session's: the page only says how to get back.
+    return render(request, "annotation/work_done.html", {"reason": SESSION_ENDED}, status=404)
 
 
 def _not_invited(request: HttpRequest) -> HttpResponse:
@@ -75,7 +90,11 @@ def work_join(request: HttpRequest, token: str) -> HttpResponse:
     request.session[SESSION_WORKER] = invitation.worker_id
     request.session[SESSION_HOME] = token  # "your tasks" links back here
     batches = worker_batches(run=run, worker=invitation.worker)
-    return render(request, "annotation/work_join.html", {"run": run, "batches": batches})
+    # Their tasks in progress first (a paused batch's too, which the list leaves out): the way
+    # back to their answers after a closed browser, an ended session or on another device.
+    open_tasks = worker_open_tasks(run=run, worker=invitation.worker)
+    context = {"run": run, "batches": batches, "open_tasks": open_tasks}
+    return render(request, "annotation/work_join.html", context)
 
 
 @require_http_methods(["GET"])
@@ -118,7 +137,9 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
         return _not_invited(request)
     home = request.session.get(SESSION_HOME)
     try:
-        assignment = assignment_claim_next(batch=batch, worker=worker)
+        # `_invited_worker` found their consent current: the claim is made under that text.
+        consent = run_consent(batch.run)["version"]
+        assignment = assignment_claim_next(batch=batch, worker=worker, consent_version=consent)
     except PoolConflict:
         context = {"batch": batch, "reason": POOL, "home": home}
         return render(request, "annotation/work_done.html", context, status=403)
@@ -136,11 +157,9 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     worker_id = request.session.get(SESSION_WORKER)
-    page = (
-        task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
-        if isinstance(worker_id, int)
-        else None
-    )
+    if not isinstance(worker_id, int):  # nobody's session: the worker signs in again
+        return _session_ended(request)
+    page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
     if page is None:  # not theirs, not a local batch, or no valid invitation
         raise Http404("no such assignment for this worker")
     error = None
@@ -165,15 +184,29 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
         hit_id=page.hit_id,
         key=page_key(assignment_id=page.assignment_id),
         instructions=page.instructions,
-        context={"error": error},
+        # The answers in progress come back on the page (after a refused submit too).
+        context={"error": error, "task_draft": page.draft or {}},
         status=400 if error else 200,
     )
+
+
+@require_POST
+def work_assignment_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The task page's answers in progress, saved as they are given (`pages/work/drafts.py`)."""
+    worker_id = request.session.get(SESSION_WORKER)
+    if not isinstance(worker_id, int):
+        return draft_session_ended()
+    page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
+    if page is None:  # not theirs, not a local batch, or no valid invitation
+        raise Http404("no such assignment for this worker")
+    return draft_post(request, assignment_id=page.assignment_id, worker_id=page.worker_id)
 
 
 def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpResponse | None:
     """`work_assignment`'s answer to a GET of the worker's own open assignment when the page
     shows nothing but the task (no message, no error, nobody signed in: the caller checks the
-    last two), from the same checks; None for anything else, which the view answers.
+    last two; no answers in progress to restore), from the same checks; None for anything
+    else, which the view answers.
     The lean path's view (`lean_path.py`)."""
     worker_id = request.session.get(SESSION_WORKER)
     if not isinstance(worker_id, int) or not _UTF8.fullmatch(settings.DEFAULT_CHARSET):
@@ -183,8 +216,8 @@ def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpRespo
         page = read.page(worker_id)  # None: the full way reads it afresh
     else:
         page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
-    if page is None or page.state != AssignmentState.ACCEPTED:
-        return None
+    if page is None or page.state != AssignmentState.ACCEPTED or page.draft is not None:
+        return None  # a draft to restore: the full way puts it on the page
     shell = task_shell(hit_id=page.hit_id, instructions=page.instructions)
     key = page_key(assignment_id=page.assignment_id)
     return HttpResponse(shell_fill_plain(shell, token=csrf_token(request), key=key))

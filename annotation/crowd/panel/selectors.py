@@ -14,6 +14,7 @@ from annotation.crowd.panel import options
 from annotation.crowd.panel.models import Participant
 from annotation.models import Assignment, AssignmentState, Batch, Bonus, Event, Run, Worker
 from annotation.selectors.counting import COUNTED_STATES
+from annotation.selectors.drafts import draft_view
 from annotation.selectors.invitations import consent_version, run_consent
 from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.task_page import TaskPage
@@ -36,8 +37,8 @@ def consented(*, run: Run, worker: Worker) -> bool:
 
 
 def panel_task_page(*, assignment_id: int, worker_id: int) -> TaskPage | None:
-    """`worker_id`'s assignment of a panel batch, if they consented to its run's current
-    text; else None (two queries)."""
+    """`worker_id`'s assignment of a panel batch, with their answers in progress, if they
+    consented to its run's current text; else None (two queries)."""
     row = (
         Assignment.objects.filter(
             pk=assignment_id,
@@ -54,17 +55,20 @@ def panel_task_page(*, assignment_id: int, worker_id: int) -> TaskPage | None:
             "hit__batch__stage",
             "hit__batch__run_id",
             "hit__batch__run__config",
+            "draft__answers",
+            "draft__updated_at",
         )
         .first()
     )
     if row is None:
         return None
-    pk, state, worker, hit, batch, stage, run, config = row
+    pk, state, worker, hit, batch, stage, run, config, *draft = row
     if not Participant.objects.filter(
         run_id=run, worker_id=worker, consent_version=consent_version(config or {})
     ).exists():
         return None
-    return TaskPage(pk, state, worker, hit, batch, stage, run_instructions(config, stage))
+    instructions = run_instructions(config, stage)
+    return TaskPage(pk, state, worker, hit, batch, stage, instructions, draft_view(*draft))
 
 
 def submitted_count(*, batch: Batch, worker: Worker) -> int:

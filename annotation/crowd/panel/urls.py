@@ -10,6 +10,7 @@ urlpatterns = [
     path("panel/<int:batch_id>/next/", views.panel_next, name="panel-next"),
     path("panel/<int:batch_id>/finish/", views.panel_finish, name="panel-finish"),
     path("panel/task/<int:assignment_id>/", views.panel_task, name="panel-task"),
+    path("panel/task/<int:assignment_id>/draft/", views.panel_task_draft, name="panel-task-draft"),
     path("panel/batches/<int:batch_id>/", batch_views.panel_batch_page, name="panel-batch"),
     path(
         "panel/batches/<int:batch_id>/settings/",

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd.panel import options
 from annotation.crowd.panel.selectors import (
@@ -21,6 +21,7 @@ from annotation.crowd.panel.selectors import (
 from annotation.crowd.panel.services import participant_consent, participant_finish
 from annotation.errors import ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Worker
+from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.selectors.images import page_key
@@ -36,6 +37,11 @@ NO_ID = (
 )
 NOT_OPEN = "This study is not open yet. Please try again later from the panel's page."
 PAUSED = "The researchers paused this study for now. Please try again later with the same link."
+# A task page reached from a session bound to no participant (it expired, or another browser).
+SESSION_ENDED = (
+    "Your session has ended, so this page could not be sent. Please open the study again from "
+    "the panel's page: your task is still yours, and the answers you gave come back on it."
+)
 
 
 def _message(request: HttpRequest, reason: str, *, status: int, **context: object) -> HttpResponse:
@@ -174,7 +180,9 @@ def panel_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     if batch.status == BatchStatus.DRAFT:
         return _message(request, NOT_OPEN, status=409)
     try:
-        assignment = assignment_claim_next(batch=batch, worker=worker)
+        # `_participant` found their consent current: the claim is made under that text.
+        consent = run_consent(batch.run)["version"]
+        assignment = assignment_claim_next(batch=batch, worker=worker, consent_version=consent)
     except ServiceError:  # another stage's pool, blocked: screened out (unless they worked)
         done = submitted_count(batch=batch, worker=worker)
         return _finish(
@@ -206,15 +214,19 @@ def panel_finish(request: HttpRequest, batch_id: int) -> HttpResponse:
     return _finish(request, batch, participant, worker, outcome, stopped=True)
 
 
-@require_http_methods(["GET", "POST"])
-def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
+def _session_worker(request: HttpRequest) -> int | None:
+    """The worker the session's participant consented as, if any."""
     data = request.session.get(SESSION)
     worker_id = data.get("worker") if isinstance(data, dict) else None
-    page = (
-        panel_task_page(assignment_id=assignment_id, worker_id=worker_id)
-        if isinstance(worker_id, int)
-        else None
-    )
+    return worker_id if isinstance(worker_id, int) else None
+
+
+@require_http_methods(["GET", "POST"])
+def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    worker_id = _session_worker(request)
+    if worker_id is None:  # nobody's session: the participant comes back by the study link
+        return _message(request, SESSION_ENDED, status=404)
+    page = panel_task_page(assignment_id=assignment_id, worker_id=worker_id)
     if page is None:  # not theirs, not a panel batch, or no current consent
         raise Http404("no such assignment for this participant")
     error = None
@@ -239,6 +251,22 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         hit_id=page.hit_id,
         key=page_key(assignment_id=page.assignment_id),
         instructions=page.instructions,
-        context={"error": error, "finish_url": reverse("panel-finish", args=[page.batch_id])},
+        context={
+            "error": error,
+            "finish_url": reverse("panel-finish", args=[page.batch_id]),
+            "task_draft": page.draft or {},  # the answers in progress come back
+        },
         status=400 if error else 200,
     )
+
+
+@require_POST
+def panel_task_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The task page's answers in progress, saved as they are given (`pages/work/drafts.py`)."""
+    worker_id = _session_worker(request)
+    if worker_id is None:
+        return draft_session_ended()
+    page = panel_task_page(assignment_id=assignment_id, worker_id=worker_id)
+    if page is None:  # not theirs, not a panel batch, or no current consent
+        raise Http404("no such assignment for this participant")
+    return draft_post(request, assignment_id=page.assignment_id, worker_id=page.worker_id)

@@ -68,16 +68,21 @@ def session_verify(*, pid: str, session_id: str, study_id: str, client: Prolific
         )
 
 
-def participant_claim(*, batch: Batch, worker: Worker, session_id: str) -> Assignment | None:
+def participant_claim(
+    *, batch: Batch, worker: Worker, session_id: str, consent_version: str = ""
+) -> Assignment | None:
     """The session's assignment: the one it already holds, else a HIT by the claim rule, tied
-    to the submission (one submission, one HIT); None when no HIT is left for them."""
+    to the submission (one submission, one HIT), made under the consent text version
+    `consent_version` they accepted; None when no HIT is left for them."""
     held = Assignment.objects.filter(
         hit__batch=batch, worker=worker, provider_assignment_id=session_id
     ).first()
     if held is not None:
         return held
     with transaction.atomic():
-        assignment = assignment_claim_next(batch=batch, worker=worker)
+        assignment = assignment_claim_next(
+            batch=batch, worker=worker, consent_version=consent_version
+        )
         if assignment is None:
             return None
         if assignment.provider_assignment_id not in ("", session_id):

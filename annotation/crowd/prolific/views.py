@@ -33,9 +33,11 @@ from annotation.crowd.prolific.studies import COMPLETED, NO_CONSENT, NO_WORK, co
 from annotation.crowd.prolific.test_study import prolific_test_study_of
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
+from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.permissions import Action, require
+from annotation.selectors.drafts import assignment_draft
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
@@ -121,7 +123,12 @@ def prolific_start(request: HttpRequest, batch_id: int) -> HttpResponse:
     # when no task is left for them.
     consent_record(worker=worker, run=batch.run, version=consent["version"])
     try:
-        assignment = participant_claim(batch=batch, worker=worker, session_id=held["session"])
+        assignment = participant_claim(
+            batch=batch,
+            worker=worker,
+            session_id=held["session"],
+            consent_version=consent["version"],
+        )
     except (PoolConflict, ServiceError):
         # A real participant this study cannot take (another stage's pool, blocked): back to
         # Prolific with the code that asks them to return it, not a dead end.
@@ -144,21 +151,39 @@ def _consent_page(
     return render(request, "annotation/prolific_start.html", context, status=400 if error else 200)
 
 
-@require_http_methods(["GET", "POST"])
-def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
+# A task page reached from a session that holds no participant (it expired, or another
+# browser): they come back through the study's link, which finds the task they hold.
+SESSION_ENDED = (
+    "Your session has ended, so this page could not be sent. Please open the study again from "
+    "Prolific: your task is still yours, and the answers you gave come back on it."
+)
+
+
+def _task_held(request: HttpRequest, assignment_id: int) -> Assignment | HttpResponse:
+    """The session's own task `assignment_id`, or the page saying why not."""
     assignment = get_object_or_404(
         Assignment.objects.select_related("hit__batch__run", "worker"),
         pk=assignment_id,
         worker__provider=PROVIDER,
     )
-    batch = assignment.hit.batch
-    held = _held(request, batch)
+    if request.session.get(SESSION) is None:
+        return _refused(request, SESSION_ENDED, status=404)
+    held = _held(request, assignment.hit.batch)
     if (
         held is None
         or held.get("worker") != assignment.worker_id
         or held.get("session") != assignment.provider_assignment_id
     ):
         return _refused(request, "This task belongs to another Prolific session.", status=404)
+    return assignment
+
+
+@require_http_methods(["GET", "POST"])
+def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _task_held(request, assignment_id)
+    if isinstance(assignment, HttpResponse):
+        return assignment
+    batch = assignment.hit.batch
     if assignment.state == AssignmentState.ABANDONED:
         return _refused(
             request,
@@ -185,9 +210,21 @@ def prolific_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
         hit_id=assignment.hit_id,
         key=page_key(assignment_id=assignment.pk),
         instructions=run_instructions(batch.run.config, batch.stage),
-        context={"error": error},
+        # The answers in progress come back on the page.
+        context={"error": error, "task_draft": assignment_draft(assignment_id=assignment.pk) or {}},
         status=400 if error else 200,
     )
+
+
+@require_POST
+def prolific_task_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The task page's answers in progress, saved as they are given (`pages/work/drafts.py`)."""
+    if request.session.get(SESSION) is None:
+        return draft_session_ended()
+    assignment = _task_held(request, assignment_id)
+    if isinstance(assignment, HttpResponse):
+        return JsonResponse({"error": "no such task for this session"}, status=404)
+    return draft_post(request, assignment_id=assignment.pk, worker_id=assignment.worker_id)
 
 
 @login_required

@@ -92,12 +92,13 @@ def shell_build(*, hit_id: int, instructions: str) -> Shell:
 
 
 def _plain_parts(shell: Shell) -> tuple[tuple[bytes, ...], ...]:
-    """The page of a plain view, as the worker's GET has it: no error, no messages, nobody
-    signed in. Its varying parts are rendered once, from a request made up here (so nothing
-    of a real one is in them), with the CSRF token left as a marker."""
+    """The page of a plain view, as the worker's GET of their own open task has it: no error,
+    no messages, nobody signed in, no answers in progress to restore (it saves them). Its
+    varying parts are rendered once, from a request made up here (so nothing of a real one is
+    in them), with the CSRF token left as a marker."""
     request = HttpRequest()
     request.user = AnonymousUser()
-    slots = _slots(shell, request, {"error": None, "csrf_token": TOKEN_MARKER})
+    slots = _slots(shell, request, {"error": None, "csrf_token": TOKEN_MARKER, "task_draft": {}})
     text = "".join(
         part if isinstance(part, str) else KEY_MARKER if part == KEY else slots[part]
         for part in shell.parts

@@ -1,5 +1,6 @@
 // Worker task pages: enable Submit once every question is answered, keyboard shortcuts,
-// and an "Unavailable" placeholder for images that fail to load.
+// answers in progress saved as they are given and restored, and an "Unavailable"
+// placeholder for images that fail to load.
 "use strict";
 
 function crowdvlImageFailed(img) {
@@ -81,6 +82,11 @@ document.addEventListener("DOMContentLoaded", () => {
     if (startedAt && !startedAt.value) startedAt.value = String(Date.now());
   }
   form.addEventListener("change", markStarted);
+  // Setting .checked fires no change event: a key's answer sends one, as a click does, so
+  // whatever listens to the form's changes (the start time, drafts) hears every answer.
+  function changed(input) {
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
 
   questions.forEach((q, i) => {
     q.addEventListener("click", () => { current = i; refresh(); });
@@ -101,6 +107,7 @@ document.addEventListener("DOMContentLoaded", () => {
       if (box) {
         ev.preventDefault();
         box.checked = !box.checked;
+        changed(box);
         showFollowUps(questions[current]);
         refresh();
       }
@@ -112,8 +119,9 @@ document.addEventListener("DOMContentLoaded", () => {
     const byPosition = /^[1-9]$/.test(ev.key) && Number(ev.key) <= radios.length
       && !radios[0].dataset.key;
     if (keyed || byPosition) {
-      (keyed || radios[Number(ev.key) - 1]).checked = true;
-      markStarted();  // setting .checked fires no change event
+      const radio = keyed || radios[Number(ev.key) - 1];
+      radio.checked = true;
+      changed(radio);
       ev.preventDefault();
       showFollowUps(questions[current]);
       refresh();
@@ -129,11 +137,166 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
 
+  // Restored answers show their follow-ups; the first unanswered question is current.
+  const drafts = crowdvlDrafts(form, () => {
+    questions.forEach(showFollowUps);
+    const open = questions.findIndex((q) => !answered(q));
+    focus(open < 0 ? 0 : open, false);
+  });
+
   form.addEventListener("submit", (ev) => {
     if (!questions.every(answered)) { ev.preventDefault(); refresh(); return; }
+    drafts.beforeSubmit();
     submit.disabled = true;
     submit.textContent = "Submitting…";
   });
 
   focus(0, false);
+  drafts.restore();
 });
+
+// Answers in progress (issue 46), where the page is a worker's own open task (the form's
+// data-draft: where to post them). Each change of the form, whichever task type and whether
+// by click or key, is saved on the server shortly after (debounced); the page restores what
+// was saved when the worker comes back (a reload, a closed browser, another device). A save
+// the server refused (an ended session, no connection) is kept in this browser instead,
+// restored and sent once the worker is back in. Nothing saved here counts: only Submit does.
+const DRAFT_DELAY_MS = 700;
+const DRAFT_RETRY_MS = 15000;
+const DRAFT_KEPT_DAYS = 7;
+const DRAFT_PREFIX = "crowdvl-draft:";
+
+function crowdvlDrafts(form, restored) {
+  const none = { restore() {}, beforeSubmit() {} };
+  if (!form.dataset.draft) return none;
+  const url = new URL(form.dataset.draft, window.location.href).href;
+  const localKey = DRAFT_PREFIX + window.location.pathname;
+  const tokenInput = form.querySelector("input[name=csrfmiddlewaretoken]");
+  const statusLine = document.getElementById("draft-status");
+  const startedAt = document.getElementById("started-at");
+  let timer = null;
+  let failed = false;
+  let sending = false;  // one save at a time, so an older one never lands after a newer one
+  let again = false;
+
+  function say(text) { if (statusLine) statusLine.textContent = text; }
+
+  // The form's values as a submit would send them (disabled follow-ups are not sent).
+  function values() {
+    const state = {};
+    for (const [name, value] of new FormData(form)) {
+      if (typeof value !== "string" || !value) continue;
+      if (name !== "started_at" && !/^q[0-9]+(_reason|_error)?$/.test(name)) continue;
+      (state[name] = state[name] || []).push(value);
+    }
+    return state;
+  }
+
+  function apply(state) {
+    form.querySelectorAll("input[type=radio], input[type=checkbox]").forEach((box) => {
+      const given = state[box.name];
+      box.checked = Array.isArray(given) && given.includes(box.value);
+    });
+    if (startedAt && Array.isArray(state.started_at)) startedAt.value = state.started_at[0];
+    restored();
+  }
+
+  function keepHere(state) {
+    try {
+      window.localStorage.setItem(localKey, JSON.stringify({ at: Date.now(), answers: state }));
+    } catch (e) { /* storage full or off: the server's copy is all there is */ }
+  }
+  function forgetHere() {
+    try { window.localStorage.removeItem(localKey); } catch (e) { /* nothing kept */ }
+  }
+  function keptHere() {
+    try {
+      const cutoff = Date.now() - DRAFT_KEPT_DAYS * 86400000;
+      for (let i = window.localStorage.length - 1; i >= 0; i--) {  // old copies go
+        const key = window.localStorage.key(i);
+        if (!key || !key.startsWith(DRAFT_PREFIX)) continue;
+        const kept = JSON.parse(window.localStorage.getItem(key) || "null");
+        if (!kept || !(kept.at > cutoff)) window.localStorage.removeItem(key);
+      }
+      return JSON.parse(window.localStorage.getItem(localKey) || "null");
+    } catch (e) { return null; }
+  }
+
+  function save() {
+    clearTimeout(timer);
+    timer = null;
+    if (sending) { again = true; return; }
+    sending = true;
+    const state = values();
+    fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,  // a save made as the page closes still goes
+      headers: {
+        "Content-Type": "application/json",
+        "X-CSRFToken": tokenInput ? tokenInput.value : "",
+      },
+      body: JSON.stringify({ answers: state }),
+    }).then((response) => {
+      if (response.ok) {
+        failed = false;
+        forgetHere();
+        say("Answers saved");
+      } else if (response.status === 409) {  // submitted or closed: nothing left to keep
+        failed = false;
+        forgetHere();
+        say("");
+      } else if (response.status === 429) {  // too many at once: the next one goes later
+        timer = setTimeout(save, DRAFT_RETRY_MS);
+      } else {
+        failed = true;
+        keepHere(state);
+        say(response.status === 403
+          ? "Not saved: your session has ended. Your answers are kept in this browser: open "
+            + "your link again to go on."
+          : "Not saved on the server: your answers are kept in this browser.");
+      }
+    }).catch(() => {
+      failed = true;
+      keepHere(state);
+      say("Not saved (no connection): your answers are kept in this browser.");
+      timer = setTimeout(save, DRAFT_RETRY_MS);
+    }).finally(() => {
+      sending = false;
+      if (again) { again = false; save(); }
+    });
+  }
+
+  function later() {
+    clearTimeout(timer);
+    timer = setTimeout(save, DRAFT_DELAY_MS);
+  }
+  form.addEventListener("change", later);
+  form.addEventListener("input", later);
+  // Closing the tab or the browser: the change not yet sent goes now.
+  window.addEventListener("pagehide", () => { if (timer !== null || again) save(); });
+
+  return {
+    restore() {
+      const script = document.getElementById("task-draft");
+      const server = script ? JSON.parse(script.textContent) : null;
+      const here = keptHere();
+      if (here && here.answers && (!server || here.at > server.at)) {
+        apply(here.answers);  // newer than the server's: unsent changes of this browser
+        save();
+      } else if (server && server.answers) {
+        apply(server.answers);
+        if (here) forgetHere();
+        say("Your answers so far are back");
+      }
+    },
+    // A submit is the answers' own way in; a change not yet saved, or a save refused, is
+    // kept in this browser first, in case the submit is refused too (an ended session).
+    beforeSubmit() {
+      if (timer !== null || again || failed) keepHere(values());
+      clearTimeout(timer);
+      timer = null;
+      again = false;
+    },
+  };
+}
