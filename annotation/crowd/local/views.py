@@ -55,7 +55,18 @@ def _session_ended(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/work_done.html", {"reason": SESSION_ENDED}, status=404)
 
 
-def _not_invited(request: HttpRequest) -> HttpResponse:
+def _not_invited(request: HttpRequest, run: Run | None = None) -> HttpResponse:
+    """No worker for `run` in this session. One whose link is still valid but who accepted an
+    earlier consent text is asked again, on their link's page (their next task asks again)."""
+    token = request.session.get(SESSION_HOME)
+    invitation = invitation_by_token(token) if run is not None and isinstance(token, str) else None
+    if (
+        invitation is not None
+        and run is not None
+        and invitation.run_id == run.pk
+        and invitation.worker_id == request.session.get(SESSION_WORKER)
+    ):
+        return redirect("work-join", token=invitation.token)
     reason = (
         "This page is for invited workers. Open the invitation link the researchers sent you "
         "(it may have been revoked)."
@@ -102,7 +113,7 @@ def work_start(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch, pk=batch_id, provider=PROVIDER)
     worker = _invited_worker(request, batch.run)
     if worker is None:
-        return _not_invited(request)
+        return _not_invited(request, batch.run)
     progress = next(
         (p for p in worker_batches(run=batch.run, worker=worker) if p.batch == batch), None
     )
@@ -134,7 +145,7 @@ def work_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("run"), pk=batch_id, provider=PROVIDER)
     worker = _invited_worker(request, batch.run)
     if worker is None:
-        return _not_invited(request)
+        return _not_invited(request, batch.run)
     home = request.session.get(SESSION_HOME)
     try:
         # `_invited_worker` found their consent current: the claim is made under that text.

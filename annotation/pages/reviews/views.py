@@ -80,13 +80,16 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
             feedback = f"{category}: {feedback}"
         try:
             if decision == "reverse":
-                review_reverse(review=review, feedback=feedback)
+                decided = review_reverse(review=review, feedback=feedback)
             else:
-                review_decide(review=review, approve=decision == "approve", feedback=feedback)
+                decided = review_decide(
+                    review=review, approve=decision == "approve", feedback=feedback
+                )
         except (ServiceError, InputError) as exc:
             error = str(exc)
         else:
-            messages.success(request, f"Review {review.pk}: {review.status}.")
+            # The service decided on the row it locked and read again: its status, not ours.
+            messages.success(request, f"Review {review.pk}: {decided.get_status_display()}.")
             return redirect("review-queue")
     policy = auto_approved_policy(review.assignment.hit.batch)
     # The reversal is offered only while the provider still accepts it.
