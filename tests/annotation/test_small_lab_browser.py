@@ -172,7 +172,9 @@ def test_three_people_finish_bison_and_a_reviewer_judges_held_work(  # noqa: PLR
     sign_in(rex, live_server, "rex")
     assert reviews_hold_all() > 0  # the periodic approval policy holds her fast work
     assert Review.objects.filter(assignment__hit__batch_id=selection).exists()
-    for review in Review.objects.filter(assignment__hit__batch_id=selection, status=ReviewStatus.OPEN):
+    for review in Review.objects.filter(
+        assignment__hit__batch_id=selection, status=ReviewStatus.OPEN
+    ):
         judge(rex, base, review, images=2, words=["Caption", "faster than the run's rule"])
         shot(rex, "review_bison_selection")
         rex.click("button[value=approve]")
