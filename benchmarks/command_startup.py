@@ -71,6 +71,7 @@ def main() -> None:
     project = Path(args.project).resolve()
     python = sys.executable
 
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
         bare_command, bare_env = _bare_project(Path(tmp) / "bare")
         env = _embedded_env(Path(tmp) / "var")
@@ -102,6 +103,9 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in seconds.items()}
     print(f"Command start-up, median of {args.runs} runs each (wall time, fresh interpreter)")
     print(f"code measured: {Path(where).parent.parent}")
+    print(
+        f"1-min load {load_before:.2f} before, {os.getloadavg()[0]:.2f} after ({os.cpu_count()} CPUs)"
+    )
     print(f"{'command':<36} {'median s':>9} {'min s':>7} {'max s':>7} {'x baseline':>11}")
     for name, values in seconds.items():
         ratio = medians[name] / medians[BASELINE]
