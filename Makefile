@@ -10,7 +10,7 @@ TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:543
             CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
             DJANGO_ALLOW_ASYNC_UNSAFE=true
 
-.PHONY: demo test lint pytest bench bench-import bench-redundancy bench-load quality screenshots serve serve-prod worker clean
+.PHONY: demo test lint pytest bench bench-import bench-redundancy bench-load bench-startup quality screenshots serve serve-prod worker clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required: '$(PYTHON)' was not found (set PYTHON=...)"; exit 1; }
@@ -58,6 +58,11 @@ bench-load: $(STAMP)
 	scripts/ensure_services.sh
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/worker_load.py --database-url $${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+
+# How long a manage.py command takes to start against a bare Django project (median of 7 runs;
+# a throw-away embedded installation).
+bench-startup: $(STAMP)
+	$(PY) benchmarks/command_startup.py
 
 # Quality against the simulated world's known truth (manage.py quality_sweep on the sample, in a
 # throw-away embedded installation); the table goes to benchmarks/results/quality_sweep.txt.

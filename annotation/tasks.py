@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
-
 from annotation.services.jobs import job_step
+from config.celery import app
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="crowd.sync_open")
+@app.task(name="crowd.sync_open")
 def crowd_sync_open() -> None:
     """Periodic: every remote provider brings in its open batches' results; then HITs a
     provider would not grow get their items in a new HIT."""
@@ -29,14 +28,14 @@ def crowd_sync_open() -> None:
     hits_reoffer_all()
 
 
-@shared_task(name="assignments.auto_approve")
+@app.task(name="assignments.auto_approve")
 def assignments_auto_approve() -> None:
     from annotation.services.reviews import assignments_auto_approve as approve
 
     approve()
 
 
-@shared_task(name="datasets.import")
+@app.task(name="datasets.import")
 @job_step
 def dataset_import(job_id: int) -> None:
     from annotation.services.dataset_jobs import dataset_import_job
@@ -44,7 +43,7 @@ def dataset_import(job_id: int) -> None:
     dataset_import_job(job_id=job_id)
 
 
-@shared_task(name="images.cache")
+@app.task(name="images.cache")
 @job_step
 def images_cache(job_id: int) -> None:
     from annotation.services.images import images_cache_job
@@ -52,7 +51,7 @@ def images_cache(job_id: int) -> None:
     images_cache_job(job_id=job_id)
 
 
-@shared_task(name="exports.write")
+@app.task(name="exports.write")
 @job_step
 def export_write(job_id: int) -> None:
     """Every flow's export job (its build is the flow's `ExportSpec`)."""
@@ -61,7 +60,7 @@ def export_write(job_id: int) -> None:
     export_job_write(job_id=job_id)
 
 
-@shared_task(name="jobs.recover")
+@app.task(name="jobs.recover")
 def jobs_recover() -> None:
     """Periodic: re-send the missing steps of jobs silent for CROWDVL_JOB_STALL_SECONDS."""
     from annotation.services.job_recovery import jobs_recover as recover
@@ -69,14 +68,14 @@ def jobs_recover() -> None:
     recover()
 
 
-@shared_task(name="notify.owner")
+@app.task(name="notify.owner")
 def owner_notify(run_id: int, subject: str, body: str) -> None:
     from annotation.services.notifications import owner_notify_send
 
     owner_notify_send(run_id=run_id, subject=subject, body=body)
 
 
-@shared_task(name="exports.bundle")
+@app.task(name="exports.bundle")
 @job_step
 def export_bundle(job_id: int) -> None:
     """A release bundle of one export version (the exports page's and API's button)."""

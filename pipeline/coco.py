@@ -8,9 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from pipeline.errors import InputError
 from pipeline.jsonio import (
@@ -26,6 +24,9 @@ from pipeline.jsonio import (
     require_object,
     require_str,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class CocoImage(NamedTuple):
@@ -161,6 +162,8 @@ def _read(
     keep_captions: bool,
     sink: CaptionSink | None = None,
 ) -> CocoCaptions:
+    import numpy as np  # here, not at start-up: every command loads this module (issue 46)
+
     info: dict[str, Any] = {}
     images: list[CocoImage] = []
     texts: list[str] = []
@@ -250,6 +253,8 @@ def _read(
 
 def _check_unique_captions(ids: np.ndarray, *, file: str) -> None:
     """Raise for the first caption (file order) whose id an earlier caption already has."""
+    import numpy as np
+
     order = np.argsort(ids, kind="stable")
     ordered = ids[order]
     repeated = ordered[1:] == ordered[:-1]

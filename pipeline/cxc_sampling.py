@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.cxc_bins import DEFAULT_BINS, DEFAULT_SHARES
 from pipeline.errors import InputError
 from pipeline.neighbours import normalize_rows, top_k
 
@@ -28,10 +29,6 @@ C2C_COCAPTION = "c2c_cocaption"
 C2I_INTRASIM = "c2i_intrasim"
 C2I_ORIGINAL = "c2i_original"
 METHODS = (I2I_CSIM, C2C_ISIM, C2C_COCAPTION, C2I_INTRASIM, C2I_ORIGINAL)
-
-# Cosine bin edges and the share of pairs each bin gives (the high bins most).
-DEFAULT_BINS = (-1.0, 0.2, 0.4, 0.6, 0.8, 1.0001)
-DEFAULT_SHARES = (0.1, 0.1, 0.2, 0.3, 0.3)
 
 
 @dataclass(frozen=True)

@@ -19,20 +19,16 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.eccv_vocabulary import (
+    CANDIDATE,
+    DIRECTIONS,
+    GOLD_NEGATIVE,
+    GOLD_POSITIVE,
+    I2T,
+    NEGATIVE_ANSWERS,
+    POSITIVE_ANSWERS,
+)
 from pipeline.errors import InputError
-
-I2T = "i2t"
-T2I = "t2i"
-DIRECTIONS = (I2T, T2I)
-
-# Worker answers, strongest yes first; the first two make a pair positive (paper, 3.3).
-ANSWERS = ("yes", "partially_yes", "mostly_no", "no")
-POSITIVE_ANSWERS = frozenset({"yes", "partially_yes"})
-NEGATIVE_ANSWERS = frozenset({"mostly_no", "no"})
-
-CANDIDATE = "candidate"
-GOLD_POSITIVE = "gold_positive"
-GOLD_NEGATIVE = "gold_negative"
 
 Pair = tuple[int, int]
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.eccv_candidates import DIRECTIONS, I2T, ModelRanking
+from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_metrics import parse_id_key, rankings_from_embeddings
+from pipeline.eccv_vocabulary import DIRECTIONS, I2T
 from pipeline.embedding_storage import (
     FLOAT16,
     FLOAT32,

@@ -8,7 +8,8 @@ let workers answer, export, download the files.
         [--provider local|simulated] [--out bison-export]
 
 The token comes from `manage.py api_token <user>` (or CROWDVL_API_TOKEN); the user must be a
-researcher of the project (default: the Default project). With `--provider local` the script
+researcher of the project (`--project`, its id or name; default: the Default project, as the
+API chooses), which the script checks before it imports anything. With `--provider local` the script
 invites `--invite` people (one link each, printed) and waits until they have finished each
 stage; `simulated` lets the server's simulated crowd answer at once, which the server offers
 only with DJANGO_DEBUG=1 (its work is marked simulated in every export). Standard library only.
@@ -173,13 +174,38 @@ def run_stage(api: Api, run_id: int, stage: str, args: argparse.Namespace) -> di
     return batch
 
 
+def choose_project(api: Api, wanted: str | None) -> dict:
+    """The project the run will be made in (`wanted`: an id or a name; None: the Default
+    project, as `POST /api/runs/` chooses), refused unless the user may create runs there."""
+    projects: list[dict] = []
+    page: str | None = "/api/projects/?limit=500"
+    while page:
+        answer = api.call("GET", page)
+        projects += answer["results"]
+        page = answer["next"]
+    if wanted is None:
+        found = [p for p in projects if p["default"]]
+    else:
+        found = [p for p in projects if wanted in (str(p["id"]), p["name"])]
+    yours = ", ".join(f"{p['id']} ({p['name']})" for p in projects if p["may_create_runs"])
+    what = "the Default project" if wanted is None else f"project {wanted!r}"
+    if not found or not found[0]["may_create_runs"]:
+        raise ApiError(
+            f"you may not create runs in {what} (a researcher of it may): give --project, one "
+            f"of yours: {yours or 'none (ask for the researcher role in a project)'}"
+        )
+    return found[0]
+
+
 def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=os.environ.get("CROWDVL_URL", "http://127.0.0.1:8000"))
     parser.add_argument("--token", default=os.environ.get("CROWDVL_API_TOKEN"))
     parser.add_argument("--captions", type=Path, default=SAMPLE, help="COCO captions JSON")
     parser.add_argument("--name", default=None, help="dataset and run name (default: unique)")
-    parser.add_argument("--project", type=int, default=None, help="project id (default: Default)")
+    parser.add_argument(
+        "--project", default=None, help="project id or name (default: the Default project)"
+    )
     parser.add_argument("--provider", choices=["local", "simulated"], default="local")
     parser.add_argument(
         "--reward", default=None, help="$ per HIT (default: the stage's, paying the minimum)"
@@ -195,9 +221,14 @@ def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
     args = parser.parse_args(argv)
     if not args.token:
         parser.error("give --token (manage.py api_token <user>) or set CROWDVL_API_TOKEN")
+    labels = [label.strip() for label in args.invite.split(",") if label.strip()]
+    if args.provider == "local" and not labels:
+        parser.error("--provider local needs --invite with at least three people")
     api = Api(args.url, args.token, log=log)
     name = args.name or f"api-bison-{time.strftime('%Y%m%d-%H%M%S')}"
-    # Before anything is imported or run: does the server offer this crowd?
+    # Before anything is imported or run: may the user create runs in the project, and does
+    # the server offer this crowd? A refusal later would leave the imported dataset behind.
+    project = choose_project(api, args.project)
     offered = [p["name"] for p in api.call("GET", "/api/providers/")]
     if args.provider not in offered:
         raise ApiError(
@@ -216,9 +247,7 @@ def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
     log(f"  dataset {result['dataset']}: {result['images']} images, {result['captions']} captions")
 
     log("2. Create the run")
-    body: dict[str, Any] = {"dataset": result["dataset"], "kind": "bison", "name": name}
-    if args.project is not None:
-        body["project"] = args.project
+    body = {"dataset": result["dataset"], "kind": "bison", "name": name, "project": project["id"]}
     run = api.call("POST", "/api/runs/", body)
     log(f"  run {run['id']} in project {run['project']}")
 
@@ -229,9 +258,6 @@ def main(argv: list[str] | None = None, *, log: Any = print) -> dict:
     log(f"  {summary}")
 
     if args.provider == "local":
-        labels = [label.strip() for label in args.invite.split(",") if label.strip()]
-        if not labels:
-            parser.error("--provider local needs --invite with at least three people")
         links = api.call("POST", f"/api/runs/{run['id']}/invitations/", {"labels": labels})
         log("  send each person their own link:")
         for invitation in links:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.db.models import QuerySet
 
@@ -40,6 +39,8 @@ def embedding_set_get(*, set_id: Any, dataset: Dataset | None = None) -> Embeddi
 
 def embedding_set_image_ids(*, embedding_set: EmbeddingSet) -> list[int]:
     """The COCO ids of the images the set encoded (those unreadable when it ran are absent)."""
+    import numpy as np  # here, not at start-up: the API's URLs load this module (issue 46)
+
     with np.load(Path(settings.MEDIA_ROOT) / embedding_set.file) as f:
         return [int(i) for i in f["image_ids"].tolist()]
 

@@ -11,9 +11,8 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.conf import settings
 from django.db import transaction
 
@@ -40,6 +39,9 @@ from pipeline.encoders.loading import (
     preprocessing_sha256,
 )
 from pipeline.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("annotation.encoders")
 
@@ -176,6 +178,8 @@ def embedding_set_start(
 
 def embedding_set_arrays(*, embedding_set: EmbeddingSet) -> dict[str, np.ndarray]:
     """The stored set's four arrays (ids and float32 unit rows)."""
+    import numpy as np  # here, not at start-up: the API's URLs load this module (issue 46)
+
     if embedding_set.state != EmbeddingState.READY:
         raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
     with np.load(_media(embedding_set.file)) as f:
@@ -272,6 +276,8 @@ def encoder_for_set(embedding_set: EmbeddingSet) -> Any:
 
 def encode_part(*, job_id: int, part: int) -> bool:
     """Encode one chunk unless its file exists; True when it was the job's last part."""
+    import numpy as np
+
     from pipeline.encoders.encode import encode_images, encode_texts
 
     job = Job.objects.get(pk=job_id)
@@ -329,6 +335,8 @@ def encode_part(*, job_id: int, part: int) -> bool:
 
 def encode_finish(*, job_id: int) -> None:
     """Assemble the chunks into the stored set's file (once, under the job's row lock)."""
+    import numpy as np
+
     job = Job.objects.get(pk=job_id)
     embedding_set = _set_of(job_id)
     image_parts, caption_parts = _plan(job, embedding_set)

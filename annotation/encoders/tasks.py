@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from celery import group, shared_task
+from celery import group
 
 from annotation.services.jobs import job_step
+from config.celery import app
 
 
-@shared_task(name="encoders.encode_prepare")
+@app.task(name="encoders.encode_prepare")
 @job_step
 def encode_prepare(job_id: int) -> None:
     from annotation.encoders import services
@@ -21,7 +22,7 @@ def encode_prepare(job_id: int) -> None:
         group(encode_part.s(job_id, part) for part in parts).delay()
 
 
-@shared_task(name="encoders.encode_part")
+@app.task(name="encoders.encode_part")
 @job_step
 def encode_part(job_id: int, part: int) -> None:
     from annotation.encoders import services
@@ -35,7 +36,7 @@ def encode_part(job_id: int, part: int) -> None:
         encode_finish.delay(job_id)
 
 
-@shared_task(name="encoders.encode_finish")
+@app.task(name="encoders.encode_finish")
 @job_step
 def encode_finish(job_id: int) -> None:
     from annotation.encoders import services

@@ -9,11 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.db.models.functions import Coalesce
 
-from annotation.models import Batch, Caption, Dataset, Export, Job, Review, Run
-from annotation.permissions import Action, can, visible_runs
+from annotation.models import (
+    Batch,
+    Caption,
+    Dataset,
+    Export,
+    Job,
+    Project,
+    ProjectMembership,
+    Review,
+    Run,
+)
+from annotation.permissions import Action, can, visible_projects, visible_runs
 from annotation.selectors.reviews import SORTS
 
 
@@ -124,6 +143,25 @@ def review_list(
         status=status,
     )
     return reviews.order_by(*SORTS[sort], "pk")
+
+
+def project_list(*, user: Any, default: str) -> QuerySet[Project]:
+    """The projects the user may see and the default project `default` (everyone may know
+    where runs made without a project go), by name, each with the user's `role` (None where
+    they are no member, staff included) and whether they may create runs there
+    (`may_create_runs`), so a script can choose its project before it makes anything."""
+    role = ProjectMembership.objects.filter(project=OuterRef("pk"), user_id=user.pk)
+    return (
+        Project.objects.filter(Q(pk__in=visible_projects(user)) | Q(name=default))
+        .annotate(
+            role=Subquery(role.values("role")[:1]),
+            is_default=ExpressionWrapper(Q(name=default), output_field=BooleanField()),
+            may_create_runs=ExpressionWrapper(
+                Q(pk__in=visible_projects(user, Action.ACT)), output_field=BooleanField()
+            ),
+        )
+        .order_by("name", "pk")
+    )
 
 
 def _matching(items: QuerySet, **conditions: Any) -> QuerySet:

@@ -11,9 +11,8 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,9 +21,9 @@ from annotation.selectors.invitations import consent_summary
 from annotation.selectors.pay import run_pay_summary
 from annotation.services.beside import beside_pool, reads_beside
 from annotation.services.datasheet import DatasheetRun, datasheet_run
+from annotation.services.export_specs import export_spec_for
 from annotation.services.exports import export_discard, export_finish, exports_folder
 from annotation.services.files import AtomicLines
-from annotation.services.job_recovery import JobSteps, job_steps_register
 from annotation.services.jobs import (
     job_create,
     job_enqueue,
@@ -36,8 +35,8 @@ from annotation.services.jobs import (
 from annotation.services.memory import arrow_from_malloc, large_blocks_mapped
 from annotation.services.release_terms import release_terms, release_terms_checked
 
-# The Celery task that runs every export's build step (annotation/tasks.py).
-WRITE_TASK = "exports.write"
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass
@@ -90,7 +89,8 @@ class ExportWork:
 
 @dataclass(frozen=True)
 class ExportSpec:
-    """A flow's export, registered from its app's `ready()` with `export_spec_register`."""
+    """A flow's export, registered from its app's `ready()` by its name
+    (`annotation.services.export_specs.export_spec_register`)."""
 
     job_name: str  # the Job's name, e.g. "bison.export"
     format: str  # Export.format, e.g. "coco-bison"
@@ -102,16 +102,6 @@ class ExportSpec:
     task_categories: tuple[str, ...] = ()  # the Hub's task categories (the card's YAML)
     # Record set -> the columns that identify a record across versions (CHANGES.md).
     record_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-_SPECS: dict[str, ExportSpec] = {}
-
-
-def export_spec_register(spec: ExportSpec) -> ExportSpec:
-    """Make `spec`'s jobs runnable (and recoverable: a stalled one is re-sent)."""
-    _SPECS[spec.job_name] = spec
-    job_steps_register(JobSteps(name=spec.job_name, start=WRITE_TASK))
-    return spec
 
 
 def export_job_start(
@@ -143,7 +133,7 @@ def export_job_write(*, job_id: int) -> Export | None:
     if done is not None:
         export_id = done.get("export")
         return None if export_id is None else Export.objects.filter(pk=export_id).first()
-    spec = _SPECS[Job.objects.values_list("name", flat=True).get(pk=job_id)]
+    spec = export_spec_for(Job.objects.values_list("name", flat=True).get(pk=job_id))
     job = job_start(job_id=job_id, message=spec.first_message)
     run = job.run
     assert run is not None, "an export job belongs to a run"

@@ -11,7 +11,6 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models.functions import Coalesce
@@ -42,9 +41,14 @@ def _plan(job: Job, steps: JobSteps) -> list[tuple[str, list[Any]]]:
 
 
 def _send(plan: list[tuple[str, list[Any]]]) -> None:
+    # The app is loaded on first use (config/__init__.py); a web process or command may not
+    # have imported the tasks module that registers a step, so every app's is found first.
+    from config import celery_app
+
+    celery_app.autodiscover_tasks(force=True)
     for name, args in plan:
         # Through the registered task, so in-process (eager) settings apply as for .delay().
-        current_app.tasks[name].apply_async(args=tuple(args))
+        celery_app.tasks[name].apply_async(args=tuple(args))
 
 
 def _last_seen(job: Job) -> Any:

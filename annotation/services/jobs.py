@@ -7,9 +7,8 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from celery import Task
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -20,6 +19,9 @@ from annotation.services.job_steps import job_steps
 from annotation.services.job_timing import phase_close, phase_open, timings_with
 from annotation.services.notifications import owner_notify
 from annotation.services.runs import run_set_status
+
+if TYPE_CHECKING:
+    from celery import Task
 
 # A long step's report: (percent done, message).
 Progress = Callable[[float, str], None]

@@ -15,7 +15,6 @@ from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
 from annotation.permissions import Action, visible_runs
 from annotation.selectors.counting import counted
-from annotation.selectors.worker_agreement import agreement_hold_reasons
 from annotation.services.decisions import (
     assignment_approve,
     assignment_exclude,
@@ -153,6 +152,9 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
     every flow, work faster than the run's `hold_fast_seconds_per_item`; and work of a worker
     who passes gold but disagrees with the other workers on the rest
     (`annotation/selectors/worker_agreement.py`; batch option `"agreement_hold": false`)."""
+    # Imported here: the agreement is numpy's, and the review pages' URLs load this module.
+    from annotation.selectors.worker_agreement import agreement_hold_reasons
+
     waiting = list(
         Assignment.objects.filter(
             counted(), hit__batch=batch, state=AssignmentState.SUBMITTED, review__isnull=True

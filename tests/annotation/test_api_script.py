@@ -6,11 +6,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.models import Batch, BatchStatus, Dataset, Export, Run
+from annotation.models import (
+    Batch,
+    BatchStatus,
+    Dataset,
+    Export,
+    Project,
+    ProjectMembership,
+    ProjectRole,
+    Run,
+)
 from pipeline.bison import parse_bison_annotations
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
@@ -104,7 +114,14 @@ def test_script_says_what_went_wrong(live_server, token, settings, tmp_path):
     # Asked before anything is done: no dataset or run is left behind (issue 27).
     assert not Dataset.objects.exists() and not Run.objects.exists()
     with pytest.raises(api_bison_run.ApiError, match="HTTP 401"):
-        api_bison_run.main(["--url", live_server.url, "--token", "0" * 40], log=lambda _: None)
+        api_bison_run.main(
+            ["--url", live_server.url, "--token", "0" * 40, "--provider", "simulated"],
+            log=lambda _: None,
+        )
+    # Its arguments first: local workers need their invitations before anything is made.
+    with pytest.raises(SystemExit):
+        api_bison_run.main(["--url", live_server.url, "--token", token], log=lambda _: None)
+    assert not Dataset.objects.exists() and not Run.objects.exists()
 
 
 def test_publishing_waits_while_the_server_fetches_the_images(monkeypatch):
@@ -143,3 +160,55 @@ def test_the_offered_crowds_are_listed_for_scripts(token, settings, schema):  # 
     assert "local" in names and "simulated" not in names
     settings.DEBUG = True
     assert "simulated" in [p["name"] for p in client.get("/api/providers/").json()]
+
+
+@pytest.fixture
+def alice(django_user_model):
+    """A researcher of "Vision lab" only, as docs/console-and-api.md makes her: no member of
+    the Default project, where a run made without a project goes."""
+    user = django_user_model.objects.create_user("alice", password="pw")
+    lab = Project.objects.create(name="Vision lab")
+    ProjectMembership.objects.create(project=lab, user=user, role=ProjectRole.RESEARCHER)
+    return Token.objects.create(user=user).key
+
+
+def test_a_project_the_user_may_not_use_is_refused_before_anything_is_imported(
+    live_server, alice, settings
+):
+    """Issue 46: without --project the script imported the dataset, then the run was refused
+    (403 in the Default project) and the dataset stayed behind."""
+    settings.DEBUG = True
+    watched = Project.objects.create(name="Watched")
+    ProjectMembership.objects.create(
+        project=watched, user=User.objects.get(username="alice"), role=ProjectRole.VIEWER
+    )
+    for project in ([], ["--project", "Watched"], ["--project", str(watched.pk)]):
+        argv = ["--url", live_server.url, "--token", alice, "--provider", "simulated", *project]
+        with pytest.raises(api_bison_run.ApiError, match=r"give --project.*\(Vision lab\)"):
+            api_bison_run.main(argv, log=lambda _: None)
+    assert not Dataset.objects.exists() and not Run.objects.exists()
+
+
+def test_the_script_takes_its_project_by_name_or_id(live_server, alice):
+    api = api_bison_run.Api(live_server.url, alice, log=lambda _: None)
+    lab = Project.objects.get(name="Vision lab")
+    assert api_bison_run.choose_project(api, "Vision lab")["id"] == lab.pk
+    assert api_bison_run.choose_project(api, str(lab.pk))["name"] == "Vision lab"
+    with pytest.raises(api_bison_run.ApiError, match="project 'Nowhere'"):
+        api_bison_run.choose_project(api, "Nowhere")
+
+
+def test_the_projects_are_listed_with_whether_runs_may_be_made_there(
+    alice,
+    schema,  # noqa: F811
+):
+    Project.objects.create(name="Another lab")  # not hers: not listed
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {alice}")
+    response = client.get("/api/projects/")
+    check(schema, "/api/projects/", "get", response)
+    listed = {
+        p["name"]: (p["default"], p["role"], p["may_create_runs"])
+        for p in response.json()["results"]
+    }
+    assert listed == {"Default": (True, None, False), "Vision lab": (False, "researcher", True)}

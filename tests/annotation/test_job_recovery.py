@@ -153,3 +153,44 @@ def test_dashboard_buttons_resume_and_cancel(lost_job, admin_client):
     assert Job.objects.get(pk=lost_job.pk).state == JobState.CANCELLED
     html = admin_client.get("/").content.decode()
     assert f'action="/jobs/{lost_job.pk}/resume/"' not in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fresh_process_resumes_a_job_whose_tasks_it_never_imported(tmp_path, settings):
+    """`manage.py jobs resume` imports no tasks module itself: the step's task was not
+    registered in its process ("NotRegistered: 'bison.pairing_prepare'") until resuming looked
+    for every app's tasks (issue 46, where the Celery app stopped loading at start-up)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from config import celery_app
+    from tests.annotation.celery_process import private_queue
+    from tests.factories import database_name
+
+    run = run_create(dataset=dataset_factory(tmp_path))
+    vectors = topic_vectors_file(tmp_path / "topics.vec")
+    with private_queue() as queue:  # its first message goes where no worker takes it
+        job = pairing_start(run=run, vectors_path=str(vectors), block_size=2)
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(queue)
+    env = {
+        **os.environ,
+        "TEST_DATABASE_NAME": database_name(),
+        "CELERY_BROKER_URL": "",  # its steps in-process
+        "CROWDVL_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "DJANGO_SECRET_KEY": settings.SECRET_KEY,
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "jobs", "resume", str(job.pk)],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert Job.objects.get(pk=job.pk).state == JobState.SUCCEEDED
+    assert Run.objects.get(pk=run.pk).status == RunStatus.PREPARED

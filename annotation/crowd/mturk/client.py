@@ -1,4 +1,5 @@
-"""MTurk's client: the only module that imports boto3. MTurk's limits, error codes, the
+"""MTurk's client: the only module that imports boto3, and only when a client is made or
+called (boto3 took a second off every command's start-up, issue 46). MTurk's limits, error codes, the
 gateway every call goes through, and the names and tokens that make a retry harmless.
 
 Every remote call goes through `MTurkGateway.call`, which retries throttling and service
@@ -14,10 +15,6 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
-import boto3
-from botocore import xform_name
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from django.conf import settings
 from django.urls import reverse
 
@@ -166,6 +163,9 @@ def qualification_requirements(
 
 def make_client(environment: str | None = None) -> Any:
     """A boto3 MTurk client for the sandbox or production; credentials from the AWS chain."""
+    import boto3
+    from botocore.config import Config
+
     environment = environment or settings.CROWDVL_MTURK_ENV
     if environment not in (SANDBOX, PRODUCTION):
         raise InputError(
@@ -206,6 +206,9 @@ class MTurkGateway:
         return str(self.client.meta.endpoint_url)
 
     def call(self, operation: str, **params: Any) -> dict[str, Any]:
+        from botocore import xform_name
+        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
         method = getattr(self.client, xform_name(operation))
         for attempt in range(1, self.max_attempts + 1):
             try:

@@ -3,12 +3,11 @@ were before the provider had its own package (queued messages carry them)."""
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from annotation.services.jobs import job_step
+from config.celery import app
 
 
-@shared_task(name="mturk.publish")
+@app.task(name="mturk.publish")
 @job_step
 def mturk_publish(job_id: int) -> None:
     from annotation.services.batches import batch_publish_job
@@ -16,7 +15,7 @@ def mturk_publish(job_id: int) -> None:
     batch_publish_job(job_id=job_id)
 
 
-@shared_task(name="mturk.sync_open")
+@app.task(name="mturk.sync_open")
 def mturk_sync_open() -> None:
     """What the periodic `crowd.sync_open` does, for messages queued under the old name."""
     from annotation.tasks import crowd_sync_open

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from annotation.services.jobs import job_step
+from config.celery import app
 
 
-@shared_task(name="prolific.publish")
+@app.task(name="prolific.publish")
 @job_step
 def prolific_publish(job_id: int) -> None:
     from annotation.services.batches import batch_publish_job

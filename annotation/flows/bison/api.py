@@ -1,4 +1,6 @@
-"""The BISON flow's API operations."""
+"""The BISON flow's API operations. The flow's selectors and services (numpy, pyarrow) are
+imported by the operation that calls them: the API's URLs, which every command's checks load,
+import this module (issue 46)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,7 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.jobs import JobOutput
-from annotation.flows.bison.selectors import bison_stage_counts
-from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
+from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS
 from annotation.models import Export, Run
 from annotation.permissions import Action
 from annotation.services.dataset_jobs import server_file
@@ -36,6 +37,8 @@ class PairingStartApi(ServiceAPIView):
 
     @extend_schema(request=InputSerializer, responses={202: JobOutput, **ERRORS})
     def post(self, request: Request, run_id: int) -> Response:
+        from annotation.flows.bison.services.pairing import pairing_start
+
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
         data = self.InputSerializer(data=request.data)
@@ -57,6 +60,8 @@ class RunSummaryApi(ServiceAPIView):
         description="The run's status and its counts per stage (pairs, triples, verified).",
     )
     def get(self, request: Request, run_id: int) -> Response:
+        from annotation.flows.bison.selectors import bison_stage_counts
+
         run = get_object_or_404(Run, pk=run_id)
         self.require(request, run=run)
         return Response({"run": run.pk, "status": run.status, **bison_stage_counts(run=run)})

@@ -11,15 +11,18 @@ class BisonConfig(AppConfig):
     verbose_name = "COCO-BISON"
 
     def ready(self) -> None:
+        # Only light modules here: selectors and services (numpy, pyarrow) are `lazy`, imported
+        # when first called, so no command or web process pays for them at start-up (issue 46).
         from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.bison import simulate
-        from annotation.flows.bison.selectors import bison_check_config, bison_funnel
-        from annotation.flows.bison.services.export import BISON_EXPORT, bison_export_start
-        from annotation.flows.bison.services.pairing import pairing_block_args, pairing_start
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, RunStatus
-        from annotation.services.export_jobs import export_spec_register
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.export_specs import export_spec_register
+        from annotation.services.job_steps import JobSteps, job_steps_register
+
+        pairing = "annotation.flows.bison.services.pairing"
+        selectors = "annotation.flows.bison.selectors"
+        pairing_start = lazy(f"{pairing}:pairing_start")
 
         job_steps_register(
             JobSteps(
@@ -27,11 +30,14 @@ class BisonConfig(AppConfig):
                 start="bison.pairing_prepare",
                 part="bison.pairing_block",
                 finish="bison.pairing_finish",
-                part_args=pairing_block_args,
+                part_args=lazy(f"{pairing}:pairing_block_args"),
                 busy_status=RunStatus.PREPARING,
             )
         )
-        export_spec_register(BISON_EXPORT)
+        export_spec_register(
+            job_name="bison.export",
+            spec="annotation.flows.bison.services.export:BISON_EXPORT",
+        )
 
         from annotation.flows.bison.settings import SETTINGS
         from annotation.flows.bison.vocabulary import STATUS_WORDS, BisonItemKind
@@ -54,10 +60,10 @@ class BisonConfig(AppConfig):
                 datasheet_quality=lazy("annotation.flows.bison.quality:bison_datasheet_quality"),
                 quality_sweep=lazy("annotation.flows.bison.demo:bison_quality_sweep"),
                 api_urls="annotation.flows.bison.urls",
-                check_config=bison_check_config,
+                check_config=lazy(f"{selectors}:bison_check_config"),
                 settings=SETTINGS,
-                start_export=bison_export_start,
-                funnel=bison_funnel,
+                start_export=lazy("annotation.flows.bison.services.export:bison_export_start"),
+                funnel=lazy(f"{selectors}:bison_funnel"),
                 run_jobs={
                     "pairing": (
                         "Stage 1: pair images (FastText trained on the captions)",

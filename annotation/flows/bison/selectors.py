@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.errors import ServiceError
+from annotation.flows.bison.settings import SETTINGS
 from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, Item, Run, RunStatus
 from annotation.run_settings import settings_check
@@ -29,18 +30,12 @@ if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not ne
     from annotation.flows.bison.tally import BisonTally
 
 
-# How stage-3 answers verify a triple: "unanimity" (the paper: every verifier picks the
-# positive), "majority" (more than half do) or "dawid_skene" (EM over each verifier's
-# confusion of positive/negative/both/neither; verified when "positive" is most likely).
-AGGREGATIONS = ("unanimity", "majority", "dawid_skene")
 VERIFICATION_LABELS = ("positive", "negative", "both", "neither")
 
 
 def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
     """A BISON run's settings: `verifiers` per triple (the paper: 2), the public `seed` and
     the stage-3 `aggregation`."""
-    from annotation.flows.bison.settings import SETTINGS  # it reads AGGREGATIONS from here
-
     config = {"verifiers": 2, "seed": 0, **SPEED_DEFAULTS, **config}
     settings_check(SETTINGS, config)  # each declared setting's range or choices
     return config

@@ -1,6 +1,6 @@
 """A BISON run's settings, described for the new-run form, the API and the checks."""
 
-from annotation.flows.bison.selectors import AGGREGATIONS
+from annotation.flows.bison.vocabulary import AGGREGATIONS
 from annotation.run_settings import CONSENT, HOLD_FAST, SEED, Setting
 
 SETTINGS = (

@@ -3,13 +3,14 @@ step of a job that has ended and keeps the job's heartbeat while one runs."""
 
 from __future__ import annotations
 
-from celery import group, shared_task
+from celery import group
 
 from annotation.flows.bison.services import pairing
 from annotation.services.jobs import job_step
+from config.celery import app
 
 
-@shared_task(name="bison.pairing_prepare")
+@app.task(name="bison.pairing_prepare")
 @job_step
 def pairing_prepare(job_id: int) -> None:
     try:
@@ -21,7 +22,7 @@ def pairing_prepare(job_id: int) -> None:
         group(pairing_block.s(job_id, part, start, stop) for part, start, stop in blocks).delay()
 
 
-@shared_task(name="bison.pairing_block")
+@app.task(name="bison.pairing_block")
 @job_step
 def pairing_block(job_id: int, part: int, start: int, stop: int) -> None:
     try:
@@ -31,7 +32,7 @@ def pairing_block(job_id: int, part: int, start: int, stop: int) -> None:
         raise
 
 
-@shared_task(name="bison.pairing_finish")
+@app.task(name="bison.pairing_finish")
 @job_step
 def pairing_finish(job_id: int) -> None:
     """Sent by recovery when every block is done but the job never closed."""

@@ -1,4 +1,6 @@
-"""BISON stage 2 (caption selection) and stage 3 (verification)."""
+"""BISON stage 2 (caption selection) and stage 3 (verification). The flow's app registers these
+at start-up, so what they call (selectors, services: numpy, pyarrow) is imported where it is
+called (issue 46)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,6 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError, ServiceError
-from annotation.flows.bison.selectors import bison_required_verifiers, bison_selection_outcomes
-from annotation.flows.bison.services.triples import bison_triples_create
 from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.images import ImageLinks
@@ -123,6 +123,8 @@ class SelectionTask(TaskType):
     def hold_reasons(
         self, *, batch: Batch, assignments: list[Assignment]
     ) -> dict[int, list[dict[str, Any]]]:
+        from annotation.flows.bison.selectors import bison_selection_outcomes
+
         policy = selection_policy(batch.options)
         outcomes = bison_selection_outcomes(run=batch.run)
         held: dict[int, list[dict[str, Any]]] = {}
@@ -180,6 +182,8 @@ class VerificationTask(TaskType):
     default_assignments = 2
 
     def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
+        from annotation.flows.bison.selectors import bison_required_verifiers
+
         return bison_required_verifiers(run)
 
     choices = ("left", "right", "both", "neither")
@@ -190,6 +194,8 @@ class VerificationTask(TaskType):
     batch_options = (RELAX_IMAGES,)
 
     def prepare_batch(self, *, run: Run) -> None:
+        from annotation.flows.bison.services.triples import bison_triples_create
+
         made = bison_triples_create(run=run)
         if made.selection_answers == 0:
             raise ServiceError(

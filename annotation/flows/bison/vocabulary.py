@@ -5,6 +5,16 @@ from django.db import models
 # The stage-2 answer (and label) "None of the above captions are suitable".
 NONE = "none"
 
+# How stage-3 answers verify a triple: "unanimity" (the paper: every verifier picks the
+# positive), "majority" (more than half do) or "dawid_skene" (EM over each verifier's
+# confusion of positive/negative/both/neither; verified when "positive" is most likely).
+AGGREGATIONS = ("unanimity", "majority", "dawid_skene")
+
+# Stage 1's FastText epochs when trained on the captions alone: 5 epochs leave every image pair
+# of the sample at cosine >= 0.99999 (neighbours decided by rounding); 50 give a median
+# random-pair cosine of ~0.73.
+DEFAULT_EPOCHS = 50
+
 # The core's run statuses in BISON's words (the paper's stages: pairing, selection,
 # verification), shown on its pages.
 STATUS_WORDS = {

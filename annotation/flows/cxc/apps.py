@@ -10,22 +10,23 @@ class CxcConfig(AppConfig):
     verbose_name = "Crisscrossed Captions"
 
     def ready(self) -> None:
+        # Only light modules here: services (numpy, pyarrow) are `lazy`, imported when first
+        # called, so no command or web process pays for them at start-up (issue 46).
         from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.cxc import inputs, simulate
-        from annotation.flows.cxc.config import cxc_check_config
-        from annotation.flows.cxc.services.export import CXC_EXPORT, cxc_export_start
-        from annotation.flows.cxc.services.sampling import cxc_run_create
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
         from annotation.flows.cxc.vocabulary import CxcStage
         from annotation.models import RunKind, RunStatus
         from annotation.selectors.gold import worker_gold_tally
-        from annotation.services.export_jobs import export_spec_register
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.export_specs import export_spec_register
+        from annotation.services.job_steps import JobSteps, job_steps_register
 
         job_steps_register(
             JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PREPARING)
         )
-        export_spec_register(CXC_EXPORT)
+        export_spec_register(
+            job_name="cxc.export", spec="annotation.flows.cxc.services.export:CXC_EXPORT"
+        )
 
         from annotation.flows.cxc.settings import SETTINGS
         from annotation.flows.cxc.vocabulary import STATUS_WORDS, CxcItemKind
@@ -46,11 +47,11 @@ class CxcConfig(AppConfig):
                 demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
                 demo=lazy("annotation.flows.cxc.demo:run_demo"),
                 quality_sweep=lazy("annotation.flows.cxc.sweep:cxc_quality_sweep"),
-                check_config=cxc_check_config,
+                check_config=lazy("annotation.flows.cxc.config:cxc_check_config"),
                 settings=SETTINGS,
-                create_run=cxc_run_create,
+                create_run=lazy("annotation.flows.cxc.services.sampling:cxc_run_create"),
                 run_inputs=inputs.INPUTS,
-                start_export=cxc_export_start,
+                start_export=lazy("annotation.flows.cxc.services.export:cxc_export_start"),
                 worker_gold=worker_gold_tally,
             )
         )

@@ -1,21 +1,21 @@
 """What a CxC run takes from its page or the API after it is created: the image embeddings
-that drive intramodal sampling (the sampling job), and gold pairs with known ratings."""
+that drive intramodal sampling (the sampling job), and gold pairs with known ratings. Registered
+at start-up: each input imports its service when applied (issue 46)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from annotation.encoders.selectors import embedding_set_get
 from annotation.flow_registry import InputOption, RunInput
-from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
-from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
 
 STAGES = {"sis": CxcStage.SIS, "sts": CxcStage.STS, "sits": CxcStage.SITS}
 
 
 def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, Any]:
+    from annotation.flows.cxc.services.sampling import cxc_sample_start
+
     job = cxc_sample_start(
         run=run,
         image_embeddings_path=str(path) if path else None,
@@ -25,12 +25,17 @@ def _sample(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, 
 
 
 def _sample_encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, Any]:
+    from annotation.encoders.selectors import embedding_set_get
+    from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
+
     embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
     job = cxc_sample_from_encoder(run=run, embedding_set=embedding_set)
     return f"Sampling job {job.pk} started with {embedding_set.label}.", job
 
 
 def _gold(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note
+
     count = cxc_gold_import(run=run, path=str(path), stage=STAGES[options["stage"]])
     return f"{count} gold pairs for {options['stage']}{cxc_gold_note(run=run)}.", None
 

@@ -1,7 +1,7 @@
 """A CxC run's settings, described for the new-run form, the API and the checks."""
 
 from annotation.run_settings import CONSENT, GOLD_TOLERANCE, HOLD_FAST, SEED, Setting, gold_settings
-from pipeline.cxc_sampling import DEFAULT_BINS, DEFAULT_SHARES
+from pipeline.cxc_bins import DEFAULT_BINS, DEFAULT_SHARES
 
 MAX_PAIRS = 10_000_000
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from annotation.services.jobs import job_step
+from config.celery import app
 
 
-@shared_task(name="cxc.sample")
+@app.task(name="cxc.sample")
 @job_step
 def cxc_sample(job_id: int) -> None:
     from annotation.flows.cxc.services.sampling import cxc_sample_job

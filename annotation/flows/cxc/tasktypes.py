@@ -1,6 +1,7 @@
 """CxC rating tasks: how similar are the two sides of a pair, on the STS-style 0-5 scale.
 One task type (and page) per modality: image-image (SIS), caption-caption (STS) and
-image-caption (SITS)."""
+image-caption (SITS). The flow's app registers these at start-up, so what they call (the
+sampling services, the follow-ups: numpy) is imported where it is called (issue 46)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,8 @@ from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
 from annotation.flows.cxc.adaptive import HIGH, LOW, cxc_policy
-from annotation.flows.cxc.services.sampling import METHODS_OF, cxc_intermodal_create
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
-from annotation.selectors.follow_ups import rating_follow_ups
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
@@ -65,6 +64,9 @@ class CxcRatingTask(TaskType):
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
         """Pairs not rated yet; with `more_judgments`, an adaptive run's follow-up batch: the
         rated pairs whose interval is still wider than the run's `adaptive` setting."""
+        from annotation.flows.cxc.services.sampling import METHODS_OF
+        from annotation.selectors.follow_ups import rating_follow_ups
+
         pairs = Item.objects.filter(
             run=run, kind=CxcItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage]
         )
@@ -88,6 +90,8 @@ class CxcRatingTask(TaskType):
         run has one for this modality, at a position drawn from a secret source. (By default,
         `gold_source` "established", the core deals copies of pairs of this stage that
         earlier batches' raters agreed on, their known rating the raters' mean.)"""
+        from annotation.flows.cxc.services.sampling import METHODS_OF
+
         plans = super().plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         golds = list(
             Item.objects.filter(
@@ -194,6 +198,8 @@ class CxcSitsTask(CxcRatingTask):
 
     def prepare_batch(self, *, run: Run) -> None:
         """Intermodal pairs come from the intramodal ratings: made on the first SITS batch."""
+        from annotation.flows.cxc.services.sampling import cxc_intermodal_create
+
         cxc_intermodal_create(run=run)
 
     def question_view(self, *, question: Question, images: ImageLinks) -> dict[str, Any]:

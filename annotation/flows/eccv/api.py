@@ -1,4 +1,6 @@
-"""The ECCV Caption flow's API operations."""
+"""The ECCV Caption flow's API operations. The evaluation (numpy, pyarrow) is imported by the
+operation that calls it: the API's URLs, which every command's checks load, import this module
+(issue 46)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.flows.eccv.services.export import eccv_evaluate
 from annotation.models import Export
 from annotation.permissions import Action
 
@@ -36,6 +37,8 @@ class EccvEvaluateApi(ServiceAPIView):
         description="mAP@R, R-Precision and R@K per direction, and the numbers they count.",
     )
     def post(self, request: Request) -> Response:
+        from annotation.flows.eccv.services.export import eccv_evaluate
+
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         self.require(request, run=data.validated_data["export"].run)

@@ -11,20 +11,19 @@ class EccvConfig(AppConfig):
     verbose_name = "ECCV Caption"
 
     def ready(self) -> None:
+        # Only light modules here: selectors and services (numpy, pyarrow) are `lazy`, imported
+        # when first called, so no command or web process pays for them at start-up (issue 46).
         from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.eccv import inputs, simulate
-        from annotation.flows.eccv.selectors import (
-            eccv_answer_shares,
-            eccv_funnel,
-            eccv_worker_gold,
-        )
-        from annotation.flows.eccv.services.export import ECCV_EXPORT, eccv_export_start
-        from annotation.flows.eccv.services.proposal_job import eccv_propose_start
-        from annotation.flows.eccv.services.runs import eccv_check_config, eccv_run_create
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus
-        from annotation.services.export_jobs import export_spec_register
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.export_specs import export_spec_register
+        from annotation.services.job_steps import JobSteps, job_steps_register
+
+        selectors = "annotation.flows.eccv.selectors"
+        runs = "annotation.flows.eccv.services.runs"
+        propose_start = lazy("annotation.flows.eccv.services.proposal_job:eccv_propose_start")
+        answer_shares = lazy(f"{selectors}:eccv_answer_shares")
 
         job_steps_register(
             JobSteps(
@@ -35,7 +34,9 @@ class EccvConfig(AppConfig):
                 busy_status=RunStatus.PREPARING,
             )
         )
-        export_spec_register(ECCV_EXPORT)
+        export_spec_register(
+            job_name="eccv.export", spec="annotation.flows.eccv.services.export:ECCV_EXPORT"
+        )
 
         from annotation.flows.eccv.settings import SETTINGS
         from annotation.flows.eccv.vocabulary import STATUS_WORDS, EccvItemKind
@@ -54,19 +55,19 @@ class EccvConfig(AppConfig):
                 datasheet_quality=lazy("annotation.flows.eccv.quality:eccv_datasheet_quality"),
                 quality_sweep=lazy("annotation.flows.eccv.demo:eccv_quality_sweep"),
                 api_urls="annotation.flows.eccv.urls",
-                check_config=eccv_check_config,
+                check_config=lazy(f"{runs}:eccv_check_config"),
                 settings=SETTINGS,
-                create_run=eccv_run_create,
-                start_export=eccv_export_start,
-                funnel=eccv_funnel,
+                create_run=lazy(f"{runs}:eccv_run_create"),
+                start_export=lazy("annotation.flows.eccv.services.export:eccv_export_start"),
+                funnel=lazy(f"{selectors}:eccv_funnel"),
                 run_inputs=inputs.INPUTS,
                 run_jobs={
                     "propose": (
                         "Propose candidates with the registered models",
-                        lambda run: eccv_propose_start(run=run),
+                        lambda run: propose_start(run=run),
                     )
                 },
-                answer_shares=lambda run: eccv_answer_shares(run=run),
-                worker_gold=eccv_worker_gold,
+                answer_shares=lambda run: answer_shares(run=run),
+                worker_gold=lazy(f"{selectors}:eccv_worker_gold"),
             )
         )

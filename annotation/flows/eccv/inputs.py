@@ -1,22 +1,21 @@
 """What an ECCV run takes from its page or the API after it is created: the models that
 propose candidates (also an image-text model's stored embeddings of the run's dataset), and
-CxC ratings as extra positives (`Flow.run_inputs`)."""
+CxC ratings as extra positives (`Flow.run_inputs`). Registered at start-up: each input imports
+its service when applied (issue 46)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from annotation.encoders.selectors import embedding_set_get
 from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.eccv.models import AnnotatorKind
-from annotation.flows.eccv.services.annotators import eccv_annotator_add
-from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
-from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
 from pipeline.errors import InputError
 
 
 def _annotator(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    from annotation.flows.eccv.services.annotators import eccv_annotator_add
+
     if options["kind"] in (AnnotatorKind.EMBEDDINGS, AnnotatorKind.RANKINGS) and path is None:
         raise InputError(f"a model of kind {options['kind']} needs its file", field="file")
     params = {"dim": int(options["dim"])} if options.get("dim") else {}
@@ -31,6 +30,9 @@ def _annotator(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[st
 
 
 def _encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    from annotation.encoders.selectors import embedding_set_get
+    from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
+
     embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
     annotator = eccv_encoder_annotator_add(
         run=run, embedding_set=embedding_set, name=options.get("name") or ""
@@ -39,6 +41,8 @@ def _encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str,
 
 
 def _cxc(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
+
     count = eccv_cxc_import(
         run=run,
         path=str(path),

@@ -24,7 +24,7 @@ from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
 from pipeline.aggregation import dawid_skene, weighted_majority
-from pipeline.eccv_candidates import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
+from pipeline.eccv_vocabulary import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
 
 if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not needed at run time)
@@ -64,7 +64,6 @@ def eccv_positive_pairs(*, run: Run) -> QuerySet[WithAnnotations[Item, JudgedCou
 ANSWER_CLASSES = ("yes", "partially_yes", "mostly_no", "no")  # the 4-level scale, in order
 
 
-AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene", "posterior")
 GOLD_EXPECTED: dict[str, frozenset[str]] = {
     GoldItemKind.POSITIVE: POSITIVE_ANSWERS,
     GoldItemKind.NEGATIVE: NEGATIVE_ANSWERS,

@@ -1,7 +1,6 @@
 """An ECCV Caption run's settings, described for the new-run form, the API and the checks."""
 
-from annotation.flows.eccv.selectors import AGGREGATIONS
-from annotation.flows.eccv.services.runs import GOLD_DEPTH
+from annotation.flows.eccv.vocabulary import AGGREGATIONS, GOLD_DEPTH
 from annotation.run_settings import CONSENT, HOLD_FAST, SEED, Setting, gold_settings
 
 SETTINGS = (

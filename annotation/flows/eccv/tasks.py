@@ -3,13 +3,14 @@ skips a step of a job that has ended and keeps the job's heartbeat while one run
 
 from __future__ import annotations
 
-from celery import group, shared_task
+from celery import group
 
 from annotation.flows.eccv.services import proposal_job
 from annotation.services.jobs import job_step
+from config.celery import app
 
 
-@shared_task(name="eccv.propose_prepare")
+@app.task(name="eccv.propose_prepare")
 @job_step
 def eccv_propose_prepare(job_id: int) -> None:
     parts = proposal_job.eccv_propose_prepare(job_id=job_id)
@@ -17,7 +18,7 @@ def eccv_propose_prepare(job_id: int) -> None:
         group(eccv_propose_part.s(job_id, part) for part in parts).delay()
 
 
-@shared_task(name="eccv.propose_part")
+@app.task(name="eccv.propose_part")
 @job_step
 def eccv_propose_part(job_id: int, part: int) -> None:
     try:
@@ -29,7 +30,7 @@ def eccv_propose_part(job_id: int, part: int) -> None:
         raise
 
 
-@shared_task(name="eccv.propose_finish")
+@app.task(name="eccv.propose_finish")
 @job_step
 def eccv_propose_finish(job_id: int) -> None:
     """Sent by recovery when every annotator ranked but the job never closed."""

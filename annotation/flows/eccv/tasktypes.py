@@ -1,4 +1,6 @@
-"""ECCV Caption: is this caption a correct description of this image? (4 levels + rationale)"""
+"""ECCV Caption: is this caption a correct description of this image? (4 levels + rationale)
+The flow's app registers this at start-up, so what it calls (selectors, services, the packing:
+numpy, pyarrow) is imported where it is called (issue 46)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
-from annotation.flows.eccv.selectors import eccv_follow_up_items, eccv_policy
-from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, Caption, GoldItemKind, Item, Question, Run
 from annotation.selectors.gold import Established
@@ -20,15 +20,12 @@ from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
 from annotation.tasktypes.base import BatchOption, ParsedAnswer, Shown, TaskType
 from pipeline.adaptive_cost import ExpectedJudgments, expected_binary
-from pipeline.eccv_candidates import (
+from pipeline.eccv_vocabulary import (
     DIRECTIONS,
     GOLD_NEGATIVE,
     GOLD_POSITIVE,
     NEGATIVE_ANSWERS,
     POSITIVE_ANSWERS,
-    hits_needed,
-    pack_hits,
-    sample_gold_negatives,
 )
 from pipeline.errors import InputError
 
@@ -84,6 +81,8 @@ class EccvJudgmentTask(TaskType):
         """With `adaptive`: judgments per pair expected from the benchmark's simulation."""
         if run.config.get("adaptive") is None:
             return None
+        from annotation.flows.eccv.selectors import eccv_policy
+
         return expected_binary(eccv_policy(run))
 
     default_items_per_hit = 20
@@ -137,6 +136,8 @@ class EccvJudgmentTask(TaskType):
         follow-up batch of an adaptive run: the judged candidates whose answers so far leave
         them uncertain (`eccv_follow_up_items`), packed with gold items like any batch."""
         if options.get("more_judgments"):
+            from annotation.flows.eccv.selectors import eccv_follow_up_items
+
             follow_ups = eccv_follow_up_items(run=run)
             if not follow_ups:  # said next to the option, not as "nothing waiting"
                 raise InputError(
@@ -198,6 +199,9 @@ class EccvJudgmentTask(TaskType):
         from items_per_hit), shuffled. (By default, `gold_source` "established", the core
         deals 2 copies per HIT of candidates of the batch's direction that earlier batches
         judged alike.)"""
+        from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
+        from pipeline.eccv_candidates import hits_needed, pack_hits, sample_gold_negatives
+
         n_hits = hits_needed(len(items), pairs_per_hit=items_per_hit)
         originals, excluded, image_ids, caption_ids = eccv_gold_pools(run=run)
         candidate_pairs = {(i.positive.coco_id, i.caption.coco_id) for i in items if i.caption}

@@ -2,6 +2,10 @@
 
 from django.db import models
 
+# How a pair's judgments decide its side (the run setting `aggregation`).
+AGGREGATIONS = ("majority", "weighted_majority", "dawid_skene", "posterior")
+GOLD_DEPTH = 25  # gold negatives are in no model's top-25 (paper, 3.2)
+
 # The core's run statuses in ECCV's words: models propose, workers judge.
 STATUS_WORDS = {
     "preparing": "proposing",

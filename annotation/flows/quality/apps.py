@@ -10,13 +10,14 @@ class QualityConfig(AppConfig):
     verbose_name = "Caption-quality judgments"
 
     def ready(self) -> None:
+        # Only light modules here: the export (numpy, pyarrow) is `lazy`, imported when first
+        # called, so no command or web process pays for it at start-up (issue 46).
         from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.quality import inputs, simulate
         from annotation.flows.quality.services.candidates import (
             quality_check_config,
             quality_run_create,
         )
-        from annotation.flows.quality.services.export import QUALITY_EXPORT, quality_export_start
         from annotation.flows.quality.tasktypes import (
             QualityBinaryTask,
             QualityPreferenceTask,
@@ -25,9 +26,12 @@ class QualityConfig(AppConfig):
         from annotation.flows.quality.vocabulary import QualityStage
         from annotation.models import RunKind
         from annotation.selectors.gold import worker_gold_tally
-        from annotation.services.export_jobs import export_spec_register
+        from annotation.services.export_specs import export_spec_register
 
-        export_spec_register(QUALITY_EXPORT)
+        export_spec_register(
+            job_name="quality.export",
+            spec="annotation.flows.quality.services.export:QUALITY_EXPORT",
+        )
 
         from annotation.flows.quality.settings import SETTINGS
         from annotation.flows.quality.vocabulary import STATUS_WORDS, QualityItemKind
@@ -52,7 +56,7 @@ class QualityConfig(AppConfig):
                 settings=SETTINGS,
                 create_run=quality_run_create,
                 run_inputs=inputs.INPUTS,
-                start_export=quality_export_start,
+                start_export=lazy("annotation.flows.quality.services.export:quality_export_start"),
                 worker_gold=worker_gold_tally,
             )
         )

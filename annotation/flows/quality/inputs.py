@@ -1,19 +1,18 @@
 """What a caption-quality run takes from its page or the API after it is created: each
 model's captions, then the judgment items made from them; scores (CLIP-S, PAC-S-style, ...)
-from an image-text model's stored embeddings, for `quality_correlate`."""
+from an image-text model's stored embeddings, for `quality_correlate`. Registered at start-up:
+the scores' service (numpy) is imported when applied (issue 46)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from annotation.encoders.selectors import embedding_set_get
 from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,
 )
-from annotation.flows.quality.services.encoder_scores import quality_encoder_scores
 from annotation.paths import paths_hidden
 
 
@@ -28,6 +27,9 @@ def _items(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, N
 
 
 def _scores(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
+    from annotation.encoders.selectors import embedding_set_get
+    from annotation.flows.quality.services.encoder_scores import quality_encoder_scores
+
     embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
     wanted = [s.strip() for s in (options.get("scores") or "").split(",") if s.strip()]
     written = quality_encoder_scores(run=run, embedding_set=embedding_set, scores=wanted or None)

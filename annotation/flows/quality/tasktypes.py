@@ -1,6 +1,8 @@
 """Caption-quality tasks as the metric papers collected them: a rating of one caption
 (Flickr8k-Expert 1-4, or Composite 1-5), a yes/no judgment by at least three workers
-(Flickr8k-CF), and a preference between two captions (Pascal-50S: 48 workers per pair)."""
+(Flickr8k-CF), and a preference between two captions (Pascal-50S: 48 workers per pair). The
+flow's app registers these at start-up, so the follow-ups (numpy) are imported where they are
+called (issue 46)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ from annotation.flows.quality.adaptive import (
 from annotation.flows.quality.services.candidates import SCALES, quality_items_create
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
-from annotation.selectors.follow_ups import preference_follow_ups, rating_follow_ups
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
@@ -140,6 +141,8 @@ class QualityRatingTask(QualityTask):
         if policy is None:
             raise no_policy("adaptive")
         low, high = scale_bounds(run.config)
+        from annotation.selectors.follow_ups import rating_follow_ups
+
         captions = Item.objects.filter(run=run, kind=self.kind)
         ids = rating_follow_ups(
             run=run, stage=self.stage, items=captions, policy=policy, low=low, high=high
@@ -226,6 +229,8 @@ class QualityPreferenceTask(QualityTask):
         policy = quality_preference_policy(run)
         if policy is None:
             raise no_policy("adaptive_preference")
+        from annotation.selectors.follow_ups import preference_follow_ups
+
         pairs = Item.objects.filter(run=run, kind=self.kind)
         ids = preference_follow_ups(run=run, stage=self.stage, items=pairs, policy=policy)
         return follow_up_batch_items(ids, what="pair", setting="adaptive_preference")

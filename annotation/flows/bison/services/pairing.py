@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.flows.bison.vocabulary import BisonItemKind
+from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS, BisonItemKind
 from annotation.models import Caption, Image, Item, Job, Run, RunStatus
 from annotation.services.checks import check_int
 from annotation.services.jobs import (
@@ -40,9 +40,6 @@ from pipeline.pairing import cosine_summary, pairs_both_orders
 from pipeline.text import tokenize
 
 JOB_NAME = "bison.pairing"
-# Trained on captions alone, 5 epochs leave every image pair of the sample at cosine >= 0.99999
-# (neighbours decided by rounding); 50 give a median random-pair cosine of ~0.73.
-DEFAULT_EPOCHS = 50
 
 
 def _workdir(run: Run) -> Path:

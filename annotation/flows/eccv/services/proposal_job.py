@@ -11,8 +11,8 @@ from django.db import transaction
 
 from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.services.rankings import annotator_ranking, ranking_load, ranking_save
-from annotation.flows.eccv.services.runs import GOLD_DEPTH, eccv_workdir
-from annotation.flows.eccv.vocabulary import EccvItemKind
+from annotation.flows.eccv.services.runs import eccv_workdir
+from annotation.flows.eccv.vocabulary import GOLD_DEPTH, EccvItemKind
 from annotation.models import Caption, Item, Job, Run, RunKind, RunStatus
 from annotation.services.jobs import (
     LIVE,

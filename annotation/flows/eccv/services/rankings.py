@@ -9,7 +9,8 @@ from pathlib import Path
 
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.embeddings import annotator_embeddings
-from annotation.flows.eccv.services.runs import GOLD_DEPTH, eccv_gallery, eccv_workdir
+from annotation.flows.eccv.services.runs import eccv_gallery, eccv_workdir
+from annotation.flows.eccv.vocabulary import GOLD_DEPTH
 from annotation.models import Caption
 from pipeline.eccv_candidates import ModelRanking
 from pipeline.eccv_embeddings import load_ranked_lists, model_ranking, restrict_gallery

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from annotation.encoders.selectors import embedding_set_image_ids, embedding_set_ready
 from annotation.flows.eccv.config_ids import run_config_ids
+from annotation.flows.eccv.settings import SETTINGS
 from annotation.models import Caption, Dataset, Project, Run, RunKind
 from annotation.run_settings import settings_check
 from annotation.services.gold import GOLD_DEFAULTS
@@ -21,7 +22,6 @@ from pipeline.errors import InputError
 from pipeline.redundancy import RedundancyPolicy
 from pipeline.splits import load_split
 
-GOLD_DEPTH = 25  # gold negatives are in no model's top-25 (paper, 3.2)
 DEFAULTS: dict[str, Any] = {
     "image_queries": 100,
     "caption_queries": 100,
@@ -48,8 +48,6 @@ def eccv_workdir(run: Run) -> Path:
 
 def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
     """An ECCV run's settings, each in its range (InputError names the field)."""
-    from annotation.flows.eccv.settings import SETTINGS  # it reads GOLD_DEPTH from here
-
     config = {**DEFAULTS, **config}
     settings_check(SETTINGS, config)  # each declared setting's range or choices
     adaptive = config.get("adaptive")

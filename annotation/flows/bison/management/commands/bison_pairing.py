@@ -3,7 +3,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.bison.services.pairing import DEFAULT_EPOCHS, pairing_start
+from annotation.flows.bison.services.pairing import pairing_start
+from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
