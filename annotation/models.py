@@ -582,6 +582,9 @@ class Assignment(models.Model):
     consent_version = models.CharField(
         max_length=20,
         blank=True,
+        # In the database too: bulk SQL inserts (the export benchmarks) name no consent.
+        default="",
+        db_default="",
         help_text="the version of the run's information and consent text the worker had "
         "accepted when they claimed it, kept when the text changes mid-task (empty: a way in "
         "with no consent page, or claimed before it was recorded)",

@@ -38,9 +38,11 @@ class WorkerOutput(serializers.Serializer):
     gold_total = serializers.IntegerField()
     gold_accuracy = serializers.FloatField(allow_null=True)
     agreement = serializers.FloatField(
-        allow_null=True, help_text="share of other workers' labels on the same items matched"
+        allow_null=True,
+        help_text="share of the worker's answer pairs with another worker on the same item that "
+        "agree (the run page's measure; held work left out)",
     )
-    compared = serializers.IntegerField()
+    compared = serializers.IntegerField(help_text="answer pairs compared")
     gold_interval = serializers.ListField(
         child=serializers.FloatField(),
         allow_null=True,
@@ -49,7 +51,7 @@ class WorkerOutput(serializers.Serializer):
     agreement_interval = serializers.ListField(
         child=serializers.FloatField(),
         allow_null=True,
-        help_text="95 % Wilson interval of agreement over `compared` answers: [low, high]",
+        help_text="95 % Wilson interval of agreement over `compared` answer pairs: [low, high]",
     )
     seconds_per_item = serializers.FloatField(allow_null=True)
     paid = serializers.DecimalField(max_digits=10, decimal_places=2)

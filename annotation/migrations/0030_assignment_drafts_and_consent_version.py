@@ -15,6 +15,8 @@ class Migration(migrations.Migration):
             name="consent_version",
             field=models.CharField(
                 blank=True,
+                default="",
+                db_default="",
                 help_text="the version of the run's information and consent text the worker had accepted when they claimed it, kept when the text changes mid-task (empty: a way in with no consent page, or claimed before it was recorded)",
                 max_length=20,
             ),

@@ -4,7 +4,6 @@ Numbers come from the flows' own selectors where they exist (funnel, answer shar
 
 from __future__ import annotations
 
-from collections import defaultdict
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +14,7 @@ from annotation.crowd import provider_for
 from annotation.flow_registry import flow_for_kind, stage_label
 from annotation.models import Answer, Assignment, AssignmentState, Bonus, Event, Item, Job, Run
 from annotation.paths import paths_hidden
+from annotation.selectors.agreement_pairs import agreement_pairs, held_answers
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE
 
@@ -51,26 +51,24 @@ def batch_progress(run: Run) -> list[dict[str, Any]]:
 
 def stage_agreement(run: Run) -> list[dict[str, Any]]:
     """Per stage: over items at least two workers answered, the share of answer pairs on the
-    same item that agree (same label)."""
-    labels: dict[tuple[str, int], list[str]] = defaultdict(list)
-    for stage, item, label in Answer.objects.filter(
-        counted_reviewed(""), question__item__run=run
-    ).values_list("question__hit__batch__stage", "question__item_id", "label"):
-        labels[(stage, item)].append(label)
+    same item that agree (same label): `agreement_pairs`, pooled over the stage's workers."""
+    answered = set(
+        Answer.objects.filter(counted_reviewed(""), question__item__run=run)
+        .values_list("question__hit__batch__stage", flat=True)
+        .distinct()
+    )
     # Every answered stage has a row: one whose items each have one answer (one assignment per
     # HIT, as ECCV Caption's judgments) is listed with nothing compared, so the page says why.
-    agree: dict[str, list[int]] = {stage: [0, 0] for stage, _item in labels}
-    for (stage, _item), values in labels.items():
-        for i in range(len(values)):
-            for j in range(i + 1, len(values)):
-                agree[stage][0] += values[i] == values[j]
-                agree[stage][1] += 1
+    agree: dict[str, list[int]] = {stage: [0, 0] for stage in answered}
+    for (stage, _worker), (ok, n) in agreement_pairs(run).items():
+        agree[stage][0] += ok
+        agree[stage][1] += n
     return [
         {
             "stage": stage,
             "title": stage_label(stage),
             "agreement": round(ok / n, 4) if n else None,
-            "pairs": n,
+            "pairs": n // 2,  # each pair was counted from both sides
         }
         for stage, (ok, n) in sorted(agree.items())
     ]
@@ -118,6 +116,7 @@ def run_page_data(run: Run) -> dict[str, Any]:
         "funnel": {"labels": [s for s, _ in funnel], "counts": [n for _, n in funnel]},
         "progress": batch_progress(run),
         "agreement": stage_agreement(run),
+        "held_answers": held_answers(run),
         "shares": shares,
         "spend": run_spend(run),
         "jobs": run_jobs(run),

@@ -13,8 +13,8 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from annotation.flow_registry import flow_for_kind
-from annotation.models import Answer, Assignment, PoolMembership, Run, Worker
-from annotation.selectors.counting import counted_reviewed
+from annotation.models import Assignment, PoolMembership, Run, Worker
+from annotation.selectors.agreement_pairs import agreement_pairs
 from annotation.selectors.dashboard import IMPLAUSIBLE_SPEEDUP
 from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay, pay_estimate
 from pipeline.expectation import wilson
@@ -27,8 +27,8 @@ class WorkerRow:
     pool: str = ""
     gold_right: int = 0
     gold_total: int = 0
-    agreement: float | None = None  # share of other workers' labels on the same items matched
-    compared: int = 0  # answers that had another worker's answer to compare with
+    agreement: float | None = None  # share of their answer pairs (`agreement_pairs`) agreeing
+    compared: int = 0  # answer pairs with another worker on the same item
     seconds_per_item: float | None = None  # median over the worker's submitted assignments
     # Median over the same assignments of the expected time over the time taken: flagged
     # from IMPLAUSIBLE_SPEEDUP on, as the dashboard flags a batch.
@@ -51,9 +51,8 @@ class WorkerRow:
 
     @property
     def agreement_interval(self) -> tuple[float, float] | None:
-        """95 % Wilson interval of the agreement, read as a share of `compared` answers (an
-        answer's agreement is itself a share of the others' labels: the interval is
-        approximate there, exact for two raters an item)."""
+        """95 % Wilson interval of the agreement, read as a share of `compared` answer pairs
+        (pairs on one item are not independent: approximate beyond two raters an item)."""
         if self.agreement is None or not self.compared:
             return None
         return wilson(round(self.agreement * self.compared), self.compared)
@@ -72,22 +71,13 @@ class WorkerRow:
 
 
 def _agreement(run: Run) -> dict[int, tuple[float, int]]:
-    """Per worker: over their counted answers to items someone else also answered, the mean
-    share of the others' answers with the same label; and how many answers that covers."""
-    labels: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for item, worker, label in Answer.objects.filter(
-        counted_reviewed(""), question__item__run=run
-    ).values_list("question__item_id", "assignment__worker_id", "label"):
-        labels[item].append((worker, label))
-    shares: dict[int, list[float]] = defaultdict(list)
-    for answers in labels.values():
-        if len(answers) < 2:
-            continue
-        for worker, label in answers:
-            others = [other for w, other in answers if w != worker]
-            if others:
-                shares[worker].append(sum(o == label for o in others) / len(others))
-    return {w: (statistics.fmean(s), len(s)) for w, s in shares.items()}
+    """Per worker: the share of agreeing pairs among the answer pairs they are in
+    (`agreement_pairs`, the run page's measure), and how many pairs that is."""
+    pairs: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for (_stage, worker), (ok, n) in agreement_pairs(run).items():
+        pairs[worker][0] += ok
+        pairs[worker][1] += n
+    return {w: (ok / n, n) for w, (ok, n) in pairs.items() if n}
 
 
 def workers_of_run(*, run: Run) -> QuerySet[Worker]:

@@ -14,6 +14,7 @@ from annotation.errors import ServiceError
 from annotation.models import Run, Worker
 from annotation.money import symbol
 from annotation.permissions import Action, can, require
+from annotation.selectors.agreement_pairs import held_answers
 from annotation.selectors.run_workers import accuracy_histogram, run_workers, workers_of_run
 from annotation.services.worker_actions import (
     BLOCK_SCOPES,
@@ -42,6 +43,7 @@ def run_workers_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "can_account_wide": can(request.user, Action.ACCOUNT_WIDE, run=run),
         "rows": rows,
         "histogram": accuracy_histogram(rows),
+        "held_answers": held_answers(run),
         "scopes": BLOCK_SCOPES,
     }
     return render(request, "annotation/run_workers.html", context)
