@@ -28,21 +28,37 @@ def datasets_page(request: HttpRequest) -> HttpResponse:
 
 
 class DatasetImportForm(forms.Form):
-    file = forms.FileField(help_text="COCO captions JSON (captions_*.json layout)")
-    name = forms.CharField(
-        max_length=200, required=False, help_text="default: the file name without .json"
+    file = forms.FileField(
+        label="COCO captions file",
+        help_text="a COCO captions JSON (the captions_*.json layout: images and annotations), "
+        "checked completely before anything is written",
     )
-    image_source = forms.ChoiceField(choices=ImageSource.choices, initial=ImageSource.COCO_URL)
+    name = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Dataset name",
+        help_text="how runs and exports name it. Default: the file's name without .json.",
+    )
+    image_source = forms.ChoiceField(
+        choices=ImageSource.choices,
+        initial=ImageSource.COCO_URL,
+        label="Images from",
+        help_text="where workers' browsers get the images (through this app, never the "
+        "address itself). Default: the file's coco_url.",
+    )
     image_location = forms.CharField(
         max_length=500,
         required=False,
-        help_text="URL prefix or local folder (under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS; "
-        "a relative folder is inside CROWDVL_IMPORT_DIR), if chosen",
+        label="URL prefix or folder",
+        help_text="for a URL prefix: the address the file names are appended to; for a local "
+        "folder: a folder under CROWDVL_IMPORT_DIR or CROWDVL_IMAGE_DIRS (a relative one is "
+        "inside CROWDVL_IMPORT_DIR). Default: none (the file's coco_url needs none).",
     )
     update_image_source = forms.BooleanField(
         required=False,
         label="Change the image source of this dataset if it was imported before",
-        help_text="allowed while none of its batches is published",
+        help_text="allowed while none of its batches is published. Default: no (a dataset "
+        "imported again keeps its images).",
     )
 
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.errors import ServiceError
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
+from annotation.pages.exports.forms import ExportForm
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
 from annotation.selectors.exports import (
@@ -74,6 +75,7 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "can_export": can(request.user, Action.ACT, run=run)
         and flow is not None
         and flow.start_export is not None,
+        "form": ExportForm(run=run),
     }
     return render(request, "annotation/run_exports.html", context)
 
@@ -102,9 +104,12 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     flow = flow_for_kind(run.kind)
     if flow is None or flow.start_export is None:
         raise Http404("this kind of run has no export")
-    release = {k: request.POST.get(k, "") for k in ("license", "creators", "citation")}
+    form = ExportForm(request.POST, run=run)
+    if not form.is_valid():
+        messages.error(request, f"No export started: {form.errors.as_text()}")
+        return redirect("run-exports", run_id=run.pk)
     try:
-        job = flow.start_export(run=run, release=release if any(release.values()) else None)
+        job = flow.start_export(run=run, release=form.release())
     except (ServiceError, InputError) as exc:
         messages.error(request, paths_hidden(f"No export started: {exc}"))
     else:
