@@ -4,6 +4,8 @@ job imports it, and a status page follows the job's progress."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -11,10 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import ImageSource, Job, JobState
 from annotation.pages.form_errors import form_refusal
-from annotation.paths import paths_hidden
+from annotation.paths import paths_hidden, paths_hidden_but
 from annotation.permissions import Action, require
 from annotation.selectors.listing import dataset_list
-from annotation.services.dataset_jobs import JOB_NAME, dataset_import_start, dataset_upload_store
+from annotation.services.dataset_jobs import JOB_NAME, dataset_import_upload
 from pipeline.errors import InputError
 
 
@@ -65,18 +67,18 @@ class DatasetImportForm(forms.Form):
 @login_required
 def dataset_import_page(request: HttpRequest) -> HttpResponse:
     require(request.user, Action.ACT)
-    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    # "Import again" from a job's page comes back with its settings (?name=...&image_...).
+    again = {k: v for k, v in request.GET.items() if k in DatasetImportForm.base_fields}
+    form = DatasetImportForm(request.POST or None, request.FILES or None, initial=again)
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
+        data = form.cleaned_data
         try:
-            job = dataset_import_start(
-                path=dataset_upload_store(upload=upload),
-                name=form.cleaned_data["name"] or None,
-                image_source=form.cleaned_data["image_source"],
-                image_location=form.cleaned_data["image_location"],
-                uploaded=True,
-                source=upload.name,
-                update_image_source=form.cleaned_data["update_image_source"],
+            job = dataset_import_upload(
+                upload=data["file"],
+                name=data["name"] or None,
+                image_source=data["image_source"],
+                image_location=data["image_location"],
+                update_image_source=data["update_image_source"],
             )
         except InputError as exc:
             form_refusal(form, exc)
@@ -91,4 +93,14 @@ def dataset_import_job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     require(request.user, Action.ACT)
     job = get_object_or_404(Job, pk=job_id, name=JOB_NAME)
     busy = job.state in (JobState.PENDING, JobState.RUNNING)
-    return render(request, "annotation/dataset_import_job.html", {"job": job, "busy": busy})
+    # The folder the user typed is quoted as typed; any other server path stays hidden.
+    given = {k: str(job.params.get(k) or "") for k in ("name", "image_source", "image_location")}
+    typed = [given["image_location"]]
+    context = {
+        "job": job,
+        "busy": busy,
+        "error": paths_hidden_but(job.error, typed=typed),
+        "warnings": [paths_hidden_but(str(w), typed=typed) for w in job.result.get("warnings", [])],
+        "again": urlencode(given),
+    }
+    return render(request, "annotation/dataset_import_job.html", context)
