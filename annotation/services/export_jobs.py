@@ -107,6 +107,11 @@ class ExportSpec:
 _SPECS: dict[str, ExportSpec] = {}
 
 
+def export_job_names() -> set[str]:
+    """The Job names of every registered export (one per flow)."""
+    return set(_SPECS)
+
+
 def export_spec_register(spec: ExportSpec) -> ExportSpec:
     """Make `spec`'s jobs runnable (and recoverable: a stalled one is re-sent)."""
     _SPECS[spec.job_name] = spec

@@ -46,6 +46,7 @@ EXPECTED = {
     "batch-new",
     "batch-launch",
     "invitations",
+    "job-page",
 }
 # Not console pages, or not pages at all: downloads, images, the admin, the API, worker pages
 # (tested in their own modules), and the review detail page (being reworked on its own).

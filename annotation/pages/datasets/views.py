@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import ImageSource, Job, JobState
 from annotation.pages.form_errors import form_refusal
+from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.paths import paths_hidden, paths_hidden_but
 from annotation.permissions import Action, require
 from annotation.selectors.listing import dataset_list
@@ -102,5 +103,6 @@ def dataset_import_job_page(request: HttpRequest, job_id: int) -> HttpResponse:
         "error": paths_hidden_but(job.error, typed=typed),
         "warnings": [paths_hidden_but(str(w), typed=typed) for w in job.result.get("warnings", [])],
         "again": urlencode(given),
+        "next_steps": job_next_steps(job),
     }
     return render(request, "annotation/dataset_import_job.html", context)

@@ -22,6 +22,7 @@ from annotation.errors import ServiceError
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
 from annotation.pages.exports.forms import ExportForm
+from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
 from annotation.selectors.exports import (
@@ -30,7 +31,9 @@ from annotation.selectors.exports import (
     export_datasheet,
     export_file_entries,
     export_file_named,
+    export_jobs_recent,
 )
+from annotation.services.jobs import LIVE
 from annotation.services.release_bundle import export_bundle_start
 from pipeline.errors import InputError
 
@@ -67,9 +70,16 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
         for e in run.exports.order_by("-created_at", "-pk")
     ]
     flow = flow_for_kind(run.kind)
+    jobs = [
+        {"job": job, "next_steps": job_next_steps(job, run_link=False)}
+        for job in export_jobs_recent(run=run)
+    ]
     context = {
         "run": run,
         "exports": exports,
+        # Export and bundle jobs running or just ended: the page follows them while they run.
+        "jobs": jobs,
+        "busy": any(j["job"].state in LIVE for j in jobs),
         "can_download": can(request.user, Action.DOWNLOAD, run=run),
         "can_act": can(request.user, Action.ACT, run=run),
         "can_export": can(request.user, Action.ACT, run=run)
@@ -113,7 +123,7 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     except (ServiceError, InputError) as exc:
         messages.error(request, paths_hidden(f"No export started: {exc}"))
     else:
-        messages.success(request, f"Export job {job.pk} started; reload to see the new version.")
+        messages.success(request, f"Export job {job.pk} started: it is followed below.")
     return redirect("run-exports", run_id=run.pk)
 
 
@@ -142,6 +152,6 @@ def export_bundle_new(request: HttpRequest, export_id: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Bundle job {job.pk} started for v{export.version}; reload to download it.",
+            f"Bundle job {job.pk} started for v{export.version}: it is followed below.",
         )
     return redirect(f"{reverse('run-exports', args=[export.run_id])}#export-{export.pk}")

@@ -135,8 +135,12 @@ class RunForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
     require(request.user, Action.ACT)  # in some project; the chosen one is checked below
+    # From a finished import ("Start a run on ..."): the dataset chosen for every flow.
+    dataset = request.GET.get("dataset", "")
+    dataset = dataset if dataset.isdigit() else ""
     if kind is None:
-        return render(request, "annotation/run_new.html", {"kinds": RunKind.choices})
+        context = {"kinds": RunKind.choices, "dataset": dataset}
+        return render(request, "annotation/run_new.html", context)
     if kind not in RunKind.values:
         raise Http404("no such kind of run")
     defaults = run_check_config(kind=kind, config={})
@@ -147,6 +151,7 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
         settings=flow.settings if flow is not None else (),
         projects=visible_projects(request.user, Action.ACT),
         project_required=not is_staff(request.user),
+        initial={"dataset": dataset} if dataset else None,
     )
     if request.method == "POST" and form.is_valid():
         project = form.cleaned_data["project"]
