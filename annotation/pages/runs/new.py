@@ -139,8 +139,8 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
     dataset = request.GET.get("dataset", "")
     dataset = dataset if dataset.isdigit() else ""
     if kind is None:
-        context = {"kinds": RunKind.choices, "dataset": dataset}
-        return render(request, "annotation/run_new.html", context)
+        chooser: dict[str, Any] = {"kinds": RunKind.choices, "dataset": dataset}
+        return render(request, "annotation/run_new.html", chooser)
     if kind not in RunKind.values:
         raise Http404("no such kind of run")
     defaults = run_check_config(kind=kind, config={})
