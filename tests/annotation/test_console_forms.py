@@ -132,3 +132,28 @@ def test_the_export_form_starts_from_the_runs_terms(proposed):
         "X",
     ]
     assert "the run's, cc-by-4.0" in form.fields["license"].help_text
+
+
+def test_the_new_run_chooser_says_what_each_flow_builds(admin_client):
+    """Each flow with its sentence, paper, machine steps and crowd stages, in the registry's
+    words (a flow added later is described by its registration, not by the template)."""
+    import html
+    import re
+
+    from annotation.flow_registry import flows
+
+    page = html.unescape(admin_client.get("/runs/new/").content.decode())
+    assert len(flows()) == len(RunKind.values)
+    for flow in flows():
+        card = re.search(
+            rf'<section class="flow-choice" id="flow-{flow.run_kind}">(.*?)</section>', page, re.S
+        )
+        assert card, flow.name
+        text = card.group(1)
+        assert flow.summary and flow.summary in text
+        assert flow.paper and flow.paper in text
+        assert f'href="/runs/new/{flow.run_kind}/"' in text
+        for _, stage in flow.stages:
+            assert stage in text
+        for label, _ in flow.run_jobs.values():
+            assert label in text

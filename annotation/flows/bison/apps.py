@@ -34,7 +34,7 @@ class BisonConfig(AppConfig):
         export_spec_register(BISON_EXPORT)
 
         from annotation.flows.bison.settings import SETTINGS
-        from annotation.flows.bison.vocabulary import STATUS_WORDS, BisonItemKind
+        from annotation.flows.bison.vocabulary import PAPER, STATUS_WORDS, SUMMARY, BisonItemKind
 
         flow_register(
             Flow(
@@ -43,6 +43,8 @@ class BisonConfig(AppConfig):
                 stages=tuple(BisonStage.choices),
                 item_kinds=tuple(BisonItemKind.choices),
                 status_words=STATUS_WORDS,
+                summary=SUMMARY,
+                paper=PAPER,
                 task_types=(SelectionTask(), VerificationTask()),
                 answerers={
                     BisonStage.SELECTION: simulate.selection_answer,

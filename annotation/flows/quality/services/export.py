@@ -16,7 +16,7 @@ import pyarrow as pa
 from django.db.models import Exists, OuterRef
 
 from annotation.errors import ServiceError
-from annotation.flows.quality.vocabulary import QualityStage
+from annotation.flows.quality.vocabulary import PAPER, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Question, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
@@ -331,11 +331,7 @@ QUALITY_EXPORT = ExportSpec(
     title="caption-quality judgments",
     first_message="collecting judgments",
     build=_build,
-    paper=(
-        "Hodosh, M., Young, P. and Hockenmaier, J. Framing Image Description as a Ranking "
-        "Task: Data, Models and Evaluation Metrics. JAIR 47, 2013 (Flickr8k-Expert, "
-        "Flickr8k-CF)"
-    ),
+    paper=PAPER,
     task_categories=("image-to-text",),
     # The image and the candidate (both candidates for a preference).
     record_keys={
