@@ -319,9 +319,23 @@ def _build(work: ExportWork) -> ExportParts:
         manifest=manifest,
         files=files,
         result={"judged": counts},
-        message=f"{counts} -> ",
+        message=_judged_words(counts) + " -> ",
         tables=tables,
     )
+
+
+# What each stage's count is, in the job's message (never the counts' dict).
+JUDGED = {
+    QualityStage.RATING: "captions rated",
+    QualityStage.BINARY: "captions judged yes or no",
+    QualityStage.PREFERENCE: "caption pairs compared",
+}
+
+
+def _judged_words(counts: dict[str, int]) -> str:
+    """ "12 captions rated, 5 caption pairs compared" (the stages judged, in order)."""
+    said = [f"{counts[s]} {words}" for s, words in JUDGED.items() if counts.get(str(s))]
+    return ", ".join(said) or "nothing judged yet"
 
 
 QUALITY_EXPORT = ExportSpec(
