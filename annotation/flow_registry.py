@@ -115,6 +115,10 @@ class Flow:
     # The core's run statuses in the flow's words for its pages (RunStatus value -> word,
     # e.g. BISON's "prepared" -> "paired"); a status it does not name shows as stored.
     status_words: Mapping[str, str] = field(default_factory=dict)
+    # What a run of the flow builds, in one sentence, and the paper it follows (the new-run
+    # chooser; the exports' metadata cite the same paper).
+    summary: str = ""
+    paper: str = ""
 
 
 def lazy(target: str) -> Callable[..., Any]:

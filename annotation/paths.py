@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
@@ -74,6 +75,16 @@ def paths_hidden(value: T) -> T:
     return value
 
 
+def paths_hidden_but(text: str, *, typed: Iterable[str | None]) -> str:
+    """`text` with the server's paths hidden, except where it quotes what the user `typed`
+    (a folder named in a form): telling them their own words back discloses nothing."""
+    shown = sorted({t for t in typed if t and t.strip()}, key=len, reverse=True)
+    if not shown:
+        return _hide(text)
+    parts = re.split("(" + "|".join(re.escape(t) for t in shown) + ")", text)
+    return "".join(part if part in shown else _hide(part) for part in parts)
+
+
 def path_shown(path: str | Path | None, *, original: str | None = None) -> str:
     """How users see one file of the server: `original` (an upload's own file name) if given,
     else the path with the server's folders hidden (`paths_hidden`)."""
@@ -82,4 +93,4 @@ def path_shown(path: str | Path | None, *, original: str | None = None) -> str:
     return "" if path is None else paths_hidden(str(path))
 
 
-__all__ = ["path_shown", "paths_hidden"]
+__all__ = ["path_shown", "paths_hidden", "paths_hidden_but"]

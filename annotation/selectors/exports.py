@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
+
+from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Export, Job, Run
 from annotation.services.jobs import LIVE
@@ -89,6 +93,19 @@ def export_bundle(export: Export) -> ExportBundle | None:
         return None
     sha = sums.read_text(encoding="ascii", errors="replace").split(" ", 1)[0]
     return ExportBundle(name=path.name, path=path, size=path.stat().st_size, sha256=sha)
+
+
+RECENT = timedelta(hours=1)
+
+
+def export_jobs_recent(*, run: Run) -> list[Job]:
+    """The run's export and bundle jobs still running and those that ended within the last
+    hour, newest first: what the exports page shows of them (no "reload to see")."""
+    from annotation.services.export_specs import export_job_names
+
+    jobs = Job.objects.filter(run=run, name__in={*export_job_names(), BUNDLE_JOB})
+    since = timezone.now() - RECENT
+    return list(jobs.filter(Q(state__in=LIVE) | Q(finished_at__gte=since)).order_by("-pk")[:10])
 
 
 def export_bundle_jobs(*, run: Run) -> dict[int, Job]:

@@ -11,7 +11,6 @@ from typing import Any
 
 from annotation.flow_registry import item_kind_label, task_type_for
 from annotation.models import Question, Review
-from annotation.selectors.worker_agreement import POLICY as AGREEMENT_POLICY
 from annotation.services.speed_policy import POLICY as SPEED_POLICY
 from annotation.services.speed_policy import SETTING as SPEED_SETTING
 from annotation.tasktypes.base import TaskType
@@ -25,6 +24,9 @@ def reason_sentence(reason: Any, *, task: TaskType | None, question: Question | 
     own = task.reason_words(reason=reason) if task is not None else None
     if own:
         return own
+    # The agreement hold's module reads numpy: imported here, not when commands start.
+    from annotation.selectors.worker_agreement import POLICY as AGREEMENT_POLICY
+
     policy = reason.get("policy")
     if "position" in reason:
         return _gold(reason, task=task, question=question)

@@ -13,7 +13,11 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotation.models import ImageSource, Job
-from annotation.services.datasets import DatasetImportResult, dataset_import
+from annotation.services.datasets import (
+    DatasetImportResult,
+    dataset_import,
+    image_location_check,
+)
 from annotation.services.events import event_record
 from annotation.services.jobs import (
     job_create,
@@ -99,6 +103,9 @@ def dataset_import_start(
     folder), which messages and the dataset show instead of the server's path."""
     from annotation import tasks
 
+    image_location_check(
+        image_source=image_source, image_location=image_location, file=source or str(path)
+    )
     if not Path(path).is_file():
         raise InputError("no such file on the server", file=source or str(path), field="path")
     params = {
@@ -115,6 +122,28 @@ def dataset_import_start(
         event_record(action="dataset.import_requested", data={"job": job.pk, **params})
         transaction.on_commit(lambda: tasks.dataset_import.delay(job.pk))
     return job
+
+
+def dataset_import_upload(
+    *,
+    upload: UploadedFile,
+    name: str | None = None,
+    image_source: str = ImageSource.COCO_URL,
+    image_location: str = "",
+    update_image_source: bool = False,
+) -> Job:
+    """The console's import: where the images are is checked first (nothing is kept when it
+    is refused), then the upload is stored and its import job started."""
+    image_location_check(image_source=image_source, image_location=image_location, file=upload.name)
+    return dataset_import_start(
+        path=dataset_upload_store(upload=upload),
+        name=name,
+        image_source=image_source,
+        image_location=image_location,
+        uploaded=True,
+        source=upload.name,
+        update_image_source=update_image_source,
+    )
 
 
 def _upload_delete(params: dict) -> None:

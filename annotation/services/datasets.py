@@ -54,16 +54,57 @@ class DatasetImportResult:
     source_changed: bool = False  # an existing dataset's image source was changed
 
 
-def _check_image_source(
-    *, parsed: CocoCaptions, file: str, image_source: str, image_location: str, given: str
-) -> None:
-    """`image_location` as resolved; messages quote it as the user `given` it."""
+def image_location_check(*, image_source: str, image_location: str, file: str | None = None) -> str:
+    """The image source and where it points, checked before the file is read (a page refuses
+    them before the upload is kept): the location as resolved (a local folder is absolute,
+    or relative to CROWDVL_IMPORT_DIR). Messages quote the location as the user gave it."""
+    given = image_location
     if image_source not in ImageSource.values:
         raise InputError(
             f"unknown image source {image_source!r}; use one of {', '.join(ImageSource.values)}",
             file=file,
             field="image_source",
         )
+    if image_source == ImageSource.URL_PREFIX:
+        if not image_location.startswith(("http://", "https://", "/")):
+            raise InputError(
+                f"URL prefix must start with http://, https:// or /, got {image_location!r}",
+                file=file,
+                field="image_location",
+            )
+    elif image_source != ImageSource.LOCAL_DIR:
+        return image_location
+    elif not given.strip():
+        raise InputError(
+            "a local folder import needs the folder that holds the images (absolute, or "
+            "relative to CROWDVL_IMPORT_DIR)",
+            file=file,
+            field="image_location",
+        )
+    else:
+        image_location = str(image_folder(given))
+        if not Path(image_location).is_dir():
+            raise InputError(
+                f"local image folder {given!r} does not exist (a relative folder is looked for "
+                "in CROWDVL_IMPORT_DIR)",
+                file=file,
+                field="image_location",
+            )
+        if not image_dir_allowed(Path(image_location)):
+            raise InputError(
+                f"local image folder {given!r} is outside the folders images may be "
+                "served from (CROWDVL_IMPORT_DIR, CROWDVL_IMAGE_DIRS)",
+                file=file,
+                field="image_location",
+            )
+    return image_location
+
+
+def _check_image_source(
+    *, parsed: CocoCaptions, file: str, image_source: str, image_location: str, given: str
+) -> None:
+    """`image_location` as resolved; messages quote it as the user `given` it."""
+    image_location_check(image_source=image_source, image_location=given, file=file)
     if image_source == ImageSource.COCO_URL:
         for image in parsed.images:
             if not image.coco_url:
@@ -73,35 +114,7 @@ def _check_image_source(
                     record=image.id,
                     field="coco_url",
                 )
-    elif image_source == ImageSource.URL_PREFIX:
-        if not image_location.startswith(("http://", "https://", "/")):
-            raise InputError(
-                f"URL prefix must start with http://, https:// or /, got {image_location!r}",
-                file=file,
-                field="image_location",
-            )
-    elif not given.strip():
-        raise InputError(
-            "a local folder import needs the folder that holds the images (absolute, or "
-            "relative to CROWDVL_IMPORT_DIR)",
-            file=file,
-            field="image_location",
-        )
-    elif not Path(image_location).is_dir():
-        raise InputError(
-            f"local image folder {given!r} does not exist (a relative folder is looked for "
-            "in CROWDVL_IMPORT_DIR)",
-            file=file,
-            field="image_location",
-        )
-    elif not image_dir_allowed(Path(image_location)):
-        raise InputError(
-            f"local image folder {given!r} is outside the folders images may be "
-            "served from (CROWDVL_IMPORT_DIR, CROWDVL_IMAGE_DIRS)",
-            file=file,
-            field="image_location",
-        )
-    else:
+    elif image_source == ImageSource.LOCAL_DIR:
         found = local_files_found(
             folder=Path(image_location), file_names=[i.file_name for i in parsed.images]
         )

@@ -25,6 +25,11 @@ def export_spec_register(*, job_name: str, spec: str) -> None:
     job_steps_register(JobSteps(name=job_name, start=WRITE_TASK))
 
 
+def export_job_names() -> set[str]:
+    """The Job names of every registered export (one per flow)."""
+    return set(_SPECS)
+
+
 def export_spec_for(job_name: str) -> ExportSpec:
     """The registered spec of `job_name`, imported; one registered under another job's name is
     a mistake."""

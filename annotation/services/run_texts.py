@@ -10,8 +10,13 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Run
-from annotation.selectors.invitations import consent_version
-from annotation.selectors.run_texts import instructions_version, run_stages
+from annotation.selectors.invitations import DEFAULT_CONSENT, consent_version
+from annotation.selectors.run_texts import (
+    instructions_default,
+    instructions_version,
+    run_stages,
+    same_text,
+)
 from annotation.services.checks import check_consent, check_stored_json
 from annotation.services.events import event_record
 from pipeline.errors import InputError
@@ -38,11 +43,12 @@ def _changed(*, run: Run, config: dict[str, Any], action: str, data: dict[str, A
 
 @transaction.atomic
 def run_consent_set(*, run: Run, text: str) -> Run:
-    """The run's own information and consent text ("" : the default text)."""
+    """The run's own information and consent text ("", or the default text as the console
+    shows it to edit: the default text)."""
     locked = _locked(run)
     config = dict(locked.config)
     before = consent_version(config)
-    if text.strip():
+    if text.strip() and not same_text(text, DEFAULT_CONSENT):
         config["consent"] = text.replace("\r\n", "\n")
         check_consent(config)
     else:
@@ -54,7 +60,8 @@ def run_consent_set(*, run: Run, text: str) -> Run:
 
 @transaction.atomic
 def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
-    """The run's own instructions for `stage` ("" : the task type's own, the paper's)."""
+    """The run's own instructions for `stage` ("", or the task type's own as the console shows
+    them to edit: the task type's own, the paper's)."""
     if stage not in dict(run_stages(run)):
         raise InputError(f"{stage!r} is not a stage of this run", field="stage")
     if len(text) > INSTRUCTIONS_LENGTH:
@@ -63,7 +70,7 @@ def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
     config = dict(locked.config)
     own = dict(config.get("instructions") or {})
     before = instructions_version(config, stage)
-    if text.strip():
+    if text.strip() and not same_text(text, instructions_default(run, stage)):
         own[stage] = text.replace("\r\n", "\n").strip()
     else:
         own.pop(stage, None)

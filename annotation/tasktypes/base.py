@@ -109,6 +109,11 @@ class TaskType(ABC):
         ExpectedJudgments), shown before launch; None: the stage has no such setting."""
         return None
 
+    def instructions_example(self, *, run: Run) -> dict[str, Any]:
+        """What the stage's own instructions read from a question (a rating scale's points),
+        so they are written out as text without a HIT (`selectors/run_texts.py`)."""
+        return {}
+
     def seconds_per_item(self, *, options: dict[str, Any]) -> float:
         return self.expected_seconds
 

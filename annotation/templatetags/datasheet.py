@@ -44,7 +44,7 @@ def datasheet_html(markdown: str) -> SafeString:
             html.append("</ul>")
             bullets = False
         if table and not line.startswith("|"):
-            html.append("</table>")
+            html.append("</table></div>")
             table = False
         if line.startswith("```"):
             code = []
@@ -56,8 +56,8 @@ def datasheet_html(markdown: str) -> SafeString:
                 continue  # the header's rule, "|---|---|" as our tables write it
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
             tag = "td" if table else "th"
-            if not table:
-                html.append('<table class="queue">')
+            if not table:  # in its own scrolling box: a wide table never widens the page
+                html.append('<div class="scroll-x"><table class="queue">')
                 table = True
             html.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
         elif line.startswith("- "):
@@ -72,5 +72,5 @@ def datasheet_html(markdown: str) -> SafeString:
     if bullets:
         html.append("</ul>")
     if table:
-        html.append("</table>")
+        html.append("</table></div>")
     return mark_safe("\n".join(html))  # noqa: S308 - every piece of text escaped above

@@ -297,8 +297,9 @@ def test_no_absolute_server_path_reaches_a_researcher_or_a_viewer(
     post(imports, upload("bad.json", json.dumps(bad).encode()), multipart=True)
     post(imports, {"path": "coco/missing.json"}, expected=400)
     post(imports, {"path": "../outside.json"}, expected=400)
-    post(imports, {**served, "name": "no images", "image_location": "coco/nope"})
-    assert Job.objects.filter(name="dataset.import", state="failed").count() == 3
+    # A folder that is not there: refused before a job starts (issue 46).
+    post(imports, {**served, "name": "no images", "image_location": "coco/nope"}, expected=400)
+    assert Job.objects.filter(name="dataset.import", state="failed").count() == 2
 
     config = {"image_queries": 3, "caption_queries": 4, "k": 2, "models": 2, "seed": 1}
     dataset = Dataset.objects.get(name="served")

@@ -145,3 +145,47 @@ def test_the_api_takes_the_eccv_options_too(proposed, admin_client):
         content_type="application/json",
     )
     assert response.status_code == 400 and "uncertain" in response.json()["error"]
+
+
+def _as_shown(page: str) -> dict[str, str]:
+    """A form's fields as the browser would send them untouched."""
+    import html
+    import re
+
+    data = {}
+    for tag in re.findall(r"<input[^>]*>", page):
+        name = re.search(r'name="([^"]+)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        kind = re.search(r'type="([^"]+)"', tag)
+        if not name or (kind and kind.group(1) == "checkbox" and "checked" not in tag):
+            continue
+        checkbox = kind and kind.group(1) == "checkbox"
+        data[name.group(1)] = html.unescape(value.group(1)) if value else "on" if checkbox else ""
+    for name, options in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', page, re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', options) or re.search(
+            r'<option value="([^"]*)"', options
+        )
+        data[name] = html.unescape(chosen.group(1))
+    return data
+
+
+@pytest.mark.parametrize("stage", [EccvStage.JUDGMENT])
+def test_the_batch_form_sent_as_shown_makes_the_stages_default_batch(stage, proposed, admin_client):
+    """Each size is pre-filled with the stage's default and sent back untouched it is no
+    choice: the batch is the one an empty form makes (the reward raised to the minimum pay)."""
+    from annotation.services.batches import batch_create, batch_discard
+
+    page = admin_client.get(f"/runs/{proposed.pk}/batches/new/").content.decode()
+    shown = _as_shown(page)
+    assert shown["items_per_hit"] == "20" and shown["lifetime_hours"] == "168"
+    assert shown["min_approval_percent"] == "97" and shown["locales"] == "US,GB,CA,AU,NZ,IE"
+    assert "Default: 168" in page and "Reward per HIT (USD)" in page
+    shown.update(stage=stage, provider="local")
+    assert admin_client.post(f"/runs/{proposed.pk}/batches/new/", shown).status_code == 302
+    made = Batch.objects.get()
+    batch_discard(batch=made)
+    assert made.options == {"follow_ups": True, "more_judgments": False}  # as before
+    blank = batch_create(run=proposed, stage=stage, provider="local", options=made.options)
+    fields = ("items_per_hit", "assignments_per_hit", "reward", "lifetime_seconds")
+    assert [getattr(made, f) for f in fields] == [getattr(blank, f) for f in fields]
+    assert made.qualifications == blank.qualifications

@@ -69,3 +69,91 @@ def test_the_form_sent_as_shown_creates_a_run_with_the_flows_defaults(kind, data
     run = Run.objects.get(name=f"{kind} defaults")
     defaults = run_check_config(kind=kind, config={})
     assert {k: run.config[k] for k in defaults} == defaults  # ECCV adds its query sample
+
+
+def _undescribed(form) -> list[str]:
+    """What a console form's fields leave unsaid: a label of their own, a help line, a
+    number's unit, and what an optional field takes when left empty (pre-filled, or said)."""
+    import re
+
+    from django import forms
+
+    missing = []
+    for name, field in form.fields.items():
+        if not field.label:
+            missing.append(f"{name}: no label")
+        if not field.help_text:
+            missing.append(f"{name}: no help line")
+        numeric = isinstance(field, forms.IntegerField | forms.DecimalField | forms.FloatField)
+        if numeric and not re.search(r"\(.+\)$", field.label or ""):
+            missing.append(f"{name}: no unit in its label")
+        shown = form[name].initial not in (None, "") or field.widget.attrs.get("placeholder")
+        if numeric and not shown:
+            missing.append(f"{name}: its default is not shown in the field")
+        if not field.required and "Default" not in (field.help_text or ""):
+            missing.append(f"{name}: its help does not say its default")
+    return missing
+
+
+def test_every_console_form_says_units_defaults_and_help(paired_run, proposed):
+    from annotation.crowd.local.invitation_views import InvitationsForm
+    from annotation.pages.batches.forms import BatchForm
+    from annotation.pages.datasets.embeddings import EncodeForm
+    from annotation.pages.datasets.views import DatasetImportForm
+    from annotation.pages.exports.forms import ExportForm
+    from annotation.pages.projects.views import MemberForm, ProjectForm
+
+    forms = {
+        "batch (BISON)": BatchForm(run=paired_run),
+        "batch (ECCV)": BatchForm(run=proposed),
+        "dataset import": DatasetImportForm(),
+        "encode": EncodeForm(),
+        "export": ExportForm(run=proposed),
+        "invitations": InvitationsForm(),
+        "project": ProjectForm(),
+        "member": MemberForm(),
+    }
+    assert {name: _undescribed(form) for name, form in forms.items()} == {
+        name: [] for name in forms
+    }
+
+
+def test_the_export_form_starts_from_the_runs_terms(proposed):
+    from annotation.pages.exports.forms import ExportForm
+    from annotation.services.release_terms import run_release_terms_set
+
+    run_release_terms_set(
+        run=proposed, release={"license": "cc-by-4.0", "creators": "Ada; Alan", "citation": "X"}
+    )
+    form = ExportForm(run=proposed)
+    assert [form[k].value() for k in ("license", "creators", "citation")] == [
+        "cc-by-4.0",
+        "Ada; Alan",
+        "X",
+    ]
+    assert "the run's, cc-by-4.0" in form.fields["license"].help_text
+
+
+def test_the_new_run_chooser_says_what_each_flow_builds(admin_client):
+    """Each flow with its sentence, paper, machine steps and crowd stages, in the registry's
+    words (a flow added later is described by its registration, not by the template)."""
+    import html
+    import re
+
+    from annotation.flow_registry import flows
+
+    page = html.unescape(admin_client.get("/runs/new/").content.decode())
+    assert len(flows()) == len(RunKind.values)
+    for flow in flows():
+        card = re.search(
+            rf'<section class="flow-choice" id="flow-{flow.run_kind}">(.*?)</section>', page, re.S
+        )
+        assert card, flow.name
+        text = card.group(1)
+        assert flow.summary and flow.summary in text
+        assert flow.paper and flow.paper in text
+        assert f'href="/runs/new/{flow.run_kind}/"' in text
+        for _, stage in flow.stages:
+            assert stage in text
+        for label, _ in flow.run_jobs.values():
+            assert label in text

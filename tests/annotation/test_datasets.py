@@ -1,4 +1,5 @@
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -332,14 +333,59 @@ def test_import_page_refuses_bad_options_before_starting_a_job(admin_client, tmp
         response = admin_client.post(
             "/datasets/import/", {"file": fh, "image_source": "local_dir", "image_location": ""}
         )
-    # local_dir needs a folder that exists: the job fails and says which option.
-    job = Job.objects.get()
-    assert response.status_code == 302 and job.state in (JobState.PENDING, JobState.FAILED)
+    # local_dir needs a folder that exists: refused next to it, before any job or upload.
+    assert response.status_code == 400 and "image_location" in response.context["form"].errors
     with open(path, "rb") as fh:
         response = admin_client.post(
             "/datasets/import/", {"file": fh, "image_source": "nope", "name": "n" * 300}
         )
-    assert response.status_code == 400 and Job.objects.count() == 1
+    assert response.status_code == 400 and not Job.objects.exists()
+
+
+def test_import_page_quotes_the_folder_typed_and_keeps_it_filled(admin_client, tmp_path, settings):
+    """A folder that is not there is refused next to its field in the words typed (a server
+    path, hidden elsewhere, is the user's own here), the form still filled, nothing kept."""
+    import html
+
+    path = write_coco(tmp_path / "x.json")
+    typed = "/srv/photos/val2014"
+    with open(path, "rb") as fh:
+        response = admin_client.post(
+            "/datasets/import/",
+            {"file": fh, "name": "mine", "image_source": "local_dir", "image_location": typed},
+        )
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert f"local image folder '{typed}' does not exist" in page
+    assert response.context["form"].errors["image_location"]
+    assert f'value="{typed}"' in page and 'value="mine"' in page
+    assert not Job.objects.exists()
+    assert not (Path(settings.MEDIA_ROOT) / "imports").exists()  # the upload was not kept
+
+
+def test_import_job_page_quotes_the_folder_typed_and_offers_to_try_again(
+    admin_client, tmp_path, django_capture_on_commit_callbacks
+):
+    """A folder found only when the file is read (none of its images there) fails the job: its
+    page quotes the folder as typed and links the import form filled in again."""
+    import html
+
+    empty = tmp_path / "no-images-here"
+    empty.mkdir()
+    path = write_coco(tmp_path / "y.json")
+    with open(path, "rb") as fh, django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/datasets/import/",
+            {"file": fh, "image_source": "local_dir", "image_location": str(empty)},
+        )
+    job = Job.objects.get()
+    assert response.status_code == 302 and job.state == JobState.FAILED
+    page = html.unescape(admin_client.get(response["Location"]).content.decode())
+    assert f"local image folder '{empty}' holds none" in page
+    again = re.search(r'href="([^"]+)" id="import-again"', page).group(1)
+    form = admin_client.get(again).context["form"]
+    assert form["image_location"].value() == str(empty)
+    assert form["image_source"].value() == "local_dir" and form["name"].value() == "y"
 
 
 @pytest.mark.browser

@@ -63,6 +63,41 @@ def test_new_export_from_the_page(exported, admin_client, django_capture_on_comm
     ]
 
 
+def test_the_exports_page_follows_its_jobs_and_links_what_they_made(
+    exported, admin_client, django_capture_on_commit_callbacks
+):
+    """No "reload to see": the page lists the export job with its state and, once it has
+    succeeded, links the new version, its files and its datasheet; a job still running makes
+    the page follow it."""
+    import re
+
+    from annotation.models import Job
+    from annotation.services.jobs import job_create
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = admin_client.post(f"/runs/{exported.run_id}/exports/new/")
+    page = admin_client.get(started["Location"]).content.decode()
+    assert "Export job" in page and "reload" not in page.lower()
+    new = Export.objects.get(run=exported.run, version=2)
+    job = Job.objects.filter(run=exported.run, name="eccv.export").latest("pk")
+    entry = re.search(rf'<li id="export-job-{job.pk}">(.*?)</li>', page, re.S).group(1)
+    assert f'href="/jobs/{job.pk}/"' in entry and "succeeded" in entry
+    links = re.findall(r'href="([^"]+)" class="next-step"', entry)
+    assert links == [
+        f"/runs/{exported.run_id}/exports/#export-{new.pk}",
+        f"/runs/{exported.run_id}/exports/#export-{new.pk}-files",
+        f"/exports/{new.pk}/files/DATASHEET.md?view=1",
+    ]
+    assert f'id="export-{new.pk}-files"' in page
+    assert admin_client.get(links[2]).status_code == 200
+    assert 'http-equiv="refresh"' not in page  # nothing left to follow
+    waiting = job_create(name="eccv.export", run=exported.run, params={})
+    page = admin_client.get(f"/runs/{exported.run_id}/exports/").content.decode()
+    assert f'id="export-job-{waiting.pk}"' in page and 'http-equiv="refresh"' in page
+    bundle = admin_client.post(f"/exports/{new.pk}/bundle/new/", follow=True).content.decode()
+    assert "Bundle job" in bundle and "reload" not in bundle.lower()
+
+
 def test_viewers_see_researchers_download_others_are_refused(exported, client, django_user_model):
     project = Project.objects.create(name="P")
     Run.objects.filter(pk=exported.run_id).update(project=project)

@@ -4,6 +4,7 @@ page's datasheet and manifest; console, API and CLI alike."""
 
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -193,6 +194,50 @@ def test_texts_page_previews_and_saves(paired_run, admin_client):
     assert paired_run.config["consent"] == "Saved consent text, long enough."
     bad = admin_client.post(url, {"what": "consent", "text": "short", "do": "save"})
     assert bad.status_code == 400
+
+
+def _textarea(page: str, after: str) -> str:
+    """The text of the first textarea after `after` in the page."""
+    import html
+    import re
+
+    found = re.search(r"<textarea[^>]*>(.*?)</textarea>", page[page.index(after) :], re.S)
+    assert found, after
+    return html.unescape(found.group(1))
+
+
+@pytest.mark.parametrize("stage", [BisonStage.SELECTION, BisonStage.VERIFICATION])
+def test_texts_page_offers_the_defaults_to_edit_and_an_unchanged_save_is_no_change(
+    stage, paired_run, admin_client
+):
+    """The boxes hold the default consent text and the stage's own instructions (as text),
+    not placeholders; saved as shown (a browser's line ends) they stay the default: no own
+    text, no new version, no event."""
+    from annotation.selectors.invitations import DEFAULT_CONSENT, consent_version
+
+    url = f"/runs/{paired_run.pk}/texts/"
+    page = admin_client.get(url).content.decode()
+    consent = _textarea(page, 'id="consent-section"')
+    assert consent.strip() == DEFAULT_CONSENT and "placeholder" not in page
+    instructions = _textarea(page, f'id="instructions-{stage}"')
+    assert "2. Image dimensions. Variations in object size" in instructions
+    version = consent_version(paired_run.config)
+    for what, text in (("consent", consent), (stage, instructions)):
+        response = admin_client.post(
+            url, {"what": what, "text": text.replace("\n", "\r\n"), "do": "save"}
+        )
+        assert response.status_code == 302
+    paired_run.refresh_from_db()
+    assert "consent" not in paired_run.config and "instructions" not in paired_run.config
+    assert consent_version(paired_run.config) == version
+    assert not Event.objects.filter(
+        run=paired_run, action__in=["run.consent_changed", "run.instructions_changed"]
+    ).exists()
+    # A run with its own text goes back to the default when the default is saved over it.
+    run_consent_set(run=paired_run, text="Our own information text for this study.")
+    admin_client.post(url, {"what": "consent", "text": DEFAULT_CONSENT, "do": "save"})
+    paired_run.refresh_from_db()
+    assert "consent" not in paired_run.config
 
 
 def test_texts_in_the_api_and_the_cli(paired_run, django_user_model, schema, tmp_path):  # noqa: F811
@@ -450,3 +495,22 @@ def test_a_chosen_caption_is_shown_by_its_text_never_as_a_number(paired_run):
     for row in picked:
         assert row.aggregate in texts | {"none", "tie"}
         assert not row.aggregate.replace(".", "", 1).isdigit()
+
+
+def _every_stage() -> list[str]:
+    from annotation.flow_registry import stage_names
+
+    return sorted(stage_names())
+
+
+@pytest.mark.parametrize("stage", _every_stage())
+def test_every_stages_own_instructions_read_as_text(stage, paired_run):
+    """What the texts page offers to edit: words, lists one item a line, a rating scale's
+    points written out, a HIT's size as the stage's default; never markup."""
+    from annotation.selectors.run_texts import instructions_default
+    from annotation.tasktypes import task_type_for
+
+    text = instructions_default(paired_run, stage)
+    assert len(text) > 40 and "<" not in text and "{" not in text and "  " not in text
+    counted = re.search(r" all (\d+) ", text)  # "selected for all 10 image pairs"
+    assert counted is None or int(counted.group(1)) == task_type_for(stage).default_items_per_hit

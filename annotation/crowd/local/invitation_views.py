@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -20,16 +21,25 @@ from annotation.selectors.links import invitation_link, loopback_warning, public
 from annotation.spreadsheet import spreadsheet_cell
 
 
+class InvitationsForm(forms.Form):
+    labels = forms.CharField(
+        label="Emails or ids, one per line (or a CSV's first column)",
+        help_text="each person gets their own link; someone invited before keeps theirs, and "
+        "a header row (email, worker_id) is skipped",
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 50, "id": "labels"}),
+    )
+
+
 @login_required
 def invitations_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.ACT, run=run)
-    error = None
-    if request.method == "POST":
+    form = InvitationsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
         try:
-            made = invitations_create(run=run, labels=labels_from(request.POST.get("labels", "")))
+            made = invitations_create(run=run, labels=labels_from(form.cleaned_data["labels"]))
         except ServiceError as exc:
-            error = str(exc)
+            form.add_error("labels", str(exc))
         else:
             messages.success(request, f"{len(made)} invitation links ready.")
             return redirect("invitations", run_id=run.pk)
@@ -38,11 +48,13 @@ def invitations_page(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "rows": rows,
-        "error": error,
+        "form": form,
         "consent": run_consent(run),
         "loopback": loopback_warning(public_base_url(request)),
     }
-    return render(request, "annotation/invitations.html", context, status=400 if error else 200)
+    return render(
+        request, "annotation/invitations.html", context, status=400 if form.errors else 200
+    )
 
 
 @login_required

@@ -40,7 +40,7 @@ class BisonConfig(AppConfig):
         )
 
         from annotation.flows.bison.settings import SETTINGS
-        from annotation.flows.bison.vocabulary import STATUS_WORDS, BisonItemKind
+        from annotation.flows.bison.vocabulary import PAPER, STATUS_WORDS, SUMMARY, BisonItemKind
 
         flow_register(
             Flow(
@@ -49,6 +49,8 @@ class BisonConfig(AppConfig):
                 stages=tuple(BisonStage.choices),
                 item_kinds=tuple(BisonItemKind.choices),
                 status_words=STATUS_WORDS,
+                summary=SUMMARY,
+                paper=PAPER,
                 task_types=(SelectionTask(), VerificationTask()),
                 answerers={
                     BisonStage.SELECTION: simulate.selection_answer,

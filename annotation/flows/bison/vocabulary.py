@@ -2,6 +2,18 @@
 
 from django.db import models
 
+# What a run of the flow builds, and the paper it follows: the new-run chooser and the
+# exports' metadata say it in these words.
+SUMMARY = (
+    "Binary image selection: each image is paired with its nearest neighbour by its "
+    "captions' FastText vectors, workers pick a caption that describes one image but not "
+    "the other, and two other workers verify each pick."
+)
+PAPER = (
+    "Hu, H., Misra, I. and van der Maaten, L. Evaluating Text-to-Image Matching using "
+    "Binary Image Selection (BISON). ICCV Workshops, 2019. arXiv:1901.06595"
+)
+
 # The stage-2 answer (and label) "None of the above captions are suitable".
 NONE = "none"
 

@@ -29,7 +29,7 @@ class CxcConfig(AppConfig):
         )
 
         from annotation.flows.cxc.settings import SETTINGS
-        from annotation.flows.cxc.vocabulary import STATUS_WORDS, CxcItemKind
+        from annotation.flows.cxc.vocabulary import PAPER, STATUS_WORDS, SUMMARY, CxcItemKind
 
         flow_register(
             Flow(
@@ -38,6 +38,8 @@ class CxcConfig(AppConfig):
                 stages=tuple(CxcStage.choices),
                 item_kinds=tuple(CxcItemKind.choices),
                 status_words=STATUS_WORDS,
+                summary=SUMMARY,
+                paper=PAPER,
                 task_types=(CxcSisTask(), CxcStsTask(), CxcSitsTask()),
                 answerers={
                     CxcStage.SIS: simulate.rating_answer,

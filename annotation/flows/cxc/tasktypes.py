@@ -142,6 +142,9 @@ class CxcRatingTask(TaskType):
     def rubric(self) -> list[dict[str, str]]:
         return [{"value": v, "label": label} for v, label in RUBRIC]
 
+    def instructions_example(self, *, run: Run) -> dict[str, Any]:
+        return {"scale": self.rubric()}
+
 
 class CxcSisTask(CxcRatingTask):
     stage = CxcStage.SIS

@@ -39,7 +39,7 @@ class EccvConfig(AppConfig):
         )
 
         from annotation.flows.eccv.settings import SETTINGS
-        from annotation.flows.eccv.vocabulary import STATUS_WORDS, EccvItemKind
+        from annotation.flows.eccv.vocabulary import PAPER, STATUS_WORDS, SUMMARY, EccvItemKind
 
         flow_register(
             Flow(
@@ -48,6 +48,8 @@ class EccvConfig(AppConfig):
                 stages=tuple(EccvStage.choices),
                 item_kinds=tuple(EccvItemKind.choices),
                 status_words=STATUS_WORDS,
+                summary=SUMMARY,
+                paper=PAPER,
                 task_types=(EccvJudgmentTask(),),
                 answerers={EccvStage.JUDGMENT: simulate.judgment_answer},
                 demo_arguments=lazy("annotation.flows.eccv.demo:add_arguments"),

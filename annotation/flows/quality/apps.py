@@ -34,7 +34,12 @@ class QualityConfig(AppConfig):
         )
 
         from annotation.flows.quality.settings import SETTINGS
-        from annotation.flows.quality.vocabulary import STATUS_WORDS, QualityItemKind
+        from annotation.flows.quality.vocabulary import (
+            PAPER,
+            STATUS_WORDS,
+            SUMMARY,
+            QualityItemKind,
+        )
 
         flow_register(
             Flow(
@@ -43,6 +48,8 @@ class QualityConfig(AppConfig):
                 stages=tuple(QualityStage.choices),
                 item_kinds=tuple(QualityItemKind.choices),
                 status_words=STATUS_WORDS,
+                summary=SUMMARY,
+                paper=PAPER,
                 task_types=(QualityRatingTask(), QualityBinaryTask(), QualityPreferenceTask()),
                 answerers={
                     QualityStage.RATING: simulate.quality_answer,

@@ -120,6 +120,10 @@ class QualityRatingTask(QualityTask):
     def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
         return SCALES[str(question.item.run.config.get("scale", "expert"))]
 
+    def instructions_example(self, *, run: Run) -> dict[str, Any]:
+        scale = SCALES[str(run.config.get("scale", "expert"))]
+        return {"options": [{"value": v, "label": label} for v, label in scale]}
+
     batch_options = (MORE_JUDGMENTS,)
 
     def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:

@@ -2,6 +2,18 @@
 
 from django.db import models
 
+# What a run of the flow builds, and the paper it follows: the new-run chooser and the
+# exports' metadata say it in these words.
+SUMMARY = (
+    "People's judgments of candidate captions (ratings, yes/no answers and pairwise "
+    "preferences), against which caption metrics such as CLIP-S and PAC-S are correlated."
+)
+PAPER = (
+    "Hodosh, M., Young, P. and Hockenmaier, J. Framing Image Description as a Ranking "
+    "Task: Data, Models and Evaluation Metrics. JAIR 47, 2013 (Flickr8k-Expert, "
+    "Flickr8k-CF)"
+)
+
 # The core's run statuses in the caption-quality flow's words: workers judge captions.
 STATUS_WORDS = {
     "collecting": "judging",

@@ -10,9 +10,11 @@ from django import forms
 
 from annotation.crowd import provider_for, web_provider_names
 from annotation.flow_registry import flow_for_kind, stage_label
-from annotation.models import Run
+from annotation.models import Run, default_qualifications
+from annotation.money import currency_code, symbol
+from annotation.selectors.pay import min_hourly_pay
 from annotation.tasktypes import task_type_for
-from annotation.tasktypes.base import BatchOption
+from annotation.tasktypes.base import BatchOption, TaskType
 
 
 def providers() -> list[tuple[str, str]]:
@@ -20,25 +22,70 @@ def providers() -> list[tuple[str, str]]:
     return [(name, provider_for(name).label or name) for name in web_provider_names()]
 
 
+def _per_stage(values: dict[str, Any]) -> str:
+    """ "10" when every stage has it, else "Selection 10, Verification 2"."""
+    if len(set(values.values())) == 1:
+        return str(next(iter(values.values())))
+    return ", ".join(f"{stage_label(stage)} {value}" for stage, value in values.items())
+
+
 class BatchForm(forms.Form):
-    stage = forms.ChoiceField()
-    provider = forms.ChoiceField()
-    reward = forms.DecimalField(
-        min_value=Decimal("0.01"), decimal_places=2, required=False, help_text="$ per HIT"
+    """Every field says its unit and its default, pre-filled. The stage's sizes are pre-filled
+    for the first stage (`batch_form.js` swaps them with the stage chosen); a size sent as
+    pre-filled is not a choice (`stage_sizes`): the stage decides it, as for an empty field."""
+
+    stage = forms.ChoiceField(
+        label="Stage", help_text="the question the workers answer; its sizes follow it"
     )
-    items_per_hit = forms.IntegerField(min_value=1, required=False)
-    assignments_per_hit = forms.IntegerField(min_value=1, required=False)
+    provider = forms.ChoiceField(
+        label="Crowd", help_text="who does the work; the next page shows its fees and rules"
+    )
+    reward = forms.DecimalField(
+        min_value=Decimal("0.01"),
+        decimal_places=2,
+        required=False,
+        widget=forms.NumberInput(attrs={"step": "0.01", "placeholder": "the stage's"}),
+    )
+    items_per_hit = forms.IntegerField(min_value=1, required=False, label="Items per HIT (count)")
+    assignments_per_hit = forms.IntegerField(
+        min_value=1, required=False, label="Workers per HIT (count)"
+    )
     limit = forms.IntegerField(
         min_value=1,
         required=False,
-        help_text="at most this many waiting items (e.g. a stage's first, calibration batch)",
+        label="At most this many items (count)",
+        help_text="a first, calibration batch of a stage takes a few of its waiting items. "
+        "Default: all the waiting items.",
+        widget=forms.NumberInput(attrs={"placeholder": "all"}),
     )
-    lifetime_hours = forms.IntegerField(min_value=1, initial=7 * 24)
-    assignment_minutes = forms.IntegerField(min_value=1, initial=60)
-    min_approval_percent = forms.IntegerField(min_value=0, max_value=100, required=False)
-    min_approved_hits = forms.IntegerField(min_value=0, required=False)
-    locales = forms.CharField(required=False, help_text="platforms with locales: e.g. US,GB,CA")
-    allow_low_pay = forms.BooleanField(required=False)
+    lifetime_hours = forms.IntegerField(
+        min_value=1,
+        initial=7 * 24,
+        label="Offered for (hours)",
+        help_text="how long its HITs are offered before the batch expires. Default: 168 (a week).",
+    )
+    assignment_minutes = forms.IntegerField(
+        min_value=1,
+        initial=60,
+        label="Time to finish one HIT (minutes)",
+        help_text="a claimed HIT not submitted in time goes back to the others. Default: 60.",
+    )
+    min_approval_percent = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        required=False,
+        label="Lowest approval rate (percent)",
+    )
+    min_approved_hits = forms.IntegerField(
+        min_value=0, required=False, label="Fewest approved HITs (count)"
+    )
+    locales = forms.CharField(required=False, label="Locales (country codes)")
+    allow_low_pay = forms.BooleanField(
+        required=False,
+        label="Allow pay under the minimum hourly rate",
+        help_text="publish even when the expected hourly pay is under the installation's "
+        "minimum. Default: no.",
+    )
 
     def __init__(self, *args: Any, run: Run, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,6 +95,14 @@ class BatchForm(forms.Form):
             (t.stage, stage_label(t.stage)) for t in tasks
         ]
         cast(forms.ChoiceField, self.fields["provider"]).choices = providers()
+        self.stage_sizes = {
+            t.stage: {
+                "items_per_hit": t.default_items_per_hit,
+                "assignments_per_hit": t.assignments_default(run=run, options={}),
+            }
+            for t in tasks
+        }
+        self._describe_stage_fields(tasks)
         # The stages' own options (an ECCV round's direction, ...); one field per option,
         # named after the stages that take it when not all do.
         owners: dict[str, tuple[BatchOption, list[str]]] = {}
@@ -57,6 +112,66 @@ class BatchForm(forms.Form):
         for name, (option, labels) in owners.items():
             only = f" ({', '.join(labels)} only)" if len(labels) < len(tasks) else ""
             self.fields[name] = _option_field(option, only)
+
+    def _describe_stage_fields(self, tasks: list[TaskType]) -> None:
+        """Labels with units, help lines with each stage's default, the first stage's sizes
+        pre-filled, and the qualifications' defaults (`default_qualifications`)."""
+        reward = self.fields["reward"]
+        reward.label = f"Reward per HIT ({currency_code()})"
+        papers = {
+            t.stage: t.default_reward(items_per_hit=t.default_items_per_hit, options={})
+            for t in tasks
+        }
+        paid = {stage: f"{symbol()}{value}" for stage, value in papers.items() if value}
+        reward.help_text = (
+            "paid for each submitted HIT, before the platform's fees. Default (left empty): "
+            + (f"the paper's reward ({_per_stage(paid)}), " if paid else "")
+            + f"raised where it would pay under {symbol()}{min_hourly_pay()}/h at the "
+            "stage's expected time; the next page shows the hourly pay."
+        )
+        for name, what in (
+            (
+                "items_per_hit",
+                "questions in one HIT, gold questions included where the stage has them",
+            ),
+            (
+                "assignments_per_hit",
+                "different workers who answer each HIT (an adaptive run's "
+                "follow-up batch: the round's number)",
+            ),
+        ):
+            sizes = {stage: size[name] for stage, size in self.stage_sizes.items()}
+            self.fields[name].help_text = f"{what}. Default: {_per_stage(sizes)}."
+            if sizes:
+                self.fields[name].initial = next(iter(sizes.values()))
+        rules = default_qualifications()
+        for name, what in (
+            (
+                "min_approval_percent",
+                "workers with at least this share of their past work approved",
+            ),
+            ("min_approved_hits", "workers with at least this many approved HITs"),
+        ):
+            self.fields[name].initial = rules[name]
+            self.fields[
+                name
+            ].help_text = f"MTurk and Prolific only: {what}. Default: {rules[name]}."
+        locales = ",".join(rules["locales"])
+        self.fields["locales"].initial = locales
+        self.fields["locales"].help_text = (
+            "MTurk and Prolific only: workers in these countries, two-letter codes separated "
+            f"by commas. Default: {locales}."
+        )
+
+    def clean(self) -> dict[str, Any]:
+        """A size sent as the chosen stage's default is no choice: the stage decides it, as
+        when the field is left empty (an adaptive run's follow-up takes its round's number)."""
+        data = super().clean() or {}
+        sizes = self.stage_sizes.get(data.get("stage", ""), {})
+        for name, default in sizes.items():
+            if data.get(name) == default:
+                data[name] = None
+        return data
 
     def task_options(self) -> dict[str, Any]:
         """The options the chosen stage takes, as `create_batch` stores them (an empty
@@ -81,13 +196,17 @@ class BatchForm(forms.Form):
 
 def _option_field(option: BatchOption, only: str) -> forms.Field:
     if option.choices:
+        shown = dict(option.choices).get(str(option.default), option.default)
         return forms.ChoiceField(
             label=option.label,
             choices=option.choices,
             initial=option.default,
             required=False,
-            help_text=option.help + only,
+            help_text=f"{option.help}{only}. Default: {shown}.",
         )
     return forms.BooleanField(
-        label=option.label, initial=option.default, required=False, help_text=option.help + only
+        label=option.label,
+        initial=option.default,
+        required=False,
+        help_text=f"{option.help}{only}. Default: {'yes' if option.default else 'no'}.",
     )

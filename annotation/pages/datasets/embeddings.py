@@ -27,20 +27,46 @@ from pipeline.errors import InputError
 
 
 class EncodeForm(forms.Form):
-    library = forms.ChoiceField(choices=[("transformers", "transformers")], label="Model library")
+    library = forms.ChoiceField(
+        choices=[("transformers", "transformers")],
+        label="Model library",
+        help_text="what reads the checkpoint. Default: transformers.",
+    )
     model_name = forms.CharField(
-        max_length=200, required=False, help_text="default: the folder's name"
+        max_length=200,
+        required=False,
+        label="Model name",
+        help_text="how runs, exports and reports name the model. Default: the folder's name.",
     )
     checkpoint = forms.CharField(
         max_length=500,
         label="Checkpoint folder",
         help_text="a transformers CLIP or SigLIP folder, relative to CROWDVL_IMPORT_DIR",
     )
-    device = forms.ChoiceField(choices=[(d, d) for d in DEVICES], initial="auto")
-    dtype = forms.ChoiceField(choices=[(d, d) for d in DTYPES], initial="float16")
-    license = forms.CharField(max_length=200, required=False)
+    device = forms.ChoiceField(
+        choices=[(d, d) for d in DEVICES],
+        initial="auto",
+        label="Device",
+        help_text="where the model runs. Default: auto (a GPU if the worker has one, else "
+        "the CPU).",
+    )
+    dtype = forms.ChoiceField(
+        choices=[(d, d) for d in DTYPES],
+        initial="float16",
+        label="Stored as (number type)",
+        help_text="the embeddings' precision on disk; float16 halves the size. Default: float16.",
+    )
+    license = forms.CharField(
+        max_length=200,
+        required=False,
+        label="License of the weights",
+        help_text="named in every export that uses them. Default: none given.",
+    )
     source = forms.CharField(
-        max_length=500, required=False, help_text="where the weights came from"
+        max_length=500,
+        required=False,
+        label="Source of the weights",
+        help_text="where the weights came from (a URL or a paper). Default: none given.",
     )
 
 

@@ -21,6 +21,8 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.errors import ServiceError
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
+from annotation.pages.exports.forms import ExportForm
+from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
 from annotation.selectors.exports import (
@@ -29,7 +31,9 @@ from annotation.selectors.exports import (
     export_datasheet,
     export_file_entries,
     export_file_named,
+    export_jobs_recent,
 )
+from annotation.services.jobs import LIVE
 from annotation.services.release_bundle import export_bundle_start
 from pipeline.errors import InputError
 
@@ -66,14 +70,20 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
         for e in run.exports.order_by("-created_at", "-pk")
     ]
     flow = flow_for_kind(run.kind)
+    recent = export_jobs_recent(run=run)
+    jobs = [{"job": job, "next_steps": job_next_steps(job, run_link=False)} for job in recent]
     context = {
         "run": run,
         "exports": exports,
+        # Export and bundle jobs running or just ended: the page follows them while they run.
+        "jobs": jobs,
+        "busy": any(job.state in LIVE for job in recent),
         "can_download": can(request.user, Action.DOWNLOAD, run=run),
         "can_act": can(request.user, Action.ACT, run=run),
         "can_export": can(request.user, Action.ACT, run=run)
         and flow is not None
         and flow.start_export is not None,
+        "form": ExportForm(run=run),
     }
     return render(request, "annotation/run_exports.html", context)
 
@@ -102,13 +112,16 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     flow = flow_for_kind(run.kind)
     if flow is None or flow.start_export is None:
         raise Http404("this kind of run has no export")
-    release = {k: request.POST.get(k, "") for k in ("license", "creators", "citation")}
+    form = ExportForm(request.POST, run=run)
+    if not form.is_valid():
+        messages.error(request, f"No export started: {form.errors.as_text()}")
+        return redirect("run-exports", run_id=run.pk)
     try:
-        job = flow.start_export(run=run, release=release if any(release.values()) else None)
+        job = flow.start_export(run=run, release=form.release())
     except (ServiceError, InputError) as exc:
         messages.error(request, paths_hidden(f"No export started: {exc}"))
     else:
-        messages.success(request, f"Export job {job.pk} started; reload to see the new version.")
+        messages.success(request, f"Export job {job.pk} started: it is followed below.")
     return redirect("run-exports", run_id=run.pk)
 
 
@@ -137,6 +150,6 @@ def export_bundle_new(request: HttpRequest, export_id: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Bundle job {job.pk} started for v{export.version}; reload to download it.",
+            f"Bundle job {job.pk} started for v{export.version}: it is followed below.",
         )
     return redirect(f"{reverse('run-exports', args=[export.run_id])}#export-{export.pk}")

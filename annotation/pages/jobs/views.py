@@ -1,17 +1,31 @@
-"""A background job's buttons on the dashboard: `/jobs/<id>/resume/` and `/jobs/<id>/cancel/`."""
+"""A background job's page (`/jobs/<id>/`: its state and progress, refreshed while it runs,
+then where it leads: `next_steps.py`) and its buttons on the dashboard: `/jobs/<id>/resume/`
+and `/jobs/<id>/cancel/`."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
-from django.views.decorators.http import require_http_methods
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.errors import ServiceError
 from annotation.models import Job
+from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.permissions import Action, require
 from annotation.services.job_recovery import job_cancel, job_resume
+from annotation.services.jobs import LIVE
+
+
+@login_required
+@require_GET
+def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
+    # A run's job: whoever may view the run; a job of no run (a dataset import): any member.
+    require(request.user, Action.VIEW, run=job.run)
+    context = {"job": job, "busy": job.state in LIVE, "next_steps": job_next_steps(job)}
+    return render(request, "annotation/job.html", context)
 
 
 @login_required

@@ -25,16 +25,31 @@ from pipeline.errors import InputError
 
 
 class ProjectForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    name = forms.CharField(
+        max_length=200, label="Project name", help_text="unique; runs are filed under it"
+    )
+    description = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Description",
+        help_text="what the project studies, for its members. Default: none.",
+    )
 
 
 class MemberForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=ProjectRole.choices)
+    username = forms.CharField(
+        max_length=150, label="Username", help_text="an account of this installation"
+    )
+    role = forms.ChoiceField(
+        choices=ProjectRole.choices,
+        initial=ProjectRole.RESEARCHER,
+        label="Role",
+        help_text="what the member may do in this project. Default: researcher.",
+    )
     create_account = forms.BooleanField(
         required=False,
         label="Create this account (a random password is shown once)",
+        help_text="for someone without an account yet. Default: no.",
     )
 
 

@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import ServiceError
-from annotation.flow_registry import flow_for_kind
+from annotation.flow_registry import flow_for_kind, flows
 from annotation.models import Dataset, Project, RunKind
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, is_staff, require, visible_projects
@@ -131,12 +131,33 @@ class RunForm(forms.Form):
         }
 
 
+def _choices() -> list[dict[str, Any]]:
+    """Each flow in the registry's words: what a run builds, its paper, the steps machines
+    run before the crowd (the run page's jobs) and the stages workers do."""
+    labels = dict(RunKind.choices)
+    return [
+        {
+            "kind": flow.run_kind,
+            "label": labels.get(flow.run_kind, flow.name),
+            "summary": flow.summary,
+            "paper": flow.paper,
+            "jobs": [label for label, _ in flow.run_jobs.values()],
+            "stages": [label for _, label in flow.stages],
+        }
+        for flow in flows()
+    ]
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
     require(request.user, Action.ACT)  # in some project; the chosen one is checked below
+    # From a finished import ("Start a run on ..."): the dataset chosen for every flow.
+    dataset = request.GET.get("dataset", "")
+    dataset = dataset if dataset.isdigit() else ""
     if kind is None:
-        return render(request, "annotation/run_new.html", {"kinds": RunKind.choices})
+        chooser: dict[str, Any] = {"choices": _choices(), "dataset": dataset}
+        return render(request, "annotation/run_new.html", chooser)
     if kind not in RunKind.values:
         raise Http404("no such kind of run")
     defaults = run_check_config(kind=kind, config={})
@@ -147,6 +168,7 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
         settings=flow.settings if flow is not None else (),
         projects=visible_projects(request.user, Action.ACT),
         project_required=not is_staff(request.user),
+        initial={"dataset": dataset} if dataset else None,
     )
     if request.method == "POST" and form.is_valid():
         project = form.cleaned_data["project"]

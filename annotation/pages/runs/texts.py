@@ -17,7 +17,7 @@ from annotation.errors import ServiceError
 from annotation.models import Batch, Run
 from annotation.permissions import Action, can, require
 from annotation.selectors.invitations import DEFAULT_CONSENT
-from annotation.selectors.run_texts import run_texts
+from annotation.selectors.run_texts import instructions_default, run_texts, same_text
 from annotation.selectors.task_page import hit_view
 from annotation.services.run_texts import run_consent_set, run_instructions_set
 from annotation.tasktypes import task_type_for
@@ -77,11 +77,14 @@ def run_texts_page(request: HttpRequest, run_id: int) -> HttpResponse:
             shown[what] = text
     for entry in texts["instructions"]:
         stage = entry["stage"]
-        entry["draft"] = drafts.get(stage, entry["text"])
+        # The default written out, to edit rather than retype (saved unchanged: the default).
+        entry["draft"] = drafts.get(stage, entry["text"] or instructions_default(run, stage))
         if stage in shown:
-            entry["frame"] = _task_page_html(run, stage, shown[stage])
+            default = instructions_default(run, stage)
+            own = "" if same_text(shown[stage], default) else shown[stage]
+            entry["frame"] = _task_page_html(run, stage, own)
     consent = texts["consent"]
-    consent["draft"] = drafts.get("consent", consent["text"] if consent["own_text"] else "")
+    consent["draft"] = drafts.get("consent", consent["text"])
     if "consent" in shown:
         consent["preview"] = shown["consent"].strip() or DEFAULT_CONSENT
     context = {

@@ -58,6 +58,26 @@ def test_the_page_estimates_then_encodes_lists_and_deletes(
     assert deleted.status_code == 302 and not EmbeddingSet.objects.exists()
 
 
+def test_the_page_reads_a_sets_preprocessing_and_its_job_in_words(
+    dataset, import_dir, admin_client, run_on_commit
+):
+    """The preprocessing (nested settings) is a definition list, never a Python dict; the
+    set's job page reports its counts the same way."""
+    import re
+
+    from annotation.encoders.services import embedding_set_start
+
+    es = run_on_commit(embedding_set_start, dataset=dataset, checkpoint="tiny-clip")
+    page = admin_client.get(f"/datasets/{dataset.pk}/embeddings/").content.decode()
+    folded = re.search(r'<details class="preprocessing">(.*?)</details>', page, re.S).group(1)
+    assert "{" not in folded and "&#x27;" not in folded  # no dict's braces or quotes
+    assert "<dt>tokenizer sha256</dt>" in folded and "<dt>context length</dt>" in folded
+    assert "<dt>do resize</dt><dd>yes</dd>" in folded
+    job = admin_client.get(f"/jobs/{es.job_id}/").content.decode()
+    result = re.search(r'<div id="job-result">(.*?)</div>', job, re.S).group(1)
+    assert "<dt>images encoded</dt>" in result and "{" not in result
+
+
 def test_a_missing_checkpoint_folder_is_refused_next_to_its_field(
     dataset, import_dir, admin_client
 ):

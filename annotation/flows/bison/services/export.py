@@ -18,6 +18,7 @@ from annotation.flows.bison.selectors import (
     bison_verified_triples,
 )
 from annotation.flows.bison.tally import TRIPLE_COLUMNS, BisonTally, bison_tally, read_triples
+from annotation.flows.bison.vocabulary import PAPER
 from annotation.models import Job, Run
 from annotation.selectors.arrow_rows import arrow_lists, arrow_numbers, arrow_strings
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
@@ -224,10 +225,7 @@ BISON_EXPORT = ExportSpec(
     title="COCO-BISON",
     first_message="collecting verified triples",
     build=_build,
-    paper=(
-        "Hu, H., Misra, I. and van der Maaten, L. Evaluating Text-to-Image Matching using "
-        "Binary Image Selection (BISON). ICCV Workshops, 2019. arXiv:1901.06595"
-    ),
+    paper=PAPER,
     task_categories=("text-to-image", "image-to-text"),
     # The caption and both images (the candidates' order is seeded per run and triple).
     record_keys={"bison_triples": ("caption_id", "true_image_id", "image_id_0", "image_id_1")},

@@ -23,7 +23,7 @@ from annotation.flows.cxc.selectors import (
     cxc_has_ratings,
     cxc_rating_arrays,
 )
-from annotation.flows.cxc.vocabulary import CxcStage
+from annotation.flows.cxc.vocabulary import PAPER, CxcStage
 from annotation.models import Caption, Image, Item, Job, Run
 from annotation.selectors.int_arrays import id_dtype, int_arrays
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
@@ -537,11 +537,7 @@ CXC_EXPORT = ExportSpec(
     title="Crisscrossed Captions",
     first_message="reading ratings",
     build=_build,
-    paper=(
-        "Parekh, Z., Baldridge, J., Cer, D., Waters, A. and Yang, Y. Crisscrossed Captions: "
-        "Extended Intramodal and Intermodal Semantic Similarity Judgments for MS-COCO. EACL, "
-        "2021. arXiv:2004.15020"
-    ),
+    paper=PAPER,
     task_categories=("sentence-similarity", "image-to-text"),
     record_keys={"cxc_pairs": ("kind", "first", "second")},  # the id pair, per file
 )

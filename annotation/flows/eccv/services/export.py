@@ -23,6 +23,7 @@ from annotation.flows.eccv.services.judged_columns import (
     pairs_lines,
     pairs_table,
 )
+from annotation.flows.eccv.vocabulary import PAPER
 from annotation.models import Export, Job, Review, ReviewStatus, Run, RunKind
 from annotation.services.export_jobs import (
     ExportParts,
@@ -158,11 +159,7 @@ ECCV_EXPORT = ExportSpec(
     title="ECCV Caption",
     first_message="post-processing positives",
     build=_build,
-    paper=(
-        "Chun, S., Kim, W., Park, S., Chang, M. and Oh, S. J. ECCV Caption: Correcting False "
-        "Negatives by Collecting Machine-and-Human-verified Image-Caption Associations for "
-        "MS-COCO. ECCV, 2022. arXiv:2204.03359"
-    ),
+    paper=PAPER,
     task_categories=("image-to-text", "text-to-image"),
     record_keys={"eccv_judged_pairs": ("image_id", "caption_id")},
 )

@@ -16,7 +16,7 @@ import pyarrow as pa
 from django.db.models import Exists, OuterRef
 
 from annotation.errors import ServiceError
-from annotation.flows.quality.vocabulary import QualityStage
+from annotation.flows.quality.vocabulary import PAPER, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Question, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
@@ -319,9 +319,23 @@ def _build(work: ExportWork) -> ExportParts:
         manifest=manifest,
         files=files,
         result={"judged": counts},
-        message=f"{counts} -> ",
+        message=_judged_words(counts) + " -> ",
         tables=tables,
     )
+
+
+# What each stage's count is, in the job's message (never the counts' dict).
+JUDGED = {
+    QualityStage.RATING: "captions rated",
+    QualityStage.BINARY: "captions judged yes or no",
+    QualityStage.PREFERENCE: "caption pairs compared",
+}
+
+
+def _judged_words(counts: dict[str, int]) -> str:
+    """ "12 captions rated, 5 caption pairs compared" (the stages judged, in order)."""
+    said = [f"{counts[s]} {words}" for s, words in JUDGED.items() if counts.get(str(s))]
+    return ", ".join(said) or "nothing judged yet"
 
 
 QUALITY_EXPORT = ExportSpec(
@@ -331,11 +345,7 @@ QUALITY_EXPORT = ExportSpec(
     title="caption-quality judgments",
     first_message="collecting judgments",
     build=_build,
-    paper=(
-        "Hodosh, M., Young, P. and Hockenmaier, J. Framing Image Description as a Ranking "
-        "Task: Data, Models and Evaluation Metrics. JAIR 47, 2013 (Flickr8k-Expert, "
-        "Flickr8k-CF)"
-    ),
+    paper=PAPER,
     task_categories=("image-to-text",),
     # The image and the candidate (both candidates for a preference).
     record_keys={

@@ -218,6 +218,23 @@ def test_judgments_to_the_flickr8k_layouts_and_correlation(quality_run, run_on_c
     assert report["preferences"]["metric"]["MM"] > 80
 
 
+def test_the_export_job_says_its_counts_in_words(quality_run, run_on_commit, admin_client):
+    """The job's message on the dashboard and its page: sentences, never a Python dict."""
+    batch = batch_publish(
+        batch=batch_create(
+            run=quality_run, stage=QualityStage.RATING, provider="simulated", assignments_per_hit=3
+        )
+    )
+    simulate_crowd(batch=batch, workers=4, profile=WorkerProfile(accuracy=0.95), seed=1)
+    job = run_on_commit(quality_export_start, run=quality_run)
+    job.refresh_from_db()
+    rated = job.result["judged"][QualityStage.RATING]
+    assert job.message.endswith(f"{rated} captions rated -> caption-quality v1"), job.message
+    for url in ("/", f"/jobs/{job.pk}/"):
+        page = admin_client.get(url).content.decode()
+        assert f"{rated} captions rated" in page and "{&#x27;" not in page, url
+
+
 def test_embedding_metrics_on_the_real_flickr8k_samples(tmp_path):
     """CLIP-S / PAC-S-style from embeddings, here a named stand-in (seeded random vectors: no
     CLIP features can be downloaded), on the real Flickr8k samples: the machinery and the tau
