@@ -66,6 +66,9 @@ class RunInput:
     file: str = "required"  # or "optional", or "none" (options only)
     file_help: str = ""
     options: Mapping[str, InputOption] = field(default_factory=dict)
+    # A service's parameter named in its refusals -> this input's form field, where the names
+    # differ (CxC's `image_embeddings` is the uploaded file): the refusal shows beside it.
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

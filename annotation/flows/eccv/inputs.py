@@ -53,6 +53,7 @@ INPUTS = {
         label="Add a model that proposes candidates",
         apply=_annotator,
         file="optional",
+        fields={"source": "file"},
         file_help=(
             "embeddings: .npz with image_ids, image_embeddings, caption_ids, "
             'caption_embeddings; rankings: .json {"i2t": {image: [captions]}, "t2i": '

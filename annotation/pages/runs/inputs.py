@@ -76,7 +76,7 @@ def run_input_page(request: HttpRequest, run_id: int, name: str) -> HttpResponse
                 path=form.cleaned_data.get("path") or None,
             )
         except (InputError, ServiceError) as exc:
-            form_refusal(form, exc)
+            form_refusal(form, exc, fields=spec.fields)
         else:
             messages.success(request, message)
             return redirect("run-page", run_id=run.pk)
