@@ -52,6 +52,9 @@ class InputOption:
     choices: tuple[str, ...] = ()
     required: bool = False
     help: str = ""
+    # Choices this installation cannot run now, with why (a model whose optional extra is not
+    # installed): offered disabled, the reason beside them. Asked when a form is built.
+    unavailable: Callable[[], Mapping[str, str]] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.encoders.selectors import embedding_set_get
+from annotation.extras import extra_missing
 from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
@@ -28,6 +29,12 @@ def _annotator(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[st
         params=params,
     )
     return f"Model {annotator.name} ({annotator.kind}) added.", None
+
+
+def _kinds_unavailable() -> dict[str, str]:
+    """The built-in MiniLM needs its extra (the page offers it disabled, saying so)."""
+    missing = extra_missing("minilm")
+    return {AnnotatorKind.MINILM: missing} if missing else {}
 
 
 def _encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
@@ -66,6 +73,8 @@ INPUTS = {
                 kind="choice",
                 choices=tuple(AnnotatorKind.values),
                 required=True,
+                help="embeddings and rankings come in a file; fasttext and minilm are built in",
+                unavailable=_kinds_unavailable,
             ),
             "dim": InputOption("fasttext: vector dimension", kind="number"),
         },
