@@ -52,6 +52,9 @@ class InputOption:
     choices: tuple[str, ...] = ()
     required: bool = False
     help: str = ""
+    # Choices this installation cannot run now, with why (a model whose optional extra is not
+    # installed): offered disabled, the reason beside them. Asked when a form is built.
+    unavailable: Callable[[], Mapping[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class RunInput:
     file: str = "required"  # or "optional", or "none" (options only)
     file_help: str = ""
     options: Mapping[str, InputOption] = field(default_factory=dict)
+    # A service's parameter named in its refusals -> this input's form field, where the names
+    # differ (CxC's `image_embeddings` is the uploaded file): the refusal shows beside it.
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

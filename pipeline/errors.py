@@ -13,11 +13,14 @@ class InputError(ValueError):
         file: str | None = None,
         record: str | int | None = None,
         field: str | None = None,
+        page: str | None = None,
     ) -> None:
         self.message = message
         self.file = file
         self.record = record
         self.field = field
+        # The same said for a web page, where `message` names a command-line option.
+        self.page = page
         super().__init__(str(self))
 
     def __str__(self) -> str:

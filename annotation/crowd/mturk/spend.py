@@ -13,7 +13,7 @@ from annotation.crowd.mturk.fees import estimate_cost
 from annotation.errors import ServiceError
 from annotation.models import Batch, BlockQualification
 from annotation.selectors.pay import pay_estimate
-from annotation.services.spend import budget_check, daily_cap_check
+from annotation.services.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
 
 PROVIDER = "mturk"
 
@@ -60,7 +60,9 @@ def mturk_cost_check(
     if pay.below_minimum and batch.options.get("allow_low_pay") is not True:
         raise ServiceError(
             f"batch {batch.pk} pays below the minimum hourly rate (CROWDVL_MIN_HOURLY_PAY): "
-            f"{pay.describe()}; raise the reward, or create the batch with --allow-low-pay"
+            f"{pay.describe()}; raise the reward, or create the batch with --allow-low-pay",
+            page=f"batch {batch.pk} pays below the minimum hourly rate (CROWDVL_MIN_HOURLY_PAY): "
+            f"{pay.describe()}; {LOW_PAY_PAGE}",
         )
     mturk_daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}")
     budget_check(batch=batch, estimate=estimate)

@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from annotation.crowd.prolific.client import ProlificClient, ProlificError, ProlificUnclear
 from annotation.crowd.prolific.hooks import HANDLED
-from annotation.errors import ServiceError
+from annotation.errors import Reason, ServiceError, page_message
 from pipeline.errors import InputError
 
 SUBSCRIPTIONS = "hooks/subscriptions/"
@@ -50,13 +50,27 @@ class HookSetup:
             ]
         return lines + self.steps()
 
-    def steps(self) -> list[str]:
-        """The subscriptions' part of `lines` (the console shows the secret on its own)."""
+    def steps(self, *, page: bool = False) -> list[str]:
+        """The subscriptions' part of `lines` (the console shows the secret on its own, and
+        its problems in its own words: `page`)."""
         lines = [f"removed subscription {sid}" for sid in self.removed]
         lines += [f"subscribed and confirmed: {e}" for e in self.subscribed]
         lines += [f"already subscribed: {e}" for e in self.present]
         lines += [f"not offered by Prolific's event types: {e}" for e in self.unlisted]
-        return lines + [f"problem: {p}" for p in self.problems]
+        return lines + [f"problem: {page_message(p) if page else p}" for p in self.problems]
+
+    @property
+    def page_steps(self) -> list[str]:
+        return self.steps(page=True)
+
+
+def _again(problem: str) -> Reason:
+    """A problem that setting up again, the old subscriptions removed first, solves: the
+    command names its option, the console page its checkbox."""
+    return Reason(
+        f"{problem} with --resubscribe",
+        page=f'{problem} with "remove this server\'s subscriptions first" ticked',
+    )
 
 
 def hook_target_url() -> str:
@@ -137,8 +151,10 @@ def _subscribe(client: ProlificClient, report: HookSetup, workspace: str, event_
     secret = {k.lower(): v for k, v in exchanged.headers.items()}.get("x-hook-secret", "")
     if not made or not secret:
         report.problems.append(
-            f"{event_type}: Prolific's answer carried no subscription id or X-Hook-Secret: "
-            "run this again with --resubscribe"
+            _again(
+                f"{event_type}: Prolific's answer carried no subscription id or X-Hook-Secret: "
+                "run this again"
+            )
         )
         return
     sub_id = str(made[0]["id"])
@@ -146,8 +162,10 @@ def _subscribe(client: ProlificClient, report: HookSetup, workspace: str, event_
         client.call("POST", f"{SUBSCRIPTIONS}{sub_id}/", json={"secret": secret})
     except ProlificUnclear as exc:
         report.problems.append(
-            f"{event_type}: subscription {sub_id} made, its confirmation unclear ({exc}): if "
-            "no deliveries arrive, run this again with --resubscribe"
+            _again(
+                f"{event_type}: subscription {sub_id} made, its confirmation unclear ({exc}): if "
+                "no deliveries arrive, run this again"
+            )
         )
         return
     report.subscribed.append(event_type)
@@ -187,8 +205,10 @@ def _subscribe_all(
             report.present.append(event_type)
             if all(s.get("is_enabled") is False for s in mine):  # e.g. after 5 days of failures
                 report.problems.append(
-                    f"{event_type}: subscribed, but disabled at Prolific: enable it there or "
-                    "run this again with --resubscribe"
+                    _again(
+                        f"{event_type}: subscribed, but disabled at Prolific: enable it there or "
+                        "run this again"
+                    )
                 )
             continue
         _subscribe(client, report, workspace, event_type)

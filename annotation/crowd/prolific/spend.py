@@ -18,10 +18,10 @@ from annotation.crowd import CostEstimate
 from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.fees import CENT, PROLIFIC_MINIMUM_HOURLY, currency, estimate_cost
 from annotation.crowd.prolific.pay import PROLIFIC_RECOMMENDED_HOURLY, declared_pay
-from annotation.errors import Refused, ServiceError
+from annotation.errors import Reason, Refused, ServiceError, page_message
 from annotation.models import Assignment, Batch
 from annotation.selectors.counting import counted
-from annotation.services.spend import budget_check, daily_cap_check
+from annotation.services.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
 from pipeline.errors import InputError
 
 PROVIDER = "prolific"
@@ -135,11 +135,18 @@ def pilot_check(batch: Batch) -> None:
         .count()
     )
     if piloted < PILOT_SUBMISSIONS:
-        raise ServiceError(
+        pilot = (
             f"batch {batch.pk} would be a full Prolific study before a pilot: publish a batch "
-            f"of this stage with at most {PILOT_PLACES} places first (e.g. --limit), let "
-            f"{PILOT_SUBMISSIONS} participants finish it (its median time sets the expected "
-            "hourly pay), or create the batch with --skip-pilot"
+            f"of this stage with at most {PILOT_PLACES} places first"
+        )
+        finish = (
+            f"let {PILOT_SUBMISSIONS} participants finish it (its median time sets the expected "
+            "hourly pay), or create the batch"
+        )
+        raise ServiceError(
+            f"{pilot} (e.g. --limit), {finish} with --skip-pilot",
+            page=f'{pilot} ("At most this many items" on the new-batch form), {finish} through '
+            "the API or the command line, which may skip the pilot",
         )
 
 
@@ -154,7 +161,7 @@ def prolific_refusals(
         try:
             step()
         except (ServiceError, InputError) as exc:
-            reasons.append(str(exc))
+            reasons.append(Reason(str(exc), page=page_message(exc)))
 
     check(lambda: pilot_check(batch))
     estimate = prolific_cost_estimate(batch=batch, unpublished_only=True)
@@ -181,11 +188,18 @@ def prolific_refusals(
             f"{floor}/h: raise the reward to at least {currency()} {needed}"
         )
     elif declared.hourly < declared.minimum:
-        reasons.append(
+        under = (
             f"batch {batch.pk} pays {currency()} {declared.hourly}/h as Prolific computes it "
             f"({declared.describe()}), under the project's minimum of {currency()} "
-            f"{declared.minimum}/h (CROWDVL_MIN_HOURLY_PAY): raise the reward to at least "
-            f"{currency()} {declared.reward_needed}, or create the batch with --allow-low-pay"
+            f"{declared.minimum}/h (CROWDVL_MIN_HOURLY_PAY)"
+        )
+        to_pay = f"{currency()} {declared.reward_needed}"
+        reasons.append(
+            Reason(
+                f"{under}: raise the reward to at least {to_pay}, or create the batch with "
+                "--allow-low-pay",
+                page=f"{under}: {LOW_PAY_PAGE} (the reward needed: at least {to_pay})",
+            )
         )
     check(lambda: daily_cap_check(amount=estimate.total, what=f"publishing batch {batch.pk}"))
     check(lambda: budget_check(batch=batch, estimate=estimate))

@@ -61,10 +61,15 @@ def prolific_test_study(*, batch: Batch, client: ProlificClient) -> ProlificTest
         try:
             body = client.call("POST", f"studies/{draft}/test-study", json={})
         except ServiceError as exc:
-            raise ServiceError(
+            only = (
                 f"{exc}: Prolific makes test studies only where the workspace has the feature "
-                "and at least one test participant (manage.py prolific_test_participant "
-                "<email>); otherwise pilot with a small real study (--limit)"
+                "and at least one test participant"
+            )
+            raise ServiceError(
+                f"{only} (manage.py prolific_test_participant <email>); otherwise pilot with a "
+                "small real study (--limit)",
+                page=f"{only} (add one on this page); otherwise pilot with a small real study "
+                '("At most this many items" on the new-batch form)',
             ) from exc
         made["url"] = str(body.get("study_url", ""))
         return str(body["study_id"])

@@ -20,7 +20,7 @@ from annotation.crowd.prolific.test_study import (
     prolific_test_study,
     prolific_test_study_of,
 )
-from annotation.errors import ServiceError
+from annotation.errors import ServiceError, page_message
 from annotation.models import Batch, BatchStatus
 from annotation.pages.batches.preview import preview_refusal, preview_response
 from annotation.permissions import Action, require
@@ -47,7 +47,7 @@ def prolific_test_page(request: HttpRequest, batch_id: int) -> HttpResponse:
             else:
                 prolific_test_study(batch=batch, client=client)
         except (ServiceError, InputError) as exc:
-            error = str(exc)
+            error = page_message(exc)
     context = {
         "batch": batch,
         "draft": batch.status == BatchStatus.DRAFT,

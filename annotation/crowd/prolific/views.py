@@ -31,7 +31,7 @@ from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_sent_a
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.crowd.prolific.studies import COMPLETED, NO_CONSENT, NO_WORK, completion_url
 from annotation.crowd.prolific.test_study import prolific_test_study_of
-from annotation.errors import PoolConflict, ServiceError, TooLate
+from annotation.errors import PoolConflict, ServiceError, TooLate, page_message
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
 from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
@@ -245,7 +245,7 @@ def prolific_reconcile_page(request: HttpRequest) -> HttpResponse:
             else:
                 report = prolific_reconcile(client=_client())
         except (ServiceError, InputError) as exc:
-            error = str(exc)
+            error = page_message(exc)
     context = {"report": report, "hooks": hooks, "error": error}
     status = 400 if error else 200
     response = render(request, "annotation/prolific_reconcile.html", context, status=status)

@@ -46,6 +46,7 @@ INPUTS = {
         apply=_sample,
         file="optional",
         file_help="image embeddings: .npz with image_ids and image_embeddings",
+        fields={"image_embeddings": "file"},
         options={
             "standin": InputOption(
                 "No embeddings: use the named stand-in (seeded random image vectors; "

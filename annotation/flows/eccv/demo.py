@@ -15,6 +15,7 @@ from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
 from annotation.encoders.selectors import embedding_set_readable_images
 from annotation.errors import ServiceError
+from annotation.extras import extra_missing
 from annotation.flow_registry import DemoContext
 from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.quality import eccv_quality, exported_positives
@@ -193,17 +194,27 @@ def eccv_demo_annotators(ctx: DemoContext, *, run: Run, seed: int) -> Annotator 
         kind="fasttext",
         params={"dim": 100, "seed": seed},
     )
-    try:
-        eccv_annotator_add(run=run, name="minilm", kind="minilm")
-    except InputError as exc:
+    # MiniLM only where its extra is installed; otherwise the demo says what stands in for it.
+    missing = extra_missing("minilm")
+    if missing is None:
+        try:
+            eccv_annotator_add(run=run, name="minilm", kind="minilm")
+        except InputError as exc:  # installed but broken (its torch does not import)
+            missing = exc.message
+    if missing is None:
         ctx.command.stdout.write(
-            f"    MiniLM skipped ({exc}); using a second FastText annotator instead"
+            "    annotators: fasttext-100d (FastText, 100 dimensions) and minilm (all-MiniLM-L6-v2)"
         )
+    else:
         eccv_annotator_add(
             run=run,
             name="fasttext-50d",
             kind="fasttext",
             params={"dim": 50, "seed": seed + 1},
+        )
+        ctx.command.stdout.write(
+            "    annotators: fasttext-100d and fasttext-50d (FastText, 100 and 50 dimensions); "
+            f"fasttext-50d stands in for MiniLM, {missing}"
         )
     set_id = ctx.options.get("encoder_set")
     if not set_id:

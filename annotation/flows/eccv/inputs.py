@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from annotation.extras import extra_missing
 from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.eccv.models import AnnotatorKind
 from pipeline.errors import InputError
@@ -27,6 +28,12 @@ def _annotator(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[st
         params=params,
     )
     return f"Model {annotator.name} ({annotator.kind}) added.", None
+
+
+def _kinds_unavailable() -> dict[str, str]:
+    """The built-in MiniLM needs its extra (the page offers it disabled, saying so)."""
+    missing = extra_missing("minilm")
+    return {AnnotatorKind.MINILM: missing} if missing else {}
 
 
 def _encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
@@ -57,6 +64,7 @@ INPUTS = {
         label="Add a model that proposes candidates",
         apply=_annotator,
         file="optional",
+        fields={"source": "file"},
         file_help=(
             "embeddings: .npz with image_ids, image_embeddings, caption_ids, "
             'caption_embeddings; rankings: .json {"i2t": {image: [captions]}, "t2i": '
@@ -69,6 +77,8 @@ INPUTS = {
                 kind="choice",
                 choices=tuple(AnnotatorKind.values),
                 required=True,
+                help="embeddings and rankings come in a file; fasttext and minilm are built in",
+                unavailable=_kinds_unavailable,
             ),
             "dim": InputOption("fasttext: vector dimension", kind="number"),
         },

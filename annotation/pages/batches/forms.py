@@ -9,10 +9,12 @@ from typing import Any, cast
 from django import forms
 
 from annotation.crowd import provider_for, web_provider_names
+from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, LIFETIME_RANGE
 from annotation.flow_registry import flow_for_kind, stage_label
 from annotation.models import Run, default_qualifications
 from annotation.money import currency_code, symbol
 from annotation.selectors.pay import min_hourly_pay
+from annotation.services.spend import ALLOW_LOW_PAY_LABEL
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import BatchOption, TaskType
 
@@ -58,14 +60,18 @@ class BatchForm(forms.Form):
         "Default: all the waiting items.",
         widget=forms.NumberInput(attrs={"placeholder": "all"}),
     )
+    # The providers' ranges (`crowd/base.py`) in the form's own units: refused here, by the
+    # field, rather than by `batch_create` in seconds.
     lifetime_hours = forms.IntegerField(
         min_value=1,
+        max_value=LIFETIME_RANGE[1] // 3600,
         initial=7 * 24,
         label="Offered for (hours)",
         help_text="how long its HITs are offered before the batch expires. Default: 168 (a week).",
     )
     assignment_minutes = forms.IntegerField(
         min_value=1,
+        max_value=ASSIGNMENT_DURATION_RANGE[1] // 60,
         initial=60,
         label="Time to finish one HIT (minutes)",
         help_text="a claimed HIT not submitted in time goes back to the others. Default: 60.",
@@ -82,7 +88,7 @@ class BatchForm(forms.Form):
     locales = forms.CharField(required=False, label="Locales (country codes)")
     allow_low_pay = forms.BooleanField(
         required=False,
-        label="Allow pay under the minimum hourly rate",
+        label=ALLOW_LOW_PAY_LABEL,
         help_text="publish even when the expected hourly pay is under the installation's "
         "minimum. Default: no.",
     )
@@ -162,6 +168,14 @@ class BatchForm(forms.Form):
             "MTurk and Prolific only: workers in these countries, two-letter codes separated "
             f"by commas. Default: {locales}."
         )
+
+    # A service's parameter named in a refusal -> the field that sets it (`form_refusal`).
+    SERVICE_FIELDS = {
+        "lifetime_seconds": "lifetime_hours",
+        "assignment_duration_seconds": "assignment_minutes",
+        "options.allow_low_pay": "allow_low_pay",
+        "qualifications": "locales",
+    }
 
     def clean(self) -> dict[str, Any]:
         """A size sent as the chosen stage's default is no choice: the stage decides it, as

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd import provider_for, web_provider_names
-from annotation.errors import Refused, ServiceError
+from annotation.errors import Refused, ServiceError, page_message
 from annotation.models import Batch, BatchStatus, Run
 from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
@@ -72,7 +72,7 @@ def batch_new_page(request: HttpRequest, run_id: int) -> HttpResponse:
                 },
             )
         except (InputError, ServiceError) as exc:
-            form_refusal(form, exc)
+            form_refusal(form, exc, fields=BatchForm.SERVICE_FIELDS)
         else:
             batch_adaptive_cost(batch=batch)  # computed now, so the launch page only reads it
             return redirect("batch-launch", batch_id=batch.pk)
@@ -88,9 +88,9 @@ def _refusal(batch: Batch) -> list[str]:
     try:
         provider.publish_check(batch=batch)
     except Refused as exc:
-        return exc.reasons
+        return exc.page_reasons
     except (ServiceError, InputError) as exc:
-        return [str(exc)]
+        return [page_message(exc)]
     except Exception as exc:  # no credentials, platform unreachable: say so, publishing will too
         return [f"{provider.label or provider.name} could not be asked: {exc}"]
     return []
@@ -189,5 +189,5 @@ def batch_launch_action(request: HttpRequest, batch_id: int, action: str) -> Htt
         else:
             messages.success(request, f"Batch {batch_id} published.")
     except (ServiceError, InputError) as exc:
-        messages.error(request, str(exc))
+        messages.error(request, page_message(exc))
     return redirect("batch-launch", batch_id=batch_id)

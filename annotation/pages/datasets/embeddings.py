@@ -5,6 +5,8 @@ and deleting: a researcher of any project (datasets are shared, as the import pa
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,7 +21,9 @@ from annotation.encoders.selectors import (
     embedding_sets_of,
 )
 from annotation.encoders.services import DEVICES, DTYPES, embedding_set_delete, embedding_set_start
+from annotation.extras import extra_missing
 from annotation.models import Dataset
+from annotation.pages.choices import PartlyDisabledSelect
 from annotation.pages.form_errors import form_refusal
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
@@ -32,6 +36,7 @@ class EncodeForm(forms.Form):
         label="Model library",
         help_text="what reads the checkpoint. Default: transformers.",
     )
+
     model_name = forms.CharField(
         max_length=200,
         required=False,
@@ -68,6 +73,15 @@ class EncodeForm(forms.Form):
         label="Source of the weights",
         help_text="where the weights came from (a URL or a paper). Default: none given.",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Offered disabled, saying why, where this installation lacks the encoders extra.
+        missing = extra_missing("encoders")
+        self.fields["library"].widget = PartlyDisabledSelect(
+            choices=self.fields["library"].widget.choices,
+            disabled={"transformers": missing} if missing else {},
+        )
 
 
 @login_required

@@ -18,6 +18,7 @@ from annotation.paths import paths_hidden, paths_hidden_but
 from annotation.permissions import Action, require
 from annotation.selectors.listing import dataset_list
 from annotation.services.dataset_jobs import JOB_NAME, dataset_import_upload
+from annotation.services.datasets import UPDATE_SOURCE_LABEL
 from pipeline.errors import InputError
 
 
@@ -59,7 +60,7 @@ class DatasetImportForm(forms.Form):
     )
     update_image_source = forms.BooleanField(
         required=False,
-        label="Change the image source of this dataset if it was imported before",
+        label=UPDATE_SOURCE_LABEL,
         help_text="allowed while none of its batches is published. Default: no (a dataset "
         "imported again keeps its images).",
     )
@@ -100,7 +101,7 @@ def dataset_import_job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     context = {
         "job": job,
         "busy": busy,
-        "error": paths_hidden_but(job.error, typed=typed),
+        "error": paths_hidden_but(job.result.get("page_error") or job.error, typed=typed),
         "warnings": [paths_hidden_but(str(w), typed=typed) for w in job.result.get("warnings", [])],
         "again": urlencode(given),
         "next_steps": job_next_steps(job),

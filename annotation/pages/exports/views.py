@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.errors import ServiceError
+from annotation.errors import ServiceError, page_message
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
 from annotation.pages.exports.forms import ExportForm
@@ -119,7 +119,7 @@ def export_new(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         job = flow.start_export(run=run, release=form.release())
     except (ServiceError, InputError) as exc:
-        messages.error(request, paths_hidden(f"No export started: {exc}"))
+        messages.error(request, paths_hidden(f"No export started: {page_message(exc)}"))
     else:
         messages.success(request, f"Export job {job.pk} started: it is followed below.")
     return redirect("run-exports", run_id=run.pk)
@@ -146,7 +146,7 @@ def export_bundle_new(request: HttpRequest, export_id: int) -> HttpResponse:
     try:
         job = export_bundle_start(export=export)
     except ServiceError as exc:
-        messages.error(request, paths_hidden(f"No bundle packed: {exc}"))
+        messages.error(request, paths_hidden(f"No bundle packed: {page_message(exc)}"))
     else:
         messages.success(
             request,

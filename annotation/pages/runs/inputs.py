@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.errors import ServiceError
 from annotation.flow_registry import InputOption, RunInput
 from annotation.models import Run
+from annotation.pages.choices import PartlyDisabledSelect
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
 from annotation.services.run_inputs import run_input_apply, run_inputs_of
@@ -31,8 +32,13 @@ def _field(option: InputOption) -> forms.Field:
         choices = [(c, c) for c in option.choices]
         if not option.required:
             choices.insert(0, ("", "---------"))
+        disabled = option.unavailable() if option.unavailable else {}
         return forms.ChoiceField(
-            label=option.label, choices=choices, required=option.required, help_text=option.help
+            label=option.label,
+            choices=choices,
+            required=option.required,
+            help_text=option.help,
+            widget=PartlyDisabledSelect(disabled=disabled),
         )
     return forms.CharField(
         label=option.label, required=option.required, max_length=500, help_text=option.help
@@ -76,7 +82,7 @@ def run_input_page(request: HttpRequest, run_id: int, name: str) -> HttpResponse
                 path=form.cleaned_data.get("path") or None,
             )
         except (InputError, ServiceError) as exc:
-            form_refusal(form, exc)
+            form_refusal(form, exc, fields=spec.fields)
         else:
             messages.success(request, message)
             return redirect("run-page", run_id=run.pk)

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.errors import ServiceError
+from annotation.errors import ServiceError, page_message
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Run
 from annotation.paths import paths_hidden
@@ -72,7 +72,7 @@ def run_job_start(request: HttpRequest, run_id: int, name: str) -> HttpResponse:
     try:
         job = flow.run_jobs[name][1](run)
     except (ServiceError, InputError) as exc:
-        messages.error(request, paths_hidden(f"Not started: {exc}"))
+        messages.error(request, paths_hidden(f"Not started: {page_message(exc)}"))
     else:
         messages.success(request, f"Job {job.pk} started.")
     return redirect("run-page", run_id=run.pk)

@@ -77,11 +77,14 @@ def _previous_dim(run: Run) -> tuple[int, int] | None:
 def _check_dim(*, run: Run, dim: int, file: str, allow_new_dim: bool) -> None:
     prev = _previous_dim(run)
     if prev is not None and prev[1] != dim and not allow_new_dim:
+        differs = f"vectors have dimension {dim}, but run {prev[0]} on this dataset used {prev[1]}"
         raise InputError(
-            f"vectors have dimension {dim}, but run {prev[0]} on this dataset used {prev[1]}; "
-            "use vectors of the same dimension or pass allow_new_dim (--new-embedding-space)",
+            f"{differs}; use vectors of the same dimension or pass allow_new_dim "
+            "(--new-embedding-space)",
             file=file,
             field="dimension",
+            page=f"{differs}; use vectors of the same dimension (a new embedding space is "
+            "started through the API or the command line)",
         )
 
 

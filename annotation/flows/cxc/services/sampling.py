@@ -117,6 +117,8 @@ def cxc_sample_start(
             "give image embeddings (.npz with image_ids and image_embeddings), or ask for the "
             "named stand-in explicitly (--standin-image-embeddings)",
             field="image_embeddings",
+            page="give image embeddings (a .npz file with image_ids and image_embeddings), or "
+            "ask for the named stand-in (seeded random image vectors) explicitly",
         )
     if image_embeddings_path:
         known = run.dataset.images.values_list("coco_id", flat=True)

@@ -67,7 +67,10 @@ def eccv_export_start(
     if held and not allow_open_reviews:
         raise ServiceError(
             f"run {run.pk} has {len(held)} submission(s) waiting for review (/review/); "
-            "decide them first, or export with --allow-open-reviews to leave them out"
+            "decide them first, or export with --allow-open-reviews to leave them out",
+            page=f"run {run.pk} has {len(held)} submission(s) waiting for review: decide them "
+            "first in the review queue (an export through the API or the command line may "
+            "leave them out)",
         )
     if not eccv_judged_pairs(run=run).exists():
         raise ServiceError(f"run {run.pk} has no judged pairs to export yet")

