@@ -68,7 +68,8 @@ def draft_save(
 
 def draft_consume(*, assignment_id: int) -> None:
     """The submit's step: the draft is gone once the answers are stored (in the submit's
-    transaction, so the answers count once, from the submit)."""
+    transaction, so the answers count once, from the submit). SQL twin: the CTE of
+    `submit_sql._SUBMITTED_SQL`."""
     AssignmentDraft.objects.filter(assignment_id=assignment_id).delete()
 
 

@@ -132,7 +132,6 @@ def _submit_sql(
     _mark_submitted(assignment, submitted_at, started_at)
     event = {"answers": len(rows), "confirmed": True}
     full = submit_sql.submit_write(assignment=assignment, rows=rows, event=event, now=now)
-    draft_consume(assignment_id=assignment.pk)
     if full:
         assignment.hit.status = HitStatus.COMPLETE
     assignment.worker = worker

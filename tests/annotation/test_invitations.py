@@ -88,7 +88,8 @@ def test_an_invitation_shows_the_consent_text_first_and_records_its_version(clie
     # A new text is a new version: the worker reads and accepts it again before going on.
     paired_run.config["consent"] = "A new information sheet."
     paired_run.save()
-    assert client.get(f"/work/{batch.pk}/next/").status_code == 403
+    again = client.get(f"/work/{batch.pk}/next/")  # their link's page asks for it
+    assert again.status_code == 302 and again["Location"] == f"/join/{invitation.token}/"
     assert "A new information sheet." in client.get(f"/join/{invitation.token}/").content.decode()
     record = consent_summary(paired_run)
     assert record["text"] == "A new information sheet." and record["version"] != version
@@ -388,6 +389,7 @@ def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(
     assert accepted.version == old and accepted.accepted_at <= assignment.accepted_at
     # The work is recorded as done under the version accepted when it was claimed.
     assert assignment.consent_version == old != run_consent(paired_run)["version"]
-    # The next task: the new text first.
-    assert client.get(f"/work/{batch.pk}/next/").status_code == 403
+    # The next task: the new text first, on their link's page.
+    again = client.get(f"/work/{batch.pk}/next/")
+    assert again.status_code == 302 and again["Location"] == f"/join/{invitation.token}/"
     assert "changed mid-task" in client.get(f"/join/{invitation.token}/").content.decode()

@@ -130,9 +130,9 @@ def test_an_edited_consent_asks_an_invited_worker_again(paired_run, client):
     assert client.get(f"/work/{batch.pk}/next/").status_code == 302
     run_consent_set(run=paired_run, text="A new information text that workers must accept.")
     assert Event.objects.filter(run=paired_run, action="run.consent_changed").count() == 1
-    refused = client.get(f"/work/{batch.pk}/next/")
-    assert refused.status_code == 403
+    again = client.get(f"/work/{batch.pk}/next/")
     invitation = Invitation.objects.get(run=paired_run, worker=worker)
+    assert again.status_code == 302 and again["Location"] == f"/join/{invitation.token}/"
     page = client.get(f"/join/{invitation.token}/").content.decode()
     assert "A new information text that workers must accept." in page
     with pytest.raises(InputError):

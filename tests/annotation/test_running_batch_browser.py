@@ -115,11 +115,8 @@ def test_edited_consent_asks_a_working_worker_again(
     tab.click("#consent-save")
     expect(tab.locator(".messages")).to_contain_text("Saved")
 
-    # The worker's next task: not before they accept the new text.
+    # The worker's next task: not before they accept the new text, on their link's page.
     worker.goto(f"{live_server.url}/work/{batch.pk}/next/")
-    expect(worker.locator("#reason")).to_contain_text("invited workers")
-    invitation = invitations_create(run=paired_run, labels=["wanda"])[0]
-    worker.goto(f"{live_server.url}/join/{invitation.token}/")
     expect(worker.locator("#consent-text")).to_contain_text("Version two")
     worker.click("#consent")
     worker.click(f"#batches a[href='/work/{batch.pk}/']")

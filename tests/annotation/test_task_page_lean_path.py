@@ -117,12 +117,14 @@ def test_another_workers_assignment_is_not_found(paired_run, lean_answers):
 
 def test_a_revoked_invitation_is_not_found_and_outdated_consent_keeps_the_task(client, paired_run):
     batch = local_batch(paired_run)
-    join(client, paired_run, "alice")
+    alice = join(client, paired_run, "alice")
     url = _claim(client, batch)
     assert client.get(url).status_code == 200
     run_consent_set(run=paired_run, text="A new information sheet.")
     assert client.get(url).status_code == 200  # taken under the old text: still theirs
-    assert client.get(f"/work/{batch.pk}/next/").status_code == 403  # the next: asked again
+    again = client.get(f"/work/{batch.pk}/next/")  # the next: asked again, on their link's page
+    assert again.status_code == 302
+    assert again["Location"] == f"/join/{alice.invitations.get(run=paired_run).token}/"
     other = Client()
     join(other, paired_run, "bob")
     url = _claim(other, batch)

@@ -71,14 +71,18 @@ def run_exports_page(request: HttpRequest, run_id: int) -> HttpResponse:
     ]
     flow = flow_for_kind(run.kind)
     recent = export_jobs_recent(run=run)
-    jobs = [{"job": job, "next_steps": job_next_steps(job, run_link=False)} for job in recent]
+    can_download = can(request.user, Action.DOWNLOAD, run=run)
+    jobs = [
+        {"job": job, "next_steps": job_next_steps(job, run_link=False, downloads=can_download)}
+        for job in recent
+    ]
     context = {
         "run": run,
         "exports": exports,
         # Export and bundle jobs running or just ended: the page follows them while they run.
         "jobs": jobs,
         "busy": any(job.state in LIVE for job in recent),
-        "can_download": can(request.user, Action.DOWNLOAD, run=run),
+        "can_download": can_download,
         "can_act": can(request.user, Action.ACT, run=run),
         "can_export": can(request.user, Action.ACT, run=run)
         and flow is not None

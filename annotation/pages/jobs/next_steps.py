@@ -12,15 +12,18 @@ from annotation.services.dataset_jobs import JOB_NAME as IMPORT_JOB
 from annotation.services.export_specs import export_job_names
 
 
-def job_next_steps(job: Job, *, run_link: bool = True) -> list[tuple[str, str]]:
+def job_next_steps(
+    job: Job, *, run_link: bool = True, downloads: bool = True
+) -> list[tuple[str, str]]:
     """(label, URL) pairs, most useful first; none while the job has not succeeded, except the
-    way back to its run (`run_link`)."""
+    way back to its run (`run_link`). Without `downloads` (a viewer), no link to an export's
+    files: only the pages the user may open."""
     steps: list[tuple[str, str]] = []
     if job.state == JobState.SUCCEEDED:
         if job.name == IMPORT_JOB and job.result.get("dataset"):
             steps += _dataset_steps(job)
         elif job.name in export_job_names() | {BUNDLE_JOB}:
-            steps += _export_steps(job)
+            steps += _export_steps(job, downloads=downloads)
     if job.run_id and run_link:
         steps.append((f"Run {job.run_id}'s page", reverse("run-page", args=[job.run_id])))
     return steps
@@ -35,13 +38,15 @@ def _dataset_steps(job: Job) -> list[tuple[str, str]]:
     ]
 
 
-def _export_steps(job: Job) -> list[tuple[str, str]]:
+def _export_steps(job: Job, *, downloads: bool) -> list[tuple[str, str]]:
     export_id = job.result.get("export") or job.params.get("export")
     export = Export.objects.filter(pk=export_id).first()
     if export is None:
         return []
     version = f"{reverse('run-exports', args=[export.run_id])}#export-{export.pk}"
     steps = [(f"{export.format} v{export.version} on the exports page", version)]
+    if not downloads:
+        return steps
     bundle = export_bundle(export) if job.name == BUNDLE_JOB else None
     if bundle is not None:
         steps.append((f"Download {bundle.name}", reverse("export-bundle", args=[export.pk])))

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.errors import ServiceError
 from annotation.models import Job
 from annotation.pages.jobs.next_steps import job_next_steps
-from annotation.permissions import Action, require
+from annotation.permissions import Action, can, require
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.jobs import LIVE
 
@@ -24,7 +24,9 @@ def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
     # A run's job: whoever may view the run; a job of no run (a dataset import): any member.
     require(request.user, Action.VIEW, run=job.run)
-    context = {"job": job, "busy": job.state in LIVE, "next_steps": job_next_steps(job)}
+    downloads = job.run is None or can(request.user, Action.DOWNLOAD, run=job.run)
+    steps = job_next_steps(job, downloads=downloads)
+    context = {"job": job, "busy": job.state in LIVE, "next_steps": steps}
     return render(request, "annotation/job.html", context)
 
 
