@@ -232,13 +232,17 @@ def _members(batch: Batch) -> tuple[list[int], dict[str, int]]:
         )
     )
     people = set(pools) | invited
-    blocked = set(Worker.objects.filter(pk__in=people, blocked=True).values_list("pk", flat=True))
-    mine = set(
-        Worker.objects.filter(pk__in=people, provider=batch.provider).values_list("pk", flat=True)
-    )
+    blocked: set[int] = set()
+    mine: set[int] = set()  # of the batch's provider: the only ones who may claim it
+    for pk, is_blocked in Worker.objects.filter(pk__in=people, provider=batch.provider).values_list(
+        "pk", "blocked"
+    ):
+        mine.add(pk)
+        if is_blocked:
+            blocked.add(pk)
     other_pool = {w for w in mine if pools.get(w, batch.stage) != batch.stage}
     members = sorted(mine - other_pool - blocked)
-    return members, {OTHER_POOL: len(other_pool), BLOCKED: len((mine & blocked) - other_pool)}
+    return members, {OTHER_POOL: len(other_pool), BLOCKED: len(blocked - other_pool)}
 
 
 def _seen(batch: Batch, members: list[int], hits: _Hits) -> dict[int, _Taker]:

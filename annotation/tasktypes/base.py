@@ -46,6 +46,14 @@ class Shown:
     note: str = ""
 
 
+def shown_image_and_caption(question: Question, images: ImageLinks) -> list[Shown]:
+    """An image–caption question as its worker saw it (ECCV's judgments, CxC's image–caption
+    ratings): the item's image, then its caption."""
+    item = question.item
+    assert item.caption is not None
+    return [Shown("Image", url=images.url(item.positive)), Shown("Caption", text=item.caption.text)]
+
+
 @dataclass(frozen=True)
 class BatchOption:
     """A task option a batch of the stage takes (kept in `Batch.options`), as the console's

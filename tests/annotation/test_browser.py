@@ -1,6 +1,7 @@
 """Full HITs answered in headless Chromium (Debian's build, driven by Playwright)."""
 
 import os
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -25,6 +26,16 @@ ARGS = [
     "--disable-quic",
     "--no-first-run",
 ]
+
+
+SHOTS = os.environ.get("CROWDVL_SHOTS", "")
+
+
+def shot(tab, name):
+    """A full-page screenshot into CROWDVL_SHOTS when it is set (`make screenshots`)."""
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 @pytest.fixture(scope="module")

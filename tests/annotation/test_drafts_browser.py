@@ -3,9 +3,6 @@ the browser, signs in again by their link in a new one and finds their answers o
 an ended session's Submit keeps them too; an uncertain answer's follow-ups come back after a
 reload; and the work counts once, from the submit. Screenshots go to CROWDVL_SHOTS when set."""
 
-import os
-from pathlib import Path
-
 import pytest
 from django.contrib.sessions.models import Session
 from playwright.sync_api import expect
@@ -16,17 +13,9 @@ from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Answer, Assignment, AssignmentDraft
 from annotation.selectors.counting import counted
 from annotation.services.batches import batch_create, batch_publish
-from tests.annotation.test_browser import browser  # noqa: F401
+from tests.annotation.test_browser import browser, shot  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = os.environ.get("CROWDVL_SHOTS", "")
-
-
-def shot(tab, name):
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 def selection(run, per_hit):

@@ -6,7 +6,6 @@ The attack tests are in test_gold_attacks.py."""
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -24,28 +23,15 @@ from annotation.services.batches import batch_create, batch_publish, batch_warni
 from annotation.services.claim import assignment_claim_next
 from annotation.services.gold import gold_place
 from annotation.services.runs import run_check_config
-from annotation.services.submit import assignment_submit
 from annotation.services.worker_identity import worker_get_or_create
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.conftest import rankings_file
+from tests.annotation.held_reviews import answer_all, quality_run_for
 from tests.annotation.test_gold_attacks import caption_pair
 
 pytestmark = pytest.mark.django_db
-
-
-def answer_all(batch, name: str, pick) -> list[int]:  # type: ignore[no-untyped-def]
-    """Worker `name` claims and answers every HIT of `batch` it may, `pick(question)` giving
-    each value; returns its assignments."""
-    worker = worker_get_or_create(provider="local", external_id=name)
-    done = []
-    while (assignment := assignment_claim_next(batch=batch, worker=worker)) is not None:
-        questions = assignment.hit.questions.select_related("item", "item__candidate")
-        answers = {f"q{q.position}": pick(q) for q in questions}
-        assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
-        done.append(assignment.pk)
-    return done
 
 
 # --- a caption-quality run: the smallest flow to show the mechanics on -----------------------
@@ -53,24 +39,7 @@ def answer_all(batch, name: str, pick) -> list[int]:  # type: ignore[no-untyped-
 
 @pytest.fixture
 def quality_run(dataset, tmp_path):
-    from annotation.flows.quality.services.candidates import (
-        quality_candidates_import,
-        quality_items_create,
-        quality_run_create,
-    )
-
-    run = quality_run_create(dataset=dataset, config={"pairs_per_image": 2, "seed": 1})
-    images = list(dataset.images.order_by("coco_id"))
-    for name, words in (("short", 3), ("long", 6)):
-        path = tmp_path / f"{name}.json"
-        rows = [
-            {"image_id": i.coco_id, "caption": " ".join(i.captions.first().text.split()[:words])}
-            for i in images
-        ]
-        path.write_text(json.dumps(rows))
-        quality_candidates_import(run=run, model=name, path=str(path))
-    quality_items_create(run=run)
-    return run
+    return quality_run_for(dataset, tmp_path)
 
 
 def yes_for_long(question) -> str:  # type: ignore[no-untyped-def]

@@ -3,9 +3,7 @@ text (a worker in the middle of the run is asked again), pauses a batch (a new c
 refused, the open one submits), watches the live status change without reloading and filters
 the data browser. Screenshots of each page go to CROWDVL_SHOTS when it is set."""
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -16,19 +14,11 @@ from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.models import Answer, Assignment, AssignmentState, BatchStatus, Review
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.projects import project_member_set
-from tests.annotation.test_browser import begin, browser  # noqa: F401
+from tests.annotation.test_browser import begin, browser, shot  # noqa: F401
 from tests.annotation.test_console_browser import sign_in
 from tests.annotation.test_running_batch import judged  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = os.environ.get("CROWDVL_SHOTS", "")
-
-
-def shot(tab, name):
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 @pytest.fixture

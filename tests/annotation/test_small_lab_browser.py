@@ -6,9 +6,7 @@ Ben after closing his browser mid-task and coming back by his link. A reviewer j
 BISON work of both stages and a held CxC image–image answer from the review page alone.
 Screenshots go to CROWDVL_SHOTS when set (`make screenshots` retakes docs/screenshots/)."""
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -31,19 +29,11 @@ from annotation.selectors.invitations import run_consent
 from annotation.services.projects import project_default, project_member_set
 from annotation.services.reviews import reviews_hold_all
 from tests.annotation.held_reviews import cxc_held
-from tests.annotation.test_browser import browser  # noqa: F401
+from tests.annotation.test_browser import browser, shot  # noqa: F401
 from tests.annotation.test_console_browser import invite, launch, sign_in, upload
 from tests.factories import placeholder_images, write_coco
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = os.environ.get("CROWDVL_SHOTS", "")
-
-
-def shot(tab, name):
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 def fits(tab):

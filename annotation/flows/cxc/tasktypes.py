@@ -23,7 +23,7 @@ from annotation.tasktypes.adaptive import (
     no_policy,
     round_assignments,
 )
-from annotation.tasktypes.base import ParsedAnswer, Shown, TaskType
+from annotation.tasktypes.base import ParsedAnswer, Shown, TaskType, shown_image_and_caption
 from pipeline.adaptive_cost import ExpectedJudgments, expected_ratings
 
 # The STS guidelines' points, worded for each modality ("the two sides").
@@ -217,9 +217,4 @@ class CxcSitsTask(CxcRatingTask):
     def review_shown(
         self, *, question: Question, answer: Answer, images: ImageLinks
     ) -> list[Shown]:
-        item = question.item
-        assert item.caption is not None
-        return [
-            Shown("Image", url=images.url(item.positive)),
-            Shown("Caption", text=item.caption.text),
-        ]
+        return shown_image_and_caption(question, images)

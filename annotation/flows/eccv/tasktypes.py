@@ -18,7 +18,13 @@ from annotation.selectors.gold import Established
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
 from annotation.services.gold import GoldKind
-from annotation.tasktypes.base import BatchOption, ParsedAnswer, Shown, TaskType
+from annotation.tasktypes.base import (
+    BatchOption,
+    ParsedAnswer,
+    Shown,
+    TaskType,
+    shown_image_and_caption,
+)
 from pipeline.adaptive_cost import ExpectedJudgments, expected_binary
 from pipeline.eccv_vocabulary import (
     DIRECTIONS,
@@ -320,12 +326,7 @@ class EccvJudgmentTask(TaskType):
     def review_shown(
         self, *, question: Question, answer: Answer, images: ImageLinks
     ) -> list[Shown]:
-        item = question.item
-        assert item.caption is not None
-        return [
-            Shown("Image", url=images.url(item.positive)),
-            Shown("Caption", text=item.caption.text),
-        ]
+        return shown_image_and_caption(question, images)
 
     def label_words(self, *, label: str, question: Question | None = None) -> str:
         return ANSWER_LABELS.get(label, label)
