@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from PIL import Image as PILImage
-from PIL import ImageEnhance, ImageFilter, UnidentifiedImageError
+from PIL import ImageFilter, UnidentifiedImageError
 
 from annotation.models import Batch, BatchImage, Hit, HitImage, Image, ImageSource, Job, Worker
 from annotation.selectors.images import FIRST_VARIANTS
@@ -156,26 +156,29 @@ def image_cached(*, image: Image) -> bytes:
 
 
 def variant_path(image_id: int, variant: int) -> Path:
-    return cache_path_for(image_id).with_name(f"{image_id}.v{variant}.jpg")
+    # "w": whole-picture renderings (issue 47); cropped ones of older versions are not reused.
+    return cache_path_for(image_id).with_name(f"{image_id}.w{variant}.jpg")
 
 
 def render_variant(data: bytes, *, seed: bytes) -> bytes:
-    """Another rendering of a served JPEG: a slightly different crop, brightness and JPEG
-    quality, drawn from `seed`, so no two renderings share their bytes (a byte hash links
-    nothing). A perceptual hash may still match them: what keeps a worker from linking two
-    questions by their images is that nobody is shown one image twice (packing, claim)."""
+    """Another rendering of a served JPEG, the whole picture as it is: a noise of at most one
+    grey level per channel and a JPEG quality, drawn from `seed`, so no two renderings share
+    their bytes (a byte hash links nothing) while a worker judges the same picture. No crop,
+    brightness or contrast change (issue 47: they removed up to a fifth of a picture, and
+    objects at its edge, from what workers judged, and stopped no one holding the originals).
+    A perceptual hash still matches renderings and originals: what keeps a worker from
+    linking questions is that nobody is shown one image twice (packing, claim); what catches
+    one who looks the pictures up is the checks the lookup answers wrong (BISON stage 3's
+    traps)."""
+    import numpy as np  # here, not at start-up (issue 46)
+
     draw = random.Random(seed)
     with PILImage.open(io.BytesIO(data)) as source:
-        picture = source.convert("RGB")
-    side = round(SIZE * draw.uniform(0.90, 0.97))
-    left, top = draw.randint(0, SIZE - side), draw.randint(0, SIZE - side)
-    picture = picture.crop((left, top, left + side, top + side)).resize(
-        (SIZE, SIZE), PILImage.Resampling.BICUBIC
-    )
-    picture = ImageEnhance.Brightness(picture).enhance(draw.uniform(0.94, 1.06))
-    picture = ImageEnhance.Contrast(picture).enhance(draw.uniform(0.94, 1.06))
+        pixels = np.asarray(source.convert("RGB"), dtype=np.int16)
+    noise = np.random.default_rng(draw.getrandbits(64)).integers(-1, 2, size=pixels.shape)
+    picture = PILImage.fromarray(np.clip(pixels + noise, 0, 255).astype(np.uint8))
     out = io.BytesIO()
-    picture.save(out, format="JPEG", quality=draw.randint(82, 92), optimize=True)
+    picture.save(out, format="JPEG", quality=draw.randint(86, 92), optimize=True)
     return out.getvalue()
 
 

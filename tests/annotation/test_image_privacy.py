@@ -351,3 +351,30 @@ def test_renderings_differ_in_bytes_but_not_to_a_perceptual_hash():
     same = max(int((dhash(r) != dhash(pictures[0])).sum()) for r in renderings)
     other = int((dhash(pictures[1]) != dhash(pictures[0])).sum())
     assert same < other
+
+
+def test_renderings_show_the_whole_picture_as_it_is():
+    """Issue 47: a rendering is the cached picture itself (no crop, brightness or contrast
+    change: those cut up to a fifth of a picture and its edge objects from what workers
+    judged). Every pixel stays within JPEG's error of the cached re-encoding, the corners
+    and edges included."""
+    rng = np.random.default_rng(5)
+    grid = rng.integers(0, 256, size=(12, 16, 3), dtype=np.uint8)
+    source = io.BytesIO()
+    PILImage.fromarray(grid).resize((640, 480), PILImage.Resampling.BICUBIC).save(
+        source, format="PNG"
+    )
+    base = reencode(source.getvalue())
+    with PILImage.open(io.BytesIO(base)) as opened:
+        cached = np.asarray(opened.convert("RGB"), dtype=np.float32)
+    for n in range(6):
+        rendering = image_service.render_variant(base, seed=bytes([n, 7]))
+        with PILImage.open(io.BytesIO(rendering)) as opened:
+            assert opened.size == (image_service.SIZE, image_service.SIZE)
+            shown = np.asarray(opened.convert("RGB"), dtype=np.float32)
+        difference = np.abs(shown - cached)
+        assert difference.mean() < 2.0, n
+        # The outermost 16-pixel frame: a crop of 3 % would move it by more than that.
+        frame = np.ones(difference.shape[:2], dtype=bool)
+        frame[16:-16, 16:-16] = False
+        assert difference[frame].mean() < 2.5, n
