@@ -190,6 +190,9 @@ class GoldItemKind(models.TextChoices):
     NEGATIVE = "gold_negative", "Gold: the answer is no (the caption does not fit)"
     RATING = "gold_rating", "Gold: an item with a known rating"
     PREFERENCE = "gold_preference", "Gold: two captions, one known to be preferred"
+    # One of a task's several answers; `target` is its place in the task's choices (BISON
+    # stage 3's traps: an answer the public COCO source gets wrong, issue 47).
+    CHOICE = "gold_choice", "Gold: one of several answers is known"
 
 
 GOLD_KINDS = tuple(GoldItemKind)

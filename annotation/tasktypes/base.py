@@ -187,7 +187,7 @@ class TaskType(ABC):
         is secret, `options` the batch's). A stage with gold kinds, in a run whose
         `gold_source` is "established", gets gold copies of the items its earlier batches
         established (`services/gold.py`), one of each pool per HIT at a secret position."""
-        if self.gold_kinds and gold_source(run) != ESTABLISHED:
+        if self.gold_kinds and not self.gold_always and gold_source(run) != ESTABLISHED:
             return self.plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         copies = GoldCopies(by_kind={}, weight={})
         if self.gold_kinds:
@@ -233,6 +233,9 @@ class TaskType(ABC):
     # run's `gold_source` "established", a batch of the stage with no gold question gets a
     # publish warning (`services/gold.py`, `gold_warnings`).
     gold_kinds: tuple[str, ...] = ()
+    # Whether the stage's gold is its own defence rather than a paper's choice, dealt whatever
+    # the run's `gold_source` (BISON stage 3's traps for workers who look pictures up).
+    gold_always = False
     # How gold is dealt: each group of kinds is one pool, and every HIT gets `gold_per_hit`
     # items of each non-empty pool (None: one pool of all `gold_kinds`).
     gold_pool_kinds: tuple[tuple[str, ...], ...] | None = None

@@ -12,11 +12,16 @@ from django.db.models import Count, F, Q, QuerySet
 
 from annotation.errors import ServiceError
 from annotation.flows.bison.settings import SETTINGS
-from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
+from annotation.flows.bison.vocabulary import (
+    NONE,
+    VERIFICATION_LABELS,
+    BisonItemKind,
+    BisonStage,
+)
 from annotation.models import Answer, Assignment, Item, Run, RunStatus
 from annotation.run_settings import settings_check
 from annotation.selectors.arrow_rows import arrow_rows, numpy_ints
-from annotation.selectors.counting import counted
+from annotation.selectors.counting import counted, counted_reviewed
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.checks import check_int
@@ -28,9 +33,6 @@ if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not ne
     from django_stubs_ext import WithAnnotations
 
     from annotation.flows.bison.tally import BisonTally
-
-
-VERIFICATION_LABELS = ("positive", "negative", "both", "neither")
 
 
 def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +51,7 @@ def bison_required_verifiers(run: Run) -> int:
 
 
 def _answers_in(stage: str, prefix: str = "questions__") -> Q:
-    return Q(**{f"{prefix}hit__batch__stage": stage}) & counted(f"{prefix}answers__assignment__")
+    return Q(**{f"{prefix}hit__batch__stage": stage}) & counted_reviewed(f"{prefix}answers__")
 
 
 class TripleVotes(TypedDict):
@@ -80,7 +82,7 @@ def bison_verified_triples(*, run: Run) -> QuerySet[WithAnnotations[Item, Triple
         return judged.filter(positive_votes__gt=F("votes") / 2.0).order_by("pk")
     rows = list(
         Answer.objects.filter(
-            counted("assignment__"),
+            counted_reviewed(),
             question__item__in=judged,
             question__hit__batch__stage=BisonStage.VERIFICATION,
         ).values_list("question__item_id", "assignment__worker_id", "label")

@@ -15,15 +15,19 @@ import pyarrow as pa
 from django.db.models import Case, IntegerField, Value, When
 
 from annotation.flows.bison.selectors import (
-    VERIFICATION_LABELS,
     bison_required_verifiers,
     dawid_skene_verified,
     verified_by_votes,
 )
-from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
+from annotation.flows.bison.vocabulary import (
+    NONE,
+    VERIFICATION_LABELS,
+    BisonItemKind,
+    BisonStage,
+)
 from annotation.models import Answer, Item, Run
 from annotation.selectors.arrow_rows import Columns, arrow_numbers, arrow_rows, numpy_ints
-from annotation.selectors.counting import counted
+from annotation.selectors.counting import counted, counted_reviewed
 
 # A triple's identity as the tally reads it; the export adds its texts (`arrow_rows` columns).
 TRIPLE_COLUMNS = {
@@ -111,7 +115,7 @@ def _keys(pairs: np.ndarray, captions: np.ndarray) -> np.ndarray:
 
 
 def _verification_answers(run: Run) -> dict[str, np.ndarray]:
-    """The run's counted verification answers in (triple, assignment) order (sorted here,
+    """The run's counted verification answers not held by review in (triple, assignment) order (sorted here,
     not by the database): their triple, worker and label (its position in
     VERIFICATION_LABELS, anything else 1, "negative", as Dawid-Skene reads it)."""
     code = Case(
@@ -121,7 +125,7 @@ def _verification_answers(run: Run) -> dict[str, np.ndarray]:
     )
     table = arrow_rows(
         Answer.objects.filter(
-            counted("assignment__"),
+            counted_reviewed(),  # held work (e.g. a lookup worker's) verifies nothing
             question__item__run=run,
             question__item__kind=BisonItemKind.TRIPLE,
             question__hit__batch__stage=BisonStage.VERIFICATION,

@@ -10,9 +10,21 @@ from django.db.models import QuerySet
 
 from annotation.errors import AnswerError, ServiceError
 from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
-from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
+from annotation.models import (
+    Answer,
+    Assignment,
+    Batch,
+    Caption,
+    GoldItemKind,
+    Item,
+    Question,
+    Run,
+    RunStatus,
+)
+from annotation.selectors.gold import Agreement
 from annotation.selectors.images import ImageLinks
 from annotation.services.checks import check_int, check_number
+from annotation.services.gold import GoldCopies, gold_copies_create
 from annotation.tasktypes.base import RELAX_IMAGES, ParsedAnswer, Shown, TaskType
 
 DAY = 24 * 3600
@@ -188,10 +200,71 @@ class VerificationTask(TaskType):
 
     choices = ("left", "right", "both", "neither")
     draws_sides = True
+    # Traps for workers who look the pictures up (`flows/bison/lookup.py`, issue 47): two per
+    # HIT on top of its triples, questions whose people's answer is not the caption's own
+    # image. Not the paper's (BISON had no gold).
+    gold_kinds = (GoldItemKind.CHOICE,)
+    gold_always = True
+    gold_per_hit = 2
+    batch_options = (RELAX_IMAGES,)
     # A triple's images are in other triples (both orders of a pair, several captions): a
     # worker seeing one image twice links the questions with the public captions.
     images_disjoint = True
-    batch_options = (RELAX_IMAGES,)
+
+    def gold_copies(self, *, run: Run, items: list[Item], options: dict[str, Any]) -> GoldCopies:
+        """Trap copies of the triples every verifier of the run answered alike (at least the
+        run's number of verifiers) with an answer other than the lookup's."""
+        from annotation.flows.bison.lookup import TRAP_KIND, lookup_policy, pair_traps, trap_kind
+        from annotation.flows.bison.selectors import bison_required_verifiers
+
+        lookup_policy(options)
+        established = gold_copies_create(
+            run=run,
+            stage=self.stage,
+            agreement=Agreement(min_answers=bison_required_verifiers(run), share=1.0),
+            kind_of=trap_kind,
+            exclude=[item.pk for item in items],
+        )
+        pairs = pair_traps(run=run)
+        return GoldCopies(
+            by_kind={TRAP_KIND: [*established.by_kind.get(TRAP_KIND, []), *pairs]},
+            weight={**established.weight, **{trap.pk: 1.0 for trap in pairs}},
+        )
+
+    def gold_passed(self, *, item: Item, label: str) -> bool | None:
+        from annotation.flows.bison.lookup import TRAP_KIND, trap_answer
+
+        return label == trap_answer(item.target) if item.kind == TRAP_KIND else None
+
+    def gold_expected(self, *, item: Item) -> list[str]:
+        from annotation.flows.bison.lookup import trap_answer
+
+        return [self.label_words(label=trap_answer(item.target))]
+
+    def hold_reasons(
+        self, *, batch: Batch, assignments: list[Assignment]
+    ) -> dict[int, list[dict[str, Any]]]:
+        from annotation.flows.bison.lookup import lookup_hold_reasons
+
+        return lookup_hold_reasons(batch=batch, assignments=assignments)
+
+    def reason_words(self, *, reason: dict[str, Any]) -> str | None:
+        from annotation.flows.bison.lookup import FOLLOWS_LOOKUP, lookup_reason_words
+
+        return lookup_reason_words(reason) if reason.get("policy") == FOLLOWS_LOOKUP else None
+
+    def publish_warnings(self, *, batch: Batch) -> list[str]:
+        from annotation.flows.bison.lookup import TRAP_KIND
+
+        if Question.objects.filter(hit__batch=batch, item__kind=TRAP_KIND).exists():
+            return []
+        return [
+            "no traps for workers who look the pictures up: stage 2 found no pair without a "
+            "fitting caption and no triple has had all its verifiers agree on an answer other "
+            "than the caption's own image yet, so a worker answering from the public COCO "
+            "images is held only once a later stage-3 batch's traps catch them, and only "
+            "while this batch's work is unpaid"
+        ]
 
     def prepare_batch(self, *, run: Run) -> None:
         from annotation.flows.bison.services.triples import bison_triples_create

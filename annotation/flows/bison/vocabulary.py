@@ -49,3 +49,8 @@ class BisonStage(models.TextChoices):
 class BisonItemKind(models.TextChoices):
     IMAGE_PAIR = "image_pair", "Image pair (positive, negative)"
     TRIPLE = "triple", "Query-positive-negative triple"
+
+
+# Stage 3's answers as stored (a side is stored as the positive or the negative), in the order
+# Dawid-Skene codes them and a trap's `Item.target` indexes them.
+VERIFICATION_LABELS = ("positive", "negative", "both", "neither")
