@@ -121,8 +121,8 @@ def lookup_follows(*, run: Run, workers: set[int]) -> dict[int, tuple[int, int]]
     """Per worker (Worker pk) of `workers`: counting traps answered in the run's stage 3
     (submitted work, held or not: a held answer still says what the worker does) and how many
     of those answers were the lookup answer. An established trap always counts; a pair trap
-    only where at least two other workers answered it and most of them did not give the
-    lookup answer."""
+    only where other stage-3 workers answered it and most of them did not give the lookup
+    answer (with stage 2's "none of the above", at least two people besides the worker)."""
     rows = list(
         Answer.objects.filter(
             counted("assignment__"), question__item__run=run, question__item__kind=TRAP_KIND
@@ -140,7 +140,7 @@ def lookup_follows(*, run: Run, workers: set[int]) -> dict[int, tuple[int, int]]
         if source_kind == BisonItemKind.IMAGE_PAIR:
             others = [other for w, other in by_item[item] if w != worker]
             against = sum(other != LOOKUP_LABEL for other in others)
-            if len(others) < 2 or against * 2 <= len(others):
+            if not others or against * 2 <= len(others):
                 continue
         tally[worker][0] += 1
         tally[worker][1] += label == LOOKUP_LABEL
