@@ -5,8 +5,6 @@ completion URL."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,6 +21,15 @@ from annotation.crowd.panel.selectors import (
     submitted_count,
 )
 from annotation.crowd.panel.services import consent_check, participant_finish, participant_start
+from annotation.crowd.panel.session import (
+    SESSION,
+    consent_accepted,
+    session_bind,
+    session_bound,
+    session_consent,
+    session_is_bound,
+    session_worker,
+)
 from annotation.errors import ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Worker
 from annotation.pages.work.drafts import draft_post, draft_session_ended
@@ -32,10 +39,6 @@ from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.services.claim import assignment_claim_next, claim_wait_seconds
 from annotation.tasktypes import task_type_for
-
-# {"batch": id, "participant": the link's id, "worker": pk or None, "consent": [version, when]
-# or None}: the consent waits here until the participant starts work (`participant_start`).
-SESSION = "crowdvl_panel"
 
 NO_ID = (
     "This study link carries no valid participant id. Please open the study again from the "
@@ -67,68 +70,6 @@ def _message(request: HttpRequest, reason: str, *, status: int, **context: objec
     )
 
 
-def _is_bound(request: HttpRequest, batch: Batch, participant: str) -> bool:
-    old = request.session.get(SESSION)
-    return isinstance(old, dict) and (old.get("batch"), old.get("participant")) == (
-        batch.pk,
-        participant,
-    )
-
-
-def _bind(
-    request: HttpRequest,
-    batch: Batch,
-    participant: str,
-    worker: Worker | None,
-    *,
-    consent: list[str] | None = None,
-) -> None:
-    """Bind the session to the participant the study link names (a new session for a new
-    person or batch, as an invitation link does for local workers); the consent they gave in
-    this session is kept unless another is given."""
-    old = request.session.get(SESSION)
-    if not _is_bound(request, batch, participant):
-        request.session.cycle_key()
-    elif consent is None and isinstance(old, dict):
-        consent = old.get("consent")
-    request.session[SESSION] = {
-        "batch": batch.pk,
-        "participant": participant,
-        "worker": worker.pk if worker else None,
-        "consent": consent,
-    }
-
-
-def _session_consent(request: HttpRequest, batch: Batch) -> tuple[str, datetime] | None:
-    """The current consent text's version and when they accepted it in this session, if so."""
-    data = request.session.get(SESSION)
-    given = data.get("consent") if isinstance(data, dict) else None
-    if not isinstance(given, list) or len(given) != 2:
-        return None
-    if given[0] != run_consent(batch.run)["version"]:
-        return None
-    return given[0], datetime.fromisoformat(given[1])
-
-
-def _accepted(request: HttpRequest, batch: Batch, worker: Worker | None) -> bool:
-    """Whether the participant accepted the current text: recorded, or in this session."""
-    if worker is not None and consented(run=batch.run, worker=worker):
-        return True
-    return _session_consent(request, batch) is not None
-
-
-def _bound(request: HttpRequest, batch: Batch) -> tuple[str, Worker | None] | None:
-    """The participant id this session is bound to for `batch`, and their worker if they
-    consented once; None when the session came by no study link of the batch."""
-    data = request.session.get(SESSION)
-    if not isinstance(data, dict) or data.get("batch") != batch.pk:
-        return None
-    participant = data.get("participant")
-    if not isinstance(participant, str) or options.participant_id_check(participant) is None:
-        return None
-    return participant, panel_worker(batch=batch, participant=participant)
-
-
 def _batch(batch_id: int) -> Batch:
     return get_object_or_404(
         Batch.objects.select_related("run"), pk=batch_id, provider=options.PROVIDER
@@ -146,13 +87,13 @@ def panel_entry(request: HttpRequest, batch_id: int) -> HttpResponse:
         if participant is None:
             return _message(request, NO_ID, status=400)
         worker = panel_worker(batch=batch, participant=participant)
-        if not _is_bound(request, batch, participant):  # a new arrival, not a reload
+        if not session_is_bound(request, batch, participant):  # a new arrival, not a reload
             refusal = arrival_refusal(request, batch=batch, worker=worker)
             if refusal is not None:  # the session stays as it was
                 return _message(request, refusal, status=429)
-        _bind(request, batch, participant, worker)
+        session_bind(request, batch, participant, worker)
         return redirect("panel-entry", batch_id=batch.pk)
-    bound = _bound(request, batch)
+    bound = session_bound(request, batch)
     if bound is None:
         return _message(request, NO_ID, status=400)
     if batch.status == BatchStatus.DRAFT:
@@ -166,9 +107,9 @@ def panel_entry(request: HttpRequest, batch_id: int) -> HttpResponse:
         except ServiceError as exc:
             error = str(exc)
         else:  # kept in the session: rows are written when work starts (`panel_next`)
-            _bind(request, batch, participant, worker, consent=[version, now().isoformat()])
+            session_bind(request, batch, participant, worker, consent=[version, now().isoformat()])
             return redirect("panel-entry", batch_id=batch.pk)
-    if not _accepted(request, batch, worker):
+    if not consent_accepted(request, batch, worker):
         return render(
             request,
             "annotation/panel_consent.html",
@@ -187,11 +128,11 @@ def panel_entry(request: HttpRequest, batch_id: int) -> HttpResponse:
 def _participant(request: HttpRequest, batch: Batch) -> tuple[str, Worker | None] | HttpResponse:
     """The session's consented participant of `batch` (their worker once they started), or
     the page telling them why not."""
-    bound = _bound(request, batch)
+    bound = session_bound(request, batch)
     if bound is None:
         return _message(request, NO_ID, status=403)
     participant, worker = bound
-    if not _accepted(request, batch, worker):
+    if not consent_accepted(request, batch, worker):
         return redirect("panel-entry", batch_id=batch.pk)  # the consent page
     return participant, worker
 
@@ -201,13 +142,13 @@ def _start(request: HttpRequest, batch: Batch, participant: str, worker: Worker 
     rows are written as work starts, never on a click of the consent page)."""
     if worker is not None and consented(run=batch.run, worker=worker):
         return worker
-    given = _session_consent(request, batch)
+    given = session_consent(request, batch)
     if given is None:  # `_participant` checked it; the text changed since
         raise ServiceError("the information text changed; please read it again")
     worker = participant_start(
         batch=batch, participant=participant, version=given[0], consented_at=given[1]
     )
-    _bind(request, batch, participant, worker)
+    session_bind(request, batch, participant, worker)
     request.session[SESSION] = {**request.session[SESSION], "consent": None}  # recorded now
     return worker
 
@@ -296,16 +237,9 @@ def panel_finish(request: HttpRequest, batch_id: int) -> HttpResponse:
     return _finish(request, batch, participant, worker, outcome, stopped=True)
 
 
-def _session_worker(request: HttpRequest) -> int | None:
-    """The worker the session's participant consented as, if any."""
-    data = request.session.get(SESSION)
-    worker_id = data.get("worker") if isinstance(data, dict) else None
-    return worker_id if isinstance(worker_id, int) else None
-
-
 @require_http_methods(["GET", "POST"])
 def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    worker_id = _session_worker(request)
+    worker_id = session_worker(request)
     if worker_id is None:  # nobody's session: the participant comes back by the study link
         return _message(request, SESSION_ENDED, status=404)
     page = panel_task_page(assignment_id=assignment_id, worker_id=worker_id)
@@ -348,7 +282,7 @@ def panel_task(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 def panel_task_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """The task page's answers in progress, saved as they are given (`pages/work/drafts.py`)."""
-    worker_id = _session_worker(request)
+    worker_id = session_worker(request)
     if worker_id is None:
         return draft_session_ended()
     page = panel_task_page(assignment_id=assignment_id, worker_id=worker_id)
