@@ -351,11 +351,17 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Requests that would write rows, per minute (0: no limit): anonymous ones per client address;
-# a task page's saves of answers in progress per worker (one after each change, debounced).
+# a task page's saves of answers in progress per worker (one after each change, debounced);
+# new participants by a panel's study link per client address and per batch (its link).
 CROWDVL_RATE_LIMITS = {
     "mturk-post": int(env("CROWDVL_MTURK_POSTS_PER_MINUTE", "60")),
     "draft-save": int(env("CROWDVL_DRAFT_SAVES_PER_MINUTE", "120")),
+    "panel-arrival": int(env("CROWDVL_PANEL_ARRIVALS_PER_MINUTE", "20")),
+    "panel-batch-arrival": int(env("CROWDVL_PANEL_BATCH_ARRIVALS_PER_MINUTE", "200")),
 }
+# How long a claim under an unconfirmed id (a panel's study link) that nobody answered on keeps
+# its slot from a new arrival who finds no other (services/holds.py).
+CROWDVL_IDLE_HOLD_SECONDS = int(env("CROWDVL_IDLE_HOLD_SECONDS", "120"))
 # The header a trusted reverse proxy puts the client's address in (e.g. HTTP_X_REAL_IP).
 CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
 # A cache shared by every server process (rate limits): Redis when configured.

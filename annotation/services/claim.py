@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -26,6 +26,7 @@ from annotation.models import (
 from annotation.services import claim_sql
 from annotation.services.events import event_record
 from annotation.services.gold import gold_seen_before
+from annotation.services.holds import idle_hold_release, idle_hold_seconds, idle_holds
 from annotation.services.images import image_seen_before, images_kept_apart
 from annotation.services.pools import pool_enter
 from annotation.services.slots import (
@@ -69,8 +70,63 @@ def assignment_claim_next(
         return None
     with transaction.atomic():
         if CLAIM_SQL and connection.vendor == "postgresql":
-            return _claim_sql(batch=batch, worker=worker, now=now, consent=consent_version)
-        return _claim_orm(batch=batch, worker=worker, now=now, consent=consent_version)
+            found = _claim_sql(batch=batch, worker=worker, now=now, consent=consent_version)
+        else:
+            found = _claim_orm(batch=batch, worker=worker, now=now, consent=consent_version)
+        if found is None and claims_unconfirmed(batch):  # no free slot: an idle hold's
+            found = _take_over(batch=batch, worker=worker, now=now, consent=consent_version)
+        return found
+
+
+def claimable_hits(*, batch: Batch, worker: Worker) -> QuerySet[Hit]:
+    """`batch`'s open HITs `worker` may do, full or not: none they had, nor their items
+    again, nor a gold copy or (where kept apart) an image they saw."""
+    hits = (
+        Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
+        .exclude(assignments__worker=worker)
+        .exclude(judged_before(worker))
+        .exclude(gold_seen_before(worker))
+    )
+    return hits.exclude(image_seen_before(worker)) if images_kept_apart(batch) else hits
+
+
+def _take_over(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:
+    """Where claims start unconfirmed and no slot is free: the slot of the oldest idle hold
+    past its time (`holds.py`) on a HIT `worker` may do. Its HIT is locked first, as the
+    claim and the confirmation lock it; a HIT or hold another request holds is skipped (never
+    a wait: the caller says when to come back, `claim_wait_seconds`)."""
+    past = now - timedelta(seconds=idle_hold_seconds(batch))
+    held = (
+        idle_holds(batch=batch, now=now)
+        .filter(accepted_at__lt=past, hit__in=claimable_hits(batch=batch, worker=worker))
+        .exclude(worker=worker)
+        .order_by("accepted_at", "pk")
+    )
+    for row in held[:5]:  # a few tries: another claimer may take the same hold first
+        hit = Hit.objects.select_for_update(skip_locked=True).filter(pk=row.hit_id).first()
+        if hit is not None and idle_hold_release(held=row, batch=batch, by=worker, now=now):
+            return _claim_take(
+                hit_id=row.hit_id, batch=batch, worker=worker, now=now, consent=consent
+            )
+    return None
+
+
+def claim_wait_seconds(*, batch: Batch, worker: Worker, now: datetime | None = None) -> int | None:
+    """When `worker` found no task: in about how many seconds an idle hold on a HIT they may
+    do can be taken over (`holds.py`), or None when no such hold is waiting."""
+    now = now or timezone.now()
+    oldest = (
+        idle_holds(batch=batch, now=now)
+        .filter(hit__in=claimable_hits(batch=batch, worker=worker))
+        .exclude(worker=worker)
+        .order_by("accepted_at")
+        .values_list("accepted_at", flat=True)
+        .first()
+    )
+    if oldest is None:
+        return None
+    due = oldest + timedelta(seconds=idle_hold_seconds(batch))
+    return max(1, int((due - now).total_seconds()) + 1)
 
 
 def _claim_orm(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:

@@ -102,9 +102,10 @@ def test_recording_twice_stores_one_row_and_keeps_the_first_time(paired_run):
 def test_a_panel_participant_consenting_twice_is_one_row(client, paired_run):
     batch = panel_batch(paired_run)
     driver = PanelDriver(client)
-    driver.arrive(batch, "PX7Q2")
+    driver.take(batch, "PX7Q2")  # recorded as work starts
     version = run_consent(paired_run)["version"]
     assert client.post(f"/panel/{batch.pk}/", {"version": version}).status_code == 302
+    client.get(f"/panel/{batch.pk}/next/")
     assert Consent.objects.filter(run=paired_run).count() == 1
 
 
@@ -116,7 +117,7 @@ def test_the_datasheet_counts_prolific_and_panel_participants_and_names_the_prov
     assert pro.take(prolific, "ann") is not None
     driver = PanelDriver(client)
     for participant in ("PX7Q2", "PZ9K4"):
-        driver.arrive(panel, participant)
+        driver.take(panel, participant)  # consent is recorded as work starts
     manifest = export_manifest_crowd(run=paired_run)
     version = run_consent(paired_run)["version"]
     assert manifest["consent"]["accepted_by_version"] == {version: 3}
@@ -143,7 +144,7 @@ def test_the_manifest_counts_a_person_once_per_provider(paired_run):
 def test_consents_given_before_the_table_existed_are_carried_over(client, paired_run):
     """The migrations copy invitations' and panel participants' accepted versions."""
     invitation = invited(paired_run, "alice")
-    PanelDriver(client).arrive(panel_batch(paired_run), "PX7Q2")
+    PanelDriver(client).take(panel_batch(paired_run), "PX7Q2")
     participant = Participant.objects.get(run=paired_run)
     Consent.objects.all().delete()  # as before the table existed
     core = importlib.import_module("annotation.migrations.0028_consent_records")

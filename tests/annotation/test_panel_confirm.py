@@ -264,3 +264,20 @@ def test_a_list_of_seventy_thousand_ids_is_read_in_one_upload(client, batch):
     assert len(report.not_found) == 70_000
     p1.refresh_from_db()
     assert p1.confirmed
+
+
+def test_an_uploads_size_is_checked_before_it_is_read(settings):
+    """Issue 47: every cap is enforced before the content is read."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.crowd.panel.approvals import upload_read
+
+    class Unread(SimpleUploadedFile):
+        def read(self, *args):
+            raise AssertionError("read before its size was checked")
+
+    settings.CROWDVL_MAX_UPLOAD_MB = 1
+    upload = Unread("big.csv", b"x" * (1024 * 1024 + 1), "text/csv")
+    with pytest.raises(InputError) as caught:
+        upload_read(upload, file="big.csv")
+    assert (caught.value.file, caught.value.field) == ("big.csv", "file")

@@ -248,3 +248,65 @@ def test_the_page_shows_the_first_hundred_ids_a_long_list_did_not_find(admin_cli
     found = html.decode().split('id="report-not-found">')[1].split("</li>")[0]
     assert found.startswith("150 id(s)") and "C0099" in found and "C0100" not in found
     assert found.endswith(" …")
+
+
+def test_the_api_refuses_an_unknown_outcome_naming_it(batch, django_user_model):
+    """Issue 47: an unknown outcome in `completion` was dropped without a word."""
+    alice = member(django_user_model, batch.run, "alice", ProjectRole.RESEARCHER)
+    base = f"/api/batches/{batch.pk}/panel/"
+    body = {"completion": {"completed": "NEW1", "finished": "X"}}
+    response = alice.post(base, body, format="json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["field"] == "completion.finished"
+    assert "unknown outcome" in response.json()["error"]
+    batch.refresh_from_db()
+    assert batch.options["panel"]["completion"]["completed"] == "DONE1"  # nothing changed
+
+
+def big_list(megabytes):
+    """A list of approved ids just over `megabytes` MB."""
+    line = b"P1," + b"x" * 60 + b"\n"  # a note column: far fewer lines than the most read
+    return b"participant_id,note\n" + line * (megabytes * 1024 * 1024 // len(line) + 1)
+
+
+def test_a_list_over_the_upload_limit_is_refused_naming_the_file(
+    client, admin_client, batch, django_user_model, settings
+):
+    """Issue 47: the panel's list ignored CROWDVL_MAX_UPLOAD_MB (its own 5 MB only)."""
+    settings.CROWDVL_MAX_UPLOAD_MB = 1
+    answered(client, batch, "P1")
+    data = big_list(1)
+    upload = SimpleUploadedFile("huge.csv", data, "text/csv")
+    page = admin_client.post(f"/panel/batches/{batch.pk}/confirm/", {"file": upload})
+    assert page.status_code == 400
+    assert "huge.csv" in page.content.decode() and "CROWDVL_MAX_UPLOAD_MB" in page.content.decode()
+    alice = member(django_user_model, batch.run, "alice", ProjectRole.RESEARCHER)
+    confirm = f"/api/batches/{batch.pk}/panel/confirm/"
+    upload = SimpleUploadedFile("huge.csv", data, "text/csv")
+    response = alice.post(confirm, {"file": upload})
+    assert response.status_code == 400, response.json()
+    assert (response.json()["file"], response.json()["field"]) == ("huge.csv", "file")
+    body = {"csv": data.decode(), "name": "pasted.csv"}
+    response = alice.post(confirm, body, format="json")
+    assert response.status_code == 400, response.json()
+    assert (response.json()["file"], response.json()["field"]) == ("pasted.csv", "csv")
+    # A body far over the limit is refused before it is parsed.
+    body = {"csv": big_list(3).decode(), "name": "pasted.csv"}
+    response = alice.post(confirm, body, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "file"
+    assert not Assignment.objects.filter(confirmed=True).exists()
+    # Under the limit, the same list is read.
+    settings.CROWDVL_MAX_UPLOAD_MB = 2
+    upload = SimpleUploadedFile("huge.csv", data, "text/csv")
+    response = alice.post(confirm, {"file": upload})
+    assert response.status_code == 200 and response.json()["confirmed"] == 1, response.json()
+
+
+def test_the_bonus_command_names_an_output_it_cannot_write(batch, tmp_path):
+    """Issue 47: an unwritable --output printed a traceback."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    for target in (folder / "missing" / "bonuses.csv", folder):
+        with pytest.raises(CommandError, match=r"--output .*cannot write there"):
+            call_command("panel_bonuses", batch.pk, "--output", str(target), stdout=io.StringIO())
+    assert list(folder.iterdir()) == []  # nothing half-written, no temporary file left

@@ -56,8 +56,8 @@ def test_a_link_id_with_look_alikes_invisibles_or_a_formula_start_is_refused(
 def test_spaces_around_an_id_are_the_same_participant(client, paired_run):
     batch = panel_batch(paired_run)
     driver = PanelDriver(client)
-    driver.arrive(batch, " P1\t")
-    driver.arrive(batch, "P1")
+    driver.take(batch, " P1\t")  # rows are written as work starts
+    driver.take(batch, "P1")
     assert list(Worker.objects.filter(provider="panel").values_list("external_id", flat=True)) == [
         "P1"
     ]

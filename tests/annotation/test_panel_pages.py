@@ -58,12 +58,14 @@ def test_the_study_link_binds_the_session_consent_comes_first_then_tasks(client,
     stale = client.post(f"/panel/{batch.pk}/", {"version": "old"})
     assert stale.status_code == 400 and "changed while you read it" in stale.content.decode()
     assert client.post(f"/panel/{batch.pk}/", {"version": consent["version"]}).status_code == 302
-    worker = Worker.objects.get(provider="panel", external_id="PX7Q2")
-    assert Participant.objects.get(worker=worker).consent_version == consent["version"]
+    # The consent waits in the session: rows are written when work starts (issue 47).
+    assert not Worker.objects.filter(provider="panel").exists()
     start = client.get(f"/panel/{batch.pk}/").content.decode()
     assert 'id="start"' in start
 
     url = f"/panel/task/{task_id(client.get(f'/panel/{batch.pk}/next/'))}/"
+    worker = Worker.objects.get(provider="panel", external_id="PX7Q2")
+    assert Participant.objects.get(worker=worker).consent_version == consent["version"]
     assignment = Assignment.objects.get(worker=worker)
     assert assignment.confirmed is False  # the id is their word until the panel confirms it
     html = client.get(url).content.decode()

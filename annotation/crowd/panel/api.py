@@ -3,6 +3,7 @@ CSV of approved participants, and its bonuses as CSV for the panel to pay."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -18,12 +19,19 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.parsers import BoundedJSONParser
 from annotation.crowd.panel import options
-from annotation.crowd.panel.approvals import MAX_BYTES, panel_confirm
+from annotation.crowd.panel.approvals import (
+    MAX_BYTES,
+    panel_confirm,
+    size_check,
+    upload_limit,
+    upload_read,
+)
 from annotation.crowd.panel.selectors import bonus_csv, panel_figures
 from annotation.crowd.panel.services import panel_settings_set
 from annotation.models import Batch
 from annotation.permissions import Action
 from annotation.selectors.links import public_base_url
+from pipeline.errors import InputError
 
 
 def _batch(batch_id: int) -> Batch:
@@ -90,6 +98,23 @@ class PanelSettingsUpdateApi(ServiceAPIView):
         name = serializers.CharField(required=False, allow_blank=True, max_length=20)
         completion = CompletionCodes(required=False)
         completion_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+        def to_internal_value(self, data: Any) -> Any:
+            # A serializer drops keys it does not know: an unknown outcome (a typo) would be
+            # lost without a word, so it is refused, named.
+            codes = data.get("completion") if isinstance(data, Mapping) else None
+            if isinstance(codes, Mapping):
+                known = CompletionCodes().fields
+                for key in codes:
+                    if key not in known:
+                        raise serializers.ValidationError(
+                            {
+                                f"completion.{key}": [
+                                    f"unknown outcome; the outcomes are {', '.join(known)}"
+                                ]
+                            }
+                        )
+            return super().to_internal_value(data)
 
     @extend_schema(
         operation_id="batches_panel_update",
@@ -163,14 +188,27 @@ class PanelConfirmApi(ServiceAPIView):
     def post(self, request: Request, batch_id: int) -> Response:
         batch = _batch(batch_id)
         self.require(request, run=batch.run)
+        # The body's size first, before it is parsed: a file's bytes, or the `csv` text in
+        # JSON (twice its size at most once escaped, for text a panel exports), with room for
+        # the other fields.
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if not length.isdigit() or int(length) > 2 * upload_limit() + 64 * 1024:
+            raise InputError(
+                f"the request's body ({length} bytes) is over the limit for a panel's list "
+                f"({upload_limit():,} bytes)",
+                file="upload",
+                field="file",
+            )
         data = PanelConfirmApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         upload = values.get("file")
         if upload is not None:
-            raw, name = upload.read(MAX_BYTES + 1), upload.name or values["name"]
+            name = upload.name or values["name"]
+            raw = upload_read(upload, file=name)
         else:
             raw, name = values["csv"].encode(), values["name"]
+            size_check(len(raw), file=name, field="csv")
         report = panel_confirm(
             batch=batch, data=raw, file=name, release_unlisted=values["release_unlisted"]
         )

@@ -11,6 +11,8 @@ import io
 import re
 from dataclasses import dataclass, field
 
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotation.crowd.panel import options
@@ -70,6 +72,30 @@ class PanelFileError(InputError):
 
     def __str__(self) -> str:
         return f"{self.file}, line {self.record}, field '{self.field}': {self.message}"
+
+
+def upload_limit() -> int:
+    """The largest panel file read, in bytes: MAX_BYTES, or CROWDVL_MAX_UPLOAD_MB where lower."""
+    return min(MAX_BYTES, int(settings.CROWDVL_MAX_UPLOAD_MB) * 1024 * 1024)
+
+
+def size_check(size: int, *, file: str, field: str) -> None:
+    """Refuse a panel file of `size` bytes over `upload_limit`, before anything reads it."""
+    limit = upload_limit()
+    if size > limit:
+        raise InputError(
+            f"is larger than {limit // (1024 * 1024)} MB ({size:,} bytes; a panel's list is "
+            f"at most {MAX_BYTES // (1024 * 1024)} MB, or CROWDVL_MAX_UPLOAD_MB where lower)",
+            file=file,
+            field=field,
+        )
+
+
+def upload_read(upload: UploadedFile, *, file: str) -> bytes:
+    """An uploaded panel file's bytes, its size checked first (Django knows it before any read:
+    a large upload waits in a temporary file)."""
+    size_check(upload.size or 0, file=file, field="file")
+    return upload.read(upload_limit() + 1)
 
 
 def _name(cell: str) -> str:
@@ -157,8 +183,7 @@ def approved_ids(data: bytes, *, file: str, id_param: str) -> ApprovedList:
     id, the batch's id parameter, ...; other columns ignored, a status column must say
     approved), or a bare list of ids, one per line; ',', ';' or tab between fields. InputError
     on anything else."""
-    if len(data) > MAX_BYTES:
-        raise InputError(f"is larger than {MAX_BYTES // (1024 * 1024)} MB", file=file)
+    size_check(len(data), file=file, field="file")
     text = _text(data, file=file)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text), strict=True)
     ids: dict[str, None] = {}

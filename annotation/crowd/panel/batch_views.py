@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.crowd.panel import options
-from annotation.crowd.panel.approvals import MAX_BYTES, ConfirmReport, panel_confirm
+from annotation.crowd.panel.approvals import ConfirmReport, panel_confirm, upload_read
 from annotation.crowd.panel.selectors import bonus_csv, panel_figures
 from annotation.crowd.panel.services import panel_settings_set
 from annotation.errors import ServiceError
@@ -91,11 +91,12 @@ def panel_batch_confirm(request: HttpRequest, batch_id: int) -> HttpResponse:
     upload = request.FILES.get("file")
     if upload is None:
         return _page(request, batch, error="choose the panel's CSV file first", status=400)
+    name = upload.name or "upload.csv"
     try:
         report = panel_confirm(
             batch=batch,
-            data=upload.read(MAX_BYTES + 1),
-            file=upload.name or "upload.csv",
+            data=upload_read(upload, file=name),  # its size checked before it is read
+            file=name,
             release_unlisted=post_flag(request, "release_unlisted"),
         )
     except (InputError, ServiceError) as exc:

@@ -1,7 +1,9 @@
-"""The panel's writes: a batch's settings, a participant's consent, the end of their work."""
+"""The panel's writes: a batch's settings, a participant's start (with their consent), the end
+of their work."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -50,12 +52,25 @@ def panel_settings_set(*, batch: Batch, changes: dict[str, Any]) -> dict[str, An
     return merged
 
 
-def participant_consent(*, batch: Batch, participant: str, version: str) -> Worker:
-    """Record that `participant` (the id their study link carried) accepted the run's
-    information and consent text of `version` (the current one); their worker."""
+def consent_check(*, batch: Batch, version: str) -> str:
+    """The version of the run's information and consent text `version` names, if it is the
+    current one (the participant read what they accepted); ServiceError otherwise. Nothing is
+    written: the acceptance waits in the participant's session until they start work
+    (`participant_start`), so consent clicks under made-up ids write no row (issue 47)."""
     current = run_consent(batch.run)["version"]
     if version != current:
         raise ServiceError("the information text changed while you read it; please read it again")
+    return current
+
+
+def participant_start(
+    *, batch: Batch, participant: str, version: str, consented_at: datetime | None = None
+) -> Worker:
+    """Record that `participant` (the id their study link carried) accepted the run's
+    information and consent text of `version` (the current one) at `consented_at`, as they
+    start work: their worker, participant row and the core's consent record."""
+    current = consent_check(batch=batch, version=version)
+    consented_at = consented_at or timezone.now()
     settings = options.settings_of(batch)
     worker = worker_get_or_create(
         provider=options.PROVIDER, external_id=options.external_id(settings, participant)
@@ -64,14 +79,14 @@ def participant_consent(*, batch: Batch, participant: str, version: str) -> Work
         row, made = Participant.objects.select_for_update().get_or_create(
             run=batch.run,
             worker=worker,
-            defaults={"consent_version": current, "consented_at": timezone.now()},
+            defaults={"consent_version": current, "consented_at": consented_at},
         )
         # The participant row says which version lets them in; the core's consent table
         # keeps the record every provider's workers share.
         consent_record(worker=worker, run=batch.run, version=current)
         if made or row.consent_version != current:
             if not made:
-                row.consent_version, row.consented_at = current, timezone.now()
+                row.consent_version, row.consented_at = current, consented_at
                 row.save(update_fields=["consent_version", "consented_at"])
             event_record(
                 action="panel.consented",

@@ -1,13 +1,14 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd.panel.selectors import bonus_csv
 from annotation.crowd.panel.services import panel_batch_check
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
+from annotation.services.files import file_write_atomic
 
 
 class Command(ServiceCommand):
@@ -25,7 +26,12 @@ class Command(ServiceCommand):
         panel_batch_check(batch)
         text = bonus_csv(batch=batch)
         if opts["output"]:
-            Path(opts["output"]).write_text(text, encoding="utf-8")
+            try:  # whole or not at all: a temporary file renamed once written
+                file_write_atomic(path=Path(opts["output"]), data=text.encode("utf-8"))
+            except OSError as exc:
+                raise CommandError(
+                    f"--output {opts['output']}: cannot write there ({exc.strerror or exc})"
+                ) from None
             rows = text.count("\n") - 1
             self.stdout.write(f"{rows} bonus(es) written to {opts['output']}")
         else:
