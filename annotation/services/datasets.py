@@ -6,6 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -21,6 +22,7 @@ from annotation.services.dataset_rows import (
     longest_text,
 )
 from annotation.services.events import event_record
+from annotation.services.fetch_guard import url_refusal
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
 from pipeline.coco import (
@@ -76,6 +78,9 @@ def image_location_check(*, image_source: str, image_location: str, file: str | 
                 file=file,
                 field="image_location",
             )
+        why = url_refusal(image_location) if image_location.startswith("http") else None
+        if why:
+            raise InputError(why, file=file, field="image_location")
     elif image_source != ImageSource.LOCAL_DIR:
         return image_location
     elif not given.strip():
@@ -118,6 +123,7 @@ def _check_image_source(
                     record=image.id,
                     field="coco_url",
                 )
+        _check_coco_url_hosts(parsed=parsed, file=file)
     elif image_source == ImageSource.LOCAL_DIR:
         found = local_files_found(
             folder=Path(image_location), file_names=[i.file_name for i in parsed.images]
@@ -129,6 +135,28 @@ def _check_image_source(
                 file=file,
                 field="image_location",
             )
+
+
+def _check_coco_url_hosts(*, parsed: CocoCaptions, file: str) -> None:
+    """Each distinct host the images' coco_urls name, checked as a fetch would check it (issue
+    47: public addresses only, CROWDVL_IMAGE_HOSTS), the first image naming it reported."""
+    seen: set[tuple[str, str | None, int | None] | str] = set()
+    for image in parsed.images:
+        try:
+            parts = urlsplit((image.coco_url or "").strip())
+            key: tuple[str, str | None, int | None] | str = (
+                parts.scheme.lower(),
+                parts.hostname,
+                parts.port,
+            )
+        except ValueError:
+            key = image.coco_url or ""  # not a URL: url_refusal says so
+        if key in seen:
+            continue
+        seen.add(key)
+        why = url_refusal(image.coco_url or "")
+        if why:
+            raise InputError(why, file=file, record=image.id, field="coco_url")
 
 
 def _local_warning(
