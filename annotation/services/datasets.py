@@ -123,7 +123,6 @@ def _check_image_source(
                     record=image.id,
                     field="coco_url",
                 )
-        _check_coco_url_hosts(parsed=parsed, file=file)
     elif image_source == ImageSource.LOCAL_DIR:
         found = local_files_found(
             folder=Path(image_location), file_names=[i.file_name for i in parsed.images]
@@ -138,23 +137,23 @@ def _check_image_source(
 
 
 def _check_coco_url_hosts(*, parsed: CocoCaptions, file: str) -> None:
-    """Each distinct host the images' coco_urls name, checked as a fetch would check it (issue
-    47: public addresses only, CROWDVL_IMAGE_HOSTS), the first image naming it reported."""
-    seen: set[tuple[str, str | None, int | None] | str] = set()
+    """Each distinct host the images' http(s) coco_urls name, checked as a fetch would check it
+    (issue 47: public addresses only, CROWDVL_IMAGE_HOSTS), the first image naming it reported.
+    Other coco_urls are never fetched (their images show as unavailable)."""
+    seen: set[tuple[str, str | None, int | None]] = set()
     for image in parsed.images:
+        url = (image.coco_url or "").strip()
+        if not url.lower().startswith(("http://", "https://")):
+            continue
         try:
-            parts = urlsplit((image.coco_url or "").strip())
-            key: tuple[str, str | None, int | None] | str = (
-                parts.scheme.lower(),
-                parts.hostname,
-                parts.port,
-            )
+            parts = urlsplit(url)
+            key = (parts.scheme.lower(), parts.hostname, parts.port)
         except ValueError:
-            key = image.coco_url or ""  # not a URL: url_refusal says so
+            key = ("", url, None)  # not a valid URL: url_refusal says so
         if key in seen:
             continue
         seen.add(key)
-        why = url_refusal(image.coco_url or "")
+        why = url_refusal(url)
         if why:
             raise InputError(why, file=file, record=image.id, field="coco_url")
 
@@ -367,6 +366,8 @@ def _checked(
         given=given,
     )
     _check_lengths(parsed=parsed, file=file, values=values)
+    if image_source == ImageSource.COCO_URL:
+        _check_coco_url_hosts(parsed=parsed, file=file)
     return _local_warning(parsed=parsed, image_source=image_source, image_location=image_location)
 
 
