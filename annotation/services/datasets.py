@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
@@ -23,6 +22,7 @@ from annotation.services.dataset_rows import (
 )
 from annotation.services.events import event_record
 from annotation.services.fetch_guard import url_refusal
+from annotation.services.files import media_path, path_component
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
 from pipeline.coco import (
@@ -511,9 +511,9 @@ def dataset_import_flickr8k(
     """Flickr8k's token file as a dataset (images numbered in name order, see
     `pipeline.flickr8k.token_file_to_coco`), imported like a COCO file."""
     document = token_file_to_coco(path)
-    folder = Path(settings.MEDIA_ROOT) / "imports" / "flickr8k"
+    folder = media_path("imports", "flickr8k")
     folder.mkdir(parents=True, exist_ok=True)
-    converted = folder / f"{Path(path).stem}.coco.json"
+    converted = folder / f"{path_component(Path(path).stem)}.coco.json"
     converted.write_text(json.dumps(document))
     return dataset_import(
         path=converted,

@@ -28,16 +28,18 @@ def path_component(text: str, *, limit: int = 80) -> str:
     return f"{slug or 'unnamed'}-{digest}"
 
 
-def media_path(*parts: str | int, field: str | None = None) -> Path:
-    """MEDIA_ROOT joined with `parts`, links resolved; refused (InputError naming `field`)
-    if that lies outside MEDIA_ROOT: a ".." in a part, or a link inside the media folder that
-    points elsewhere, never makes a writer write outside it."""
-    root = Path(settings.MEDIA_ROOT).resolve()
-    path = root.joinpath(*(str(p) for p in parts)).resolve()
-    if path != root and not path.is_relative_to(root):
+def media_path(*parts: str | int | Path, field: str | None = None) -> Path:
+    """MEDIA_ROOT joined with `parts`; refused (InputError naming `field`) if that, links
+    resolved, lies outside MEDIA_ROOT: a ".." in a part, or a link inside the media folder
+    that points elsewhere, never makes a writer write outside it."""
+    given = Path(settings.MEDIA_ROOT)
+    path = given.joinpath(*(str(p) for p in parts))
+    # Checked resolved, returned as joined: paths stored before keep their form.
+    root, resolved = given.resolve(), path.resolve()
+    if resolved != root and not resolved.is_relative_to(root):
         raise InputError(
-            f"{'/'.join(str(p) for p in parts)!r} would be written outside the media folder "
-            "(MEDIA_ROOT); nothing was written",
+            f"{path.name!r} would be written outside the media folder (MEDIA_ROOT, a link or "
+            "a '..' leads elsewhere); nothing was written",
             field=field,
         )
     return path
