@@ -71,7 +71,7 @@ def dataset_upload_store(*, upload: UploadedFile) -> Path:
 
 
 def uploads_folder() -> Path:
-    return media_path("imports")
+    return media_path("imports", field="file")
 
 
 def server_file(path: str, *, field: str = "path") -> Path:
