@@ -210,6 +210,18 @@ CROWDVL_IMPORT_DIR = Path(env("CROWDVL_IMPORT_DIR", str(VAR_DIR / "import")))
 # A local_dir dataset's images are read only from under CROWDVL_IMPORT_DIR or one of these
 # folders (colon-separated), so an import cannot make the server serve any file it can read.
 CROWDVL_IMAGE_DIRS = [Path(p) for p in env("CROWDVL_IMAGE_DIRS", "").split(":") if p]
+# Hosts the server may fetch images from (comma-separated; "*.example.org" for its subdomains);
+# empty: any host whose every address is public. Loopback, private, link-local (cloud metadata)
+# and other non-public addresses are refused whatever this says (annotation/services/fetch_guard).
+CROWDVL_IMAGE_HOSTS = [
+    h.strip().lower() for h in env("CROWDVL_IMAGE_HOSTS", "").split(",") if h.strip()
+]
+# Non-public addresses an image server may still have (comma-separated: 10.0.0.5, 10.1.0.0/16,
+# 127.0.0.1:8765 for one port, [fd00::5]:80): a lab's own server. Empty (the default) in
+# production; tests name their own loopback server's port here.
+CROWDVL_FETCH_ALLOW_PRIVATE = [
+    a.strip() for a in env("CROWDVL_FETCH_ALLOW_PRIVATE", "").split(",") if a.strip()
+]
 # Largest file a page or the API keeps from an upload (a dataset, a model's embeddings: a
 # 512-d model of 10x val2014 is 4.6 GB). Cap the request body at the proxy as well.
 CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))

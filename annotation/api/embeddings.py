@@ -16,10 +16,12 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.jobs import JobOutput
 from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
 from annotation.encoders.models import EmbeddingSet
+from annotation.encoders.names import model_name_check
 from annotation.encoders.selectors import embedding_set_estimate, embedding_sets_of
 from annotation.encoders.services import DEVICES, DTYPES, embedding_set_delete, embedding_set_start
 from annotation.models import Dataset
 from annotation.permissions import Action
+from pipeline.errors import InputError
 
 
 class EmbeddingSetOutput(serializers.ModelSerializer):
@@ -96,6 +98,13 @@ class EmbeddingSetStartApi(ServiceAPIView):
             required=False, default="", allow_blank=True, help_text="where the weights came from"
         )
         estimate_only = serializers.BooleanField(default=False)
+
+        def validate_model_name(self, value: str) -> str:
+            # A label that also names files (as a slug): refused here when it reads as a path.
+            try:
+                return model_name_check(value)
+            except InputError as exc:
+                raise serializers.ValidationError(exc.message) from None
 
     class EstimateSerializer(serializers.Serializer):
         images = serializers.IntegerField()

@@ -17,8 +17,10 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.names import model_name_check
 from annotation.models import Caption, Dataset, Image, Job
 from annotation.services.events import event_record
+from annotation.services.files import media_path, path_component
 from annotation.services.job_timing import phase_setup
 from annotation.services.jobs import (
     job_create,
@@ -91,7 +93,7 @@ def encoder_device(*, device: str) -> str:
 
 
 def _media(relative: str) -> Path:
-    return Path(settings.MEDIA_ROOT) / relative
+    return media_path(relative)  # links resolved: never outside MEDIA_ROOT
 
 
 def _parts_dir(embedding_set: EmbeddingSet) -> Path:
@@ -114,6 +116,7 @@ def embedding_set_start(
     CROWDVL_IMPORT_DIR): the stored set when one exists for the same model name, weights
     and preprocessing, else a new set whose encoding job starts after commit. The set's
     `counts["estimate"]` holds the expected rates and seconds."""
+    model_name = model_name_check(model_name)  # before anything is read or written
     path = encoder_checkpoint_path(checkpoint=checkpoint)
     config = model_config(path)
     if dtype not in DTYPES:
@@ -121,7 +124,7 @@ def embedding_set_start(
     device = encoder_device(device=device)
     if chunk_images < 1 or chunk_captions < 1:
         raise InputError("chunks hold at least one item", field="chunk_images")
-    name = (model_name or path.name).strip()[:200]
+    name = model_name or path.name[:200]
     preprocessing = preprocessing_of(path)
     sha = checkpoint_sha256(path)
     images, captions = dataset.images.count(), Caption.objects.filter(dataset=dataset).count()
@@ -356,7 +359,8 @@ def encode_finish(*, job_id: int) -> None:
         return (np.concatenate(blocks) if blocks else np.zeros((0, dim))).astype(dtype)
 
     failed = [str(x) for p in images for x in p["failed"].tolist()]
-    relative = f"embeddings/{embedding_set.dataset_id}/{embedding_set.pk}-{embedding_set.label.replace('/', '_')}.npz"
+    name = path_component(f"{embedding_set.pk}-{embedding_set.label}", limit=120)
+    relative = f"embeddings/{embedding_set.dataset_id}/{name}.npz"
     target = _media(relative)
     tmp = target.with_name(target.stem + ".tmp.npz")
     np.savez(

@@ -20,6 +20,7 @@ from annotation.services.datasets import (
     image_location_check,
 )
 from annotation.services.events import event_record
+from annotation.services.files import media_path, path_component
 from annotation.services.jobs import (
     job_create,
     job_fail,
@@ -52,10 +53,10 @@ def upload_store(*, upload: UploadedFile, folder: Path, suffix: str | None = Non
     form of the original's stem, with `suffix` or the original's own (sanitised)."""
     upload_size_check(upload)
     original = Path(upload.name or "upload")
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", original.stem)[:100].strip("._") or "upload"
+    stem = path_component(original.stem, limit=100)  # a browser's name: a claim, never a path
     if suffix is None:
         suffix = re.sub(r"[^A-Za-z0-9.]+", "", original.suffix)[:10]
-    target = folder / uuid.uuid4().hex
+    target = media_path(folder, uuid.uuid4().hex, field="file")  # links resolved: under media
     target.mkdir(parents=True, exist_ok=True)
     path = target / f"{stem}{suffix}"
     with path.open("wb") as out:
@@ -70,7 +71,7 @@ def dataset_upload_store(*, upload: UploadedFile) -> Path:
 
 
 def uploads_folder() -> Path:
-    return Path(settings.MEDIA_ROOT) / "imports"
+    return media_path("imports", field="file")
 
 
 def server_file(path: str, *, field: str = "path") -> Path:

@@ -6,8 +6,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
@@ -21,6 +21,8 @@ from annotation.services.dataset_rows import (
     longest_text,
 )
 from annotation.services.events import event_record
+from annotation.services.fetch_guard import url_refusal
+from annotation.services.files import media_path, path_component
 from annotation.services.images import image_dir_allowed, image_folder
 from annotation.services.jobs import Progress
 from pipeline.coco import (
@@ -76,6 +78,9 @@ def image_location_check(*, image_source: str, image_location: str, file: str | 
                 file=file,
                 field="image_location",
             )
+        why = url_refusal(image_location) if image_location.startswith("http") else None
+        if why:
+            raise InputError(why, file=file, field="image_location")
     elif image_source != ImageSource.LOCAL_DIR:
         return image_location
     elif not given.strip():
@@ -129,6 +134,28 @@ def _check_image_source(
                 file=file,
                 field="image_location",
             )
+
+
+def _check_coco_url_hosts(*, parsed: CocoCaptions, file: str) -> None:
+    """Each distinct host the images' http(s) coco_urls name, checked as a fetch would check it
+    (issue 47: public addresses only, CROWDVL_IMAGE_HOSTS), the first image naming it reported.
+    Other coco_urls are never fetched (their images show as unavailable)."""
+    seen: set[tuple[str, str | None, int | None]] = set()
+    for image in parsed.images:
+        url = (image.coco_url or "").strip()
+        if not url.lower().startswith(("http://", "https://")):
+            continue
+        try:
+            parts = urlsplit(url)
+            key = (parts.scheme.lower(), parts.hostname, parts.port)
+        except ValueError:
+            key = ("", url, None)  # not a valid URL: url_refusal says so
+        if key in seen:
+            continue
+        seen.add(key)
+        why = url_refusal(url)
+        if why:
+            raise InputError(why, file=file, record=image.id, field="coco_url")
 
 
 def _local_warning(
@@ -339,6 +366,8 @@ def _checked(
         given=given,
     )
     _check_lengths(parsed=parsed, file=file, values=values)
+    if image_source == ImageSource.COCO_URL:
+        _check_coco_url_hosts(parsed=parsed, file=file)
     return _local_warning(parsed=parsed, image_source=image_source, image_location=image_location)
 
 
@@ -482,9 +511,9 @@ def dataset_import_flickr8k(
     """Flickr8k's token file as a dataset (images numbered in name order, see
     `pipeline.flickr8k.token_file_to_coco`), imported like a COCO file."""
     document = token_file_to_coco(path)
-    folder = Path(settings.MEDIA_ROOT) / "imports" / "flickr8k"
+    folder = media_path("imports", "flickr8k")
     folder.mkdir(parents=True, exist_ok=True)
-    converted = folder / f"{Path(path).stem}.coco.json"
+    converted = folder / f"{path_component(Path(path).stem)}.coco.json"
     converted.write_text(json.dumps(document))
     return dataset_import(
         path=converted,

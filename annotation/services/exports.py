@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
@@ -24,7 +23,7 @@ from annotation.selectors.run_texts import instructions_record
 from annotation.services.croissant import croissant_write
 from annotation.services.dataset_card import card_write
 from annotation.services.datasheet import DatasheetRun, datasheet_write
-from annotation.services.files import file_write_atomic
+from annotation.services.files import file_write_atomic, media_path
 from annotation.services.jobs import job_finishing, job_succeed
 from annotation.services.release_changes import changes_write, release_changes
 from annotation.services.release_tables import release_tables_write
@@ -34,7 +33,7 @@ from annotation.services.runs import run_set_status
 
 def exports_folder(run: Run) -> Path:
     """Where a run's export versions (and their hidden staging folders) live."""
-    return Path(settings.MEDIA_ROOT) / "exports" / f"run-{run.pk}"
+    return media_path("exports", f"run-{run.pk}")  # links resolved: never outside MEDIA_ROOT
 
 
 def export_scratch_folder(run: Run) -> Path:

@@ -1,11 +1,48 @@
-"""Files written by background jobs: atomically, with their checksum."""
+"""Files written by background jobs: atomically, with their checksum, and only under
+MEDIA_ROOT, named from users' words only through `path_component` (issue 47)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from django.conf import settings
+
+from pipeline.errors import InputError
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+def path_component(text: str, *, limit: int = 80) -> str:
+    """`text` (a user's word: a model name, an upload's name) as one safe file or folder
+    name: letters, digits and ._@+- only, never hidden, never "." or "..", at most `limit`
+    characters. A name that had to change gets a short hash of the original, so two names
+    that differ only in what was replaced ("a/b", "a_b") never share a file."""
+    slug = _UNSAFE.sub("_", text).strip("._-")[:limit].rstrip("._-")
+    if slug == text and slug:
+        return slug
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug or 'unnamed'}-{digest}"
+
+
+def media_path(*parts: str | int | Path, field: str | None = None) -> Path:
+    """MEDIA_ROOT joined with `parts`; refused (InputError naming `field`) if that, links
+    resolved, lies outside MEDIA_ROOT: a ".." in a part, or a link inside the media folder
+    that points elsewhere, never makes a writer write outside it."""
+    given = Path(settings.MEDIA_ROOT)
+    path = given.joinpath(*(str(p) for p in parts))
+    # Checked resolved, returned as joined: paths stored before keep their form.
+    root, resolved = given.resolve(), path.resolve()
+    if resolved != root and not resolved.is_relative_to(root):
+        raise InputError(
+            f"{path.name!r} would be written outside the media folder (MEDIA_ROOT, a link or "
+            "a '..' leads elsewhere); nothing was written",
+            field=field,
+        )
+    return path
 
 
 def file_write_atomic(*, path: Path, data: bytes) -> str:

@@ -5,15 +5,14 @@ both come here, so both check the same way."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from annotation.flow_registry import RunInput, flow_for_kind
 from annotation.models import Job, Run
 from annotation.services.dataset_jobs import server_file, upload_store
+from annotation.services.files import media_path
 from pipeline.errors import InputError
 
 
@@ -44,7 +43,7 @@ def run_input_apply(
     if spec.file == "required" and upload is None and not path:
         raise InputError("choose a file to upload (or a path in the import folder)", field="file")
     # Kept with the original's suffix: services read .npz, .json, .csv by their content.
-    folder = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "inputs"
+    folder = media_path("runs", run.pk, "inputs", field="file")
     stored = upload_store(upload=upload, folder=folder) if upload is not None else None
     found = stored or (server_file(path, field="path") if path else None)
     try:

@@ -430,3 +430,47 @@ def test_import_page_uploads_and_follows_the_job_in_the_browser(
         assert not Dataset.objects.filter(name="bad").exists()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1:8000", "10.0.0.7", "169.254.169.254", "[::1]", "localhost", "2130706433"],
+)
+def test_coco_urls_on_non_public_hosts_are_refused_naming_the_image(tmp_path, host):
+    """Issue 47: a file whose images sit on the server's own network is refused before
+    anything is written, naming the first image on that host."""
+    doc = coco_document()
+    doc["images"][3]["coco_url"] = f"http://{host}/latest/meta-data/{3}.jpg"
+    path = write_coco(tmp_path / "inner.json", doc)
+    with pytest.raises(InputError, match="public hosts") as err:
+        dataset_import(path=path)
+    assert (err.value.file, err.value.record, err.value.field) == (str(path), 103, "coco_url")
+    assert _nothing_written()
+
+
+@pytest.mark.parametrize("prefix", ["http://127.0.0.1:8000/media/", "http://169.254.169.254/"])
+def test_url_prefix_on_a_non_public_host_is_refused(tmp_path, prefix):
+    path = write_coco(tmp_path / "x.json")
+    with pytest.raises(InputError, match="public hosts") as err:
+        dataset_import(path=path, image_source="url_prefix", image_location=prefix)
+    assert (err.value.file, err.value.field) == (str(path), "image_location")
+    assert _nothing_written()
+
+
+def test_image_hosts_setting_limits_where_images_may_come_from(tmp_path, settings):
+    settings.CROWDVL_IMAGE_HOSTS = ["images.cocodataset.org"]
+    doc = coco_document()
+    doc["images"][5]["coco_url"] = "https://evil.example/x.jpg"
+    path = write_coco(tmp_path / "x.json", doc)
+    with pytest.raises(InputError, match="CROWDVL_IMAGE_HOSTS") as err:
+        dataset_import(path=path)
+    assert (err.value.record, err.value.field) == (105, "coco_url")
+    assert _nothing_written()
+    with pytest.raises(InputError, match="CROWDVL_IMAGE_HOSTS") as err:
+        dataset_import(
+            path=write_coco(tmp_path / "y.json"),
+            image_source="url_prefix",
+            image_location="https://evil.example/val2014/",
+        )
+    assert err.value.field == "image_location"
+    assert dataset_import(path=write_coco(tmp_path / "ok.json")).images == 6

@@ -243,3 +243,28 @@ def test_files_and_bundle_by_the_api(
         assert api.get(files[PARQUET]["url"]).status_code == get_status, name
         assert api.post(url).status_code == post_status, name
     assert Job.objects.filter(name="exports.bundle").count() == 2
+
+
+def test_an_export_never_follows_a_link_out_of_the_media_folder(
+    exported,  # noqa: F811
+    run_on_commit,
+    settings,
+    tmp_path,
+):
+    """Issue 47: the run's exports folder made a link to a folder outside MEDIA_ROOT; the next
+    version fails naming the media folder and writes nothing there."""
+    import shutil
+
+    from annotation.flows.eccv.services.export import eccv_export_start
+    from pipeline.errors import InputError
+
+    folder = Path(settings.MEDIA_ROOT) / "exports" / f"run-{exported.run_id}"
+    outside = tmp_path / "outside"
+    shutil.move(folder, outside)
+    folder.symlink_to(outside, target_is_directory=True)
+    before = sorted(p.name for p in outside.iterdir())
+    with pytest.raises(InputError, match="outside the media folder"):  # eager tasks re-raise
+        run_on_commit(eccv_export_start, run=Run.objects.get(pk=exported.run_id))
+    job = Job.objects.order_by("-pk").first()
+    assert job.state == JobState.FAILED and "outside the media folder" in job.error
+    assert sorted(p.name for p in outside.iterdir()) == before

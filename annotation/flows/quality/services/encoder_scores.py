@@ -7,15 +7,14 @@ SigLIP-S and RefSigLIP-S (the CLIP weights w are refused for them: pipeline/enco
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 
 from annotation.encoders.models import EmbeddingSet
 from annotation.encoders.services import embedding_set_arrays, encoder_for_set
 from annotation.flows.quality.models import Candidate
 from annotation.models import Caption, Run
+from annotation.services.files import media_path, path_component
 from pipeline.encoders.encode import encode_texts
 from pipeline.encoders.scores import caption_scores, scores_check
 from pipeline.errors import InputError
@@ -24,7 +23,8 @@ from pipeline.errors import InputError
 def quality_encoder_scores(
     *, run: Run, embedding_set: EmbeddingSet, scores: list[str] | None = None
 ) -> dict[str, str]:
-    """Write each score's CSV under MEDIA_ROOT/runs/<run>/quality/<set label>/; {score: path}.
+    """Write each score's CSV under MEDIA_ROOT/runs/<run>/quality/<set label as a slug>/;
+    {score: path}.
     A reference candidate is scored against the image's other captions, never itself."""
     if embedding_set.dataset_id != run.dataset_id:
         raise InputError("the embeddings are of another dataset", field="set")
@@ -67,7 +67,8 @@ def quality_encoder_scores(
         logit_scale=float(model.logit_scale.detach()) if embedding_set.family == "siglip" else 0.0,
         logit_bias=float(model.logit_bias.detach()) if embedding_set.family == "siglip" else 0.0,
     )
-    folder = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "quality" / embedding_set.label
+    # The label is a user's model name ("openai/clip-…", or an attack's "../.."): one slug.
+    folder = media_path("runs", run.pk, "quality", path_component(embedding_set.label))
     folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for name, column in values.items():
