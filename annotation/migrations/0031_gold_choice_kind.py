@@ -4,19 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0030_assignment_drafts_and_consent_version'),
-        ('quality', '0001_initial'),
+        ("annotation", "0030_assignment_drafts_and_consent_version"),
+        ("quality", "0001_initial"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='item',
-            name='item_one_gold_copy_per_source',
+            model_name="item",
+            name="item_one_gold_copy_per_source",
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind__in', ['gold_positive', 'gold_negative', 'gold_rating', 'gold_preference', 'gold_choice']), ('source__isnull', False)), fields=('run', 'source', 'kind'), name='item_one_gold_copy_per_source'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(
+                    (
+                        "kind__in",
+                        [
+                            "gold_positive",
+                            "gold_negative",
+                            "gold_rating",
+                            "gold_preference",
+                            "gold_choice",
+                        ],
+                    ),
+                    ("source__isnull", False),
+                ),
+                fields=("run", "source", "kind"),
+                name="item_one_gold_copy_per_source",
+            ),
         ),
     ]
