@@ -28,13 +28,14 @@ from pipeline.bison import bison_accuracy, parse_bison_annotations
 from pipeline.simulate import Population, WorkerProfile, population_named
 from pipeline.text import tokenize
 
-STAGE3_WORKERS = 50
+STAGE3_WORKERS = 62
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stage2-workers", type=int, default=12)
     # Nobody takes two stage-3 HITs showing one image (issue 25): a verifier gets a few HITs
-    # of the sample's batch: its 128 slots take fifty verifiers (sixteen did before).
+    # of the sample's batch: its 128 slots took fifty verifiers (sixteen did before), and
+    # sixty-two since each HIT carries two traps showing two more images each (issue 47).
     parser.add_argument("--stage3-workers", type=int, default=STAGE3_WORKERS)
     parser.add_argument("--vectors", help="FastText .vec/.bin (default: train on the captions)")
 
