@@ -97,7 +97,10 @@ def test_viewers_see_the_sets_but_only_researchers_encode_or_delete(
 ):
     from annotation.encoders.services import embedding_set_start
 
-    es = run_on_commit(embedding_set_start, dataset=dataset, checkpoint="tiny-clip")
+    project, _ = Project.objects.get_or_create(name="p")
+    es = run_on_commit(
+        embedding_set_start, dataset=dataset, checkpoint="tiny-clip", project=project
+    )
     url = f"/datasets/{dataset.pk}/embeddings/"
     form = {"library": "transformers", "checkpoint": "tiny-clip", "device": "cpu"}
     assert client.get(url).status_code == 302  # to the sign-in page
