@@ -116,7 +116,7 @@ def walked(ids: dict[str, int]) -> tuple[list[tuple[str, str, str]], list[str]]:
         wanted = id_kwargs(pattern)
         if not wanted or route.startswith(tuple(EXEMPT_PREFIXES)) or pattern.name in EXEMPT:
             continue
-        if set(wanted) & SHARED:
+        if set(wanted) <= SHARED:  # only shared objects: walked by the shared-route test
             continue
         kwargs: dict[str, Any] = {}
         missing = [k for k in wanted if k not in ids]
@@ -193,6 +193,7 @@ def beyond_the_wall(world, django_user_model):  # noqa: F811
         "worker_id": worker.pk,
         "invitation_id": invitation.pk,
         "image_id": run_b.dataset.images.order_by("pk").first().pk,
+        "dataset_id": run_b.dataset_id,  # beside a walled id (a set of the dataset)
         **provider_batches,
     }
     return {"ids": ids, "alice": world["users"]["alice"], "bob": bob, "set": embedding_set}
