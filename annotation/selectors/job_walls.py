@@ -16,7 +16,7 @@ from annotation.permissions import require, visible_projects
 
 def job_project(*, job: Job) -> Project | None:
     """The project whose members may see and act on `job`; None for a shared job."""
-    if job.run_id is not None:
+    if job.run is not None:
         return job.run.project
     if job.name == ENCODE_JOB:
         found = EmbeddingSet.objects.filter(pk=job.params.get("set")).select_related("project")
@@ -32,7 +32,7 @@ def job_project(*, job: Job) -> Project | None:
 
 def job_require(*, user: Any, job: Job, action: str) -> None:
     """`require` on the job's run or project: another project's job answers 404."""
-    if job.run_id is not None:
+    if job.run is not None:
         require(user, action, run=job.run)
     else:
         require(user, action, project=job_project(job=job))
