@@ -101,13 +101,15 @@ def test_every_console_form_says_units_defaults_and_help(paired_run, proposed):
     from annotation.pages.datasets.embeddings import EncodeForm
     from annotation.pages.datasets.views import DatasetImportForm
     from annotation.pages.exports.forms import ExportForm
+    from annotation.models import Project
     from annotation.pages.projects.views import MemberForm, ProjectForm
 
     forms = {
         "batch (BISON)": BatchForm(run=paired_run),
         "batch (ECCV)": BatchForm(run=proposed),
         "dataset import": DatasetImportForm(),
-        "encode": EncodeForm(),
+        "encode (staff)": EncodeForm(projects=Project.objects.all(), project_required=False),
+        "encode (member)": EncodeForm(projects=Project.objects.all(), project_required=True),
         "export": ExportForm(run=proposed),
         "invitations": InvitationsForm(),
         "project": ProjectForm(),
