@@ -97,11 +97,11 @@ def _undescribed(form) -> list[str]:
 
 def test_every_console_form_says_units_defaults_and_help(paired_run, proposed):
     from annotation.crowd.local.invitation_views import InvitationsForm
+    from annotation.models import Project
     from annotation.pages.batches.forms import BatchForm
     from annotation.pages.datasets.embeddings import EncodeForm
     from annotation.pages.datasets.views import DatasetImportForm
     from annotation.pages.exports.forms import ExportForm
-    from annotation.models import Project
     from annotation.pages.projects.views import MemberForm, ProjectForm
 
     forms = {
