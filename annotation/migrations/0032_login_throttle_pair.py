@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0030_assignment_drafts_and_consent_version"),
+        ("annotation", "0031_gold_choice_kind"),
     ]
 
     operations = [
