@@ -209,3 +209,34 @@ class InvitationAdmin(admin.ModelAdmin):
     list_filter = ["run"]
     search_fields = ["label"]
     readonly_fields = [f.name for f in models.Invitation._meta.fields]
+
+
+@admin.register(models.LoginThrottle)
+class LoginThrottleAdmin(admin.ModelAdmin):
+    """The sign-in throttle's counts and locks (issue 47): staff see who is locked or slowed,
+    and clear a row with the "Clear" action (as `manage.py login_unlock`)."""
+
+    list_display = ["scope", "key", "failures", "window_start", "locked_until"]
+    list_filter = ["scope"]
+    search_fields = ["key"]
+    ordering = ["-locked_until", "-window_start"]
+    readonly_fields = [f.name for f in models.LoginThrottle._meta.fields]
+    actions = ["clear"]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False  # rows are counts of failed sign-ins, never typed in
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False  # cleared through the action, which records who cleared it
+
+    @admin.action(description="Clear (unlock) the selected sign-in counts")
+    def clear(self, request: Any, queryset: Any) -> None:
+        from annotation.services.logins import login_throttle_clear
+
+        cleared = login_throttle_clear(
+            ids=list(queryset.values_list("pk", flat=True)), by=request.user.get_username()
+        )
+        self.message_user(request, f"Cleared {cleared} sign-in count(s).")

@@ -13,8 +13,8 @@ from django.http import HttpRequest
 
 from annotation.ratelimit import client_address
 from annotation.services.logins import (
+    login_attempt_refused,
     login_failure_record,
-    login_locked_until,
     login_success_record,
 )
 
@@ -34,12 +34,12 @@ class ThrottledModelBackend(ModelBackend):
         if username is None or password is None:
             return None
         address = client_address(request)
-        if login_locked_until(username=username, address=address):
+        if login_attempt_refused(username=username, address=address):
             # authenticate() stops here and answers "no user": the password is not even tried.
             raise PermissionDenied("too many failed sign-ins; try again later")
         user = super().authenticate(request, username, password, **kwargs)
         if user is None:
             login_failure_record(username=username, address=address)
         else:
-            login_success_record(username=username)
+            login_success_record(username=username, address=address)
         return user

@@ -822,11 +822,14 @@ class Export(models.Model):
 class LoginScope(models.TextChoices):
     ACCOUNT = "account", "account"
     ADDRESS = "address", "client address"
+    PAIR = "pair", "account from one client address"
 
 
 class LoginThrottle(models.Model):
-    """Failed sign-ins counted per account (username) or client address: in the database, so
-    every server process counts the same failures (services/logins.py)."""
+    """Failed sign-ins counted per account (username), client address, and account from one
+    address (`pair`, key "<account>|<address>"): in the database, so every server process
+    counts the same failures (services/logins.py). An account's `locked_until` slows it (a
+    wait for addresses that failed on it); a pair's or an address's locks it."""
 
     scope = models.CharField(max_length=10, choices=LoginScope.choices)
     key = models.CharField(max_length=150)

@@ -17,6 +17,11 @@ Decisions (issue 13):
     worked in; reviewers may not do it.
   * download (dataset exports, invitation links) is researcher-only: an export is the
     project's result, invitation links let anyone work as the invited worker.
+
+Decisions (issue 47):
+  * a platform's worker ids (MTurk worker ids, Prolific and panel participant ids) are shown
+    only to roles that contact or pay workers: those with `act` (bonus, pay) in the run's
+    project. Viewers and reviewers see the export pseudonym (selectors/pseudonyms.py) instead.
 """
 
 from __future__ import annotations
@@ -105,6 +110,19 @@ def require(
             raise Http404("not found")
         where = f" on run {run.pk}" if run else f" in project {project}" if project else ""
         raise PermissionDenied(f"you may not {Action(action).label.lower()}{where}")
+
+
+def sees_platform_ids(user: Any, *, run: Run) -> bool:
+    """May `user` see a platform's worker ids in `run` (else the worker's pseudonym)?"""
+    return can(user, Action.ACT, run=run)
+
+
+def platform_id_runs(user: Any) -> frozenset[int] | None:
+    """The ids of the runs where `user` sees a platform's worker ids (None: every run, staff):
+    pages listing several runs' workers name the others by pseudonym."""
+    if is_staff(user):
+        return None
+    return frozenset(visible_runs(user, Action.ACT).values_list("pk", flat=True))
 
 
 def visible_projects(user: Any, action: str = Action.VIEW) -> QuerySet[Project]:

@@ -230,12 +230,16 @@ CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))
 LOGIN_URL = "login"
 # Django's password check with the sign-in throttle in front (annotation/auth_backend.py).
 AUTHENTICATION_BACKENDS = ["annotation.auth_backend.ThrottledModelBackend"]
-# Sign-in throttle (annotation/services/logins.py): failures per username / client address
-# within the window lock it for the lock time (0: no limit); `manage.py login_unlock` clears.
+# Sign-in throttle (annotation/services/logins.py): failures of a username from one address,
+# or from one address across usernames, within the window lock that pair (or address) for the
+# lock time (0: no limit); past ACCOUNT_FAILURES from any address, a username is slowed (an
+# address that failed on it waits, doubling up to SLOW_MAX seconds), never locked.
+# `manage.py login_unlock` and the admin's sign-in throttle page clear.
 CROWDVL_LOGIN_ACCOUNT_FAILURES = int(env("CROWDVL_LOGIN_ACCOUNT_FAILURES", "5"))
 CROWDVL_LOGIN_ADDRESS_FAILURES = int(env("CROWDVL_LOGIN_ADDRESS_FAILURES", "20"))
 CROWDVL_LOGIN_WINDOW_SECONDS = int(env("CROWDVL_LOGIN_WINDOW_SECONDS", "900"))
 CROWDVL_LOGIN_LOCK_SECONDS = int(env("CROWDVL_LOGIN_LOCK_SECONDS", "900"))
+CROWDVL_LOGIN_SLOW_MAX_SECONDS = int(env("CROWDVL_LOGIN_SLOW_MAX_SECONDS", "60"))
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"  # signed out: back to the sign-in page
 

@@ -16,6 +16,7 @@ from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.models import Job, JobState
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
+from annotation.selectors.job_walls import job_require
 from annotation.selectors.listing import job_list
 from annotation.services.job_recovery import job_cancel, job_resume
 
@@ -53,10 +54,10 @@ class JobOutput(serializers.ModelSerializer):
 
 
 def _job(view: ServiceAPIView, request: Request, job_id: int) -> Job:
-    """The job, once the user may do the view's action on its run (a job of no run, such as
-    a dataset import, is checked in any project)."""
+    """The job, once the user may do the view's action on its run or project (an encoding
+    job: its set's project; a dataset import is checked in any project)."""
     job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
-    view.require(request, run=job.run)
+    job_require(user=request.user, job=job, action=view.required_action)
     return job
 
 

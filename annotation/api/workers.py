@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
 from annotation.models import Run, Worker
-from annotation.permissions import Action
+from annotation.permissions import Action, sees_platform_ids
 from annotation.selectors.run_workers import run_workers, workers_of_run
 from annotation.services.worker_actions import (
     BLOCK_SCOPES,
@@ -27,7 +27,17 @@ from pipeline.errors import InputError
 
 class WorkerOutput(serializers.Serializer):
     id = serializers.IntegerField(source="worker.pk")
-    external_id = serializers.CharField(source="worker.external_id")
+    external_id = serializers.CharField(
+        source="platform_id",
+        allow_null=True,
+        help_text="the platform's worker id: only for researchers (who pay and contact "
+        "workers); null for viewers and reviewers",
+    )
+    shown_as = serializers.CharField(
+        source="label",
+        help_text="how the console names the worker: the platform id for researchers, else "
+        "the export pseudonym",
+    )
     provider = serializers.CharField(source="worker.provider")
     blocked = serializers.BooleanField(source="worker.blocked")
     block_scope = serializers.CharField(source="worker.block_scope")
@@ -80,7 +90,8 @@ class WorkerListApi(ServiceAPIView):
     )
     def get(self, request: Request, run_id: int) -> Response:
         """The run's workers with their assignments, gold accuracy, agreement, speed and pay."""
-        rows = run_workers(run=_run(self, request, run_id))
+        run = _run(self, request, run_id)
+        rows = run_workers(run=run, platform_ids=sees_platform_ids(request.user, run=run))
         return paginated(WorkerOutput, rows, request, self)
 
 
@@ -176,5 +187,6 @@ class WorkersNotifyApi(ServiceAPIView):
 
 
 def _row(run: Run, worker_id: int) -> dict:
-    row = next(r for r in run_workers(run=run) if r.worker.pk == worker_id)
+    # Block, unblock and bonus are researchers' actions: they see the platform's ids.
+    row = next(r for r in run_workers(run=run, platform_ids=True) if r.worker.pk == worker_id)
     return dict(WorkerOutput(row).data)

@@ -1,10 +1,13 @@
-"""Stored embeddings: one set per (dataset, model, checkpoint sha256, preprocessing)."""
+"""Stored embeddings: one set per (project, dataset, model, checkpoint sha256, preprocessing).
+
+A set belongs to the project it was encoded for (issue 47): datasets are shared, but a set is
+what a project's runs read, so only that project's members see, use or delete it."""
 
 from __future__ import annotations
 
 from django.db import models
 
-from annotation.models import Dataset, Job
+from annotation.models import Dataset, Job, Project
 
 
 class EmbeddingState(models.TextChoices):
@@ -19,6 +22,7 @@ class EmbeddingSet(models.Model):
     `caption_ids`, `caption_embeddings` (unit rows), the layout ECCV and CxC read."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="embedding_sets")
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="embedding_sets")
     library = models.CharField(max_length=40, default="transformers")
     family = models.CharField(max_length=20)  # clip | siglip
     model_name = models.CharField(max_length=200)
@@ -44,8 +48,14 @@ class EmbeddingSet(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["dataset", "model_name", "checkpoint_sha256", "preprocessing_sha256"],
-                name="embedding_set_once",
+                fields=[
+                    "project",
+                    "dataset",
+                    "model_name",
+                    "checkpoint_sha256",
+                    "preprocessing_sha256",
+                ],
+                name="embedding_set_once_per_project",
             )
         ]
 
@@ -56,3 +66,20 @@ class EmbeddingSet(models.Model):
     def label(self) -> str:
         """Model name and checkpoint hash: how proposals, exports and reports name it."""
         return f"{self.model_name}@{self.checkpoint_sha256[:12]}"
+
+
+class EmbeddingSetUse(models.Model):
+    """A run that read a set (an ECCV annotator, CxC's sampling job, quality scores): deleting
+    the set is refused while one exists, unless forced (issue 47)."""
+
+    embedding_set = models.ForeignKey(EmbeddingSet, on_delete=models.CASCADE, related_name="uses")
+    run = models.ForeignKey("annotation.Run", on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["embedding_set", "run"], name="embedding_set_use_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} used set {self.embedding_set_id}"

@@ -1,5 +1,6 @@
 """Reads of stored embeddings: a dataset's sets for the console and the API, one set by id
-(for a run's inputs), and the estimate shown before a job starts."""
+(for a run's inputs, inside the run's project), the runs that used a set, and the estimate
+shown before a job starts."""
 
 from __future__ import annotations
 
@@ -7,23 +8,34 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
-from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.models import EmbeddingSet, EmbeddingSetUse, EmbeddingState
 from annotation.encoders.services import encoder_checkpoint_path
-from annotation.models import Caption, Dataset
+from annotation.models import Caption, Dataset, Project
 from pipeline.encoders.estimate import encode_estimate
 from pipeline.encoders.loading import model_config
 from pipeline.errors import InputError
 
 
-def embedding_sets_of(*, dataset: Dataset) -> QuerySet[EmbeddingSet]:
-    """The dataset's stored sets with their jobs, newest first."""
-    return EmbeddingSet.objects.filter(dataset=dataset).select_related("job").order_by("-pk")
+def embedding_sets_of(
+    *, dataset: Dataset, projects: QuerySet[Project] | None = None
+) -> QuerySet[EmbeddingSet]:
+    """The dataset's stored sets with their jobs, newest first; only those of `projects` when
+    given (a member sees their projects' sets, never another project's). `runs_used`: how
+    many runs read each."""
+    sets = EmbeddingSet.objects.filter(dataset=dataset)
+    if projects is not None:
+        sets = sets.filter(project__in=projects)
+    return sets.select_related("job", "project").annotate(runs_used=Count("uses")).order_by("-pk")
 
 
-def embedding_set_get(*, set_id: Any, dataset: Dataset | None = None) -> EmbeddingSet:
-    """The set with this id (of `dataset` when given); a refusal naming the `set` field."""
+def embedding_set_get(
+    *, set_id: Any, dataset: Dataset | None = None, project: Project | None = None
+) -> EmbeddingSet:
+    """The set with this id (of `dataset` and of `project` when given); a refusal naming the
+    `set` field. Another project's set is refused as one that does not exist: a run only reads
+    its own project's sets, and another project's ids are not confirmed (issue 47)."""
     try:
         wanted = int(set_id)
     except (TypeError, ValueError):
@@ -31,10 +43,19 @@ def embedding_set_get(*, set_id: Any, dataset: Dataset | None = None) -> Embeddi
     found = EmbeddingSet.objects.filter(pk=wanted)
     if dataset is not None:
         found = found.filter(dataset=dataset)
-    embedding_set = found.select_related("dataset", "job").first()
+    if project is not None:
+        found = found.filter(project=project)
+    embedding_set = found.select_related("dataset", "job", "project").first()
     if embedding_set is None:
-        raise InputError(f"no embedding set {wanted} of this dataset", field="set")
+        where = f" in project {project.name!r}" if project is not None else ""
+        raise InputError(f"no embedding set {wanted} of this dataset{where}", field="set")
     return embedding_set
+
+
+def embedding_set_runs(*, embedding_set: EmbeddingSet) -> list[int]:
+    """The ids of the runs that read the set, oldest first."""
+    uses = EmbeddingSetUse.objects.filter(embedding_set=embedding_set).order_by("run_id")
+    return list(uses.values_list("run_id", flat=True))
 
 
 def embedding_set_image_ids(*, embedding_set: EmbeddingSet) -> list[int]:
@@ -53,10 +74,17 @@ def embedding_set_readable_images(*, embedding_set: EmbeddingSet) -> list[int] |
     return embedding_set_image_ids(embedding_set=embedding_set)
 
 
-def embedding_set_ready(*, set_id: Any, dataset: Dataset, field: str = "set") -> EmbeddingSet:
-    """A ready set of `dataset`; a refusal naming `field` otherwise."""
+def embedding_set_ready(
+    *, set_id: Any, dataset: Dataset, project: Project | None, field: str = "set"
+) -> EmbeddingSet:
+    """A ready set of `dataset` in `project` (None: the default project, as runs made without
+    one); a refusal naming `field` otherwise."""
+    if project is None:
+        from annotation.services.projects import project_default
+
+        project = project_default()
     try:
-        embedding_set = embedding_set_get(set_id=set_id, dataset=dataset)
+        embedding_set = embedding_set_get(set_id=set_id, dataset=dataset, project=project)
     except InputError as e:
         raise InputError(e.message, field=field) from None
     if embedding_set.state != EmbeddingState.READY:

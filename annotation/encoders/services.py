@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import transaction
 
-from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.models import EmbeddingSet, EmbeddingSetUse, EmbeddingState
 from annotation.encoders.names import model_name_check
-from annotation.models import Caption, Dataset, Image, Job
+from annotation.models import Caption, Dataset, Image, Job, Project, Run
 from annotation.services.events import event_record
 from annotation.services.files import media_path, path_component
 from annotation.services.job_timing import phase_setup
@@ -33,6 +33,7 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
+from annotation.services.projects import project_default
 from pipeline.encoders.estimate import encode_estimate
 from pipeline.encoders.loading import (
     checkpoint_sha256,
@@ -104,6 +105,7 @@ def embedding_set_start(
     *,
     dataset: Dataset,
     checkpoint: str,
+    project: Project | None = None,
     model_name: str = "",
     dtype: str = "float32",
     device: str = "cpu",
@@ -113,10 +115,12 @@ def embedding_set_start(
     chunk_captions: int = CHUNK_CAPTIONS,
 ) -> EmbeddingSet:
     """The dataset's embeddings by the model in `checkpoint` (a transformers folder inside
-    CROWDVL_IMPORT_DIR): the stored set when one exists for the same model name, weights
-    and preprocessing, else a new set whose encoding job starts after commit. The set's
+    CROWDVL_IMPORT_DIR), for `project`'s runs (None: the default project, as runs made without
+    one): the project's stored set when one exists for the same model name, weights and
+    preprocessing, else a new set whose encoding job starts after commit. The set's
     `counts["estimate"]` holds the expected rates and seconds."""
     model_name = model_name_check(model_name)  # before anything is read or written
+    project = project or project_default()
     path = encoder_checkpoint_path(checkpoint=checkpoint)
     config = model_config(path)
     if dtype not in DTYPES:
@@ -131,6 +135,7 @@ def embedding_set_start(
     estimate = encode_estimate(config, images=images, captions=captions)
     with transaction.atomic():
         embedding_set, created = EmbeddingSet.objects.select_for_update().get_or_create(
+            project=project,
             dataset=dataset,
             model_name=name,
             checkpoint_sha256=sha,
@@ -189,15 +194,40 @@ def embedding_set_arrays(*, embedding_set: EmbeddingSet) -> dict[str, np.ndarray
         return {k: f[k].astype(np.float32) if "embeddings" in k else f[k] for k in f.files}
 
 
-def embedding_set_delete(*, embedding_set: EmbeddingSet) -> None:
-    """Remove a stored set and its file (refused while its job still runs)."""
+def embedding_set_use_record(*, embedding_set: EmbeddingSet, run: Run) -> None:
+    """Note that `run` read the set; a set of another project or dataset is refused, as
+    one that does not exist (issue 47)."""
+    if embedding_set.project_id != run.project_id or embedding_set.dataset_id != run.dataset_id:
+        raise InputError(
+            f"no embedding set {embedding_set.pk} of this dataset in the run's project",
+            field="set",
+        )
+    EmbeddingSetUse.objects.get_or_create(embedding_set=embedding_set, run=run)
+
+
+def embedding_set_delete(*, embedding_set: EmbeddingSet, force: bool = False) -> None:
+    """Remove a stored set and its file (refused while its job still runs, and, unless
+    `force`, while a run that read it exists: its annotators and sampling jobs read the file)."""
     if embedding_set.job_id and job_live(job_id=embedding_set.job_id):
         raise InputError("the set is still being encoded; cancel its job first", field="set")
+    used_by = list(
+        EmbeddingSetUse.objects.filter(embedding_set=embedding_set)
+        .order_by("run_id")
+        .values_list("run_id", flat=True)
+    )
+    if used_by and not force:
+        runs = ", ".join(str(r) for r in used_by)
+        raise InputError(
+            f"embedding set {embedding_set.pk} ({embedding_set.label}) was used by run(s) "
+            f"{runs}; they read its file. Delete it anyway with force",
+            field="set",
+        )
     if embedding_set.file:
         _media(embedding_set.file).unlink(missing_ok=True)
     shutil.rmtree(_parts_dir(embedding_set), ignore_errors=True)
     event_record(
-        action="encoders.deleted", data={"set": embedding_set.pk, "model": embedding_set.label}
+        action="encoders.deleted",
+        data={"set": embedding_set.pk, "model": embedding_set.label, "used_by": used_by},
     )
     embedding_set.delete()
 

@@ -89,8 +89,11 @@ def job_list(
     state: str | None = None,
 ) -> QuerySet[Job]:
     """The jobs of the user's runs and, for anyone who may view some run, the jobs of no run
-    (dataset imports: datasets are shared); newest first."""
-    shared = Q(run__isnull=True) if can(user, Action.VIEW) else Q(pk__in=[])
+    (dataset imports: datasets are shared; encoding jobs of their projects' sets); newest
+    first."""
+    from annotation.selectors.job_walls import shared_jobs_visible
+
+    shared = shared_jobs_visible(user=user) if can(user, Action.VIEW) else Q(pk__in=[])
     jobs = Job.objects.filter(Q(run__in=visible_runs(user)) | shared)
     return _matching(jobs, run_id=run, name=name, state=state).order_by("-created_at", "-pk")
 

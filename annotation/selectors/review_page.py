@@ -14,6 +14,7 @@ from django.urls import reverse
 from annotation.flow_registry import flow_for_kind, item_kind_label, task_type_for
 from annotation.models import GOLD_KINDS, Assignment, AssignmentState, Review, ReviewStatus
 from annotation.selectors.images import STAFF_LINKS
+from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.selectors.review_reasons import review_reason_sentences
 from annotation.tasktypes.base import Shown
 
@@ -48,7 +49,7 @@ class WorkerHistory:
     """The worker's other work in the review's run."""
 
     worker_id: int
-    external_id: str
+    label: str  # the platform's id for those who may see it, else the export pseudonym
     states: list[tuple[str, int]]  # other assignments by state, in words
     reviews: list[Review]  # their other reviews in the run, the newest first
     decisions: list[tuple[str, int]]  # those reviews by status, in words
@@ -111,8 +112,9 @@ def review_reasons_in_words(*, review: Review) -> list[str]:
     return review_reason_sentences(review=review, questions=questions)
 
 
-def review_worker_history(*, review: Review) -> WorkerHistory:
-    """What the reviewed worker did in the run besides this assignment."""
+def review_worker_history(*, review: Review, platform_ids: bool = False) -> WorkerHistory:
+    """What the reviewed worker did in the run besides this assignment; the worker named by
+    the platform's id with `platform_ids` (permissions.sees_platform_ids), else a pseudonym."""
     assignment = review.assignment
     run = assignment.hit.batch.run
     worker = assignment.worker
@@ -130,7 +132,9 @@ def review_worker_history(*, review: Review) -> WorkerHistory:
         gold_right, gold_total = flow.worker_gold(run).get(worker.pk, (0, 0))
     return WorkerHistory(
         worker_id=worker.pk,
-        external_id=worker.external_id,
+        label=worker.external_id
+        if platform_ids
+        else worker_pseudonym(provider=worker.provider, external_id=worker.external_id),
         states=[(AssignmentState(s).label, n) for s, n in sorted(states.items())],
         reviews=reviews,
         decisions=[(ReviewStatus(s).label, n) for s, n in sorted(decisions.items())],

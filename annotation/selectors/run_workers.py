@@ -17,6 +17,7 @@ from annotation.models import Assignment, PoolMembership, Run, Worker
 from annotation.selectors.agreement_pairs import agreement_pairs
 from annotation.selectors.dashboard import IMPLAUSIBLE_SPEEDUP
 from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay, pay_estimate
+from annotation.selectors.pseudonyms import worker_pseudonym
 from pipeline.expectation import wilson
 
 
@@ -35,6 +36,10 @@ class WorkerRow:
     speedup: float | None = None
     paid: Decimal = Decimal(0)
     hours: float = 0.0
+    # How the page names the worker: the platform's id for those who may see it, else the
+    # export pseudonym; `platform_id` is None for the others (issue 47).
+    label: str = ""
+    platform_id: str | None = None
 
     @property
     def assignments(self) -> int:
@@ -85,8 +90,10 @@ def workers_of_run(*, run: Run) -> QuerySet[Worker]:
     return Worker.objects.filter(assignments__hit__batch__run=run).distinct()
 
 
-def run_workers(*, run: Run) -> list[WorkerRow]:
-    """One row per worker with an assignment in `run`, most assignments first."""
+def run_workers(*, run: Run, platform_ids: bool = False) -> list[WorkerRow]:
+    """One row per worker with an assignment in `run`, most assignments first. Workers are
+    named by the platform's id with `platform_ids` (permissions.sees_platform_ids), else by
+    their pseudonym."""
     rows: dict[int, WorkerRow] = {}
     durations: dict[int, list[float]] = defaultdict(list)
     speedups: dict[int, list[float]] = defaultdict(list)
@@ -128,7 +135,13 @@ def run_workers(*, run: Run) -> list[WorkerRow]:
             if worker in rows:
                 rows[worker].paid += Decimal(pay["paid"])
                 rows[worker].hours += pay["hours"]
-    return sorted(rows.values(), key=lambda r: (-r.assignments, r.worker.external_id))
+    for row in rows.values():
+        w = row.worker
+        row.platform_id = w.external_id if platform_ids else None
+        row.label = row.platform_id or worker_pseudonym(
+            provider=w.provider, external_id=w.external_id
+        )
+    return sorted(rows.values(), key=lambda r: (-r.assignments, r.label))
 
 
 def accuracy_histogram(rows: list[WorkerRow], bins: int = 10) -> dict[str, Any]:

@@ -97,6 +97,7 @@ def _undescribed(form) -> list[str]:
 
 def test_every_console_form_says_units_defaults_and_help(paired_run, proposed):
     from annotation.crowd.local.invitation_views import InvitationsForm
+    from annotation.models import Project
     from annotation.pages.batches.forms import BatchForm
     from annotation.pages.datasets.embeddings import EncodeForm
     from annotation.pages.datasets.views import DatasetImportForm
@@ -107,7 +108,8 @@ def test_every_console_form_says_units_defaults_and_help(paired_run, proposed):
         "batch (BISON)": BatchForm(run=paired_run),
         "batch (ECCV)": BatchForm(run=proposed),
         "dataset import": DatasetImportForm(),
-        "encode": EncodeForm(),
+        "encode (staff)": EncodeForm(projects=Project.objects.all(), project_required=False),
+        "encode (member)": EncodeForm(projects=Project.objects.all(), project_required=True),
         "export": ExportForm(run=proposed),
         "invitations": InvitationsForm(),
         "project": ProjectForm(),

@@ -452,3 +452,40 @@ def test_other_projects_ids_answer_as_unknown_ids_but_members_get_403(world, cli
     assert post(vic, f"/api/batches/{world['batch_a'].pk}/expire/").status_code == 403
     page = login(client, world, "vic").post(f"/review/{world['reviews_a'][0].pk}/")
     assert page.status_code == 403
+
+
+@pytest.mark.parametrize("name", ["alice", "rita", "vic", "staff"])
+def test_only_roles_that_pay_or_contact_workers_see_a_platforms_worker_ids(world, client, name):
+    """Audit issue 47: viewers saw Prolific and panel participant ids on the workers page and
+    in `GET /api/runs/<id>/workers/`. Reviewers and viewers now see the export pseudonym."""
+    from annotation.selectors.pseudonyms import worker_pseudonym
+
+    run = world["run_a"]
+    workers = Worker.objects.filter(assignments__hit__batch__run=run).distinct()
+    assert workers.exists()
+    plain = name in ("alice", "staff")
+    login(client, world, name)
+    api = APIClient()
+    api.force_authenticate(world["users"][name])
+    rows = api.get(f"/api/runs/{run.pk}/workers/").json()["results"]
+    assert {r["id"] for r in rows} == {w.pk for w in workers}
+    for row in rows:
+        worker = workers.get(pk=row["id"])
+        pseudonym = worker_pseudonym(provider=worker.provider, external_id=worker.external_id)
+        assert row["external_id"] == (worker.external_id if plain else None)
+        assert row["shown_as"] == (worker.external_id if plain else pseudonym)
+    review = world["reviews_a"][0]
+    pages = {
+        "workers": client.get(f"/runs/{run.pk}/workers/").content.decode(),
+        "queue": client.get("/review/").content.decode(),
+        "review": client.get(f"/review/{review.pk}/").content.decode(),
+    }
+    reviewed = review.assignment.worker
+    assert (
+        worker_pseudonym(provider=reviewed.provider, external_id=reviewed.external_id)
+        in pages["review"]
+        or plain
+    )
+    for page, body in pages.items():
+        shown = [w.external_id for w in workers if w.external_id in body]
+        assert bool(shown) == plain, (page, shown)

@@ -28,7 +28,9 @@ def _sample_encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tup
     from annotation.encoders.selectors import embedding_set_get
     from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
 
-    embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
+    embedding_set = embedding_set_get(
+        set_id=options["set"], dataset=run.dataset, project=run.project
+    )
     job = cxc_sample_from_encoder(run=run, embedding_set=embedding_set)
     return f"Sampling job {job.pk} started with {embedding_set.label}.", job
 

@@ -40,7 +40,9 @@ def _encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str,
     from annotation.encoders.selectors import embedding_set_get
     from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
 
-    embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
+    embedding_set = embedding_set_get(
+        set_id=options["set"], dataset=run.dataset, project=run.project
+    )
     annotator = eccv_encoder_annotator_add(
         run=run, embedding_set=embedding_set, name=options.get("name") or ""
     )

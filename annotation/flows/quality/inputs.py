@@ -28,10 +28,14 @@ def _items(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, N
 
 def _scores(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
     from annotation.encoders.selectors import embedding_set_get
+    from annotation.encoders.services import embedding_set_use_record
     from annotation.flows.quality.services.encoder_scores import quality_encoder_scores
 
-    embedding_set = embedding_set_get(set_id=options["set"], dataset=run.dataset)
+    embedding_set = embedding_set_get(
+        set_id=options["set"], dataset=run.dataset, project=run.project
+    )
     wanted = [s.strip() for s in (options.get("scores") or "").split(",") if s.strip()]
+    embedding_set_use_record(embedding_set=embedding_set, run=run)
     written = quality_encoder_scores(run=run, embedding_set=embedding_set, scores=wanted or None)
     files = ", ".join(f"{name}: {paths_hidden(p)}" for name, p in written.items())
     return f"Scores by {embedding_set.label} written ({files}).", None

@@ -1,7 +1,9 @@
 """A dataset's stored embeddings (`/datasets/<id>/embeddings/`): each set with its provenance,
 size and job progress, a delete button, and the "Encode with a model" form, which first
-shows the estimate (Estimate) and starts the job on Start. Viewing: any member; encoding
-and deleting: a researcher of any project (datasets are shared, as the import page)."""
+shows the estimate (Estimate) and starts the job on Start. Datasets are shared, but a set
+belongs to the project it was encoded for (issue 47): the page lists your projects' sets,
+encoding is for a project where you are a researcher, deleting needs that role in the set's
+project (another project's set answers 404, as an unknown id)."""
 
 from __future__ import annotations
 
@@ -10,23 +12,21 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.encoders.models import EmbeddingState
-from annotation.encoders.selectors import (
-    embedding_set_estimate,
-    embedding_set_get,
-    embedding_sets_of,
-)
+from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.selectors import embedding_set_estimate, embedding_sets_of
 from annotation.encoders.services import DEVICES, DTYPES, embedding_set_delete, embedding_set_start
 from annotation.extras import extra_missing
-from annotation.models import Dataset
+from annotation.models import Dataset, Project
 from annotation.pages.choices import PartlyDisabledSelect
 from annotation.pages.form_errors import form_refusal
 from annotation.paths import paths_hidden
-from annotation.permissions import Action, can, require
+from annotation.permissions import Action, can, is_staff, require, visible_projects
+from annotation.services.projects import project_default
 from pipeline.errors import InputError
 
 
@@ -74,8 +74,27 @@ class EncodeForm(forms.Form):
         help_text="where the weights came from (a URL or a paper). Default: none given.",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    project = forms.ModelChoiceField(
+        queryset=Project.objects.none(),
+        label="For the runs of project",
+        help_text="only this project's members see, use or delete the set",
+    )
+
+    def __init__(
+        self, *args: Any, projects: QuerySet[Project], project_required: bool, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        # Only projects the user may act in; staff may leave it blank (the Default project,
+        # as runs made without one), others pick one of theirs.
+        field = self.fields["project"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = projects.order_by("name")
+        field.required = project_required
+        only = list(field.queryset[:2])
+        if project_required and len(only) == 1:
+            field.initial = only[0].pk  # a member of one project need not pick it
+        if not project_required:
+            field.help_text += "; default: the Default project"
         # Offered disabled, saying why, where this installation lacks the encoders extra.
         missing = extra_missing("encoders")
         self.fields["library"].widget = PartlyDisabledSelect(
@@ -89,13 +108,20 @@ def dataset_embeddings_page(request: HttpRequest, dataset_id: int) -> HttpRespon
     require(request.user, Action.VIEW)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     may_act = can(request.user, Action.ACT)
-    form = EncodeForm(request.POST or None)
+    form = EncodeForm(
+        request.POST or None,
+        projects=visible_projects(request.user, Action.ACT),
+        project_required=not is_staff(request.user),
+    )
     estimate = None
     if request.method == "POST":
         require(request.user, Action.ACT)
         if form.is_valid():
             options = {k: v for k, v in form.cleaned_data.items() if k != "library"}
             try:
+                options["project"] = options["project"] or project_default()
+                # The form's choices are the projects where the user may act: checked again.
+                require(request.user, Action.ACT, project=options["project"])
                 if "start" in request.POST:
                     es = embedding_set_start(dataset=dataset, **options)
                     messages.info(request, f"Encoding with {es.label}: {es.state}.")
@@ -103,7 +129,7 @@ def dataset_embeddings_page(request: HttpRequest, dataset_id: int) -> HttpRespon
                 estimate = embedding_set_estimate(dataset=dataset, checkpoint=options["checkpoint"])
             except InputError as exc:
                 form_refusal(form, exc)
-    sets = list(embedding_sets_of(dataset=dataset))
+    sets = list(embedding_sets_of(dataset=dataset, projects=visible_projects(request.user)))
     context = {
         "dataset": dataset,
         "sets": sets,
@@ -123,12 +149,17 @@ def dataset_embeddings_page(request: HttpRequest, dataset_id: int) -> HttpRespon
 @login_required
 @require_POST
 def embedding_set_delete_page(request: HttpRequest, dataset_id: int, set_id: int) -> HttpResponse:
+    """Delete a set of the user's project; refused, naming the runs, while runs that used it
+    exist, unless the form's `force` is set (the button offered after that refusal)."""
     require(request.user, Action.ACT)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
+    es = get_object_or_404(
+        EmbeddingSet.objects.select_related("project"), pk=set_id, dataset=dataset
+    )
+    require(request.user, Action.ACT, project=es.project)
+    label = es.label
     try:
-        es = embedding_set_get(set_id=set_id, dataset=dataset)
-        label = es.label
-        embedding_set_delete(embedding_set=es)
+        embedding_set_delete(embedding_set=es, force=request.POST.get("force") == "1")
     except InputError as exc:
         messages.error(request, paths_hidden(exc.message))
     else:

@@ -13,7 +13,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.errors import ServiceError
 from annotation.models import Job
 from annotation.pages.jobs.next_steps import job_next_steps
-from annotation.permissions import Action, can, require
+from annotation.permissions import Action, can
+from annotation.selectors.job_walls import job_require
 from annotation.services.job_recovery import job_cancel, job_resume
 from annotation.services.jobs import LIVE
 
@@ -22,8 +23,9 @@ from annotation.services.jobs import LIVE
 @require_GET
 def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
-    # A run's job: whoever may view the run; a job of no run (a dataset import): any member.
-    require(request.user, Action.VIEW, run=job.run)
+    # A run's job: whoever may view the run; an encoding job: its set's project's members; a
+    # dataset import: any member.
+    job_require(user=request.user, job=job, action=Action.VIEW)
     downloads = job.run is None or can(request.user, Action.DOWNLOAD, run=job.run)
     steps = job_next_steps(job, downloads=downloads)
     context = {"job": job, "busy": job.state in LIVE, "next_steps": steps}
@@ -35,8 +37,9 @@ def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
 def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
     """Resume (re-send its missing steps) or cancel a pending or running job."""
     job = get_object_or_404(Job.objects.select_related("run"), pk=job_id)
-    # A run's job: its researchers; a job of no run (a dataset import): any researcher.
-    require(request.user, Action.ACT, run=job.run)
+    # A run's job: its researchers; an encoding job: its set's project's researchers; a
+    # dataset import: any researcher.
+    job_require(user=request.user, job=job, action=Action.ACT)
     who = request.user.get_username()
     try:
         if action == "resume":

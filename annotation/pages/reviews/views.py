@@ -15,7 +15,15 @@ from django.views.decorators.http import require_http_methods
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Review
-from annotation.permissions import Action, can, is_staff, require, visible_runs
+from annotation.permissions import (
+    Action,
+    can,
+    is_staff,
+    platform_id_runs,
+    require,
+    sees_platform_ids,
+    visible_runs,
+)
 from annotation.selectors.review_page import (
     review_reasons_in_words,
     review_rows,
@@ -59,6 +67,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
     scope = None if is_staff(request.user) else visible_runs(request.user)
     context = review_queue_view(sort=request.GET.get("sort", "deadline"), runs=scope)
     context["can_review"] = can(request.user, Action.REVIEW)
+    context["platform_runs"] = platform_id_runs(request.user)
     return render(request, "annotation/review_queue.html", context)
 
 
@@ -101,7 +110,9 @@ def review_detail(request: HttpRequest, review_id: int) -> HttpResponse:
         "error": error,
         "policy": policy,
         "held_because": review_reasons_in_words(review=review),
-        "history": review_worker_history(review=review),
+        "history": review_worker_history(
+            review=review, platform_ids=sees_platform_ids(request.user, run=run)
+        ),
         "speed_rule": speed_rule(run),
         "reversible_until": reversible_until,
         "reversal_open": reversible_until is None or timezone.now() <= reversible_until,

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.errors import ServiceError
 from annotation.models import Run, Worker
 from annotation.money import symbol
-from annotation.permissions import Action, can, require
+from annotation.permissions import Action, can, require, sees_platform_ids
 from annotation.selectors.agreement_pairs import held_answers
 from annotation.selectors.run_workers import accuracy_histogram, run_workers, workers_of_run
 from annotation.services.worker_actions import (
@@ -36,7 +36,7 @@ def _run_worker(run: Run, worker_id: int) -> Worker:
 def run_workers_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.VIEW, run=run)
-    rows = run_workers(run=run)
+    rows = run_workers(run=run, platform_ids=sees_platform_ids(request.user, run=run))
     context = {
         "run": run,
         "can_act": can(request.user, Action.ACT, run=run),

@@ -2,7 +2,10 @@
 starting, a job that encodes with the tiny model, the stored set listed with its provenance,
 deleting it, who may do what, and refusals naming their field."""
 
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
@@ -97,7 +100,10 @@ def test_viewers_see_the_sets_but_only_researchers_encode_or_delete(
 ):
     from annotation.encoders.services import embedding_set_start
 
-    es = run_on_commit(embedding_set_start, dataset=dataset, checkpoint="tiny-clip")
+    project, _ = Project.objects.get_or_create(name="p")
+    es = run_on_commit(
+        embedding_set_start, dataset=dataset, checkpoint="tiny-clip", project=project
+    )
     url = f"/datasets/{dataset.pk}/embeddings/"
     form = {"library": "transformers", "checkpoint": "tiny-clip", "device": "cpu"}
     assert client.get(url).status_code == 302  # to the sign-in page
@@ -200,3 +206,78 @@ def test_the_api_refuses_a_model_name_that_reads_as_a_path(dataset, import_dir, 
     media = tmp_path / "media"
     assert [p for p in tmp_path.rglob("*escaped*") if media not in p.parents] == []
     assert not (media / "embeddings").exists()
+
+
+def _researcher_of(project_name, name):
+    user = User.objects.create_user(name, password="pw")
+    project, _ = Project.objects.get_or_create(name=project_name)
+    ProjectMembership.objects.create(project=project, user=user, role=ProjectRole.RESEARCHER)
+    return user, project
+
+
+def test_another_projects_researcher_can_neither_see_use_nor_delete_a_set(
+    eccv_run, import_dir, run_on_commit, client
+):
+    """Audit issue 47: `DELETE /api/embeddings/<id>/` deleted any project's set."""
+    from annotation.encoders.models import EmbeddingSetUse
+    from annotation.encoders.services import embedding_set_start
+    from annotation.flows.eccv.models import Annotator
+    from annotation.flows.eccv.services.runs import eccv_run_create
+
+    es = run_on_commit(embedding_set_start, dataset=eccv_run.dataset, checkpoint="tiny-clip")
+    es.refresh_from_db()
+    assert es.state == EmbeddingState.READY and es.project_id == eccv_run.project_id
+    mallory, elsewhere = _researcher_of("elsewhere", "mallory")
+    her_run = eccv_run_create(
+        dataset=eccv_run.dataset,
+        config={"image_queries": 3, "caption_queries": 4, "k": 2, "models": 2},
+        project=elsewhere,
+    )
+    api = _api(mallory)
+    assert api.get(f"/api/embeddings/{es.pk}/").status_code == 404
+    assert api.delete(f"/api/embeddings/{es.pk}/?force=true").status_code == 404
+    assert api.get(f"/api/datasets/{es.dataset_id}/embeddings/").json()["count"] == 0
+    assert api.get(f"/api/jobs/{es.job_id}/").status_code == 404
+    assert api.post(f"/api/jobs/{es.job_id}/cancel/").status_code == 404
+    assert es.job_id not in [j["id"] for j in api.get("/api/jobs/").json()["results"]]
+    used = api.post(
+        f"/api/runs/{her_run.pk}/inputs/encoder/", {"options": {"set": es.pk}}, format="json"
+    )
+    assert used.status_code == 400 and used.json()["field"] == "set"
+    assert "in project 'elsewhere'" in used.json()["error"]
+    client.force_login(mallory)
+    page = client.get(f"/datasets/{es.dataset_id}/embeddings/")
+    assert page.status_code == 200 and f'id="set-{es.pk}"' not in page.content.decode()
+    deleted = client.post(f"/datasets/{es.dataset_id}/embeddings/{es.pk}/delete/", {"force": "1"})
+    assert deleted.status_code == 404
+    assert client.get(f"/jobs/{es.job_id}/").status_code == 404
+    assert EmbeddingSet.objects.filter(pk=es.pk).exists()
+    assert (Path(settings.MEDIA_ROOT) / es.file).exists()
+    assert not Annotator.objects.filter(run=her_run).exists()
+    assert not EmbeddingSetUse.objects.exists()
+
+
+def test_deleting_a_set_a_run_used_is_refused_naming_the_run_unless_forced(
+    eccv_run, import_dir, run_on_commit, client
+):
+    from annotation.encoders.services import embedding_set_start
+
+    es = run_on_commit(embedding_set_start, dataset=eccv_run.dataset, checkpoint="tiny-clip")
+    es.refresh_from_db()
+    owner, _ = _researcher_of(eccv_run.project.name, "olga")
+    api = _api(owner)
+    added = api.post(
+        f"/api/runs/{eccv_run.pk}/inputs/encoder/", {"options": {"set": es.pk}}, format="json"
+    )
+    assert added.status_code == 200, added.json()
+    refused = api.delete(f"/api/embeddings/{es.pk}/")
+    assert refused.status_code == 400 and refused.json()["field"] == "set"
+    assert f"used by run(s) {eccv_run.pk}" in refused.json()["error"]
+    client.force_login(owner)
+    page = client.post(f"/datasets/{es.dataset_id}/embeddings/{es.pk}/delete/", follow=True)
+    assert f"used by run(s) {eccv_run.pk}" in page.content.decode()
+    assert "delete-force" in page.content.decode()
+    assert (Path(settings.MEDIA_ROOT) / es.file).exists()
+    assert api.delete(f"/api/embeddings/{es.pk}/?force=true").status_code == 204
+    assert not EmbeddingSet.objects.filter(pk=es.pk).exists()
+    assert not (Path(settings.MEDIA_ROOT) / es.file).exists()

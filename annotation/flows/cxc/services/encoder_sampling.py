@@ -8,8 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
+from annotation.encoders.services import embedding_set_use_record
 from annotation.flows.cxc.services.sampling import cxc_sample_start
 from annotation.models import Job, Run
 from pipeline.errors import InputError
@@ -22,14 +24,16 @@ def cxc_sample_from_encoder(*, run: Run, embedding_set: EmbeddingSet) -> Job:
         raise InputError("the embeddings are of another dataset", field="set")
     if embedding_set.state != EmbeddingState.READY:
         raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
-    path = str(Path(settings.MEDIA_ROOT) / embedding_set.file)
-    return cxc_sample_start(
-        run=run,
-        image_embeddings_path=path,
-        encoder={
-            "set": embedding_set.pk,
-            "model": embedding_set.label,
-            "checkpoint_sha256": embedding_set.checkpoint_sha256,
-            "file": path,
-        },
-    )
+    with transaction.atomic():  # the use and the job together, or neither
+        embedding_set_use_record(embedding_set=embedding_set, run=run)  # refuses another project's
+        path = str(Path(settings.MEDIA_ROOT) / embedding_set.file)
+        return cxc_sample_start(
+            run=run,
+            image_embeddings_path=path,
+            encoder={
+                "set": embedding_set.pk,
+                "model": embedding_set.label,
+                "checkpoint_sha256": embedding_set.checkpoint_sha256,
+                "file": path,
+            },
+        )

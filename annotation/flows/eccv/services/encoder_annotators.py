@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.encoders.selectors import embedding_set_image_ids
+from annotation.encoders.services import embedding_set_use_record
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.models import Run
@@ -27,23 +29,25 @@ def eccv_encoder_annotator_add(
     if embedding_set.state != EmbeddingState.READY:
         raise InputError(f"the embeddings are {embedding_set.state}, not ready", field="set")
     _check_query_images(run=run, embedding_set=embedding_set)
-    return eccv_annotator_add(
-        run=run,
-        name=name or embedding_set.label,
-        kind=AnnotatorKind.IMAGE_TEXT,
-        source=str(Path(settings.MEDIA_ROOT) / embedding_set.file),
-        params={
-            "embedding_set": embedding_set.pk,
-            "model": embedding_set.model_name,
-            "checkpoint_sha256": embedding_set.checkpoint_sha256,
-            "preprocessing_sha256": embedding_set.preprocessing_sha256,
-            "library": embedding_set.library,
-            "family": embedding_set.family,
-            "dtype": embedding_set.dtype,
-            "license": embedding_set.license,
-            "weights_source": embedding_set.source,
-        },
-    )
+    with transaction.atomic():  # the use and the annotator together, or neither
+        embedding_set_use_record(embedding_set=embedding_set, run=run)  # refuses another project's
+        return eccv_annotator_add(
+            run=run,
+            name=name or embedding_set.label,
+            kind=AnnotatorKind.IMAGE_TEXT,
+            source=str(Path(settings.MEDIA_ROOT) / embedding_set.file),
+            params={
+                "embedding_set": embedding_set.pk,
+                "model": embedding_set.model_name,
+                "checkpoint_sha256": embedding_set.checkpoint_sha256,
+                "preprocessing_sha256": embedding_set.preprocessing_sha256,
+                "library": embedding_set.library,
+                "family": embedding_set.family,
+                "dtype": embedding_set.dtype,
+                "license": embedding_set.license,
+                "weights_source": embedding_set.source,
+            },
+        )
 
 
 def _check_query_images(*, run: Run, embedding_set: EmbeddingSet) -> None:

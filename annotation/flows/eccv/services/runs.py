@@ -100,7 +100,7 @@ def eccv_run_create(
         config["gallery_images"] = sorted(image_ids)
     query_images = image_ids
     if config.get("image_query_set") is not None and image_query_pool is None:
-        image_query_pool = _encoded_images(dataset, config["image_query_set"])
+        image_query_pool = _encoded_images(dataset, project, config["image_query_set"])
     if image_query_pool is not None:
         pool = set(image_query_pool)
         query_images = [i for i in image_ids if i in pool]
@@ -127,10 +127,12 @@ def eccv_run_create(
     )
 
 
-def _encoded_images(dataset: Dataset, set_id: Any) -> list[int]:
-    """The images a stored embedding set encoded: the image queries an image-text model can
-    rank (the console's and the API's way to `image_query_pool`)."""
-    embedding_set = embedding_set_ready(set_id=set_id, dataset=dataset, field="image_query_set")
+def _encoded_images(dataset: Dataset, project: Project | None, set_id: Any) -> list[int]:
+    """The images a stored embedding set of the run's project encoded: the image queries an
+    image-text model can rank (the console's and the API's way to `image_query_pool`)."""
+    embedding_set = embedding_set_ready(
+        set_id=set_id, dataset=dataset, project=project, field="image_query_set"
+    )
     return embedding_set_image_ids(embedding_set=embedding_set)
 
 
