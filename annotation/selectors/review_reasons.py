@@ -1,8 +1,8 @@
 """Why work is held for review, one sentence per reason: the one wording the review page and
 the review queue both show. A reason is what a service wrote into `Review.reasons`: a failed
 gold question (it names the question's `position`), or a policy's hold (it names its
-`policy`): the run's speed rule, disagreement with the other workers, or a flow's own, which
-the flow's task type words (`TaskType.reason_words`)."""
+`policy`): the run's speed rule, disagreement with the other workers, a gold record below
+the rule, or a flow's own, which the flow's task type words (`TaskType.reason_words`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from annotation.flow_registry import item_kind_label, task_type_for
 from annotation.models import Question, Review
+from annotation.selectors.gold_record import POLICY as GOLD_RECORD_POLICY
 from annotation.services.speed_policy import POLICY as SPEED_POLICY
 from annotation.services.speed_policy import SETTING as SPEED_SETTING
 from annotation.tasktypes.base import TaskType
@@ -47,6 +48,12 @@ def reason_sentence(reason: Any, *, task: TaskType | None, question: Question | 
             f"Agreed with the other workers on {reason['agreed']} of {reason['compared']} "
             f"compared answers: at best {reason['upper95']:.0%} (95% upper bound), under the "
             f"rule's {reason['limit']:.0%}, {gold}."
+        )
+    if policy == GOLD_RECORD_POLICY:
+        return (
+            f"Passed {reason['gold_right']} of {reason['gold_seen']} gold questions of this "
+            f"stage: at best {reason['upper95']:.0%} (95% upper bound), under the rule's "
+            f"{reason['limit']:.0%}; all of the worker's waiting work is held."
         )
     rest = "; ".join(f"{k.replace('_', ' ')} {v}" for k, v in reason.items() if k != "policy")
     if policy:

@@ -15,6 +15,7 @@ from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
 from annotation.permissions import Action, visible_runs
 from annotation.selectors.counting import counted
+from annotation.selectors.gold_record import gold_record_hold_reasons
 from annotation.services.decisions import (
     assignment_approve,
     assignment_exclude,
@@ -149,9 +150,11 @@ def _review_record(
 def reviews_hold_by_policy(*, batch: Batch) -> int:
     """Open a review for submitted, unpaid work the batch's approval policy holds (its task
     type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected); in
-    every flow, work faster than the run's `hold_fast_seconds_per_item`; and work of a worker
+    every flow, work faster than the run's `hold_fast_seconds_per_item`; work of a worker
     who passes gold but disagrees with the other workers on the rest
-    (`annotation/selectors/worker_agreement.py`; batch option `"agreement_hold": false`)."""
+    (`annotation/selectors/worker_agreement.py`; batch option `"agreement_hold": false`); and
+    all work of a worker whose gold record on the stage is below the rule, not only the HITs
+    holding a miss (`annotation/selectors/gold_record.py`, issue 47)."""
     # Imported here: the agreement is numpy's, and the review pages' URLs load this module.
     from annotation.selectors.worker_agreement import agreement_hold_reasons
 
@@ -164,11 +167,12 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
         return 0
     task = task_type_for(batch.stage)
     held = dict(task.hold_reasons(batch=batch, assignments=waiting))
-    # Beside the task's own policy: the run's speed rule, and workers who pass gold but
-    # disagree with the crowd.
+    # Beside the task's own policy: the run's speed rule, workers who pass gold but disagree
+    # with the crowd, and workers who miss gold too often.
     for extra in (
         speed_hold_reasons(batch=batch, assignments=waiting),
         agreement_hold_reasons(batch=batch, assignments=waiting, ratings=task.gold_ratings),
+        gold_record_hold_reasons(batch=batch, assignments=waiting),
     ):
         for pk, reasons in extra.items():
             held[pk] = [*held.get(pk, []), *reasons]

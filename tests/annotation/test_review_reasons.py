@@ -32,6 +32,14 @@ DISAGREES = {
     "gold_seen": 3,
 }
 
+FAILS_GOLD = {
+    "policy": "fails_gold",
+    "gold_right": 25,
+    "gold_seen": 40,
+    "upper95": 0.7389,
+    "limit": 0.8,
+}
+
 
 def test_each_policy_reads_as_a_sentence_with_its_rule():
     selection = task_type_for(BisonStage.SELECTION)
@@ -46,6 +54,10 @@ def test_each_policy_reads_as_a_sentence_with_its_rule():
     assert reason_sentence(DISAGREES, task=task_type_for(EccvStage.JUDGMENT)) == (
         "Agreed with the other workers on 4 of 20 compared answers: at best 42% (95% upper "
         "bound), under the rule's 70%, while passing gold (3 of 3 right)."
+    )
+    assert reason_sentence(FAILS_GOLD, task=task_type_for(CxcStage.STS)) == (
+        "Passed 25 of 40 gold questions of this stage: at best 74% (95% upper bound), under "
+        "the rule's 80%; all of the worker's waiting work is held."
     )
     # A policy no code words any more still reads as words, never as a dict.
     odd = reason_sentence({"policy": "old_rule", "share": 0.5}, task=None)
