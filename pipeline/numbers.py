@@ -21,7 +21,10 @@ def setting_number(value: object, *, key: str, field: str, whole: bool) -> int |
     if isinstance(number, float) and not math.isfinite(number):
         raise InputError(f"{key} must be a finite number, got {value!r}", field=field)
     if not whole:
-        return float(number)
+        try:
+            return float(number)
+        except OverflowError:  # an int beyond any float
+            raise InputError(f"{key} is too large, got {value!r}", field=field) from None
     if isinstance(number, float) and not number.is_integer():
         raise InputError(f"{key} must be a whole number, got {value!r}", field=field)
     return int(number)
