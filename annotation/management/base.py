@@ -19,10 +19,17 @@ from pipeline.errors import InputError
 class ServiceCommand(BaseCommand):
     """A command whose service errors print as one clear line and exit non-zero."""
 
+    # A service's field name -> the option that gave it, where they differ ("version" ->
+    # "--export-version"): the error names what the user typed.
+    options_of_fields: dict[str, str] = {}
+
     def execute(self, *args: Any, **options: Any) -> str | None:
         try:
             return super().execute(*args, **options)
-        except (InputError, ServiceError) as exc:
+        except InputError as exc:
+            option = self.options_of_fields.get(exc.field or "")
+            raise CommandError(f"{option}: {exc.message}" if option else str(exc)) from exc
+        except ServiceError as exc:
             raise CommandError(str(exc)) from exc
         except Http404 as exc:  # get_object_or_404 with an id that does not exist
             raise CommandError(str(exc).replace("matches the given query", "has that id")) from None

@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.utils import timezone
 
+from annotation.management.arguments import number, record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Job
 from annotation.services.job_recovery import job_cancel, job_resume, jobs_recover
@@ -18,9 +19,11 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", nargs="?", choices=["list", "resume", "cancel", "recover"])
-        parser.add_argument("job", nargs="?", type=int)
+        parser.add_argument("job", nargs="?", type=record_id)
         parser.add_argument(
-            "--stall-seconds", type=float, help="with recover: silence that counts as stalled"
+            "--stall-seconds",
+            type=number(1.0, 365 * 86_400.0),
+            help="with recover: silence that counts as stalled",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -5,6 +5,7 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flow_registry import stage_names
+from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
@@ -17,13 +18,13 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("--stage", required=True, choices=stage_names())
         parser.add_argument("--agreement", choices=AGREEMENT, default="")
         parser.add_argument("--gold", choices=GOLD, default="")
         parser.add_argument("--held", choices=HELD, default="")
-        parser.add_argument("--limit", type=int, default=50)
-        parser.add_argument("--offset", type=int, default=0)
+        parser.add_argument("--limit", type=whole(1, 10_000), default=50)
+        parser.add_argument("--offset", type=whole(0, 10**9), default=0)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])

@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from annotation.crowd.mturk.sync import PROVIDER, mturk_sync_batch
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 
@@ -11,7 +12,7 @@ class Command(ServiceCommand):
     help = "Bring MTurk assignments into the app and reconcile states (all published MTurk batches by default)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch", type=int, action="append", help="only these batches")
+        parser.add_argument("--batch", type=record_id, action="append", help="only these batches")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         batches = Batch.objects.filter(provider=PROVIDER, status="published")

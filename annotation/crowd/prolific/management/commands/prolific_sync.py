@@ -5,6 +5,7 @@ from django.core.management.base import CommandParser
 from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.publish import prolific_sync_one
 from annotation.crowd.prolific.sync import PROVIDER
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 
@@ -16,7 +17,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch", type=int, action="append", help="only these batches")
+        parser.add_argument("--batch", type=record_id, action="append", help="only these batches")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         batches = Batch.objects.filter(provider=PROVIDER, status="published")

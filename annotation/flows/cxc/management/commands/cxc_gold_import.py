@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.inputs import STAGES
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
@@ -16,7 +17,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("file")
         parser.add_argument("--stage", choices=sorted(STAGES), required=True)
 

@@ -4,6 +4,7 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
+from annotation.management.arguments import number, record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
@@ -12,9 +13,9 @@ class Command(ServiceCommand):
     help = "Merge CxC caption-image positives (sits CSV, agg_score >= threshold) into an ECCV run."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("path")
-        parser.add_argument("--threshold", type=float)
+        parser.add_argument("--threshold", type=number(0.0, 5.0))
         parser.add_argument(
             "--skip-unknown", action="store_true", help="skip rows naming ids the dataset lacks"
         )

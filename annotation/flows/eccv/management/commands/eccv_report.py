@@ -5,6 +5,7 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.report import eccv_report
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
@@ -15,7 +16,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         self.stdout.write(

@@ -7,6 +7,7 @@ from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,
 )
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 
@@ -18,7 +19,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("models", nargs="*", metavar="MODEL=FILE")
         parser.add_argument("--make-items", action="store_true")
 
