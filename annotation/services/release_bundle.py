@@ -35,7 +35,6 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-
 from pipeline.errors import InputError
 
 CHUNK = 1 << 20
