@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable, Iterable
 
 from annotation.run_settings import Setting
@@ -64,6 +65,19 @@ def setting(settings: Iterable[Setting], key: str) -> Callable[[str], int | floa
     if found.kind == "number":
         return number(found.low, found.high)
     return whole(int(found.low), int(found.high))
+
+
+def writable_file(text: str) -> str:
+    """A file the command writes at its end: its folder must exist and take files now, so a
+    long run does not end in an error (or a traceback) about where its result was to go."""
+    folder = os.path.dirname(os.path.abspath(text)) or "."
+    if not text or os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"must name a file, got {_shown(text)}")
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(
+            f"cannot write {_shown(text)}: no writable folder {folder}"
+        )
+    return text
 
 
 record_id = whole(1, ID_MAX)  # a batch, run, job, export or HIT id

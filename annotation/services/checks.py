@@ -48,10 +48,10 @@ def check_run_stage(*, kind: str, stage: str, field: str = "stage") -> str:
     from annotation.flow_registry import flow_for_kind
 
     flow = flow_for_kind(kind)
-    stages = [value for value, _ in flow.stages] if flow is not None else []
-    if stage not in stages:
+    stages = [str(value) for value, _ in flow.stages] if flow is not None else []
+    if str(stage) not in stages:
         raise InputError(
-            f"{stage!r} is not a stage of this run's flow ({kind}): its stages are "
+            f"{str(stage)!r} is not a stage of this run's flow ({kind}): its stages are "
             + (", ".join(stages) or "none"),
             field=field,
         )

@@ -24,6 +24,22 @@ def stages() -> dict[str, str]:
 class Command(ServiceCommand):
     help = "Package a stage's waiting items into HITs (with gold items where the task has them) and publish them."
 
+    # The service's field names, as the options that give them.
+    options_of_fields = {
+        "stage": "--stage",
+        "items_per_hit": "--items-per-hit",
+        "assignments_per_hit": "--assignments",
+        "limit": "--limit",
+        "reward": "--reward",
+        "seed": "--seed",
+        "lifetime_seconds": "--lifetime",
+        "assignment_duration_seconds": "--duration",
+        "auto_approval_delay_seconds": "--approval-delay",
+        "options.first_claim_seconds": "--first-claim-seconds",
+        "provider": "--provider",
+        "direction": "--direction",
+    }
+
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=record_id)
         parser.add_argument("--stage", choices=sorted(stages()), required=True)

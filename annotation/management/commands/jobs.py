@@ -1,6 +1,6 @@
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from annotation.management.arguments import number, record_id
@@ -30,8 +30,7 @@ class Command(ServiceCommand):
         action = opts["action"] or "list"
         who = "cli"
         if action in ("resume", "cancel") and opts["job"] is None:
-            self.stderr.write(f"give the job id: manage.py jobs {action} <id>")
-            raise SystemExit(2)
+            raise CommandError(f"give the job id: manage.py jobs {action} <id>")
         if action == "resume":
             plan = job_resume(job_id=opts["job"], reason="by hand", by=who)
             self.stdout.write(f"job {opts['job']}: {len(plan)} step(s) sent again")

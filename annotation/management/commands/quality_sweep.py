@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.core.management.base import CommandParser
 
 from annotation.flow_registry import DemoContext, flows
-from annotation.management.arguments import seed, whole
+from annotation.management.arguments import seed, whole, writable_file
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.selectors.simulated_quality import QualityRow, quality_lines
@@ -44,7 +44,9 @@ class Command(ServiceCommand):
         parser.add_argument("--captions", default=str(SAMPLE), help="COCO captions JSON")
         parser.add_argument("--seed", type=seed, default=0)
         parser.add_argument("--eccv-queries", type=whole(1, 100_000), default=60)
-        parser.add_argument("--json", dest="json_path", help="also write the rows here")
+        parser.add_argument(
+            "--json", dest="json_path", type=writable_file, help="also write the rows here"
+        )
         parser.add_argument(
             "--bison-config",
             default="{}",

@@ -137,7 +137,7 @@ class Command(ServiceCommand):
             )
             self.stdout.write(f"{n} workers notified")
         elif action == "expire":
-            b = batch_expire(batch=Batch.objects.get(pk=opts["batch"]))
+            b = batch_expire(batch=get_object_or_404(Batch, pk=opts["batch"]))
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "extend":
             b = batch_extension.batch_extend(

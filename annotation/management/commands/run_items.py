@@ -9,6 +9,7 @@ from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
+from annotation.services.checks import check_run_stage
 
 
 class Command(ServiceCommand):
@@ -16,6 +17,8 @@ class Command(ServiceCommand):
         "The run's data browser as JSON lines: each item of a stage with its answers (worker "
         "pseudonym, label), aggregate, agreement and open reviews; filtered and paged."
     )
+
+    options_of_fields = {"stage": "--stage"}
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", type=record_id)
@@ -28,6 +31,7 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
+        check_run_stage(kind=run.kind, stage=opts["stage"])  # another flow's: no items at all
         items = run_items(
             run=run,
             stage=opts["stage"],
@@ -35,8 +39,8 @@ class Command(ServiceCommand):
             gold=opts["gold"],
             held=opts["held"],
         )
-        start = max(0, opts["offset"])
-        page = list(items[start : start + max(0, opts["limit"])])
+        start = opts["offset"]
+        page = list(items[start : start + opts["limit"]])
         for row in item_rows(items=page, stage=opts["stage"]):
             record = {
                 "item": row.item.pk,

@@ -1,6 +1,6 @@
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.crowd.mturk.sync import PROVIDER, mturk_sync_batch
 from annotation.management.arguments import record_id
@@ -18,6 +18,9 @@ class Command(ServiceCommand):
         batches = Batch.objects.filter(provider=PROVIDER, status="published")
         if opts["batch"]:
             batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
+            unknown = sorted(set(opts["batch"]) - set(batches.values_list("pk", flat=True)))
+            if unknown:  # asked for by id: silence would look like "nothing changed"
+                raise CommandError(f"--batch: no {PROVIDER} batch {', '.join(map(str, unknown))}")
         for batch in batches.order_by("pk"):
             report = mturk_sync_batch(batch=batch)
             self.stdout.write(

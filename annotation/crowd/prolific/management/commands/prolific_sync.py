@@ -1,6 +1,6 @@
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.publish import prolific_sync_one
@@ -23,6 +23,9 @@ class Command(ServiceCommand):
         batches = Batch.objects.filter(provider=PROVIDER, status="published")
         if opts["batch"]:
             batches = Batch.objects.filter(pk__in=opts["batch"], provider=PROVIDER)
+            unknown = sorted(set(opts["batch"]) - set(batches.values_list("pk", flat=True)))
+            if unknown:  # asked for by id: silence would look like "nothing changed"
+                raise CommandError(f"--batch: no {PROVIDER} batch {', '.join(map(str, unknown))}")
         client = prolific_provider().client
         for batch in batches.order_by("pk"):
             report = prolific_sync_one(batch=batch, client=client)

@@ -1,13 +1,12 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS
 from annotation.management.arguments import record_id, seed, whole
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -36,7 +35,7 @@ class Command(ServiceCommand):
         parser.add_argument("--no-wait", action="store_true", help="enqueue and return")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.BISON)
         job = pairing_start(
             run=run,
             vectors_path=opts["vectors"],

@@ -1,13 +1,12 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.models import AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -29,7 +28,7 @@ class Command(ServiceCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         params = {"dim": opts["dim"]} if opts["dim"] else {}
         annotator = eccv_annotator_add(
-            run=get_object_or_404(Run, pk=opts["run"]),
+            run=self.run_of(opts["run"], kind=RunKind.ECCV),
             name=opts["name"],
             kind=opts["kind"],
             source=opts["file"],

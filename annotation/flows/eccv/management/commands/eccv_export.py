@@ -1,13 +1,12 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.management.release_options import release_arguments, release_options
-from annotation.models import Export, Run
+from annotation.models import Export, RunKind
 
 
 class Command(ServiceCommand):
@@ -23,7 +22,7 @@ class Command(ServiceCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.ECCV)
         job = self.wait_for_job(
             eccv_export_start(
                 run=run,

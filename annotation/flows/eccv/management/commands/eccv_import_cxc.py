@@ -1,12 +1,11 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.cxc_positives import eccv_cxc_import
 from annotation.management.arguments import number, record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -22,7 +21,7 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         n = eccv_cxc_import(
-            run=get_object_or_404(Run, pk=opts["run"]),
+            run=self.run_of(opts["run"], kind=RunKind.ECCV),
             path=opts["path"],
             threshold=opts["threshold"],
             skip_unknown=opts["skip_unknown"],

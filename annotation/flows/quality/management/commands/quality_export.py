@@ -1,13 +1,12 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.quality.services.export import quality_export_start
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.management.release_options import release_arguments, release_options
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -20,7 +19,7 @@ class Command(ServiceCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         job = self.wait_for_job(
             quality_export_start(
-                run=get_object_or_404(Run, pk=opts["run"]), release=release_options(opts)
+                run=self.run_of(opts["run"], kind=RunKind.QUALITY), release=release_options(opts)
             )
         )
         self.stdout.write(job.message)

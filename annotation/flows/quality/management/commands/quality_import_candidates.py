@@ -1,7 +1,6 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
@@ -9,7 +8,7 @@ from annotation.flows.quality.services.candidates import (
 )
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -24,7 +23,7 @@ class Command(ServiceCommand):
         parser.add_argument("--make-items", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.QUALITY)
         for spec in opts["models"]:
             model, _, path = spec.partition("=")
             n = quality_candidates_import(run=run, model=model, path=path)
