@@ -40,7 +40,18 @@ class SampledPair:
     similarity: float
 
 
+BIN_EDGES = (-1.5, 1.5)  # cosines lie within [-1, 1]; an edge a little outside holds the end
+
+
 def check_bins(bins: Sequence[float], shares: Sequence[float]) -> None:
+    low, high = BIN_EDGES
+    # NaN fails every bound (it would pass the increasing check below); True is 1 to Python.
+    if any(
+        isinstance(b, bool) or not isinstance(b, int | float) or not low <= b <= high for b in bins
+    ):
+        raise InputError(f"must be cosine edges from {low} to {high}", field="bins")
+    if any(isinstance(s, bool) for s in shares):
+        raise InputError("must be numbers", field="shares")
     if len(bins) < 2 or any(b >= c for b, c in zip(bins, bins[1:], strict=False)):
         raise InputError("must be increasing cosine edges, at least two", field="bins")
     if len(shares) != len(bins) - 1:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import InputError
+from pipeline.numbers import setting_number
 
 Vote = tuple[bool, float]  # (says positive, the worker's reliability)
 
@@ -48,11 +49,16 @@ class RedundancyPolicy:
         unknown = set(options) - floats - {"start", "cap"}
         if unknown:
             raise InputError(f"unknown redundancy setting {sorted(unknown)[0]!r}", field="adaptive")
+        values = {
+            k: setting_number(
+                v, key=f"bad redundancy setting: {k}", field="adaptive", whole=k not in floats
+            )
+            for k, v in options.items()
+        }
         try:
-            values = {k: float(v) if k in floats else int(v) for k, v in options.items()}
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"bad redundancy setting: {exc}", field="adaptive") from None
-        return cls(**values)  # type: ignore[arg-type]
+            return cls(**values)  # type: ignore[arg-type]
+        except InputError as exc:  # named as the run's setting: adaptive.cap
+            raise InputError(exc.message, field=f"adaptive.{exc.field}") from None
 
 
 # Before any gold answer a worker is taken to be right 85 % of the time, with the weight of

@@ -23,6 +23,7 @@ from typing import Any
 
 from pipeline.errors import InputError
 from pipeline.expectation import wilson
+from pipeline.numbers import setting_number
 
 MAX_CAP = 100
 
@@ -33,13 +34,12 @@ def _values(options: dict[str, Any], field: str) -> dict[str, Any]:
     unknown = set(options) - {"start", "cap", "half_width"}
     if unknown:
         raise InputError(f"unknown redundancy setting {sorted(unknown)[0]!r}", field=field)
-    try:
-        return {
-            key: float(value) if key == "half_width" else int(value)
-            for key, value in options.items()
-        }
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"bad redundancy setting: {exc}", field=field) from None
+    return {
+        key: setting_number(
+            value, key=f"bad redundancy setting: {key}", field=field, whole=key != "half_width"
+        )
+        for key, value in options.items()
+    }
 
 
 def _check_counts(start: int, cap: int, field: str) -> None:

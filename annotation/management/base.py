@@ -12,20 +12,38 @@ from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 
 from annotation.errors import ServiceError
-from annotation.models import Batch, Job, JobState
+from annotation.models import Batch, Job, JobState, Run
 from pipeline.errors import InputError
 
 
 class ServiceCommand(BaseCommand):
     """A command whose service errors print as one clear line and exit non-zero."""
 
+    # A service's field name -> the option that gave it, where they differ ("version" ->
+    # "--export-version"): the error names what the user typed.
+    options_of_fields: dict[str, str] = {}
+
     def execute(self, *args: Any, **options: Any) -> str | None:
         try:
             return super().execute(*args, **options)
-        except (InputError, ServiceError) as exc:
+        except InputError as exc:
+            option = self.options_of_fields.get(exc.field or "")
+            raise CommandError(f"{option}: {exc.message}" if option else str(exc)) from exc
+        except ServiceError as exc:
             raise CommandError(str(exc)) from exc
         except Http404 as exc:  # get_object_or_404 with an id that does not exist
-            raise CommandError(str(exc).replace("matches the given query", "has that id")) from None
+            raise CommandError(self._not_found(str(exc), options)) from None
+
+    @staticmethod
+    def _not_found(message: str, options: dict[str, Any]) -> str:
+        """ "No Batch matches the given query." as "no batch 12": the option named after the
+        model holds the id that was asked for."""
+        words = message.split()
+        model = words[1] if len(words) > 2 and words[0] == "No" else ""
+        value = options.get(model.lower()) if model else None
+        if value is None:
+            return message.replace("matches the given query", "has that id")
+        return f"no {model.lower()} {value}"
 
     @staticmethod
     def batch_of(pk: int, *, provider: str) -> Batch:
@@ -39,6 +57,17 @@ class ServiceCommand(BaseCommand):
                 f"{provider!r} batches"
             )
         return batch
+
+    @staticmethod
+    def run_of(pk: int, *, kind: str) -> Run:
+        """The run `pk` of `kind` (a flow's command), or an error that says which kind it is:
+        another flow's run would fail later, or worse, not at all."""
+        run = Run.objects.filter(pk=pk).first()
+        if run is None:
+            raise CommandError(f"no run {pk}")
+        if run.kind != kind:
+            raise CommandError(f"run {pk} is a {run.kind} run; this command is for {kind} runs")
+        return run
 
     @staticmethod
     def json_object(text: str, option: str) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from annotation.services.checks import (
     check_batch_times,
     check_int,
     check_reward,
+    check_run_stage,
 )
 from annotation.services.events import event_record
 from annotation.services.gold import gold_warnings, item_images
@@ -120,6 +121,7 @@ def batch_create(
     `auto_approval_delay_seconds` defaults to the task type's (or the model's) default."""
     if stage not in stage_names():
         raise InputError(f"unknown stage {stage!r}", field="stage")
+    check_run_stage(kind=run.kind, stage=stage)  # another flow's stage would find no items
     # Unknown provider names fail here, before anything is written; the provider checks and
     # completes its own options (a panel's study-link settings).
     options = provider_for(provider).batch_options(options=dict(options or {}))

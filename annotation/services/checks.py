@@ -3,6 +3,7 @@ each bad value is an InputError naming its field, raised before anything is writ
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -33,11 +34,28 @@ def check_int(config: dict[str, Any], key: str, *, low: int, high: int) -> int:
 
 def check_number(config: dict[str, Any], key: str, *, low: float, high: float) -> float:
     value = config[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise InputError(f"must be a number, got {value!r}", field=key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"must be a finite number, got {value!r}", field=key)
+    if isinstance(value, float) and not math.isfinite(value):  # NaN passes every bound
+        raise InputError(f"must be a finite number, got {value!r}", field=key)
     if not low <= value <= high:
         raise InputError(f"must be from {low} to {high}, got {value}", field=key)
     return float(value)
+
+
+def check_run_stage(*, kind: str, stage: str, field: str = "stage") -> str:
+    """`stage` as one of the stages of the flow a run of `kind` belongs to."""
+    from annotation.flow_registry import flow_for_kind
+
+    flow = flow_for_kind(kind)
+    stages = [str(value) for value, _ in flow.stages] if flow is not None else []
+    if str(stage) not in stages:
+        raise InputError(
+            f"{str(stage)!r} is not a stage of this run's flow ({kind}): its stages are "
+            + (", ".join(stages) or "none"),
+            field=field,
+        )
+    return stage
 
 
 def check_name(name: str, *, field: str = "name", limit: int = MAX_NAME) -> str:

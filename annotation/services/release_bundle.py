@@ -25,6 +25,7 @@ from annotation.selectors.exports import (
     export_file_entries,
     export_folder,
 )
+from annotation.services.checks import check_int
 from annotation.services.files import file_write_atomic
 from annotation.services.jobs import (
     job_create,
@@ -34,6 +35,7 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
+from pipeline.errors import InputError
 
 CHUNK = 1 << 20
 
@@ -100,9 +102,21 @@ def export_bundle_create(*, run: Run, version: int | None = None) -> tuple[Path,
     """Pack the run's export `version` (default: the newest) into a .tar.gz; returns the
     bundle's path and sha256."""
     exports = Export.objects.filter(run=run).order_by("-created_at", "-pk")
-    export = (exports.filter(version=version) if version else exports).first()
-    if export is None:
-        raise ServiceError(f"run {run.pk} has no export" + (f" v{version}" if version else ""))
+    if version is None:
+        export = exports.first()
+        if export is None:
+            raise ServiceError(f"run {run.pk} has no export")
+    else:
+        # 0 once meant "the newest" (it is falsy): a version is asked for or it is not.
+        check_int({"version": version}, "version", low=1, high=2**31 - 1)
+        export = exports.filter(version=version).first()
+        if export is None:
+            have = sorted(set(exports.values_list("version", flat=True)))
+            raise InputError(
+                f"run {run.pk} has no export version {version}; its versions: "
+                + (", ".join(map(str, have)) or "none"),
+                field="version",
+            )
     if not export_folder(export).is_dir():
         raise ServiceError(f"export {export.pk}'s files are gone from the server")
     return export_bundle_write(export=export)

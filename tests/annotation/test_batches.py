@@ -122,3 +122,40 @@ def test_a_simulated_crowds_layout_follows_the_public_seed(paired_run):
         layouts.append((event.data["layout_seed"], swapped))
         Batch.objects.filter(pk=batch.pk).delete()
     assert len(set(layouts)) == 1
+
+
+# Every number a batch takes (API, console form and CLI all call batch_create), generated:
+# NaN, infinities, negatives, huge values, text and bools are refused with the field named.
+BATCH_NUMBERS = {
+    "items_per_hit": "items_per_hit",
+    "assignments_per_hit": "assignments_per_hit",
+    "reward": "reward",
+    "lifetime_seconds": "lifetime_seconds",
+    "assignment_duration_seconds": "assignment_duration_seconds",
+    "auto_approval_delay_seconds": "auto_approval_delay_seconds",
+    "seed": "seed",
+    "limit": "limit",
+    "first_claim_seconds": "options.first_claim_seconds",
+}
+BAD_NUMBERS = [float("nan"), float("inf"), float("-inf"), -1, 10**18, "12", True, 2.5]
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_NUMBERS))
+def test_every_batch_number_refuses_nan_inf_negative_huge_and_text(paired_run, name):
+    for bad in BAD_NUMBERS:
+        if name == "reward" and bad in ("12", 2.5):
+            continue  # documented: an amount may be given as text or a number ("0.50", 2.5)
+        if name == "seed" and bad == -1:
+            continue  # a seed may be negative (Batch.seed is a signed 32-bit column)
+        given = {"options": {name: bad}} if name == "first_claim_seconds" else {name: bad}
+        with pytest.raises(InputError) as err:
+            batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local", **given)
+        assert err.value.field == BATCH_NUMBERS[name], (name, bad, err.value.field)
+    assert Batch.objects.count() == 0
+
+
+def test_another_flows_stage_names_the_stage_and_the_runs_flow(paired_run):
+    with pytest.raises(InputError) as err:
+        batch_create(run=paired_run, stage="cxc_sis", provider="local")
+    assert err.value.field == "stage"
+    assert "cxc_sis" in str(err.value) and "bison" in str(err.value).lower()

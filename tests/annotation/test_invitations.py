@@ -318,7 +318,7 @@ def test_invite_command_reads_a_csv_and_revokes(paired_run, tmp_path, capsys):
         call_command("invite_workers", str(paired_run.pk), "--revoke", "nobody")
     with pytest.raises(CommandError, match="missing.csv"):
         call_command("invite_workers", str(paired_run.pk), "--csv", str(tmp_path / "missing.csv"))
-    with pytest.raises(CommandError, match="has that id"):
+    with pytest.raises(CommandError, match="no run 999999"):
         call_command("invite_workers", "999999", "x")
 
 

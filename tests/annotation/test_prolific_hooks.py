@@ -4,6 +4,10 @@ out-of-order statuses never move a submission back, the high-return-rate event w
 batch page, and `prolific_hooks` / the console's button make the secret and the confirmed
 subscriptions once, against the stand-in's hooks endpoints."""
 
+import base64
+import hashlib
+import hmac
+import json
 import threading
 import time
 from io import StringIO
@@ -412,3 +416,71 @@ def test_the_console_button_is_staff_only_and_runs_the_same_setup(
     again = admin_client.post("/prolific/reconcile/", {"action": "hooks"}).content.decode()
     assert again.count("<li>already subscribed: ") == 2 and secret not in again
     assert len(pro.standin.hook_subscriptions) == 2
+
+
+# --- unreadable timestamps and oversized bodies (issue 47) ----------------------------------
+
+
+def signed_with(stamp, body=b'{"event_type": "submission.status.change"}'):
+    """A body signed with the hook secret over `stamp`: only the timestamp can be wrong."""
+    digest = hmac.new(SECRET.encode(), stamp.encode() + body, hashlib.sha256).digest()
+    return body, base64.b64encode(digest).decode()
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["nan", "NaN", "inf", "-inf", "1e400", "", "soon", "1_700_000_000", " 1700000000", "-5"],
+)
+def test_a_timestamp_that_is_not_a_time_now_is_refused(settings, stamp):
+    # "nan" passed before: a NaN compares false with the tolerance, so it was never stale.
+    settings.CROWDVL_PROLIFIC_HOOK_SECRET = SECRET
+    body, signature = signed_with(stamp)
+    with pytest.raises(hooks.HookRefused):
+        hooks.hook_verify(body=body, signature=signature, stamp=stamp)
+    assert hooks.hook_sent_at(stamp) is None
+
+
+def test_a_far_future_or_past_timestamp_is_stale_and_now_is_not(settings):
+    settings.CROWDVL_PROLIFIC_HOOK_SECRET = SECRET
+    now = time.time()
+    for stamp in (str(int(now) + 10**9), str(int(now * 1000) + 10**12), "9" * 16, "0"):
+        body, signature = signed_with(stamp)
+        with pytest.raises(hooks.HookRefused, match="stale|unreadable"):
+            hooks.hook_verify(body=body, signature=signature, stamp=stamp)
+    for stamp in (str(int(now)), str(int(now * 1000)), f"{now:.3f}"):
+        body, signature = signed_with(stamp)
+        hooks.hook_verify(body=body, signature=signature, stamp=stamp)
+
+
+def test_a_nan_x_timestamp_orders_nothing(settings):
+    assert hooks.hook_sent_at("nan") is None and hooks.hook_sent_at("inf") is None
+
+
+@pytest.mark.parametrize("size", [hooks.BODY_MAX + 1, 30 * 1024 * 1024])
+def test_an_oversized_body_is_a_json_413_naming_the_limit(settings, client, size):
+    # A 30 MB body answered Django's HTML 400 page (RequestDataTooBig) before.
+    settings.CROWDVL_PROLIFIC_HOOK_SECRET = SECRET
+    response = client.post("/prolific/hooks/", b"x" * size, content_type="application/json")
+    assert response.status_code == 413
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["limit"] == hooks.BODY_MAX
+    assert str(hooks.BODY_MAX) in response.json()["error"]
+
+
+def test_the_declared_length_is_checked_before_the_body_is_read(settings, rf):
+    from annotation.crowd.prolific.views import prolific_hook
+
+    class Unreadable:
+        def read(self, *args):
+            raise AssertionError("the body was read")
+
+        readline = read
+
+    request = rf.post("/prolific/hooks/", b"", content_type="application/json")
+    request.META["CONTENT_LENGTH"] = str(hooks.BODY_MAX + 1)
+    request._stream = Unreadable()
+    response = prolific_hook(request)
+    assert response.status_code == 413
+    assert json.loads(response.content)["limit"] == hooks.BODY_MAX
+    request.META["CONTENT_LENGTH"] = "-1"
+    assert prolific_hook(request).status_code == 413

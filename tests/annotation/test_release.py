@@ -281,6 +281,7 @@ def test_a_release_bundle_packs_a_version_with_checksums(judged, run_on_commit, 
     import tarfile
 
     from django.core.management import call_command
+    from django.core.management.base import CommandError
 
     export = export_of(judged, run_on_commit)
     call_command("export_release", str(judged.pk))
@@ -296,7 +297,7 @@ def test_a_release_bundle_packs_a_version_with_checksums(judged, run_on_commit, 
     assert "data/eccv_judged_pairs.parquet" in sums and "croissant.json" in sums
     for path, digest in sums.items():
         assert hashlib.sha256(members[f"eccv-v1/{path}"]).hexdigest() == digest
-    with pytest.raises(Exception, match="no export v9"):
+    with pytest.raises(CommandError, match="--export-version: run .* has no export version 9"):
         call_command("export_release", str(judged.pk), "--export-version", "9")
 
 

@@ -119,3 +119,97 @@ def test_a_setting_is_declared_with_a_known_kind():
         Setting("x", "X", "help", kind="colour")
     with pytest.raises(ValueError):
         Setting("x", "X", "help", kind="choice")
+
+
+# --- every numeric setting of every flow, generated from the declarations (issue 47) -------
+
+NUMERIC = ("int", "number", "int_or_all")
+
+
+def bad_values(setting):
+    """Values every numeric setting must refuse: not numbers, not finite, out of range."""
+    out = [float("nan"), float("inf"), float("-inf"), "12", True, None, [1], {"a": 1}]
+    if setting.kind != "number":
+        out.append(1.5)
+    if setting.low is not None:
+        out.append(setting.low - 1)
+    out.append(10**19 if setting.high is None else setting.high + 1)
+    if setting.high is None or setting.high < 10**18:
+        out.append(10**18)
+    return out
+
+
+def numeric_settings():
+    return [
+        (kind, setting)
+        for kind in RunKind.values
+        for setting in flow_for_kind(kind).settings
+        if setting.kind in NUMERIC
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "setting"), numeric_settings(), ids=lambda v: getattr(v, "key", v)
+)
+def test_every_numeric_setting_refuses_nan_inf_strings_and_out_of_range(kind, setting):
+    for bad in bad_values(setting):
+        if bad is None and setting.default is None:
+            continue  # an optional setting may be left empty (documented: "Optional")
+        if bad == "12" and setting.kind == "int_or_all":
+            continue  # documented: a form's text field sends the number as text
+        with pytest.raises(InputError) as refused:
+            run_check_config(kind=kind, config={setting.key: bad})
+        assert refused.value.field == setting.key, (setting.key, bad, refused.value.field)
+
+
+def test_there_are_numeric_settings_to_check():
+    assert len(numeric_settings()) > 20
+
+
+def example_of(setting):
+    """The example object a setting's help gives (`e.g. {...}`): its keys are the settings."""
+    import json
+
+    found = re.search(r"(\{.*\})", setting.help)
+    return json.loads(found.group(1)) if found else None
+
+
+def structured_settings():
+    return [
+        (kind, setting)
+        for kind in RunKind.values
+        for setting in flow_for_kind(kind).settings
+        if setting.kind in ("object", "list")
+    ]
+
+
+BAD_INSIDE = [float("nan"), float("inf"), float("-inf"), -1, 10**18, "x", True, None]
+
+
+@pytest.mark.parametrize(
+    ("kind", "setting"), structured_settings(), ids=lambda v: getattr(v, "key", v)
+)
+def test_every_number_inside_an_object_or_list_setting_is_checked(kind, setting):
+    if setting.kind == "list":
+        value = list(setting.default)
+        places = range(len(value))
+    else:
+        value = example_of(setting)
+        assert value, f"{setting.key}: its help gives no example object to check"
+        run_check_config(kind=kind, config={setting.key: value})  # the example itself is good
+        places = list(value)
+    for place in places:
+        for bad in BAD_INSIDE:
+            if bad == -1 and setting.key == "bins":
+                continue  # a cosine edge may be -1 (the scale's low end)
+            if bad == 10**18 and setting.key == "shares":
+                continue  # documented: shares are weights, divided by their sum
+            changed = (
+                [*value[:place], bad, *value[place + 1 :]]
+                if setting.kind == "list"
+                else {**value, place: bad}
+            )
+            with pytest.raises(InputError) as refused:
+                run_check_config(kind=kind, config={setting.key: changed})
+            field = refused.value.field or ""
+            assert field.split(".")[0] == setting.key, (setting.key, place, bad, field)

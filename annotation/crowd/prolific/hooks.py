@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import time
 from typing import Any
 
@@ -37,6 +38,11 @@ from annotation.services.events import event_record
 
 PROVIDER = "prolific"
 TOLERANCE = 300  # seconds a delivery's timestamp may differ from our clock
+# Digits, with an optional fraction: float() alone takes "nan", "inf", "1e400" and "1_0",
+# and a NaN compares false with everything, so it would pass the staleness check.
+STAMP = re.compile(r"[0-9]{1,16}(\.[0-9]{1,9})?")
+# Prolific's events are a few hundred bytes; nothing larger is read.
+BODY_MAX = 64 * 1024
 SUBMISSION_STATUS = "submission.status.change"
 HIGH_RETURN_RATE = "study.has_high_return_rate"
 HANDLED = (SUBMISSION_STATUS, HIGH_RETURN_RATE)
@@ -63,6 +69,8 @@ def _signature(secret: str, stamp: str, body: bytes) -> bytes:
 
 
 def _seconds(stamp: str) -> float:
+    if not STAMP.fullmatch(stamp):
+        raise ValueError(f"unreadable timestamp {stamp[:40]!r}")
     sent = float(stamp)
     return sent / 1000 if sent > 1e12 else sent  # milliseconds (the reference does not say)
 

@@ -27,7 +27,13 @@ from annotation.crowd.prolific.arrival import (
     session_verify,
 )
 from annotation.crowd.prolific.hook_setup import prolific_hooks_setup
-from annotation.crowd.prolific.hooks import HookRefused, hook_apply, hook_sent_at, hook_verify
+from annotation.crowd.prolific.hooks import (
+    BODY_MAX,
+    HookRefused,
+    hook_apply,
+    hook_sent_at,
+    hook_verify,
+)
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.crowd.prolific.studies import COMPLETED, NO_CONSENT, NO_WORK, completion_url
 from annotation.crowd.prolific.test_study import prolific_test_study_of
@@ -254,18 +260,34 @@ def prolific_reconcile_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _hook_body(request: HttpRequest) -> bytes | None:
+    """The delivery's body, None when it is over BODY_MAX: the declared Content-Length is
+    checked before anything is read, then at most BODY_MAX + 1 bytes are read (Django's own
+    cap, DATA_UPLOAD_MAX_MEMORY_SIZE, is larger and answers an HTML page)."""
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not declared.isdigit() or int(declared) > BODY_MAX:
+        return None
+    body = request.read(BODY_MAX + 1)
+    return body if len(body) <= BODY_MAX else None
+
+
 @csrf_exempt
 @require_POST
 def prolific_hook(request: HttpRequest) -> HttpResponse:
     """Prolific's deliveries (signed; each event applied once, an out-of-order status never
     applied over a newer one)."""
+    body = _hook_body(request)
+    if body is None:
+        return JsonResponse(
+            {"error": f"request body over {BODY_MAX} bytes", "limit": BODY_MAX}, status=413
+        )
     try:
         hook_verify(
-            body=request.body,
+            body=body,
             signature=request.headers.get("X-Prolific-Request-Signature", ""),
             stamp=request.headers.get("X-Prolific-Request-Timestamp", ""),
         )
-        payload = json.loads(request.body)
+        payload = json.loads(body)
         if not isinstance(payload, dict):
             raise HookRefused("the body is not an event")
         stamp = request.headers.get("X-Timestamp") or request.headers.get(

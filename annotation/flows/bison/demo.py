@@ -18,6 +18,7 @@ from annotation.flows.bison.selectors import bison_stage_counts
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import BisonStage
+from annotation.management.arguments import whole
 from annotation.models import Caption, Export, Run, RunKind
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
@@ -32,11 +33,11 @@ STAGE3_WORKERS = 62
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stage2-workers", type=int, default=12)
+    parser.add_argument("--stage2-workers", type=whole(1, 10_000), default=12)
     # Nobody takes two stage-3 HITs showing one image (issue 25): a verifier gets a few HITs
     # of the sample's batch: its 128 slots took fifty verifiers (sixteen did before), and
     # sixty-two since each HIT carries two traps showing two more images each (issue 47).
-    parser.add_argument("--stage3-workers", type=int, default=STAGE3_WORKERS)
+    parser.add_argument("--stage3-workers", type=whole(1, 10_000), default=STAGE3_WORKERS)
     parser.add_argument("--vectors", help="FastText .vec/.bin (default: train on the captions)")
 
 

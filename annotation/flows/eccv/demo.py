@@ -26,6 +26,7 @@ from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_
 from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.flows.eccv.vocabulary import EccvStage
+from annotation.management.arguments import whole
 from annotation.models import GOLD_KINDS, Export, Question, Review, Run
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
@@ -49,7 +50,10 @@ WORKERS = 20
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-eccv", action="store_true", help="run the BISON flow only")
     parser.add_argument(
-        "--eccv-queries", type=int, default=60, help="ECCV image and caption queries each"
+        "--eccv-queries",
+        type=whole(1, 100_000),
+        default=60,
+        help="ECCV image and caption queries each",
     )
 
 

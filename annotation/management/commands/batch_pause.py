@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.services.batches import batch_pause, batch_resume
@@ -15,7 +16,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--resume", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:

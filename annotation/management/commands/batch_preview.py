@@ -4,6 +4,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.selectors.preview import batch_preview, preview_record
@@ -16,8 +17,10 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
-        parser.add_argument("--number", type=int, default=1, help="the task (1 = the first)")
+        parser.add_argument("batch", type=record_id)
+        parser.add_argument(
+            "--number", type=whole(1, 2**31 - 1), default=1, help="the task (1 = the first)"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         batch = get_object_or_404(Batch.objects.select_related("run"), pk=opts["batch"])

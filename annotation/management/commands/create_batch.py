@@ -5,12 +5,15 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
+from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.flow_registry import flows
+from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.image_availability import batch_images_check
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.checks import FIRST_CLAIM_MIN, MAX_PER_HIT
 
 
 def stages() -> dict[str, str]:
@@ -21,15 +24,31 @@ def stages() -> dict[str, str]:
 class Command(ServiceCommand):
     help = "Package a stage's waiting items into HITs (with gold items where the task has them) and publish them."
 
+    # The service's field names, as the options that give them.
+    options_of_fields = {
+        "stage": "--stage",
+        "items_per_hit": "--items-per-hit",
+        "assignments_per_hit": "--assignments",
+        "limit": "--limit",
+        "reward": "--reward",
+        "seed": "--seed",
+        "lifetime_seconds": "--lifetime",
+        "assignment_duration_seconds": "--duration",
+        "auto_approval_delay_seconds": "--approval-delay",
+        "options.first_claim_seconds": "--first-claim-seconds",
+        "provider": "--provider",
+        "direction": "--direction",
+    }
+
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("--stage", choices=sorted(stages()), required=True)
         parser.add_argument("--provider", default=settings.CROWDVL_DEFAULT_PROVIDER)
-        parser.add_argument("--items-per-hit", type=int)
-        parser.add_argument("--assignments", type=int, help="workers per HIT")
+        parser.add_argument("--items-per-hit", type=whole(1, MAX_PER_HIT))
+        parser.add_argument("--assignments", type=whole(1, MAX_PER_HIT), help="workers per HIT")
         parser.add_argument(
             "--limit",
-            type=int,
+            type=whole(1, 2**31 - 1),
             help="at most this many waiting items (e.g. a stage's first, calibration batch)",
         )
         parser.add_argument(
@@ -42,7 +61,7 @@ class Command(ServiceCommand):
             action="store_true",
             help="publish at MTurk below CROWDVL_MIN_HOURLY_PAY",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=whole(-(2**31), 2**31 - 1), default=0)
         parser.add_argument("--no-publish", action="store_true")
         parser.add_argument(
             "--no-follow-ups", action="store_true", help="ECCV: skip the rationale questions"
@@ -65,13 +84,21 @@ class Command(ServiceCommand):
             "another HIT (see the batch page for the cheating risk)",
         )
         parser.add_argument(
-            "--approval-delay", type=int, help="seconds before unreviewed work is approved"
+            "--approval-delay",
+            type=whole(*AUTO_APPROVAL_RANGE),
+            help="seconds before unreviewed work is approved",
         )
         parser.add_argument(
-            "--lifetime", type=int, default=7 * 24 * 3600, help="seconds the HITs stay open"
+            "--lifetime",
+            type=whole(*LIFETIME_RANGE),
+            default=7 * 24 * 3600,
+            help="seconds the HITs stay open",
         )
         parser.add_argument(
-            "--duration", type=int, default=3600, help="seconds a worker has for one HIT"
+            "--duration",
+            type=whole(*ASSIGNMENT_DURATION_RANGE),
+            default=3600,
+            help="seconds a worker has for one HIT",
         )
         parser.add_argument(
             "--skip-pilot",
@@ -80,7 +107,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument(
             "--first-claim-seconds",
-            type=int,
+            type=whole(FIRST_CLAIM_MIN, ASSIGNMENT_DURATION_RANGE[1]),
             help="local: how long a HIT is held for a worker with nothing submitted yet",
         )
 

@@ -17,6 +17,7 @@ from annotation.encoders.demo import (
     encoder_demo_summary,
 )
 from annotation.flow_registry import DemoContext, flows
+from annotation.management.arguments import seed
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.money import symbol
@@ -34,7 +35,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--captions", default=str(SAMPLE), help="COCO captions JSON")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=seed, default=0)
         parser.add_argument(
             "--population",
             default="uniform-0.9",

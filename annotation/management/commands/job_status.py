@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Job
 
@@ -11,7 +12,7 @@ class Command(ServiceCommand):
     help = "Show a background job's progress (or follow it with --wait)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("job", type=int)
+        parser.add_argument("job", type=record_id)
         parser.add_argument("--wait", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -1,8 +1,9 @@
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
+from annotation.management.arguments import number, record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Job
 from annotation.services.job_recovery import job_cancel, job_resume, jobs_recover
@@ -18,17 +19,18 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", nargs="?", choices=["list", "resume", "cancel", "recover"])
-        parser.add_argument("job", nargs="?", type=int)
+        parser.add_argument("job", nargs="?", type=record_id)
         parser.add_argument(
-            "--stall-seconds", type=float, help="with recover: silence that counts as stalled"
+            "--stall-seconds",
+            type=number(1.0, 365 * 86_400.0),
+            help="with recover: silence that counts as stalled",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         action = opts["action"] or "list"
         who = "cli"
         if action in ("resume", "cancel") and opts["job"] is None:
-            self.stderr.write(f"give the job id: manage.py jobs {action} <id>")
-            raise SystemExit(2)
+            raise CommandError(f"give the job id: manage.py jobs {action} <id>")
         if action == "resume":
             plan = job_resume(job_id=opts["job"], reason="by hand", by=who)
             self.stdout.write(f"job {opts['job']}: {len(plan)} step(s) sent again")

@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from django.core.management.base import CommandParser
 
 from annotation.flow_registry import DemoContext, flows
+from annotation.management.arguments import seed, whole, writable_file
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
 from annotation.selectors.simulated_quality import QualityRow, quality_lines
@@ -41,9 +42,11 @@ class Command(ServiceCommand):
             "--flows", default="bison,eccv,cxc,quality", help="comma-separated flow names"
         )
         parser.add_argument("--captions", default=str(SAMPLE), help="COCO captions JSON")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--eccv-queries", type=int, default=60)
-        parser.add_argument("--json", dest="json_path", help="also write the rows here")
+        parser.add_argument("--seed", type=seed, default=0)
+        parser.add_argument("--eccv-queries", type=whole(1, 100_000), default=60)
+        parser.add_argument(
+            "--json", dest="json_path", type=writable_file, help="also write the rows here"
+        )
         parser.add_argument(
             "--bison-config",
             default="{}",
@@ -58,13 +61,13 @@ class Command(ServiceCommand):
         parser.add_argument("--vectors", help="FastText .vec/.bin for BISON stage 1")
         parser.add_argument(
             "--model-seeds",
-            type=int,
+            type=whole(0, 10_000),
             default=10,
             help="seeds of the Monte Carlo of every flow's rules (0: leave it out)",
         )
         parser.add_argument(
             "--model-items",
-            type=int,
+            type=whole(1, 10_000_000),
             default=1500,
             help="BISON/ECCV items per seed (CxC, caption quality: a third)",
         )

@@ -3,11 +3,14 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.crowd.base import LIFETIME_RANGE
+from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.money import symbol
 from annotation.services import batch_extension, worker_actions
 from annotation.services.batches import batch_expire
+from annotation.services.checks import MAX_PER_HIT
 from annotation.services.decisions import (
     assignment_approve,
     assignment_reject,
@@ -68,16 +71,16 @@ class Command(ServiceCommand):
         p.add_argument("--subject", required=True)
         p.add_argument("--message", required=True)
         p = sub.add_parser("expire")
-        p.add_argument("batch", type=int)
+        p.add_argument("batch", type=record_id)
         p = sub.add_parser("extend")
-        p.add_argument("batch", type=int)
-        p.add_argument("--seconds", type=int, required=True)
+        p.add_argument("batch", type=record_id)
+        p.add_argument("--seconds", type=whole(1, LIFETIME_RANGE[1]), required=True)
         p = sub.add_parser("top-up", help="bonus workers paid below the minimum hourly rate")
-        p.add_argument("batch", type=int)
+        p.add_argument("batch", type=record_id)
         p.add_argument("--hourly", help="target dollars per hour (default CROWDVL_MIN_HOURLY_PAY)")
         p = sub.add_parser("add-assignments")
-        p.add_argument("hit", type=int)
-        p.add_argument("--count", type=int, required=True)
+        p.add_argument("hit", type=record_id)
+        p.add_argument("--count", type=whole(1, MAX_PER_HIT), required=True)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         action = opts["action"]
@@ -134,7 +137,7 @@ class Command(ServiceCommand):
             )
             self.stdout.write(f"{n} workers notified")
         elif action == "expire":
-            b = batch_expire(batch=Batch.objects.get(pk=opts["batch"]))
+            b = batch_expire(batch=get_object_or_404(Batch, pk=opts["batch"]))
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "extend":
             b = batch_extension.batch_extend(
@@ -143,6 +146,7 @@ class Command(ServiceCommand):
             self.stdout.write(f"batch {b.pk}: {b.status}")
         elif action == "add-assignments":
             h = batch_extension.hit_add_assignments(
-                hit=Hit.objects.select_related("batch").get(pk=opts["hit"]), count=opts["count"]
+                hit=get_object_or_404(Hit.objects.select_related("batch"), pk=opts["hit"]),
+                count=opts["count"],
             )
             self.stdout.write(f"HIT {h.pk}: capacity {h.capacity}")

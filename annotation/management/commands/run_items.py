@@ -5,9 +5,11 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flow_registry import stage_names
+from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
+from annotation.services.checks import check_run_stage
 
 
 class Command(ServiceCommand):
@@ -16,17 +18,20 @@ class Command(ServiceCommand):
         "pseudonym, label), aggregate, agreement and open reviews; filtered and paged."
     )
 
+    options_of_fields = {"stage": "--stage"}
+
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("--stage", required=True, choices=stage_names())
         parser.add_argument("--agreement", choices=AGREEMENT, default="")
         parser.add_argument("--gold", choices=GOLD, default="")
         parser.add_argument("--held", choices=HELD, default="")
-        parser.add_argument("--limit", type=int, default=50)
-        parser.add_argument("--offset", type=int, default=0)
+        parser.add_argument("--limit", type=whole(1, 10_000), default=50)
+        parser.add_argument("--offset", type=whole(0, 10**9), default=0)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         run = get_object_or_404(Run, pk=opts["run"])
+        check_run_stage(kind=run.kind, stage=opts["stage"])  # another flow's: no items at all
         items = run_items(
             run=run,
             stage=opts["stage"],
@@ -34,8 +39,8 @@ class Command(ServiceCommand):
             gold=opts["gold"],
             held=opts["held"],
         )
-        start = max(0, opts["offset"])
-        page = list(items[start : start + max(0, opts["limit"])])
+        start = opts["offset"]
+        page = list(items[start : start + opts["limit"]])
         for row in item_rows(items=page, stage=opts["stage"]):
             record = {
                 "item": row.item.pk,

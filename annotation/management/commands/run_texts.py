@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.selectors.run_texts import run_texts
@@ -20,7 +21,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("--consent", metavar="FILE", help="a UTF-8 text file")
         parser.add_argument("--stage", help="the stage whose --instructions are given")
         parser.add_argument("--instructions", metavar="FILE", help="a UTF-8 text file")

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from annotation.management.arguments import whole
 from annotation.selectors.links import loopback_warning, public_base_url
 
 
@@ -60,7 +61,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
-        parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+        parser.add_argument("--concurrency", type=whole(1, 64), default=2, help="worker processes")
         parser.add_argument(
             "--no-worker", action="store_true", help="the web server only (a worker runs apart)"
         )

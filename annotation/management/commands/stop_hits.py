@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.services.batches import batches_stop
@@ -15,7 +16,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--run", type=int, help="only this run")
+        parser.add_argument("--run", type=record_id, help="only this run")
         parser.add_argument("--reason", required=True)
         parser.add_argument("--yes", action="store_true", help="confirm")
 

@@ -97,4 +97,4 @@ def test_bad_redundancy_settings_are_refused(dataset):
         eccv_run_create(dataset=dataset, config={**base, "adaptive": {"budget": 3}})
     with pytest.raises(InputError) as caught:
         eccv_run_create(dataset=dataset, config={**base, "adaptive": {"start": 4, "cap": 2}})
-    assert caught.value.field == "cap"
+    assert caught.value.field == "adaptive.cap"  # named as the run setting (issue 47)

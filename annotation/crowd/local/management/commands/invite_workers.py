@@ -12,6 +12,7 @@ from annotation.crowd.local.invitations import (
     invitations_create,
     labels_from,
 )
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.spreadsheet import spreadsheet_cell
@@ -25,7 +26,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("labels", nargs="*", help="emails or worker ids")
         parser.add_argument("--csv", help="a CSV file whose first column holds emails or ids")
         parser.add_argument("--revoke", nargs="+", metavar="LABEL", help="revoke these links")

@@ -7,6 +7,7 @@ from annotation.crowd.mturk.client import validate_batch
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.crowd.mturk.spend import mturk_cost_estimate
 from annotation.errors import ServiceError
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
 from annotation.services.batches import batch_warnings
@@ -16,7 +17,7 @@ class Command(ServiceCommand):
     help = "Publish a draft batch to MTurk (a Celery job). Shows the cost first."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--dry-run", action="store_true", help="only show the estimated cost")
         parser.add_argument("--no-wait", action="store_true")
 

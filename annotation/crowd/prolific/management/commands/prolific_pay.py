@@ -5,6 +5,7 @@ from django.core.management.base import CommandParser
 from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.adjustments import prolific_pay_adjust
 from annotation.crowd.prolific.pay import declared_pay, median_pay
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 
 
@@ -16,7 +17,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--adjust", action="store_true", help="pay the adjustment")
 
     def handle(self, *args: Any, **opts: Any) -> None:

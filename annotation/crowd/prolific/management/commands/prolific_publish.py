@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from annotation.crowd import provider_for
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.services.batches import batch_warnings
 
@@ -14,7 +15,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--dry-run", action="store_true", help="only show cost and checks")
         parser.add_argument("--no-wait", action="store_true")
 

@@ -7,6 +7,7 @@ from annotation.crowd.prolific.test_study import (
     prolific_test_participant_create,
     prolific_test_study,
 )
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 
 
@@ -18,7 +19,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--participant", metavar="EMAIL", help="create a test participant")
 
     def handle(self, *args: Any, **opts: Any) -> None:

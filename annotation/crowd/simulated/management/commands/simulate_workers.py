@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from annotation.crowd.simulated.crowd import simulate_crowd
+from annotation.management.arguments import number, record_id, seed, whole
 from annotation.management.base import ServiceCommand
 from pipeline.simulate import POPULATIONS, WorkerProfile, population_named
 
@@ -11,17 +12,19 @@ class Command(ServiceCommand):
     help = "Let simulated workers complete a batch published with the 'simulated' provider."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
-        parser.add_argument("--workers", type=int, default=10)
-        parser.add_argument("--accuracy", type=float, default=0.9)
+        parser.add_argument("batch", type=record_id)
+        parser.add_argument("--workers", type=whole(1, 10_000), default=10)
+        parser.add_argument("--accuracy", type=number(0.0, 1.0), default=0.9)
         parser.add_argument(
             "--population",
             help="a worker population instead of one accuracy: "
             + ", ".join(POPULATIONS)
             + " or uniform-<accuracy>",
         )
-        parser.add_argument("--seconds", type=float, default=20.0, help="mean seconds per answer")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--seconds", type=number(0.1, 86_400.0), default=20.0, help="mean seconds per answer"
+        )
+        parser.add_argument("--seed", type=seed, default=0)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         batch = self.batch_of(opts["batch"], provider="simulated")

@@ -2,6 +2,8 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from annotation.flows.bison.settings import SETTINGS
+from annotation.management.arguments import setting
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset, RunKind
 from annotation.services.runs import run_create
@@ -13,8 +15,13 @@ class Command(ServiceCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dataset", help="dataset name or id")
         parser.add_argument("--name", default="")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--verifiers", type=int, default=2, help="stage-3 workers per triple")
+        parser.add_argument("--seed", type=setting(SETTINGS, "seed"), default=0)
+        parser.add_argument(
+            "--verifiers",
+            type=setting(SETTINGS, "verifiers"),
+            default=2,
+            help="stage-3 workers per triple",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         key = opts["dataset"]

@@ -1,28 +1,32 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS
+from annotation.management.arguments import record_id, seed, whole
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
     help = "BISON stage 1: pair each image with its FastText nearest neighbour (a Celery job)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument(
             "--vectors", help="FastText .vec or .bin file; default: train on the captions"
         )
-        parser.add_argument("--dim", type=int, default=100, help="dimension when training")
         parser.add_argument(
-            "--epochs", type=int, default=DEFAULT_EPOCHS, help="epochs when training"
+            "--dim", type=whole(2, 2048), default=100, help="dimension when training"
         )
-        parser.add_argument("--seed", type=int, default=0, help="seed when training")
-        parser.add_argument("--block-size", type=int, help="query images per subtask")
+        parser.add_argument(
+            "--epochs", type=whole(1, 500), default=DEFAULT_EPOCHS, help="epochs when training"
+        )
+        parser.add_argument("--seed", type=seed, default=0, help="seed when training")
+        parser.add_argument(
+            "--block-size", type=whole(1, 1_000_000), help="query images per subtask"
+        )
         parser.add_argument(
             "--new-embedding-space",
             action="store_true",
@@ -31,7 +35,7 @@ class Command(ServiceCommand):
         parser.add_argument("--no-wait", action="store_true", help="enqueue and return")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.BISON)
         job = pairing_start(
             run=run,
             vectors_path=opts["vectors"],

@@ -4,6 +4,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from annotation.flows.cxc.services.evaluate import cxc_evaluate
+from annotation.management.arguments import seed, whole
 from annotation.management.base import ServiceCommand
 
 
@@ -17,8 +18,8 @@ class Command(ServiceCommand):
         parser.add_argument("--cxc", required=True, help="folder with sis_*, sts_*, sits_*.csv")
         parser.add_argument("--embeddings", required=True, help="model .npz (COCO ids)")
         parser.add_argument("--split", help="which files of the folder: sis_<split>*.csv, ...")
-        parser.add_argument("--draws", type=int, default=1000)
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--draws", type=whole(1, 100_000), default=1000)
+        parser.add_argument("--seed", type=seed, default=0)
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:

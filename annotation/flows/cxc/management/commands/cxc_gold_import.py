@@ -1,12 +1,12 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.inputs import STAGES
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_gold_note
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -16,11 +16,11 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("file")
         parser.add_argument("--stage", choices=sorted(STAGES), required=True)
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.CXC)
         n = cxc_gold_import(run=run, path=opts["file"], stage=STAGES[opts["stage"]])
         self.stdout.write(f"{n} gold pairs for {opts['stage']}{cxc_gold_note(run=run)}")

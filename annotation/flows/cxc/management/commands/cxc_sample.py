@@ -1,11 +1,11 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.cxc.services.sampling import cxc_sample_start
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -15,7 +15,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument(
             "--image-embeddings", help=".npz with image_ids and image_embeddings (COCO ids)"
         )
@@ -27,7 +27,7 @@ class Command(ServiceCommand):
         parser.add_argument("--no-wait", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.CXC)
         job = cxc_sample_start(
             run=run,
             image_embeddings_path=opts["image_embeddings"],

@@ -3,6 +3,8 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.flows.eccv.services.runs import eccv_run_create
+from annotation.flows.eccv.settings import SETTINGS
+from annotation.management.arguments import setting
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset
 
@@ -13,20 +15,30 @@ class Command(ServiceCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dataset", help="dataset name or id")
         parser.add_argument("--name", default="")
-        parser.add_argument("--image-queries", type=int, default=100)
-        parser.add_argument("--caption-queries", type=int, default=100)
-        parser.add_argument("--k", type=int, default=5, help="top-k proposals per model and query")
+        parser.add_argument("--image-queries", type=setting(SETTINGS, "image_queries"), default=100)
         parser.add_argument(
-            "--models", type=int, default=2, help="how many annotators the run needs"
+            "--caption-queries", type=setting(SETTINGS, "caption_queries"), default=100
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--k",
+            type=setting(SETTINGS, "k"),
+            default=5,
+            help="top-k proposals per model and query",
+        )
+        parser.add_argument(
+            "--models",
+            type=setting(SETTINGS, "models"),
+            default=2,
+            help="how many annotators the run needs",
+        )
+        parser.add_argument("--seed", type=setting(SETTINGS, "seed"), default=0)
         parser.add_argument(
             "--exclusions", help="JSON of excluded captions/images (default: the paper's list)"
         )
-        parser.add_argument("--cxc-threshold", type=float, default=3.0)
+        parser.add_argument("--cxc-threshold", type=setting(SETTINGS, "cxc_threshold"), default=3.0)
         parser.add_argument(
             "--image-query-set",
-            type=int,
+            type=setting(SETTINGS, "image_query_set"),
             help="id of a stored embedding set: image queries only from the images it encoded",
         )
         parser.add_argument(

@@ -4,6 +4,7 @@ from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.export import eccv_evaluate
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Export
 from pipeline.errors import InputError
@@ -27,7 +28,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("export", type=int, help="export id")
+        parser.add_argument("export", type=record_id, help="export id")
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument(
             "--rankings", help='JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}}'

@@ -1,19 +1,19 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.export import eccv_export_start
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.management.release_options import release_arguments, release_options
-from annotation.models import Export, Run
+from annotation.models import Export, RunKind
 
 
 class Command(ServiceCommand):
     help = "Export an ECCV run: eccv_image_to_caption.json, eccv_caption_to_image.json, judged pairs JSONL, manifest."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         release_arguments(parser)
         parser.add_argument(
             "--allow-open-reviews",
@@ -22,7 +22,7 @@ class Command(ServiceCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.ECCV)
         job = self.wait_for_job(
             eccv_export_start(
                 run=run,

@@ -1,11 +1,11 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.eccv.services.report import eccv_model_agreement
+from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -16,11 +16,13 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
-        parser.add_argument("--depth", type=int, default=25, help="length of each top list")
+        parser.add_argument("run", type=record_id)
+        parser.add_argument(
+            "--depth", type=whole(1, 10_000), default=25, help="length of each top list"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.ECCV)
         table = eccv_model_agreement(run=run, depth=opts["depth"])
         for direction, rows in table.items():
             names = sorted(rows)

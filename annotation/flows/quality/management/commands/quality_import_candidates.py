@@ -1,14 +1,14 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.flows.quality.services.candidates import (
     quality_candidates_import,
     quality_items_create,
 )
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Run
+from annotation.models import RunKind
 
 
 class Command(ServiceCommand):
@@ -18,12 +18,12 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("run", type=int)
+        parser.add_argument("run", type=record_id)
         parser.add_argument("models", nargs="*", metavar="MODEL=FILE")
         parser.add_argument("--make-items", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        run = get_object_or_404(Run, pk=opts["run"])
+        run = self.run_of(opts["run"], kind=RunKind.QUALITY)
         for spec in opts["models"]:
             model, _, path = spec.partition("=")
             n = quality_candidates_import(run=run, model=model, path=path)
