@@ -281,3 +281,16 @@ def test_an_uploads_size_is_checked_before_it_is_read(settings):
     with pytest.raises(InputError) as caught:
         upload_read(upload, file="big.csv")
     assert (caught.value.file, caught.value.field) == ("big.csv", "file")
+
+
+def test_the_command_checks_a_files_size_before_reading_it(batch, settings, tmp_path):
+    """`panel_confirm BATCH FILE` refuses a file over CROWDVL_MAX_UPLOAD_MB by its size, as the
+    console and the API do (issue 47), naming the file; nothing is confirmed."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    settings.CROWDVL_MAX_UPLOAD_MB = 1
+    big = tmp_path / "approved.csv"
+    big.write_bytes(b"participant_id\n" + b"a" * (1024 * 1024 + 10))
+    with pytest.raises(CommandError, match=r"approved\.csv.*larger than 1 MB"):
+        call_command("panel_confirm", str(batch.pk), str(big))

@@ -2,12 +2,12 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
-from django.shortcuts import get_object_or_404
 
+from annotation.crowd.panel import options
 from annotation.crowd.panel.selectors import bonus_csv
 from annotation.crowd.panel.services import panel_batch_check
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 from annotation.services.files import file_write_atomic
 
 
@@ -18,11 +18,11 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--output", "-o", help="write to this file instead of the screen")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"])
+        batch = self.batch_of(opts["batch"], provider=options.PROVIDER)
         panel_batch_check(batch)
         text = bonus_csv(batch=batch)
         if opts["output"]:

@@ -2,11 +2,11 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
-from django.shortcuts import get_object_or_404
 
-from annotation.crowd.panel.approvals import MAX_BYTES, panel_confirm
+from annotation.crowd.panel import options
+from annotation.crowd.panel.approvals import panel_confirm, size_check, upload_limit
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 
 
 class Command(ServiceCommand):
@@ -18,7 +18,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("file", help="the panel's CSV (or one id per line)")
         parser.add_argument(
             "--release-unlisted",
@@ -28,11 +28,13 @@ class Command(ServiceCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"])
+        batch = self.batch_of(opts["batch"], provider=options.PROVIDER)
         path = Path(opts["file"])
         try:
+            # Its size first, as the console and the API check an upload's (issue 47).
+            size_check(path.stat().st_size, file=path.name, field="file")
             with path.open("rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
+                data = handle.read(upload_limit() + 1)
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror or exc}") from None
         report = panel_confirm(

@@ -1,13 +1,12 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.shortcuts import get_object_or_404
 
 from annotation.crowd import provider_for
 from annotation.crowd.panel import options
 from annotation.crowd.panel.services import panel_batch_check, panel_settings_set
+from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.models import Batch
 
 
 class Command(ServiceCommand):
@@ -17,7 +16,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("batch", type=int)
+        parser.add_argument("batch", type=record_id)
         parser.add_argument("--id-param", help="e.g. participantId, id, PROLIFIC_PID")
         parser.add_argument("--name", help="the panel's name (ids are unique within a panel)")
         for outcome in options.OUTCOMES:
@@ -32,7 +31,7 @@ class Command(ServiceCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        batch = get_object_or_404(Batch, pk=opts["batch"])
+        batch = self.batch_of(opts["batch"], provider=options.PROVIDER)
         panel_batch_check(batch)
         changes: dict = {}
         for key in ("id_param", "name", "completion_url"):
