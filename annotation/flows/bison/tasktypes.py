@@ -218,6 +218,11 @@ class VerificationTask(TaskType):
         from annotation.flows.bison.selectors import bison_required_verifiers
 
         lookup_policy(options)
+        if options.get(RELAX_IMAGES.name):
+            # A batch relaxed for a trusted pool carries no traps: a worker may not be given a
+            # trap they had (memory would tell them which question it is), so with traps a
+            # small lab could not cover the HITs again, which is what relaxing is for.
+            return GoldCopies(by_kind={}, weight={})
         established = gold_copies_create(
             run=run,
             stage=self.stage,
@@ -258,6 +263,12 @@ class VerificationTask(TaskType):
 
         if Question.objects.filter(hit__batch=batch, item__kind=TRAP_KIND).exists():
             return []
+        if batch.options.get(RELAX_IMAGES.name):
+            return [
+                "no traps for workers who look the pictures up: this batch relaxes "
+                "image-disjointness for a trusted pool, and a trusted pool is not checked for "
+                "answering from the public COCO images"
+            ]
         return [
             "no traps for workers who look the pictures up: stage 2 found no pair without a "
             "fitting caption and no triple has had all its verifiers agree on an answer other "

@@ -248,3 +248,28 @@ def test_a_lookup_worker_is_held_before_its_answers_reach_the_verified_set(
     assert figures["traps"] >= policy["lookup_min_traps"]
     assert figures["held"] > 0 and figures["reached"] == 0  # every unpaid answer held
     assert figures["before_held"] == 0  # held retroactively, the first batch's work too
+
+
+def test_a_batch_relaxed_for_a_trusted_pool_carries_no_traps(two_batches):
+    """A small lab relaxes image-disjointness to cover stage 3 with a few trusted people (issue
+    46); traps would take that back (nobody gets a trap they had), so a relaxed batch has none
+    and says so before publishing."""
+    from annotation.tasktypes import task_type_for
+    from annotation.tasktypes.base import RELAX_IMAGES
+
+    run, _ = two_batches
+    strict = batch_create(
+        run=run, stage=BisonStage.VERIFICATION, provider="local", seed=5, limit=60
+    )
+    assert Question.objects.filter(hit__batch=strict, item__kind=TRAP_KIND).exists()
+    relaxed = batch_create(
+        run=run,
+        stage=BisonStage.VERIFICATION,
+        provider="local",
+        seed=5,
+        limit=60,
+        options={RELAX_IMAGES.name: True},
+    )
+    assert not Question.objects.filter(hit__batch=relaxed, item__kind=TRAP_KIND).exists()
+    warnings = task_type_for(BisonStage.VERIFICATION).publish_warnings(batch=relaxed)
+    assert any("trusted pool" in w for w in warnings)
