@@ -43,6 +43,9 @@ from annotation.services.gold import GoldKind
 # What a worker who looks the caption's COCO image up answers: its own image.
 LOOKUP_LABEL = "positive"
 TRAP_KIND = GoldItemKind.CHOICE
+# A pair trap's tag: its answer is one stage-2 worker's word, not gold to pass or fail; only
+# the lookup rule reads it, where the other verifiers who answered it agree.
+PAIR_TRAP = "stage2_none"
 FOLLOWS_LOOKUP = "follows_lookup"  # the policy a held review's reason names
 
 # Batch options of stage 3: from how many counting traps, and above which share of lookup
@@ -106,15 +109,12 @@ def pair_traps(*, run: Run) -> list[Item]:
                     positive_id=pair.positive_id,
                     negative_id=pair.negative_id,
                     caption_id=captions[pair.pk % len(captions)].pk,
+                    tag=PAIR_TRAP,
                     target=float(VERIFICATION_LABELS.index("both")),
                 )
             )
     Item.objects.bulk_create(made, ignore_conflicts=True)  # made by an earlier batch
-    return list(
-        Item.objects.filter(
-            run=run, kind=TRAP_KIND, source__kind=BisonItemKind.IMAGE_PAIR
-        ).order_by("pk")
-    )
+    return list(Item.objects.filter(run=run, kind=TRAP_KIND, tag=PAIR_TRAP).order_by("pk"))
 
 
 def lookup_follows(*, run: Run, workers: set[int]) -> dict[int, tuple[int, int]]:
@@ -126,18 +126,16 @@ def lookup_follows(*, run: Run, workers: set[int]) -> dict[int, tuple[int, int]]
     rows = list(
         Answer.objects.filter(
             counted("assignment__"), question__item__run=run, question__item__kind=TRAP_KIND
-        ).values_list(
-            "assignment__worker_id", "question__item_id", "question__item__source__kind", "label"
-        )
+        ).values_list("assignment__worker_id", "question__item_id", "question__item__tag", "label")
     )
     by_item: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for worker, item, _, label in rows:
         by_item[item].append((worker, label))
     tally: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for worker, item, source_kind, label in rows:
+    for worker, item, tag, label in rows:
         if worker not in workers:
             continue
-        if source_kind == BisonItemKind.IMAGE_PAIR:
+        if tag == PAIR_TRAP:
             others = [other for w, other in by_item[item] if w != worker]
             against = sum(other != LOOKUP_LABEL for other in others)
             if not others or against * 2 <= len(others):

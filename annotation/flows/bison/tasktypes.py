@@ -237,9 +237,13 @@ class VerificationTask(TaskType):
         )
 
     def gold_passed(self, *, item: Item, label: str) -> bool | None:
-        from annotation.flows.bison.lookup import TRAP_KIND, trap_answer
+        """Established traps are gold; pair traps are not (one stage-2 worker's word: careful
+        verifiers often disagree with it), so no gold tally or gold hold counts them."""
+        from annotation.flows.bison.lookup import PAIR_TRAP, TRAP_KIND, trap_answer
 
-        return label == trap_answer(item.target) if item.kind == TRAP_KIND else None
+        if item.kind != TRAP_KIND or item.tag == PAIR_TRAP:
+            return None
+        return label == trap_answer(item.target)
 
     def gold_expected(self, *, item: Item) -> list[str]:
         from annotation.flows.bison.lookup import trap_answer

@@ -59,23 +59,30 @@ def synthetic_images(document: dict, folder: Path) -> None:
         picture.save(folder / record["file_name"], quality=90)
 
 
-@pytest.fixture
-def stage3(tmp_path, run_on_commit):
-    """The sample's stage 1 (FastText trained on its captions), stage 2 answered by twelve
-    simulated workers, and a stage-3 batch of local workers with the defaults (10 triples
-    per HIT, 2 workers per HIT)."""
+def sample_after_stage2(tmp_path, run_on_commit, *, seed: int, accuracy: float):  # type: ignore[no-untyped-def]
+    """The sample with synthetic pictures, stage 1 (FastText trained on its captions) and
+    stage 2 answered by twelve simulated workers of `accuracy`: the run and the COCO file."""
     document = json.loads(SAMPLE.read_text())
     synthetic_images(document, tmp_path / "images")
     dataset = dataset_factory(
         tmp_path, image_dir=tmp_path / "images", document=document, name="sample"
     )
-    run = run_create(dataset=dataset, config={"seed": 3, "verifiers": 2})
-    run_on_commit(pairing_start, run=run, seed=3)
+    run = run_create(dataset=dataset, config={"seed": seed, "verifiers": 2})
+    run_on_commit(pairing_start, run=run, seed=seed)
     run = Run.objects.get(pk=run.pk)
     selection = batch_publish(
-        batch=batch_create(run=run, stage=BisonStage.SELECTION, provider="simulated", seed=3)
+        batch=batch_create(run=run, stage=BisonStage.SELECTION, provider="simulated", seed=seed)
     )
-    simulate_crowd(batch=selection, workers=12, profile=WorkerProfile(accuracy=0.9), seed=3)
+    profile = WorkerProfile(accuracy=accuracy)
+    simulate_crowd(batch=selection, workers=12, profile=profile, seed=seed)
+    return run, document
+
+
+@pytest.fixture
+def stage3(tmp_path, run_on_commit):
+    """The sample after stage 2 (accuracy 0.9), and a stage-3 batch of local workers with the
+    defaults (10 triples per HIT, 2 workers per HIT)."""
+    run, document = sample_after_stage2(tmp_path, run_on_commit, seed=3, accuracy=0.9)
     verification = batch_publish(
         batch=batch_create(run=run, stage=BisonStage.VERIFICATION, provider="local", seed=3)
     )

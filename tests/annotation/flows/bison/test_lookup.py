@@ -25,7 +25,6 @@ the verified set.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 
@@ -34,7 +33,6 @@ import pytest
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.lookup import FOLLOWS_LOOKUP, TRAP_KIND, lookup_policy
-from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.services.triples import bison_triples_create
 from annotation.flows.bison.tally import bison_tally
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
@@ -42,10 +40,9 @@ from annotation.models import Answer, Assignment, Question, Review, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import reviews_hold_by_policy
-from annotation.services.runs import run_create
 from pipeline.simulate import WorkerProfile
-from tests.annotation.flows.bison.test_linking_attacks import SAMPLE, synthetic_images
-from tests.factories import dataset_factory, join
+from tests.annotation.flows.bison.test_linking_attacks import sample_after_stage2
+from tests.factories import join
 
 pytestmark = pytest.mark.django_db
 
@@ -158,21 +155,9 @@ def reached(attacker: Attacker, run: Run) -> dict[str, int]:
 
 @pytest.fixture
 def two_batches(tmp_path, run_on_commit):  # type: ignore[no-untyped-def]
-    document = json.loads(SAMPLE.read_text())
-    synthetic_images(document, tmp_path / "images")
-    dataset = dataset_factory(
-        tmp_path, image_dir=tmp_path / "images", document=document, name="sample"
-    )
-    run = run_create(dataset=dataset, config={"seed": 5, "verifiers": 2})
-    run_on_commit(pairing_start, run=run, seed=5)
-    run = Run.objects.get(pk=run.pk)
-    selection = batch_publish(
-        batch=batch_create(run=run, stage=BisonStage.SELECTION, provider="simulated", seed=5)
-    )
-    # Stage-2 errors make the triples whose captions do not discriminate (the paper's stage 3
-    # rejected 12.3 % of its triples).
-    simulate_crowd(batch=selection, workers=12, profile=WorkerProfile(accuracy=0.8), seed=5)
-    return run, document
+    # Stage-2 errors (accuracy 0.8) make the triples whose captions do not discriminate (the
+    # paper's stage 3 rejected 12.3 % of its triples).
+    return sample_after_stage2(tmp_path, run_on_commit, seed=5, accuracy=0.8)
 
 
 @pytest.mark.parametrize("kind", ["lookup", "random"])
@@ -238,12 +223,28 @@ def test_a_lookup_worker_is_held_before_its_answers_reach_the_verified_set(
         f"workers held by the lookup rule: {len(held_careful)} of "
         f"{careful.values('worker').distinct().count()}"
     )
-    # Careful workers held by the rule: 9 of 3,940 over 34 runs (0.2 %); more than three of
+    # Careful workers held by the rule: 7 of 2,776 over 24 runs (0.25 %); more than three of
     # about 116 in one run would be a rule that holds careful people.
     assert len(held_careful) <= 3
-    if kind == "random":  # chance: a clicker's answers reach the verified set
-        assert figures["reached"] > 0 and figures["given_until_caught"] is None
+    # Pair traps are not gold: careful people often disagree with stage 2's "none", and the
+    # gold-record hold must not read their answers on them as gold missed.
+    assert not any(
+        reason.get("policy") == "fails_gold"
+        for r in Review.objects.filter(assignment__in=careful)
+        for reason in r.reasons
+    )
+    policies = {
+        reason.get("policy")
+        for r in Review.objects.filter(assignment__worker=attacker.worker)
+        for reason in r.reasons
+    }
+    print(f"{kind} attacker held by: {sorted(p for p in policies if p)}")
+    if kind == "random":  # chance, for the figures: held by whichever rule catches it first
+        assert figures["reached"] / figures["answers"] < careful_reached.count() / len(
+            careful_answers
+        )
         return
+    assert FOLLOWS_LOOKUP in policies
     policy = lookup_policy({})
     assert figures["traps"] >= policy["lookup_min_traps"]
     assert figures["held"] > 0 and figures["reached"] == 0  # every unpaid answer held
