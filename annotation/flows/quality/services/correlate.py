@@ -24,7 +24,7 @@ from pipeline.caption_metrics import (
     reference_free,
 )
 from pipeline.errors import InputError
-from pipeline.flickr8k import Judgement, load_derived
+from pipeline.flickr8k import Judgement, read_derived, words
 
 
 def _key(image: str) -> str:
@@ -52,7 +52,7 @@ def _metric_csv(path: str) -> dict[tuple[str, str], float]:
                     ) from None
                 if not np.isfinite(value):
                     raise InputError("must be finite", file=path, record=line, field="score")
-                scores[(_key(row["image"]), " ".join(row["caption"].split()))] = value
+                scores[(_key(row["image"]), words(row["caption"]))] = value
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", file=path) from None
     return scores
@@ -68,7 +68,7 @@ def _embedding_metrics(path: str, rows: list[Judgement]) -> dict[str, np.ndarray
         if name not in arrays:
             raise InputError("missing array", file=path, field=name)
     images = {_key(str(k)): n for n, k in enumerate(arrays["image_keys"].tolist())}
-    texts = {" ".join(str(t).split()): n for n, t in enumerate(arrays["texts"].tolist())}
+    texts = {words(str(t)): n for n, t in enumerate(arrays["texts"].tolist())}
     img_emb = np.asarray(arrays["image_embeddings"], dtype=np.float64)
     txt_emb = np.asarray(arrays["text_embeddings"], dtype=np.float64)
     for name, emb in (("image_embeddings", img_emb), ("text_embeddings", txt_emb)):
@@ -91,7 +91,7 @@ def _embedding_metrics(path: str, rows: list[Judgement]) -> dict[str, np.ndarray
             )
         image_rows.append(images[key])
         caption_rows.append(texts[j.caption])
-        known = [texts[r] for r in (" ".join(t.split()) for t in j.references) if r in texts]
+        known = [texts[r] for r in j.references if r in texts]
         references.append(txt_emb[known])
     image, caption = img_emb[image_rows], txt_emb[caption_rows]
     clip = reference_free(image, caption, w=CLIP_S_W)
@@ -141,10 +141,13 @@ def quality_correlate(
     for label, path in (("flickr8k_expert_layout", expert), ("flickr8k_cf_layout", cf)):
         if path is None:
             continue
-        rows = load_derived(path)
+        derived = read_derived(path)
+        rows = derived.judgements
         human = [j.rating for j in rows]
         report[label] = {
             "judgements": len(rows),
+            # PAC-S skips a NaN rating; say how many, so a reader can compare the counts.
+            "skipped_nan_ratings": derived.skipped_nan,
             "metrics": {
                 name: {
                     "tau_b": round(kendall(values, human, variant="b"), 4),
@@ -161,7 +164,7 @@ def quality_correlate(
                 r["image"].rsplit(".", 1)[0],
                 r["image"].rsplit(".", 1)[0],
                 "",
-                r["caption_first"],
+                words(r["caption_first"]),
                 0.0,
                 (),
             )
@@ -172,7 +175,7 @@ def quality_correlate(
                 r["image"].rsplit(".", 1)[0],
                 r["image"].rsplit(".", 1)[0],
                 "",
-                r["caption_second"],
+                words(r["caption_second"]),
                 0.0,
                 (),
             )

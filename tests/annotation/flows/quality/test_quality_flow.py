@@ -313,3 +313,52 @@ def test_flickr8k_references_and_candidates_by_image_name(tmp_path, settings):
     with pytest.raises(InputError) as caught:
         dataset_import_flickr8k(path=str(bad), name="bad", image_location=str(folder))
     assert (caught.value.record, caught.value.field) == (2, "caption")
+
+
+def _metric_file(path, rows, scores):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["image", "caption", "score"])
+        for j, s in zip(rows, scores, strict=True):
+            writer.writerow([j.image_id, j.caption, s])
+
+
+def test_a_nan_rating_is_skipped_and_counted_as_pacscore_does(tmp_path):
+    """A real Flickr8k-Expert file with one rating NaN (the full file has some): tau over the
+    other judgements, not NaN, and the report says one was skipped."""
+    source = FLICKR / "flickr8k_expert.sample.derived.json"
+    document = json.loads(source.read_text())
+    first = next(iter(document))
+    document[first]["human_judgement"][0]["rating"] = float("nan")
+    path = tmp_path / "with_nan.json"
+    path.write_text(json.dumps(document))  # json writes NaN, as the real file has it
+    rows = load_derived(source)
+    # One score per caption (each caption has three expert ratings).
+    rng = np.random.default_rng(3)
+    by_caption = {(j.image_id, j.caption): float(rng.normal()) for j in rows}
+    scores = [by_caption[(j.image_id, j.caption)] for j in rows]
+    metric = tmp_path / "metric.csv"
+    _metric_file(metric, rows, scores)
+    report = quality_correlate(expert=str(path), metric=str(metric))["flickr8k_expert_layout"]
+    assert report["skipped_nan_ratings"] == 1 and report["judgements"] == len(rows) - 1
+    taus = report["metrics"]["metric"]
+    expected = kendalltau(scores[1:], [j.rating for j in rows[1:]], variant="c").statistic
+    assert taus["tau_c"] == round(float(expected), 4) and np.isfinite(taus["tau_b"])
+
+
+def test_a_caption_with_doubled_spaces_matches_its_score_as_pacscore_reads_it(tmp_path):
+    """pacscore reads `' '.join(caption.split())`: a doubled space in the judgments (or the
+    metric file) is the same caption, not a missing score."""
+    source = FLICKR / "flickr8k_expert.sample.derived.json"
+    document = json.loads(source.read_text())
+    first = next(iter(document))
+    caption = document[first]["human_judgement"][0]["caption"]
+    document[first]["human_judgement"][0]["caption"] = caption.replace(" ", "  ", 1) + " "
+    path = tmp_path / "spaced.json"
+    path.write_text(json.dumps(document))
+    rows = load_derived(source)
+    metric = tmp_path / "metric.csv"
+    _metric_file(metric, rows, np.arange(len(rows), dtype=float))
+    report = quality_correlate(expert=str(path), metric=str(metric))
+    assert report["flickr8k_expert_layout"]["judgements"] == len(rows)
+    assert load_derived(path)[0].caption == " ".join(caption.split())
