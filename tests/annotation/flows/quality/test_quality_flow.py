@@ -362,3 +362,72 @@ def test_a_caption_with_doubled_spaces_matches_its_score_as_pacscore_reads_it(tm
     report = quality_correlate(expert=str(path), metric=str(metric))
     assert report["flickr8k_expert_layout"]["judgements"] == len(rows)
     assert load_derived(path)[0].caption == " ".join(caption.split())
+
+
+def test_pascal50s_preferences_average_five_draws_of_five_references(tmp_path):
+    """Reference-based accuracy on preferences is Pascal-50S's protocol (PAC-S Table 4): five
+    references drawn from each pair's 48, five seeded draws, accuracy averaged; without
+    references the reference-based metrics are left out rather than scored against nothing."""
+    from pipeline.caption_metrics import (
+        CLIP_S_W,
+        mean_accuracy,
+        pairwise_accuracy,
+        reference_based,
+        reference_draws,
+        reference_free,
+    )
+
+    rng = np.random.default_rng(5)
+    images = [f"img{i}" for i in range(12)]
+    refs = {im: [f"{im} reference number {n}" for n in range(48)] for im in images}
+    firsts = {im: f"{im} first caption" for im in images}
+    seconds = {im: f"{im} second caption" for im in images}
+    texts = [t for im in images for t in [*refs[im], firsts[im], seconds[im]]]
+    img, txt = rng.normal(size=(len(images), 8)), rng.normal(size=(len(texts), 8))
+    npz = tmp_path / "emb.npz"
+    np.savez(
+        npz,
+        image_keys=np.asarray(images),
+        image_embeddings=img,
+        texts=np.asarray(texts),
+        text_embeddings=txt,
+    )
+    prefs = tmp_path / "quality_preference.csv"
+    with prefs.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["image", "category", "caption_first", "caption_second", "share_first"])
+        for n, im in enumerate(images):
+            writer.writerow([im, ("HC", "HI", "HM", "MM")[n % 4], firsts[im], seconds[im], 0.75])
+    ref_file = tmp_path / "references.json"
+    ref_file.write_text(json.dumps(refs))
+
+    report = quality_correlate(
+        preferences=str(prefs), embeddings=str(npz), references=str(ref_file)
+    )
+    assert report["preferences_references"] == {"draws": 5, "references_per_draw": 5, "seed": 0}
+    at = {t: n for n, t in enumerate(texts)}
+    a_emb, b_emb = txt[[at[firsts[i]] for i in images]], txt[[at[seconds[i]] for i in images]]
+    clip_a, clip_b = reference_free(img, a_emb, w=CLIP_S_W), reference_free(img, b_emb, w=CLIP_S_W)
+    cats = [("HC", "HI", "HM", "MM")[n % 4] for n in range(len(images))]
+    per_draw = []
+    for drawn in reference_draws([refs[i] for i in images], seed=0):
+        embedded = [txt[[at[r] for r in d]] for d in drawn]
+        assert all(len(e) == 5 for e in embedded)
+        per_draw.append(
+            pairwise_accuracy(
+                reference_based(clip_a, a_emb, embedded),
+                reference_based(clip_b, b_emb, embedded),
+                [0.75] * len(images),
+                cats,
+            )
+        )
+    assert report["preferences"]["RefCLIP-S"] == mean_accuracy(per_draw)
+    assert report["preferences"]["CLIP-S"] == pairwise_accuracy(
+        clip_a, clip_b, [0.75] * len(images), cats
+    )
+    bare = quality_correlate(preferences=str(prefs), embeddings=str(npz))
+    assert "RefCLIP-S" not in bare["preferences"] and "CLIP-S" in bare["preferences"]
+    ref_file.write_text(json.dumps({images[0]: refs[images[0]]}))
+    with pytest.raises(InputError) as caught:
+        quality_correlate(preferences=str(prefs), embeddings=str(npz), references=str(ref_file))
+    assert (caught.value.record, caught.value.field) == (3, "image")
