@@ -6,7 +6,9 @@ RefPAC-S, Eq. 4) are the harmonic mean of that score and max(0, the best cosine 
 candidate and a reference caption). The embeddings are the user's (`.npz`); nothing here
 computes them. Agreement with people: Kendall's tau-b and tau-c (scipy's `kendalltau`), and
 for pairwise preferences the share of pairs where the metric prefers the caption people
-preferred, per category (HC, HI, HM, MM).
+preferred, per category (HC, HI, HM, MM). On Pascal-50S a reference-based metric sees five
+references drawn at random from the pair's 48, and the accuracy is the mean of five such draws
+(PAC-S Table 4, following CLIP-S): `reference_draws`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pipeline.neighbours import normalize_rows
 CLIP_S_W = 2.5
 PAC_S_W = 2.0
 CATEGORIES = ("HC", "HI", "HM", "MM")
+PASCAL_DRAWS = 5  # random draws of references, accuracy averaged over them (PAC-S Table 4)
+PASCAL_REFERENCES = 5  # references per pair in each draw
 
 
 def _unit(x: np.ndarray, field: str) -> np.ndarray:
@@ -97,3 +101,33 @@ def pairwise_accuracy(
     if out:
         out["mean"] = round(float(np.mean(list(out.values()))), 2)
     return out
+
+
+def reference_draws(
+    references: Sequence[Sequence[str]],
+    *,
+    draws: int = PASCAL_DRAWS,
+    per_draw: int = PASCAL_REFERENCES,
+    seed: int = 0,
+) -> list[list[tuple[str, ...]]]:
+    """For each of `draws` seeded draws, `per_draw` of each pair's references picked at random
+    without replacement, in their given order (all of them where a pair has fewer)."""
+    if draws < 1 or per_draw < 1:
+        raise InputError("draws and references per draw must be at least 1", field="draws")
+    rng = np.random.default_rng(seed)
+    out: list[list[tuple[str, ...]]] = []
+    for _ in range(draws):
+        drawn = []
+        for refs in references:
+            if len(refs) <= per_draw:
+                drawn.append(tuple(refs))
+                continue
+            picked = np.sort(rng.choice(len(refs), size=per_draw, replace=False))
+            drawn.append(tuple(refs[int(i)] for i in picked))
+        out.append(drawn)
+    return out
+
+
+def mean_accuracy(per_draw: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The per-category accuracies of several draws, averaged (categories of the first draw)."""
+    return {k: round(float(np.mean([d[k] for d in per_draw])), 2) for k in per_draw[0]}

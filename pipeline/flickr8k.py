@@ -5,11 +5,14 @@
                "image_id": ..., "image_path": ..., "ground_truth": [references]}}
 
 Flickr8k-Expert: one judgement per expert score (1-4); Flickr8k-CF: the share of "yes".
+Read as the PAC-S / CLIP-S evaluation reads it: a judgement whose rating is NaN is skipped
+(and counted), and captions and references have their whitespace collapsed to single spaces.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +31,23 @@ class Judgement:
     references: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Derived:
+    judgements: list[Judgement]
+    skipped_nan: int  # judgements whose rating is NaN, left out as PAC-S's evaluation does
+
+
+def words(text: str) -> str:
+    """Whitespace collapsed to single spaces (PAC-S's `' '.join(caption.split())`)."""
+    return " ".join(text.split())
+
+
 def load_derived(path: str | Path) -> list[Judgement]:
+    """The judgements of a derived-layout file, NaN ratings skipped (see `read_derived`)."""
+    return read_derived(path).judgements
+
+
+def read_derived(path: str | Path) -> Derived:
     name = str(path)
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -37,16 +56,17 @@ def load_derived(path: str | Path) -> list[Judgement]:
     if not isinstance(document, dict):
         raise InputError("must be an object keyed by image", file=name)
     out: list[Judgement] = []
+    skipped = 0
     for key, entry in document.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("human_judgement"), list):
             raise InputError(
                 "needs a human_judgement list", file=name, record=key, field="human_judgement"
             )
-        refs = tuple(str(r) for r in entry.get("ground_truth", []))
+        refs = tuple(words(str(r)) for r in entry.get("ground_truth", []))
         for n, j in enumerate(entry["human_judgement"]):
             try:
                 rating = float(j["rating"])
-                caption = str(j["caption"])
+                caption = words(str(j["caption"]))
             except (KeyError, TypeError, ValueError):
                 raise InputError(
                     "needs a caption and a numeric rating",
@@ -54,6 +74,11 @@ def load_derived(path: str | Path) -> list[Judgement]:
                     record=f"{key}[{n}]",
                     field="rating",
                 ) from None
+            if math.isnan(rating):
+                skipped += 1
+                continue
+            if math.isinf(rating):
+                raise InputError("must be finite", file=name, record=f"{key}[{n}]", field="rating")
             out.append(
                 Judgement(
                     key=key,
@@ -64,7 +89,7 @@ def load_derived(path: str | Path) -> list[Judgement]:
                     references=refs,
                 )
             )
-    return out
+    return Derived(out, skipped)
 
 
 def derived_document(judgements: Iterable[Judgement]) -> dict[str, Any]:

@@ -376,7 +376,8 @@ def bradley_terry(
     np.add.at(info, (lo, lo), q)
     np.add.at(info, (w, lo), -q)
     np.add.at(info, (lo, w), -q)
-    info += alpha * np.eye(ids.size)
+    # choix minimises alpha * sum(theta^2) - loglik, so the ridge adds 2 * alpha of curvature.
+    info += 2 * alpha * np.eye(ids.size)
     centre = np.eye(ids.size) - 1 / ids.size
     cov = centre @ np.linalg.pinv(info) @ centre
     half = Z95 * np.sqrt(np.clip(np.diag(cov), 0, None))

@@ -109,8 +109,8 @@ def test_bison_verification_shows_the_pair_as_the_worker_saw_it_and_the_side_cho
     words = {
         "left": "The left image",
         "right": "The right image",
-        "both": "Both images are suitable for the query",
-        "neither": "Neither image is suitable for the query",
+        "both": "More than one image are suitable for the caption",
+        "neither": "None of above images is suitable for the caption",
     }
     for answer in answers(review):
         question = answer.question

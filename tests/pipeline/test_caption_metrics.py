@@ -11,8 +11,10 @@ from pipeline.caption_metrics import (
     CLIP_S_W,
     PAC_S_W,
     kendall,
+    mean_accuracy,
     pairwise_accuracy,
     reference_based,
+    reference_draws,
     reference_free,
 )
 from pipeline.errors import InputError
@@ -80,3 +82,23 @@ def test_pairwise_accuracy_per_category():
     assert acc == {"HC": 100.0, "HI": 50.0, "MM": 50.0, "mean": 66.67}
     with pytest.raises(InputError):
         pairwise_accuracy([1.0], [0.0], [1.0], ["XX"])
+
+
+def test_reference_draws_follow_pascal50s_five_draws_of_five_references():
+    refs = [[f"image {i} reference {n}" for n in range(48)] for i in range(4)] + [["a", "b"]]
+    draws = reference_draws(refs, seed=7)
+    assert len(draws) == 5 and all(len(d) == len(refs) for d in draws)
+    for draw in draws:
+        for given, picked in zip(refs, draw[:4], strict=False):
+            assert len(set(picked)) == 5 and set(picked) <= set(given)
+            assert list(picked) == sorted(picked, key=given.index)  # given order kept
+        assert draw[4] == ("a", "b")  # fewer than five: all of them
+    assert len({draw[0] for draw in draws}) > 1  # the draws differ
+    assert reference_draws(refs, seed=7) == draws  # seeded
+    assert reference_draws(refs, seed=8) != draws
+    assert mean_accuracy([{"HC": 50.0, "mean": 50.0}, {"HC": 75.0, "mean": 75.0}]) == {
+        "HC": 62.5,
+        "mean": 62.5,
+    }
+    with pytest.raises(InputError):
+        reference_draws(refs, draws=0)

@@ -50,8 +50,8 @@ NONE_WORDS = "None of the above captions are suitable"
 SIDE_WORDS = {
     "left": "The left image",
     "right": "The right image",
-    "both": "Both images are suitable for the query",
-    "neither": "Neither image is suitable for the query",
+    "both": "More than one image are suitable for the caption",
+    "neither": "None of above images is suitable for the caption",
 }
 
 

@@ -10,6 +10,7 @@ or computed from embeddings (`.npz`: `image_keys` + `image_embeddings`, `texts` 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,17 @@ import numpy as np
 from pipeline.caption_metrics import (
     CLIP_S_W,
     PAC_S_W,
+    PASCAL_DRAWS,
+    PASCAL_REFERENCES,
     kendall,
+    mean_accuracy,
     pairwise_accuracy,
     reference_based,
+    reference_draws,
     reference_free,
 )
 from pipeline.errors import InputError
-from pipeline.flickr8k import Judgement, load_derived
+from pipeline.flickr8k import Judgement, read_derived, words
 
 
 def _key(image: str) -> str:
@@ -52,7 +57,7 @@ def _metric_csv(path: str) -> dict[tuple[str, str], float]:
                     ) from None
                 if not np.isfinite(value):
                     raise InputError("must be finite", file=path, record=line, field="score")
-                scores[(_key(row["image"]), " ".join(row["caption"].split()))] = value
+                scores[(_key(row["image"]), words(row["caption"]))] = value
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", file=path) from None
     return scores
@@ -68,7 +73,7 @@ def _embedding_metrics(path: str, rows: list[Judgement]) -> dict[str, np.ndarray
         if name not in arrays:
             raise InputError("missing array", file=path, field=name)
     images = {_key(str(k)): n for n, k in enumerate(arrays["image_keys"].tolist())}
-    texts = {" ".join(str(t).split()): n for n, t in enumerate(arrays["texts"].tolist())}
+    texts = {words(str(t)): n for n, t in enumerate(arrays["texts"].tolist())}
     img_emb = np.asarray(arrays["image_embeddings"], dtype=np.float64)
     txt_emb = np.asarray(arrays["text_embeddings"], dtype=np.float64)
     for name, emb in (("image_embeddings", img_emb), ("text_embeddings", txt_emb)):
@@ -91,7 +96,7 @@ def _embedding_metrics(path: str, rows: list[Judgement]) -> dict[str, np.ndarray
             )
         image_rows.append(images[key])
         caption_rows.append(texts[j.caption])
-        known = [texts[r] for r in (" ".join(t.split()) for t in j.references) if r in texts]
+        known = [texts[r] for r in j.references if r in texts]
         references.append(txt_emb[known])
     image, caption = img_emb[image_rows], txt_emb[caption_rows]
     clip = reference_free(image, caption, w=CLIP_S_W)
@@ -127,6 +132,100 @@ def _scores(
     return {Path(metric).stem: np.asarray(values)}
 
 
+PREFERENCE_COLUMNS = ("image", "category", "caption_first", "caption_second", "share_first")
+REFERENCE_BASED = ("RefCLIP-S", "RefPAC-S-style")
+
+
+def _reference_file(path: str) -> dict[str, list[str]]:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the references: {exc}", file=path) from None
+    if not isinstance(document, dict):
+        raise InputError("must be an object: image -> list of reference captions", file=path)
+    out: dict[str, list[str]] = {}
+    for image, refs in document.items():
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+            raise InputError("must be a list of captions", file=path, record=image, field=image)
+        out[_key(image)] = [words(r) for r in refs]
+    return out
+
+
+def _preference_rows(path: str) -> list[dict[str, str]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = set(PREFERENCE_COLUMNS) - set(reader.fieldnames or [])
+            if missing:
+                raise InputError(
+                    f"missing column(s) {', '.join(sorted(missing))}", file=path, field="header"
+                )
+            rows = list(reader)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", file=path) from None
+    for line, row in enumerate(rows, start=2):
+        try:
+            float(row["share_first"])
+        except ValueError:
+            raise InputError(
+                "must be a number", file=path, record=line, field="share_first"
+            ) from None
+    return rows
+
+
+def _preferences(
+    path: str,
+    metric: str | None,
+    embeddings: str | None,
+    *,
+    references: str | None,
+    seed: int,
+) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
+    """Accuracy per category and metric, and how the references were used: with embeddings
+    and references, averaged over Pascal-50S's draws (reference-free metrics do not depend
+    on the draw); with embeddings and no references, reference-based metrics left out."""
+    prefs = _preference_rows(path)
+    keys = [_key(r["image"]) for r in prefs]
+    drawn: list[list[tuple[str, ...]]] = [[() for _ in prefs]]
+    protocol: dict[str, Any] = {}
+    if embeddings is not None and references is not None:
+        table = _reference_file(references)
+        for line, key in enumerate(keys, start=2):
+            if key not in table:
+                raise InputError(
+                    f"no references for image {key!r} in {references}",
+                    file=path,
+                    record=line,
+                    field="image",
+                )
+        drawn = reference_draws([table[k] for k in keys], seed=seed)
+        protocol = {"draws": PASCAL_DRAWS, "references_per_draw": PASCAL_REFERENCES, "seed": seed}
+    elif embeddings is not None:
+        protocol = {"left_out": list(REFERENCE_BASED), "why": "no references given"}
+    shares = [float(r["share_first"]) for r in prefs]
+    categories = [r["category"] for r in prefs]
+    per_draw: dict[str, list[dict[str, float]]] = {}
+    for refs in drawn:
+        a, b = (
+            _scores(
+                [
+                    Judgement(k, k, "", words(r[column]), 0.0, d)
+                    for k, r, d in zip(keys, prefs, refs, strict=True)
+                ],
+                metric,
+                embeddings,
+            )
+            for column in ("caption_first", "caption_second")
+        )
+        for name in a:
+            if name in protocol.get("left_out", ()):
+                continue  # compared with no reference: meaningless
+            per_draw.setdefault(name, []).append(
+                pairwise_accuracy(a[name], b[name], shares, categories)
+            )
+    return {name: mean_accuracy(v) for name, v in per_draw.items()}, protocol
+
+
 def quality_correlate(
     *,
     expert: str | None = None,
@@ -134,17 +233,24 @@ def quality_correlate(
     preferences: str | None = None,
     metric: str | None = None,
     embeddings: str | None = None,
+    references: str | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Kendall tau-b / tau-c per metric for each judgments file given, and preference
-    accuracy per category (a preferences CSV needs a metric CSV or embeddings too)."""
+    accuracy per category (a preferences CSV needs a metric CSV or embeddings too; with
+    embeddings, `references` (JSON: image -> its reference captions) gives the
+    reference-based metrics Pascal-50S's five draws of five references, seeded by `seed`)."""
     report: dict[str, Any] = {}
     for label, path in (("flickr8k_expert_layout", expert), ("flickr8k_cf_layout", cf)):
         if path is None:
             continue
-        rows = load_derived(path)
+        derived = read_derived(path)
+        rows = derived.judgements
         human = [j.rating for j in rows]
         report[label] = {
             "judgements": len(rows),
+            # PAC-S skips a NaN rating; say how many, so a reader can compare the counts.
+            "skipped_nan_ratings": derived.skipped_nan,
             "metrics": {
                 name: {
                     "tau_b": round(kendall(values, human, variant="b"), 4),
@@ -154,40 +260,11 @@ def quality_correlate(
             },
         }
     if preferences is not None:
-        with open(preferences, newline="", encoding="utf-8") as handle:
-            prefs = list(csv.DictReader(handle))
-        firsts = [
-            Judgement(
-                r["image"].rsplit(".", 1)[0],
-                r["image"].rsplit(".", 1)[0],
-                "",
-                r["caption_first"],
-                0.0,
-                (),
-            )
-            for r in prefs
-        ]
-        seconds = [
-            Judgement(
-                r["image"].rsplit(".", 1)[0],
-                r["image"].rsplit(".", 1)[0],
-                "",
-                r["caption_second"],
-                0.0,
-                (),
-            )
-            for r in prefs
-        ]
-        a, b = _scores(firsts, metric, embeddings), _scores(seconds, metric, embeddings)
-        report["preferences"] = {
-            name: pairwise_accuracy(
-                a[name],
-                b[name],
-                [float(r["share_first"]) for r in prefs],
-                [r["category"] for r in prefs],
-            )
-            for name in a
-        }
+        report["preferences"], protocol = _preferences(
+            preferences, metric, embeddings, references=references, seed=seed
+        )
+        if protocol:
+            report["preferences_references"] = protocol
     if not report:
         raise InputError("give at least one judgments file", field="expert")
     return report

@@ -313,3 +313,121 @@ def test_flickr8k_references_and_candidates_by_image_name(tmp_path, settings):
     with pytest.raises(InputError) as caught:
         dataset_import_flickr8k(path=str(bad), name="bad", image_location=str(folder))
     assert (caught.value.record, caught.value.field) == (2, "caption")
+
+
+def _metric_file(path, rows, scores):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["image", "caption", "score"])
+        for j, s in zip(rows, scores, strict=True):
+            writer.writerow([j.image_id, j.caption, s])
+
+
+def test_a_nan_rating_is_skipped_and_counted_as_pacscore_does(tmp_path):
+    """A real Flickr8k-Expert file with one rating NaN (the full file has some): tau over the
+    other judgements, not NaN, and the report says one was skipped."""
+    source = FLICKR / "flickr8k_expert.sample.derived.json"
+    document = json.loads(source.read_text())
+    first = next(iter(document))
+    document[first]["human_judgement"][0]["rating"] = float("nan")
+    path = tmp_path / "with_nan.json"
+    path.write_text(json.dumps(document))  # json writes NaN, as the real file has it
+    rows = load_derived(source)
+    # One score per caption (each caption has three expert ratings).
+    rng = np.random.default_rng(3)
+    by_caption = {(j.image_id, j.caption): float(rng.normal()) for j in rows}
+    scores = [by_caption[(j.image_id, j.caption)] for j in rows]
+    metric = tmp_path / "metric.csv"
+    _metric_file(metric, rows, scores)
+    report = quality_correlate(expert=str(path), metric=str(metric))["flickr8k_expert_layout"]
+    assert report["skipped_nan_ratings"] == 1 and report["judgements"] == len(rows) - 1
+    taus = report["metrics"]["metric"]
+    expected = kendalltau(scores[1:], [j.rating for j in rows[1:]], variant="c").statistic
+    assert taus["tau_c"] == round(float(expected), 4) and np.isfinite(taus["tau_b"])
+
+
+def test_a_caption_with_doubled_spaces_matches_its_score_as_pacscore_reads_it(tmp_path):
+    """pacscore reads `' '.join(caption.split())`: a doubled space in the judgments (or the
+    metric file) is the same caption, not a missing score."""
+    source = FLICKR / "flickr8k_expert.sample.derived.json"
+    document = json.loads(source.read_text())
+    first = next(iter(document))
+    caption = document[first]["human_judgement"][0]["caption"]
+    document[first]["human_judgement"][0]["caption"] = caption.replace(" ", "  ", 1) + " "
+    path = tmp_path / "spaced.json"
+    path.write_text(json.dumps(document))
+    rows = load_derived(source)
+    metric = tmp_path / "metric.csv"
+    _metric_file(metric, rows, np.arange(len(rows), dtype=float))
+    report = quality_correlate(expert=str(path), metric=str(metric))
+    assert report["flickr8k_expert_layout"]["judgements"] == len(rows)
+    assert load_derived(path)[0].caption == " ".join(caption.split())
+
+
+def test_pascal50s_preferences_average_five_draws_of_five_references(tmp_path):
+    """Reference-based accuracy on preferences is Pascal-50S's protocol (PAC-S Table 4): five
+    references drawn from each pair's 48, five seeded draws, accuracy averaged; without
+    references the reference-based metrics are left out rather than scored against nothing."""
+    from pipeline.caption_metrics import (
+        CLIP_S_W,
+        mean_accuracy,
+        pairwise_accuracy,
+        reference_based,
+        reference_draws,
+        reference_free,
+    )
+
+    rng = np.random.default_rng(5)
+    images = [f"img{i}" for i in range(12)]
+    refs = {im: [f"{im} reference number {n}" for n in range(48)] for im in images}
+    firsts = {im: f"{im} first caption" for im in images}
+    seconds = {im: f"{im} second caption" for im in images}
+    texts = [t for im in images for t in [*refs[im], firsts[im], seconds[im]]]
+    img, txt = rng.normal(size=(len(images), 8)), rng.normal(size=(len(texts), 8))
+    npz = tmp_path / "emb.npz"
+    np.savez(
+        npz,
+        image_keys=np.asarray(images),
+        image_embeddings=img,
+        texts=np.asarray(texts),
+        text_embeddings=txt,
+    )
+    prefs = tmp_path / "quality_preference.csv"
+    with prefs.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["image", "category", "caption_first", "caption_second", "share_first"])
+        for n, im in enumerate(images):
+            writer.writerow([im, ("HC", "HI", "HM", "MM")[n % 4], firsts[im], seconds[im], 0.75])
+    ref_file = tmp_path / "references.json"
+    ref_file.write_text(json.dumps(refs))
+
+    report = quality_correlate(
+        preferences=str(prefs), embeddings=str(npz), references=str(ref_file)
+    )
+    assert report["preferences_references"] == {"draws": 5, "references_per_draw": 5, "seed": 0}
+    at = {t: n for n, t in enumerate(texts)}
+    a_emb, b_emb = txt[[at[firsts[i]] for i in images]], txt[[at[seconds[i]] for i in images]]
+    clip_a, clip_b = reference_free(img, a_emb, w=CLIP_S_W), reference_free(img, b_emb, w=CLIP_S_W)
+    cats = [("HC", "HI", "HM", "MM")[n % 4] for n in range(len(images))]
+    per_draw = []
+    for drawn in reference_draws([refs[i] for i in images], seed=0):
+        embedded = [txt[[at[r] for r in d]] for d in drawn]
+        assert all(len(e) == 5 for e in embedded)
+        per_draw.append(
+            pairwise_accuracy(
+                reference_based(clip_a, a_emb, embedded),
+                reference_based(clip_b, b_emb, embedded),
+                [0.75] * len(images),
+                cats,
+            )
+        )
+    assert report["preferences"]["RefCLIP-S"] == mean_accuracy(per_draw)
+    assert report["preferences"]["CLIP-S"] == pairwise_accuracy(
+        clip_a, clip_b, [0.75] * len(images), cats
+    )
+    bare = quality_correlate(preferences=str(prefs), embeddings=str(npz))
+    assert "RefCLIP-S" not in bare["preferences"] and "CLIP-S" in bare["preferences"]
+    ref_file.write_text(json.dumps({images[0]: refs[images[0]]}))
+    with pytest.raises(InputError) as caught:
+        quality_correlate(preferences=str(prefs), embeddings=str(npz), references=str(ref_file))
+    assert (caught.value.record, caught.value.field) == (3, "image")

@@ -22,6 +22,12 @@ class Command(ServiceCommand):
         parser.add_argument(
             "--embeddings", help=".npz: image_keys, image_embeddings, texts, text_embeddings"
         )
+        parser.add_argument(
+            "--references",
+            help="JSON image -> reference captions, for the preferences' reference-based "
+            "metrics (Pascal-50S: 5 draws of 5 references, averaged)",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="seed of the reference draws")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         report = quality_correlate(
@@ -30,5 +36,7 @@ class Command(ServiceCommand):
             preferences=opts["preferences"],
             metric=opts["metric"],
             embeddings=opts["embeddings"],
+            references=opts["references"],
+            seed=opts["seed"],
         )
         self.stdout.write(json.dumps(report, indent=2))
