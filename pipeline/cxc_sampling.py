@@ -7,9 +7,10 @@ Pairs of one modality are chosen by the similarity of the *other* modality: imag
 examples whose images are similar, so the chosen pairs do not depend on a model of their own
 modality. Candidates are each example's nearest examples plus random examples, put into
 similarity bins; each bin gives its share of the pairs, most to the high bins but some to the
-low ones, so the ratings span the scale. Intermodal pairs (`c2i_intrasim`) come afterwards
-from the intramodal pairs people rated highest, plus the original pairs (`c2i_original`);
-caption pairs of one example are `c2c_cocaption`. Everything is seeded.
+low ones, so the ratings span the scale (the bins are this project's, not CxC's: see
+`cxc_bins`). Intermodal pairs (`c2i_intrasim`) come afterwards from the intramodal pairs
+people rated highest, plus the original pairs (`c2i_original`); caption pairs of one example
+are `c2c_cocaption`. Everything is seeded.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.flows.cxc.adaptive import cxc_policy_of
+from annotation.flows.cxc.sampling_encoders import DIFFERENT
 from annotation.flows.cxc.settings import MAX_PAIRS, SETTINGS
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_int
@@ -33,6 +34,8 @@ DEFAULTS: dict[str, Any] = {
     **GOLD_DEFAULTS,
     "gold_spread": 1.0,
     **SPEED_DEFAULTS,
+    # CxC's rule: image and caption similarity from different encoders ("joint": a deviation).
+    "sampling_encoders": DIFFERENT,
     "text_dim": 100,
     "text_epochs": 50,
 }

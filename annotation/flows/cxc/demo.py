@@ -87,9 +87,10 @@ def run_demo(ctx: DemoContext) -> None:
             f"    image similarity: {similarity['image']['model']}; caption similarity: "
             f"{similarity['caption']['model']} ({similarity['caption']['method']})"
         )
+        # As CxC: the model gives the image similarity, another encoder the caption one.
         ctx.encoder_uses.append(
-            f"CxC run {run.pk}: image similarity (c2c_isim pairs) and caption similarity "
-            "(i2i_csim pairs) for sampling"
+            f"CxC run {run.pk}: image similarity (c2c_isim pairs) for sampling; caption "
+            f"similarity (i2i_csim pairs) from {similarity['caption']['model']}"
         )
     profile = WorkerProfile(seconds_per_answer=6.0)
     population = population_named(opts["population"])

@@ -9,6 +9,7 @@ from typing import Any
 
 from annotation.flow_registry import InputOption, RunInput
 from annotation.flows.cxc.vocabulary import CxcStage
+from pipeline.errors import InputError
 
 STAGES = {"sis": CxcStage.SIS, "sts": CxcStage.STS, "sits": CxcStage.SITS}
 
@@ -31,8 +32,17 @@ def _sample_encoder(run: Any, path: Path | None, options: dict[str, Any]) -> tup
     embedding_set = embedding_set_get(
         set_id=options["set"], dataset=run.dataset, project=run.project
     )
-    job = cxc_sample_from_encoder(run=run, embedding_set=embedding_set)
-    return f"Sampling job {job.pk} started with {embedding_set.label}.", job
+    caption_set = None
+    if options.get("caption_set") not in (None, ""):
+        try:
+            caption_set = embedding_set_get(
+                set_id=options["caption_set"], dataset=run.dataset, project=run.project
+            )
+        except InputError as exc:  # the selector names `set`; this is the caption one
+            raise InputError(exc.message, field="caption_set") from None
+    job = cxc_sample_from_encoder(run=run, embedding_set=embedding_set, caption_set=caption_set)
+    text = caption_set.label if caption_set else "FastText or the joint model (run setting)"
+    return f"Sampling job {job.pk} started with {embedding_set.label} (captions: {text}).", job
 
 
 def _gold(run: Any, path: Path | None, options: dict[str, Any]) -> tuple[str, None]:
@@ -66,8 +76,17 @@ INPUTS = {
                 "Embedding set id",
                 kind="number",
                 required=True,
-                help="a ready set of this run's dataset (the dataset's embeddings page)",
-            )
+                help="a ready set of this run's dataset (the dataset's embeddings page): its "
+                "image embeddings give the image similarity",
+            ),
+            "caption_set": InputOption(
+                "Caption embedding set id (optional)",
+                kind="number",
+                help="another model's ready set whose caption embeddings give the caption "
+                "similarity; left empty: FastText trained on the dataset's captions (CxC used "
+                "different encoders for images and captions; one model for both only with the "
+                "run setting sampling_encoders = joint)",
+            ),
         },
     ),
     "gold": RunInput(

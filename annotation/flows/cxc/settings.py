@@ -1,5 +1,6 @@
 """A CxC run's settings, described for the new-run form, the API and the checks."""
 
+from annotation.flows.cxc.sampling_encoders import CHOICES, DIFFERENT
 from annotation.run_settings import CONSENT, GOLD_TOLERANCE, HOLD_FAST, SEED, Setting, gold_settings
 from pipeline.cxc_bins import DEFAULT_BINS, DEFAULT_SHARES
 
@@ -64,7 +65,11 @@ SETTINGS = (
     Setting(
         "bins",
         "Similarity bins",
-        "Edges of the similarity bins the pairs are stratified by (CxC's blog: 5 bins)",
+        # CxC's blog names no bins: it samples "biased" toward high computed similarity so that
+        # "at least some" pairs are highly similar. These edges and shares are the project's.
+        "Edges of the cosine bins the pairs are stratified by. The project's choice "
+        "(pipeline/cxc_bins.py), not CxC's: CxC's blog gives no bins, only a sampling biased "
+        "toward high model similarity that includes at least some highly similar pairs",
         kind="list",
         default=list(DEFAULT_BINS),
         advanced=True,
@@ -89,6 +94,18 @@ SETTINGS = (
     ),
     GOLD_TOLERANCE,
     *gold_settings(categorical=False, ratings=True),
+    Setting(
+        "sampling_encoders",
+        "Encoders for the two similarities",
+        "different (CxC): the image similarity from the image embeddings, the caption "
+        "similarity from a separate text encoder (another model's caption embeddings, or "
+        "FastText trained on the dataset's captions); joint: one image-text model's embedding "
+        "set gives both (a deviation from CxC, recorded in the manifest)",
+        kind="choice",
+        choices=CHOICES,
+        default=DIFFERENT,
+        advanced=True,
+    ),
     Setting(
         "text_dim",
         "Caption vector size",

@@ -65,17 +65,19 @@ def test_cxc_samples_from_a_set(dataset, import_dir, run_on_commit, api):
         config=SMALL_CXC,
     )
     es = _ready(run_on_commit, dataset)
-    started = run_on_commit(
-        api.post,
-        f"/api/runs/{run.pk}/inputs/sample_encoder/",
-        {"options": {"set": es.pk}},
-        format="json",
-    )
+    url = f"/api/runs/{run.pk}/inputs/sample_encoder/"
+    # A caption set that is unknown, or the image set's own model, is refused naming it.
+    for caption_set in (99999, es.pk):
+        refused = api.post(url, {"options": {"set": es.pk, "caption_set": caption_set}}, "json")
+        assert refused.status_code == 400 and refused.json()["field"] == "caption_set"
+    assert not Job.objects.filter(run=run).exists()
+    started = run_on_commit(api.post, url, {"options": {"set": es.pk}}, format="json")
     assert started.status_code == 202, started.json()  # a job started
     job = Job.objects.get(pk=started.json()["job"]["id"], run=run)
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.result["image_embeddings_standin"] is False
     assert es.label in job.result["image_embeddings"]
+    assert job.result["encoders"]["different"] is True  # captions: FastText, not the set's
 
 
 def test_quality_scores_from_a_set(dataset, import_dir, run_on_commit, api, tmp_path):

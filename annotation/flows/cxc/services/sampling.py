@@ -14,6 +14,11 @@ from django.db.models.functions import Cast
 
 from annotation.errors import ServiceError
 from annotation.flows.cxc.config import cxc_check_config
+from annotation.flows.cxc.sampling_encoders import (
+    encoders_record,
+    sampling_encoders_check,
+    sampling_encoders_of,
+)
 from annotation.flows.cxc.services.similarity_sources import (
     caption_similarity_rows,
     image_similarity_source,
@@ -100,13 +105,18 @@ def cxc_sample_start(
     image_embeddings_path: str | None,
     standin: bool = False,
     encoder: dict[str, Any] | None = None,
+    caption_encoder: dict[str, Any] | None = None,
 ) -> Job:
     """Check the request and enqueue the intramodal sampling job. Image similarity comes from
     the user's image embeddings (`.npz` with image_ids, image_embeddings), or, only when asked
     (`standin`), from a named stand-in: seeded random vectors, which make `c2c_isim` pairs
     random rather than image-similar (said in the manifest). Caption similarity never stands
     in for image similarity. `encoder` (from `cxc_sample_from_encoder`) names the image-text
-    model whose stored set the path is: its caption embeddings then give caption similarity."""
+    model whose stored set the path is; `caption_encoder` another model whose caption
+    embeddings give the caption similarity. By default (run setting `sampling_encoders`,
+    `different`) the two similarities come from different encoders, as CxC's: without
+    `caption_encoder`, FastText trained on the dataset's captions; `joint` takes both from
+    `encoder` and is recorded as a deviation."""
     from annotation.flows.cxc import tasks
 
     if run.kind != RunKind.CXC:
@@ -120,6 +130,9 @@ def cxc_sample_start(
             page="give image embeddings (a .npz file with image_ids and image_embeddings), or "
             "ask for the named stand-in (seeded random image vectors) explicitly",
         )
+    sampling_encoders_check(
+        mode=sampling_encoders_of(run.config), encoder=encoder, caption_encoder=caption_encoder
+    )
     if image_embeddings_path:
         known = run.dataset.images.values_list("coco_id", flat=True)
         load_image_embeddings(image_embeddings_path, known_image_ids=list(known))  # check now
@@ -128,6 +141,8 @@ def cxc_sample_start(
         params: dict[str, Any] = {"image_embeddings": source}
         if encoder:
             params["encoder"] = encoder
+        if caption_encoder:
+            params["caption_encoder"] = caption_encoder
         job = job_create(name=JOB_NAME, run=run, params=params)
         run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
         transaction.on_commit(lambda: tasks.cxc_sample.delay(job.pk))
@@ -213,12 +228,15 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
     if len(image_pks) < 2:
         raise InputError("the dataset needs at least two images with captions", field="dataset")
     encoder = job.params.get("encoder")
+    mode = sampling_encoders_of(config)
     text_rows, caption_source = caption_similarity_rows(
         config=config,
         texts=texts,
         caption_ids=caption_coco_ids,
         counts=[len(c) for c in captions],
         encoder=encoder,
+        caption_encoder=job.params.get("caption_encoder"),
+        mode=mode,
     )
     job_progress(job_id=job.pk, progress=40, message="reading image embeddings")
     source = str(job.params["image_embeddings"])
@@ -271,6 +289,7 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
         ).delete()
         Item.objects.bulk_create(items, batch_size=5000)
     standin = source.startswith(STANDIN_PREFIX)
+    image_source = image_similarity_source(source=source, encoder=encoder, standin=standin)
     return {
         "examples": len(image_pks),
         "examples_with_image_embedding": int(has_image.sum()),
@@ -284,10 +303,9 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
         ),
         "text_encoder": caption_source["model"],
         # Which model gave each similarity, and which fell back to FastText (the manifest's).
-        "similarity": {
-            "image": image_similarity_source(source=source, encoder=encoder, standin=standin),
-            "caption": caption_source,
-        },
+        "similarity": {"image": image_source, "caption": caption_source},
+        # Both encoders by name, whether they differ (CxC's rule) and what departs from CxC.
+        **encoders_record(mode=mode, image=image_source, caption=caption_source),
         "pairs": {I2I_CSIM: len(sis), C2C_ISIM: len(sts), C2C_COCAPTION: len(cocap)},
         "bins": list(bins),
         "histogram": {

@@ -1,9 +1,11 @@
 """Where CxC sampling's two similarities come from. Each example (an image and its captions)
 has an image representation and a caption representation; the caption one is, as the CxC
-blog describes, the average of the example's co-caption encodings, compared by cosine. With
-an image-text model's stored embeddings both come from that model; otherwise captions fall
-back to FastText trained on the dataset's captions. What was used is recorded by name (and
-checkpoint sha256) in the job's result, which the export's manifest and datasheet carry."""
+blog describes, the average of the example's co-caption encodings, compared by cosine. As
+the blog did, the two come from different encoders by default (`sampling_encoders`): the
+caption one from another model's caption embeddings or FastText trained on the dataset's
+captions; one image-text model gives both only when the run asks (`joint`, a deviation).
+What was used is recorded by name (and checkpoint sha256) in the job's result, which the
+export's manifest and datasheet carry."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.flows.cxc.sampling_encoders import FASTTEXT_FOR_USE_GLOVE, JOINT
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError
 from pipeline.text import tokenize
@@ -60,11 +63,16 @@ def caption_similarity_rows(
     caption_ids: list[int],
     counts: list[int],
     encoder: dict[str, Any] | None,
+    caption_encoder: dict[str, Any] | None = None,
+    mode: str,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Each example's caption representation and where it came from (for the manifest)."""
-    if encoder:
-        rows = cocaption_means(_encoder_caption_rows(encoder, caption_ids), counts)
-        return rows, {**model_source(encoder), "method": COCAPTION_MEAN, "fallback": False}
+    """Each example's caption representation and where it came from (for the manifest):
+    `caption_encoder`'s caption embeddings, the image model's own (`encoder`) only when the
+    run asked for one joint model, else FastText trained on the dataset's captions."""
+    text_model = caption_encoder or (encoder if mode == JOINT else None)
+    if text_model:
+        rows = cocaption_means(_encoder_caption_rows(text_model, caption_ids), counts)
+        return rows, {**model_source(text_model), "method": COCAPTION_MEAN, "fallback": False}
     tokens = [tokenize(t) for t in texts]
     vectors = train_word_vectors(
         tokens,
@@ -77,8 +85,9 @@ def caption_similarity_rows(
         "source": "fasttext",
         "model": f"FastText, {vectors.source}",
         "method": COCAPTION_MEAN,
+        # FastText stands for CxC's USE + GloVe (never the image model's text tower).
         "fallback": True,
-        "why": "no image-text model was given to the sampling job",
+        "why": FASTTEXT_FOR_USE_GLOVE,
     }
 
 
