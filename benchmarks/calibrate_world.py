@@ -3,6 +3,13 @@ answer rules of the simulated crowd (pipeline/simulate.py, pipeline/world.py), b
 published or sampled figure each one targets.
 
     python benchmarks/calibrate_world.py [--population realistic] [--items 20000] [--seed 0]
+    python benchmarks/calibrate_world.py --table [--population calibrated] [--cxc data/sample/cxc]
+    python benchmarks/calibrate_world.py --fit [--rounds 2]
+
+`--table` prints the calibration table of issue 48 (`pipeline.calibration`: each published
+figure and its interval beside the simulated one with its interval over seeds, fitted or held
+out); `--fit` runs the search that found `CALIBRATED_FIT` (pipeline/simulate.py) from those
+values, prints the parameters to store and the table of the result.
 
 Targets (what the paper or data gives; what is simulated):
 - BISON stage 2, pairs -> triples, 91.56 % (BISON paper: 67,564 -> 61,861): share of stage-2
@@ -28,11 +35,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pipeline import calibration  # noqa: E402
 from pipeline.flickr8k import load_derived  # noqa: E402
-from pipeline.simulate import Asked, population_named, rate, respond  # noqa: E402
+from pipeline.simulate import (  # noqa: E402
+    CALIBRATED_CXC,
+    CALIBRATED_FIT,
+    Asked,
+    Population,
+    calibrated_population,
+    population_named,
+    rate,
+    respond,
+)
 from pipeline.world import ECCV_LEVELS, World, table_b2_shares  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "flickr8k"
+CXC = Path(__file__).resolve().parent.parent / "data" / "sample" / "cxc"
 SIDES = ("left", "right", "both", "neither")
 
 
@@ -127,9 +145,52 @@ def sample_figures() -> tuple[float, float]:
     return sum(pairs) / len(pairs), sum(s in (0.0, 1.0) for s in shares) / len(shares)
 
 
+def _percent(value: float, unit: str) -> str:
+    return "-" if value != value else f"{100 * value:.1f}" if unit == "%" else f"{value:.2f}"
+
+
+def print_table(population: Population, settings: calibration.Settings, cxc: Path) -> None:
+    rows = calibration.table(population, settings, calibration.targets(DATA, cxc))
+    print(f"population {population.name}: {population.describe()}")
+    print(f"world: {dict(population.world)}")
+    print(f"{settings.seeds} seeds of {settings.items} BISON pairs (ECCV HITs a fifth, CxC pairs")
+    print("a third per task); % unless a mean; 95 % intervals")
+    print(
+        f"| {'figure':<42} | {'published':>9} | {'interval':>11} | {'simulated':>9} | "
+        f"{'interval':>11} | role | lands |"
+    )
+    print(f"|{'-' * 44}|{'-' * 11}:|{'-' * 13}:|{'-' * 11}:|{'-' * 13}:|------|-------|")
+    for r in rows:
+        u = r["unit"]
+        pub = "-" if r["published"] != r["published"] else _percent(r["published"], u)
+        pi = "-" if pub == "-" else "-".join(_percent(v, u) for v in r["published_interval"])
+        si = "-".join(_percent(v, u) for v in r["simulated_interval"])
+        role = "held out" if r["held_out"] else "fitted" if pub != "-" else "check"
+        lands = {True: "yes", False: "NO", None: "-"}[r["lands"]]
+        print(f"| {r['label']:<42} | {pub:>9} | {pi:>11} | {_percent(r['simulated'], u):>9} | "
+              f"{si:>11} | {role} | {lands} |")  # fmt: skip
+
+
+def run_fit(settings: calibration.Settings, cxc: Path, rounds: int) -> None:
+    published = calibration.targets(DATA, cxc)
+    scores = calibration.cxc_ratings(cxc)
+    found, shares = calibration.fit(
+        CALIBRATED_FIT, CALIBRATED_CXC, published, scores, settings, rounds=rounds, log=print
+    )
+    print("CALIBRATED_FIT =", {k: round(v, 4) for k, v in found.items()})
+    print("CALIBRATED_CXC =", shares)
+    check = calibration.Settings(DATA, items=settings.items, seeds=5, first_seed=100)
+    print_table(calibrated_population(found, shares), check, cxc)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--population", default="realistic")
+    parser.add_argument("--population", default=None, help="realistic (calibrated for --table)")
+    parser.add_argument("--table", action="store_true", help="the calibration table")
+    parser.add_argument("--fit", action="store_true", help="run the fit, then the table")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the fit's search")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds of the table")
+    parser.add_argument("--cxc", type=Path, default=CXC, help="folder of CxC's CSV files")
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -139,7 +200,14 @@ def main() -> None:
         help="the world's ECCV calibration (a run's world setting)",
     )
     args = parser.parse_args()
-    population = population_named(args.population)
+    if args.fit:
+        run_fit(calibration.Settings(DATA, items=min(args.items, 3000)), args.cxc, args.rounds)
+        return
+    if args.table:
+        settings = calibration.Settings(DATA, items=min(args.items, 6000), seeds=args.seeds)
+        print_table(population_named(args.population or "calibrated"), settings, args.cxc)
+        return
+    population = population_named(args.population or "realistic")
     team = population.profiles(100)
     world = World(seed=args.seed, calibration_accuracy=args.calibration_accuracy)
     rng = random.Random(args.seed)

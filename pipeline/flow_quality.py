@@ -44,7 +44,7 @@ import numpy as np
 from pipeline.aggregation import dawid_skene, mace, majority, weighted_majority
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy, preference_maximum
 from pipeline.scales import bradley_terry, rating_model
-from pipeline.simulate import Asked, Population, WorkerProfile, rate, respond
+from pipeline.simulate import Asked, Population, WorkerProfile, rate, respond, world_of
 from pipeline.t_quantile import t975
 from pipeline.worker_quality import others_majority_agrees, others_mean_close, worker_agreement
 from pipeline.world import ECCV_LEVELS, World
@@ -123,7 +123,7 @@ def _seeded(
     rng = random.Random(key)
     crowd = _Crowd(population.profiles(team), rng, hit=hit)
     rng.shuffle(crowd.team)
-    return World(seed=seed), rng, crowd
+    return world_of(population, seed), rng, crowd
 
 
 def _interval(values: Sequence[float]) -> tuple[float, float, float]:
@@ -216,10 +216,12 @@ def bison(population: Population, seeds: Sequence[int], *, pairs: int, team: int
         for i in range(pairs):
             captions = [10 * i + k for k in range(5)]
             valid = world.bison_valid_captions(i, i + 10**6, captions)
+            # Invalid captions that careful workers take for valid (the calibrated world only).
+            seems = valid | {c for c in captions if world.bison_confusable_caption(i, i + 10**6, c)}
             (w2,) = crowd.workers(1)
             answer = respond(
                 crowd.team[w2],
-                {str(c) for c in valid} or {"none"},
+                {str(c) for c in seems} or {"none"},
                 [str(c) for c in captions] + ["none"],
                 rng,
                 difficulty=world.difficulty("bison-pair", i, i + 10**6),
@@ -236,7 +238,7 @@ def bison(population: Population, seeds: Sequence[int], *, pairs: int, team: int
             for w in crowd.workers(2):
                 vote = respond(
                     crowd.team[w],
-                    {side} if ok else {"both"},
+                    {side} if int(answer) in seems else {"both"},
                     SIDES,
                     rng,
                     constant="left",

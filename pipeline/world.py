@@ -30,6 +30,19 @@ metric: a human reference is drawn from the upper half (people describe what the
 metric's correlation with simulated judgments says nothing about the metric; only real
 judgments (Flickr8k) can.
 
+The calibrated world (issue 48; `pipeline.calibration` fits it, `population.world` names it):
+`bison_confusable` is the share of invalid captions that also fit the negative image in a way
+careful workers miss (a caption "a man on a horse" for two horse riders): careful stage-2
+workers pick them as if valid and careful verifiers point at the positive, together, so
+verified precision falls below 100 % for a reason of the item's meaning, shared by all workers.
+`eccv_own_doubtful` is the share of original COCO pairs (ECCV's gold positives) whose caption
+is mostly wrong for the image, so careful workers answer "Mostly NO" on that gold together.
+`cxc_kind_shares` gives each CxC task (sis, sts, sits) its own latent distribution in place of
+`cxc_shares`. `difficulty_shift` moves the difficulty of every item of a task (the first part
+of its key: "bison-triple", "eccv", ...) by a fixed amount: tasks differ in how hard they are
+(pointing at the image a caption fits is easier than grading a caption on four levels). All
+default to off, leaving every older figure unchanged.
+
 Difficulty: every item has a standard normal difficulty (`difficulty`) that all workers share,
 so that errors concentrate on hard items (`pipeline.simulate`); items whose truth lies close to
 a decision boundary (a rating near the middle, two captions of close quality) are harder still.
@@ -116,6 +129,10 @@ class World:
     caption_valid: float = 0.6
     calibration_accuracy: float = 0.9
     cxc_shares: tuple[float, ...] = (0.25, 0.2, 0.15, 0.15, 0.13, 0.12)
+    bison_confusable: float = 0.0
+    eccv_own_doubtful: float = 0.0
+    cxc_kind_shares: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    difficulty_shift: tuple[tuple[str, float], ...] = ()
     _eccv: dict[int, tuple[float, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -123,8 +140,15 @@ class World:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise InputError(f"world {name} must be within (0, 1], got {value}", field=name)
-        if len(self.cxc_shares) != 6 or abs(sum(self.cxc_shares) - 1) > 1e-6:
-            raise InputError("world cxc_shares must be 6 shares summing to 1", field="cxc_shares")
+        for name in ("bison_confusable", "eccv_own_doubtful"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise InputError(f"world {name} must be within 0..1, got {value}", field=name)
+        for kind, shares in (("all", self.cxc_shares), *self.cxc_kind_shares):
+            if len(shares) != 6 or abs(sum(shares) - 1) > 1e-6 or min(shares) < 0:
+                raise InputError(
+                    f"world cxc shares ({kind}) must be 6 shares summing to 1", field="cxc_shares"
+                )
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> World:
@@ -143,7 +167,8 @@ class World:
     def difficulty(self, *key: object) -> float:
         """The item's difficulty: a standard normal value fixed by the seed and `key`."""
         u = self.unit("difficulty", *key)
-        return NormalDist().inv_cdf(min(max(u, 1e-12), 1 - 1e-12))
+        shift = dict(self.difficulty_shift).get(str(key[0]), 0.0) if key else 0.0
+        return NormalDist().inv_cdf(min(max(u, 1e-12), 1 - 1e-12)) + shift
 
     def _pick(self, shares: Sequence[float], *key: object) -> int:
         u, acc = self.unit(*key), 0.0
@@ -169,6 +194,13 @@ class World:
         valid = {c for c, u in draws.items() if u < self.caption_valid}
         return frozenset(valid or {min(draws, key=draws.__getitem__)})
 
+    def bison_confusable_caption(self, positive: int, negative: int, caption: int) -> bool:
+        """Whether an invalid caption fits the negative image in a way careful workers miss
+        (only meaningful for a caption not in `bison_valid_captions`)."""
+        if not self.bison_confusable:
+            return False
+        return self.unit("bison-confusable", positive, negative, caption) < self.bison_confusable
+
     # ECCV Caption
     def eccv_shares(self, rank: int) -> tuple[float, ...]:
         row = min(max(rank, 1), 5)
@@ -179,7 +211,10 @@ class World:
     def eccv_label(self, image: int, caption: int, *, rank: int | None, own: bool = False) -> int:
         """The pair's latent level (index into ECCV_LEVELS)."""
         if own:
-            return 0
+            doubtful = self.eccv_own_doubtful and (
+                self.unit("eccv-own", image, caption) < self.eccv_own_doubtful
+            )
+            return 2 if doubtful else 0
         if rank is None:
             return 3
         return self._pick(self.eccv_shares(rank), "eccv", image, caption)
@@ -187,7 +222,8 @@ class World:
     # CxC
     def cxc_similarity(self, kind: str, first: int, second: int) -> int:
         a, b = sorted((first, second)) if kind != "sits" else (first, second)
-        return self._pick(self.cxc_shares, "cxc", kind, a, b)
+        shares = dict(self.cxc_kind_shares).get(kind, self.cxc_shares)
+        return self._pick(shares, "cxc", kind, a, b)
 
     def cxc_latent(self, kind: str, first: int, second: int) -> float:
         """The pair's similarity on a continuous 0-5 scale; rounds to `cxc_similarity`."""

@@ -59,6 +59,14 @@ def test_the_form_shows_labels_units_ranges_help_and_settings_without_a_stored_d
     assert '<details id="more-settings"' in eccv  # seed, consent, adaptive folded
 
 
+@pytest.mark.parametrize(("kind", "advice"), [("bison", "Use unanimity"), ("eccv", "Use majority")])
+def test_the_form_says_which_aggregation_to_use_from_the_calibrated_world(
+    admin_client, kind, advice
+):
+    page = admin_client.get(f"/runs/new/{kind}/").content.decode()
+    assert advice in page and "The calibrated world" in page
+
+
 def test_a_setting_left_empty_takes_the_default_and_a_chosen_one_is_stored(dataset, admin_client):
     response = admin_client.post(
         "/runs/new/bison/",

@@ -19,7 +19,9 @@ SETTINGS = (
         "Verification rule",
         "How stage-3 answers verify a triple: unanimity (the paper: every verifier picks the "
         "true image), majority (more than half do) or dawid_skene (EM over each verifier's "
-        "confusion)."
+        "confusion). Use unanimity: on the calibrated simulated crowd it verifies at 94.8 % "
+        "precision, the rest are captions that also fit the other image, an error verifiers "
+        "share (docs/quality.md, 'The calibrated world')."
         " Dawid-Skene is no better than majority on the realistic crowd and 8-10 points worse"
         " with workers 60 % accurate (issue 48): prefer majority unless a calibration batch"
         " says otherwise.",

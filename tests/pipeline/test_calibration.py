@@ -1,0 +1,77 @@
+"""The calibrated world (issue 48): its figures land in the published intervals, its BISON
+has invalid triples that verifiers confuse, its CxC tasks differ, and bad inputs are named."""
+
+import pytest
+
+from pipeline.calibration import Settings, cxc_ratings, table, targets
+from pipeline.errors import InputError
+from pipeline.flow_quality import bison
+from pipeline.simulate import POPULATIONS, population_named, world_of
+from pipeline.world import World
+from tests.pipeline.conftest import REPO
+
+FLICKR8K = REPO / "tests" / "data" / "flickr8k"
+CXC = REPO / "data" / "sample" / "cxc"
+# The fitted figures the stored fit misses (docs/quality.md, "The calibrated world").
+KNOWN_MISSES = {"CxC SIS rounds to 5", "CxC SIS mean"}
+
+
+def test_the_calibrated_crowd_lands_in_the_published_intervals():
+    population = population_named("calibrated")
+    rows = table(population, Settings(FLICKR8K, items=1500, seeds=3), targets(FLICKR8K, CXC))
+    fitted = [r for r in rows if r["lands"] is not None and not r["held_out"]]
+    assert len(fitted) >= 30
+    missed = {r["label"] for r in fitted if not r["lands"]}
+    assert missed <= KNOWN_MISSES, missed
+    held_out = [r for r in rows if r["held_out"]]
+    assert [r["label"] for r in held_out] == ["Flickr8k-CrowdFlower 3 votes unanimous"]
+
+
+def test_the_calibrated_bison_keeps_invalid_triples_that_verifiers_confuse():
+    def precision(name):
+        figures = bison(population_named(name), range(2), pairs=1500, team=40)
+        return next(f.value for f in figures if f.measure == "verified precision")
+
+    assert precision("realistic") == 1.0  # the old world: no invalid triple passes
+    assert precision("calibrated") < 0.99
+
+
+def test_the_calibrated_world_gives_each_cxc_task_its_own_distribution():
+    world = world_of(POPULATIONS["calibrated"], 0)
+    fives = {
+        kind: sum(world.cxc_similarity(kind, i, i + 1) == 5 for i in range(3000)) / 3000
+        for kind in ("sis", "sts", "sits")
+    }
+    assert fives["sis"] < 0.01 and fives["sts"] < 0.02 and fives["sits"] > 0.4
+
+
+def test_the_realistic_population_keeps_the_default_world():
+    assert POPULATIONS["realistic"].world == ()
+    assert world_of(POPULATIONS["realistic"], 4) == World(seed=4)
+
+
+def test_a_cxc_file_with_a_bad_rating_is_named(tmp_path):
+    (tmp_path / "sis_val.subset.csv").write_text(
+        "image1,image2,agg_score,sampling_method\na.jpg,b.jpg,high,i2i_csim\n"
+    )
+    with pytest.raises(InputError, match=r"sis_val.subset.csv line 2: agg_score"):
+        cxc_ratings(tmp_path)
+
+
+def test_a_cxc_folder_without_a_task_is_named(tmp_path):
+    (tmp_path / "sis_val.subset.csv").write_text("image1,image2,agg_score\na,b,1.0\n")
+    with pytest.raises(InputError, match="no sts_"):
+        cxc_ratings(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "world_settings",
+    [
+        {"cxc_kind_shares": (("sis", (0.5, 0.5, 0.1, 0.0, 0.0, 0.0)),)},
+        {"bison_confusable": 1.5},
+        {"eccv_own_doubtful": -0.1},
+    ],
+)
+def test_bad_calibrated_world_settings_are_refused(world_settings):
+    with pytest.raises(InputError):
+        World(**world_settings)
