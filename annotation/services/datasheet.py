@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count
 
 from annotation.crowd import provider_for
+from annotation.json_order import keys_sorted
 from annotation.models import Assignment, Review, Run
 from annotation.paths import paths_hidden
 from annotation.selectors.counting import COUNTED_STATES
@@ -52,13 +53,15 @@ def _batches(run: Run) -> list[dict[str, Any]]:
                 "items_per_hit": batch.items_per_hit,
                 "workers_per_hit": batch.assignments_per_hit,
                 "reward": str(batch.reward),
-                "qualifications": batch.qualifications
+                "qualifications": keys_sorted(batch.qualifications)
                 if provider_for(batch.provider).takes_qualifications
                 else f"none ({batch.provider} takes none)",
                 "workers": counts["workers"],
                 "assignments": counts["n"],
                 "held_for_review": dict(sorted(held.get(batch.pk, {}).items())),
-                "options": provider_for(batch.provider).published_options(options=batch.options),
+                "options": keys_sorted(
+                    provider_for(batch.provider).published_options(options=batch.options)
+                ),
             }
         )
     return rows

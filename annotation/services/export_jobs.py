@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.json_order import keys_sorted
 from annotation.models import Export, Job, Run
 from annotation.selectors.invitations import consent_summary
 from annotation.selectors.pay import run_pay_summary
@@ -196,7 +197,7 @@ def export_manifest_head(*, run: Run, format: str) -> dict[str, Any]:
     return {
         "format": format,
         "created_at": timezone.now().isoformat(),
-        "run": {"id": run.pk, "name": run.name, "config": run.config},
+        "run": {"id": run.pk, "name": run.name, "config": keys_sorted(run.config)},
         "dataset": {"name": run.dataset.name, "sha256": run.dataset.checksum},
     }
 

@@ -104,9 +104,14 @@ def _reoffer_refusal(*, batch: Batch, hits: int) -> str | None:
 
 def hits_reoffer_all() -> int:
     """Every open batch's stuck HITs (periodic, beside synchronisation)."""
-    batches = Batch.objects.filter(
-        hits__cannot_grow_at__isnull=False,
-        hits__reoffered_as__isnull=True,
-        status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED),
-    ).distinct()
+    # In pk order: the same HITs made in the same order on every database.
+    batches = (
+        Batch.objects.filter(
+            hits__cannot_grow_at__isnull=False,
+            hits__reoffered_as__isnull=True,
+            status__in=(BatchStatus.PUBLISHED, BatchStatus.COMPLETED),
+        )
+        .distinct()
+        .order_by("pk")
+    )
     return sum(len(hits_reoffer(batch=batch)) for batch in batches)

@@ -201,10 +201,15 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
 def reviews_hold_all() -> int:
     """The approval policies of every batch with unpaid work (periodic, before auto-approval;
     for MTurk it must run before MTurk's own auto-approval deadline)."""
-    batches = Batch.objects.filter(
-        status__in=(BatchStatus.PUBLISHED, BatchStatus.PAUSED, BatchStatus.COMPLETED),
-        hits__assignments__state=AssignmentState.SUBMITTED,
-    ).distinct()
+    # In pk order: reviews opened in one order on every database.
+    batches = (
+        Batch.objects.filter(
+            status__in=(BatchStatus.PUBLISHED, BatchStatus.PAUSED, BatchStatus.COMPLETED),
+            hits__assignments__state=AssignmentState.SUBMITTED,
+        )
+        .distinct()
+        .order_by("pk")
+    )
     return sum(reviews_hold_by_policy(batch=batch) for batch in batches)
 
 

@@ -19,8 +19,8 @@ def test_selection_batch_packs_pairs_into_hits(paired_run):
     hits = list(batch.hits.order_by("position"))
     assert [h.questions.count() for h in hits] == [4, 2]
     assert Question.objects.filter(hit__batch=batch).values("item").distinct().count() == 6
-    # No reward given: the minimum hourly pay ($15) at the expected 20 s per pair, 4 pairs.
-    assert batch.assignments_per_hit == 1 and batch.reward == Decimal("0.34")
+    # No reward given: the minimum hourly pay ($15) at BISON's 25.9 s per pair (Table 5), 4 pairs.
+    assert batch.assignments_per_hit == 1 and batch.reward == Decimal("0.44")
     assert batch.qualifications == {
         "min_approved_hits": 500,
         "min_approval_percent": 97,

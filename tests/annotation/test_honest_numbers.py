@@ -70,7 +70,7 @@ def test_implausibly_fast_work_is_flagged_and_plausible_work_is_not(paired_run, 
     summary = pay_summary(fast)
     assert summary["speedup"] is not None and summary["speedup"] >= 4
     assert b"implausible:" in admin_client.get("/").content
-    paced = _selection(paired_run, limit=4)  # 20 s per answer, as expected
+    paced = _selection(paired_run, limit=4)  # 20 s per answer, near the expected 25.9 s
     assert pay_summary(paced)["effective"] is not None and pay_summary(paced)["speedup"] is None
 
 
@@ -85,7 +85,7 @@ def test_an_implausibly_fast_worker_is_flagged_on_the_workers_page(paired_run, a
     paced = batch_publish(
         batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="simulated")
     )
-    profile = WorkerProfile(accuracy=0.9, seconds_per_answer=20.0)  # as expected
+    profile = WorkerProfile(accuracy=0.9, seconds_per_answer=20.0)  # near the expected 25.9 s
     simulate_crowd(batch=paced, workers=2, profile=profile, id_prefix="paced")
     paced_ids = set(Assignment.objects.filter(hit__batch=paced).values_list("worker", flat=True))
     rows = {r.worker.pk: r for r in run_workers(run=paired_run)}

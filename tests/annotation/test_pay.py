@@ -57,9 +57,9 @@ def test_other_tasks_default_to_the_minimum_hourly_pay(paired_run):
     batch = batch_create(
         run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=6
     )
-    # 6 pairs x 20 s at $15/h = $0.50.
-    assert batch.reward == Decimal("0.50")
-    assert pay_estimate(batch=batch).hourly == Decimal("15.00")
+    # 6 pairs x 25.9 s (BISON's Table 5) at $15/h = $0.6475, rounded up to $0.65.
+    assert batch.reward == Decimal("0.65")
+    assert pay_estimate(batch=batch).hourly == Decimal("15.06")
     assert not batch_warnings(batch=batch)
 
 
@@ -115,20 +115,20 @@ def test_effective_pay_is_capped_at_the_expected_time_and_topped_up(paired_run):
             reward="0.10",
         )
     )
-    # 3 pairs x 20 s = 60 s expected per HIT.
+    # 3 pairs x 25.9 s (BISON's Table 5) = 77.7 s expected per HIT.
     quick = _work(batch, "quick", 30)  # $0.10 in 30 s = $12/h
-    slow = _work(batch, "slow", 1800)  # half an hour open counts as the expected 60 s: $6/h
+    slow = _work(batch, "slow", 1800)  # half an hour open counts as the expected 77.7 s: $4.63/h
     report = effective_pay(batch=batch)
     rows = {
         Assignment.objects.get(pk=a.pk).worker.external_id: report["per_worker"][a.worker_id]
         for a in (quick, slow)
     }
     assert Decimal(rows["quick"]["hourly"]) == pytest.approx(Decimal("12.00"), abs=Decimal("0.2"))
-    assert Decimal(rows["slow"]["hourly"]) == Decimal("6.00")
+    assert Decimal(rows["slow"]["hourly"]) == Decimal("4.63")
     assert report["below_minimum"] == 2
     paid = batch_pay_top_up(batch=batch)
     assert set(paid) == {"quick", "slow"}
-    assert Decimal(paid["slow"]) == Decimal("0.15")  # $15/h x 60 s - $0.10
+    assert Decimal(paid["slow"]) == Decimal("0.23")  # $15/h x 77.7 s - $0.10, rounded up
     again = effective_pay(batch=batch)
     assert again["below_minimum"] == 0
     assert batch_pay_top_up(batch=batch) == {}  # paid once
@@ -163,7 +163,7 @@ def test_the_dashboard_shows_expected_and_paid_hourly_pay(paired_run, admin_clie
     )
     _work(batch, "w", 30)
     page = admin_client.get("/").content.decode()
-    assert "expected $6.00/h" in page and "below the minimum" in page
+    assert "expected $4.63/h" in page and "below the minimum" in page
     assert re.search(r"paid \$1[12]\.[0-9]{2}/h", page) and "under the minimum" in page
 
 

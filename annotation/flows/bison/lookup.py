@@ -96,7 +96,12 @@ def pair_traps(*, run: Run) -> list[Item]:
         .filter(chosen=0)
         .values_list("question__item_id", flat=True)
     )
-    pairs = Item.objects.filter(pk__in=list(none_only)).prefetch_related("positive__captions")
+    # In pk order: the traps' own pks (and so how they are dealt) follow it on every database.
+    pairs = (
+        Item.objects.filter(pk__in=list(none_only))
+        .order_by("pk")
+        .prefetch_related("positive__captions")
+    )
     made = []
     for pair in pairs:
         captions = sorted(pair.positive.captions.all(), key=lambda c: c.coco_id)

@@ -63,7 +63,9 @@ def caption_values(question: Question) -> dict[str, Caption]:
 
 
 class SelectionTask(TaskType):
-    expected_seconds = 20.0  # BISON states no time: choosing among five captions, assumed
+    # BISON's Table 5: 25.9 s average time per stage-2 annotation (one pair's selection).
+    expected_seconds = 25.9
+    seconds_source = "BISON paper, Table 5 (measured average)"
     stage = BisonStage.SELECTION
     cli_name = "selection"
     publish_status = RunStatus.COLLECTING
@@ -185,7 +187,10 @@ class SelectionTask(TaskType):
 
 
 class VerificationTask(TaskType):
-    expected_seconds = 10.0  # BISON states no time: one of two images, assumed
+    # BISON's Table 5: 12.7 s average time per stage-3 annotation; a trap question takes as
+    # long as a triple (the same page), so a HIT's time and pay count its traps too.
+    expected_seconds = 12.7
+    seconds_source = "BISON paper, Table 5 (measured average)"
     stage = BisonStage.VERIFICATION
     cli_name = "verification"
     publish_status = RunStatus.COLLECTING_2  # BISON's second crowd stage

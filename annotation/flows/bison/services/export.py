@@ -19,6 +19,7 @@ from annotation.flows.bison.selectors import (
 )
 from annotation.flows.bison.tally import TRIPLE_COLUMNS, BisonTally, bison_tally, read_triples
 from annotation.flows.bison.vocabulary import PAPER
+from annotation.json_order import keys_sorted
 from annotation.models import Job, Run
 from annotation.selectors.arrow_rows import arrow_lists, arrow_numbers, arrow_strings
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
@@ -178,7 +179,12 @@ def _manifest(
         "sha256": checksum,
         "records": records,
         "created_at": timezone.now().isoformat(),
-        "run": {"id": run.pk, "kind": run.kind, "name": run.name, "config": run.config},
+        "run": {
+            "id": run.pk,
+            "kind": run.kind,
+            "name": run.name,
+            "config": keys_sorted(run.config),
+        },
         "dataset": {
             "name": run.dataset.name,
             "source_file": run.dataset.source_file,
@@ -190,11 +196,11 @@ def _manifest(
             "edges": pairing.result.get("edges") if pairing else None,
             "mutual_edges": pairing.result.get("mutual_edges") if pairing else None,
             "ordered_pairs": counts["stage1"]["pairs"],
-            "cosines": pairing.result.get("cosines") if pairing else None,
+            "cosines": keys_sorted(pairing.result.get("cosines")) if pairing else None,
             "warning": pairing.result.get("warning") if pairing else None,
             "embedding_dim": run.embedding_dim,
             "embedding_source": run.embedding_source,
-            "params": pairing.params if pairing else None,
+            "params": keys_sorted(pairing.params) if pairing else None,
         },
         "stage2": {
             **counts["stage2"],
@@ -211,7 +217,7 @@ def _manifest(
                 "items_per_hit": b.items_per_hit,
                 "assignments_per_hit": b.assignments_per_hit,
                 "reward": str(b.reward),
-                "qualifications": b.qualifications,
+                "qualifications": keys_sorted(b.qualifications),
             }
             for b in run.batches.order_by("pk")
         ],

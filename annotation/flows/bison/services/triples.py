@@ -34,6 +34,9 @@ def bison_triples_create(*, run: Run) -> TriplesResult:
             "caption_id",
         )
         .distinct()
+        # The triples' primary keys decide stage 3's HITs (shuffled from pk order): the same
+        # order on SQLite and PostgreSQL, or one seed gives two datasets (issue 48).
+        .order_by("question__item_id", "caption_id")
     )
     with transaction.atomic():
         before = Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).count()

@@ -24,6 +24,7 @@ from annotation.flows.eccv.services.judged_columns import (
     pairs_table,
 )
 from annotation.flows.eccv.vocabulary import PAPER
+from annotation.json_order import keys_sorted
 from annotation.models import Export, Job, Review, ReviewStatus, Run, RunKind
 from annotation.services.export_jobs import (
     ExportParts,
@@ -129,7 +130,7 @@ def _manifest(
         **export_manifest_head(run=run, format=ECCV_FORMAT),
         **export_manifest_crowd(run=run),
         "annotators": [
-            {"name": a.name, "kind": a.kind, "source": a.source, "params": a.params}
+            {"name": a.name, "kind": a.kind, "source": a.source, "params": keys_sorted(a.params)}
             for a in run.annotators.order_by("pk")
         ],
         "counts": {

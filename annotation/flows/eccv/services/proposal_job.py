@@ -87,7 +87,10 @@ def eccv_propose_finish(*, job_id: int) -> None:
     job = Job.objects.select_related("run__dataset").get(pk=job_id)
     run = job.run
     assert run is not None
-    annotators = {a.name: a for a in run.annotators.filter(pk__in=job.params["annotators"])}
+    # In pk order: the merged candidates (and their items' pks) follow the models' order.
+    annotators = {
+        a.name: a for a in run.annotators.filter(pk__in=job.params["annotators"]).order_by("pk")
+    }
     rankings = {
         name: ranking_load(eccv_workdir(run) / f"ranking-{a.pk}.json")
         for name, a in annotators.items()
