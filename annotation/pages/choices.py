@@ -1,5 +1,6 @@
-"""A select offering some choices disabled, each with why beside it (a model whose optional
-extra this installation lacks): shown, so a researcher knows it exists and what it needs."""
+"""Choices on console forms: a select offering some choices disabled, each with why beside it
+(a model whose optional extra this installation lacks), and a form's project field limited to
+the user's projects."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import forms
+from django.db.models import QuerySet
 
 
 class PartlyDisabledSelect(forms.Select):
@@ -23,3 +25,19 @@ class PartlyDisabledSelect(forms.Select):
             option["attrs"]["disabled"] = True
             option["label"] = f"{label}: {why}"
         return option
+
+
+def project_choice(
+    form: forms.Form, *, projects: QuerySet[Any], required: bool
+) -> forms.ModelChoiceField:
+    """A form's `project` field limited to `projects` (those the user may act in), in name
+    order: staff may leave it blank (the Default project), others pick one of theirs, and a
+    member of one project has it chosen already."""
+    field = form.fields["project"]
+    assert isinstance(field, forms.ModelChoiceField)
+    field.queryset = projects.order_by("name")
+    field.required = required
+    only = list(field.queryset[:2])
+    if required and len(only) == 1:
+        field.initial = only[0].pk  # a member of one project need not pick it
+    return field

@@ -22,7 +22,7 @@ from annotation.encoders.selectors import embedding_set_estimate, embedding_sets
 from annotation.encoders.services import DEVICES, DTYPES, embedding_set_delete, embedding_set_start
 from annotation.extras import extra_missing
 from annotation.models import Dataset, Project
-from annotation.pages.choices import PartlyDisabledSelect
+from annotation.pages.choices import PartlyDisabledSelect, project_choice
 from annotation.pages.form_errors import form_refusal
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, is_staff, require, visible_projects
@@ -84,15 +84,7 @@ class EncodeForm(forms.Form):
         self, *args: Any, projects: QuerySet[Project], project_required: bool, **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
-        # Only projects the user may act in; staff may leave it blank (the Default project,
-        # as runs made without one), others pick one of theirs.
-        field = self.fields["project"]
-        assert isinstance(field, forms.ModelChoiceField)
-        field.queryset = projects.order_by("name")
-        field.required = project_required
-        only = list(field.queryset[:2])
-        if project_required and len(only) == 1:
-            field.initial = only[0].pk  # a member of one project need not pick it
+        field = project_choice(self, projects=projects, required=project_required)
         if not project_required:
             field.help_text += "; default: the Default project"
         # Offered disabled, saying why, where this installation lacks the encoders extra.

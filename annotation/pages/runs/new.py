@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.errors import ServiceError
 from annotation.flow_registry import flow_for_kind, flows
 from annotation.models import Dataset, Project, RunKind
+from annotation.pages.choices import project_choice
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.run_settings import Setting
@@ -93,16 +94,8 @@ class RunForm(forms.Form):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        # Only projects the user may create runs in. Staff may leave it blank (the default
-        # project, as before projects); others pick one of theirs.
-        field = self.fields["project"]
-        assert isinstance(field, forms.ModelChoiceField)
-        field.queryset = projects.order_by("name")
-        field.required = project_required
-        only = list(field.queryset[:2])
-        if project_required and len(only) == 1:
-            field.initial = only[0].pk  # a member of one project need not pick it
-        field.help_text = "" if project_required else "default: the Default project"
+        project = project_choice(self, projects=projects, required=project_required)
+        project.help_text = "" if project_required else "default: the Default project"
         described = {s.key: s for s in settings}
         # The flow's described settings in its order, then any other default it fills in.
         keys = [s.key for s in settings] + [k for k in defaults if k not in described]
