@@ -249,11 +249,7 @@ def simulate_bison(
     for i in range(pairs):
         captions = [10 * i + k for k in range(5)]
         valid = world.bison_valid_captions(i, i + 10**6, captions)
-        seems = set(valid) | {
-            c
-            for c in captions
-            if c not in valid and world.bison_confusable_caption(i, i + 10**6, c)
-        }
+        seems = world.bison_apparent_captions(i, i + 10**6, captions)
         answer = respond(
             rng.choice(team),
             {str(c) for c in seems} or {"none"},
@@ -297,8 +293,15 @@ def simulate_cxc(
         for i in range(pairs):
             latent = world.cxc_latent(kind, i, i + 10**6)
             hard = world.difficulty("cxc", kind, i)
+            top = world.cxc_top(kind)
             ratings = [
-                rate(w, latent, range(6), rng, Asked(difficulty=hard, position=rng.randrange(10)))
+                rate(
+                    w,
+                    latent,
+                    range(6),
+                    rng,
+                    Asked(difficulty=hard, position=rng.randrange(10), top=top),
+                )
                 for w in rng.sample(team, 5)
             ]
             scores.append(statistics.fmean(ratings))
@@ -427,6 +430,8 @@ def fit_cxc(
 ) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """Each task's latent shares by fixed point: multiply by published/simulated histogram."""
     shares = dict(cxc) or {k: tuple(cxc_histogram(scores[k])) for k in KINDS}
+    # A share at 0 cannot move by a ratio: start every point at 0.1 % at least.
+    shares = {k: normalised([max(v, 0.001) for v in shares[k]]) for k in KINDS}
     for _ in range(rounds):
         population = calibrated_population(fit, tuple(shares.items()))
         world = world_of(population, settings.first_seed)

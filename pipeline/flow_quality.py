@@ -217,7 +217,7 @@ def bison(population: Population, seeds: Sequence[int], *, pairs: int, team: int
             captions = [10 * i + k for k in range(5)]
             valid = world.bison_valid_captions(i, i + 10**6, captions)
             # Invalid captions that careful workers take for valid (the calibrated world only).
-            seems = valid | {c for c in captions if world.bison_confusable_caption(i, i + 10**6, c)}
+            seems = world.bison_apparent_captions(i, i + 10**6, captions)
             (w2,) = crowd.workers(1)
             answer = respond(
                 crowd.team[w2],

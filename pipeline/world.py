@@ -38,7 +38,9 @@ verified precision falls below 100 % for a reason of the item's meaning, shared 
 `eccv_own_doubtful` is the share of original COCO pairs (ECCV's gold positives) whose caption
 is mostly wrong for the image, so careful workers answer "Mostly NO" on that gold together.
 `cxc_kind_shares` gives each CxC task (sis, sts, sits) its own latent distribution in place of
-`cxc_shares`. `difficulty_shift` moves the difficulty of every item of a task (the first part
+`cxc_shares`; `cxc_kind_top` caps the points careful raters give on a task (CxC's SIS raters
+almost never rated two different pictures 5: 0.1 % of pairs average 4.5 or more).
+`difficulty_shift` moves the difficulty of every item of a task (the first part
 of its key: "bison-triple", "eccv", ...) by a fixed amount: tasks differ in how hard they are
 (pointing at the image a caption fits is easier than grading a caption on four levels). All
 default to off, leaving every older figure unchanged.
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from statistics import NormalDist
 from typing import Any
 
@@ -132,6 +134,7 @@ class World:
     bison_confusable: float = 0.0
     eccv_own_doubtful: float = 0.0
     cxc_kind_shares: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    cxc_kind_top: tuple[tuple[str, int], ...] = ()
     difficulty_shift: tuple[tuple[str, float], ...] = ()
     _eccv: dict[int, tuple[float, ...]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -144,6 +147,11 @@ class World:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise InputError(f"world {name} must be within 0..1, got {value}", field=name)
+        for kind, top in self.cxc_kind_top:
+            if not 0 <= top <= 5:
+                raise InputError(
+                    f"world cxc top ({kind}) must be within 0..5", field="cxc_kind_top"
+                )
         for kind, shares in (("all", self.cxc_shares), *self.cxc_kind_shares):
             if len(shares) != 6 or abs(sum(shares) - 1) > 1e-6 or min(shares) < 0:
                 raise InputError(
@@ -152,12 +160,35 @@ class World:
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> World:
-        """A run's world: its `seed` and the optional `world` settings of its config."""
+        """A run's world: its `seed` and the optional `world` settings of its config (every
+        field but the seed; JSON lists stand for the tuple-valued ones)."""
         settings = dict(config.get("world") or {})
-        unknown = set(settings) - {"discriminable", "caption_valid", "calibration_accuracy"}
+        unknown = set(settings) - set(WORLD_SETTINGS)
         if unknown:
             raise InputError(f"unknown world setting {sorted(unknown)[0]!r}", field="world")
+        for name in TABLE_SETTINGS & set(settings):
+            try:
+                settings[name] = tuple(
+                    (str(key), tuple(value) if isinstance(value, list | tuple) else value)
+                    for key, value in settings[name]
+                )
+            except (TypeError, ValueError):
+                raise InputError(
+                    f"world setting {name!r} must be a list of [name, value] pairs",
+                    field=f"world.{name}",
+                ) from None
+        if isinstance(settings.get("cxc_shares"), list):
+            settings["cxc_shares"] = tuple(settings["cxc_shares"])
         return cls(seed=int(config.get("seed", 0)), **settings)
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that differ from the defaults, as a run config's `world` (JSON)."""
+        default = World(seed=self.seed)
+        return {
+            name: getattr(self, name)
+            for name in WORLD_SETTINGS
+            if getattr(self, name) != getattr(default, name)
+        }
 
     def unit(self, *key: object) -> float:
         """A uniform draw in [0, 1) fixed by the world's seed and `key`."""
@@ -194,6 +225,18 @@ class World:
         valid = {c for c, u in draws.items() if u < self.caption_valid}
         return frozenset(valid or {min(draws, key=draws.__getitem__)})
 
+    def bison_apparent_captions(
+        self, positive: int, negative: int, captions: Sequence[int]
+    ) -> frozenset[int]:
+        """The captions careful workers take for valid: the valid ones and the invalid ones
+        that are confusable (`bison_confusable_caption`)."""
+        valid = self.bison_valid_captions(positive, negative, captions)
+        return valid | {
+            c
+            for c in captions
+            if c not in valid and self.bison_confusable_caption(positive, negative, c)
+        }
+
     def bison_confusable_caption(self, positive: int, negative: int, caption: int) -> bool:
         """Whether an invalid caption fits the negative image in a way careful workers miss
         (only meaningful for a caption not in `bison_valid_captions`)."""
@@ -225,6 +268,11 @@ class World:
         shares = dict(self.cxc_kind_shares).get(kind, self.cxc_shares)
         return self._pick(shares, "cxc", kind, a, b)
 
+    def cxc_top(self, kind: str) -> int:
+        """The highest point careful raters give on `kind`'s scale (`cxc_kind_top`; 5 when
+        unset): CxC's SIS raters almost never call two different pictures a 5."""
+        return int(dict(self.cxc_kind_top).get(kind, 5))
+
     def cxc_latent(self, kind: str, first: int, second: int) -> float:
         """The pair's similarity on a continuous 0-5 scale; rounds to `cxc_similarity`."""
         point = self.cxc_similarity(kind, first, second)
@@ -238,3 +286,9 @@ class World:
         error); `candidate` is any id stable within the run."""
         u = self.unit("caption-quality", image, candidate)
         return 0.5 + u / 2 if reference else u
+
+
+WORLD_SETTINGS = tuple(
+    f.name for f in fields(World) if f.init and f.name != "seed" and not f.name.startswith("_")
+)
+TABLE_SETTINGS = {"cxc_kind_shares", "cxc_kind_top", "difficulty_shift"}

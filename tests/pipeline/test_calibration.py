@@ -12,8 +12,8 @@ from tests.pipeline.conftest import REPO
 
 FLICKR8K = REPO / "tests" / "data" / "flickr8k"
 CXC = REPO / "data" / "sample" / "cxc"
-# The fitted figures the stored fit misses (docs/quality.md, "The calibrated world").
-KNOWN_MISSES = {"CxC SIS rounds to 5", "CxC SIS mean"}
+# The fitted figures the stored fit misses (docs/quality.md, "The calibrated world"): none.
+KNOWN_MISSES: set[str] = set()
 
 
 def test_the_calibrated_crowd_lands_in_the_published_intervals():
@@ -70,8 +70,49 @@ def test_a_cxc_folder_without_a_task_is_named(tmp_path):
         {"cxc_kind_shares": (("sis", (0.5, 0.5, 0.1, 0.0, 0.0, 0.0)),)},
         {"bison_confusable": 1.5},
         {"eccv_own_doubtful": -0.1},
+        {"cxc_kind_top": (("sis", 6),)},
     ],
 )
 def test_bad_calibrated_world_settings_are_refused(world_settings):
     with pytest.raises(InputError):
         World(**world_settings)
+
+
+def test_careful_sis_raters_stop_at_4_unless_the_pictures_are_near_identical():
+    from random import Random
+
+    from pipeline.simulate import Asked, rate
+
+    careful = population_named("calibrated").profiles(1)[0]
+    assert careful.behaviour == "careful" and careful.rating_noise
+    rng = Random(3)
+    below = [rate(careful, 4.4, range(6), rng, Asked(top=4)) for _ in range(2000)]
+    free = [rate(careful, 4.4, range(6), rng, Asked()) for _ in range(2000)]
+    identical = [rate(careful, 5.0, range(6), rng, Asked(top=4)) for _ in range(2000)]
+    assert max(below) == 4 and free.count(5) > 100
+    assert identical.count(5) > 500
+
+
+@pytest.mark.parametrize("name", ["calibrated", "realistic"])
+def test_a_run_config_carries_the_populations_world_through_json(name):
+    import json
+
+    from pipeline.simulate import world_config
+
+    population = population_named(name)
+    config = json.loads(json.dumps({"seed": 7, **world_config(population)}))
+    assert World.from_config(config) == world_of(population, 7)
+
+
+@pytest.mark.parametrize(
+    "world_settings, field",
+    [
+        ({"cxc_kind_top": 4}, "world.cxc_kind_top"),
+        ({"difficulty_shift": [["eccv"]]}, "world.difficulty_shift"),
+        ({"oceans": 1}, "world"),
+    ],
+)
+def test_a_bad_world_in_a_run_config_is_named(world_settings, field):
+    with pytest.raises(InputError) as caught:
+        World.from_config({"world": world_settings})
+    assert caught.value.field == field

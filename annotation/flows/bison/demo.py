@@ -26,7 +26,7 @@ from annotation.services.exports import export_scratch_folder
 from annotation.services.runs import run_create
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
-from pipeline.simulate import Population, WorkerProfile, population_named
+from pipeline.simulate import Population, WorkerProfile, population_named, world_config
 from pipeline.text import tokenize
 
 STAGE3_WORKERS = 62
@@ -58,7 +58,12 @@ def bison_simulated_run(
         dataset=dataset,
         kind=RunKind.BISON,
         name=name,
-        config={"seed": seed, "verifiers": 2, **(opts.get("bison_config") or {})},
+        config={
+            "seed": seed,
+            "verifiers": 2,
+            **world_config(population),
+            **(opts.get("bison_config") or {}),
+        },
     )
     cmd.step(f"run {run.pk} stage 1: FastText nearest-neighbour pairs")
     job = pairing_start(run=run, vectors_path=opts.get("vectors"), seed=seed, allow_new_dim=True)

@@ -53,10 +53,12 @@ def rating_answer(
     latent = (
         latent_value(question, world) if profile.rating_noise else latent_rating(question, world)
     )
+    key = pair_key(question.item)
     asked = Asked(
         gold=gold,
-        difficulty=world.difficulty("cxc", *pair_key(question.item)),
+        difficulty=world.difficulty("cxc", *key),
         position=question.position,
+        top=world.cxc_top(key[0]),
     )
     value = rate(profile, latent, [int(c) for c in choices], rng, asked, constant=5)
     return str(value)

@@ -22,7 +22,7 @@ from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
-from pipeline.simulate import Population, WorkerProfile
+from pipeline.simulate import Population, WorkerProfile, world_config
 from pipeline.world import World
 
 # Caption-caption pairs only (the stage the Monte Carlo models): a sample-sized slice.
@@ -113,7 +113,12 @@ def cxc_quality_sweep(ctx: DemoContext, population: Population) -> list[QualityR
     seed = int(ctx.options["seed"])
     out: list[QualityRow] = []
     for label, adaptive in RULES:
-        config = {**SWEEP_CONFIG, "seed": seed, **({"adaptive": adaptive} if adaptive else {})}
+        config = {
+            **SWEEP_CONFIG,
+            "seed": seed,
+            **world_config(population),
+            **({"adaptive": adaptive} if adaptive else {}),
+        }
         run = cxc_run_create(
             dataset=ctx.dataset, name=f"quality {population.name} {label}", config=config
         )

@@ -37,7 +37,7 @@ from annotation.services.reviews import (
     reviews_hold_by_policy,
 )
 from pipeline.errors import InputError
-from pipeline.simulate import Population, WorkerProfile, population_named
+from pipeline.simulate import Population, WorkerProfile, population_named, world_config
 
 # Pairs of each round's calibration batch (its agreed pairs become the round's gold).
 CALIBRATION_PAIRS = 60
@@ -85,6 +85,7 @@ def eccv_simulated_run(
             "k": 5,
             "models": 2,
             "seed": seed,
+            **world_config(population),
             **(opts.get("eccv_config") or {}),
             **(config or {}),
         },

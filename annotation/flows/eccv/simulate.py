@@ -1,8 +1,8 @@
 """How simulated workers judge ECCV Caption pairs: from each pair's latent 4-level label in
 the run's world (`pipeline.world`; shares by best proposal rank calibrated to the paper's
 Table B.2), never from the words or embeddings the proposers use. A gold copy of a candidate
-is that candidate's pair; the paper's gold items' truth is their kind (an original pair: YES;
-a pair no model proposed: NO). Gold is answered at the worker's gold accuracy (by default the
+is that candidate's pair; the paper's gold items' truth is their kind (an original pair: YES,
+unless the world makes it doubtful; a pair no model proposed: NO). Gold is answered at the worker's gold accuracy (by default the
 worker's own accuracy). Errors follow the pair's shared difficulty and the worker's fatigue; a
 worker who leans says YES."""
 
@@ -23,7 +23,10 @@ def latent_level(item: Item, world: World) -> int:
     if item.source is not None:
         return latent_level(item.source, world)
     if item.kind == "gold_positive":
-        return 0
+        # An original COCO pair; in a calibrated world some are doubtful (`eccv_own_doubtful`).
+        if item.caption is None:
+            return 0
+        return world.eccv_label(item.positive.coco_id, item.caption.coco_id, rank=None, own=True)
     if item.kind == "gold_negative":
         return 3
     assert item.caption is not None

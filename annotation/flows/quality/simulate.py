@@ -47,7 +47,16 @@ def quality_answer(
     assert item.candidate is not None
     first = candidate_quality(question, world)
     other = item.candidate2.text if item.candidate2 is not None else ""
-    hard = world.difficulty("quality", item.positive.coco_id, item.candidate.text, other)
+    # One difficulty key per kind of question, as the Monte Carlo draws them
+    # (`pipeline.flow_quality`), so a world's shift of a task moves the same questions.
+    kind = (
+        "quality-pref"
+        if item.candidate2 is not None
+        else "quality-binary"
+        if choices == ["yes", "no"]
+        else "quality-rating"
+    )
+    hard = world.difficulty(kind, item.positive.coco_id, item.candidate.text, other)
     if item.candidate2 is not None:
         second = candidate_quality(question, world, second=True)
         shown_first = "b" if question.swapped else "a"

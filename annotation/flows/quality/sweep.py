@@ -31,7 +31,7 @@ from annotation.services.batches import batch_create, batch_publish
 from annotation.services.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
-from pipeline.simulate import Population, WorkerProfile
+from pipeline.simulate import Population, WorkerProfile, world_config
 from pipeline.world import World
 
 RATINGS = {"start": 3, "cap": 7, "half_width": 0.5}
@@ -152,7 +152,7 @@ def quality_quality_sweep(ctx: DemoContext, population: Population) -> list[Qual
     models = stand_in_models(ctx.dataset, folder, seed)
     out: list[QualityRow] = []
     for label, adaptive in RULES:
-        config: dict = {"seed": seed, "pairs_per_image": 2}
+        config: dict = {"seed": seed, "pairs_per_image": 2, **world_config(population)}
         if adaptive:
             config.update(adaptive=RATINGS, adaptive_preference=PREFERENCES)
         run = quality_run_create(
