@@ -19,9 +19,3 @@ def sample_path() -> str:
 def reference_data() -> Path:
     """Real BISON reference files copied into the repository (see data/sample/README.md)."""
     return TESTS / "data"
-
-
-@pytest.fixture(autouse=True)
-def _image_dirs(settings, tmp_path):
-    """Tests keep their local_dir images under tmp_path: allow it as an image folder."""
-    settings.CROWDVL_IMAGE_DIRS = [tmp_path]

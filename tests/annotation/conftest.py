@@ -30,6 +30,13 @@ def _celery_in_process():
 
 
 @pytest.fixture(autouse=True)
+def _image_dirs(settings, tmp_path):
+    """Tests keep their local_dir images under tmp_path: allow it as an image folder (here,
+    not in tests/conftest.py, so that pipeline tests never touch Django's settings)."""
+    settings.CROWDVL_IMAGE_DIRS = [tmp_path]
+
+
+@pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
 
