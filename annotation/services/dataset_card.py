@@ -107,7 +107,9 @@ def _structure(sets: dict[str, Any], tables: dict[str, Any], files: list[str]) -
 def _creation(run: Run, manifest: dict[str, Any], paper: str, of_run: DatasheetRun,
               people: dict[str, Any]) -> list[str]:  # fmt: skip
     dataset = run.dataset
-    counts = {k: manifest[k] for k in ("counts", "judged", "records", "ratings") if k in manifest}
+    counts: dict[str, Any] = {
+        k: manifest[k] for k in ("counts", "judged", "records", "ratings") if k in manifest
+    }
     batches = [{k: b[k] for k in _BATCH_COLUMNS if k in b} for b in of_run.batches]
     pay = manifest.get("pay", [])
     return [
