@@ -819,6 +819,44 @@ class Export(models.Model):
         return f"{self.format} v{self.version} of run {self.run_id}"
 
 
+class PublicationStatus(models.TextChoices):
+    STARTED = "started", "started"  # recorded before any call; files may be on their way
+    PUBLISHED = "published", "published"  # every file there with its checksum, made public
+    FAILED = "failed", "failed"  # stopped (the error says why); the next run resumes it
+
+
+class Publication(models.Model):
+    """An export version sent to a public archive (annotation/publish/), recorded before the
+    first call: the next attempt finds this row and resumes (files already there with the
+    same checksum are skipped; the draft is looked up, never made twice)."""
+
+    export = models.ForeignKey(Export, on_delete=models.CASCADE, related_name="publications")
+    destination = models.CharField(max_length=20)  # huggingface | zenodo
+    target = models.CharField(max_length=200)  # the Hub's repo id; Zenodo: its base URL
+    endpoint = models.CharField(max_length=200)
+    status = models.CharField(
+        max_length=20, choices=PublicationStatus.choices, default=PublicationStatus.STARTED
+    )
+    # Written into what the archive makes (Zenodo's notes), so a lost answer can be looked up.
+    reference = models.CharField(max_length=40)
+    remote_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
+    remote_url = models.CharField(max_length=500, blank=True)
+    files_done = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["export", "destination", "target"], name="publication_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"export {self.export_id} to {self.destination} {self.target} ({self.status})"
+
+
 class LoginScope(models.TextChoices):
     ACCOUNT = "account", "account"
     ADDRESS = "address", "client address"

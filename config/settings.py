@@ -344,6 +344,13 @@ CROWDVL_PROLIFIC_HOOK_SECRET = env("CROWDVL_PROLIFIC_HOOK_SECRET", "")
 # pricing page says) and VAT on that fee (0 outside the UK/EU).
 CROWDVL_PROLIFIC_FEE_RATE = env("CROWDVL_PROLIFIC_FEE_RATE", "0.333")
 CROWDVL_PROLIFIC_VAT_RATE = env("CROWDVL_PROLIFIC_VAT_RATE", "0")
+# Publishing an export (annotation/publish/): the Hugging Face Hub and Zenodo, each with the
+# researcher's own token (never logged or printed); the endpoints may point at a mirror, a
+# sandbox (https://sandbox.zenodo.org) or a test stand-in.
+CROWDVL_HF_TOKEN = env("HF_TOKEN", "")
+CROWDVL_HF_ENDPOINT = env("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+CROWDVL_ZENODO_TOKEN = env("ZENODO_TOKEN", "")
+CROWDVL_ZENODO_URL = env("ZENODO_URL", "https://zenodo.org").rstrip("/")
 # MTurk (legacy; credentials come from the standard AWS chain, never from settings).
 CROWDVL_MTURK_ENV = env("CROWDVL_MTURK_ENV", "sandbox")
 CELERY_BEAT_SCHEDULE = {

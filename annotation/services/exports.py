@@ -22,7 +22,7 @@ from annotation.paths import paths_hidden
 from annotation.selectors.run_texts import instructions_record
 from annotation.services.croissant import croissant_write
 from annotation.services.dataset_card import card_write
-from annotation.services.datasheet import DatasheetRun, datasheet_write
+from annotation.services.datasheet import DatasheetRun, datasheet_run, datasheet_write
 from annotation.services.files import file_write_atomic, media_path
 from annotation.services.jobs import job_finishing, job_succeed
 from annotation.services.release_changes import changes_write, release_changes
@@ -109,7 +109,10 @@ def export_record(
             changes_write(folder=work, changes=manifest["changes"], format=format, version=version)
         data = json.dumps(manifest, indent=2).encode()
         manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
-        datasheet_write(folder=work, run=run, manifest=manifest, flow=title, of_run=datasheet)
+        # Read once: the datasheet, the card and Croissant state the same facts.
+        of_run = datasheet or datasheet_run(run_id=run.pk)
+        people = release_people(run=run)
+        datasheet_write(folder=work, run=run, manifest=manifest, flow=title, of_run=of_run)
         card_write(
             folder=work,
             run=run,
@@ -120,6 +123,8 @@ def export_record(
             version=version,
             terms=terms,
             task_categories=task_categories,
+            of_run=of_run,
+            people=people,
         )
         croissant_write(
             folder=work,
@@ -130,7 +135,7 @@ def export_record(
             paper=paper,
             version=version,
             terms=terms,
-            people=release_people(run=run),
+            people=people,
         )
         if folder.exists():  # debris of a crash after a rename whose transaction never committed
             shutil.rmtree(folder)

@@ -2,8 +2,8 @@
 version folders, with a `SHA256SUMS` of every file inside (the format `sha256sum -c` reads)
 and the bundle's own sha256 in `<bundle>.sha256` beside it, ready to attach to a submission
 or upload. The same packing serves `manage.py export_release` and the exports page's and
-API's bundle job (`exports.bundle`). The Hub upload itself is one documented line with the
-researcher's own token (the export's `README.md`); nothing here reaches the network."""
+API's bundle job (`exports.bundle`). Publishing (`export_release --to`) is
+annotation/publish/'s; nothing here reaches the network."""
 
 from __future__ import annotations
 
@@ -98,9 +98,8 @@ def export_bundle_write(
     return target, sha
 
 
-def export_bundle_create(*, run: Run, version: int | None = None) -> tuple[Path, str]:
-    """Pack the run's export `version` (default: the newest) into a .tar.gz; returns the
-    bundle's path and sha256."""
+def export_version(*, run: Run, version: int | None = None) -> Export:
+    """The run's export `version` (default: the newest), its files still on the server."""
     exports = Export.objects.filter(run=run).order_by("-created_at", "-pk")
     if version is None:
         export = exports.first()
@@ -119,7 +118,13 @@ def export_bundle_create(*, run: Run, version: int | None = None) -> tuple[Path,
             )
     if not export_folder(export).is_dir():
         raise ServiceError(f"export {export.pk}'s files are gone from the server")
-    return export_bundle_write(export=export)
+    return export
+
+
+def export_bundle_create(*, run: Run, version: int | None = None) -> tuple[Path, str]:
+    """Pack the run's export `version` (default: the newest) into a .tar.gz; returns the
+    bundle's path and sha256."""
+    return export_bundle_write(export=export_version(run=run, version=version))
 
 
 def export_bundle_start(*, export: Export) -> Job:

@@ -45,7 +45,7 @@ def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
         assert all(w.startswith("w-") for ws in frame["workers"] for w in ws)
         frames[name] = frame
     croissant_check(folder, frames)
-    card_check(folder, manifest)
+    card_check(folder, manifest, tmp_path)
     datasheet_check(folder)
     for path in folder.rglob("*"):
         if path.is_file():
@@ -115,19 +115,84 @@ def _plain(value: object) -> object:
     return value
 
 
-def card_check(folder: Path, manifest: dict) -> None:
-    """README.md's YAML header parses as the Hub's dataset card metadata, names a config per
-    record set pointing at its Parquet file, and states the license."""
-    from huggingface_hub import DatasetCard
+# The sections of the Hub's dataset card template (huggingface_hub/templates/) a card fills.
+CARD_SECTIONS = ("## Uses", "### Direct Use", "### Out-of-Scope Use", "## Dataset Structure",
+                 "#### Annotation process", "#### Who are the annotators?",
+                 "#### Personal and Sensitive Information", "## Bias, Risks, and Limitations",
+                 "## Citation")  # fmt: skip
 
-    card = DatasetCard((folder / "README.md").read_text())
+# Loads every config of an export folder the way a user of the Hub does, with no network.
+_LOAD_ALL = """
+import json, sys
+from datasets import load_dataset
+folder, names = sys.argv[1], json.loads(sys.argv[2])
+out = {}
+for name in names:
+    ds = load_dataset(folder, name, split="test")
+    out[name] = {"rows": ds.num_rows, "columns": ds.column_names,
+                 "features": ds.features._to_yaml_list()}
+print(json.dumps(out))
+"""
+
+
+def card_check(folder: Path, manifest: dict, tmp_path: Path) -> None:
+    """README.md's YAML header validates as the Hub's dataset card metadata (DatasetCard,
+    DatasetCardData), names a config per record set pointing at its Parquet file with the
+    file's own features (as `datasets` reads the schema) and row count, states the license,
+    fills the template's sections, and `datasets.load_dataset` on the folder, offline, loads
+    every config."""
+    import datasets
+    import pyarrow.parquet as pq
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    text = (folder / "README.md").read_text()
+    card = DatasetCard(text)
     data = card.data.to_dict()
+    assert isinstance(card.data, DatasetCardData)
     configs = {c["config_name"]: c["data_files"][0]["path"] for c in data["configs"]}
-    assert configs == {name: e["file"] for name, e in manifest["record_sets"].items()}
+    sets = manifest["record_sets"]
+    assert configs == {name: e["file"] for name, e in sets.items()}
     assert all((folder / path).is_file() for path in configs.values())
-    assert data["task_categories"] and data["size_categories"]
+    assert data["task_categories"] and data["size_categories"] and data["language"] == ["en"]
+    assert data["annotations_creators"] in (["crowdsourced"], ["machine-generated"])
+    assert data["source_datasets"][0].startswith("extended|")
     license_id = manifest["release"]["license"]
     assert data["license"] == license_id or data.get("license_name") == license_id
+    infos = {i["config_name"]: i for i in data["dataset_info"]}
+    assert set(infos) == set(sets)
+    for name, entry in sets.items():
+        path = folder / entry["file"]
+        want = datasets.Features.from_arrow_schema(pq.read_schema(path))._to_yaml_list()
+        assert infos[name]["features"] == want, name
+        [split] = infos[name]["splits"]
+        assert (split["name"], split["num_examples"]) == ("test", entry["rows"])
+        assert infos[name]["download_size"] == path.stat().st_size
+    for heading in CARD_SECTIONS:
+        assert f"\n{heading}\n" in text, heading
+    assert "More Information Needed" not in text
+    loaded = hub_load(folder, list(sets), tmp_path)
+    for name, entry in sets.items():
+        assert loaded[name]["rows"] == entry["rows"], name
+        assert loaded[name]["features"] == infos[name]["features"], name
+
+
+def hub_load(folder: Path, names: list[str], tmp_path: Path) -> dict:
+    """`datasets.load_dataset(folder, name)` for each config, in a fresh interpreter with the
+    Hub switched off (HF_HUB_OFFLINE, HF_DATASETS_OFFLINE: read at import) and an empty
+    HF_HOME: what it reads comes from the folder alone."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "hf-home"
+    env = {**os.environ, "HF_HOME": str(home), "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(home / "datasets")}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_ALL, str(folder), json.dumps(names)],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def json_outside_blocks(sheet: str) -> list[str]:
