@@ -17,10 +17,10 @@ Means are plain averages over queries, reported as fractions in 0..1 like the pa
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import chain
+from dataclasses import dataclass, replace
+from itertools import chain, islice
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -98,94 +98,148 @@ def retrieval_metrics(
 ) -> RetrievalScores:
     """mAP@R, R-Precision and R@K over every query of ``positives``, in its order.
 
-    Every query needs a ranking of distinct ids at least ``max(R, max(ks))`` long, where R is
-    its number of distinct positives; otherwise InputError names ``file``, the query id
-    (record) and field ``ranking``. A query with no positives is an error too (field
-    ``positives``): its metrics would be 0/0.
+    Every query needs a ranking at least ``max(R, max(ks))`` long, where R is its number of
+    distinct positives, whose ids up to there are distinct; otherwise InputError names
+    ``file``, the query id (record) and field ``ranking``. Ids past that prefix are not read
+    (as eccv-caption does not): a ranking file's whole lists are checked where it is read
+    (`pipeline.eccv_embeddings.parse_ranked_lists`). A query with no positives is an error
+    too (field ``positives``): its metrics would be 0/0.
     """
     _check_ks(ks)
-    deepest = max(ks)
     if isinstance(rankings, RankedLists):
-        return _table_metrics(positives, rankings, ks, file)
-    query_ids: list[int] = []
-    r_values: list[int] = []
-    lengths: list[int] = []
-    hit_lists: list[list[bool]] = []
-    for query, query_positives in positives.items():
-        if query not in rankings:
-            raise InputError("no ranking for this query", file=file, record=query, field="ranking")
-        try:
-            hit_list, r = _hit_list(query_positives, rankings[query], deepest)
-        except InputError as exc:
-            raise InputError(exc.message, file=file, record=query, field=exc.field) from None
-        query_ids.append(query)
-        r_values.append(r)
-        lengths.append(len(hit_list))
-        hit_lists.append(hit_list)
+        return _table_metrics(positives, rankings.query_ids, rankings.ranked, ks, file)
+    query_ids, table, keys = _prefix_table(positives, rankings, max(ks), file)
+    scores = _table_metrics(positives, query_ids, table, ks, file, keys)
+    return replace(scores, ignored_queries=len(rankings.keys() - positives.keys()))
 
-    n = len(query_ids)
-    if n == 0:
+
+def _prefix_table(
+    positives: Mapping[int, Collection[int]],
+    rankings: Mapping[int, Sequence[int]],
+    deepest: int,
+    file: str,
+) -> tuple[np.ndarray, np.ndarray, PositiveKeys]:
+    """The prefixes of plain-dict rankings that the metrics read, checked, as one matrix
+    (rows shorter than the widest padded with an id no query has as a positive), so that
+    dict input is scored by the same whole-array steps as a ranked matrix. Python touches
+    each list twice (its length, its prefix); every check runs on arrays."""
+    query_ids = np.fromiter(positives.keys(), dtype=np.int64, count=len(positives))
+    if query_ids.size == 0:
         raise InputError("no queries with positives", file=file, field="positives")
-    hits = np.fromiter(chain.from_iterable(hit_lists), dtype=bool, count=sum(lengths))
-    length = np.asarray(lengths, dtype=np.int64)
-    r_arr = np.asarray(r_values, dtype=np.int64)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(length[:-1], out=starts[1:])
-    # Rank (0-based) of every flattened entry within its own query's list.
-    rank = np.arange(hits.size, dtype=np.int64) - np.repeat(starts, length)
-    running = np.cumsum(hits, dtype=np.int64)
-    before = np.concatenate(([0], running))[starts]
-    seen = running - np.repeat(before, length)
-    precision_at = seen / (rank + 1)
-    within_r = rank < np.repeat(r_arr, length)
-    contribution = np.where(hits & within_r, precision_at, 0.0)
-    per_map = np.add.reduceat(contribution, starts) / r_arr
-    per_rp = seen[starts + r_arr - 1] / r_arr
-    per_recall = {k: (seen[starts + k - 1] > 0).astype(np.float64) for k in ks}
-    return RetrievalScores(
-        map_at_r=float(per_map.mean()),
-        r_precision=float(per_rp.mean()),
-        recall_at_k={k: float(values.mean()) for k, values in per_recall.items()},
-        query_ids=np.asarray(query_ids, dtype=np.int64),
-        per_query_map_at_r=per_map,
-        per_query_r_precision=per_rp,
-        per_query_recall_at_k=per_recall,
-        ignored_queries=sum(1 for query in rankings if query not in positives),
-    )
+    found = [rankings.get(q) for q in positives]
+    if None in found:
+        missing = next(q for q, ranking in zip(positives, found, strict=True) if ranking is None)
+        raise InputError("no ranking for this query", file=file, record=missing, field="ranking")
+    lists = cast(list[Sequence[int]], found)
+    keys = _positive_keys(positives, query_ids.size, file)
+    r_arr, span = keys.r, keys.span
+    if (r_arr == 0).any():
+        empty = int(query_ids[np.flatnonzero(r_arr == 0)[0]])
+        raise InputError("the query has no positives", file=file, record=empty, field="positives")
+    needed = np.maximum(r_arr, deepest)
+    have = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    if (have < needed).any():
+        short = int(np.flatnonzero(have < needed)[0])
+        raise InputError(
+            f"ranking has {int(have[short])} ids but needs at least {int(needed[short])} "
+            f"(R = {int(r_arr[short])} positives, largest K = {deepest})",
+            file=file,
+            record=int(query_ids[short]),
+            field="ranking",
+        )
+    # Each list's prefix read straight into the array (no sliced copies to make and free).
+    prefixes = chain.from_iterable(map(islice, lists, needed.tolist()))
+    flat = np.fromiter(prefixes, dtype=np.int64, count=int(needed.sum()))
+    if flat.min() < 0:
+        raise InputError("ids must be non-negative integers", file=file, field="ranking")
+    filler = max(int(flat.max()), span - 1) + 1  # never a positive
+    table = np.full((query_ids.size, int(needed.max())), filler, dtype=np.int64)
+    starts = np.cumsum(needed) - needed
+    table[
+        np.repeat(np.arange(query_ids.size), needed),
+        np.arange(flat.size) - np.repeat(starts, needed),
+    ] = flat
+    ordered = np.sort(table, axis=1)
+    repeats = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != filler)).sum(axis=1)
+    if repeats.any():
+        row = int(np.flatnonzero(repeats)[0])
+        raise InputError(
+            f"ranking repeats {int(repeats[row])} id(s)",
+            file=file,
+            record=int(query_ids[row]),
+            field="ranking",
+        )
+    return query_ids, table, keys
+
+
+@dataclass(frozen=True)
+class PositiveKeys:
+    """Positives as sorted distinct (query row, id) keys `row * span + id` (repeats inside
+    one query's list count once) and each query's number of distinct positives R."""
+
+    keys: np.ndarray
+    r: np.ndarray
+    span: int
+
+    def widened(self, largest: int) -> PositiveKeys:
+        """The same keys with a span above `largest` too (a ranked id is looked up as
+        `row * span + id`)."""
+        if largest < self.span:
+            return self
+        span = largest + 1
+        rows, ids = np.divmod(self.keys, self.span)
+        return PositiveKeys(rows * span + ids, self.r, span)
+
+
+def _positive_keys(positives: Mapping[int, Collection[int]], n: int, file: str) -> PositiveKeys:
+    counts = np.fromiter(map(len, positives.values()), dtype=np.int64, count=n)
+    flat = np.fromiter(chain.from_iterable(positives.values()), dtype=np.int64, count=counts.sum())
+    if flat.min(initial=0) < 0:
+        raise InputError("ids must be non-negative integers", file=file, field="positives")
+    owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+    span = int(flat.max(initial=0)) + 1
+    keys = np.sort(owner * span + flat)
+    keys = keys[np.diff(keys, prepend=-1) != 0]  # keys are >= 0: the first is always kept
+    return PositiveKeys(keys, np.bincount(keys // span, minlength=n), span)
 
 
 def _table_metrics(
     positives: Mapping[int, Collection[int]],
-    table: RankedLists,
+    table_ids: np.ndarray,
+    table_ranked: np.ndarray,
     ks: Sequence[int],
     file: str,
+    known_keys: PositiveKeys | None = None,
 ) -> RetrievalScores:
     """`retrieval_metrics` over a ranked matrix: the same numbers from whole-array steps (one
-    searchsorted for every hit), reading only the columns the metrics look at."""
+    searchsorted for every hit), reading only the columns the metrics look at. With
+    `known_keys` (the positives' keys, made by `_prefix_table`), the matrix's rows are the
+    positives' queries in order, so no row is looked up."""
     deepest = max(ks)
-    query_ids = np.fromiter(positives.keys(), dtype=np.int64, count=len(positives))
-    if query_ids.size == 0:
-        raise InputError("no queries with positives", file=file, field="positives")
-    order = np.argsort(table.query_ids, kind="stable")
-    sorted_ids = table.query_ids[order]
-    place = np.minimum(np.searchsorted(sorted_ids, query_ids), sorted_ids.size - 1)
-    found = sorted_ids[place] == query_ids
-    if not found.all():
-        missing = int(query_ids[np.flatnonzero(~found)[0]])
-        raise InputError("no ranking for this query", file=file, record=missing, field="ranking")
-    rows = order[place]
-    # Positives as sorted (query, id) keys; repeats inside one query's list count once.
-    counts = np.fromiter(map(len, positives.values()), dtype=np.int64, count=query_ids.size)
-    flat = np.fromiter(chain.from_iterable(positives.values()), dtype=np.int64, count=counts.sum())
-    owner = np.repeat(np.arange(query_ids.size, dtype=np.int64), counts)
-    span = int(max(flat.max(initial=0), table.ranked.max(initial=0))) + 1
-    keys = np.sort(owner * span + flat)
-    keys = keys[np.diff(keys, prepend=-1) != 0]  # keys are >= 0: the first is always kept
-    r_arr = np.bincount(keys // span, minlength=query_ids.size)
+    rows: np.ndarray | slice
+    if known_keys is not None:
+        query_ids, rows = table_ids, slice(None)
+    else:
+        query_ids = np.fromiter(positives.keys(), dtype=np.int64, count=len(positives))
+        if query_ids.size == 0:
+            raise InputError("no queries with positives", file=file, field="positives")
+        order = np.argsort(table_ids, kind="stable")
+        sorted_ids = table_ids[order]
+        place = np.minimum(np.searchsorted(sorted_ids, query_ids), sorted_ids.size - 1)
+        found = sorted_ids[place] == query_ids
+        if not found.all():
+            missing = int(query_ids[np.flatnonzero(~found)[0]])
+            raise InputError(
+                "no ranking for this query", file=file, record=missing, field="ranking"
+            )
+        rows = order[place]
+    made = known_keys or _positive_keys(positives, query_ids.size, file)
+    made = made.widened(int(table_ranked.max(initial=0)))
+    keys, r_arr, span = made.keys, made.r, made.span
     if (r_arr == 0).any():
         empty = int(query_ids[np.flatnonzero(r_arr == 0)[0]])
         raise InputError("the query has no positives", file=file, record=empty, field="positives")
-    depth = table.ranked.shape[1]
+    depth = table_ranked.shape[1]
     needed = np.maximum(r_arr, deepest)
     if (needed > depth).any():
         short = int(np.flatnonzero(needed > depth)[0])
@@ -197,7 +251,7 @@ def _table_metrics(
             field="ranking",
         )
     width = int(needed.max())
-    ranked = table.ranked[rows, :width]
+    ranked = table_ranked[rows, :width]
     wanted = np.arange(query_ids.size, dtype=np.int64)[:, None] * span + ranked
     at = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
     hits = keys[at] == wanted
@@ -209,7 +263,7 @@ def _table_metrics(
     every = np.arange(query_ids.size)
     per_rp = seen[every, r_arr - 1] / r_arr
     per_recall = {k: (seen[:, k - 1] > 0).astype(np.float64) for k in ks}
-    known = np.isin(table.query_ids, query_ids)
+    ignored = 0 if known_keys is not None else int((~np.isin(table_ids, query_ids)).sum())
     return RetrievalScores(
         map_at_r=float(per_map.mean()),
         r_precision=float(per_rp.mean()),
@@ -218,7 +272,7 @@ def _table_metrics(
         per_query_map_at_r=per_map,
         per_query_r_precision=per_rp,
         per_query_recall_at_k=per_recall,
-        ignored_queries=int((~known).sum()),
+        ignored_queries=ignored,
     )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline.eccv_embeddings import parse_ranked_lists
 from pipeline.eccv_metrics import (
     RankedLists,
     load_positives,
@@ -190,12 +191,45 @@ def test_ranking_shorter_than_r_is_rejected() -> None:
         r_precision([1, 2, 3], [1, 2])
 
 
-def test_duplicate_ids_in_ranking_are_rejected() -> None:
-    with pytest.raises(InputError) as info:
-        retrieval_metrics({4: [1]}, {4: [1, 2, 3, 2]}, ks=(1,))
+def test_duplicate_ids_in_the_read_prefix_are_rejected() -> None:
+    with pytest.raises(InputError, match="repeats") as info:
+        retrieval_metrics({4: [1]}, {4: [1, 2, 3, 2]}, ks=(4,))
     assert (info.value.record, info.value.field) == (4, "ranking")
     with pytest.raises(InputError, match="repeats"):
         map_at_r([1], [1, 1])
+
+
+def test_ids_past_the_read_prefix_are_not_read_but_a_file_checks_them() -> None:
+    # The metrics read max(R, K) ids, as eccv-caption does; a ranking file is checked whole.
+    scores = retrieval_metrics({4: [1]}, {4: [1, 2, 3, 2]}, ks=(1,))
+    assert scores.map_at_r == 1.0
+    with pytest.raises(InputError, match="twice") as info:
+        parse_ranked_lists(
+            '{"i2t": {"4": [1, 2, 3, 2]}, "t2i": {"1": [4]}}',
+            file="model.json",
+            known_image_ids=[4],
+            known_caption_ids=[1, 2, 3],
+        )
+    assert (info.value.file, info.value.record, info.value.field) == ("model.json", 4, "i2t")
+
+
+def test_plain_dicts_and_a_ranked_matrix_give_the_same_scores() -> None:
+    rng = np.random.default_rng(5)
+    ids = np.arange(200, 260)
+    ranked = np.stack([rng.permutation(ids)[:30] for _ in range(40)])
+    queries = np.arange(1000, 1040)
+    positives = {int(q): rng.choice(ids, size=int(rng.integers(1, 12)), replace=False).tolist()
+                 for q in queries}  # fmt: skip
+    # Ragged dict lists (each at least max(R, K) long) and one query the positives lack.
+    lists = {int(q): row[: max(10, len(positives[int(q)])) + int(q) % 7].tolist()
+             for q, row in zip(queries, ranked, strict=True)}  # fmt: skip
+    lists[5] = [200, 201]
+    matrix = RankedLists(queries, ranked)
+    a = retrieval_metrics(positives, matrix, ks=(1, 5, 10))
+    b = retrieval_metrics(positives, lists, ks=(1, 5, 10))
+    assert (a.map_at_r, a.r_precision, a.recall_at_k) == (b.map_at_r, b.r_precision, b.recall_at_k)
+    np.testing.assert_array_equal(a.per_query_map_at_r, b.per_query_map_at_r)
+    assert b.ignored_queries == 1 and a.ignored_queries == 0
 
 
 def test_query_without_positives_is_rejected() -> None:
