@@ -138,15 +138,7 @@ def _prefix_table(
         raise InputError("the query has no positives", file=file, record=empty, field="positives")
     needed = np.maximum(r_arr, deepest)
     have = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    if (have < needed).any():
-        short = int(np.flatnonzero(have < needed)[0])
-        raise InputError(
-            f"ranking has {int(have[short])} ids but needs at least {int(needed[short])} "
-            f"(R = {int(r_arr[short])} positives, largest K = {deepest})",
-            file=file,
-            record=int(query_ids[short]),
-            field="ranking",
-        )
+    _check_long_enough(have, r_arr, deepest, query_ids, file)
     # Each list's prefix read straight into the array (no sliced copies to make and free).
     prefixes = chain.from_iterable(map(islice, lists, needed.tolist()))
     flat = np.fromiter(prefixes, dtype=np.int64, count=int(needed.sum()))
@@ -170,6 +162,22 @@ def _prefix_table(
             field="ranking",
         )
     return query_ids, table, keys
+
+
+def _check_long_enough(
+    have: np.ndarray, r: np.ndarray, deepest: int, query_ids: np.ndarray, file: str
+) -> None:
+    """Every query's ranking holds at least max(R, largest K) ids (`have` per query)."""
+    needed = np.maximum(r, deepest)
+    if (have < needed).any():
+        short = int(np.flatnonzero(have < needed)[0])
+        raise InputError(
+            f"ranking has {int(have[short])} ids but needs at least {int(needed[short])} "
+            f"(R = {int(r[short])} positives, largest K = {deepest})",
+            file=file,
+            record=int(query_ids[short]),
+            field="ranking",
+        )
 
 
 @dataclass(frozen=True)
@@ -241,15 +249,7 @@ def _table_metrics(
         raise InputError("the query has no positives", file=file, record=empty, field="positives")
     depth = table_ranked.shape[1]
     needed = np.maximum(r_arr, deepest)
-    if (needed > depth).any():
-        short = int(np.flatnonzero(needed > depth)[0])
-        raise InputError(
-            f"ranking has {depth} ids but needs at least {int(needed[short])} "
-            f"(R = {int(r_arr[short])} positives, largest K = {deepest})",
-            file=file,
-            record=int(query_ids[short]),
-            field="ranking",
-        )
+    _check_long_enough(np.full(r_arr.size, depth), r_arr, deepest, query_ids, file)
     width = int(needed.max())
     ranked = table_ranked[rows, :width]
     wanted = np.arange(query_ids.size, dtype=np.int64)[:, None] * span + ranked
