@@ -109,7 +109,9 @@ def export_record(
             changes_write(folder=work, changes=manifest["changes"], format=format, version=version)
         data = json.dumps(manifest, indent=2).encode()
         manifest_sha = file_write_atomic(path=work / "manifest.json", data=data)
-        datasheet_write(folder=work, run=run, manifest=manifest, flow=title, of_run=datasheet)
+        datasheet_write(
+            folder=work, run=run, manifest=manifest, flow=title, of_run=datasheet, tables=tables
+        )
         card_write(
             folder=work,
             run=run,
@@ -131,6 +133,7 @@ def export_record(
             version=version,
             terms=terms,
             people=release_people(run=run),
+            of_run=datasheet,
         )
         if folder.exists():  # debris of a crash after a rename whose transaction never committed
             shutil.rmtree(folder)
