@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from annotation.croissant_vocabulary import CONFORMS_TO
 from annotation.models import Run
 from annotation.money import symbol
 from annotation.services.croissant_provenance import (
@@ -85,7 +86,6 @@ CONTEXT: dict[str, Any] = {
     "unArchive": "cr:unArchive",
     "value": "cr:value",
 }
-CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 # The version of this file's layout (Croissant's `sdVersion`): 2 since Croissant 1.1, RAI's 20
 # fields and the per-label provenance record set (issue 50).
 SD_VERSION = "2.0.0"

@@ -16,29 +16,6 @@ from annotation.services.datasheet import DatasheetRun, held_summary
 from annotation.services.images import SIZE
 from annotation.services.release_facts import agreement_lines, annotations_per_item
 
-RAI_FIELDS = (
-    "dataCollection",
-    "dataCollectionType",
-    "dataCollectionMissingData",
-    "dataCollectionRawData",
-    "dataCollectionTimeframe",
-    "dataImputationProtocol",
-    "dataManipulationProtocol",
-    "dataPreprocessingProtocol",
-    "dataAnnotationProtocol",
-    "dataAnnotationPlatform",
-    "dataAnnotationAnalysis",
-    "dataReleaseMaintenancePlan",
-    "personalSensitiveInformation",
-    "dataSocialImpact",
-    "dataBiases",
-    "dataLimitations",
-    "dataUseCases",
-    "annotationsPerItem",
-    "annotatorDemographics",
-    "machineAnnotationTools",
-)
-
 
 def _pay_lines(manifest: dict[str, Any], currency: str) -> list[str]:
     """Per batch: the reward per HIT, the median time spent on a HIT and the hourly rate the

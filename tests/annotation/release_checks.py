@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from annotation.services.croissant_rai import RAI_FIELDS
+from annotation.croissant_vocabulary import RAI_FIELDS
 from annotation.services.release_judgments import PROVENANCE_SET
 
 # "/" then two or more path segments, not inside a URL ("https://…/…") or a relative path.
