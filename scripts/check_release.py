@@ -3,8 +3,11 @@
 
     .venv/bin/python scripts/check_release.py var/media/exports/run-*/*-v1
 
-For each folder: `croissant.json` validates with MLCommons' mlcroissant, lists every file with
-its sha256, and iterates each record set equal to its Parquet file; each Parquet file loads with
+For each folder: `croissant.json` conforms to Croissant 1.1 and validates with MLCommons'
+mlcroissant (1.1) with no error and no warning (its JSON-LD context has every key of
+mlcroissant's 1.1 context), carries `sdVersion`, a BibTeX `citeAs`, data-use conditions
+(`usageInfo`) and the 20 RAI fields, each filled, lists every file with its sha256, and
+iterates each record set (the per-label provenance one too) equal to its Parquet file; each Parquet file loads with
 `datasets` (cache in a temporary folder) with the same rows as pandas; the card's YAML parses
 as the Hub's dataset card metadata and names one config per record set; the datasheet has no
 JSON block over 10 lines, no JSON syntax outside its fenced blocks (brackets, quoted keys,
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own names
 
 # An absolute path: "/" then at least two segments, not inside a URL or a relative path.
 ABSOLUTE = re.compile(r"(?<![\w.:/~<-])/[\w.-]+/[\w./-]+")
@@ -47,13 +51,32 @@ def plain(value: Any) -> Any:
 
 def check_croissant(folder: Path, frames: dict[str, Any]) -> tuple[str, list[str]]:
     import mlcroissant as mlc
+    from mlcroissant._src.core.rdf import make_context
+
+    from annotation.croissant_vocabulary import CONFORMS_TO, RAI_FIELDS
 
     problems = []
     path = folder / "croissant.json"
     document = json.loads(path.read_text())
     dataset = mlc.Dataset(jsonld=str(path))
-    if dataset.metadata.ctx.issues.errors:
-        problems.append(f"croissant: {dataset.metadata.ctx.issues.report()}")
+    issues = dataset.metadata.ctx.issues
+    if issues.errors or issues.warnings:
+        problems.append(f"croissant: {issues.report()}")
+    if document.get("conformsTo") != CONFORMS_TO:
+        problems.append(f"croissant conforms to {document.get('conformsTo')}, not 1.1")
+    # mlcroissant warns of a non-standard context: a key of its own context missing here.
+    missing = make_context(dataset.metadata.ctx).keys() - document["@context"].keys()
+    if missing:
+        problems.append(f"croissant: non-standard @context, missing {sorted(missing)}")
+    if not str(document.get("citeAs", "")).startswith("@"):
+        problems.append("croissant: citeAs is not BibTeX")
+    empty = [
+        key
+        for key in ("sdVersion", "usageInfo", *(f"rai:{f}" for f in RAI_FIELDS))
+        if not document.get(key)
+    ]
+    if empty:
+        problems.append(f"croissant: empty or missing {empty}")
     listed = {f["contentUrl"]: f["sha256"] for f in document["distribution"]}
     on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     if set(listed) != on_disk - {path.name}:

@@ -12,8 +12,18 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Sum, Value
-from django.db.models.functions import Coalesce, Greatest, Least
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce, Extract, Greatest, Least
 
 from annotation.models import Assignment, Batch, Bonus, Question, Run
 from annotation.money import symbol
@@ -221,6 +231,37 @@ def _seconds(value: timedelta | float | int | None) -> float:
     return float(value) / 1e6
 
 
+class _Median(Aggregate):
+    """PostgreSQL's median of a number (`percentile_cont(0.5)`)."""
+
+    function = "percentile_cont"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+
+
+def median_seconds_per_hit(*, batch: Batch) -> float | None:
+    """The median time workers spent on one of `batch`'s HITs (first answer, or accept, to
+    submit; uncapped), over its paid work; None when nothing was submitted."""
+    done = Assignment.objects.filter(hit__batch=batch, **PAID_WORK)
+    spent = Greatest(
+        ExpressionWrapper(
+            F("submitted_at") - Coalesce("started_at", "accepted_at"), output_field=DurationField()
+        ),
+        Value(timedelta(0)),
+    )
+    if connection.vendor == "postgresql":  # the median in the database: no row per HIT here
+        value = done.aggregate(m=_Median(Extract(spent, "epoch"), output_field=FloatField()))["m"]
+        return None if value is None else round(float(value), 1)
+    times = [_seconds(t) for t in done.annotate(t=spent).values_list("t", flat=True)]
+    return round(statistics.median(times), 1) if times else None
+
+
+def hourly_at(*, reward: Decimal, seconds: float | None) -> str | None:
+    """The hourly rate a HIT's `reward` pays for `seconds` of work (None: no time)."""
+    if not seconds:
+        return None
+    return str((reward * 3600 / Decimal(str(seconds))).quantize(CENT))
+
+
 def run_pay_summary(*, run: Run) -> list[dict[str, Any]]:
     """Per batch of `run`, for export manifests: expected and effective hourly pay (no
     per-worker rows: a manifest names no worker)."""
@@ -229,6 +270,10 @@ def run_pay_summary(*, run: Run) -> list[dict[str, Any]]:
         expected = pay_estimate(batch=batch)
         effective = effective_pay(batch=batch, estimate=expected)
         effective.pop("per_worker")
+        # What a HIT's reward pays per hour at the median time spent on a HIT (issue 50).
+        median = median_seconds_per_hit(batch=batch)
+        effective["median_seconds_per_hit"] = median
+        effective["hourly_at_median_time"] = hourly_at(reward=batch.reward, seconds=median)
         out.append(
             {
                 "batch": batch.pk,

@@ -1,8 +1,10 @@
-"""`croissant.json`: the export described in MLCommons' Croissant 1.0 (JSON-LD) with its
-Responsible-AI vocabulary, the metadata the NeurIPS Datasets and Benchmarks track asks for.
+"""`croissant.json`: the export described in MLCommons' Croissant 1.1 (JSON-LD) with its
+Responsible-AI vocabulary, the metadata the NeurIPS Evaluations & Datasets track asks for.
 Every file of the version with its sha256 (`contentUrl`s relative to the export's folder),
-one record set per Parquet table with its fields pointing into the file's columns, license,
-creators, citation, version, and the RAI fields that apply to crowdsourced labels."""
+one record set per Parquet table with its fields pointing into the file's columns (the
+per-label provenance table described with PROV-O, `croissant_provenance.py`), license and
+its data-use conditions (DUO/ODRL), creators, a BibTeX citation, version and metadata
+version, and the 20 RAI fields (`croissant_rai.py`)."""
 
 from __future__ import annotations
 
@@ -13,25 +15,47 @@ from typing import Any
 
 import pyarrow as pa
 
+from annotation.croissant_vocabulary import CONFORMS_TO
 from annotation.models import Run
-from annotation.services.column_stats import column_mean, column_median
+from annotation.money import symbol
+from annotation.services.croissant_provenance import (
+    dataset_provenance,
+    field_provenance,
+    record_set_provenance,
+)
+from annotation.services.croissant_rai import rai_fields
+from annotation.services.croissant_terms import cite_as, license_url, usage_info
+from annotation.services.datasheet import DatasheetRun, datasheet_run
 from annotation.services.files import file_write_atomic
 
 CROISSANT_FILE = "croissant.json"
 
-# The Croissant 1.0 JSON-LD context, as the specification gives it.
-_CONTEXT: dict[str, Any] = {
+# The Croissant 1.1 JSON-LD context: the specification's (its Appendix 1, with the terms
+# mlcroissant 1.1 reads: `name`/`description` language maps, `path`, `repeated`, `replace`,
+# `samplingRate`), plus the prefixes of the vocabularies the 1.1 specification's Responsible
+# AI section uses (PROV-O, DUO, ODRL), declared as it says they must be.
+CONTEXT: dict[str, Any] = {
     "@language": "en",
     "@vocab": "https://schema.org/",
+    "sc": "https://schema.org/",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "dct": "http://purl.org/dc/terms/",
+    "prov": "http://www.w3.org/ns/prov#",
+    "duo": "http://purl.obolibrary.org/obo/DUO_",
+    "odrl": "http://www.w3.org/ns/odrl/2/",
+    "annotation": "cr:annotation",
+    "arrayShape": "cr:arrayShape",
     "citeAs": "cr:citeAs",
     "column": "cr:column",
     "conformsTo": "dct:conformsTo",
-    "cr": "http://mlcommons.org/croissant/",
-    "rai": "http://mlcommons.org/croissant/RAI/",
+    "containedIn": "cr:containedIn",
     "data": {"@id": "cr:data", "@type": "@json"},
     "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/",
+    "description": {"@container": "@language"},
+    "equivalentProperty": "cr:equivalentProperty",
     "examples": {"@id": "cr:examples", "@type": "@json"},
+    "excludes": "cr:excludes",
     "extract": "cr:extract",
     "field": "cr:field",
     "fileProperty": "cr:fileProperty",
@@ -39,23 +63,32 @@ _CONTEXT: dict[str, Any] = {
     "fileSet": "cr:fileSet",
     "format": "cr:format",
     "includes": "cr:includes",
+    "isArray": "cr:isArray",
     "isLiveDataset": "cr:isLiveDataset",
     "jsonPath": "cr:jsonPath",
     "key": "cr:key",
     "md5": "cr:md5",
+    "name": {"@container": "@language"},
     "parentField": "cr:parentField",
     "path": "cr:path",
+    "readLines": "cr:readLines",
     "recordSet": "cr:recordSet",
     "references": "cr:references",
     "regex": "cr:regex",
     "repeated": "cr:repeated",
     "replace": "cr:replace",
-    "sc": "https://schema.org/",
+    "samplingRate": "cr:samplingRate",
+    "sdVersion": "cr:sdVersion",
     "separator": "cr:separator",
     "source": "cr:source",
     "subField": "cr:subField",
     "transform": "cr:transform",
+    "unArchive": "cr:unArchive",
+    "value": "cr:value",
 }
+# The version of this file's layout (Croissant's `sdVersion`): 2 since Croissant 1.1, RAI's 20
+# fields and the per-label provenance record set (issue 50).
+SD_VERSION = "2.0.0"
 
 _FORMATS = {
     ".parquet": "application/x-parquet",
@@ -78,10 +111,12 @@ def _data_type(kind: pa.DataType) -> tuple[str, bool]:
         return "sc:Integer", False
     if pa.types.is_floating(kind):
         return "sc:Float", False
+    if pa.types.is_timestamp(kind):
+        return "sc:DateTime", False
     return "sc:Text", False
 
 
-def _record_set(name: str, file: str, schema: pa.Schema) -> dict[str, Any]:
+def _record_set(name: str, file: str, schema: pa.Schema, *, run_id: int) -> dict[str, Any]:
     fields = []
     for column in schema:
         data_type, repeated = _data_type(column.type)
@@ -90,12 +125,19 @@ def _record_set(name: str, file: str, schema: pa.Schema) -> dict[str, Any]:
                 "@type": "cr:Field",
                 "@id": f"{name}/{column.name}",
                 "name": column.name,
+                **field_provenance(name, column.name),
                 "dataType": data_type,
                 **({"repeated": True} if repeated else {}),
                 "source": {"fileObject": {"@id": file}, "extract": {"column": column.name}},
             }
         )
-    return {"@type": "cr:RecordSet", "@id": name, "name": name, "field": fields}
+    return {
+        "@type": "cr:RecordSet",
+        "@id": name,
+        "name": name,
+        **record_set_provenance(name, run_id=run_id),
+        "field": fields,
+    }
 
 
 def _sha256(path: Path) -> str:
@@ -104,26 +146,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _agreement(tables: dict[str, pa.Table]) -> str:
-    parts = []
-    for name, table in tables.items():
-        if "agreement" in table.column_names:
-            column = table.column("agreement")
-            if (mean := column_mean(column)) is not None:
-                parts.append(
-                    f"{name}: mean share of judgments agreeing with the majority "
-                    f"{mean:.3f} over {len(column) - column.null_count} records"
-                )
-        elif "spread" in table.column_names:
-            column = table.column("spread")
-            if (mean := column_mean(column)) is not None:
-                parts.append(
-                    f"{name}: mean spread (standard deviation) of the ratings "
-                    f"{mean:.3f} over {len(column) - column.null_count} records"
-                )
-    return "; ".join(parts)
 
 
 def croissant_document(
@@ -137,8 +159,11 @@ def croissant_document(
     version: int,
     terms: dict[str, Any],
     people: dict[str, Any],
+    of_run: DatasheetRun | None = None,
 ) -> dict[str, Any]:
-    """The Croissant document of the version in `folder` (every file already written)."""
+    """The Croissant document of the version in `folder` (every file already written);
+    `of_run`: the datasheet's facts about the run (read now if not given)."""
+    of_run = of_run or datasheet_run(run_id=run.pk)
     files = sorted(
         p.relative_to(folder).as_posix()
         for p in folder.rglob("*")
@@ -166,88 +191,65 @@ def croissant_document(
         for name in files
     ]
     sets = manifest.get("record_sets", {})
-    pay = "; ".join(
-        f"{p.get('stage')}: expected {p.get('expected', {}).get('hourly')}, "
-        f"effective {p.get('effective', {}).get('hourly')} per hour"
-        for p in manifest.get("pay", [])
-        if isinstance(p, dict)
-    )
-    stand_in = people["stand_in"]
     license_id = terms["license"]
     creators = [{"@type": "sc:Person", "name": c} for c in terms["creators"]] or [
         {"@type": "sc:Organization", "name": "crowdvl run owner (not given)"}
     ]
+    name = f"{manifest.get('format', 'export')}-run{run.pk}"
+    published = str(manifest.get("created_at", ""))[:10]
+    dataset = manifest.get("dataset") or {}
     return {
-        "@context": _CONTEXT,
+        "@context": CONTEXT,
         "@type": "sc:Dataset",
-        "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": f"{manifest.get('format', 'export')}-run{run.pk}",
+        "conformsTo": CONFORMS_TO,
+        "name": name,
         "description": (
             f"{title} labels collected with crowdvl for run {run.pk}"
             + (f" ({run.name})" if run.name else "")
             + f", reproducing the procedure of: {paper}"
         ),
-        "license": license_id,
+        "license": license_url(license_id),
+        "usageInfo": usage_info(license_id),
         "url": "README.md",
         "version": f"{version}.0.0",
-        "datePublished": str(manifest.get("created_at", ""))[:10],
-        "citeAs": terms["citation"] or paper,
+        "sdVersion": SD_VERSION,
+        "datePublished": published,
+        "citeAs": cite_as(
+            terms=terms,
+            key=f"crowdvl_{name}_v{version}",
+            title=f"{title} labels, crowdvl run {run.pk}" + (f" ({run.name})" if run.name else ""),
+            year=published[:4],
+            version=version,
+            paper=paper,
+        ),
         "creator": creators,
         "isBasedOn": [s["name"] + " (" + s["license"] + ")" for s in terms["source_licenses"]],
+        **dataset_provenance(
+            run_id=run.pk,
+            source={
+                "name": str(dataset.get("name", run.dataset.name)),
+                "sha256": str(dataset.get("sha256", run.dataset.checksum)),
+            },
+            providers=of_run.providers,
+            timeframe=of_run.timeframe,
+        ),
         "distribution": distribution,
         "recordSet": [
-            _record_set(name, entry["file"], tables[name].schema)
+            _record_set(name, entry["file"], tables[name].schema, run_id=run.pk)
             for name, entry in sets.items()
             if name in tables
         ],
-        "rai:dataCollection": (
-            "Crowdsourced judgments on candidate items the run sampled from the source "
-            "dataset, following the paper's procedure; each item shown to several workers "
-            "in HITs with gold checks; only counted work (submitted or approved, confirmed "
-            "by its provider, not excluded) enters the export."
-        ),
-        "rai:dataCollectionType": ["Crowdsourcing"] + (["Simulation"] if stand_in else []),
-        "rai:dataAnnotationProtocol": (
-            "Task pages with the paper's instructions (versions in manifest.json "
-            "`instructions`); workers gave informed consent (text version "
-            f"{manifest.get('consent', {}).get('version', '')}); gold items held failing "
-            "work for review."
-        ),
-        "rai:dataAnnotationPlatform": (
-            ", ".join(people["providers"]) + (f". Pay: {pay}" if pay else "")
-        ),
-        "rai:annotationsPerItem": ", ".join(
-            f"{name}: median {column_median(tables[name].column(col))}"
-            for name in tables
-            for col in ("judgments", "raters")
-            if col in tables[name].column_names and tables[name].num_rows
-        ),
-        "rai:annotatorDemographics": (
-            f"{people['workers']} distinct workers, named by pseudonyms only; no demographic "
-            "data was collected."
-        ),
-        "rai:dataAnnotationAnalysis": _agreement(tables),
-        "rai:dataLimitations": (
-            (
-                "SIMULATED workers answered some or all items: not a human-annotated dataset. "
-                if stand_in
-                else ""
-            )
-            + "Labels reflect the sampled candidates only (items never shown are not "
-            "negatives); agreement and gold accuracy bound the labels' reliability; see "
-            "DATASHEET.md."
-        ),  # fmt: skip
-        "rai:dataBiases": (
-            "Candidates come from the models and samplers the run used (listed in "
-            "manifest.json), so items they never proposed are missing."
-        ),
-        "rai:personalSensitiveInformation": (
-            "Worker ids are keyed pseudonyms (never a platform's id); no names, emails or "
-            "demographics. Images may show people (source dataset's terms apply)."
-        ),
-        "rai:dataUseCases": "Evaluation of vision-and-language models, as the paper intended.",
-        "rai:dataReleaseMaintenancePlan": (
-            "Versioned exports; each version's CHANGES and manifest name its predecessor."
+        **rai_fields(
+            run=run,
+            manifest=manifest,
+            tables=tables,
+            of_run=of_run,
+            terms=terms,
+            people=people,
+            paper=paper,
+            title=title,
+            version=version,
+            currency=symbol(),
         ),
     }
 

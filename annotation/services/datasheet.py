@@ -7,17 +7,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from django.db.models import Count
 
 from annotation.crowd import provider_for
 from annotation.json_order import keys_sorted
 from annotation.models import Assignment, Review, Run
 from annotation.paths import paths_hidden
-from annotation.selectors.counting import COUNTED_STATES
+from annotation.selectors.counting import COUNTED_STATES, counted
 from annotation.services.datasheet_cells import cell_text, listed, pairs, table
 from annotation.services.files import file_write_atomic
+from annotation.services.release_facts import (
+    GoldTally,
+    MissingWork,
+    agreement_lines,
+    collection_timeframe,
+    gold_tally,
+    missing_work,
+)
 from annotation.tasktypes import task_type_for
-from pipeline.expectation import wilson
 
 
 def _batches(run: Run) -> list[dict[str, Any]]:
@@ -68,12 +76,14 @@ def _batches(run: Run) -> list[dict[str, Any]]:
 
 
 def _quality(run: Run, simulated: bool) -> list[str]:
+    """The simulated crowd's quality lines (a human run's come with the export's tables:
+    `_real_quality`, written with the datasheet)."""
     from annotation.flow_registry import flow_for_kind
     from annotation.selectors.simulated_quality import quality_lines
 
     flow = flow_for_kind(run.kind)
     if not simulated or flow is None:
-        return _real_quality(run)
+        return []
     if flow.datasheet_quality is None:
         return [
             "The workers were simulated; this flow's export is not scored against the run's "
@@ -92,33 +102,21 @@ def _quality(run: Run, simulated: bool) -> list[str]:
     ]
 
 
-def _real_quality(run: Run) -> list[str]:
+def _real_quality(gold: GoldTally, agreement: list[str]) -> list[str]:
     """Real workers: no truth to score against; the gold accuracy over the run's counted gold
-    answers, with its interval, and where the agreement is."""
-    from annotation.flow_registry import flow_for_kind
-
-    flow = flow_for_kind(run.kind)
-    tally = flow.worker_gold(run) if flow is not None and flow.worker_gold is not None else {}
-    right = sum(r for r, _ in tally.values())
-    total = sum(t for _, t in tally.values())
-    lines = [
+    answers, with its interval, and the agreement the records carry (none: said so)."""
+    return [
         "No simulation against a known truth was run for this export (real workers).",
         "",
-    ]
-    if total:
-        low, high = wilson(right, total)
-        lines.append(
-            f"- Gold accuracy: {right} of {total} counted answers to gold questions were right "
-            f"({right / total:.1%}, 95 % Wilson interval {low:.1%}–{high:.1%}), from "
-            f"{len(tally)} worker(s)."
+        f"- Gold accuracy: {gold.sentence()}.",
+        "- Agreement between workers: "
+        + (
+            "; ".join(agreement)
+            if agreement
+            else "no measure of agreement in this export's records"
         )
-    else:
-        lines.append("- Gold accuracy: no counted answer to a gold question in this run.")
-    lines.append(
-        '- Agreement between workers: "Inter-rater agreement" under "Preprocessing, cleaning, '
-        'labeling" above.'
-    )
-    return lines
+        + ".",
+    ]
 
 
 def _images_rule(run: Run) -> list[str]:
@@ -192,10 +190,25 @@ def _consent(consent: dict[str, Any]) -> str:
 
 
 def _people(providers: tuple[str, ...]) -> str:
-    """Who answered, naming the crowds the run's published batches actually used."""
+    """Who answered, naming the crowds whose counted work the export holds."""
     if not providers:
-        return "All answers come from people."
+        return "No counted answer yet: no crowd contributed to this export."
     return "All answers come from people, recruited through: " + "; ".join(providers) + "."
+
+
+def held_summary(batches: list[dict[str, Any]]) -> str:
+    """The run's submissions held for review, by how each was decided (the batch rows')."""
+    held: dict[str, int] = {}
+    for row in batches:
+        for status, n in row["held_for_review"].items():
+            held[status] = held.get(status, 0) + n
+    if not held:
+        return "none was held"
+    return (
+        f"{sum(held.values())} held ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(held.items()))
+        + ")"
+    )
 
 
 def _exclusions(manifest: dict[str, Any]) -> list[str]:
@@ -218,15 +231,25 @@ class DatasheetRun:
     batches: list[dict[str, Any]]
     simulated: bool
     quality: list[str]
-    providers: tuple[str, ...] = ()  # the labels of the crowds its published batches used
+    providers: tuple[str, ...] = ()  # the labels of the crowds whose counted work it holds
     images_rule: tuple[str, ...] = ()  # image-disjoint stages: kept or relaxed, per batch
+    gold: GoldTally = GoldTally()  # counted answers to gold questions (any crowd)
+    timeframe: tuple[str, str] | None = None  # first accept, last submission of counted work
+    provider_names: tuple[str, ...] = ()  # the same crowds by their registry names
+    missing: MissingWork = MissingWork()  # work and items the export leaves out
 
 
 def datasheet_run(*, run_id: int) -> DatasheetRun:
     run = Run.objects.get(pk=run_id)
+    # Each crowd once, in the order of the run's first batch of it, among the batches whose
+    # work counts: what the export's rows come from (a published batch nobody worked on
+    # contributed nothing).
     names = list(
-        dict.fromkeys(  # each provider once, in the order of the run's first batch of it
-            run.batches.exclude(status="draft").order_by("pk").values_list("provider", flat=True)
+        dict.fromkeys(
+            Assignment.objects.filter(counted(), hit__batch__run=run)
+            .order_by("hit__batch_id")
+            .values_list("hit__batch__provider", flat=True)
+            .distinct()
         )
     )
     simulated = any(provider_for(name).simulated for name in names)
@@ -236,6 +259,10 @@ def datasheet_run(*, run_id: int) -> DatasheetRun:
         quality=_quality(run, simulated),
         providers=tuple(provider_for(name).label for name in names),
         images_rule=tuple(_images_rule(run)),
+        gold=gold_tally(run),
+        timeframe=collection_timeframe(run),
+        provider_names=tuple(names),
+        missing=missing_work(run),
     )
 
 
@@ -246,12 +273,14 @@ def datasheet_write(
     manifest: dict[str, Any],
     flow: str,
     of_run: DatasheetRun | None = None,
+    tables: dict[str, pa.Table] | None = None,
 ) -> str:
-    """Write DATASHEET.md into `folder` (`of_run`: the run's part, read now if not given);
-    returns its sha256."""
+    """Write DATASHEET.md into `folder` (`of_run`: the run's part, read now if not given;
+    `tables`: the export's record sets, whose agreement it states); returns its sha256."""
     dataset = run.dataset
     of_run = of_run or datasheet_run(run_id=run.pk)
     batches, simulated = of_run.batches, of_run.simulated
+    measured = agreement_lines(tables or {})
     pay = manifest.get("pay", [])
     agreement = manifest.get("agreement")
     counts: dict[str, Any] = {
@@ -321,12 +350,18 @@ def datasheet_write(
         ),
         "",
         "## Preprocessing, cleaning, labeling",
-        "- Gold items and reviews: work failing a gold item was held for a person; counts per "
-        "batch above (`held_for_review`). Only counted work (submitted or approved, confirmed by "
-        "its provider, not excluded) enters the export.",
+        f"- Gold items and reviews: {of_run.gold.sentence()}; submissions failing a gold item "
+        f"are held for a person's review: {held_summary(batches)} (`held_for_review` per batch "
+        "above). Only counted work (submitted or approved, confirmed by its provider, not "
+        "excluded, not held) enters the export.",
         *_exclusions(manifest),
+        f"- Missing data: {of_run.missing.sentence()}.",
         "- Inter-rater agreement: "
-        + ("" if agreement else "see the flow's own measures in the manifest"),
+        + (
+            "; ".join(measured) + "."
+            if measured
+            else ("" if agreement else "no measure of agreement in this export's records.")
+        ),
         *(["", *pairs(agreement, source="agreement")] if agreement else []),
         "",
         "## Pay",
@@ -336,7 +371,7 @@ def datasheet_write(
         *table(pay if isinstance(pay, list) else [pay], source="pay"),
         "",
         "## Quality estimate",
-        *of_run.quality,
+        *(of_run.quality if simulated else _real_quality(of_run.gold, measured)),
         "",
         "## Uses, distribution, maintenance",
         "- License: "

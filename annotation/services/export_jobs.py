@@ -34,6 +34,12 @@ from annotation.services.jobs import (
     job_start,
 )
 from annotation.services.memory import arrow_from_malloc, large_blocks_mapped
+from annotation.services.release_judgments import (
+    PROVENANCE_KEYS,
+    PROVENANCE_SET,
+    Proposers,
+    label_provenance_table,
+)
 from annotation.services.release_terms import release_terms, release_terms_checked
 
 if TYPE_CHECKING:
@@ -103,6 +109,8 @@ class ExportSpec:
     task_categories: tuple[str, ...] = ()  # the Hub's task categories (the card's YAML)
     # Record set -> the columns that identify a record across versions (CHANGES.md).
     record_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Per item, the machines that proposed it (ECCV's annotators): the provenance table's.
+    proposers: Proposers | None = None
 
 
 def export_job_start(
@@ -166,6 +174,13 @@ def _built_and_recorded(
     run = work.run
     parts = spec.build(work)
     manifest = parts.manifest
+    tables = parts.tables
+    if tables:  # every judgment behind the records, with its provenance (issue 50)
+        work.progress(80, "collecting each label's provenance")
+        tables = {
+            **tables,
+            PROVENANCE_SET: label_provenance_table(run=run, proposers=spec.proposers),
+        }
     if work.streamed:
         manifest["files"] = {**work.streamed, **manifest.get("files", {})}
     return export_finish(
@@ -180,10 +195,10 @@ def _built_and_recorded(
         title=spec.title,
         manifest=manifest,
         files=parts.files,
-        tables=parts.tables,
+        tables=tables,
         paper=spec.paper,
         task_categories=spec.task_categories,
-        record_keys=spec.record_keys,
+        record_keys={**spec.record_keys, PROVENANCE_SET: PROVENANCE_KEYS},
         terms=terms,
         staged=work.staged,
         main_file=parts.main_file,

@@ -112,7 +112,9 @@ def export_record(
         # Read once: the datasheet, the card and Croissant state the same facts.
         of_run = datasheet or datasheet_run(run_id=run.pk)
         people = release_people(run=run)
-        datasheet_write(folder=work, run=run, manifest=manifest, flow=title, of_run=of_run)
+        datasheet_write(
+            folder=work, run=run, manifest=manifest, flow=title, of_run=of_run, tables=tables
+        )
         card_write(
             folder=work,
             run=run,
@@ -136,6 +138,7 @@ def export_record(
             version=version,
             terms=terms,
             people=people,
+            of_run=of_run,
         )
         if folder.exists():  # debris of a crash after a rename whose transaction never committed
             shutil.rmtree(folder)

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from annotation.croissant_vocabulary import RAI_FIELDS
+from annotation.services.release_judgments import PROVENANCE_SET
+
 # "/" then two or more path segments, not inside a URL ("https://…/…") or a relative path.
 ABSOLUTE = re.compile(r"(?<![\w.:/~<-])/[\w.-]+/[\w./-]+")
 # JSON in the datasheet's prose or cells: brackets, a quoted key, or a JSON literal as a cell.
@@ -40,9 +43,11 @@ def release_tables(folder: Path, tmp_path: Path) -> dict[str, pd.DataFrame]:
         )
         assert loaded.num_rows == len(frame) and loaded.column_names == list(frame.columns)
         assert all(_same_row(loaded[n], frame.iloc[n]) for n in range(len(frame)))
-        # Per-label provenance: pseudonymous workers and the number of judgments.
-        assert "workers" in frame.columns and {"judgments", "raters"} & set(frame.columns)
-        assert all(w.startswith("w-") for ws in frame["workers"] for w in ws)
+        if name == PROVENANCE_SET:  # one row per judgment: its worker, not a list
+            assert all(w.startswith("w-") for w in frame["worker"])
+        else:  # per-label provenance: pseudonymous workers and the number of judgments
+            assert "workers" in frame.columns and {"judgments", "raters"} & set(frame.columns)
+            assert all(w.startswith("w-") for ws in frame["workers"] for w in ws)
         frames[name] = frame
     croissant_check(folder, frames)
     card_check(folder, manifest, tmp_path)
@@ -87,11 +92,21 @@ def croissant_check(folder: Path, frames: dict[str, pd.DataFrame]) -> dict:
     assert set(listed) == on_disk
     for name, sha in listed.items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == sha
-    for key in ("license", "citeAs", "creator", "version", "rai:dataCollection",
-                "rai:dataAnnotationPlatform", "rai:annotatorDemographics",
-                "rai:dataAnnotationAnalysis", "rai:dataLimitations"):  # fmt: skip
-        assert document[key], key
+    # Croissant 1.1: conformance, metadata version, BibTeX citation, data-use conditions,
+    # the RAI vocabulary's 20 fields, each filled (a list: every entry), and no context key
+    # mlcroissant would call non-standard (a key of its 1.1 context missing from ours).
+    from mlcroissant._src.core.rdf import make_context
+
+    assert document["conformsTo"] == "http://mlcommons.org/croissant/1.1"
+    assert not make_context(dataset.metadata.ctx).keys() - document["@context"].keys()
+    assert document["sdVersion"] and document["citeAs"].startswith("@")
+    assert document["usageInfo"]["@type"] == ["CreativeWork", "odrl:Offer"]
+    for key in ("license", "creator", "version", *(f"rai:{f}" for f in RAI_FIELDS)):
+        value = document[key]
+        assert value and (not isinstance(value, list) or all(value)), key
     assert {r["@id"] for r in document["recordSet"]} == set(frames)
+    for name in frames:  # the validator's "first record of every record set"
+        assert next(iter(dataset.records(record_set=name)))
     for name, frame in frames.items():
         records = list(dataset.records(record_set=name))
         assert len(records) == len(frame)
@@ -215,3 +230,49 @@ def datasheet_check(folder: Path) -> None:
     assert "| batch | stage |" in sheet and "## Pay" in sheet
     # No absolute path at all (a server's or anyone's), beyond the markers checked above.
     assert not ABSOLUTE.findall(sheet), ABSOLUTE.findall(sheet)[:3]
+
+
+def provenance_check(folder: Path, run) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    """The `label_provenance` table holds one row per counted judgment of the run (gold
+    answers left out), each row as the database has it: worker pseudonym, provider, batch,
+    stage, HIT, consent version, label, and the gold of its HIT by the stage's rule."""
+    from annotation.models import GOLD_KINDS, Answer
+    from annotation.selectors.counting import counted_reviewed
+    from annotation.selectors.pseudonyms import worker_pseudonym
+    from annotation.tasktypes import task_type_for
+
+    frame = pd.read_parquet(folder / f"data/{PROVENANCE_SET}.parquet")
+    answers = (
+        Answer.objects.filter(counted_reviewed(""), question__item__run=run)
+        .exclude(question__item__kind__in=GOLD_KINDS)
+        .select_related("assignment__worker", "question__hit__batch", "question__item")
+        .order_by("pk")
+    )
+    assert len(frame) == answers.count() > 0
+    gold = Answer.objects.filter(
+        counted_reviewed(""), question__item__run=run, question__item__kind__in=GOLD_KINDS
+    ).select_related("question__item", "question__hit__batch")
+    for row, answer in zip(frame.to_dict("records"), answers, strict=True):
+        worker, batch = answer.assignment.worker, answer.question.hit.batch
+        assert row["judgment"] == answer.pk and row["item"] == answer.question.item_id
+        assert row["worker"] == worker_pseudonym(
+            provider=worker.provider, external_id=worker.external_id
+        )
+        assert (row["provider"], row["batch"], row["stage"], row["hit"]) == (
+            batch.provider,
+            batch.pk,
+            batch.stage,
+            answer.question.hit_id,
+        )
+        assert row["label"] == answer.label
+        assert row["consent_version"] == answer.assignment.consent_version
+        verdicts = {
+            g.question.item_id: task_type_for(batch.stage).gold_passed(
+                item=g.question.item, label=g.label
+            )
+            for g in gold
+            if g.assignment_id == answer.assignment_id
+        }
+        assert sorted(row["gold_passed"]) == sorted(i for i, v in verdicts.items() if v is True)
+        assert sorted(row["gold_failed"]) == sorted(i for i, v in verdicts.items() if v is False)
+    return frame

@@ -11,7 +11,6 @@ import pytest
 from django.apps import apps
 from django.utils import timezone
 
-from annotation.crowd import provider_for
 from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
@@ -127,8 +126,10 @@ def test_the_datasheet_counts_prolific_and_panel_participants_and_names_the_prov
     datasheet_write(folder=tmp_path, run=paired_run, manifest=manifest, flow="BISON")
     sheet = (Path(tmp_path) / "DATASHEET.md").read_text()
     assert f"per text version: {version} 3; per provider: panel 2, prolific 1." in sheet
-    names = f"{provider_for('prolific').label}; {provider_for('panel').label}"
-    assert f"All answers come from people, recruited through: {names}." in sheet
+    # Nobody has submitted yet: no crowd contributed an answer, and the datasheet says so
+    # rather than naming the published batches' crowds (issue 50: what the rows say).
+    assert "No counted answer yet: no crowd contributed to this export." in sheet
+    assert "recruited through" not in sheet
     assert "local invited workers or MTurk" not in sheet
 
 

@@ -10,6 +10,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.datasheet import _real_quality, datasheet_write
+from annotation.services.release_facts import gold_tally
 from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile
@@ -28,7 +29,7 @@ def test_real_workers_gold_accuracy_is_measured_not_pointed_at(proposed):
     right, total = sum(r for r, _ in tally.values()), sum(t for _, t in tally.values())
     assert total > 0
     low, high = wilson(right, total)
-    words = "\n".join(_real_quality(proposed))
+    words = "\n".join(_real_quality(gold_tally(proposed), []))
     assert f"{right} of {total} counted answers to gold questions were right" in words
     assert f"{low:.1%}–{high:.1%}" in words
     assert "see gold accuracy and agreement above" not in words

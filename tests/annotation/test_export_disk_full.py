@@ -82,7 +82,10 @@ def test_a_real_full_tmpfs_leaves_no_debris(verified_run, run_on_commit, setting
     mount = tmp_path / "small"
     mount.mkdir()
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+        # Room for one version once the ballast is gone (croissant.json alone is ~25 kB since
+        # Croissant 1.1 with its RAI fields and the provenance record set, issue 50).
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+        capture_output=True,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")

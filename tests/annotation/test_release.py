@@ -21,7 +21,7 @@ from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import cxc_run, rate_all, sampled  # noqa: F401
 from tests.annotation.flows.eccv.test_eccv_results import export_of, judged  # noqa: F401
 from tests.annotation.flows.quality.test_quality_flow import quality_run  # noqa: F401
-from tests.annotation.release_checks import release_tables
+from tests.annotation.release_checks import provenance_check, release_tables
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +44,11 @@ def test_bison_triples_table_matches_the_official_file(paired_run, run_on_commit
     )
     simulate_crowd(batch=batch, workers=6, profile=WorkerProfile(accuracy=1.0))
     folder = exported_folder(bison_export_start, paired_run, run_on_commit)
-    [triples] = release_tables(folder, tmp_path).values()
+    triples = release_tables(folder, tmp_path)["bison_triples"]
+    provenance = provenance_check(folder, paired_run)
+    # Every verifier of a triple is a provenance row of stage 3 on that triple's images.
+    verifying = provenance[provenance["stage"] == BisonStage.VERIFICATION]
+    assert sorted(w for ws in triples["workers"] for w in ws) == sorted(verifying["worker"])
     document = json.loads((folder / "bison_annotations.cocoval2014.json").read_text())
     assert len(document["data"]) == len(triples)
     for record, row in zip(document["data"], triples.itertuples(), strict=True):
@@ -63,7 +67,13 @@ def test_bison_triples_table_matches_the_official_file(paired_run, run_on_commit
 
 def test_eccv_pairs_table_matches_the_jsonl(judged, run_on_commit, tmp_path):  # noqa: F811
     folder = Path(export_of(judged, run_on_commit).path)
-    [pairs] = release_tables(folder, tmp_path).values()
+    pairs = release_tables(folder, tmp_path)["eccv_judged_pairs"]
+    provenance = provenance_check(folder, judged)
+    # Each judgment names the models that proposed its pair, as the pairs table does.
+    models = {(r.image_id, r.caption_id): sorted(set(r.models)) for r in pairs.itertuples()}
+    for row in provenance.itertuples():
+        assert sorted(row.proposed_by) == models[(row.image_id, row.caption_id)]
+        assert len(row.proposer_checkpoint_sha256) == len(row.proposed_by)
     lines = [json.loads(x) for x in (folder / "eccv_judged_pairs.jsonl").read_text().splitlines()]
     assert len(lines) == len(pairs)
     for line, row in zip(lines, pairs.itertuples(), strict=True):
@@ -88,7 +98,8 @@ def test_cxc_pairs_table_has_every_rating_and_matches_the_csvs(
     rate_all(cxc_run, CxcStage.STS)
     rate_all(cxc_run, CxcStage.SITS)
     folder = exported_folder(cxc_export_start, cxc_run, run_on_commit)
-    [pairs] = release_tables(folder, tmp_path).values()
+    pairs = release_tables(folder, tmp_path)["cxc_pairs"]
+    provenance_check(folder, cxc_run)
     published = [
         (kind, *row)
         for kind in ("sis", "sts", "sits")
@@ -127,6 +138,8 @@ def test_quality_tables_match_the_csvs(quality_run, run_on_commit, tmp_path):  #
         simulate_crowd(batch=batch, workers=per_hit + 2, profile=WorkerProfile(accuracy=0.9))
     folder = exported_folder(quality_export_start, quality_run, run_on_commit)
     tables = release_tables(folder, tmp_path)
+    provenance_check(folder, quality_run)
+    tables.pop("label_provenance")
     assert set(tables) == {str(s) for s in QualityStage}
     for stage, table in tables.items():
         rows = list(csv.DictReader((folder / f"{stage}.csv").open()))
@@ -173,6 +186,10 @@ def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
     first = export_of(judged, run_on_commit)
     manifest, croissant, parquet, card, sheet = terms_of(first)
     assert manifest == croissant == parquet == "unlicensed"
+    # Croissant 1.1's data-use conditions: no license, no use permitted.
+    unlicensed = json.loads((Path(first.path) / "croissant.json").read_text())["usageInfo"]
+    assert unlicensed["odrl:prohibition"]["odrl:action"] == {"@id": "odrl:use"}
+    assert "odrl:permission" not in unlicensed
     assert card["license"] == "other" and card["license_name"] == "unlicensed"
     assert "**unlicensed**" in sheet and "CC BY 4.0" in sheet  # the sources' terms stated
     assert first.run.jobs.get(result__export=first.pk).message.startswith("UNLICENSED")
@@ -189,7 +206,8 @@ def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
     )
     second = export_of(judged, run_on_commit)
     manifest, croissant, parquet, card, _ = terms_of(second)
-    assert manifest == croissant == parquet == card["license"] == "cc-by-4.0"
+    assert manifest == parquet == card["license"] == "cc-by-4.0"
+    assert croissant == "https://spdx.org/licenses/CC-BY-4.0.html"  # Croissant: a known URL
     again = second.manifest["changes"]
     assert again["previous_version"] == 1
     assert again["record_sets"]["eccv_judged_pairs"] == {
@@ -204,7 +222,15 @@ def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
     assert "eccv-caption v2 against v1" in (Path(second.path) / "CHANGES.md").read_text()
     document = json.loads((Path(second.path) / "croissant.json").read_text())
     assert [c["name"] for c in document["creator"]] == ["Ada L.", "Alan T."]
-    assert document["citeAs"] == "X" and second.manifest["release"]["creators"] == [
+    # citeAs is BibTeX: the researcher's citation text (not BibTeX) becomes its note.
+    assert document["citeAs"].startswith("@misc{") and "note = {X}" in document["citeAs"]
+    assert "author = {Ada L. and Alan T.}" in document["citeAs"]
+    # CC BY: general research use (DUO) with attribution as a duty (ODRL), no NC constraint.
+    permission = document["usageInfo"]["odrl:permission"]
+    assert permission["odrl:action"]["@id"] == "duo:0000042"
+    assert permission["odrl:duty"][0]["odrl:action"] == {"@id": "odrl:attribute"}
+    assert "odrl:constraint" not in permission
+    assert second.manifest["release"]["creators"] == [
         "Ada L.",
         "Alan T.",
     ]

@@ -309,3 +309,19 @@ def eccv_funnel(run: Run) -> list[tuple[str, int | None]]:
         ("judged", eccv_judged_pairs(run=run).count() if judging else None),
         ("positives", eccv_positive_pairs(run=run).count() if judging else None),
     ]
+
+
+def eccv_item_proposers(run: Run) -> dict[int, list[tuple[str, str]]]:
+    """Per candidate (Item pk), the annotators that proposed it, each with the sha256 of the
+    model checkpoint it ranked with ("" where the annotator recorded none: FastText trained
+    in the run, a file of ranked lists), in the annotators' order, each once."""
+    rows = (
+        Proposal.objects.filter(item__run=run)
+        .order_by("item_id", "annotator_id")
+        .values_list("item_id", "annotator__name", "annotator__params")
+        .distinct()
+    )
+    out: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for item, name, params in rows:
+        out[item].append((name, str((params or {}).get("checkpoint_sha256") or "")))
+    return dict(out)

@@ -12,6 +12,7 @@ from annotation.flows.eccv.models import Annotator
 from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, query_originals
 from annotation.flows.eccv.selectors import (
     eccv_answer_shares,
+    eccv_item_proposers,
     eccv_judged_pairs,
     eccv_original_positives,
     eccv_positive_item_ids,
@@ -166,6 +167,7 @@ ECCV_EXPORT = ExportSpec(
     paper=PAPER,
     task_categories=("image-to-text", "text-to-image"),
     record_keys={"eccv_judged_pairs": ("image_id", "caption_id")},
+    proposers=eccv_item_proposers,
 )
 
 
