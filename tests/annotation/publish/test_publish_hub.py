@@ -75,7 +75,7 @@ def test_a_lost_answer_to_the_commit_is_looked_up_not_committed_again(released, 
 
 
 def test_an_upload_cut_off_half_way_fails_clearly_then_resumes(released, hub, capsys):
-    # Cut at the Parquet file's upload, then at the commit: each run fails saying why, the
+    # Cut at the first Parquet file's upload, then at the commit: each run fails saying why, the
     # Hub shows no commit meanwhile, and the last run sends only what is missing.
     hub.fail("PUT", r"^/lfs-upload/", 403, {"error": "Request has expired"})
     with pytest.raises(
@@ -88,10 +88,12 @@ def test_an_upload_cut_off_half_way_fails_clearly_then_resumes(released, hub, ca
     with pytest.raises(CommandError, match="answered 500"):
         publish(released)
     assert len(hub.commits(REPO)) == 1  # nothing half-published: no commit at all
-    assert len(hub.lfs_puts) == 1  # the Parquet file is stored (not yet committed)
+    parquet = list(Path(released.path).glob("data/*.parquet"))
+    assert len(parquet) >= 2  # the judged pairs and the labels' provenance
+    assert len(hub.lfs_puts) == len(parquet)  # the Parquet files are stored, not committed
     publish(released)
     assert "resuming publication" in capsys.readouterr().out
-    assert len(hub.commits(REPO)) == 2 and len(hub.lfs_puts) == 1  # not sent again
+    assert len(hub.commits(REPO)) == 2 and len(hub.lfs_puts) == len(parquet)  # not sent again
     assert Publication.objects.get().status == PublicationStatus.PUBLISHED
 
 
