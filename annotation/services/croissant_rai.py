@@ -117,15 +117,24 @@ def rai_fields(
     analysis = [
         *agreement_lines({k: v for k, v in tables.items() if k != PROVENANCE_SET}),
         f"Gold accuracy: {of_run.gold.sentence()}",
-        f"Review: submissions failing a gold item are held for a person; {held_summary(of_run.batches)}",
+        "Review: submissions that fail the run's checks (gold items, or BISON stage 3's traps) "
+        f"are held for a person; {held_summary(of_run.batches)}",
     ]
+    stage3 = manifest.get("stage3")
+    if isinstance(stage3, dict) and "trap_answers" in stage3:
+        analysis.append(
+            f"Traps (questions where people's answer is not a picture lookup's): "
+            f"{stage3['trap_answers']} counted answers, {stage3['trap_answers_lookup']} of them "
+            "the lookup's answer"
+        )
     if isinstance(manifest.get("agreement"), dict):
         for name, measures in manifest["agreement"].items():
             if isinstance(measures, dict) and "krippendorff_alpha_interval" in measures:
+                counted_ratings = measures.get("ratings", measures.get("judgments"))
+                over = f" over {counted_ratings} ratings" if counted_ratings is not None else ""
                 analysis.append(
                     f"{name}: Krippendorff's alpha (interval) "
-                    f"{measures['krippendorff_alpha_interval']} over {measures.get('ratings')} "
-                    "ratings"
+                    f"{measures['krippendorff_alpha_interval']}{over}"
                 )
     creators = ", ".join(terms["creators"]) or "the run's owner (no creator named yet)"
     previous = (manifest.get("changes") or {}).get("previous_version")

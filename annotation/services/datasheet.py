@@ -350,9 +350,9 @@ def datasheet_write(
         ),
         "",
         "## Preprocessing, cleaning, labeling",
-        f"- Gold items and reviews: {of_run.gold.sentence()}; submissions failing a gold item "
-        f"are held for a person's review: {held_summary(batches)} (`held_for_review` per batch "
-        "above). Only counted work (submitted or approved, confirmed by its provider, not "
+        f"- Gold items and reviews: {of_run.gold.sentence()}; submissions that fail the run's "
+        "checks (gold items, or BISON stage 3's traps: `stage3.trap_answers` above) are held "
+        f"for a person's review: {held_summary(batches)} (`held_for_review` per batch above). Only counted work (submitted or approved, confirmed by its provider, not "
         "excluded, not held) enters the export.",
         *_exclusions(manifest),
         f"- Missing data: {of_run.missing.sentence()}.",

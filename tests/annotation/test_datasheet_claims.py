@@ -13,6 +13,7 @@ import pytest
 
 from annotation.crowd import provider_for, providers
 from annotation.crowd.simulated.crowd import simulate_crowd
+from annotation.flows.bison.lookup import TRAP_KIND
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.cxc.services.export import cxc_export_start
@@ -111,6 +112,21 @@ def test_bison_datasheet_claims_hold_for_every_provider(paired_run, run_on_commi
     folder = exported_folder(bison_export_start, paired_run, run_on_commit)
     for provider in PROVIDERS:
         _check_claims(paired_run, folder, tmp_path, provider)
+    # Stage 3's traps, counted here from the answers: the manifest, the datasheet's stage-3
+    # table and Croissant's analysis say what they saw.
+    traps = list(
+        Answer.objects.filter(
+            counted_reviewed(""), question__item__run=paired_run, question__item__kind=TRAP_KIND
+        ).values_list("label", flat=True)
+    )
+    assert traps  # every stage-3 HIT carries traps
+    stage3 = json.loads((folder / "manifest.json").read_text())["stage3"]
+    assert (stage3["trap_answers"], stage3["trap_answers_lookup"]) == (
+        len(traps),
+        traps.count("positive"),
+    )
+    analysis = json.loads((folder / "croissant.json").read_text())["rai:dataAnnotationAnalysis"]
+    assert any(f"{len(traps)} counted answers" in line for line in analysis)
 
 
 def test_eccv_datasheet_claims_hold_for_every_provider(judged, run_on_commit, tmp_path):  # noqa: F811

@@ -150,6 +150,19 @@ def lookup_follows(*, run: Run, workers: set[int]) -> dict[int, tuple[int, int]]
     return {w: (n, followed) for w, (n, followed) in tally.items()}
 
 
+def trap_answers(*, run: Run) -> dict[str, int]:
+    """The run's counted answers to stage-3 traps and how many of them gave the lookup answer
+    (for the release: what the traps saw)."""
+    labels = Answer.objects.filter(
+        counted("assignment__"), question__item__run=run, question__item__kind=TRAP_KIND
+    ).values_list("label", flat=True)
+    answers = list(labels)
+    return {
+        "trap_answers": len(answers),
+        "trap_answers_lookup": sum(label == LOOKUP_LABEL for label in answers),
+    }
+
+
 def lookup_hold_reasons(
     *, batch: Batch, assignments: list[Assignment]
 ) -> dict[int, list[dict[str, Any]]]:

@@ -199,7 +199,8 @@ def _rate(part: int, whole: int) -> float | None:
 def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str, Any]:
     """Counts and conversion rates per stage, as the paper reports them; `tally`: the run's
     (`tally.bison_tally`) if already read."""
-    from annotation.flows.bison.tally import bison_tally  # it builds on this module's rules
+    from annotation.flows.bison.lookup import trap_answers  # it builds on this module's rules
+    from annotation.flows.bison.tally import bison_tally
 
     if tally is None:
         tally = bison_tally(run=run)
@@ -228,6 +229,8 @@ def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str
             "aggregation": run.config.get("aggregation", "unanimity"),
             "conversion_percent": _rate(verified, judged),
             **crowd[BisonStage.VERIFICATION],
+            # Traps: questions where people's answer is not the picture lookup's (issue 47).
+            **trap_answers(run=run),
         },
     }
 
