@@ -135,7 +135,7 @@ def card_metadata(
         "source_datasets": [f"extended|other-{source}"],
         "task_categories": list(task_categories),
         "pretty_name": pretty_name,
-        "tags": ["simulated" if simulated else "crowdsourced", "croissant"],
+        "tags": ["synthetic" if simulated else "crowdsourced", "croissant"],
         "configs": [
             {
                 "config_name": name,

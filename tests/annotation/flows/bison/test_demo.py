@@ -4,10 +4,11 @@ Each database gets a fresh installation in its own process (`manage.py demo` wit
 the embedded SQLite default and a scratch PostgreSQL database. Stage 2's triples came from
 `.distinct()` in no stated order, so their primary keys, and the stage-3 HITs shuffled from
 them, followed each database's plan: 488 verified triples on SQLite, 478 on PostgreSQL, from
-one seed. Only the export's creation time (and the manifest's checksum that includes it) may
-differ.
+one seed. Only the wall clock's times may differ (the export's creation, the provenance
+table's submission times) and what follows from them (`_without_times`).
 """
 
+import io
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pyarrow.parquet as pq
 import pytest
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -50,18 +52,34 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+# Files holding the wall clock's times (a simulated worker submits "now"), and the entries
+# of other files that follow from those times (a size, a checksum, a time span).
+TIMED_TABLE = "data/label_provenance.parquet"
+TIMED_FILES = {"manifest.json", "README.md", TIMED_TABLE}
+
+
 def _without_times(name: str, data: bytes) -> object:
-    """A file as compared: the manifest without its creation time, the Croissant record
-    without the manifest's checksum (the manifest holds the time); others byte for byte."""
+    """A file as compared: without the wall clock's times and what follows from them (the
+    manifest's creation time; the provenance table's submission times; the card's compressed
+    size of that table; Croissant's time span and those files' checksums); others byte for
+    byte."""
     if name == "manifest.json":
         manifest = json.loads(data)
         manifest.pop("created_at")
+        manifest["record_sets"]["label_provenance"].pop("sha256")
         return manifest
+    if name == TIMED_TABLE:
+        return pq.read_table(io.BytesIO(data)).drop_columns(["submitted_at"]).to_pylist()
+    if name == "README.md":
+        return [line for line in data.decode().splitlines() if "download_size:" not in line]
     if name == "croissant.json":
         croissant = json.loads(data)
         for entry in croissant["distribution"]:
-            if entry.get("name") == "manifest.json":
+            if entry.get("name") in TIMED_FILES:
                 entry.pop("sha256")
+        croissant.pop("rai:dataCollectionTimeframe")
+        for key in ("prov:startedAtTime", "prov:endedAtTime"):
+            croissant["prov:wasGeneratedBy"].pop(key)
         return croissant
     return data
 
