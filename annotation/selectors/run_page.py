@@ -36,7 +36,7 @@ def batch_progress(run: Run) -> list[dict[str, Any]]:
             "submitted_at", flat=True
         )
         assert batch.published_at is not None
-        minutes = sorted((t - batch.published_at).total_seconds() / 60 for t in times)
+        minutes = sorted((t - batch.published_at).total_seconds() / 60 for t in times if t)
         out.append(
             {
                 "batch": batch.pk,
