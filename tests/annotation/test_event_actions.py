@@ -47,6 +47,8 @@ def _allowed(value: ast.expr, params: set[str]) -> bool:
         return value.attr in EventAction.__members__
     if isinstance(value, ast.Name):
         return value.id in params
+    if isinstance(value, ast.IfExp):
+        return _allowed(value.body, params) and _allowed(value.orelse, params)
     if isinstance(value, ast.Subscript):
         return ast.unparse(value.value) == "ASSIGNMENT_STATE_ACTIONS"
     return False

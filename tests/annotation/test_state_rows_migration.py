@@ -1,5 +1,5 @@
 """The state that lived in the event log (issue 49) is carried into its rows by the data
-migrations (annotation 0033, crowd_prolific 0002, crowd_panel 0003): built from the schema
+migrations (annotation 0034, crowd_prolific 0002, crowd_panel 0003): built from the schema
 before them with the events an installation has, migrated forward, each row holds what the
 log said (repeated events make one row); migrated back, the log is untouched."""
 
@@ -13,7 +13,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 BEFORE = [
-    ("annotation", "0032_login_throttle_pair"),
+    ("annotation", "0033_publication"),
     ("crowd_panel", "0002_consent_records"),
     ("crowd_prolific", "0001_initial"),
 ]

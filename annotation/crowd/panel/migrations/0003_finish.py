@@ -30,7 +30,7 @@ def finishes_from_events(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0033_state_rows"),
+        ("annotation", "0034_state_rows"),
         ("crowd_panel", "0002_consent_records"),
     ]
 

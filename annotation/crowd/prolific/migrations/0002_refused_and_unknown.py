@@ -43,7 +43,7 @@ def state_from_events(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0033_state_rows"),
+        ("annotation", "0034_state_rows"),
         ("crowd_prolific", "0001_initial"),
     ]
 

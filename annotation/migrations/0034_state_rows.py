@@ -104,7 +104,7 @@ def state_from_events(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0032_login_throttle_pair"),
+        ("annotation", "0033_publication"),
     ]
 
     operations = [
@@ -185,6 +185,10 @@ class Migration(migrations.Migration):
                     ("prolific.synced", "prolific.synced"),
                     ("prolific.test_study_created", "prolific.test_study_created"),
                     ("prolific.work_refused", "prolific.work_refused"),
+                    ("publication.failed", "publication.failed"),
+                    ("publication.published", "publication.published"),
+                    ("publication.resumed", "publication.resumed"),
+                    ("publication.started", "publication.started"),
                     ("quality.candidates_imported", "quality.candidates_imported"),
                     ("quality.items_created", "quality.items_created"),
                     ("review.auto_approved", "review.auto_approved"),
