@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 # Columns that hold ids made by a crowd platform, sized from the platforms' references (each
 # provider declares its longest ids, `CrowdProvider.id_shapes`; a contract test stores them):
@@ -781,10 +782,120 @@ class RemoteCall(models.Model):
         return f"{self.provider} {self.operation} {self.key} ({self.state})"
 
 
+class EventAction(models.TextChoices):
+    """What an `Event` row records: one member per named state change (the stored value is the
+    string, also its label). The log is history only; nothing reads it back to decide."""
+
+    ACCOUNT_CREATED = "account.created", "account.created"
+    ASSIGNMENT_ABANDONED = "assignment.abandoned", "assignment.abandoned"
+    ASSIGNMENT_ACCEPTED = "assignment.accepted", "assignment.accepted"
+    ASSIGNMENT_APPROVED = "assignment.approved", "assignment.approved"
+    ASSIGNMENT_CONFIRMED = "assignment.confirmed", "assignment.confirmed"
+    ASSIGNMENT_EXCLUDED = "assignment.excluded", "assignment.excluded"
+    ASSIGNMENT_REJECTED = "assignment.rejected", "assignment.rejected"
+    ASSIGNMENT_SUBMITTED = "assignment.submitted", "assignment.submitted"
+    BATCH_COMPLETED = "batch.completed", "batch.completed"
+    BATCH_CREATED = "batch.created", "batch.created"
+    BATCH_DISCARDED = "batch.discarded", "batch.discarded"
+    BATCH_EXPIRED = "batch.expired", "batch.expired"
+    BATCH_EXTENDED = "batch.extended", "batch.extended"
+    BATCH_PAUSED = "batch.paused", "batch.paused"
+    BATCH_PUBLISHED = "batch.published", "batch.published"
+    BATCH_RESUMED = "batch.resumed", "batch.resumed"
+    BATCHES_STOPPED = "batches.stopped", "batches.stopped"
+    BISON_TRIPLES_CREATED = "bison.triples_created", "bison.triples_created"
+    CONSENT_RECORDED = "consent.recorded", "consent.recorded"
+    CXC_GOLD_IMPORTED = "cxc.gold_imported", "cxc.gold_imported"
+    CXC_INTERMODAL_CREATED = "cxc.intermodal_created", "cxc.intermodal_created"
+    DATASET_IMAGE_SOURCE_CHANGED = "dataset.image_source_changed", "dataset.image_source_changed"
+    DATASET_IMPORT_REQUESTED = "dataset.import_requested", "dataset.import_requested"
+    DATASET_IMPORTED = "dataset.imported", "dataset.imported"
+    ECCV_ANNOTATOR_ADDED = "eccv.annotator_added", "eccv.annotator_added"
+    ECCV_CXC_IMPORTED = "eccv.cxc_imported", "eccv.cxc_imported"
+    ENCODERS_DELETED = "encoders.deleted", "encoders.deleted"
+    ENCODERS_STARTED = "encoders.started", "encoders.started"
+    HIT_ASSIGNMENTS_ADDED = "hit.assignments_added", "hit.assignments_added"
+    HIT_CANNOT_GROW = "hit.cannot_grow", "hit.cannot_grow"
+    HIT_REOFFERED = "hit.reoffered", "hit.reoffered"
+    IMAGES_CACHED = "images.cached", "images.cached"
+    INSTALLATION_REGENERATED = "installation.regenerated", "installation.regenerated"
+    INVITATION_CONSENTED = "invitation.consented", "invitation.consented"
+    INVITATION_REVOKED = "invitation.revoked", "invitation.revoked"
+    INVITATIONS_CREATED = "invitations.created", "invitations.created"
+    JOB_CANCELLED = "job.cancelled", "job.cancelled"
+    JOB_RESUMED = "job.resumed", "job.resumed"
+    LOGIN_LOCKED = "login.locked", "login.locked"
+    LOGIN_SLOWED = "login.slowed", "login.slowed"
+    LOGIN_UNLOCKED = "login.unlocked", "login.unlocked"
+    MTURK_ANSWERS_REFUSED = "mturk.answers_refused", "mturk.answers_refused"
+    MTURK_ASSIGNMENT_REFUSED = "mturk.assignment_refused", "mturk.assignment_refused"
+    MTURK_HIT_UNKNOWN = "mturk.hit_unknown", "mturk.hit_unknown"
+    MTURK_HITS_CREATED = "mturk.hits_created", "mturk.hits_created"
+    MTURK_POOL_QUALIFICATION_CREATED = (
+        "mturk.pool_qualification_created",
+        "mturk.pool_qualification_created",
+    )
+    MTURK_PUBLISH_REQUESTED = "mturk.publish_requested", "mturk.publish_requested"
+    MTURK_SYNC_FAILED = "mturk.sync_failed", "mturk.sync_failed"
+    MTURK_SYNCED = "mturk.synced", "mturk.synced"
+    OWNER_NOTIFIED = "owner.notified", "owner.notified"
+    PANEL_CONFIRMED = "panel.confirmed", "panel.confirmed"
+    PANEL_CONSENTED = "panel.consented", "panel.consented"
+    PANEL_FINISHED = "panel.finished", "panel.finished"
+    PANEL_SETTINGS_CHANGED = "panel.settings_changed", "panel.settings_changed"
+    POOL_JOINED = "pool.joined", "pool.joined"
+    PROJECT_CREATED = "project.created", "project.created"
+    PROJECT_MEMBER_REMOVED = "project.member_removed", "project.member_removed"
+    PROJECT_MEMBER_SET = "project.member_set", "project.member_set"
+    PROLIFIC_BONUS_CREATED = "prolific.bonus_created", "prolific.bonus_created"
+    PROLIFIC_BONUS_PAY_REQUESTED = "prolific.bonus_pay_requested", "prolific.bonus_pay_requested"
+    PROLIFIC_HIGH_RETURN_RATE = "prolific.high_return_rate", "prolific.high_return_rate"
+    PROLIFIC_HOOK = "prolific.hook", "prolific.hook"
+    PROLIFIC_PAY_ADJUSTED = "prolific.pay_adjusted", "prolific.pay_adjusted"
+    PROLIFIC_POOL_GROUP_CREATED = "prolific.pool_group_created", "prolific.pool_group_created"
+    PROLIFIC_PUBLISH_REQUESTED = "prolific.publish_requested", "prolific.publish_requested"
+    PROLIFIC_STATUS_UNKNOWN = "prolific.status_unknown", "prolific.status_unknown"
+    PROLIFIC_STUDY_CREATE_REQUESTED = (
+        "prolific.study_create_requested",
+        "prolific.study_create_requested",
+    )
+    PROLIFIC_STUDY_PUBLISHED = "prolific.study_published", "prolific.study_published"
+    PROLIFIC_SYNC_FAILED = "prolific.sync_failed", "prolific.sync_failed"
+    PROLIFIC_SYNCED = "prolific.synced", "prolific.synced"
+    PROLIFIC_TEST_STUDY_CREATED = "prolific.test_study_created", "prolific.test_study_created"
+    PROLIFIC_WORK_REFUSED = "prolific.work_refused", "prolific.work_refused"
+    PUBLICATION_FAILED = "publication.failed", "publication.failed"
+    PUBLICATION_PUBLISHED = "publication.published", "publication.published"
+    PUBLICATION_RESUMED = "publication.resumed", "publication.resumed"
+    PUBLICATION_STARTED = "publication.started", "publication.started"
+    QUALITY_CANDIDATES_IMPORTED = "quality.candidates_imported", "quality.candidates_imported"
+    QUALITY_ITEMS_CREATED = "quality.items_created", "quality.items_created"
+    REVIEW_AUTO_APPROVED = "review.auto_approved", "review.auto_approved"
+    REVIEW_DECIDED = "review.decided", "review.decided"
+    REVIEW_OPENED = "review.opened", "review.opened"
+    RUN_CONSENT_CHANGED = "run.consent_changed", "run.consent_changed"
+    RUN_CREATED = "run.created", "run.created"
+    RUN_INSTRUCTIONS_CHANGED = "run.instructions_changed", "run.instructions_changed"
+    RUN_STATUS = "run.status", "run.status"
+    WORKER_BLOCKED = "worker.blocked", "worker.blocked"
+    WORKER_BONUS_SENT = "worker.bonus_sent", "worker.bonus_sent"
+    WORKER_NOTIFIED = "worker.notified", "worker.notified"
+    WORKER_UNBLOCKED = "worker.unblocked", "worker.unblocked"
+
+
+ASSIGNMENT_STATE_ACTIONS = {
+    AssignmentState.ACCEPTED: EventAction.ASSIGNMENT_ACCEPTED,
+    AssignmentState.SUBMITTED: EventAction.ASSIGNMENT_SUBMITTED,
+    AssignmentState.APPROVED: EventAction.ASSIGNMENT_APPROVED,
+    AssignmentState.REJECTED: EventAction.ASSIGNMENT_REJECTED,
+    AssignmentState.ABANDONED: EventAction.ASSIGNMENT_ABANDONED,
+}
+
+
 class Event(models.Model):
     """An audit row written by every named state change."""
 
-    action = models.CharField(max_length=60)
+    action = models.CharField(max_length=60, choices=EventAction.choices)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, related_name="events")
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, null=True, related_name="events")
     assignment = models.ForeignKey(
@@ -799,6 +910,95 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+# State that decisions read (the daily cap, once-only records, the run page's counts): in its own
+# rows, each written beside its event; the event log is history only.
+
+
+class SlotsAdded(models.Model):
+    """Paid slots added to a HIT after it was offered: by a person (`extra_total`, the HIT's
+    new extra total, which its provider token is made from) or by a provider in place of
+    rejected work (`redo`, the rejected assignment). The daily cap counts them."""
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="+")
+    added = models.PositiveIntegerField()
+    extra_total = models.PositiveIntegerField(null=True, blank=True)
+    redo = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "extra_total"], name="slots_added_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.added} slots added to HIT {self.hit_id}"
+
+
+class RejectionFeedback(models.Model):
+    """The message of an assignment's latest rejection: a provider still showing the work as
+    submitted is told again with it (MTurk's synchronisation)."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="+")
+    feedback = models.TextField(blank=True)
+    rejected_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"rejection of assignment {self.assignment_id}"
+
+
+class WorkerNoticeState(models.TextChoices):
+    REQUESTED = "requested", "requested"  # recorded before the provider is asked to send it
+    SENT = "sent", "sent"
+    UNCLEAR = "unclear", "unclear"  # no clear answer: it may have arrived; never sent again here
+
+
+class WorkerNotice(models.Model):
+    """One message (`token`: this installation's digest of its subject and text) to one
+    worker, recorded before it is sent: the same message is never sent to them twice."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    token = models.CharField(max_length=64)
+    subject = models.TextField()
+    state = models.CharField(
+        max_length=20, choices=WorkerNoticeState.choices, default=WorkerNoticeState.REQUESTED
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "token"], name="worker_notice_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"notice {self.token[:16]} to worker {self.worker_id} ({self.state})"
+
+
+class RefusedAnswers(models.Model):
+    """Answers a provider holds that could not be stored here, once per remote assignment:
+    still submitted there, they are paid unless someone rejects them (the dashboard counts
+    them per batch)."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    remote_assignment_id = models.CharField(max_length=EXTERNAL_ID_LENGTH)
+    remote_worker_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
+    remote_hit_id = models.CharField(max_length=EXTERNAL_ID_LENGTH, blank=True)
+    status = models.CharField(max_length=40, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["batch", "remote_assignment_id"], name="refused_answers_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"refused answers of {self.remote_assignment_id} in batch {self.batch_id}"
 
 
 class Export(models.Model):

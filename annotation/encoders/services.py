@@ -18,7 +18,7 @@ from django.db import transaction
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingSetUse, EmbeddingState
 from annotation.encoders.names import model_name_check
-from annotation.models import Caption, Dataset, Image, Job, Project, Run
+from annotation.models import Caption, Dataset, EventAction, Image, Job, Project, Run
 from annotation.services.events import event_record
 from annotation.services.files import media_path, path_component
 from annotation.services.job_timing import phase_setup
@@ -175,7 +175,7 @@ def embedding_set_start(
         }
         embedding_set.save(update_fields=["job", "state", "counts"])
         event_record(
-            action="encoders.started",
+            action=EventAction.ENCODERS_STARTED,
             data={"set": embedding_set.pk, "model": embedding_set.label, "created": created},
         )
         from annotation.encoders import tasks
@@ -226,7 +226,7 @@ def embedding_set_delete(*, embedding_set: EmbeddingSet, force: bool = False) ->
         _media(embedding_set.file).unlink(missing_ok=True)
     shutil.rmtree(_parts_dir(embedding_set), ignore_errors=True)
     event_record(
-        action="encoders.deleted",
+        action=EventAction.ENCODERS_DELETED,
         data={"set": embedding_set.pk, "model": embedding_set.label, "used_by": used_by},
     )
     embedding_set.delete()

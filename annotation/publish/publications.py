@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import Export, Publication, PublicationStatus
+from annotation.models import EventAction, Export, Publication, PublicationStatus
 from annotation.paths import paths_hidden
 from annotation.publish.base import Destination, ReleaseFile, Say
 from annotation.services.events import event_record
@@ -77,7 +77,7 @@ def publication_run(*, export: Export, plan: Plan, say: Say) -> Publication:
         say(f"already published: {row.remote_url or row.remote_id}")
         return row
     event_record(
-        action="publication.started" if made else "publication.resumed",
+        action=EventAction.PUBLICATION_STARTED if made else EventAction.PUBLICATION_RESUMED,
         run=export.run,
         data={"publication": row.pk, "destination": row.destination, "target": row.target},
     )
@@ -93,13 +93,13 @@ def publication_run(*, export: Export, plan: Plan, say: Say) -> Publication:
             remote_id=row.remote_id,
             files_done=row.files_done,
         )
-        event_record(action="publication.failed", run=export.run,
+        event_record(action=EventAction.PUBLICATION_FAILED, run=export.run,
                      data={"publication": row.pk, "error": error})  # fmt: skip
         raise
     row.status, row.error = PublicationStatus.PUBLISHED, ""
     row.save()
     event_record(
-        action="publication.published",
+        action=EventAction.PUBLICATION_PUBLISHED,
         run=export.run,
         data={"publication": row.pk, "remote_id": row.remote_id, "url": row.remote_url},
     )

@@ -12,10 +12,10 @@ from annotation.crowd import provider_for
 from annotation.models import (
     Assignment,
     Batch,
-    Event,
     Hit,
     HitStatus,
     JobState,
+    RefusedAnswers,
     Review,
     ReviewStatus,
     Run,
@@ -73,9 +73,7 @@ def dashboard_runs(
             unconfirmed=_count(
                 Assignment.objects.filter(hit__batch=OuterRef("pk"), confirmed=False)
             ),
-            refused=_count(
-                Event.objects.filter(batch=OuterRef("pk"), action__endswith=".answers_refused")
-            ),
+            refused=_count(RefusedAnswers.objects.filter(batch=OuterRef("pk"))),
             stuck=_count(
                 Hit.objects.filter(
                     batch=OuterRef("pk"),

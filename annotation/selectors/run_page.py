@@ -12,7 +12,7 @@ from django.db.models import Count, Sum
 
 from annotation.crowd import provider_for
 from annotation.flow_registry import flow_for_kind, stage_label
-from annotation.models import Answer, Assignment, AssignmentState, Bonus, Event, Item, Job, Run
+from annotation.models import Answer, Assignment, AssignmentState, Bonus, Item, Job, Run
 from annotation.paths import paths_hidden
 from annotation.selectors.agreement_pairs import agreement_pairs, held_answers
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
@@ -32,11 +32,11 @@ def batch_progress(run: Run) -> list[dict[str, Any]]:
     """Per published batch: submissions counted over minutes since it was published."""
     out = []
     for batch in run.batches.exclude(published_at=None).order_by("pk"):
-        times = Event.objects.filter(batch=batch, action="assignment.submitted").values_list(
-            "created_at", flat=True
+        times = Assignment.objects.filter(hit__batch=batch, submitted_at__isnull=False).values_list(
+            "submitted_at", flat=True
         )
         assert batch.published_at is not None
-        minutes = sorted((t - batch.published_at).total_seconds() / 60 for t in times)
+        minutes = sorted((t - batch.published_at).total_seconds() / 60 for t in times if t)
         out.append(
             {
                 "batch": batch.pk,

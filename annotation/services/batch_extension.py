@@ -8,7 +8,7 @@ from django.db import transaction
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.models import Batch, BatchStatus, Hit, HitStatus
+from annotation.models import Batch, BatchStatus, EventAction, Hit, HitStatus, SlotsAdded
 from annotation.selectors.installation import installation_token
 from annotation.services.events import event_record
 from annotation.services.runs import run_status_follow
@@ -24,7 +24,9 @@ def batch_extend(*, batch: Batch, seconds: int) -> Batch:
         batch.hits.filter(status=HitStatus.EXPIRED).update(status=HitStatus.OPEN)
         if batch.status == BatchStatus.EXPIRED:
             Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PUBLISHED)
-        event_record(action="batch.extended", run=batch.run, batch=batch, data={"seconds": seconds})
+        event_record(
+            action=EventAction.BATCH_EXTENDED, run=batch.run, batch=batch, data={"seconds": seconds}
+        )
         batch.refresh_from_db()
         run_status_follow(run=batch.run, batch=batch)
     return batch
@@ -45,8 +47,10 @@ def hit_add_assignments(*, hit: Hit, count: int) -> Hit:
     with transaction.atomic():
         Hit.objects.filter(pk=hit.pk).update(extra_assignments=total, status=HitStatus.OPEN)
         hit.refresh_from_db()
+        # The daily cap's row; the same total again (a retried request) added nothing there.
+        SlotsAdded.objects.get_or_create(hit=hit, extra_total=total, defaults={"added": count})
         event_record(
-            action="hit.assignments_added",
+            action=EventAction.HIT_ASSIGNMENTS_ADDED,
             run=hit.batch.run,
             batch=hit.batch,
             data={"hit": hit.pk, "added": count, "extra_total": total},

@@ -22,6 +22,7 @@ from annotation.flow_registry import stage_label, stage_names
 from annotation.models import (
     Batch,
     BatchStatus,
+    EventAction,
     Hit,
     HitStatus,
     ImageSource,
@@ -247,7 +248,7 @@ def batch_create(
         if run.dataset.image_source != ImageSource.LOCAL_DIR and not simulated:
             images_cache_start(batch=batch)
         event_record(
-            action="batch.created",
+            action=EventAction.BATCH_CREATED,
             run=run,
             batch=batch,
             data={
@@ -288,7 +289,9 @@ def batch_discard(*, batch: Batch) -> None:
         raise ServiceError(f"batch {batch.pk} is {batch.status}: only a draft can be discarded")
     with transaction.atomic():
         event_record(
-            action="batch.discarded", run=batch.run, data={"batch": batch.pk, "stage": batch.stage}
+            action=EventAction.BATCH_DISCARDED,
+            run=batch.run,
+            data={"batch": batch.pk, "stage": batch.stage},
         )
         batch.delete()
 
@@ -308,7 +311,7 @@ def batch_publish(*, batch: Batch, progress: Progress | None = None) -> Batch:
         if batch.run.status != run_status:
             run_set_status(run=batch.run, status=run_status, batch=batch.pk)
         event_record(
-            action="batch.published",
+            action=EventAction.BATCH_PUBLISHED,
             run=batch.run,
             batch=batch,
             data={"warnings": batch_warnings(batch=batch)},
@@ -383,7 +386,7 @@ def batch_pause(*, batch: Batch) -> Batch:
     if batch.status != BatchStatus.PUBLISHED:
         raise ServiceError(f"batch {batch.pk} is {batch.status}: only a published batch pauses")
     provider_for(batch.provider).pause(batch=batch)
-    return _status_record(batch=batch, status=BatchStatus.PAUSED, action="batch.paused")
+    return _status_record(batch=batch, status=BatchStatus.PAUSED, action=EventAction.BATCH_PAUSED)
 
 
 def batch_resume(*, batch: Batch) -> Batch:
@@ -393,10 +396,12 @@ def batch_resume(*, batch: Batch) -> Batch:
     if batch.status != BatchStatus.PAUSED:
         raise ServiceError(f"batch {batch.pk} is {batch.status}, not paused")
     provider_for(batch.provider).resume(batch=batch)
-    return _status_record(batch=batch, status=BatchStatus.PUBLISHED, action="batch.resumed")
+    return _status_record(
+        batch=batch, status=BatchStatus.PUBLISHED, action=EventAction.BATCH_RESUMED
+    )
 
 
-def _status_record(*, batch: Batch, status: str, action: str) -> Batch:
+def _status_record(*, batch: Batch, status: str, action: EventAction) -> Batch:
     """The batch's new status and its event row, in one transaction."""
     with transaction.atomic():
         Batch.objects.filter(pk=batch.pk).update(status=status)
@@ -411,7 +416,7 @@ def batch_expire(*, batch: Batch) -> Batch:
         batch.hits.filter(status=HitStatus.OPEN).update(status=HitStatus.EXPIRED)
         Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.EXPIRED)
         batch.refresh_from_db()
-        event_record(action="batch.expired", run=batch.run, batch=batch)
+        event_record(action=EventAction.BATCH_EXPIRED, run=batch.run, batch=batch)
         run_status_follow(run=batch.run, batch=batch)
     return batch
 
@@ -443,7 +448,7 @@ def batches_stop(*, run: Run | None = None, reason: str) -> dict[str, Any]:
         else:
             stopped.append(batch.pk)
     event_record(
-        action="batches.stopped",
+        action=EventAction.BATCHES_STOPPED,
         run=run,
         data={"reason": reason, "stopped": stopped, "failed": failed},
     )

@@ -19,6 +19,7 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchStatus,
+    EventAction,
     Hit,
     HitStatus,
     Worker,
@@ -238,7 +239,7 @@ def _claim_take(
         consent_version=consent,
     )
     event_record(
-        action="assignment.accepted",
+        action=EventAction.ASSIGNMENT_ACCEPTED,
         run=batch.run,
         batch=batch,
         assignment=assignment,

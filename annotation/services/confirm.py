@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import Assignment, Hit
+from annotation.models import Assignment, EventAction, Hit
 from annotation.selectors.counting import COUNTED_STATES, counted, earlier_stages
 from annotation.services.claim import same_items_reason
 from annotation.services.events import event_record
@@ -57,7 +57,7 @@ def assignment_confirm(*, assignment: Assignment, source: str) -> Assignment:
         Assignment.objects.filter(pk=assignment.pk).update(confirmed=True, excluded=excluded)
         assignment.confirmed, assignment.excluded = True, excluded
         event_record(
-            action="assignment.confirmed",
+            action=EventAction.ASSIGNMENT_CONFIRMED,
             run=run,
             batch=batch,
             assignment=assignment,

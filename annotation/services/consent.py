@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Consent, Run, Worker
+from annotation.models import Consent, EventAction, Run, Worker
 from annotation.services.events import event_record
 
 
@@ -22,7 +22,7 @@ def consent_record(*, worker: Worker, run: Run, version: str) -> Consent:
         )
         if made:
             event_record(
-                action="consent.recorded",
+                action=EventAction.CONSENT_RECORDED,
                 run=run,
                 worker=worker,
                 data={"version": version, "provider": worker.provider},

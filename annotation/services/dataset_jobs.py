@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotation.errors import page_message
-from annotation.models import ImageSource, Job
+from annotation.models import EventAction, ImageSource, Job
 from annotation.services.datasets import (
     DatasetImportResult,
     dataset_import,
@@ -121,7 +121,7 @@ def dataset_import_start(
     }
     with transaction.atomic():
         job = job_create(name=JOB_NAME, params=params)
-        event_record(action="dataset.import_requested", data={"job": job.pk, **params})
+        event_record(action=EventAction.DATASET_IMPORT_REQUESTED, data={"job": job.pk, **params})
         transaction.on_commit(lambda: tasks.dataset_import.delay(job.pk))
     return job
 
@@ -195,7 +195,9 @@ def dataset_import_job(*, job_id: int) -> None:
         "image_source_changed": result.source_changed,
     }
     if result.created:
-        event_record(action="dataset.imported", data={"job": job_id, **summary, "warnings": []})
+        event_record(
+            action=EventAction.DATASET_IMPORTED, data={"job": job_id, **summary, "warnings": []}
+        )
     job_succeed(job_id=job_id, result=summary, message=import_summary(result))
 
 

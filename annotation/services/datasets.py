@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from django.db import connection, transaction
 
-from annotation.models import Batch, BatchStatus, Dataset, Image, ImageSource
+from annotation.models import Batch, BatchStatus, Dataset, EventAction, Image, ImageSource
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
 from annotation.services.checks import max_length
@@ -494,7 +494,7 @@ def _source_change(
             image_source=image_source, image_location=image_location
         )
         event_record(
-            action="dataset.image_source_changed",
+            action=EventAction.DATASET_IMAGE_SOURCE_CHANGED,
             data={"dataset": dataset.pk, "from": was, "to": now},
         )
     dataset.refresh_from_db()

@@ -11,7 +11,15 @@ from django.utils import timezone
 
 from annotation.crowd import provider_for
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Hit
+from annotation.models import (
+    ASSIGNMENT_STATE_ACTIONS,
+    Assignment,
+    AssignmentState,
+    EventAction,
+    Hit,
+    RejectionFeedback,
+    SlotsAdded,
+)
 from annotation.services.events import event_record
 from annotation.services.recount import hit_recount
 
@@ -24,8 +32,13 @@ def assignment_mark(
     with transaction.atomic():
         Assignment.objects.filter(pk=assignment.pk).update(state=state)
         assignment.state = state
+        if state == AssignmentState.REJECTED:  # what the worker was told, to tell them again
+            RejectionFeedback.objects.update_or_create(
+                assignment=assignment,
+                defaults={"feedback": str(data.get("feedback", "")), "rejected_at": timezone.now()},
+            )
         event_record(
-            action=f"assignment.{state}",
+            action=ASSIGNMENT_STATE_ACTIONS[AssignmentState(state)],
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -105,8 +118,13 @@ def _redo_added(assignment: Assignment) -> None:
     in the day's commitments like any assignment added to a HIT."""
     batch = assignment.hit.batch
     if provider_for(batch.provider).remote:
+        # The daily cap's row: one redo per rejected assignment (the provider's token makes a
+        # repeated request add nothing).
+        SlotsAdded.objects.get_or_create(
+            redo=assignment, defaults={"hit": assignment.hit, "added": 1}
+        )
         event_record(
-            action="hit.assignments_added",
+            action=EventAction.HIT_ASSIGNMENTS_ADDED,
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -167,7 +185,7 @@ def assignment_exclude(*, assignment: Assignment, reason: str) -> Assignment:
         Assignment.objects.filter(pk=assignment.pk).update(excluded=True)
         assignment.excluded = True
         event_record(
-            action="assignment.excluded",
+            action=EventAction.ASSIGNMENT_EXCLUDED,
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -191,7 +209,7 @@ def _cannot_grow(*, assignment: Assignment, refused: str | None = None) -> None:
         cannot_grow_at=timezone.now()
     )
     event_record(
-        action="hit.cannot_grow",
+        action=EventAction.HIT_CANNOT_GROW,
         run=batch.run,
         batch=batch,
         assignment=assignment,

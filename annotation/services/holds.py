@@ -18,6 +18,7 @@ from annotation.models import (
     AssignmentDraft,
     AssignmentState,
     Batch,
+    EventAction,
     HitStatus,
     Worker,
 )
@@ -71,7 +72,7 @@ def idle_hold_release(*, held: Assignment, batch: Batch, by: Worker, now: dateti
         return False
     Assignment.objects.filter(pk=row.pk).update(state=AssignmentState.ABANDONED)
     event_record(
-        action="assignment.abandoned",
+        action=EventAction.ASSIGNMENT_ABANDONED,
         run=batch.run,
         batch=batch,
         assignment=row,

@@ -19,7 +19,17 @@ from django.db.models import Exists, OuterRef
 from PIL import Image as PILImage
 from PIL import ImageFilter, UnidentifiedImageError
 
-from annotation.models import Batch, BatchImage, Hit, HitImage, Image, ImageSource, Job, Worker
+from annotation.models import (
+    Batch,
+    BatchImage,
+    EventAction,
+    Hit,
+    HitImage,
+    Image,
+    ImageSource,
+    Job,
+    Worker,
+)
 from annotation.selectors.images import FIRST_VARIANTS
 from annotation.services.events import event_record
 from annotation.services.fetch_guard import FetchFailed, fetch
@@ -256,7 +266,7 @@ def images_cache_job(*, job_id: int) -> None:
         job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise
     result = {"batch": batch.pk, "images": len(images), "unavailable": failed}
-    event_record(action="images.cached", run=batch.run, batch=batch, data=result)
+    event_record(action=EventAction.IMAGES_CACHED, run=batch.run, batch=batch, data=result)
     job_succeed(
         job_id=job_id,
         result=result,

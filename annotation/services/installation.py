@@ -6,7 +6,7 @@ import secrets
 
 from django.db import transaction
 
-from annotation.models import Installation
+from annotation.models import EventAction, Installation
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
 
@@ -20,5 +20,5 @@ def installation_regenerate() -> str:
         new = secrets.token_hex(4)
         Installation.objects.all().delete()
         Installation.objects.create(pk=1, key=new)
-        event_record(action="installation.regenerated", data={"old": old, "new": new})
+        event_record(action=EventAction.INSTALLATION_REGENERATED, data={"old": old, "new": new})
     return new

@@ -17,7 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Job, JobState
+from annotation.models import EventAction, Job, JobState
 from annotation.services.events import event_record
 from annotation.services.job_steps import (
     JobSteps,
@@ -89,7 +89,7 @@ def job_resume(
             message=f"resumed ({reason}): {len(plan)} step(s) re-sent"[:500],
         )
         event_record(
-            action="job.resumed",
+            action=EventAction.JOB_RESUMED,
             run=job.run,
             data={"job": job_id, "reason": reason, "by": by, "steps": sent, "count": len(plan)},
         )
@@ -131,7 +131,7 @@ def job_cancel(*, job_id: int, by: str) -> Job:
             finished_at=timezone.now(),
         )
         job_run_release(job=job, error=f"job {job_id} cancelled")
-        event_record(action="job.cancelled", run=job.run, data={"job": job_id, "by": by})
+        event_record(action=EventAction.JOB_CANCELLED, run=job.run, data={"job": job_id, "by": by})
     job.refresh_from_db()
     return job
 

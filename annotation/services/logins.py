@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import LoginScope, LoginThrottle
+from annotation.models import EventAction, LoginScope, LoginThrottle
 from annotation.services.events import event_record
 
 
@@ -147,12 +147,12 @@ def login_failure_record(
             if scope == LoginScope.ACCOUNT:
                 if row.failures >= limit:  # slowed: the wait grows with each failure
                     if row.failures == limit:
-                        event_record(action="login.slowed", data={"key": key})
+                        event_record(action=EventAction.LOGIN_SLOWED, data={"key": key})
                     row.locked_until = now + _slow_for(row.failures)
             elif row.failures >= limit and row.locked_until is None:
                 row.locked_until = now + lock
                 event_record(
-                    action="login.locked",
+                    action=EventAction.LOGIN_LOCKED,
                     data={"scope": scope, "key": key, "until": row.locked_until.isoformat()},
                 )
             row.save()
@@ -171,7 +171,7 @@ def login_unlock(*, username: str | None = None, address: str | None = None) -> 
     were cleared."""
     deleted, _ = LoginThrottle.objects.filter(_keys(username, address)).delete()
     event_record(
-        action="login.unlocked",
+        action=EventAction.LOGIN_UNLOCKED,
         data={"username": username or "", "address": address or "", "cleared": deleted},
     )
     return deleted
@@ -182,7 +182,7 @@ def login_throttle_clear(*, ids: list[int], by: str) -> int:
     rows = list(LoginThrottle.objects.filter(pk__in=ids).values_list("scope", "key"))
     deleted, _ = LoginThrottle.objects.filter(pk__in=ids).delete()
     event_record(
-        action="login.unlocked",
+        action=EventAction.LOGIN_UNLOCKED,
         data={"rows": [f"{scope} {key}" for scope, key in rows], "cleared": deleted, "by": by},
     )
     return deleted

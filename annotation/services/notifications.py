@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 
-from annotation.models import Run
+from annotation.models import EventAction, Run
 from annotation.services.events import event_record
 
 
@@ -34,5 +34,5 @@ def owner_notify_send(*, run_id: int, subject: str, body: str) -> bool:
         from_email=None,  # DEFAULT_FROM_EMAIL
         recipient_list=[run.owner.email],
     )
-    event_record(action="owner.notified", run=run, data={"subject": subject})
+    event_record(action=EventAction.OWNER_NOTIFIED, run=run, data={"subject": subject})
     return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from annotation.errors import PoolConflict
 from annotation.flow_registry import disjoint_stages
-from annotation.models import Assignment, Batch, PoolMembership, Run, Worker
+from annotation.models import Assignment, Batch, EventAction, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted, pool_bar_reason
 from annotation.services.events import event_record
 from annotation.services.recount import hit_recount
@@ -23,7 +23,7 @@ def pool_join(*, run: Run, worker: Worker, stage: str) -> PoolMembership:
             f"in run {run.pk}; the two stages' workers must be different people"
         )
     if created:
-        event_record(action="pool.joined", run=run, worker=worker, data={"stage": stage})
+        event_record(action=EventAction.POOL_JOINED, run=run, worker=worker, data={"stage": stage})
     return membership
 
 
@@ -52,7 +52,7 @@ def pool_take(*, run: Run, worker: Worker, stage: str) -> None:
         ).select_related("hit__batch"):
             Assignment.objects.filter(pk=other.pk).update(excluded=True)
             event_record(
-                action="assignment.excluded",
+                action=EventAction.ASSIGNMENT_EXCLUDED,
                 run=run,
                 batch=other.hit.batch,
                 assignment=other,

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Project, ProjectMembership, ProjectRole
+from annotation.models import EventAction, Project, ProjectMembership, ProjectRole
 from annotation.services.checks import max_length
 from annotation.services.events import event_record
 from pipeline.errors import InputError
@@ -52,7 +52,7 @@ def project_member_set(*, project: str, username: str, role: str) -> ProjectMemb
             project=_project(project), user=_user(username), defaults={"role": role}
         )
         event_record(
-            action="project.member_set",
+            action=EventAction.PROJECT_MEMBER_SET,
             data={"project": membership.project_id, "user": membership.user_id, "role": role},
         )
     return membership
@@ -65,7 +65,8 @@ def project_member_remove(*, project: str, username: str) -> bool:
         deleted, _ = ProjectMembership.objects.filter(project=target, user=user).delete()
         if deleted:
             event_record(
-                action="project.member_removed", data={"project": target.pk, "user": user.pk}
+                action=EventAction.PROJECT_MEMBER_REMOVED,
+                data={"project": target.pk, "user": user.pk},
             )
     return bool(deleted)
 
@@ -82,7 +83,7 @@ def project_create(*, name: str, description: str = "") -> Project:
         if Project.objects.filter(name=name).exists():
             raise InputError(f"a project named {name!r} exists already", field="name")
         project = Project.objects.create(name=name, description=description.strip())
-        event_record(action="project.created", data={"project": project.pk, "name": name})
+        event_record(action=EventAction.PROJECT_CREATED, data={"project": project.pk, "name": name})
     return project
 
 
@@ -96,7 +97,7 @@ def account_create(*, username: str) -> tuple[User, str]:
         raise InputError(f"a user named {username!r} exists already", field="username")
     password = secrets.token_urlsafe(12)
     user = users.objects.create_user(**{users.USERNAME_FIELD: username}, password=password)
-    event_record(action="account.created", data={"user": user.pk, "username": username})
+    event_record(action=EventAction.ACCOUNT_CREATED, data={"user": user.pk, "username": username})
     return user, password
 
 

@@ -3,7 +3,7 @@ when work stopped counting."""
 
 from __future__ import annotations
 
-from annotation.models import Batch, BatchStatus, Hit, HitStatus
+from annotation.models import Batch, BatchStatus, EventAction, Hit, HitStatus
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
 from annotation.services.notifications import owner_notify
@@ -21,7 +21,7 @@ def batch_refresh_status(*, batch: Batch) -> Batch:
         )
         batch.refresh_from_db()
         if done:  # this call completed it (another may have just done so)
-            event_record(action="batch.completed", run=batch.run, batch=batch)
+            event_record(action=EventAction.BATCH_COMPLETED, run=batch.run, batch=batch)
             run_status_follow(run=batch.run, batch=batch)
             owner_notify(
                 run_id=batch.run_id,

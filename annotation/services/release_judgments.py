@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.models import GOLD_KINDS, Answer, Event, Item, Run
+from annotation.models import GOLD_KINDS, Answer, Event, EventAction, Item, Run
 from annotation.selectors.arrow_rows import arrow_numbers, arrow_rows, arrow_strings, numpy_ints
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
@@ -108,7 +108,7 @@ def _instructions_versions(run: Run, stages: pa.Array, accepted: pa.Array) -> pa
     versions over time; a stage never changed shows its one version throughout."""
     changes: dict[str, list[tuple[datetime, str, str]]] = {}
     for created, data in (
-        Event.objects.filter(run=run, action="run.instructions_changed")
+        Event.objects.filter(run=run, action=EventAction.RUN_INSTRUCTIONS_CHANGED)
         .order_by("created_at", "pk")
         .values_list("created_at", "data")
     ):

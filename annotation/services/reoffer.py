@@ -16,7 +16,7 @@ from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from annotation.crowd import provider_for
-from annotation.models import Batch, BatchStatus, Hit, Question
+from annotation.models import Batch, BatchStatus, EventAction, Hit, Question
 from annotation.selectors.counting import counted
 from annotation.services.batches import balanced_sides
 from annotation.services.events import event_record
@@ -75,7 +75,7 @@ def hits_reoffer(*, batch: Batch, now: datetime | None = None) -> list[Hit]:
             hit.reoffered_as = new
             hit_recount(hit=hit)
             event_record(
-                action="hit.reoffered",
+                action=EventAction.HIT_REOFFERED,
                 run=batch.run,
                 batch=batch,
                 data={"hit": hit.pk, "new_hit": new.pk, "assignments": missing},

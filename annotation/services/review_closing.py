@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentState, Batch, Review, ReviewStatus
+from annotation.models import Assignment, AssignmentState, Batch, EventAction, Review, ReviewStatus
 from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
 
@@ -35,7 +35,7 @@ def review_close_auto_approved(*, review: Review) -> Review:
         # Held work counts only once someone approves it, unless the policy says otherwise.
         Assignment.objects.filter(pk=assignment.pk).update(excluded=policy == "exclude")
         event_record(
-            action="review.auto_approved",
+            action=EventAction.REVIEW_AUTO_APPROVED,
             run=batch.run,
             batch=batch,
             assignment=assignment,

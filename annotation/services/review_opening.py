@@ -3,7 +3,7 @@ gold item, say); the review queue decides them."""
 
 from __future__ import annotations
 
-from annotation.models import Answer, Assignment, Question, Review
+from annotation.models import Answer, Assignment, EventAction, Question, Review
 from annotation.services.events import event_record
 from annotation.tasktypes import task_type_for
 
@@ -17,7 +17,7 @@ def review_open_if_needed(
     if reasons and not Review.objects.filter(assignment=assignment).exists():
         Review.objects.create(assignment=assignment, reasons=reasons)
         event_record(
-            action="review.opened",
+            action=EventAction.REVIEW_OPENED,
             run=batch.run,
             batch=batch,
             assignment=assignment,

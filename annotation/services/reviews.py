@@ -12,7 +12,15 @@ from django.utils import timezone
 
 from annotation.crowd import provider_names
 from annotation.errors import AlreadyPaid, ServiceError
-from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Review, ReviewStatus
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchStatus,
+    EventAction,
+    Review,
+    ReviewStatus,
+)
 from annotation.permissions import Action, visible_runs
 from annotation.selectors.counting import counted
 from annotation.selectors.gold_record import gold_record_hold_reasons
@@ -137,7 +145,7 @@ def _review_record(
         review.save(update_fields=["status", "feedback", "decided_at"])
         batch = assignment.hit.batch
         event_record(
-            action="review.decided",
+            action=EventAction.REVIEW_DECIDED,
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -188,7 +196,7 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
             if created:
                 opened += 1
                 event_record(
-                    action="review.opened",
+                    action=EventAction.REVIEW_OPENED,
                     run=batch.run,
                     batch=batch,
                     assignment=assignment,

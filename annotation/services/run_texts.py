@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.models import Run
+from annotation.models import EventAction, Run
 from annotation.selectors.invitations import DEFAULT_CONSENT, consent_version
 from annotation.selectors.run_texts import (
     instructions_default,
@@ -31,7 +31,7 @@ def _locked(run: Run) -> Run:
     return locked
 
 
-def _changed(*, run: Run, config: dict[str, Any], action: str, data: dict[str, Any]) -> Run:
+def _changed(*, run: Run, config: dict[str, Any], action: EventAction, data: dict[str, Any]) -> Run:
     """Store `config` and write the event, unless the text's version did not change."""
     if data["from"] == data["to"]:
         return run
@@ -55,7 +55,7 @@ def run_consent_set(*, run: Run, text: str) -> Run:
         config.pop("consent", None)
     after = consent_version(config)
     data = {"from": before, "to": after, "text": config.get("consent", "")}
-    return _changed(run=run, config=config, action="run.consent_changed", data=data)
+    return _changed(run=run, config=config, action=EventAction.RUN_CONSENT_CHANGED, data=data)
 
 
 @transaction.atomic
@@ -81,7 +81,7 @@ def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
     check_stored_json(config.get("instructions", {}), field="text")
     after = instructions_version(config, stage)
     data = {"stage": stage, "from": before, "to": after, "text": own.get(stage, "")}
-    return _changed(run=run, config=config, action="run.instructions_changed", data=data)
+    return _changed(run=run, config=config, action=EventAction.RUN_INSTRUCTIONS_CHANGED, data=data)
 
 
 @transaction.atomic

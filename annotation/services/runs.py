@@ -9,7 +9,16 @@ from django.db.models import Exists, OuterRef
 
 from annotation.errors import ServiceError
 from annotation.flow_registry import flow_for_kind, run_status_word
-from annotation.models import Batch, BatchStatus, Dataset, Project, Run, RunKind, RunStatus
+from annotation.models import (
+    Batch,
+    BatchStatus,
+    Dataset,
+    EventAction,
+    Project,
+    Run,
+    RunKind,
+    RunStatus,
+)
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
@@ -37,7 +46,9 @@ def run_create(
         dataset=dataset, kind=kind, name=name, config=config, project=project, owner=owner
     )
     event_record(
-        action="run.created", run=run, data={"config": run.config, "project": project.name}
+        action=EventAction.RUN_CREATED,
+        run=run,
+        data={"config": run.config, "project": project.name},
     )
     return run
 
@@ -83,7 +94,9 @@ def run_set_status(*, run: Run, status: str, **data: Any) -> None:
     previous = run.status
     Run.objects.filter(pk=run.pk).update(status=status)
     run.status = status
-    event_record(action="run.status", run=run, data={"from": previous, "to": status, **data})
+    event_record(
+        action=EventAction.RUN_STATUS, run=run, data={"from": previous, "to": status, **data}
+    )
 
 
 # A stage's working status and the one saying that its batches have all ended.

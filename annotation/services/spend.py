@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.crowd import CostEstimate, CrowdProvider, providers
 from annotation.errors import ServiceError
-from annotation.models import Batch, Bonus, Event, Hit
+from annotation.models import Batch, Bonus, Hit, SlotsAdded
 from annotation.money import symbol
 
 DAY = timedelta(hours=24)
@@ -38,12 +38,11 @@ def platform_committed_since(*, provider: CrowdProvider, since: datetime) -> Dec
     )
     for hit in offered:
         total += hit.capacity * provider.slot_cost(batch=hit.batch)
-    added = Event.objects.filter(
-        action="hit.assignments_added", batch__provider=provider.name, created_at__gte=since
-    ).select_related("batch")
-    for event in added:
-        assert event.batch is not None
-        total += int(event.data.get("added", 0)) * provider.slot_cost(batch=event.batch)
+    added = SlotsAdded.objects.filter(
+        hit__batch__provider=provider.name, created_at__gte=since
+    ).select_related("hit__batch")
+    for row in added:
+        total += row.added * provider.slot_cost(batch=row.hit.batch)
     bonuses = Bonus.objects.filter(
         assignment__hit__batch__provider=provider.name, sent_at__gte=since
     ).values_list("amount", flat=True)

@@ -19,6 +19,7 @@ from annotation.models import (
     Assignment,
     AssignmentState,
     Batch,
+    EventAction,
     Hit,
     HitStatus,
     PoolMembership,
@@ -174,7 +175,7 @@ def _submit_orm(
     assignment.save(update_fields=["state", "submitted_at", "started_at"])
     draft_consume(assignment_id=assignment.pk)
     event_record(
-        action="assignment.submitted",
+        action=EventAction.ASSIGNMENT_SUBMITTED,
         run=batch.run,
         batch=batch,
         assignment=assignment,

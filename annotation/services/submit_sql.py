@@ -12,7 +12,15 @@ from typing import Any
 
 from django.db import connection
 
-from annotation.models import Answer, Assignment, AssignmentState, Batch, Hit, HitStatus
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentState,
+    Batch,
+    EventAction,
+    Hit,
+    HitStatus,
+)
 from annotation.services.slots_sql import ACTIVE_SQL, COUNTED_SQL, COUNTED_STATES_SQL, KEPT_SQL
 from annotation.services.sql_rows import columns, instance
 
@@ -119,7 +127,7 @@ def submit_write(
         cursor.execute(
             _EVENT_SQL,
             [
-                "assignment.submitted",
+                EventAction.ASSIGNMENT_SUBMITTED,
                 batch.run_id,
                 batch.pk,
                 assignment.pk,

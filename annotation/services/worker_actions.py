@@ -14,8 +14,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd import provider_for
-from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Bonus, BonusKind, Event, Run, Worker
+from annotation.errors import RemoteUnclear, ServiceError
+from annotation.models import (
+    Assignment,
+    AssignmentState,
+    Bonus,
+    BonusKind,
+    EventAction,
+    Run,
+    Worker,
+    WorkerNotice,
+    WorkerNoticeState,
+)
 from annotation.money import symbol
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_token
@@ -71,7 +81,7 @@ def worker_bonus(
         Bonus.objects.filter(pk=bonus.pk).update(sent_at=timezone.now())
         bonus.refresh_from_db()
         event_record(
-            action="worker.bonus_sent",
+            action=EventAction.WORKER_BONUS_SENT,
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -114,7 +124,9 @@ def worker_block(*, worker: Worker, reason: str, scope: str | None = None) -> Wo
         provider.block(worker=worker, reason=reason)
     Worker.objects.filter(pk=worker.pk).update(blocked=True, block_scope=scope)
     worker.blocked, worker.block_scope = True, scope
-    event_record(action="worker.blocked", worker=worker, data={"reason": reason, "scope": scope})
+    event_record(
+        action=EventAction.WORKER_BLOCKED, worker=worker, data={"reason": reason, "scope": scope}
+    )
     return worker
 
 
@@ -128,28 +140,54 @@ def worker_unblock(*, worker: Worker, reason: str) -> Worker:
         provider.unblock(worker=worker, reason=reason or "unblocked")
     Worker.objects.filter(pk=worker.pk).update(blocked=False, block_scope="")
     worker.blocked, worker.block_scope = False, ""
-    event_record(action="worker.unblocked", worker=worker, data={"reason": reason})
+    event_record(action=EventAction.WORKER_UNBLOCKED, worker=worker, data={"reason": reason})
     return worker
 
 
 def workers_notify(*, workers: list[Worker], subject: str, message: str) -> int:
-    """Send a message once to each worker; returns how many were newly notified."""
+    """Send a message once to each worker; returns how many were newly notified. Each
+    worker's `WorkerNotice` is committed before their provider is asked: a clear refusal
+    removes it (nothing was sent), any other failure leaves it `unclear`, never sent again."""
     if not subject.strip() or not message.strip():
         raise InputError("a notification needs a subject and a message", field="subject/message")
     token = installation_token("notify", subject, message)
-    already = set(
-        Event.objects.filter(action="worker.notified", data__token=token).values_list(
-            "worker_id", flat=True
-        )
-    )
-    todo = [w for w in workers if w.pk not in already]
     by_provider: dict[str, list[Worker]] = {}
-    for worker in todo:
+    for worker in workers:
         by_provider.setdefault(worker.provider, []).append(worker)
+    notified = 0
     for name, group in by_provider.items():
-        provider_for(name).notify(workers=group, subject=subject, message=message)
-        for worker in group:
-            event_record(
-                action="worker.notified", worker=worker, data={"subject": subject, "token": token}
-            )
-    return len(todo)
+        mine = [w for w in group if _notice_intent(worker=w, token=token, subject=subject)]
+        if not mine:
+            continue
+        rows = WorkerNotice.objects.filter(token=token, worker__in=mine)
+        try:
+            provider_for(name).notify(workers=mine, subject=subject, message=message)
+        except RemoteUnclear:
+            rows.update(state=WorkerNoticeState.UNCLEAR)
+            raise
+        except ServiceError:  # a clear refusal: nothing was sent
+            rows.delete()
+            raise
+        except Exception:
+            rows.update(state=WorkerNoticeState.UNCLEAR)
+            raise
+        with transaction.atomic():
+            rows.update(state=WorkerNoticeState.SENT)
+            for worker in mine:
+                event_record(
+                    action=EventAction.WORKER_NOTIFIED,
+                    worker=worker,
+                    data={"subject": subject, "token": token},
+                )
+        notified += len(mine)
+    return notified
+
+
+def _notice_intent(*, worker: Worker, token: str, subject: str) -> bool:
+    """Record the intent to send message `token` to `worker`; False if it was recorded
+    before (sent, being sent, or unclear)."""
+    with transaction.atomic():
+        _, new = WorkerNotice.objects.get_or_create(
+            worker=worker, token=token, defaults={"subject": subject}
+        )
+    return new

@@ -2,6 +2,9 @@
 page and the API's lists cost the same number of SQL statements with 100 runs and 10,000 HITs
 as with 2 runs (the dashboard reads the pay of all its shown batches at once)."""
 
+import secrets
+import string
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -13,8 +16,10 @@ from annotation.models import (
     Assignment,
     Batch,
     Event,
+    EventAction,
     Hit,
     HitStatus,
+    RefusedAnswers,
     Review,
     ReviewStatus,
     Run,
@@ -91,7 +96,11 @@ def test_dashboard_counts_each_batch_s_hits_and_held_work(paired_run):
     ]
     Review.objects.create(assignment=work[0], status=ReviewStatus.OPEN)
     Review.objects.create(assignment=work[1], status=ReviewStatus.APPROVED)
-    for action in ("mturk.answers_refused", "mturk.answers_refused", "batch.expired"):
+    for _ in range(2):  # MTurk's assignment ids: 30 upper-case letters and digits
+        remote = "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(30))
+        RefusedAnswers.objects.create(batch=batch, remote_assignment_id=remote)
+    # The log alone counts nothing: the dashboard reads the rows.
+    for action in (EventAction.MTURK_ANSWERS_REFUSED, EventAction.BATCH_EXPIRED):
         Event.objects.create(action=action, batch=batch, run=paired_run)
     Hit.objects.filter(pk=hits[3].pk).update(cannot_grow_at=now)
     Hit.objects.filter(pk=hits[4].pk).update(cannot_grow_at=now, reoffered_as=hits[5])

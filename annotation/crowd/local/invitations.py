@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Invitation, Run
+from annotation.models import EventAction, Invitation, Run
 from annotation.selectors.invitations import run_consent
 from annotation.services.checks import check_name
 from annotation.services.consent import consent_record
@@ -62,7 +62,7 @@ def invitations_create(*, run: Run, labels: Iterable[str]) -> list[Invitation]:
             created += made
             if invitation not in invitations:
                 invitations.append(invitation)
-        event_record(action="invitations.created", run=run, data={"created": created})
+        event_record(action=EventAction.INVITATIONS_CREATED, run=run, data={"created": created})
     return invitations
 
 
@@ -72,7 +72,7 @@ def invitation_revoke(*, invitation: Invitation) -> Invitation:
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
         event_record(
-            action="invitation.revoked",
+            action=EventAction.INVITATION_REVOKED,
             run=invitation.run,
             worker=invitation.worker,
             data={"invitation": invitation.pk},
@@ -94,7 +94,7 @@ def invitation_consent(*, invitation: Invitation, version: str) -> Invitation:
             invitation.consented_at = timezone.now()
             invitation.save(update_fields=["consent_version", "consented_at"])
             event_record(
-                action="invitation.consented",
+                action=EventAction.INVITATION_CONSENTED,
                 run=invitation.run,
                 worker=invitation.worker,
                 data={"version": current},

@@ -13,7 +13,7 @@ from annotation.crowd.mturk.client import batch_environment, validate_batch
 from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_check, mturk_provider
 from annotation.errors import ServiceError
 from annotation.flow_registry import disjoint_stages
-from annotation.models import Batch, BatchStatus, Hit, Job, PoolQualification
+from annotation.models import Batch, BatchStatus, EventAction, Hit, Job, PoolQualification
 from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_create
@@ -50,7 +50,9 @@ def mturk_publish_start(*, batch: Batch) -> Job:
                 "total": str(estimate.total),
             },
         )
-        event_record(action="mturk.publish_requested", run=batch.run, batch=batch, data=job.params)
+        event_record(
+            action=EventAction.MTURK_PUBLISH_REQUESTED, run=batch.run, batch=batch, data=job.params
+        )
         transaction.on_commit(lambda: tasks.mturk_publish.delay(job.pk))
     return job
 
@@ -79,7 +81,7 @@ def _pool_qualifications(*, batch: Batch, provider: MTurkProvider) -> dict[str, 
                 qualification_id=qid,
             )
             event_record(
-                action="mturk.pool_qualification_created",
+                action=EventAction.MTURK_POOL_QUALIFICATION_CREATED,
                 run=run,
                 batch=batch,
                 data={"stage": stage, "qualification": qid},
@@ -125,7 +127,7 @@ def mturk_publish_hits(
         if progress:
             progress(100.0 * n / len(todo), f"HIT {n}/{len(todo)} created ({hit_id})")
     event_record(
-        action="mturk.hits_created",
+        action=EventAction.MTURK_HITS_CREATED,
         run=batch.run,
         batch=batch,
         data={"hit_type": batch.provider_hit_type_id, "created": len(todo)},

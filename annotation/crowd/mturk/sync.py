@@ -19,11 +19,13 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchStatus,
-    Event,
+    EventAction,
     Hit,
     HitStatus,
     PoolMembership,
     PoolQualification,
+    RefusedAnswers,
+    RejectionFeedback,
     Review,
     ReviewStatus,
 )
@@ -77,12 +79,8 @@ class SyncReport:
 
 
 def _last_feedback(assignment: Assignment) -> str:
-    event = (
-        Event.objects.filter(assignment=assignment, action="assignment.rejected")
-        .order_by("-pk")
-        .first()
-    )
-    return str(event.data.get("feedback", "")) if event else "Rejected after review."
+    row = RejectionFeedback.objects.filter(assignment=assignment).first()
+    return row.feedback if row else "Rejected after review."
 
 
 def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: SyncReport) -> None:
@@ -125,7 +123,7 @@ def _ingest(*, hit: Hit, item: dict[str, Any], provider: MTurkProvider, report: 
         except ServiceError as exc:
             report.errors.append(f"assignment {remote_id}: {exc}")
             event_record(
-                action="mturk.assignment_refused",
+                action=EventAction.MTURK_ASSIGNMENT_REFUSED,
                 run=batch.run,
                 batch=batch,
                 assignment=local,
@@ -154,7 +152,7 @@ def _remote_assignment_create(*, hit: Hit, item: dict[str, Any]) -> Assignment:
         confirmed=False,
     )
     event_record(
-        action="assignment.accepted",
+        action=EventAction.ASSIGNMENT_ACCEPTED,
         run=batch.run,
         batch=batch,
         assignment=local,
@@ -168,12 +166,20 @@ def _refused(*, hit: Hit, remote_id: str, worker_id: str, status: str, exc: Exce
     """List answers MTurk holds that we cannot store, once per assignment: they are still
     "Submitted" at MTurk and will be auto-approved and paid unless someone rejects them."""
     batch = hit.batch
-    if Event.objects.filter(
-        batch=batch, action="mturk.answers_refused", data__assignment=remote_id
-    ).exists():
+    _, new = RefusedAnswers.objects.get_or_create(
+        batch=batch,
+        remote_assignment_id=remote_id,
+        defaults={
+            "remote_worker_id": worker_id,
+            "remote_hit_id": hit.provider_hit_id,
+            "status": status,
+            "error": str(exc),
+        },
+    )
+    if not new:
         return
     event_record(
-        action="mturk.answers_refused",
+        action=EventAction.MTURK_ANSWERS_REFUSED,
         run=batch.run,
         batch=batch,
         data={
@@ -233,7 +239,7 @@ def mturk_sync_hit(*, hit: Hit, provider: MTurkProvider, report: SyncReport) -> 
         Hit.objects.filter(pk=hit.pk).update(status=HitStatus.UNKNOWN)
         report.unknown_hits.append(hit.provider_hit_id)
         event_record(
-            action="mturk.hit_unknown",
+            action=EventAction.MTURK_HIT_UNKNOWN,
             run=batch.run,
             batch=batch,
             data={"hit": hit.provider_hit_id, "error": str(exc)},
@@ -256,7 +262,7 @@ def mturk_sync_batch(*, batch: Batch, provider: MTurkProvider | None = None) -> 
         mturk_sync_hit(hit=hit, provider=provider, report=report)
     mturk_pool_grant_pending(batch=batch, provider=provider)
     event_record(
-        action="mturk.synced",
+        action=EventAction.MTURK_SYNCED,
         run=batch.run,
         batch=batch,
         data={
@@ -313,7 +319,10 @@ def mturk_sync_open() -> list[SyncReport]:
             message = f"{type(exc).__name__}: {exc}"
             Batch.objects.filter(pk=batch.pk).update(sync_error=message[:2000])
             event_record(
-                action="mturk.sync_failed", run=batch.run, batch=batch, data={"error": message}
+                action=EventAction.MTURK_SYNC_FAILED,
+                run=batch.run,
+                batch=batch,
+                data={"error": message},
             )
             continue
         if batch.sync_error:

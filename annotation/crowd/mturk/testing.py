@@ -21,6 +21,7 @@ from annotation.models import (
     AssignmentState,
     Batch,
     Bonus,
+    EventAction,
     Hit,
     HitStatus,
     PoolMembership,
@@ -53,7 +54,8 @@ class MTurkDriver:
     worker page with MTurk's query parameters, as MTurk's frame would send them."""
 
     name = "mturk"
-    synced_event = "mturk.synced"  # the summary each synchronisation of a batch records
+    # The summary each synchronisation of a batch records.
+    synced_event = EventAction.MTURK_SYNCED
     # MTurk's own rule (ApproveAssignment with OverrideRejection): 30 days from submission.
     reversal_window = timedelta(days=30)
 

@@ -18,7 +18,7 @@ from django.db import transaction
 from annotation.crowd.panel import options
 from annotation.crowd.panel.services import panel_batch_check
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Batch
+from annotation.models import Assignment, AssignmentState, Batch, EventAction
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.services.confirm import assignment_confirm
 from annotation.services.decisions import assignment_mark
@@ -370,7 +370,7 @@ def panel_confirm(
                 )
                 report.released += 1
         event_record(
-            action="panel.confirmed",
+            action=EventAction.PANEL_CONFIRMED,
             run=batch.run,
             batch=batch,
             data={

@@ -1,11 +1,12 @@
-"""The panel's own table: who arrived by a study link and accepted the run's information and
-consent text."""
+"""The panel's own tables: who arrived by a study link and accepted the run's information and
+consent text, and how each participant's work in a batch ended."""
 
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
-from annotation.models import Run, Worker
+from annotation.models import Batch, Run, Worker
 
 
 class Participant(models.Model):
@@ -26,3 +27,22 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"panel participant {self.worker_id} of run {self.run_id}"
+
+
+class Finish(models.Model):
+    """The end of a participant's work in a batch, once per outcome (`options.OUTCOMES` or
+    `options.RETURNED`): the batch page counts participants per outcome."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=40)
+    stopped = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "worker", "outcome"], name="panel_finish_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"participant {self.worker_id} finished batch {self.batch_id}: {self.outcome}"

@@ -11,8 +11,8 @@ from typing import Any
 from django.db.models import Count, Q
 
 from annotation.crowd.panel import options
-from annotation.crowd.panel.models import Participant
-from annotation.models import Assignment, AssignmentState, Batch, Bonus, Event, Run, Worker
+from annotation.crowd.panel.models import Finish, Participant
+from annotation.models import Assignment, AssignmentState, Batch, Bonus, Run, Worker
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.drafts import draft_view
 from annotation.selectors.invitations import consent_version, run_consent
@@ -95,8 +95,8 @@ def panel_figures(*, batch: Batch) -> PanelFigures:
         n_released=Count("pk", filter=Q(confirmed=False, state=AssignmentState.REJECTED)),
     )
     finished = (
-        Event.objects.filter(batch=batch, action="panel.finished")
-        .values("data__outcome")
+        Finish.objects.filter(batch=batch)
+        .values("outcome")
         .annotate(n=Count("worker", distinct=True))
     )
     return PanelFigures(
@@ -104,7 +104,7 @@ def panel_figures(*, batch: Batch) -> PanelFigures:
         waiting=work["n_waiting"],
         confirmed=work["n_confirmed"],
         released=work["n_released"],
-        finished={str(row["data__outcome"]): row["n"] for row in finished},
+        finished={str(row["outcome"]): row["n"] for row in finished},
     )
 
 

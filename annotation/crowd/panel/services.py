@@ -10,9 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd.panel import options
-from annotation.crowd.panel.models import Participant
+from annotation.crowd.panel.models import Finish, Participant
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Batch, Event, Worker
+from annotation.models import Assignment, AssignmentState, Batch, EventAction, Worker
 from annotation.selectors.invitations import run_consent
 from annotation.services.consent import consent_record
 from annotation.services.events import event_record
@@ -44,7 +44,7 @@ def panel_settings_set(*, batch: Batch, changes: dict[str, Any]) -> dict[str, An
         if merged != current:
             Batch.objects.filter(pk=batch.pk).update(options={**batch.options, options.KEY: merged})
             event_record(
-                action="panel.settings_changed",
+                action=EventAction.PANEL_SETTINGS_CHANGED,
                 run=batch.run,
                 batch=batch,
                 data={"changed": sorted(k for k in merged if merged[k] != current.get(k))},
@@ -89,7 +89,7 @@ def participant_start(
                 row.consent_version, row.consented_at = current, consented_at
                 row.save(update_fields=["consent_version", "consented_at"])
             event_record(
-                action="panel.consented",
+                action=EventAction.PANEL_CONSENTED,
                 run=batch.run,
                 batch=batch,
                 worker=worker,
@@ -109,19 +109,19 @@ def participant_finish(*, batch: Batch, worker: Worker, outcome: str, stopped: b
             ):
                 Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.ABANDONED)
                 event_record(
-                    action="assignment.abandoned",
+                    action=EventAction.ASSIGNMENT_ABANDONED,
                     run=batch.run,
                     batch=batch,
                     assignment=assignment,
                     worker=worker,
                     data={"source": "panel", "reason": "the participant finished"},
                 )
-        seen = Event.objects.filter(
-            action="panel.finished", batch=batch, worker=worker, data__outcome=outcome
-        ).exists()
-        if not seen:
+        _, new = Finish.objects.get_or_create(
+            batch=batch, worker=worker, outcome=outcome, defaults={"stopped": stopped}
+        )
+        if new:
             event_record(
-                action="panel.finished",
+                action=EventAction.PANEL_FINISHED,
                 run=batch.run,
                 batch=batch,
                 worker=worker,

@@ -9,7 +9,7 @@ from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.fees import currency
 from annotation.crowd.prolific.pay import MedianPay, median_pay
 from annotation.errors import ServiceError
-from annotation.models import Batch, Bonus, BonusKind
+from annotation.models import Batch, Bonus, BonusKind, EventAction
 from annotation.services.events import event_record
 from annotation.services.worker_actions import worker_bonus
 
@@ -48,7 +48,7 @@ def prolific_pay_adjust(*, batch: Batch, client: ProlificClient) -> MedianPay:
                 assignment=assignment, amount=amount, reason=reason, kind=BonusKind.PAY_ADJUSTMENT
             )
         event_record(
-            action="prolific.pay_adjusted",
+            action=EventAction.PROLIFIC_PAY_ADJUSTED,
             run=batch.run,
             batch=batch,
             data={

@@ -13,7 +13,7 @@ from decimal import Decimal
 from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.fees import minor_units
 from annotation.crowd.prolific.studies import study_of
-from annotation.models import Assignment, RemoteCall
+from annotation.models import Assignment, EventAction, RemoteCall
 from annotation.services.events import event_record
 from annotation.services.remote_calls import NO_OBJECT, remote_call_once
 
@@ -49,7 +49,7 @@ def prolific_bonus_send(
             json={"study_id": study, "csv_bonuses": f"{participant},{money}"},
         )
         event_record(
-            action="prolific.bonus_created",
+            action=EventAction.PROLIFIC_BONUS_CREATED,
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -74,7 +74,7 @@ def prolific_bonus_send(
 
     def pay() -> str:
         event_record(
-            action="prolific.bonus_pay_requested",
+            action=EventAction.PROLIFIC_BONUS_PAY_REQUESTED,
             run=batch.run,
             batch=batch,
             assignment=assignment,

@@ -14,7 +14,14 @@ from django.utils import timezone
 from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.filters import KNOWN
 from annotation.flow_registry import disjoint_stages
-from annotation.models import Batch, BlockQualification, PoolMembership, PoolQualification, Worker
+from annotation.models import (
+    Batch,
+    BlockQualification,
+    EventAction,
+    PoolMembership,
+    PoolQualification,
+    Worker,
+)
 from annotation.selectors.counting import pool_members_ungranted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
@@ -106,7 +113,7 @@ def pool_groups(*, batch: Batch, client: ProlificClient) -> dict[str, str]:
                 defaults={"qualification_id": gid},
             )
             event_record(
-                action="prolific.pool_group_created",
+                action=EventAction.PROLIFIC_POOL_GROUP_CREATED,
                 run=batch.run,
                 batch=batch,
                 data={"stage": stage, "group": row.qualification_id},

@@ -33,7 +33,7 @@ from annotation.crowd.prolific.models import HookDelivery, HookOutcome
 from annotation.crowd.prolific.return_rate import return_rate_record
 from annotation.crowd.prolific.sync import ENDED, KNOWN, status_apply, status_unknown
 from annotation.errors import ServiceError
-from annotation.models import EXTERNAL_ID_LENGTH, Assignment, Batch, Hit
+from annotation.models import EXTERNAL_ID_LENGTH, Assignment, Batch, EventAction, Hit
 from annotation.services.events import event_record
 
 PROVIDER = "prolific"
@@ -193,7 +193,7 @@ def _submission_status(delivery: HookDelivery, payload: dict[str, Any]) -> tuple
 def _history(delivery: HookDelivery, assignment: Assignment | None, outcome: str) -> None:
     batch = assignment.hit.batch if assignment else None
     event_record(
-        action="prolific.hook",
+        action=EventAction.PROLIFIC_HOOK,
         run=batch.run if batch else None,
         batch=batch,
         assignment=assignment,

@@ -1,11 +1,13 @@
-"""Prolific's own state: each webhook event taken in (its X-Event-ID, once), and the studies
-Prolific reported for a high return rate."""
+"""Prolific's own state: each webhook event taken in (its X-Event-ID, once), the studies
+Prolific reported for a high return rate, work it completed that cannot count here, and
+statuses this code does not know (each kept once)."""
 
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
-from annotation.models import EXTERNAL_ID_LENGTH, Batch
+from annotation.models import EXTERNAL_ID_LENGTH, Assignment, Batch
 
 
 class HookOutcome(models.TextChoices):
@@ -44,3 +46,35 @@ class HighReturnRate(models.Model):
 
     def __str__(self) -> str:
         return f"high return rate on batch {self.batch_id}"
+
+
+class RefusedSubmission(models.Model):
+    """Work Prolific completed that cannot count here (the HIT is full, the participant had
+    these items before), once per assignment: for the researcher to reject at Prolific."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="+")
+    error = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"refused submission of assignment {self.assignment_id}"
+
+
+class UnknownStatus(models.Model):
+    """A submission status this code does not know, kept once per submission and status."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    submission_id = models.CharField(max_length=EXTERNAL_ID_LENGTH)
+    status = models.CharField(max_length=40)
+    source = models.CharField(max_length=20, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["batch", "submission_id", "status"], name="prolific_unknown_status_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"status {self.status} of submission {self.submission_id}"

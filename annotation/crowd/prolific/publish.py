@@ -25,7 +25,7 @@ from annotation.crowd.prolific.sync import (
     prolific_sync_batch,
 )
 from annotation.errors import ServiceError
-from annotation.models import Batch, BatchStatus, Job
+from annotation.models import Batch, BatchStatus, EventAction, Job
 from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress, job_create
@@ -59,7 +59,10 @@ def prolific_publish_start(*, batch: Batch, provider: ProlificProvider) -> Job:
             },
         )
         event_record(
-            action="prolific.publish_requested", run=batch.run, batch=batch, data=job.params
+            action=EventAction.PROLIFIC_PUBLISH_REQUESTED,
+            run=batch.run,
+            batch=batch,
+            data=job.params,
         )
         transaction.on_commit(lambda: tasks.prolific_publish.delay(job.pk))
     return job
@@ -83,7 +86,7 @@ def prolific_publish_study(
         return
     study_publish(batch=batch, client=client, progress=progress)
     event_record(
-        action="prolific.study_published",
+        action=EventAction.PROLIFIC_STUDY_PUBLISHED,
         run=batch.run,
         batch=batch,
         data={"study": batch.provider_hit_type_id, "places": places(batch)},
@@ -108,7 +111,10 @@ def prolific_sync_open(*, provider: ProlificProvider) -> None:
             message = f"{type(exc).__name__}: {exc}"
             Batch.objects.filter(pk=batch.pk).update(sync_error=message[:2000])
             event_record(
-                action="prolific.sync_failed", run=batch.run, batch=batch, data={"error": message}
+                action=EventAction.PROLIFIC_SYNC_FAILED,
+                run=batch.run,
+                batch=batch,
+                data={"error": message},
             )
             continue
         if batch.sync_error:

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.crowd.base import LaunchNote
 from annotation.crowd.prolific.models import HighReturnRate
-from annotation.models import Batch
+from annotation.models import Batch, EventAction
 from annotation.services.events import event_record
 
 
@@ -23,7 +23,7 @@ def return_rate_record(*, batch: Batch, event_id: str, metadata: dict[str, Any])
     if not created:
         HighReturnRate.objects.filter(pk=row.pk).update(last_at=now, reports=F("reports") + 1)
     event_record(
-        action="prolific.high_return_rate",
+        action=EventAction.PROLIFIC_HIGH_RETURN_RATE,
         run=batch.run,
         batch=batch,
         data={"event_id": event_id, "study": batch.provider_hit_type_id, "metadata": metadata},

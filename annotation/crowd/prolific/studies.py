@@ -20,7 +20,7 @@ from annotation.crowd.prolific.fees import minor_units
 from annotation.crowd.prolific.filters import batch_filters, vocabulary
 from annotation.crowd.prolific.pay import declared_pay
 from annotation.errors import ServiceError
-from annotation.models import Batch, Hit
+from annotation.models import Batch, EventAction, Hit
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
 from annotation.services.jobs import Progress
@@ -147,7 +147,7 @@ def study_create_once(
     name = internal_name(batch)
     body = study_body(batch, client=client, extra_filters=extra_filters)
     event_record(
-        action="prolific.study_create_requested",
+        action=EventAction.PROLIFIC_STUDY_CREATE_REQUESTED,
         run=batch.run,
         batch=batch,
         data={"internal_name": name, "places": body["total_available_places"]},

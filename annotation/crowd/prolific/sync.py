@@ -26,8 +26,9 @@ from annotation.crowd.prolific.client import (
     ProlificClient,
     status_normalise,
 )
+from annotation.crowd.prolific.models import RefusedSubmission, UnknownStatus
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Event
+from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, EventAction
 from annotation.services.confirm import assignment_confirm
 from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
@@ -93,9 +94,12 @@ def _refused_once(*, assignment: Assignment, error: str) -> None:
     """Work Prolific completed that cannot count here (the HIT is full, the participant had
     these items before): recorded once, for the researcher to reject at Prolific."""
     batch = assignment.hit.batch
-    if not Event.objects.filter(action="prolific.work_refused", assignment=assignment).exists():
+    _, new = RefusedSubmission.objects.get_or_create(
+        assignment=assignment, defaults={"error": error}
+    )
+    if new:
         event_record(
-            action="prolific.work_refused",
+            action=EventAction.PROLIFIC_WORK_REFUSED,
             run=batch.run,
             batch=batch,
             assignment=assignment,
@@ -106,15 +110,12 @@ def _refused_once(*, assignment: Assignment, error: str) -> None:
 
 def status_unknown(*, batch: Batch, submission_id: str, status: str, source: str) -> None:
     """Keep a status this code does not know (once per submission and status)."""
-    seen = Event.objects.filter(
-        batch=batch,
-        action="prolific.status_unknown",
-        data__submission=submission_id,
-        data__status=status,
-    ).exists()
-    if not seen:
+    _, new = UnknownStatus.objects.get_or_create(
+        batch=batch, submission_id=submission_id, status=status, defaults={"source": source}
+    )
+    if new:
         event_record(
-            action="prolific.status_unknown",
+            action=EventAction.PROLIFIC_STATUS_UNKNOWN,
             run=batch.run,
             batch=batch,
             data={"submission": submission_id, "status": status, "source": source},
@@ -163,7 +164,7 @@ def prolific_sync_batch(*, batch: Batch, client: ProlificClient) -> SyncReport:
         )
         report.changed += changed
     event_record(
-        action="prolific.synced",
+        action=EventAction.PROLIFIC_SYNCED,
         run=batch.run,
         batch=batch,
         data={

@@ -15,7 +15,7 @@ from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.groups import study_group_filters
 from annotation.crowd.prolific.studies import filters, internal_name, study_create_once, study_url
 from annotation.errors import ServiceError
-from annotation.models import Batch, BatchStatus, RemoteCall, RemoteCallState
+from annotation.models import Batch, BatchStatus, EventAction, RemoteCall, RemoteCallState
 from annotation.services.events import event_record
 from annotation.services.remote_calls import remote_call_once
 
@@ -86,7 +86,7 @@ def prolific_test_study(*, batch: Batch, client: ProlificClient) -> ProlificTest
         data={"batch": batch.pk, "draft": draft, "url": made.get("url", "")}
     )
     event_record(
-        action="prolific.test_study_created",
+        action=EventAction.PROLIFIC_TEST_STUDY_CREATED,
         run=batch.run,
         batch=batch,
         data={"draft": draft, "test_study": study_id},

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.flows.bison.vocabulary import NONE, BisonItemKind, BisonStage
-from annotation.models import Answer, Item, Run
+from annotation.models import Answer, EventAction, Item, Run
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
 
@@ -57,5 +57,7 @@ def bison_triples_create(*, run: Run) -> TriplesResult:
         )
         created = Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).count() - before
         if created:
-            event_record(action="bison.triples_created", run=run, data={"created": created})
+            event_record(
+                action=EventAction.BISON_TRIPLES_CREATED, run=run, data={"created": created}
+            )
     return TriplesResult(selection_answers=answers.count(), created=created)

@@ -27,6 +27,7 @@ from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import (
     Caption,
     Dataset,
+    EventAction,
     GoldItemKind,
     Item,
     Job,
@@ -409,7 +410,7 @@ def cxc_intermodal_create(*, run: Run) -> int:
     ]
     Item.objects.bulk_create(items, batch_size=5000)
     event_record(
-        action="cxc.intermodal_created",
+        action=EventAction.CXC_INTERMODAL_CREATED,
         run=run,
         data={"c2i_intrasim": len(items) - len(originals), "c2i_original": len(originals)},
     )
@@ -487,7 +488,7 @@ def cxc_gold_import(*, run: Run, path: str, stage: str) -> int:
         ).delete()
         Item.objects.bulk_create(items)
         event_record(
-            action="cxc.gold_imported",
+            action=EventAction.CXC_GOLD_IMPORTED,
             run=run,
             data={"file": path, "stage": stage, "pairs": len(items)},
         )

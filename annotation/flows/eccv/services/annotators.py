@@ -8,7 +8,7 @@ from typing import Any
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.embeddings import minilm_package
 from annotation.flows.eccv.services.rankings import annotator_ranking
-from annotation.models import Run
+from annotation.models import EventAction, Run
 from annotation.services.checks import check_name, check_stored_json
 from annotation.services.events import event_record
 from pipeline.errors import InputError
@@ -35,5 +35,7 @@ def eccv_annotator_add(
     annotator, _ = Annotator.objects.update_or_create(
         run=run, name=name, defaults={"kind": kind, "source": source, "params": params or {}}
     )
-    event_record(action="eccv.annotator_added", run=run, data={"name": name, "kind": kind})
+    event_record(
+        action=EventAction.ECCV_ANNOTATOR_ADDED, run=run, data={"name": name, "kind": kind}
+    )
     return annotator

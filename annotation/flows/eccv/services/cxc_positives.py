@@ -7,7 +7,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.flows.eccv.models import ExternalPositive
-from annotation.models import Caption, Run
+from annotation.models import Caption, EventAction, Run
 from annotation.services.events import event_record
 from pipeline.cxc import parse_sits
 from pipeline.errors import InputError
@@ -59,7 +59,7 @@ def eccv_cxc_import(
         )
         written = ExternalPositive.objects.filter(run=run, source="cxc").count() - before
         event_record(
-            action="eccv.cxc_imported",
+            action=EventAction.ECCV_CXC_IMPORTED,
             run=run,
             data={
                 "file": path,

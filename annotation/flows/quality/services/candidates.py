@@ -14,7 +14,7 @@ from django.db import transaction
 from annotation.errors import ServiceError
 from annotation.flows.quality.models import Candidate
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
-from annotation.models import Caption, Dataset, Item, Project, Run, RunKind
+from annotation.models import Caption, Dataset, EventAction, Item, Project, Run, RunKind
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_name
 from annotation.services.events import event_record
@@ -144,7 +144,7 @@ def quality_candidates_import(*, run: Run, model: str, path: str) -> int:
         Candidate.objects.bulk_create(candidates, ignore_conflicts=True, batch_size=5000)
         written = Candidate.objects.filter(run=run, source=model).count() - before
         event_record(
-            action="quality.candidates_imported",
+            action=EventAction.QUALITY_CANDIDATES_IMPORTED,
             run=run,
             data={"model": model, "file": path, "rows": len(rows), "written": written},
         )
@@ -236,7 +236,7 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
     counts = {"candidates": len(items), "pairs": len(pairs)}
     for category in ("HC", "HI", "HM", "MM"):
         counts[category] = sum(p.tag == category for p in pairs)
-    event_record(action="quality.items_created", run=run, data=counts)
+    event_record(action=EventAction.QUALITY_ITEMS_CREATED, run=run, data=counts)
     return counts
 
 
