@@ -89,6 +89,11 @@ def main() -> None:
             "run_input": f"/runs/{runs.get('eccv', first)}/inputs/annotator/",
             "api_docs": "/api/docs/",
         }
+        # At 1280 px; the datasheet one the whole page (the ECCV export's datasheet).
+        wide = {
+            "exports_1280": (f"/runs/{first}/exports/", False),
+            "exports_datasheet": (f"/runs/{runs.get('eccv', first)}/exports/", True),
+        }
         OUT.mkdir(parents=True, exist_ok=True)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
@@ -102,6 +107,12 @@ def main() -> None:
                 page.wait_for_load_state("networkidle")
                 page.screenshot(path=str(OUT / f"{name}.png"), full_page=False)
                 print(f"docs/screenshots/{name}.png  {path}")
+            page.set_viewport_size({"width": 1280, "height": 900})
+            for name, (path, whole) in wide.items():
+                page.goto(base + path)
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(OUT / f"{name}.png"), full_page=whole)
+                print(f"docs/screenshots/{name}.png  {path} (1280 px)")
             browser.close()
     finally:
         server.terminate()
