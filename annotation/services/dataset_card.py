@@ -15,7 +15,12 @@ from typing import Any
 from annotation.models import Run
 from annotation.paths import paths_hidden
 from annotation.services.dataset_card_header import SPLIT, card_header
-from annotation.services.datasheet import DatasheetRun, _consent, _exclusions, datasheet_run
+from annotation.services.datasheet import (
+    DatasheetRun,
+    consent_lines,
+    datasheet_run,
+    exclusion_lines,
+)
 from annotation.services.datasheet_cells import pairs, table
 from annotation.services.files import file_write_atomic
 from annotation.services.release_terms import release_people
@@ -145,8 +150,8 @@ def _creation(run: Run, manifest: dict[str, Any], paper: str, of_run: DatasheetR
         "Gold items check each worker; work failing one was held for a person, and only counted "
         "work (submitted or approved, confirmed by its provider) enters the release.",
         "",
-        *_exclusions(manifest),
-        _consent(manifest.get("consent", {})),
+        *exclusion_lines(manifest),
+        consent_lines(manifest.get("consent", {})),
         *of_run.images_rule,
         *(
             ["", "Agreement:", "", *pairs(manifest["agreement"], source="agreement")]

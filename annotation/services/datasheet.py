@@ -172,7 +172,7 @@ def _population_quality(run: Run) -> list[str]:
     ]
 
 
-def _consent(consent: dict[str, Any]) -> str:
+def consent_lines(consent: dict[str, Any]) -> str:
     accepted = consent.get("accepted_by_version") or {}
     # Manifests written before every provider recorded consent have no per-provider count.
     by_provider = (
@@ -211,7 +211,7 @@ def held_summary(batches: list[dict[str, Any]]) -> str:
     )
 
 
-def _exclusions(manifest: dict[str, Any]) -> list[str]:
+def exclusion_lines(manifest: dict[str, Any]) -> list[str]:
     if manifest.get("excluded_open_reviews"):
         return listed(
             manifest["excluded_open_reviews"],
@@ -336,7 +336,7 @@ def datasheet_write(
             if simulated
             else _people(of_run.providers)
         ),
-        _consent(manifest.get("consent", {})),
+        consent_lines(manifest.get("consent", {})),
         *of_run.images_rule,
         "- Instructions per stage (`default`: the task page's own, the paper's wording; "
         "otherwise the version of the run's own text):",
@@ -354,7 +354,7 @@ def datasheet_write(
         "checks (gold items, or BISON stage 3's traps: `stage3.trap_answers` above) are held "
         f"for a person's review: {held_summary(batches)} (`held_for_review` per batch above). Only counted work (submitted or approved, confirmed by its provider, not "
         "excluded, not held) enters the export.",
-        *_exclusions(manifest),
+        *exclusion_lines(manifest),
         f"- Missing data: {of_run.missing.sentence()}.",
         "- Inter-rater agreement: "
         + (
