@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 export OPENBLAS_CORETYPE ?= Haswell
 
+# Test processes side by side (pytest-xdist; each with its own test database, test_crowdvl_gwN).
+TEST_WORKERS ?= auto
 # Tests and CI talk to real PostgreSQL and Redis on localhost.
 TEST_ENV := DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/crowdvl} \
             CELERY_BROKER_URL=$${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/15} \
@@ -27,7 +29,7 @@ test: $(STAMP)
 	scripts/ensure_chromium.sh
 	scripts/ensure_compose.sh
 	$(MAKE) --no-print-directory lint
-	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 pytest: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
