@@ -2,7 +2,6 @@ import json
 
 import pytest
 
-from annotation.crowd.local import lean_path
 from tests.factories import dataset_factory, paired_run_factory, placeholder_images
 
 
@@ -141,20 +140,6 @@ def sql_path(request, monkeypatch):
     monkeypatch.setattr(claim, "CLAIM_SQL", request.param == "sql")
     monkeypatch.setattr(submit, "SUBMIT_SQL", request.param == "sql")
     return request.param
-
-
-@pytest.fixture
-def lean_answers(monkeypatch):
-    """The answers the lean path gave (None: it left the request to the full way)."""
-    answers = []
-    plain = lean_path.work_assignment_plain
-
-    def spy(request, assignment_id):
-        answers.append(plain(request, assignment_id))
-        return answers[-1]
-
-    monkeypatch.setattr(lean_path, "work_assignment_plain", spy)
-    return answers
 
 
 @pytest.fixture
