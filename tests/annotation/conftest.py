@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from annotation.crowd.local import lean_path
 from tests.factories import dataset_factory, paired_run_factory, placeholder_images
 
 
@@ -131,15 +132,18 @@ def proposed(eccv_run, tmp_path, run_on_commit):
     return eccv_run
 
 
-@pytest.fixture(params=["sql", "orm"])
-def sql_path(request, monkeypatch):
-    """Claims and submits through the prepared SQL (PostgreSQL's path) and through the ORM
-    (every other database's path): the modules using this run each test both ways."""
-    from annotation.services import claim, submit
+@pytest.fixture
+def lean_answers(monkeypatch):
+    """The answers the lean path gave (None: it left the request to the full way)."""
+    answers = []
+    plain = lean_path.work_assignment_plain
 
-    monkeypatch.setattr(claim, "CLAIM_SQL", request.param == "sql")
-    monkeypatch.setattr(submit, "SUBMIT_SQL", request.param == "sql")
-    return request.param
+    def spy(request, assignment_id):
+        answers.append(plain(request, assignment_id))
+        return answers[-1]
+
+    monkeypatch.setattr(lean_path, "work_assignment_plain", spy)
+    return answers
 
 
 @pytest.fixture

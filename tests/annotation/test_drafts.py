@@ -65,7 +65,6 @@ def restored(page) -> dict | None:
     return None if found is None else json.loads(found.group(1))["answers"]
 
 
-@pytest.mark.usefixtures("sql_path")
 def test_a_draft_is_saved_replaced_and_restored_then_gone_with_the_submit(client, paired_run):
     batch = local_batch(paired_run)
     join(client, paired_run, "alice")
@@ -191,7 +190,6 @@ def test_a_paused_batch_keeps_the_open_task_and_its_draft(client, paired_run):
     assert not AssignmentDraft.objects.exists()
 
 
-@pytest.mark.usefixtures("sql_path")
 def test_an_ended_session_keeps_the_draft_and_the_answers_come_back(client, paired_run):
     batch = local_batch(paired_run)
     alice = join(client, paired_run, "alice")

@@ -1,7 +1,6 @@
 """A shown assignment's fixed facts kept per process (selectors/task_page.py, issue 32): later
 views read only what can change, and whatever changed, they answer as the first view would."""
 
-
 import pytest
 from django.core import signing
 from django.core.cache import caches

@@ -50,7 +50,9 @@ def test_the_page_carries_the_stacks_headers(client, paired_run):
     assert page["Content-Type"] == "text/html; charset=utf-8"
     assert page.cookies["csrftoken"].value  # the form's secret, sent with the page
     with override_settings(SECURE_HSTS_SECONDS=600, SESSION_COOKIE_SECURE=True):
-        secure = client.get(url, secure=True)
+        other = Client()  # a new handler: the middleware reads these settings when made
+        other.cookies = client.cookies
+        secure = other.get(url, secure=True)
     assert secure.status_code == 200 and secure["Strict-Transport-Security"] == "max-age=600"
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -14,6 +18,7 @@ from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
 from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
+from annotation.pages.work.shell import shell_fill_plain, task_shell
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.task_page import task_page
@@ -22,6 +27,7 @@ from annotation.services.claim import assignment_claim_next
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links
 PROVIDER = "local"  # this package's provider
+_UTF8 = re.compile(r"utf-?8", re.IGNORECASE)
 
 
 def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
@@ -203,3 +209,20 @@ def work_assignment_draft(request: HttpRequest, assignment_id: int) -> HttpRespo
     if page is None:  # not theirs, not a local batch, or no valid invitation
         raise Http404("no such assignment for this worker")
     return draft_post(request, assignment_id=page.assignment_id, worker_id=page.worker_id)
+
+
+def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpResponse | None:
+    """`work_assignment`'s answer to a GET of the worker's own open assignment when the page
+    shows nothing but the task (no message, no error, nobody signed in: the caller checks the
+    last two; no answers in progress to restore), from the same checks; None for anything
+    else, which the view answers.
+    The lean path's view (`lean_path.py`)."""
+    worker_id = request.session.get(SESSION_WORKER)
+    if not isinstance(worker_id, int) or not _UTF8.fullmatch(settings.DEFAULT_CHARSET):
+        return None  # the plain page is kept in UTF-8
+    page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
+    if page is None or page.state != AssignmentState.ACCEPTED or page.draft is not None:
+        return None  # a draft to restore: the full way puts it on the page
+    shell = task_shell(hit_id=page.hit_id, instructions=page.instructions)
+    key = page_key(assignment_id=page.assignment_id)
+    return HttpResponse(shell_fill_plain(shell, token=get_token(request), key=key))

@@ -14,10 +14,12 @@ built for other instructions (or another template) is built again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.cache import caches
 from django.http import HttpRequest
 from django.template import Template as EngineTemplate
@@ -30,6 +32,11 @@ from annotation.selectors.task_page import hit_view
 from annotation.templatetags.task_shell import MARKER, SHELL_SLOTS
 
 KEY = -1  # in `Shell.parts`: where the assignment's page key goes
+# Where the page key and the CSRF token go in a plain view's page, while it is made: random
+# per process, and only letters and digits (as a real token), so escaping leaves them as
+# they are.
+KEY_MARKER = f"pagekey{secrets.token_hex(16)}"
+TOKEN_MARKER = f"csrftoken{secrets.token_hex(16)}"
 SECONDS = 6 * 3600
 
 
@@ -42,6 +49,10 @@ class Shell:
     # Static text, or an index into `slots` (a varying part), or KEY.
     parts: tuple[str | int, ...]
     slots: tuple[NodeList, ...]
+    # The whole page of a plain view (`shell_fill_plain`): its text split where the CSRF
+    # token goes, each piece split where the page key goes, in UTF-8 (a view then joins
+    # bytes, with no encoding of the whole page per request).
+    plain: tuple[tuple[bytes, ...], ...] = ()
 
 
 def shell_build(*, hit_id: int, instructions: str) -> Shell:
@@ -69,13 +80,32 @@ def shell_build(*, hit_id: int, instructions: str) -> Shell:
             merged[-1] += part
         elif part != "":
             merged.append(part)
-    return Shell(
+    shell = Shell(
         hit_id=hit_id,
         template_name=view["template"],
         instructions=instructions,
         template=template.template,  # type: ignore[attr-defined]
         parts=tuple(merged),
         slots=tuple(slots),
+    )
+    return replace(shell, plain=_plain_parts(shell))
+
+
+def _plain_parts(shell: Shell) -> tuple[tuple[bytes, ...], ...]:
+    """The page of a plain view, as the worker's GET of their own open task has it: no error,
+    no messages, nobody signed in, no answers in progress to restore (it saves them). Its
+    varying parts are rendered once, from a request made up here (so nothing of a real one is
+    in them), with the CSRF token left as a marker."""
+    request = HttpRequest()
+    request.user = AnonymousUser()
+    slots = _slots(shell, request, {"error": None, "csrf_token": TOKEN_MARKER, "task_draft": {}})
+    text = "".join(
+        part if isinstance(part, str) else KEY_MARKER if part == KEY else slots[part]
+        for part in shell.parts
+    )
+    return tuple(
+        tuple(part.encode() for part in piece.split(KEY_MARKER))
+        for piece in text.split(TOKEN_MARKER)
     )
 
 
@@ -111,3 +141,11 @@ def shell_fill(shell: Shell, *, request: HttpRequest, key: str, context: dict[st
         part if isinstance(part, str) else key if part == KEY else slots[part]
         for part in shell.parts
     )
+
+
+def shell_fill_plain(shell: Shell, *, token: str, key: str) -> bytes:
+    """The page of a plain view (see `_plain_parts`) with the request's masked CSRF `token`
+    and its images under `key`: what `shell_fill` gives such a view, in UTF-8 (the caller
+    checks the response's charset is), with no template work."""
+    key_bytes = key.encode()
+    return token.encode().join([key_bytes.join(piece) for piece in shell.plain])
