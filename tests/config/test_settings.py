@@ -102,4 +102,3 @@ def test_debug_is_on_only_when_asked_and_bad_flags_are_refused(tmp_path):
     assert settings_in(CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="1")["DEBUG"] is True
     done = django(["manage.py", "check"], CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="yes")
     assert done.returncode != 0 and "DJANGO_DEBUG must be 0 or 1" in done.stderr
-
