@@ -98,7 +98,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # A worker's GET of their task page, answered through the hooks it needs of the middleware
-    # below, in their order, with the same checks and headers (lean_path.py: its gain).
+    # below, in their order, with the same checks and headers (lean_path.py states its gain).
     "annotation.crowd.local.lean_path.TaskPageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # NUL or invalid UTF-8 in a URL: 404 before any view or session lookup (not a 500).

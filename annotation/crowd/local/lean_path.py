@@ -14,7 +14,9 @@ The view's checks are the view's own (`views.work_assignment_plain`); anything e
 full way, as does every other request. With another MIDDLEWARE list or message storage the
 path is off.
 
-Gain (issue 49): GAIN_SENTENCE
+Gain (issue 49): in one process the page costs 0.73x the full stack's CPU per request with it
+(1,444 against 1,955 µs, 2,219 against 2,914 Python calls; `python benchmarks/task_page_early.py`,
+benchmarks/results/task_page_early.txt).
 """
 
 from __future__ import annotations
