@@ -517,10 +517,11 @@ def _ratios(phases: list[Phase]) -> dict[str, float]:
     }
 
 
-# Issue 32's targets for the task page against both baselines (the median of the rounds;
-# p99 also in every round); the cycle's as issue 25 set them.
+# The task page against both baselines (the median of the rounds; p99 also in every round):
+# against the bare app issue 49's floor (0.80, once the lean path was gone; issue 32 had
+# asked 0.90 of it), against the in-app endpoint issue 32's; the cycle's as issue 25 set them.
 TARGETS = {
-    "task page throughput / bare app": (">=", 0.90, None),
+    "task page throughput / bare app": (">=", 0.80, None),
     "task page p99 / bare app p99": ("<=", 1.5, 2.0),
     "task page throughput / bare endpoint": (">=", 0.90, None),
     "task page p99 / bare endpoint p99": ("<=", 1.5, 2.0),

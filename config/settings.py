@@ -98,7 +98,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # A worker's GET of their task page, answered through the hooks it needs of the middleware
-    # below, in their order, with the same checks and headers (docs/architecture.md).
+    # below, in their order, with the same checks and headers (lean_path.py states its gain).
     "annotation.crowd.local.lean_path.TaskPageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # NUL or invalid UTF-8 in a URL: 404 before any view or session lookup (not a 500).
@@ -391,7 +391,7 @@ CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
 _cache_url = env("CROWDVL_CACHE_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "config.redis_cache.PooledRedisCache", "LOCATION": _cache_url}
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
         if _cache_url
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),

@@ -6,10 +6,8 @@ worker's browser. Researchers and staff load images by id (`STAFF_LINKS`)."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, timedelta
@@ -22,7 +20,6 @@ from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.encoding import force_bytes
 
 from annotation.models import Assignment, AssignmentState, Hit, Image
 
@@ -79,33 +76,10 @@ def image_places(places: dict[str, int]) -> dict[str, tuple[int, int]]:
 
 def page_key(*, assignment_id: int | None = None, hit_id: int = 0, external: str = "") -> str:
     """The signed key of one assignment's page: ours by pk, or (a remote provider's page
-    shown before the assignment is stored here) the HIT and the provider's assignment id.
-    What `signing.dumps(payload, salt=SALT)` gives (`signing.loads` reads it)."""
-    if type(assignment_id) is int:  # every local task page: see _assignment_key
-        return _assignment_key(assignment_id)
+    shown before the assignment is stored here) the HIT and the provider's assignment id
+    (`signing.loads` reads it)."""
     payload: Any = assignment_id if assignment_id is not None else [hit_id, external]
     return signing.dumps(payload, salt=SALT)
-
-
-# The HMAC key `signing.dumps(..., salt=SALT)` derives from the secret on every call (a
-# SHA-256 of salt and secret), derived once per secret instead (issue 32).
-_derived: tuple[str | bytes, bytes] = ("", b"")
-
-
-def _assignment_key(assignment_id: int) -> str:
-    """`signing.dumps(assignment_id, salt=SALT)` (a TimestampSigner's value, SHA-256 HMAC
-    under the secret salted with SALT + "signer"), without its per-call objects and key
-    derivation: the task page's own, ~8 µs instead of ~40."""
-    global _derived
-    secret = settings.SECRET_KEY
-    if _derived[0] != secret:  # the first call, or the secret changed (tests override it)
-        key = f"{SALT}signer".encode() + force_bytes(secret)
-        _derived = (secret, hashlib.sha256(key).digest())
-    # The JSON of an int is its digits; then URL-safe base64 without padding.
-    value = base64.urlsafe_b64encode(str(assignment_id).encode()).rstrip(b"=").decode()
-    value = f"{value}:{signing.b62_encode(int(time.time()))}"
-    mac = hmac.digest(_derived[1], value.encode(), "sha256")
-    return f"{value}:{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
 
 
 def with_staff_images(content: bytes, places: dict[str, tuple[int, int]]) -> bytes:

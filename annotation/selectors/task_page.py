@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.core.cache import caches
-from django.db import DatabaseError, connection
+from django.db import connection
 
 from annotation.models import Hit, Question
 from annotation.selectors.drafts import draft_view
@@ -133,97 +132,9 @@ def task_page(*, assignment_id: int, worker_id: int, provider: str) -> TaskPage 
     return _page(pk, state, worker, hit, batch, stage, config, consented, draft_view(*draft))
 
 
-# A remembered assignment's later view on the lean path (issue 32), where the session engine
-# keeps sessions in the database (db, cached_db): the session's row and what can change about
-# the assignment in one statement, one round trip instead of the session's own read (from the
-# shared cache or the database) and then this. The session row is the one Django reads (the
-# key, not expired; cached_db writes it before its cache), read afresh on every view. The
-# assignment is read for whichever worker holds it: the caller compares that worker with the
-# session's once the session is decoded.
-_SESSION_KNOWN_SQL = """
-SELECT s.session_data, a.worker_id, a.state, a.hit_id, r.config, i.consent_version,
-  d.answers, d.updated_at
-FROM django_session s
-LEFT JOIN annotation_assignment a ON a.id = %s
-LEFT JOIN annotation_run r ON r.id = %s
-LEFT JOIN annotation_invitation i
-  ON i.run_id = r.id AND i.worker_id = a.worker_id AND i.revoked_at IS NULL
-LEFT JOIN annotation_assignmentdraft d ON d.assignment_id = a.id
-WHERE s.session_key = %s AND s.expire_date > %s
-"""
-
-
-@dataclass(frozen=True)
-class SessionRead:
-    """A live session's stored data (still encoded) and its remembered assignment's row."""
-
-    session_data: str
-    assignment_id: int
-    known: _Known
-    # The assignment's worker, state, HIT; the run's config; the consent; the draft's answers
-    # and time.
-    row: tuple[Any, ...]
-
-    def page(self, worker_id: int) -> TaskPage | None:
-        """What `task_page` gives `worker_id` (the session's): None where the assignment is not
-        theirs, their invitation not valid, or the assignment not the one remembered (which
-        `task_page` reads afresh)."""
-        worker, state, hit, config, consented, *draft = self.row
-        if worker is None or worker != worker_id or hit != self.known.hit_id:
-            return None
-        known = self.known
-        return _page(
-            self.assignment_id,
-            state,
-            worker,
-            hit,
-            known.batch_id,
-            known.stage,
-            config,
-            consented,
-            draft_view(*draft),
-        )
-
-
-def task_page_session(
-    *, assignment_id: int, provider: str, session_key: str, now: datetime
-) -> SessionRead | None:
-    """The session `session_key` (live at `now`) and the assignment, in one statement, where
-    this process has shown the assignment of `provider` before; None where it has not or no
-    such session lives (then the session and `task_page` are read each their own way)."""
-    known: _Known | None = caches["assignments"].get(_known_key(assignment_id))
-    if known is None or known.provider != provider:
-        return None
-    row = _row(_SESSION_KNOWN_SQL, [assignment_id, known.run_id, session_key, now])
-    if row is None:
-        return None
-    return SessionRead(row[0], assignment_id, known, row[1:])
-
-
 def _row(sql: str, params: list[Any]) -> tuple[Any, ...] | None:
-    """The statement's first row. Where it is the first statement of a request on a connection
-    kept from an earlier one (CONN_HEALTH_CHECKS), it stands for Django's health check, a
-    `SELECT 1` round trip of its own: a connection the server dropped fails this read as it
-    would fail the check, and is then closed and the read run once more on a new one, as
-    after a failed check; an error on a working connection is the read's own, raised."""
-    db: Any = connection  # django-stubs omit the health check's attributes
-    check = (
-        db.connection is not None
-        and db.health_check_enabled
-        and not db.health_check_done
-        and not db.in_atomic_block
-    )
-    if check:
-        db.health_check_done = True  # this read is the check
-    try:
-        with db.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchone()
-    except DatabaseError:
-        if not check or db.is_usable():
-            raise
-    db.close()  # as a failed health check does; the read again on a new connection
-    with db.cursor() as cursor:
+    """The statement's first row."""
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 

@@ -1,14 +1,10 @@
-"""A worker claims a HIT of a batch: their open assignment, or a slot on a HIT they may do.
-
-`assignment_claim_next` runs `_claim_sql` on PostgreSQL (the prepared statements of
-`claim_sql.py`) and `_claim_orm` elsewhere: the same steps, in the same order."""
+"""A worker claims a HIT of a batch: their open assignment, or a slot on a HIT they may do."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -24,7 +20,6 @@ from annotation.models import (
     HitStatus,
     Worker,
 )
-from annotation.services import claim_sql
 from annotation.services.events import event_record
 from annotation.services.gold import gold_seen_before
 from annotation.services.holds import idle_hold_release, idle_hold_seconds, idle_holds
@@ -35,12 +30,7 @@ from annotation.services.slots import (
     claim_holds,
     claim_rows,
     claims_unconfirmed,
-    slot_params,
 )
-
-# PostgreSQL's path for the claim (claim_sql.py); off: the ORM path (other databases), which
-# tests also run.
-CLAIM_SQL = True
 
 
 def assignment_claim_next(
@@ -70,10 +60,7 @@ def assignment_claim_next(
     if batch.status != BatchStatus.PUBLISHED or batch.past_lifetime(now):
         return None
     with transaction.atomic():
-        if CLAIM_SQL and connection.vendor == "postgresql":
-            found = _claim_sql(batch=batch, worker=worker, now=now, consent=consent_version)
-        else:
-            found = _claim_orm(batch=batch, worker=worker, now=now, consent=consent_version)
+        found = _claim(batch=batch, worker=worker, now=now, consent=consent_version)
         if found is None and claims_unconfirmed(batch):  # no free slot: an idle hold's
             found = _take_over(batch=batch, worker=worker, now=now, consent=consent_version)
         return found
@@ -130,8 +117,8 @@ def claim_wait_seconds(*, batch: Batch, worker: Worker, now: datetime | None = N
     return max(1, int((due - now).total_seconds()) + 1)
 
 
-def _claim_orm(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:
-    """`assignment_claim_next` through the ORM, inside its transaction."""
+def _claim(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:
+    """`assignment_claim_next`'s search for a slot, inside its transaction."""
     Worker.objects.select_for_update().filter(pk=worker.pk).first()
     pool_enter(batch=batch, worker=worker)
     # Their open claim, if it still holds its slot (`active_assignments` for one row).
@@ -194,40 +181,6 @@ def _claim_orm(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> 
     return None
 
 
-def _claim_sql(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assignment | None:
-    """`assignment_claim_next` in prepared SQL, inside its transaction: the same steps."""
-    params: dict[str, Any] = {
-        **slot_params(batch, now),
-        "run": batch.run_id,
-        "worker": worker.pk,
-        "per_hit": batch.assignments_per_hit,
-        "images_apart": images_kept_apart(batch),
-        "tried": [],
-    }
-    stage, mine = claim_sql.claim_mine(worker_id=worker.pk, params=params)
-    if stage != batch.stage:  # not in a pool yet (joins it), or in another stage's (refused)
-        pool_enter(batch=batch, worker=worker)
-    if mine is not None:
-        return mine
-    with connection.cursor() as cursor:
-        for skip in (True, False):  # skip rows other claimers hold; then wait for one
-            while True:
-                cursor.execute(claim_sql.CANDIDATE_SQL + (" SKIP LOCKED" if skip else ""), params)
-                row = cursor.fetchone()
-                if row is None:
-                    break
-                hit_id, capacity = row
-                # Recount under the lock: the subquery may predate another claimer's commit.
-                cursor.execute(claim_sql.RECOUNT_SQL, {**params, "hit": hit_id})
-                if cursor.fetchone()[0] >= capacity:
-                    params["tried"] = [*params["tried"], hit_id]
-                    continue
-                return _claim_take(
-                    hit_id=hit_id, batch=batch, worker=worker, now=now, consent=consent
-                )
-    return None
-
-
 def _claim_take(
     *, hit_id: int, batch: Batch, worker: Worker, now: datetime, consent: str
 ) -> Assignment:
@@ -251,8 +204,7 @@ def _claim_take(
 def judged_before(worker: Worker, *, confirmed_only: bool = False) -> Q:
     """HITs (as a filter on Hit) whose items `worker` already had: the HIT they were
     re-offered from (`reoffered_as`) holds an assignment of theirs. With `confirmed_only`,
-    only assignments the provider confirmed count (a browser's claim never blocks real work).
-    SQL twin: the second NOT EXISTS of `claim_sql.CANDIDATE_SQL`."""
+    only assignments the provider confirmed count (a browser's claim never blocks real work)."""
     rule = Q(reoffer_of__assignments__worker=worker)
     if confirmed_only:  # in one filter(): the same assignment row
         rule &= Q(reoffer_of__assignments__confirmed=True)

@@ -68,8 +68,7 @@ def draft_save(
 
 def draft_consume(*, assignment_id: int) -> None:
     """The submit's step: the draft is gone once the answers are stored (in the submit's
-    transaction, so the answers count once, from the submit). SQL twin: the CTE of
-    `submit_sql._SUBMITTED_SQL`."""
+    transaction, so the answers count once, from the submit)."""
     AssignmentDraft.objects.filter(assignment_id=assignment_id).delete()
 
 

@@ -34,8 +34,7 @@ def batch_refresh_status(*, batch: Batch) -> Batch:
 
 def hit_recount(*, hit: Hit) -> None:
     """Complete a HIT holding its capacity of counted work; reopen it (and its batch) when
-    work stopped counting. SQL twin of the completion after a submit:
-    `submit_sql._HIT_FULL_SQL`."""
+    work stopped counting."""
     done = hit.assignments.filter(counted()).count()
     # A HIT whose missing work went to a new HIT (`reoffered_as`) is done with.
     full = done >= hit.capacity or hit.reoffered_as_id is not None

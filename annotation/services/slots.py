@@ -1,11 +1,10 @@
 """Which assignments hold a slot of their HIT: the rules the claim (`claim.py`) and the submit
-(`submit.py`) share, written with the ORM. `slots_sql.py` holds the same rules in SQL for the
-prepared statements; each pair changes together."""
+(`submit.py`) share."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import cast
 
 from django.db.models import Exists, OuterRef, Q
 
@@ -48,8 +47,7 @@ def claims_unconfirmed(batch: Batch) -> bool:
 
 def kept_work(batch: Batch) -> Q:
     """Submitted work holding its slot for good: counted work, and where claims start
-    unconfirmed (`claims_unconfirmed`), work waiting for the provider's confirmation too.
-    SQL twin: `slots_sql.KEPT_SQL`."""
+    unconfirmed (`claims_unconfirmed`), work waiting for the provider's confirmation too."""
     if claims_unconfirmed(batch):
         return Q(state__in=COUNTED_STATES, excluded=False)
     return counted()
@@ -58,14 +56,14 @@ def kept_work(batch: Batch) -> Q:
 def claim_rows(batch: Batch) -> Q:
     """The rows a claim of `batch` makes: confirmed ones, or where claims start unconfirmed
     (`claims_unconfirmed`), any. Other unconfirmed rows (a browser's word only) never hold a
-    slot. SQL twin: `slots_sql.MINE`."""
+    slot."""
     return Q() if claims_unconfirmed(batch) else Q(confirmed=True)
 
 
 def active_assignments(now: datetime, batch: Batch) -> Q:
     """Assignments holding a slot of their HIT: kept work (`kept_work`) and claims still within
     their time (the assignment duration; the shorter first-claim time for a worker who has
-    submitted nothing in the batch). SQL twin: `slots_sql.ACTIVE_SQL`."""
+    submitted nothing in the batch)."""
     fresh = now - timedelta(seconds=batch.assignment_duration_seconds)
     first = now - timedelta(seconds=first_claim_seconds(batch))
     has_submitted = Exists(
@@ -94,14 +92,3 @@ def claim_holds(assignment: Assignment, now: datetime, batch: Batch) -> bool:
     return Assignment.objects.filter(
         worker_id=assignment.worker_id, hit__batch=batch, state__in=COUNTED_STATES
     ).exists()
-
-
-def slot_params(batch: Batch, now: datetime) -> dict[str, Any]:
-    """The parameters `slots_sql`'s rules read: the batch, the two time limits and whether
-    claims start unconfirmed."""
-    return {
-        "batch": batch.pk,
-        "fresh": now - timedelta(seconds=batch.assignment_duration_seconds),
-        "first": now - timedelta(seconds=first_claim_seconds(batch)),
-        "unconfirmed": claims_unconfirmed(batch),
-    }

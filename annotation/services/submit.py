@@ -1,15 +1,13 @@
 """A worker submits their answers: from the form's values to `Answer` rows, in the order the
-checks run. `assignment_submit` runs `_submit_sql` on PostgreSQL (the prepared statements of
-`submit_sql.py`) for a confirmed local claim, and `_submit_orm` for anything else: the same
-checks, in the same order."""
+checks run."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd import provider_for
@@ -21,14 +19,12 @@ from annotation.models import (
     Batch,
     EventAction,
     Hit,
-    HitStatus,
     PoolMembership,
     Question,
     Worker,
 )
 from annotation.selectors.counting import pool_bar_reason
 from annotation.selectors.task_page import hit_questions
-from annotation.services import submit_sql
 from annotation.services.drafts import draft_consume
 from annotation.services.events import event_record
 from annotation.services.recount import batch_refresh_status, hit_recount
@@ -38,16 +34,10 @@ from annotation.services.slots import (
     active_assignments,
     claim_holds,
     claims_unconfirmed,
-    first_claim_seconds,
     kept_work,
     late_reason,
-    slot_params,
 )
 from annotation.tasktypes import task_type_for
-
-# PostgreSQL's path for the submit (submit_sql.py); off: the ORM path (other databases),
-# which tests also run.
-SUBMIT_SQL = True
 
 
 @dataclass(frozen=True)
@@ -72,75 +62,20 @@ def assignment_submit(
     whose pool rules apply on confirmation."""
     answers = {str(k): str(v) for k, v in answers.items()}
     with transaction.atomic():
-        done = None
-        if SUBMIT_SQL and connection.vendor == "postgresql":
-            done = _submit_sql(
-                assignment_id=assignment_id,
-                worker=worker,
-                answers=answers,
-                submitted_at=submitted_at,
-                started_at=started_at,
-            )
-        if done is None:
-            done = _submit_orm(
-                assignment_id=assignment_id,
-                worker=worker,
-                answers=answers,
-                submitted_at=submitted_at,
-                started_at=started_at,
-                check_pool=check_pool,
-            )
-    result, refresh = done
+        result, refresh = _submit(
+            assignment_id=assignment_id,
+            worker=worker,
+            answers=answers,
+            submitted_at=submitted_at,
+            started_at=started_at,
+            check_pool=check_pool,
+        )
     if refresh:  # after the commit, so the last two HITs' submitters cannot both miss it
         batch_refresh_status(batch=result.assignment.hit.batch)
     return result
 
 
-def _submit_sql(
-    *,
-    assignment_id: int,
-    worker: Worker,
-    answers: dict[str, str],
-    submitted_at: datetime | None,
-    started_at: datetime | None,
-) -> tuple[SubmitResult, bool] | None:
-    """`assignment_submit` for a confirmed local claim, in prepared SQL and the same order of
-    checks; None (in the same transaction) for anything else, which the ORM path handles.
-    The batch can only complete when this HIT did."""
-    read = submit_sql.submit_read(assignment_id)
-    if read is None:
-        return None
-    assignment, pool_stage = read
-    batch = assignment.hit.batch
-    _check_holder(assignment, worker)
-    if (
-        assignment.state != AssignmentState.ACCEPTED
-        or not assignment.confirmed
-        or provider_for(batch.provider).confirms_remotely
-    ):
-        return None
-    now = submitted_at or timezone.now()
-    _check_clock(assignment, batch, now)
-    counted_n, active_n, has_submitted = submit_sql.submit_slots(
-        assignment=assignment, params=slot_params(batch, now)
-    )
-    holds = has_submitted or assignment.accepted_at >= now - timedelta(
-        seconds=first_claim_seconds(batch)
-    )
-    _check_slots(assignment.hit, counted_n, None if holds else active_n)
-    _check_pool(batch, worker, pool_stage)
-    questions, rows = _answer_rows(assignment, batch.stage, answers)
-    _mark_submitted(assignment, submitted_at, started_at)
-    event = {"answers": len(rows), "confirmed": True}
-    full = submit_sql.submit_write(assignment=assignment, rows=rows, event=event, now=now)
-    if full:
-        assignment.hit.status = HitStatus.COMPLETE
-    assignment.worker = worker
-    review_open_if_needed(assignment=assignment, questions=questions, answers=rows)
-    return SubmitResult(assignment=assignment, created=True), full
-
-
-def _submit_orm(
+def _submit(
     *,
     assignment_id: int,
     worker: Worker,
@@ -149,8 +84,8 @@ def _submit_orm(
     started_at: datetime | None,
     check_pool: bool,
 ) -> tuple[SubmitResult, bool]:
-    """`assignment_submit` through the ORM, inside its transaction; with whether to look
-    whether the batch is complete."""
+    """`assignment_submit` inside its transaction; with whether to look whether the batch is
+    complete."""
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("hit__batch__run", "worker")
@@ -211,8 +146,7 @@ def _check_in_time(*, assignment: Assignment, now: datetime) -> None:
     """Refuse local work after its claim ran out or its batch expired, and never let a HIT
     hold more work than its capacity. A first claim past its short hold (but within the
     assignment duration) is still taken if its slot is free. A platform that confirms work
-    keeps its own clock: work it reports as submitted was accepted there. SQL path:
-    `_check_clock`, `submit_sql.submit_slots`, then `_check_slots`."""
+    keeps its own clock: work it reports as submitted was accepted there."""
     hit = assignment.hit
     batch = hit.batch
     if provider_for(batch.provider).confirms_remotely:

@@ -139,17 +139,6 @@ def proposed(eccv_run, tmp_path, run_on_commit):
     return eccv_run
 
 
-@pytest.fixture(params=["sql", "orm"])
-def sql_path(request, monkeypatch):
-    """Claims and submits through the prepared SQL (PostgreSQL's path) and through the ORM
-    (every other database's path): the modules using this run each test both ways."""
-    from annotation.services import claim, submit
-
-    monkeypatch.setattr(claim, "CLAIM_SQL", request.param == "sql")
-    monkeypatch.setattr(submit, "SUBMIT_SQL", request.param == "sql")
-    return request.param
-
-
 @pytest.fixture
 def lean_answers(monkeypatch):
     """The answers the lean path gave (None: it left the request to the full way)."""

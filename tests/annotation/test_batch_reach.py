@@ -59,9 +59,7 @@ def lab(paired_run):
     return paired_run, people
 
 
-def test_the_draft_says_how_many_people_its_claim_rules_need_and_three_cannot_finish_it(
-    lab, sql_path
-):
+def test_the_draft_says_how_many_people_its_claim_rules_need_and_three_cannot_finish_it(lab):
     run, people = lab
     batch = stage3(run)
     draft = batch_reach(batch=batch)
@@ -85,7 +83,7 @@ def test_the_draft_says_how_many_people_its_claim_rules_need_and_three_cannot_fi
     assert "Relax image-disjointness" in words
 
 
-def test_with_the_rule_relaxed_three_trusted_people_finish_stage_3(lab, sql_path):
+def test_with_the_rule_relaxed_three_trusted_people_finish_stage_3(lab):
     run, people = lab
     batch = stage3(run, relax=True)
     assert batch_reach(batch=batch).more_people == 0

@@ -13,7 +13,7 @@ from annotation.services.pools import pool_join
 from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import dataset_factory, paired_run_factory
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commit):

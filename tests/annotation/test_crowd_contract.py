@@ -21,7 +21,7 @@ FEEDBACK = (
     "right one in most of the questions."
 )
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(params=sorted(PROVIDERS))

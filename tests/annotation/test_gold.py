@@ -158,7 +158,6 @@ def test_copies_are_dealt_evenly_in_the_answers_shares_and_never_twice_in_a_hit(
     assert max(uses.values()) - min(uses.values()) <= 1  # the least used first
 
 
-@pytest.mark.usefixtures("sql_path")
 def test_nobody_gets_a_copy_of_an_item_they_had(quality_run):
     calibrated(quality_run)  # workers a, b, c judged the first batch's items
     second = batch_publish(

@@ -18,7 +18,7 @@ from annotation.services.holds import TAKEN_OVER, idle_hold_seconds
 from annotation.services.submit import assignment_submit
 from annotation.services.worker_identity import worker_get_or_create
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 NAME = "holds-test"
 

@@ -35,7 +35,7 @@ from annotation.services.worker_identity import worker_get_or_create, worker_id_
 from pipeline.errors import InputError
 from tests.factories import invited, join, selection_done_factory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 
 def stage2(run, **kwargs):

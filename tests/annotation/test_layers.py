@@ -161,35 +161,6 @@ def test_flows_do_not_import_each_other():
         assert offending(modules(flow), others) == []
 
 
-# Each prepared-SQL twin sits beside the ORM rule it mirrors and is imported there only; the
-# fragments both twins share are imported by the twins alone.
-SQL_TWINS = {
-    "annotation.services.claim_sql": {"annotation.services.claim"},
-    "annotation.services.submit_sql": {"annotation.services.submit"},
-    "annotation.services.slots_sql": {
-        "annotation.services.claim_sql",
-        "annotation.services.submit_sql",
-    },
-    "annotation.services.sql_rows": {
-        "annotation.services.claim_sql",
-        "annotation.services.submit_sql",
-    },
-}
-
-
-def module_name(path: Path) -> str:
-    return ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
-
-
-def test_each_sql_twin_is_imported_only_beside_its_orm_rule():
-    assert all(is_module(twin) for twin in SQL_TWINS)
-    importers: dict[str, set[str]] = {twin: set() for twin in SQL_TWINS}
-    for path in modules(ROOT):
-        for name in imports_of(path) & set(SQL_TWINS):
-            importers[name].add(module_name(path))
-    assert importers == SQL_TWINS
-
-
 def test_the_checker_sees_a_violation(tmp_path):
     """The rules above would catch an import if there were one."""
     sample = tmp_path / "bad.py"

@@ -19,7 +19,7 @@ from annotation.models import Assignment, AssignmentState, Consent, Event, Worke
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.holds import idle_hold_seconds
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 TASK = re.compile(r"/panel/task/(\d+)/$")
 

@@ -11,7 +11,7 @@ from annotation.models import Assignment, AssignmentState, Event, Hit, HitStatus
 from annotation.services.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.annotation.test_panel_pages import answers_of, panel_batch
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.mark.parametrize(

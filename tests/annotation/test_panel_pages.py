@@ -21,7 +21,7 @@ from annotation.services.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 
 def panel_batch(run, *, stage=BisonStage.SELECTION, items_per_hit=3, publish=True, **panel):

@@ -21,7 +21,7 @@ from annotation.services.submit import assignment_submit
 from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import selection_done_factory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 NAME = "pending-test"
 

@@ -11,7 +11,7 @@ from annotation.services.batches import batch_create, batch_publish
 from annotation.services.worker_identity import worker_get_or_create
 from tests.factories import join, selection_done_factory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sql_path")]
+pytestmark = pytest.mark.django_db
 
 
 def start(client, batch, worker_id):

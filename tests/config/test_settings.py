@@ -6,7 +6,6 @@ import os
 import secrets
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,65 +102,3 @@ def test_debug_is_on_only_when_asked_and_bad_flags_are_refused(tmp_path):
     assert settings_in(CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="1")["DEBUG"] is True
     done = django(["manage.py", "check"], CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="yes")
     assert done.returncode != 0 and "DJANGO_DEBUG must be 0 or 1" in done.stderr
-
-
-def test_redis_cache_keeps_one_client_per_pool():
-    from config.redis_cache import PooledRedisCache
-
-    cache = PooledRedisCache(os.environ["CELERY_BROKER_URL"], {"KEY_PREFIX": "pooled-test"})
-    cache.set("k", {"v": 1}, 30)
-    assert cache.get("k") == {"v": 1}
-    assert cache._cache.get_client() is cache._cache.get_client(write=True)
-    cache.delete("k")
-    assert cache.get("k") is None
-
-
-def test_redis_cache_gets_on_its_own_connection_and_survives_losing_it():
-    from config.redis_cache import PooledRedisCache
-
-    cache = PooledRedisCache(os.environ["CELERY_BROKER_URL"], {"KEY_PREFIX": "pooled-test"})
-    cache.set("k", {"v": 1}, 30)
-    client = cache._cache
-    pool = client._get_connection_pool(False)
-    assert cache.get("k") == {"v": 1} and cache.get("missing", "d") == "d"
-    reader = client._readers.reader[1]
-    assert reader not in pool._in_use_connections | set(pool._available_connections)
-    reader._sock.close()  # the connection dropped (a restarted server): read the other way
-    assert cache.get("k") == {"v": 1}
-    assert cache.get("k") == {"v": 1}  # and the connection made again
-    # Another thread gets a connection of its own.
-    seen = []
-    worker = threading.Thread(target=lambda: seen.append((cache.get("k"), client._readers.reader)))
-    worker.start()
-    worker.join()
-    assert seen[0][0] == {"v": 1} and seen[0][1][1] is not client._readers.reader[1]
-    cache.delete("k")
-
-
-def test_a_threads_redis_reader_is_closed_when_the_thread_ends():
-    """Each thread's connection for gets lives in its thread-local storage: a thread that ends
-    (a job's helper thread) leaves no connection open behind it."""
-    import gc
-    import weakref
-
-    from config.redis_cache import PooledRedisCache
-
-    cache = PooledRedisCache(os.environ["CELERY_BROKER_URL"], {"KEY_PREFIX": "pooled-test"})
-    cache.set("k", {"v": 1}, 30)
-    client = cache._cache
-    seen = []
-
-    def read() -> None:
-        assert cache.get("k") == {"v": 1}
-        reader = client._readers.reader[1]
-        seen.append((weakref.ref(reader), reader._sock))
-
-    worker = threading.Thread(target=read)
-    worker.start()
-    worker.join()
-    del worker
-    gc.collect()
-    alive, sock = seen[0]
-    assert alive() is None  # the connection object is gone with its thread
-    assert sock.fileno() == -1  # and its socket closed (redis-py disconnects when collected)
-    cache.delete("k")

@@ -7,6 +7,7 @@ import re
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -14,22 +15,19 @@ from annotation.crowd.local.invitations import invitation_consent
 from annotation.crowd.local.progress import worker_batches, worker_open_tasks
 from annotation.errors import PoolConflict, ServiceError, TooLate
 from annotation.models import AssignmentState, Batch, BatchStatus, Run, Worker
-from annotation.pages.work.csrf import csrf_token
 from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.pages.work.shell import shell_fill_plain, task_shell
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
-from annotation.selectors.task_page import SessionRead, task_page
+from annotation.selectors.task_page import task_page
 from annotation.services.claim import assignment_claim_next
 
-_UTF8 = re.compile(r"utf-?8", re.IGNORECASE)
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links
 PROVIDER = "local"  # this package's provider
-# The request's attribute for the lean path's session read (`lean_path.plain_session_read`).
-SESSION_READ = "task_page_read"
+_UTF8 = re.compile(r"utf-?8", re.IGNORECASE)
 
 
 def _invited_worker(request: HttpRequest, run: Run) -> Worker | None:
@@ -222,13 +220,9 @@ def work_assignment_plain(request: HttpRequest, assignment_id: int) -> HttpRespo
     worker_id = request.session.get(SESSION_WORKER)
     if not isinstance(worker_id, int) or not _UTF8.fullmatch(settings.DEFAULT_CHARSET):
         return None  # the plain page is kept in UTF-8
-    read: SessionRead | None = getattr(request, SESSION_READ, None)
-    if read is not None and read.assignment_id == assignment_id:
-        page = read.page(worker_id)  # None: the full way reads it afresh
-    else:
-        page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
+    page = task_page(assignment_id=assignment_id, worker_id=worker_id, provider=PROVIDER)
     if page is None or page.state != AssignmentState.ACCEPTED or page.draft is not None:
         return None  # a draft to restore: the full way puts it on the page
     shell = task_shell(hit_id=page.hit_id, instructions=page.instructions)
     key = page_key(assignment_id=page.assignment_id)
-    return HttpResponse(shell_fill_plain(shell, token=csrf_token(request), key=key))
+    return HttpResponse(shell_fill_plain(shell, token=get_token(request), key=key))

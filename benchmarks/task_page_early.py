@@ -1,16 +1,15 @@
-"""The worker's task page in one process: Django's handler against the lean path's WSGI entry.
+"""The worker's task page in one process: Django's handler with the early-answer middleware
+(`annotation/crowd/local/lean_path.py`) against the same handler without it (issue 49).
 
-`benchmarks/worker_load.py` measures the page under 32 clients, where the machine's drift
-moves a round's ratio by ±15 %. This measures what the WSGI entry (issue 32,
-`annotation/crowd/local/lean_entry.py`) saves on its own: the same page request (a worker's
-later view of their open assignment, sessions in the database, the shared Redis cache as a
-deployment has it) given to Django's handler and to the entry, alternated in blocks, each
-block's thread CPU per request (the database's work is PostgreSQL's, not counted), and the
-Python function calls per request under cProfile (a count that does not drift). The
-lean path answers in both; the entry also skips the handler's signals and wrappers.
+`benchmarks/worker_load.py` measures the page under 32 clients, where the machine's drift moves
+a round's ratio by ±20 %. This gives the same page request (a worker's later view of their open
+assignment, sessions in the database behind the shared Redis cache, as a deployment has them)
+to two handlers built from the project's settings, one with MIDDLEWARE less the early answer,
+alternated in blocks: each block's thread CPU per request (PostgreSQL's work not counted) and
+the Python calls per request under cProfile (a count that does not drift).
 
-    .venv/bin/python benchmarks/task_page_entry.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
-        [--blocks 40] [--requests 200] [--cache-url redis://127.0.0.1:6379/13]
+    .venv/bin/python benchmarks/task_page_early.py [--blocks 30] [--requests 200]
+        [--database-url postgres://postgres@127.0.0.1:5432/postgres] [--cache-url redis://127.0.0.1:6379/13]
 
 A database (--database-name) is created on that server and dropped afterwards.
 """
@@ -36,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import worker_load  # noqa: E402
 from benchmarks.harness import results_argument, results_tee  # noqa: E402
 
-HANDLER = "Django's handler"
+FULL = "full stack"
+EARLY = "early answer"
 
 
 def page_request(setup: dict) -> tuple[str, str]:
@@ -77,9 +77,9 @@ def calls_per_request(app: Callable, environ: Callable[[], dict], n: int = 500) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
-    parser.add_argument("--database-name", default="crowdvl_bench_entry")
+    parser.add_argument("--database-name", default="crowdvl_bench_early")
     parser.add_argument("--cache-url", default="redis://127.0.0.1:6379/13")
-    parser.add_argument("--blocks", type=int, default=40)
+    parser.add_argument("--blocks", type=int, default=30)
     parser.add_argument("--requests", type=int, default=200, help="requests per block")
     results_argument(parser, __file__)
     args = parser.parse_args()
@@ -89,7 +89,7 @@ def main() -> None:
     import redis
 
     redis.Redis.from_url(args.cache_url).flushdb()
-    folder = Path(tempfile.mkdtemp(prefix="crowdvl-entry-"))
+    folder = Path(tempfile.mkdtemp(prefix="crowdvl-early-"))
     os.environ.update(
         {
             "DATABASE_URL": url,
@@ -110,17 +110,20 @@ def main() -> None:
     try:
         setup = worker_load.build(200, 1, folder)
         path, cookies = page_request(setup)
-        from django.test import RequestFactory
-
-        from config.wsgi import application, handler
+        from django.conf import settings
+        from django.core.handlers.wsgi import WSGIHandler
+        from django.test import RequestFactory, override_settings
 
         base = RequestFactory()._base_environ(PATH_INFO=path, HTTP_COOKIE=cookies)
 
         def environ() -> dict:
             return {**base, "wsgi.input": io.BytesIO(b"")}
 
-        apps = {HANDLER: handler, "WSGI entry": application}
-        assert application is not handler, "the lean path is off in these settings"
+        assert "lean_path" in settings.MIDDLEWARE[0], "the early answer is not in MIDDLEWARE"
+        early = WSGIHandler()  # the handler reads MIDDLEWARE when it is made
+        with override_settings(MIDDLEWARE=[m for m in settings.MIDDLEWARE if "lean_path" not in m]):
+            full = WSGIHandler()
+        apps = {FULL: full, EARLY: early}
         for app in apps.values():  # warm
             cpu_per_request(app, environ, 300)
         per_block: dict[str, list[float]] = {name: [] for name in apps}
@@ -140,21 +143,20 @@ def main() -> None:
         f"not counted)"
     )
     print()
-    print(f"{'way':<18}{'median us':>11}{'q1 us':>9}{'q3 us':>9}{'calls/req':>11}")
+    print(f"{'way':<22}{'median us':>11}{'q1 us':>9}{'q3 us':>9}{'calls/req':>11}")
     for name, values in per_block.items():
         q1, _, q3 = statistics.quantiles(values)
         print(
-            f"{name:<18}{1e6 * statistics.median(values):>11.1f}{1e6 * q1:>9.1f}"
+            f"{name:<22}{1e6 * statistics.median(values):>11.1f}{1e6 * q1:>9.1f}"
             f"{1e6 * q3:>9.1f}{calls[name]:>11.0f}"
         )
-    handler, entry = per_block.values()
-    ratios = [b / a for a, b in zip(handler, entry, strict=True)]
+    ratios = [b / a for a, b in zip(per_block[FULL], per_block[EARLY], strict=True)]
     q1, _, q3 = statistics.quantiles(ratios)
     print()
     print(
-        f"WSGI entry / Django's handler, CPU per request: {statistics.median(ratios):.3f}x "
+        f"early answer / full stack, CPU per request: {statistics.median(ratios):.3f}x "
         f"(median of blocks; q1 {q1:.3f}, q3 {q3:.3f}); Python calls per request "
-        f"{calls['WSGI entry'] / calls[HANDLER]:.3f}x"
+        f"{calls[EARLY] / calls[FULL]:.3f}x"
     )
     print(f"load average (1, 5, 15 min) {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
