@@ -1,11 +1,31 @@
 """The docs stay whole: every setting read from the environment is documented, every link
-between the docs leads somewhere, and the README stays an entry page."""
+between the docs leads somewhere, the README stays an entry page, every package named below
+has its README and every decision record is short and indexed."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# The folders whose README says what they hold, what they may import and where to start.
+PACKAGES = [
+    "annotation",
+    "annotation/flows",
+    "annotation/crowd",
+    "annotation/pages",
+    "annotation/api",
+    "annotation/encoders",
+    "pipeline",
+    "benchmarks",
+    "scripts",
+    "tests",
+]
+DECISIONS = ROOT / "docs" / "decisions"
+DOCS = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *(ROOT / package / "README.md" for package in PACKAGES),
+]
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -53,7 +73,31 @@ def test_every_link_between_the_docs_leads_somewhere() -> None:
 
 
 def test_the_readme_is_an_entry_page_with_a_map_of_the_docs() -> None:
+    """Every doc is in the README's map, except the decision records, which their own index
+    (docs/decisions/README.md, itself in the map) lists."""
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 200
     for doc in sorted((ROOT / "docs").rglob("*.md")):
+        if doc.parent == DECISIONS and doc.name != "README.md":
+            continue
         assert str(doc.relative_to(ROOT)) in readme, f"{doc.relative_to(ROOT)} is not in the map"
+
+
+def test_every_package_named_has_its_readme() -> None:
+    assert [p for p in PACKAGES if not (ROOT / p / "README.md").is_file()] == []
+
+
+def test_every_decision_is_a_short_record_in_the_index() -> None:
+    index = (DECISIONS / "README.md").read_text()
+    records = sorted(DECISIONS.glob("[0-9][0-9][0-9][0-9]-*.md"))
+    assert records, "no decision record found"
+    numbers = [int(record.name[:4]) for record in records]
+    assert numbers == list(range(1, len(records) + 1)), "decisions are numbered 0001, 0002, ..."
+    for record in records:
+        text = record.read_text()
+        assert f"({record.name})" in index, f"{record.name} is not in docs/decisions/README.md"
+        assert text.startswith(f"# {int(record.name[:4])}. "), f"{record.name}: title"
+        assert re.search(r"^Status: ", text, re.M), f"{record.name}: status"
+        for section in ("Context", "Decision", "Consequences"):
+            assert f"\n## {section}\n" in text, f"{record.name}: no {section} section"
+        assert 10 <= len(text.splitlines()) <= 25, f"{record.name}: not 10-25 lines"
