@@ -35,8 +35,8 @@ def django_setup(url: str) -> None:
 # item's kind and COCO ids, its worker, batch (provider, study, stage), HIT, the assignment's
 # times and consent version. Part of every export benchmark's baseline since issue 51 (the
 # baseline is a COPY of the rows the job reads).
-PROVENANCE_COPY_SQL = (
-    "COPY (SELECT ans.id, q.item_id, it.kind, im.coco_id, im2.coco_id, c.coco_id, c2.coco_id,"
+PROVENANCE_SELECT = (
+    "SELECT ans.id, q.item_id, it.kind, im.coco_id, im2.coco_id, c.coco_id, c2.coco_id,"
     " ans.label, a.worker_id, b.provider, b.provider_hit_type_id, h.batch_id, b.stage,"
     " q.hit_id, a.accepted_at, a.submitted_at, a.consent_version FROM annotation_answer ans"
     " JOIN annotation_question q ON q.id = ans.question_id"
@@ -47,8 +47,9 @@ PROVENANCE_COPY_SQL = (
     " LEFT JOIN annotation_caption c2 ON c2.id = it.caption2_id"
     " JOIN annotation_hit h ON h.id = q.hit_id JOIN annotation_batch b ON b.id = h.batch_id"
     " JOIN annotation_assignment a ON a.id = ans.assignment_id"
-    " WHERE b.run_id = {run}) TO STDOUT"
+    " WHERE b.run_id = {run}"
 )
+PROVENANCE_COPY_SQL = f"COPY ({PROVENANCE_SELECT}) TO STDOUT"
 
 
 def provenance_copy(cur: Any, run_id: int, out: Any) -> int:
