@@ -14,8 +14,10 @@ a fresh interpreter, the two alternated:
 - bare COPY: the rows the job reads, copied out to a file: the verification answers with
   their triple's caption and image ids and file names and the answer's worker (its provider
   and id, which the pseudonym is made from), and the selection answers with their pair,
-  caption and worker (the selectors' outcomes, the pairs judged). The first version of this
-  baseline copied the verification answers only.
+  caption and worker (the selectors' outcomes, the pairs judged), and since issue 51 the
+  provenance table's rows, one per judgment with its provenance columns
+  (`export_harness.PROVENANCE_COPY_SQL`). The first version of this baseline copied the
+  verification answers only.
 
     .venv/bin/python benchmarks/bison_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 3] [--images 40000] [--parts] [--database crowdvl_bench_bison]
 
@@ -37,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.export_harness import (  # noqa: E402
+    PROVENANCE_COPY_SQL,
     alternated_rounds,
     child_main,
     django_setup,
@@ -298,6 +301,8 @@ COPY_SQL = (
     " JOIN annotation_hit h ON h.id = q.hit_id JOIN annotation_batch b ON b.id = h.batch_id"
     " JOIN annotation_assignment a ON a.id = ans.assignment_id"
     " WHERE b.run_id = {run} AND b.stage = 'bison_selection') TO STDOUT",
+    # Since issue 51: the provenance table's rows, one per judgment (every export has them).
+    PROVENANCE_COPY_SQL,
 )
 
 

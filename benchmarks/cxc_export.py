@@ -7,7 +7,10 @@ pair and rater. Each measurement runs in a fresh interpreter (its own peak RSS):
 - app: the CxC export job (`export_job_write`: counted ratings read, averaged, three CSVs, ratings.jsonl,
   agreement per task, the scale model's CSV, manifest, Parquet, CHANGES against the previous
   repeat's version, card, Croissant, datasheet);
-- bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file;
+- bare COPY: the same answer rows (item, stage, worker, rating) copied out to a file, then
+  (since issue 51) the provenance table's rows, one per judgment with its provenance columns
+  (`export_harness.PROVENANCE_COPY_SQL`): the job reads both; the ratio to the ratings' COPY
+  alone (the baseline before) is printed too;
 - in order: the job with `CROWDVL_EXPORT_BESIDE=0`, every step in order (no thread beside);
 - again: the job a second time in one process (a worker's later export): its own peak above
   what the first left;
@@ -26,6 +29,7 @@ called, with the resident memory after each.
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -41,6 +45,7 @@ from benchmarks.export_harness import (  # noqa: E402
     django_setup,
     export_parser,
     print_sides,
+    provenance_copy,
 )
 from benchmarks.harness import fmt_mb, not_installed, peak_rss, results_tee  # noqa: E402
 from benchmarks.import_coco import current_rss  # noqa: E402
@@ -209,6 +214,7 @@ def child_app(url: str, run_id: str, *, pandas: bool = False, again: bool = Fals
 # marked in BESIDE run in a helper thread beside others (services/beside.py).
 PARTS = (
     ("annotation.services.export_jobs", "datasheet_run"),
+    ("annotation.services.export_jobs", "label_provenance_table"),
     ("annotation.flows.cxc.services.export", "_reads"),
     ("annotation.flows.cxc.services.export", "cxc_rating_arrays"),
     ("annotation.flows.cxc.services.export", "_ratings_jsonl"),
@@ -310,8 +316,17 @@ def child_copy(url: str, run_id: str) -> dict:
             for data in copy:
                 fh.write(data)
                 rows += bytes(data).count(b"\n")
+        ratings_seconds = time.perf_counter() - t
+        provenance_rows = provenance_copy(cur, int(run_id), fh)
         seconds = time.perf_counter() - t
-    return {"seconds": seconds, "peak": peak_rss(), "base": base, "rows": rows}
+    return {
+        "seconds": seconds,
+        "ratings_seconds": ratings_seconds,
+        "peak": peak_rss(),
+        "base": base,
+        "rows": rows,
+        "provenance_rows": provenance_rows,
+    }
 
 
 CHILDREN = {
@@ -354,6 +369,18 @@ def main() -> None:
             "dev": "the same, pandas installed (dev)",
             "again": "the same, a process's second export",
         },
+    )
+    copies = results["copy"]
+    print(
+        f"the baseline: {copies[0]['rows']:,} rating rows, then {copies[0]['provenance_rows']:,}"
+        " provenance rows; against the ratings' COPY alone (the baseline before issue 51):"
+        f" {statistics.median(a['seconds'] / c['ratings_seconds'] for a, c in zip(results['app'], copies, strict=True)):.2f}x"
+        " (rounds "
+        + ", ".join(
+            f"{a['seconds'] / c['ratings_seconds']:.2f}"
+            for a, c in zip(results["app"], copies, strict=True)
+        )
+        + ")"
     )
     if parts is not None:
         print(

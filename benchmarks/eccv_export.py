@@ -16,7 +16,8 @@ follow-ups, stored as the task type's `parse_answer` stores them), in HITs of 18
   candidate pairs with their COCO ids; every answer to them with its question's order, worker,
   label, follow-ups and what decides whether it counts (assignment state, confirmation,
   exclusion, review); every proposal of the run with its model's name; the captions of the
-  queries (their original COCO pairs). Until 2026-11-27 it copied the answers alone (with
+  queries (their original COCO pairs); since issue 51 the provenance table's rows, one per
+  judgment with its provenance columns (`export_harness.PROVENANCE_SELECT`). Until 2026-11-27 it copied the answers alone (with
   their pair's COCO ids): about a fifth of the rows the job reads.
 
     .venv/bin/python benchmarks/eccv_export.py --database-url postgres://postgres@127.0.0.1:5432/postgres [--repeats 5] [--images 40000] [--queries 5000] [--parts] [--db NAME]
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.export_harness import (  # noqa: E402
+    PROVENANCE_SELECT,
     alternated_rounds,
     child_main,
     django_setup,
@@ -355,6 +357,8 @@ COPY_SQL = {
         " OR c.coco_id IN (SELECT (jsonb_array_elements_text(config -> 'query_captions'))::bigint"
         "  FROM annotation_run WHERE id = {run})"
     ),
+    # Since issue 51: the provenance table's rows, one per judgment (every export has them).
+    "provenance": PROVENANCE_SELECT,
 }
 
 

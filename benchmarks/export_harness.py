@@ -30,6 +30,39 @@ def django_setup(url: str) -> None:
     django.setup()
 
 
+# The `label_provenance` record set's rows (issue 50: every export has them since), one per
+# judgment of the run with its provenance columns, as a bare COPY reads them: the answer, its
+# item's kind and COCO ids, its worker, batch (provider, study, stage), HIT, the assignment's
+# times and consent version. Part of every export benchmark's baseline since issue 51 (the
+# baseline is a COPY of the rows the job reads).
+PROVENANCE_SELECT = (
+    "SELECT ans.id, q.item_id, it.kind, im.coco_id, im2.coco_id, c.coco_id, c2.coco_id,"
+    " ans.label, a.worker_id, b.provider, b.provider_hit_type_id, h.batch_id, b.stage,"
+    " q.hit_id, a.accepted_at, a.submitted_at, a.consent_version FROM annotation_answer ans"
+    " JOIN annotation_question q ON q.id = ans.question_id"
+    " JOIN annotation_item it ON it.id = q.item_id"
+    " JOIN annotation_image im ON im.id = it.positive_id"
+    " LEFT JOIN annotation_image im2 ON im2.id = it.negative_id"
+    " LEFT JOIN annotation_caption c ON c.id = it.caption_id"
+    " LEFT JOIN annotation_caption c2 ON c2.id = it.caption2_id"
+    " JOIN annotation_hit h ON h.id = q.hit_id JOIN annotation_batch b ON b.id = h.batch_id"
+    " JOIN annotation_assignment a ON a.id = ans.assignment_id"
+    " WHERE b.run_id = {run}"
+)
+PROVENANCE_COPY_SQL = f"COPY ({PROVENANCE_SELECT}) TO STDOUT"
+
+
+def provenance_copy(cur: Any, run_id: int, out: Any) -> int:
+    """`PROVENANCE_COPY_SQL` of the run through the psycopg cursor `cur` into the binary file
+    `out`; returns the rows copied."""
+    rows = 0
+    with cur.copy(PROVENANCE_COPY_SQL.format(run=int(run_id))) as copy:
+        for data in copy:
+            out.write(data)
+            rows += bytes(data).count(b"\n")
+    return rows
+
+
 def database_argument(parser: argparse.ArgumentParser, default: str, *flags: str) -> None:
     """The scratch database's name option (`flags`, e.g. "--db"), made and dropped by the run."""
     parser.add_argument(
@@ -73,6 +106,7 @@ class Rounds:
     filled: Any
     results: dict[str, list[dict]] = field(default_factory=dict)
     loads: list[str] = field(default_factory=list)
+    round_loads: list[str] = field(default_factory=list)  # the 1-min load as each round began
     parts: dict | None = None
 
 
@@ -116,6 +150,7 @@ def alternated_rounds(
         sides = ("copy", "app", *also)  # `also`: more of the script's children, each round
         rounds = Rounds(filled=extra, results={name: [] for name in sides}, loads=[_load()])
         for _ in range(repeats):
+            rounds.round_loads.append(_load())
             for name in sides:
                 rounds.results[name].append(in_subprocess(script, name, [url, str(run_id)]))
         rounds.loads.append(_load())
@@ -152,3 +187,5 @@ def print_sides(rounds: Rounds, *, app_label: str, also: dict[str, str] | None =
     print(
         "ratio per round (app / copy of the same round): " + ", ".join(f"{r:.2f}" for r in ratios)
     )
+    if rounds.round_loads:
+        print("1-min load average as each round began: " + ", ".join(rounds.round_loads))

@@ -16,9 +16,25 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.models import GOLD_KINDS, Answer, Event, EventAction, Item, Run
-from annotation.selectors.arrow_rows import arrow_numbers, arrow_rows, arrow_strings, numpy_ints
+from annotation.models import (
+    GOLD_KINDS,
+    Answer,
+    Assignment,
+    Event,
+    EventAction,
+    Hit,
+    Item,
+    Run,
+)
+from annotation.selectors.arrow_rows import (
+    arrow_numbers,
+    arrow_rows,
+    arrow_strings,
+    numpy_flags,
+    numpy_ints,
+)
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.int_arrays import int_and_text_arrays
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.selectors.run_texts import instructions_version
 from annotation.services.release_tables import table_from_columns
@@ -29,26 +45,54 @@ PROVENANCE_KEYS = ("judgment",)  # CHANGES.md matches rows by the answer's id
 # Per item (pk), the machines that proposed it: (name, checkpoint sha256 or "").
 Proposers = Callable[[Run], dict[int, list[tuple[str, str]]]]
 
-_ANSWER_COLUMNS = {
-    "judgment": ("pk", pa.int64()),
-    "item": ("question__item_id", pa.int64()),
-    "item_kind": ("question__item__kind", pa.string()),
-    "image_id": ("question__item__positive__coco_id", pa.int64()),
-    "image_id_2": ("question__item__negative__coco_id", pa.int64()),
-    "caption_id": ("question__item__caption__coco_id", pa.int64()),
-    "caption_id_2": ("question__item__caption2__coco_id", pa.int64()),
-    "label": ("label", pa.string()),
-    "worker_pk": ("assignment__worker_id", pa.int64()),
-    "provider": ("question__hit__batch__provider", pa.string()),
-    "study": ("question__hit__batch__provider_hit_type_id", pa.string()),
-    "batch": ("question__hit__batch_id", pa.int64()),
-    "stage": ("question__hit__batch__stage", pa.string()),
-    "hit": ("question__hit_id", pa.int64()),
-    "assignment": ("assignment_id", pa.int64()),
-    "accepted_at": ("assignment__accepted_at", pa.timestamp("us", tz="UTC")),
-    "submitted_at": ("assignment__submitted_at", pa.timestamp("us", tz="UTC")),
-    "consent_version": ("assignment__consent_version", pa.string()),
+# The provenance table's columns, each read once from the table that holds it: the answers'
+# own (1.3 million rows at CxC's size) apart from their items', assignments' and HITs' (a
+# fifth, a tenth and a fiftieth as many), gathered per answer in Arrow. One join of every
+# answer with all of them sent PostgreSQL's CSV of 18 columns a row (193 MB at CxC's size)
+# and took most of the export's time.
+_ANSWER_COLUMNS = {  # read packed a chunk of rows at a time (`int_and_text_arrays`)
+    "judgment": ("pk", np.int64),
+    "item": ("question__item_id", np.int64),
+    "hit": ("question__hit_id", np.int64),
+    "assignment": ("assignment_id", np.int64),
 }
+_ITEM_COLUMNS = {
+    "item": ("pk", pa.int64()),
+    "item_kind": ("kind", pa.string()),
+    "image_id": ("positive__coco_id", pa.int64()),
+    "image_id_2": ("negative__coco_id", pa.int64()),
+    "caption_id": ("caption__coco_id", pa.int64()),
+    "caption_id_2": ("caption2__coco_id", pa.int64()),
+}
+_ASSIGNMENT_COLUMNS = {
+    "assignment": ("pk", pa.int64()),
+    "worker_pk": ("worker_id", pa.int64()),
+    "accepted_at": ("accepted_at", pa.timestamp("us", tz="UTC")),
+    "submitted_at": ("submitted_at", pa.timestamp("us", tz="UTC")),
+    "consent_version": ("consent_version", pa.string()),
+}
+_HIT_COLUMNS = {
+    "hit": ("pk", pa.int64()),
+    "batch": ("batch_id", pa.int64()),
+    "provider": ("batch__provider", pa.string()),
+    "study": ("batch__provider_hit_type_id", pa.string()),
+    "stage": ("batch__stage", pa.string()),
+}
+
+
+def _rows_of(table: pa.Table, key: str, keys: np.ndarray) -> np.ndarray:
+    """Where each of `keys` stands in `table`'s `key` column (unique, ascending)."""
+    have = numpy_ints(table.column(key))
+    at = np.searchsorted(have, keys).clip(0, max(have.size - 1, 0))
+    if keys.size and (not have.size or (have[at] != keys).any()):
+        raise ValueError(f"label provenance: a {key} of an answer is not the run's")
+    return at.astype(np.int64)
+
+
+def _gathered(table: pa.Table, key: str, keys: np.ndarray) -> pa.Table:
+    """The rows of `table` (ordered by its unique `key` column) whose key is each of `keys`,
+    in that order."""
+    return table.take(arrow_numbers(_rows_of(table, key, keys)))
 
 
 def _counted_answers(run: Run, *, gold: bool) -> Any:
@@ -165,43 +209,71 @@ def _proposals(
 def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> pa.Table:
     """The `label_provenance` record set of `run` (rows in the order the answers were
     stored). `proposers`: the flow's machines per item (ECCV's annotators)."""
-    rows = arrow_rows(_counted_answers(run, gold=False).order_by("pk"), _ANSWER_COLUMNS)
+    # Every counted answer of the run's batches (a join on the items for the run and their
+    # kind made PostgreSQL look each answer's item up by its index: twice as slow), the gold
+    # answers then left out by their items' kind, read anyway.
+    ints, texts = int_and_text_arrays(
+        Answer.objects.filter(counted_reviewed(""), question__hit__batch__run=run),
+        _ANSWER_COLUMNS,
+        {"label": "label"},
+    )
+    item_rows = arrow_rows(Item.objects.filter(run=run).order_by("pk"), _ITEM_COLUMNS)
+    at_item = _rows_of(item_rows, "item", ints["item"])
+    gold = numpy_flags(
+        pc.is_in(
+            item_rows.column("item_kind"), value_set=arrow_strings([k.value for k in GOLD_KINDS])
+        )
+    )
+    kept = np.flatnonzero(~gold[at_item])
+    # In the order the answers were stored.
+    order = kept[np.argsort(ints["judgment"][kept], kind="stable")]
+    answers = {name: values[order] for name, values in ints.items()}
+    label = texts["label"].take(arrow_numbers(order))
+    of_item = item_rows.take(arrow_numbers(at_item[order]))
+    del ints, texts, order, kept, at_item, gold, item_rows
+    items, assignments = answers["item"], answers["assignment"]
+    of_assignment = _gathered(
+        arrow_rows(
+            Assignment.objects.filter(hit__batch__run=run).order_by("pk"), _ASSIGNMENT_COLUMNS
+        ),
+        "assignment",
+        assignments,
+    )
+    of_hit = _gathered(
+        arrow_rows(Hit.objects.filter(batch__run=run).order_by("pk"), _HIT_COLUMNS),
+        "hit",
+        answers["hit"],
+    )
     names = run_worker_pseudonyms(run=run)
-    workers = numpy_ints(rows.column("worker_pk"))
+    workers = numpy_ints(of_assignment.column("worker_pk"))
     distinct, at = np.unique(workers, return_inverse=True)
     pseudonyms = arrow_strings([names[w] for w in distinct.tolist()])
     gold_assignments, gold_items, passed = _gold_by_assignment(run)
-    assignments = numpy_ints(rows.column("assignment"))
     columns: dict[str, Any] = {
-        name: rows.column(name)
-        for name in (
-            "judgment",
-            "item",
-            "item_kind",
-            "image_id",
-            "image_id_2",
-            "caption_id",
-            "caption_id_2",
-            "label",
-        )
+        "judgment": arrow_numbers(answers["judgment"]),
+        "item": arrow_numbers(items),
     }
+    for name in ("item_kind", "image_id", "image_id_2", "caption_id", "caption_id_2"):
+        columns[name] = of_item.column(name)
+    columns["label"] = label
     columns["worker"] = pa.DictionaryArray.from_arrays(
         arrow_numbers(at.reshape(-1).astype(np.int32)), pseudonyms
     )
-    for name in ("provider", "study", "batch", "stage", "hit", "submitted_at"):
-        columns[name] = rows.column(name)
-    columns["consent_version"] = rows.column("consent_version")
+    for name in ("provider", "study", "batch", "stage"):
+        columns[name] = of_hit.column(name)
+    columns["hit"] = arrow_numbers(answers["hit"])
+    columns["submitted_at"] = of_assignment.column("submitted_at")
+    columns["consent_version"] = of_assignment.column("consent_version")
     columns["instructions_version"] = _instructions_versions(
         run,
-        rows.column("stage").combine_chunks(),
-        rows.column("accepted_at").combine_chunks(),
+        of_hit.column("stage").combine_chunks(),
+        of_assignment.column("accepted_at").combine_chunks(),
     )
     columns["gold_passed"] = _per_row_lists(assignments, gold_assignments, gold_items, where=passed)
     columns["gold_failed"] = _per_row_lists(
         assignments, gold_assignments, gold_items, where=~passed
     )
     if proposers is not None:
-        items = numpy_ints(rows.column("item"))
         columns["proposed_by"], columns["proposer_checkpoint_sha256"] = _proposals(
             items, proposers(run)
         )

@@ -74,3 +74,45 @@ def test_ids_are_read_in_four_bytes_until_one_is_too_large_for_them(dataset):
     # An id column read in 4 bytes holds the same ids.
     arrays = int_arrays(Image.objects.filter(pk=first.pk), {"id": ("pk", id_dtype(Image))})
     assert arrays["id"].dtype == np.int32 and arrays["id"].tolist() == [first.pk]
+
+
+TEXTS = {"name": "file_name"}
+
+
+def test_texts_come_with_their_rows_whatever_their_bytes(dataset, monkeypatch):
+    from annotation.selectors import int_arrays as module
+    from annotation.selectors.int_arrays import int_and_text_arrays
+
+    monkeypatch.setattr(module, "CHUNK_ROWS", 2)  # texts joined per chunk: many chunks
+    images = Image.objects.filter(dataset=dataset).order_by("pk")
+    odd = ["", 'quote " and, comma', "line\nbreak", "über 東京 🙂", "tab\tend\\"]
+    for image, name in zip(images, odd, strict=False):
+        image.file_name = name
+        image.save(update_fields=["file_name"])
+    ints, texts = int_and_text_arrays(images, COLUMNS, TEXTS)
+    read = sorted(
+        zip(ints["id"].tolist(), ints["coco"].tolist(), texts["name"].to_pylist(), strict=True)
+    )
+    assert read == sorted(images.values_list("pk", "coco_id", "file_name"))
+    assert set(odd) <= {name for _, _, name in read}
+
+
+def test_texts_of_a_query_that_matches_nothing_are_empty(dataset):
+    from annotation.selectors.int_arrays import int_and_text_arrays
+
+    ints, texts = int_and_text_arrays(Image.objects.none(), COLUMNS, TEXTS)
+    assert ints["id"].size == 0 and len(texts["name"]) == 0
+    assert str(texts["name"].type) == "string"
+
+
+def test_a_null_text_is_an_error_naming_its_column(dataset):
+    from django.db.models.functions import NullIf
+
+    from annotation.selectors.int_arrays import int_and_text_arrays
+
+    with pytest.raises(ValueError, match="'gone'"):
+        int_and_text_arrays(
+            Image.objects.filter(dataset=dataset),
+            COLUMNS,
+            {"gone": NullIf("file_name", "file_name")},
+        )
