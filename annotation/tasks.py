@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 def crowd_sync_open() -> None:
     """Periodic: every remote provider brings in its open batches' results; then HITs a
     provider would not grow get their items in a new HIT."""
-    from annotation.crowd import providers
+    from annotation.providers import providers
     from annotation.services.reoffer import hits_reoffer_all
 
     for provider in providers():

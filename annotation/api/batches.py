@@ -16,10 +16,10 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
-from annotation.crowd import web_provider_check
 from annotation.flow_registry import stage_names
 from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action
+from annotation.providers import web_provider_check
 from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
 from annotation.selectors.image_availability import batch_images_check

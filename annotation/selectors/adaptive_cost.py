@@ -14,9 +14,9 @@ from typing import Any
 
 from django.core.cache import cache
 
-from annotation.crowd import provider_for
 from annotation.flow_registry import task_type_for
 from annotation.models import Batch, GoldItemKind, Question
+from annotation.providers import provider_for
 from pipeline.adaptive_cost import ExpectedJudgments
 
 CENT = Decimal("0.01")

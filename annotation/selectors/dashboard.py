@@ -8,7 +8,6 @@ from typing import Any
 
 from django.db.models import F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
 
-from annotation.crowd import provider_for
 from annotation.models import (
     Assignment,
     Batch,
@@ -20,6 +19,7 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
+from annotation.providers import provider_for
 from annotation.selectors.pay import PayEstimate
 from annotation.selectors.pay_many import effective_pays, pay_estimates
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from django.db.models import Q
 
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Batch, Image, ImageSource, Job, JobState
+from annotation.providers import provider_for
 from annotation.services.images import cache_path_for
 
 

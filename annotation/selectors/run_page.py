@@ -10,10 +10,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, Sum
 
-from annotation.crowd import provider_for
 from annotation.flow_registry import flow_for_kind, stage_label
 from annotation.models import Answer, Assignment, AssignmentState, Bonus, Item, Job, Run
 from annotation.paths import paths_hidden
+from annotation.providers import provider_for
 from annotation.selectors.agreement_pairs import agreement_pairs, held_answers
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
 from annotation.services.jobs import LIVE

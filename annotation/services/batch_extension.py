@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Batch, BatchStatus, EventAction, Hit, HitStatus, SlotsAdded
+from annotation.providers import provider_for
 from annotation.selectors.installation import installation_token
 from annotation.services.events import event_record
 from annotation.services.runs import run_status_follow

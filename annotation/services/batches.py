@@ -16,7 +16,6 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.flow_registry import stage_label, stage_names
 from annotation.models import (
@@ -31,6 +30,7 @@ from annotation.models import (
     Run,
     default_qualifications,
 )
+from annotation.providers import provider_for
 from annotation.selectors.image_availability import batch_images_check
 from annotation.selectors.pay import fair_reward, pay_estimate
 from annotation.services.checks import (

@@ -10,10 +10,10 @@ from typing import Any
 import pyarrow as pa
 from django.db.models import Count
 
-from annotation.crowd import provider_for
 from annotation.json_order import keys_sorted
 from annotation.models import Assignment, Review, Run
 from annotation.paths import paths_hidden
+from annotation.providers import provider_for
 from annotation.selectors.counting import COUNTED_STATES, counted
 from annotation.services.datasheet_cells import cell_text, listed, pairs, table
 from annotation.services.files import file_write_atomic

@@ -9,7 +9,6 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import (
     ASSIGNMENT_STATE_ACTIONS,
@@ -20,6 +19,7 @@ from annotation.models import (
     RejectionFeedback,
     SlotsAdded,
 )
+from annotation.providers import provider_for
 from annotation.services.events import event_record
 from annotation.services.recount import hit_recount
 

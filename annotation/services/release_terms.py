@@ -68,8 +68,8 @@ def release_terms(*, run: Run, params: dict[str, Any] | None = None) -> dict[str
 def release_people(*, run: Run) -> dict[str, Any]:
     """Who did the work, for the release's metadata: the platforms, whether any workers were
     stand-ins (not people), and how many distinct workers' counted work the run holds."""
-    from annotation.crowd import provider_for
     from annotation.models import Assignment
+    from annotation.providers import provider_for
     from annotation.selectors.counting import COUNTED_STATES
 
     providers = sorted(set(run.batches.exclude(status="draft").values_list("provider", flat=True)))

@@ -15,8 +15,8 @@ from django.db import transaction
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from annotation.crowd import provider_for
 from annotation.models import Batch, BatchStatus, EventAction, Hit, Question
+from annotation.providers import provider_for
 from annotation.selectors.counting import counted
 from annotation.services.batches import balanced_sides
 from annotation.services.events import event_record

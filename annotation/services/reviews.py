@@ -10,7 +10,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.crowd import provider_names
 from annotation.errors import AlreadyPaid, ServiceError
 from annotation.models import (
     Assignment,
@@ -22,6 +21,7 @@ from annotation.models import (
     ReviewStatus,
 )
 from annotation.permissions import Action, visible_runs
+from annotation.providers import provider_names
 from annotation.selectors.counting import counted
 from annotation.selectors.gold_record import gold_record_hold_reasons
 from annotation.services.decisions import (

@@ -8,8 +8,8 @@ from typing import cast
 
 from django.db.models import Exists, OuterRef, Q
 
-from annotation.crowd import provider_for
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus
+from annotation.providers import provider_for
 from annotation.selectors.counting import COUNTED_STATES, counted
 
 LATE = (

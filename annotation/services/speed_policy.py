@@ -12,8 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count
 
-from annotation.crowd import provider_for
 from annotation.models import Assignment, Batch, Question, Run
+from annotation.providers import provider_for
 
 SETTING = "hold_fast_seconds_per_item"
 SPEED_DEFAULTS: dict[str, Any] = {SETTING: 0.0}

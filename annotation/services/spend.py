@@ -10,10 +10,10 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import CostEstimate, CrowdProvider, providers
 from annotation.errors import ServiceError
 from annotation.models import Batch, Bonus, Hit, SlotsAdded
 from annotation.money import symbol
+from annotation.providers import CostEstimate, CrowdProvider, providers
 
 DAY = timedelta(hours=24)
 

@@ -10,7 +10,6 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd import provider_for
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError, TooLate
 from annotation.models import (
     Answer,
@@ -23,6 +22,7 @@ from annotation.models import (
     Question,
     Worker,
 )
+from annotation.providers import provider_for
 from annotation.selectors.counting import pool_bar_reason
 from annotation.selectors.task_page import hit_questions
 from annotation.services.drafts import draft_consume

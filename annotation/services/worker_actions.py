@@ -13,7 +13,6 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd import provider_for
 from annotation.errors import RemoteUnclear, ServiceError
 from annotation.models import (
     Assignment,
@@ -27,6 +26,7 @@ from annotation.models import (
     WorkerNoticeState,
 )
 from annotation.money import symbol
+from annotation.providers import provider_for
 from annotation.selectors.counting import counted
 from annotation.selectors.installation import installation_token
 from annotation.services.events import event_record

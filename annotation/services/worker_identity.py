@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from annotation.crowd import PROVIDERS
 from annotation.errors import ServiceError
 from annotation.models import Worker
+from annotation.providers import PROVIDERS
 
 
 def worker_id_normalise(external_id: str, *, provider: str) -> str:

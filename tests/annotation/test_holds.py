@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.crowd import PROVIDERS
-from annotation.crowd.base import ServerSideProvider
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Event
+from annotation.providers import PROVIDERS
+from annotation.providers.base import ServerSideProvider
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next, claim_wait_seconds
 from annotation.services.drafts import draft_save

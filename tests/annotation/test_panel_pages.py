@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from annotation.crowd import provider_for
 from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.services import panel_settings_set
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Event, PoolMembership, Worker
+from annotation.providers import provider_for
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.worker_actions import worker_block, workers_notify

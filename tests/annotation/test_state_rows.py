@@ -6,7 +6,6 @@ import string
 
 import pytest
 
-from annotation.crowd import provider_for
 from annotation.crowd.mturk import sync as mturk_sync
 from annotation.crowd.panel.models import Finish
 from annotation.crowd.panel.selectors import panel_figures
@@ -26,6 +25,7 @@ from annotation.models import (
     WorkerNotice,
     WorkerNoticeState,
 )
+from annotation.providers import provider_for
 from annotation.selectors.dashboard import dashboard_runs
 from annotation.selectors.run_page import batch_progress
 from annotation.services import decisions

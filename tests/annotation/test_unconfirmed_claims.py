@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.crowd import PROVIDERS
-from annotation.crowd.base import ServerSideProvider
 from annotation.errors import PoolConflict, TooLate
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembership
+from annotation.providers import PROVIDERS
+from annotation.providers.base import ServerSideProvider
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.claim import assignment_claim_next
 from annotation.services.confirm import assignment_confirm

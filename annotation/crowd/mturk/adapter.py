@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes
 from annotation.crowd.mturk.client import (
     CANNOT_GROW,
     CLOSED,
@@ -36,13 +35,14 @@ from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee
 from annotation.errors import AlreadyPaid, ServiceError
 from annotation.flow_registry import stage_label
 from annotation.models import Assignment, Batch, Hit, Worker
+from annotation.providers.base import CostEstimate, CrowdProvider, IdShapes
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
 from pipeline.mturk_xml import external_question_xml
 
 if TYPE_CHECKING:
-    from annotation.crowd.base import Progress
     from annotation.models import Job
+    from annotation.providers.base import Progress
 
 
 class MTurkProvider(CrowdProvider):

@@ -10,8 +10,8 @@ class MTurkCrowdConfig(AppConfig):
     verbose_name = "Amazon Mechanical Turk (legacy)"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.mturk.adapter import MTurkProvider
+        from annotation.providers import provider_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         provider_register(MTurkProvider())

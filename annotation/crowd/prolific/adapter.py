@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes, LaunchNote
 from annotation.crowd.prolific.client import (
     ID_LENGTH,
     REJECTION_CATEGORIES,
@@ -25,12 +24,13 @@ from annotation.crowd.prolific.client import (
 from annotation.crowd.prolific.fees import estimate_cost, prolific_fee
 from annotation.errors import Refused, ServiceError
 from annotation.models import Assignment, Batch, BatchStatus, Hit, Worker
+from annotation.providers.base import CostEstimate, CrowdProvider, IdShapes, LaunchNote
 from annotation.services.remote_calls import NO_OBJECT, remote_call_once
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:
-    from annotation.crowd.base import Progress
     from annotation.models import Job
+    from annotation.providers.base import Progress
 
 PROVIDER = "prolific"
 
@@ -389,7 +389,7 @@ class ProlificProvider(CrowdProvider):
 
 def prolific_provider() -> ProlificProvider:
     """The registered Prolific provider, with its type (the registry gives the base class)."""
-    from annotation.crowd import provider_for
+    from annotation.providers import provider_for
 
     provider = provider_for("prolific")
     assert isinstance(provider, ProlificProvider)

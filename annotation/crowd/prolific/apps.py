@@ -10,8 +10,8 @@ class ProlificCrowdConfig(AppConfig):
     verbose_name = "Prolific"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.prolific.adapter import ProlificProvider
+        from annotation.providers import provider_register
         from annotation.services.job_recovery import JobSteps, job_steps_register
 
         provider_register(ProlificProvider())

@@ -11,7 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 
-from annotation.crowd import simulated_crowd
 from annotation.flow_registry import DemoContext
 from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
@@ -20,6 +19,7 @@ from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.management.arguments import whole
 from annotation.models import Caption, Export, Run, RunKind
+from annotation.providers import simulated_crowd
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.exports import export_scratch_folder

@@ -13,7 +13,6 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
 from annotation.flow_registry import DemoContext
 from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
@@ -22,6 +21,7 @@ from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.models import Caption, Export, GoldItemKind, Job, Question, Review, Run
+from annotation.providers import simulated_crowd
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.exports import export_scratch_folder
 from annotation.services.gold import ESTABLISHED, gold_source

@@ -10,12 +10,12 @@ from datetime import timedelta
 import numpy as np
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.flow_registry import DemoContext
 from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.simulate import pair_key
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, Item, Review, Run
+from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish

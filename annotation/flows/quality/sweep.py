@@ -14,7 +14,6 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.flow_registry import DemoContext
 from annotation.flows.quality.demo import stand_in_models
 from annotation.flows.quality.services.candidates import (
@@ -25,6 +24,7 @@ from annotation.flows.quality.services.candidates import (
 from annotation.flows.quality.simulate import candidate_quality
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, Question, Review, Run
+from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish

@@ -3,11 +3,11 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
-from annotation.crowd.base import LIFETIME_RANGE
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.money import symbol
+from annotation.providers.base import LIFETIME_RANGE
 from annotation.services import batch_extension, worker_actions
 from annotation.services.batches import batch_expire
 from annotation.services.checks import MAX_PER_HIT

@@ -15,12 +15,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.crowd import provider_for, web_provider_names
 from annotation.errors import Refused, ServiceError, page_message
 from annotation.models import Batch, BatchStatus, Run
 from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
+from annotation.providers import provider_for, web_provider_names
 from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.batch_reach import batch_reach

@@ -9,9 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotation.crowd import providers
 from annotation.models import RunKind, RunStatus
 from annotation.permissions import Action, can, is_staff, require, visible_projects, visible_runs
+from annotation.providers import providers
 
 
 @login_required

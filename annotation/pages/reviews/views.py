@@ -12,7 +12,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Review
 from annotation.permissions import (
@@ -24,6 +23,7 @@ from annotation.permissions import (
     sees_platform_ids,
     visible_runs,
 )
+from annotation.providers import provider_for
 from annotation.selectors.review_page import (
     review_reasons_in_words,
     review_rows,

@@ -1,6 +1,6 @@
 """The crowd-provider interface. Each provider is a package `annotation/crowd/<name>/` (a Django
 app whose `ready()` calls `provider_register`); the core and the flows reach it only through
-this interface and the registry in `annotation/crowd/__init__.py`, never by its name.
+this interface and the registry in `annotation/providers/__init__.py`, never by its name.
 
 Two kinds of methods: platform calls (approve, reject, bonus, ...) make the provider-side call
 and nothing else, and services record the state change and its event; capabilities (money,
