@@ -16,7 +16,7 @@ def crowd_sync_open() -> None:
     """Periodic: every remote provider brings in its open batches' results; then HITs a
     provider would not grow get their items in a new HIT."""
     from annotation.providers import providers
-    from annotation.services.reoffer import hits_reoffer_all
+    from annotation.services.work.reoffer import hits_reoffer_all
 
     for provider in providers():
         if not provider.remote:
@@ -30,7 +30,7 @@ def crowd_sync_open() -> None:
 
 @app.task(name="assignments.auto_approve")
 def assignments_auto_approve() -> None:
-    from annotation.services.reviews import assignments_auto_approve as approve
+    from annotation.services.work.reviews import assignments_auto_approve as approve
 
     approve()
 

@@ -383,7 +383,7 @@ CROWDVL_RATE_LIMITS = {
     "panel-batch-arrival": int(env("CROWDVL_PANEL_BATCH_ARRIVALS_PER_MINUTE", "200")),
 }
 # How long a claim under an unconfirmed id (a panel's study link) that nobody answered on keeps
-# its slot from a new arrival who finds no other (services/holds.py).
+# its slot from a new arrival who finds no other (services/work/holds.py).
 CROWDVL_IDLE_HOLD_SECONDS = int(env("CROWDVL_IDLE_HOLD_SECONDS", "120"))
 # The header a trusted reverse proxy puts the client's address in (e.g. HTTP_X_REAL_IP).
 CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")

@@ -180,9 +180,9 @@ def verify_every_hit(batch, picks, *, after_first=None):
     a role is played by a fresh worker per HIT ("v1", "v1-2", ...); with as many roles as
     workers per HIT, each HIT is full before the next one is claimed. `after_first` runs once
     the first role answered the first HIT. Returns the assignments."""
-    from annotation.services.claim import assignment_claim_next
-    from annotation.services.submit import assignment_submit
-    from annotation.services.worker_identity import worker_get_or_create
+    from annotation.services.work.claim import assignment_claim_next
+    from annotation.services.work.submit import assignment_submit
+    from annotation.services.work.worker_identity import worker_get_or_create
 
     assert len(picks) == batch.assignments_per_hit
     done = []

@@ -15,7 +15,7 @@ from annotation.models import Review, ReviewStatus
 from annotation.permissions import Action
 from annotation.selectors.listing import review_list
 from annotation.selectors.reviews import SORTS
-from annotation.services.reviews import review_reverse, reviews_decide
+from annotation.services.work.reviews import review_reverse, reviews_decide
 
 
 class ReviewListApi(ServiceAPIView):

@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation.models import Assignment, AssignmentState, Batch
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.slots import first_claim_seconds
+from annotation.services.work.slots import first_claim_seconds
 
 LIVE_STATES = ("working", "timed_out", "returned", "submitted", "approved", "rejected")
 ROWS = 200  # the newest claims shown; the counts cover every assignment

@@ -1,7 +1,7 @@
 """Who can still fill a batch's open slots under the claim's rules, and how many more people it
 needs (issue 46: a small lab's BISON stage 3 stalled in silence).
 
-The rules are the claim's (`services/claim.py`): nobody takes a HIT twice, nor a HIT re-offered
+The rules are the claim's (`services/work/claim.py`): nobody takes a HIT twice, nor a HIT re-offered
 from one they had (`judged_before`), nor one holding a gold copy of an item they had
 (`gold_seen_before`), nor, in an image-disjoint stage that kept the rule, one showing an image
 they saw in another HIT (`image_seen_before`); blocked workers and another stage's pool take
@@ -33,7 +33,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.services.images import images_kept_apart
-from annotation.services.slots import active_assignments
+from annotation.services.work.slots import active_assignments
 from annotation.tasktypes import task_type_for
 
 # Why a pool member cannot take a HIT, in the claim's order; the words the page shows.

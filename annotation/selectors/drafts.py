@@ -1,4 +1,4 @@
-"""A worker's answers in progress as their task page restores them (`services/drafts.py` keeps
+"""A worker's answers in progress as their task page restores them (`services/work/drafts.py` keeps
 them). Read only for the worker's own page: nothing that counts work reads drafts."""
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from typing import Any
 from annotation.flow_registry import item_kind_label, task_type_for
 from annotation.models import Question, Review
 from annotation.selectors.gold_record import POLICY as GOLD_RECORD_POLICY
-from annotation.services.speed_policy import POLICY as SPEED_POLICY
-from annotation.services.speed_policy import SETTING as SPEED_SETTING
+from annotation.services.work.speed_policy import POLICY as SPEED_POLICY
+from annotation.services.work.speed_policy import SETTING as SPEED_SETTING
 from annotation.tasktypes.base import TaskType
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Batch, Hit, Review, ReviewStatus, Run
 from annotation.selectors.review_reasons import reviews_reason_sentences
-from annotation.services.speed_policy import POLICY as SPEED_POLICY
+from annotation.services.work.speed_policy import POLICY as SPEED_POLICY
 
 DUE_SOON = timedelta(hours=24)
 

@@ -50,7 +50,7 @@ from annotation.services.images import (
 )
 from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
 from annotation.services.runs import run_set_status, run_status_follow
-from annotation.services.speed_policy import speed_warnings
+from annotation.services.work.speed_policy import speed_warnings
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.errors import InputError

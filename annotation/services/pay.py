@@ -8,7 +8,7 @@ from annotation.models import Assignment, Batch, Worker
 from annotation.money import symbol
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay
-from annotation.services.worker_actions import worker_bonus
+from annotation.services.work.worker_actions import worker_bonus
 
 
 def batch_pay_top_up(*, batch: Batch, hourly: Decimal | None = None) -> dict[str, str]:

@@ -102,9 +102,9 @@ def due(batch_id: int) -> dict:
 
     from annotation.flow_registry import task_type_for
     from annotation.models import Assignment, Batch
-    from annotation.services.claim import assignment_claim_next
-    from annotation.services.submit import assignment_submit
-    from annotation.services.worker_identity import worker_get_or_create
+    from annotation.services.work.claim import assignment_claim_next
+    from annotation.services.work.submit import assignment_submit
+    from annotation.services.work.worker_identity import worker_get_or_create
 
     worker = worker_get_or_create(provider="local", external_id="due")
     taken = assignment_claim_next(batch=Batch.objects.get(pk=batch_id), worker=worker)

@@ -257,7 +257,7 @@ def test_no_absolute_server_path_reaches_a_researcher_or_a_viewer(
     from annotation.crowd.simulated.crowd import simulate_crowd
     from annotation.models import Dataset, Export, Job, Review, Run
     from annotation.services.batches import batch_create, batch_publish
-    from annotation.services.reviews import review_decide
+    from annotation.services.work.reviews import review_decide
     from pipeline.simulate import WorkerProfile
     from tests.annotation.conftest import rankings_file
     from tests.factories import coco_document, placeholder_images, topic_vectors_file, write_coco

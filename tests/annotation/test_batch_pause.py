@@ -15,10 +15,10 @@ from annotation.services.batches import (
     batch_resume,
     batches_stop,
 )
-from annotation.services.claim import assignment_claim_next
-from annotation.services.drafts import draft_save
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.drafts import draft_save
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.annotation.test_api_lists import member
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 

@@ -17,9 +17,9 @@ from annotation.services.batches import (
     batch_publish,
     batch_warnings,
 )
-from annotation.services.claim import assignment_claim_next
-from annotation.services.pools import pool_join
-from annotation.services.submit import assignment_submit
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.pools import pool_join
+from annotation.services.work.submit import assignment_submit
 from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.errors import InputError
 from tests.factories import invited, selection_done_factory

@@ -10,8 +10,8 @@ from annotation.models import AssignmentState, BatchStatus, Event, HitStatus
 from annotation.providers import PROVIDERS, provider_for
 from annotation.services.batch_extension import hit_add_assignments
 from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
-from annotation.services.decisions import assignment_approve, assignment_reject
-from annotation.services.worker_actions import worker_block, worker_bonus
+from annotation.services.work.decisions import assignment_approve, assignment_reject
+from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.annotation.drivers import driver_for
 

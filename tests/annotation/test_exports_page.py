@@ -11,7 +11,7 @@ from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Export, Project, ProjectMembership, ProjectRole, Review, Run
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.services.work.reviews import review_decide
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

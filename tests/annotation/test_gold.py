@@ -20,10 +20,10 @@ from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Export, GoldItemKind, Item, Question, Review, Run
 from annotation.selectors.gold import Agreement, items_established, stage_consensus
 from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.claim import assignment_claim_next
 from annotation.services.gold import gold_place
 from annotation.services.runs import run_check_config
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.worker_identity import worker_get_or_create
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile

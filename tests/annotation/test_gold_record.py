@@ -11,7 +11,7 @@ from annotation.models import GOLD_KINDS, Answer, Review
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.gold_record import MIN_GOLD, POLICY
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import reviews_hold_by_policy
+from annotation.services.work.reviews import reviews_hold_by_policy
 from tests.annotation.held_reviews import answer_all
 from tests.annotation.test_gold_attacks import quality_setup
 

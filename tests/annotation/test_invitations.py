@@ -28,10 +28,10 @@ from annotation.models import (
 from annotation.selectors.counting import counted
 from annotation.selectors.invitations import consent_summary, run_consent
 from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.slots import first_claim_seconds
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.slots import first_claim_seconds
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create, worker_id_normalise
 from pipeline.errors import InputError
 from tests.factories import invited, join, selection_done_factory
 

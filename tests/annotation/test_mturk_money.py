@@ -24,9 +24,9 @@ from annotation.models import (
 )
 from annotation.selectors.installation import installation_id
 from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.decisions import assignment_reject
 from annotation.services.installation import installation_regenerate
-from annotation.services.worker_actions import worker_bonus
+from annotation.services.work.decisions import assignment_reject
+from annotation.services.work.worker_actions import worker_bonus
 from tests.annotation.drivers import MTurkDriver, fake_id
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from annotation.models import Answer, Assignment, AssignmentState, Event, PoolMe
 from annotation.providers import provider_for
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.worker_actions import worker_block, workers_notify
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.worker_actions import worker_block, workers_notify
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
 

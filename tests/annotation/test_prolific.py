@@ -29,8 +29,8 @@ from annotation.models import (
 )
 from annotation.selectors.counting import counted
 from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
-from annotation.services.decisions import assignment_approve, assignment_reject
-from annotation.services.worker_actions import worker_block, worker_bonus
+from annotation.services.work.decisions import assignment_approve, assignment_reject
+from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
 

@@ -15,7 +15,7 @@ from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Event, Hit, HitStatus, Run, RunStatus
 from annotation.services.batch_extension import batch_extend
 from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.recount import hit_recount
+from annotation.services.work.recount import hit_recount
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled
 from tests.annotation.test_gold import quality_run  # noqa: F401 - a fixture

@@ -34,11 +34,11 @@ from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.data_browser import item_rows, run_items
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.batches import batch_create, batch_pause, batch_publish
-from annotation.services.claim import assignment_claim_next
 from annotation.services.run_texts import run_consent_set, run_instructions_set
-from annotation.services.slots import first_claim_seconds
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.slots import first_claim_seconds
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_api_lists import member
@@ -468,7 +468,7 @@ def test_data_browser_in_the_api_and_the_cli(judged, django_user_model, schema):
 
 
 def test_exports_page_renders_the_datasheet_and_the_manifest(judged, run_on_commit, admin_client):
-    from annotation.services.reviews import review_decide
+    from annotation.services.work.reviews import review_decide
 
     for review in Review.objects.filter(status="open"):
         review_decide(review=review, approve=True)

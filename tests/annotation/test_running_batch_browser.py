@@ -184,7 +184,7 @@ def test_data_browser_filters_and_exports_page(researcher, live_server, judged):
     expect(tab).to_have_url(f"{live_server.url}/review/{review_id}/")
 
     for open_review in Review.objects.filter(status="open"):
-        from annotation.services.reviews import review_decide
+        from annotation.services.work.reviews import review_decide
 
         review_decide(review=open_review, approve=True)
     eccv_export_start(run=proposed)

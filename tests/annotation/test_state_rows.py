@@ -28,12 +28,12 @@ from annotation.models import (
 from annotation.providers import provider_for
 from annotation.selectors.dashboard import dashboard_runs
 from annotation.selectors.run_page import batch_progress
-from annotation.services import decisions
 from annotation.services.batch_extension import hit_add_assignments
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.decisions import assignment_mark
 from annotation.services.spend import committed_last_day
-from annotation.services.worker_actions import workers_notify
+from annotation.services.work import decisions
+from annotation.services.work.decisions import assignment_mark
+from annotation.services.work.worker_actions import workers_notify
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -14,11 +14,11 @@ from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembe
 from annotation.providers import PROVIDERS
 from annotation.providers.base import ServerSideProvider
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.confirm import assignment_confirm
-from annotation.services.reviews import assignments_auto_approve
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.confirm import assignment_confirm
+from annotation.services.work.reviews import assignments_auto_approve
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,7 @@ def test_one_provider_failing_does_not_stop_the_others(monkeypatch, caplog):
     monkeypatch.setattr(provider_for("mturk"), "sync_open", lambda: 1 / 0)
     monkeypatch.setattr(provider_for("prolific"), "sync_open", lambda: seen.append("prolific"))
     monkeypatch.setattr(
-        "annotation.services.reoffer.hits_reoffer_all", lambda: seen.append("reoffer")
+        "annotation.services.work.reoffer.hits_reoffer_all", lambda: seen.append("reoffer")
     )
     tasks.crowd_sync_open()
     assert seen == ["prolific", "reoffer"]

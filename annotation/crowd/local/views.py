@@ -22,7 +22,7 @@ from annotation.pages.work.shell import shell_fill_plain, task_shell
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
 from annotation.selectors.task_page import task_page
-from annotation.services.claim import assignment_claim_next
+from annotation.services.work.claim import assignment_claim_next
 
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links

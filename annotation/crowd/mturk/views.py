@@ -35,7 +35,7 @@ from annotation.ratelimit import client_address, rate_allow
 from annotation.selectors.images import page_key
 from annotation.selectors.run_texts import run_instructions
 from annotation.selectors.task_page import hit_view
-from annotation.services.submit import stored_answers
+from annotation.services.work.submit import stored_answers
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

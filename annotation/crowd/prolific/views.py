@@ -47,7 +47,7 @@ from annotation.selectors.drafts import assignment_draft
 from annotation.selectors.images import page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.run_texts import run_instructions
-from annotation.services.consent import consent_record
+from annotation.services.work.consent import consent_record
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

@@ -31,7 +31,7 @@ from annotation.providers import simulated_crowd
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
 from annotation.services.gold import ESTABLISHED, gold_source
-from annotation.services.reviews import (
+from annotation.services.work.reviews import (
     assignments_auto_approve,
     review_decide,
     reviews_hold_by_policy,

@@ -28,7 +28,7 @@ from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.simulated_quality import QualityRow
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
 from pipeline.simulate import Population, WorkerProfile, world_config

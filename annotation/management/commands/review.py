@@ -8,15 +8,16 @@ from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.money import symbol
 from annotation.providers.base import LIFETIME_RANGE
-from annotation.services import batch_extension, worker_actions
+from annotation.services import batch_extension
 from annotation.services.batches import batch_expire
 from annotation.services.checks import MAX_PER_HIT
-from annotation.services.decisions import (
+from annotation.services.work import worker_actions
+from annotation.services.work.decisions import (
     assignment_approve,
     assignment_reject,
     assignment_reverse_rejection,
 )
-from annotation.services.reoffer import hits_reoffer
+from annotation.services.work.reoffer import hits_reoffer
 
 
 def _assignment(key: str) -> Assignment:

@@ -39,7 +39,7 @@ from annotation.services.batches import (
     batch_warnings,
 )
 from annotation.services.images import images_kept_apart
-from annotation.services.speed_policy import speed_rule
+from annotation.services.work.speed_policy import speed_rule
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

@@ -30,10 +30,10 @@ from annotation.selectors.review_page import (
     review_worker_history,
 )
 from annotation.selectors.reviews import review_queue_view
-from annotation.services.decisions import assignment_reversible_until
-from annotation.services.review_closing import auto_approved_policy
-from annotation.services.reviews import review_decide, review_reverse, reviews_decide
-from annotation.services.speed_policy import speed_rule
+from annotation.services.work.decisions import assignment_reversible_until
+from annotation.services.work.review_closing import auto_approved_policy
+from annotation.services.work.reviews import review_decide, review_reverse, reviews_decide
+from annotation.services.work.speed_policy import speed_rule
 from pipeline.errors import InputError
 
 

@@ -19,9 +19,9 @@ from annotation.models import Answer, Assignment, AssignmentState, Export, Item,
 from annotation.selectors.counting import counted
 from annotation.selectors.invitations import run_consent
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.bison import parse_bison_annotations
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory, verify_every_hit

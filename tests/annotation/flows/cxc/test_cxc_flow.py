@@ -16,9 +16,9 @@ from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_crea
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Export, GoldItemKind, Item, Job, JobState, Review
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.cxc import load_sis, load_sits, load_sts
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile

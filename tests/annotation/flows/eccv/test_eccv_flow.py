@@ -12,9 +12,9 @@ from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Review, RunStatus
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.conftest import rankings_file  # noqa: F401

@@ -23,9 +23,9 @@ from annotation.flows.quality.simulate import candidate_quality
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Export, Item, JobState, Question
 from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile

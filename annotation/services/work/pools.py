@@ -8,8 +8,8 @@ from annotation.flow_registry import disjoint_stages
 from annotation.models import Assignment, Batch, EventAction, PoolMembership, Run, Worker
 from annotation.selectors.counting import counted, pool_bar_reason
 from annotation.services.events import event_record
-from annotation.services.recount import hit_recount
-from annotation.services.slots import claims_unconfirmed
+from annotation.services.work.recount import hit_recount
+from annotation.services.work.slots import claims_unconfirmed
 
 
 def pool_join(*, run: Run, worker: Worker, stage: str) -> PoolMembership:

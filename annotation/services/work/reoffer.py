@@ -20,7 +20,7 @@ from annotation.providers import provider_for
 from annotation.selectors.counting import counted
 from annotation.services.batches import balanced_sides
 from annotation.services.events import event_record
-from annotation.services.recount import hit_recount
+from annotation.services.work.recount import hit_recount
 from annotation.tasktypes import task_type_for
 
 

@@ -25,11 +25,11 @@ from annotation.models import (
 from annotation.providers import provider_for
 from annotation.selectors.counting import pool_bar_reason
 from annotation.selectors.task_page import hit_questions
-from annotation.services.drafts import draft_consume
 from annotation.services.events import event_record
-from annotation.services.recount import batch_refresh_status, hit_recount
-from annotation.services.review_opening import review_open_if_needed
-from annotation.services.slots import (
+from annotation.services.work.drafts import draft_consume
+from annotation.services.work.recount import batch_refresh_status, hit_recount
+from annotation.services.work.review_opening import review_open_if_needed
+from annotation.services.work.slots import (
     LATE,
     active_assignments,
     claim_holds,

@@ -8,11 +8,11 @@ from django.db import transaction
 from annotation.errors import ServiceError
 from annotation.models import Assignment, EventAction, Hit
 from annotation.selectors.counting import COUNTED_STATES, counted, earlier_stages
-from annotation.services.claim import same_items_reason
 from annotation.services.events import event_record
-from annotation.services.pools import pool_take
-from annotation.services.recount import batch_refresh_status, hit_recount
-from annotation.services.review_opening import review_open_if_needed
+from annotation.services.work.claim import same_items_reason
+from annotation.services.work.pools import pool_take
+from annotation.services.work.recount import batch_refresh_status, hit_recount
+from annotation.services.work.review_opening import review_open_if_needed
 
 
 def assignment_confirm(*, assignment: Assignment, source: str) -> Assignment:

@@ -24,7 +24,7 @@ from annotation.models import (
 )
 from annotation.selectors.counting import COUNTED_STATES
 from annotation.services.events import event_record
-from annotation.services.slots import claims_unconfirmed, first_claim_seconds
+from annotation.services.work.slots import claims_unconfirmed, first_claim_seconds
 
 TAKEN_OVER = "nobody answered on it, and another participant needed the slot"
 

@@ -21,7 +21,7 @@ from annotation.models import (
 )
 from annotation.providers import provider_for
 from annotation.services.events import event_record
-from annotation.services.recount import hit_recount
+from annotation.services.work.recount import hit_recount
 
 
 def assignment_mark(

@@ -24,16 +24,16 @@ from annotation.permissions import Action, visible_runs
 from annotation.providers import provider_names
 from annotation.selectors.counting import counted
 from annotation.selectors.gold_record import gold_record_hold_reasons
-from annotation.services.decisions import (
+from annotation.services.events import event_record
+from annotation.services.work.decisions import (
     assignment_approve,
     assignment_exclude,
     assignment_reject,
     assignment_reverse_rejection,
 )
-from annotation.services.events import event_record
-from annotation.services.reoffer import hits_reoffer
-from annotation.services.review_closing import review_close_auto_approved
-from annotation.services.speed_policy import speed_hold_reasons
+from annotation.services.work.reoffer import hits_reoffer
+from annotation.services.work.review_closing import review_close_auto_approved
+from annotation.services.work.speed_policy import speed_hold_reasons
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

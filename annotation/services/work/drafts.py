@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation.errors import AnswerError, NotAssignmentHolder, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentDraft, AssignmentState
 from annotation.selectors.task_page import hit_questions
-from annotation.services.slots import late_reason
+from annotation.services.work.slots import late_reason
 
 # The form's own names: a question's answer (q3) and an uncertain answer's follow-ups
 # (q3_reason, q3_error), and when work began (the page's first answer, as the submit takes it).

@@ -6,8 +6,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentState, Batch, EventAction, Review, ReviewStatus
-from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
+from annotation.services.work.decisions import assignment_mark
 
 AUTO_APPROVED_POLICIES = ("exclude", "count")
 
