@@ -55,7 +55,7 @@ def images_cache(job_id: int) -> None:
 @job_step
 def export_write(job_id: int) -> None:
     """Every flow's export job (its build is the flow's `ExportSpec`)."""
-    from annotation.services.export_jobs import export_job_write
+    from annotation.services.release.export_jobs import export_job_write
 
     export_job_write(job_id=job_id)
 
@@ -79,6 +79,6 @@ def owner_notify(run_id: int, subject: str, body: str) -> None:
 @job_step
 def export_bundle(job_id: int) -> None:
     """A release bundle of one export version (the exports page's and API's button)."""
-    from annotation.services.release_bundle import export_bundle_job
+    from annotation.services.release.release_bundle import export_bundle_job
 
     export_bundle_job(job_id=job_id)

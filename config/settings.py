@@ -325,7 +325,7 @@ CROWDVL_MIN_HOURLY_PAY = env("CROWDVL_MIN_HOURLY_PAY", "15.00")
 # ranks them: "float32" (as given), or "float16" (unit rows, half the memory, products still
 # summed in float32; a 512-d model at 10x val2014 then fits a 4 GB worker).
 CROWDVL_ECCV_EMBEDDING_STORAGE = env("CROWDVL_ECCV_EMBEDDING_STORAGE", "float32")
-# Export jobs run steps beside each other on a second thread (services/beside.py): faster on
+# Export jobs run steps beside each other on a second thread (services/release/beside.py): faster on
 # two or more cores, with the temporaries of two steps held at once. Off: one step at a time
 # (less peak memory for a small worker).
 CROWDVL_EXPORT_BESIDE = env_flag("CROWDVL_EXPORT_BESIDE", True)

@@ -21,7 +21,7 @@ from annotation.errors import RemoteUnclear, ServiceError
 from annotation.models import Export, Publication
 from annotation.publish.base import ReleaseFile, Say, redacted, release_file
 from annotation.selectors.exports import export_bundle_path, export_folder
-from annotation.services.release_bundle import export_bundle_write
+from annotation.services.release.release_bundle import export_bundle_write
 from annotation.services.remote_calls import remote_call_once
 
 BESIDE = ("README.md", "croissant.json", "DATASHEET.md")  # readable without unpacking

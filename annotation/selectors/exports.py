@@ -101,7 +101,7 @@ RECENT = timedelta(hours=1)
 def export_jobs_recent(*, run: Run) -> list[Job]:
     """The run's export and bundle jobs still running and those that ended within the last
     hour, newest first: what the exports page shows of them (no "reload to see")."""
-    from annotation.services.export_specs import export_job_names
+    from annotation.services.release.export_specs import export_job_names
 
     jobs = Job.objects.filter(run=run, name__in={*export_job_names(), BUNDLE_JOB})
     since = timezone.now() - RECENT

@@ -13,8 +13,8 @@ from django.db import connection
 
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Run
-from annotation.services.export_jobs import export_job_write
 from annotation.services.jobs import job_create
+from annotation.services.release.export_jobs import export_job_write
 from benchmarks.cxc_export import fill_rows
 from tests.factories import database_name
 
@@ -31,7 +31,7 @@ import django
 django.setup()
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Run
-from annotation.services.export_jobs import export_job_write
+from annotation.services.release.export_jobs import export_job_write
 from annotation.services.jobs import job_create
 
 run = Run.objects.get(pk=int(sys.argv[1]))

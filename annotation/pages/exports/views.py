@@ -34,7 +34,7 @@ from annotation.selectors.exports import (
     export_jobs_recent,
 )
 from annotation.services.jobs import LIVE
-from annotation.services.release_bundle import export_bundle_start
+from annotation.services.release.release_bundle import export_bundle_start
 from pipeline.errors import InputError
 
 

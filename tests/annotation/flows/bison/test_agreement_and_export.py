@@ -194,7 +194,7 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     assert "BISON accuracy: 0.00%" in capsys.readouterr().out
 
     # A redelivered export task writes no second version.
-    from annotation.services.export_jobs import export_job_write as bison_export_write
+    from annotation.services.release.export_jobs import export_job_write as bison_export_write
 
     assert bison_export_write(job_id=job.pk) == export
     assert Export.objects.filter(run=run).count() == 1

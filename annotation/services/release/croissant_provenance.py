@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.services.release_judgments import PROVENANCE_SET
+from annotation.services.release.release_judgments import PROVENANCE_SET
 
 # Column -> (description, PROV-O property it stands for, or None).
 PROVENANCE_FIELDS: dict[str, tuple[str, str | None]] = {

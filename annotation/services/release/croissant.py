@@ -18,15 +18,15 @@ import pyarrow as pa
 from annotation.croissant_vocabulary import CONFORMS_TO
 from annotation.models import Run
 from annotation.money import symbol
-from annotation.services.croissant_provenance import (
+from annotation.services.files import file_write_atomic
+from annotation.services.release.croissant_provenance import (
     dataset_provenance,
     field_provenance,
     record_set_provenance,
 )
-from annotation.services.croissant_rai import rai_fields
-from annotation.services.croissant_terms import cite_as, license_url, usage_info
-from annotation.services.datasheet import DatasheetRun, datasheet_run
-from annotation.services.files import file_write_atomic
+from annotation.services.release.croissant_rai import rai_fields
+from annotation.services.release.croissant_terms import cite_as, license_url, usage_info
+from annotation.services.release.datasheet import DatasheetRun, datasheet_run
 
 CROISSANT_FILE = "croissant.json"
 

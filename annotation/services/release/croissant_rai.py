@@ -12,9 +12,9 @@ from typing import Any
 import pyarrow as pa
 
 from annotation.models import Run
-from annotation.services.datasheet import DatasheetRun, held_summary
 from annotation.services.images import SIZE
-from annotation.services.release_facts import agreement_lines, annotations_per_item
+from annotation.services.release.datasheet import DatasheetRun, held_summary
+from annotation.services.release.release_facts import agreement_lines, annotations_per_item
 
 
 def _pay_lines(manifest: dict[str, Any], currency: str) -> list[str]:
@@ -95,7 +95,7 @@ def rai_fields(
     currency: str,
 ) -> dict[str, Any]:
     """The `rai:` entries of croissant.json (keys with their prefix)."""
-    from annotation.services.release_judgments import PROVENANCE_SET
+    from annotation.services.release.release_judgments import PROVENANCE_SET
 
     judgments = tables[PROVENANCE_SET].num_rows if PROVENANCE_SET in tables else 0
     crowds = "; ".join(of_run.providers) or "no crowd"

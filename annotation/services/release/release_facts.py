@@ -22,7 +22,7 @@ from annotation.models import (
     Run,
 )
 from annotation.selectors.counting import COUNTED_STATES, counted, counted_reviewed
-from annotation.services.column_stats import column_mean, column_median
+from annotation.services.release.column_stats import column_mean, column_median
 from pipeline.expectation import wilson
 
 # The record set of per-label provenance (release_judgments.py): rows are judgments, not

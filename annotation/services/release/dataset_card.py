@@ -14,16 +14,16 @@ from typing import Any
 
 from annotation.models import Run
 from annotation.paths import paths_hidden
-from annotation.services.dataset_card_header import SPLIT, card_header
-from annotation.services.datasheet import (
+from annotation.services.files import file_write_atomic
+from annotation.services.release.dataset_card_header import SPLIT, card_header
+from annotation.services.release.datasheet import (
     DatasheetRun,
     consent_lines,
     datasheet_run,
     exclusion_lines,
 )
-from annotation.services.datasheet_cells import pairs, table
-from annotation.services.files import file_write_atomic
-from annotation.services.release_terms import release_people
+from annotation.services.release.datasheet_cells import pairs, table
+from annotation.services.release.release_terms import release_people
 
 CARD_FILE = "README.md"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from annotation.services.release_terms import UNLICENSED
+from annotation.services.release.release_terms import UNLICENSED
 
 # Hub / SPDX-style ids (lower case) -> SPDX ids, for the licenses a dataset is usually under.
 _SPDX = {

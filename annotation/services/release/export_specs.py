@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from annotation.services.job_steps import JobSteps, job_steps_register
 
 if TYPE_CHECKING:
-    from annotation.services.export_jobs import ExportSpec
+    from annotation.services.release.export_jobs import ExportSpec
 
 # The Celery task that runs every export's build step (annotation/tasks.py).
 WRITE_TASK = "exports.write"

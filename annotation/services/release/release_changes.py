@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 from annotation.models import Export
 from annotation.selectors.arrow_rows import arrow_numbers, numpy_flags, numpy_ints
 from annotation.services.files import file_write_atomic
-from annotation.services.memory import memory_release
-from annotation.services.release_tables import plain_type
+from annotation.services.release.memory import memory_release
+from annotation.services.release.release_tables import plain_type
 
 CHANGES_FILE = "CHANGES.md"
 # Rows compared at a time where both versions list the same keys in the same order: each

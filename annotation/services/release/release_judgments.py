@@ -21,7 +21,7 @@ from annotation.selectors.arrow_rows import arrow_numbers, arrow_rows, arrow_str
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.selectors.run_texts import instructions_version
-from annotation.services.release_tables import table_from_columns
+from annotation.services.release.release_tables import table_from_columns
 
 PROVENANCE_SET = "label_provenance"
 PROVENANCE_KEYS = ("judgment",)  # CHANGES.md matches rows by the answer's id

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation.services.files import file_made_atomic
-from annotation.services.memory import memory_release
+from annotation.services.release.memory import memory_release
 
 # No wall-clock time inside the file: two exports of the same records give the same bytes.
 _WRITE_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}

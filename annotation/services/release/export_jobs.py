@@ -20,10 +20,6 @@ from annotation.json_order import keys_sorted
 from annotation.models import Export, Job, Run
 from annotation.selectors.invitations import consent_summary
 from annotation.selectors.pay import run_pay_summary
-from annotation.services.beside import beside_pool, reads_beside
-from annotation.services.datasheet import DatasheetRun, datasheet_run
-from annotation.services.export_specs import export_spec_for
-from annotation.services.exports import export_discard, export_finish, exports_folder
 from annotation.services.files import AtomicLines
 from annotation.services.jobs import (
     job_create,
@@ -33,14 +29,18 @@ from annotation.services.jobs import (
     job_progress,
     job_start,
 )
-from annotation.services.memory import arrow_from_malloc, large_blocks_mapped
-from annotation.services.release_judgments import (
+from annotation.services.release.beside import beside_pool, reads_beside
+from annotation.services.release.datasheet import DatasheetRun, datasheet_run
+from annotation.services.release.export_specs import export_spec_for
+from annotation.services.release.exports import export_discard, export_finish, exports_folder
+from annotation.services.release.memory import arrow_from_malloc, large_blocks_mapped
+from annotation.services.release.release_judgments import (
     PROVENANCE_KEYS,
     PROVENANCE_SET,
     Proposers,
     label_provenance_table,
 )
-from annotation.services.release_terms import release_terms, release_terms_checked
+from annotation.services.release.release_terms import release_terms, release_terms_checked
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -97,7 +97,7 @@ class ExportWork:
 @dataclass(frozen=True)
 class ExportSpec:
     """A flow's export, registered from its app's `ready()` by its name
-    (`annotation.services.export_specs.export_spec_register`)."""
+    (`annotation.services.release.export_specs.export_spec_register`)."""
 
     job_name: str  # the Job's name, e.g. "bison.export"
     format: str  # Export.format, e.g. "coco-bison"

@@ -15,9 +15,9 @@ from annotation.models import Assignment, Review, Run
 from annotation.paths import paths_hidden
 from annotation.providers import provider_for
 from annotation.selectors.counting import COUNTED_STATES, counted
-from annotation.services.datasheet_cells import cell_text, listed, pairs, table
 from annotation.services.files import file_write_atomic
-from annotation.services.release_facts import (
+from annotation.services.release.datasheet_cells import cell_text, listed, pairs, table
+from annotation.services.release.release_facts import (
     GoldTally,
     MissingWork,
     agreement_lines,
@@ -226,7 +226,7 @@ def exclusion_lines(manifest: dict[str, Any]) -> list[str]:
 class DatasheetRun:
     """What the datasheet says of the run rather than of the export's files: its batches and
     the simulated crowds' quality. An export job reads it beside its build
-    (services/beside.py), as it needs nothing the build makes."""
+    (services/release/beside.py), as it needs nothing the build makes."""
 
     batches: list[dict[str, Any]]
     simulated: bool

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotation.errors import ServiceError
-from annotation.services.release_tables import plain_type
+from annotation.services.release.release_tables import plain_type
 
 SPLIT = "test"  # evaluation data: every record set is one test split
 
