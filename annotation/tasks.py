@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from annotation.services.jobs import job_step
+from annotation.services.jobs.jobs import job_step
 from config.celery import app
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def assignments_auto_approve() -> None:
 @app.task(name="datasets.import")
 @job_step
 def dataset_import(job_id: int) -> None:
-    from annotation.services.dataset_jobs import dataset_import_job
+    from annotation.services.datasets.dataset_jobs import dataset_import_job
 
     dataset_import_job(job_id=job_id)
 
@@ -46,7 +46,7 @@ def dataset_import(job_id: int) -> None:
 @app.task(name="images.cache")
 @job_step
 def images_cache(job_id: int) -> None:
-    from annotation.services.images import images_cache_job
+    from annotation.services.datasets.images import images_cache_job
 
     images_cache_job(job_id=job_id)
 
@@ -63,7 +63,7 @@ def export_write(job_id: int) -> None:
 @app.task(name="jobs.recover")
 def jobs_recover() -> None:
     """Periodic: re-send the missing steps of jobs silent for CROWDVL_JOB_STALL_SECONDS."""
-    from annotation.services.job_recovery import jobs_recover as recover
+    from annotation.services.jobs.job_recovery import jobs_recover as recover
 
     recover()
 

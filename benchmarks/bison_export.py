@@ -102,7 +102,7 @@ def fill_rows(cur: Any, *, images: int) -> int:
     (Django set up); returns the run id."""
     from annotation.flows.bison.vocabulary import BisonStage
     from annotation.models import Dataset
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     dataset = Dataset.objects.create(
         name="bench", source_file="", checksum="", image_source="coco_url"
@@ -194,7 +194,7 @@ def child_app(url: str, run_id: str) -> dict:
     django_setup(url)
     from annotation.flows.bison.services.export import JOB_NAME
     from annotation.models import Run
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
     from annotation.services.release.export_jobs import export_job_write
 
     job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))

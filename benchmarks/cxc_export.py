@@ -183,7 +183,7 @@ def child_app(url: str, run_id: str, *, pandas: bool = False, again: bool = Fals
     django_setup(url)
     from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
     from annotation.services.release.export_jobs import export_job_write
     from annotation.services.release.memory import memory_release
 
@@ -234,7 +234,7 @@ def child_parts(url: str, run_id: str) -> dict:
 
     from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
     from annotation.services.release.export_jobs import export_job_write
 
     seconds: dict[str, float] = {}

@@ -259,7 +259,7 @@ def child_app(url: str, run_id: str) -> dict:
     django_setup(url)
     from annotation.flows.eccv.services.export import ECCV_EXPORT
     from annotation.models import Run
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
     from annotation.services.release.export_jobs import export_job_write
 
     job = job_create(name=ECCV_EXPORT.job_name, run=Run.objects.get(pk=int(run_id)))

@@ -230,7 +230,7 @@ CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))
 LOGIN_URL = "login"
 # Django's password check with the sign-in throttle in front (annotation/auth_backend.py).
 AUTHENTICATION_BACKENDS = ["annotation.auth_backend.ThrottledModelBackend"]
-# Sign-in throttle (annotation/services/logins.py): failures of a username from one address,
+# Sign-in throttle (annotation/services/access/logins.py): failures of a username from one address,
 # or from one address across usernames, within the window lock that pair (or address) for the
 # lock time (0: no limit); past ACCOUNT_FAILURES from any address, a username is slowed (an
 # address that failed on it waits, doubling up to SLOW_MAX seconds), never locked.

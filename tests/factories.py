@@ -131,7 +131,7 @@ def dataset_factory(
     document: dict | None = None,
     name: str = "toy",
 ):
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     path = write_coco(tmp_path / f"{name}.json", document)
     if image_dir is None:
@@ -147,7 +147,7 @@ def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int 
 
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Run
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     run = run_create(dataset=dataset, config={"seed": seed, "verifiers": verifiers})
     # Vectors with known neighbours (three mutual edges): six ordered pairs, both orders.
@@ -160,7 +160,7 @@ def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int 
 def selection_done_factory(run, *, workers: int = 2, accuracy: float = 1.0, seed: int = 0):
     """Stage 2 published to simulated workers and completed."""
     from annotation.crowd.simulated.crowd import simulate_crowd
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from pipeline.simulate import WorkerProfile
 
     batch = batch_publish(

@@ -15,8 +15,8 @@ from annotation.api.jobs import JobOutput
 from annotation.errors import ServiceError
 from annotation.permissions import Action
 from annotation.providers import provider_for
-from annotation.services.batch_extension import batch_add_assignments, batch_extend
-from annotation.services.batches import (
+from annotation.services.money.batch_extension import batch_add_assignments, batch_extend
+from annotation.services.runs.batches import (
     batch_discard,
     batch_expire,
     batch_pause,

@@ -25,7 +25,7 @@ from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
 from annotation.selectors.image_availability import batch_images_check
 from annotation.selectors.listing import batch_list, batches_counted
 from annotation.selectors.preview import batch_preview, preview_record
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 
 
 def batch_visible(view: ServiceAPIView, request: Request, batch_id: int) -> Batch:

@@ -17,7 +17,11 @@ from annotation.api.parsers import BoundedJSONParser
 from annotation.models import Dataset, ImageSource, Job
 from annotation.permissions import Action
 from annotation.selectors.listing import dataset_list
-from annotation.services.dataset_jobs import dataset_import_start, dataset_upload_store, server_file
+from annotation.services.datasets.dataset_jobs import (
+    dataset_import_start,
+    dataset_upload_store,
+    server_file,
+)
 
 
 class DatasetListApi(ServiceAPIView):

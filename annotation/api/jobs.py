@@ -18,7 +18,7 @@ from annotation.paths import paths_hidden
 from annotation.permissions import Action
 from annotation.selectors.job_walls import job_require
 from annotation.selectors.listing import job_list
-from annotation.services.job_recovery import job_cancel, job_resume
+from annotation.services.jobs.job_recovery import job_cancel, job_resume
 
 
 class JobOutput(serializers.ModelSerializer):

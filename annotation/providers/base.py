@@ -23,7 +23,7 @@ from annotation.money import symbol
 if TYPE_CHECKING:  # the registry is imported while apps load: no models at import time
     from annotation.models import Assignment, Batch, Hit, Job, Worker
 
-# A job's progress callback (percent, message), as `annotation.services.jobs.Progress`.
+# A job's progress callback (percent, message), as `annotation.services.jobs.jobs.Progress`.
 Progress = Callable[[float, str], None]
 
 CENT = Decimal("0.01")

@@ -32,7 +32,7 @@ from annotation.models import (
     Question,
     Worker,
 )
-from annotation.services.images import images_kept_apart
+from annotation.services.datasets.images import images_kept_apart
 from annotation.services.work.slots import active_assignments
 from annotation.tasktypes import task_type_for
 

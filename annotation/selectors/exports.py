@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Export, Job, Run
-from annotation.services.jobs import LIVE
+from annotation.services.jobs.jobs import LIVE
 
 BUNDLE_JOB = "exports.bundle"  # the bundle job's Job name and Celery task
 

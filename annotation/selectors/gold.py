@@ -1,6 +1,6 @@
 """Which items a run has established: real items of earlier batches whose counted answers
 agree, so a copy of one can serve as gold that looks exactly like the real items around it
-(`annotation/services/gold.py` makes and places the copies).
+(`annotation/services/runs/gold.py` makes and places the copies).
 
 Gold taken from published labels (CxC's ratings, ECCV Caption's original pairs) can be looked
 up by anyone holding the public files; an item whose answer only this run's workers gave

@@ -11,7 +11,7 @@ from django.db.models import Q
 from annotation.errors import ServiceError
 from annotation.models import Batch, Image, ImageSource, Job, JobState
 from annotation.providers import provider_for
-from annotation.services.images import cache_path_for
+from annotation.services.datasets.images import cache_path_for
 
 
 def local_files_found(*, folder: Path, file_names: list[str]) -> int:

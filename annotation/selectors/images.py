@@ -28,7 +28,7 @@ SALT = "crowdvl.images.page"
 # worker of the HIT (selectors/task_page.py) and filled in for each page (pages/work/shell.py).
 PLACEHOLDER = "{page-key}"
 URL_PREFIX = "/img/"
-# Renderings of each image (services/images.py): a page's first showing of an image takes
+# Renderings of each image (services/datasets/images.py): a page's first showing of an image takes
 # one of the first FIRST_VARIANTS (made ahead by the caching job), a page showing it again
 # the next ones, different each time up to VARIANTS showings (more than a HIT's questions).
 FIRST_VARIANTS = 4

@@ -23,7 +23,7 @@ def job_project(*, job: Job) -> Project | None:
         embedding_set = found.first()
         # A job whose set is gone: staff's only (the Default project's members at most).
         if embedding_set is None:
-            from annotation.services.projects import project_default
+            from annotation.services.runs.projects import project_default
 
             return project_default()
         return embedding_set.project

@@ -16,7 +16,7 @@ from annotation.paths import paths_hidden
 from annotation.providers import provider_for
 from annotation.selectors.agreement_pairs import agreement_pairs, held_answers
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
-from annotation.services.jobs import LIVE
+from annotation.services.jobs.jobs import LIVE
 
 
 def run_funnel(run: Run) -> list[tuple[str, int | None]]:

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
-from annotation.services.gold import (
+from annotation.services.runs.gold import (
     ESTABLISHED,
     GoldCopies,
     GoldKind,
@@ -186,7 +186,7 @@ class TaskType(ABC):
         """The questions of each HIT in display order (items arrive in a seeded order; `seed`
         is secret, `options` the batch's). A stage with gold kinds, in a run whose
         `gold_source` is "established", gets gold copies of the items its earlier batches
-        established (`services/gold.py`), one of each pool per HIT at a secret position."""
+        established (`services/runs/gold.py`), one of each pool per HIT at a secret position."""
         if self.gold_kinds and not self.gold_always and gold_source(run) != ESTABLISHED:
             return self.plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         copies = GoldCopies(by_kind={}, weight={})
@@ -231,7 +231,7 @@ class TaskType(ABC):
 
     # The gold kinds this stage's batches may hold (empty: the stage has no gold). With the
     # run's `gold_source` "established", a batch of the stage with no gold question gets a
-    # publish warning (`services/gold.py`, `gold_warnings`).
+    # publish warning (`services/runs/gold.py`, `gold_warnings`).
     gold_kinds: tuple[str, ...] = ()
     # Whether the stage's gold is its own defence rather than a paper's choice, dealt whatever
     # the run's `gold_source` (BISON stage 3's traps for workers who look pictures up).

@@ -27,7 +27,7 @@ IMAGES = 120
 def setup(workers: int, limit: int | None = None) -> dict:
     from annotation.crowd.local.invitations import invitations_create
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from tests.annotation.driver_run import paired_run
 
     run = paired_run(images=IMAGES, name="embedded")
@@ -120,7 +120,7 @@ def due(batch_id: int) -> dict:
 
 
 def enqueue_import(path: str) -> dict:
-    from annotation.services.dataset_jobs import dataset_import_start
+    from annotation.services.datasets.dataset_jobs import dataset_import_start
 
     return {"job": dataset_import_start(path=path, name="background").pk}
 

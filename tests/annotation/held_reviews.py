@@ -14,7 +14,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Assignment, Batch, Caption, Item, Review, Run
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.reviews import reviews_hold_by_policy
 from annotation.services.work.submit import assignment_submit

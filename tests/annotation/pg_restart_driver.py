@@ -24,7 +24,7 @@ IMAGES = 150
 
 def setup():
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from tests.annotation.driver_run import paired_run
 
     run = paired_run(images=IMAGES, name="restart")

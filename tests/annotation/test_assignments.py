@@ -3,7 +3,7 @@ import pytest
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, HitStatus, PoolMembership
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create

@@ -134,7 +134,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
 ):
     from annotation.crowd.prolific.testing import ProlificDriver
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from tests.annotation.drivers import MTurkDriver
     from tests.factories import paired_run_factory
 
@@ -256,7 +256,7 @@ def test_no_absolute_server_path_reaches_a_researcher_or_a_viewer(
 
     from annotation.crowd.simulated.crowd import simulate_crowd
     from annotation.models import Dataset, Export, Job, Review, Run
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from annotation.services.work.reviews import review_decide
     from pipeline.simulate import WorkerProfile
     from tests.annotation.conftest import rankings_file

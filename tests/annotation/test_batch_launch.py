@@ -173,7 +173,7 @@ def _as_shown(page: str) -> dict[str, str]:
 def test_the_batch_form_sent_as_shown_makes_the_stages_default_batch(stage, proposed, admin_client):
     """Each size is pre-filled with the stage's default and sent back untouched it is no
     choice: the batch is the one an empty form makes (the reward raised to the minimum pay)."""
-    from annotation.services.batches import batch_create, batch_discard
+    from annotation.services.runs.batches import batch_create, batch_discard
 
     page = admin_client.get(f"/runs/{proposed.pk}/batches/new/").content.decode()
     shown = _as_shown(page)

@@ -11,7 +11,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Batch
 from annotation.selectors.batch_reach import DID_IT, IMAGE_SEEN, OTHER_POOL, batch_reach
-from annotation.services.batches import (
+from annotation.services.runs.batches import (
     batch_create,
     batch_discard,
     batch_publish,

@@ -11,7 +11,7 @@ from django.db import connection, connections, transaction
 
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Dataset, Job, Run
-from annotation.services.jobs import job_create
+from annotation.services.jobs.jobs import job_create
 from annotation.services.release.beside import beside_pool, reads_beside
 from annotation.services.release.export_jobs import export_job_write
 from benchmarks.cxc_export import fill_rows

@@ -16,9 +16,9 @@ from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Consent, Event, Invitation
 from annotation.selectors.invitations import consent_summary, run_consent
-from annotation.services.batches import batch_create, batch_publish
 from annotation.services.release.datasheet import datasheet_write
 from annotation.services.release.export_jobs import export_manifest_crowd
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.consent import consent_record
 from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import invited

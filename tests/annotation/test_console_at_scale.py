@@ -25,8 +25,8 @@ from annotation.models import (
     Run,
 )
 from annotation.selectors.dashboard import dashboard_runs
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.runs import run_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.runs import run_create
 from annotation.services.work.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db

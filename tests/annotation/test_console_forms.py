@@ -4,7 +4,7 @@ same `run_create` as the CLI and the API)."""
 import pytest
 
 from annotation.models import Caption, Run, RunKind
-from annotation.services.runs import run_check_config
+from annotation.services.runs.runs import run_check_config
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, BatchStatus, Event, HitStatus
 from annotation.providers import PROVIDERS, provider_for
-from annotation.services.batch_extension import hit_add_assignments
-from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
+from annotation.services.money.batch_extension import hit_add_assignments
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish, batch_sync
 from annotation.services.work.decisions import assignment_approve, assignment_reject
 from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError

@@ -22,8 +22,8 @@ from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Answer, Assignment, AssignmentState, Batch, Run
 from annotation.providers import provider_for, providers
 from annotation.selectors.counting import counted_reviewed
-from annotation.services.batches import batch_create, batch_publish
 from annotation.services.release.datasheet import datasheet_run, datasheet_write
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.tasktypes import task_type_for
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import cxc_run, rate_all, sampled  # noqa: F401

@@ -28,7 +28,7 @@ from annotation.models import (
     JobState,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_pause, batch_publish
+from annotation.services.runs.batches import batch_create, batch_pause, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.drafts import draft_save
 from annotation.services.work.submit import assignment_submit

@@ -11,7 +11,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Event
 from annotation.providers import PROVIDERS
 from annotation.providers.base import ServerSideProvider
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next, claim_wait_seconds
 from annotation.services.work.drafts import draft_save
 from annotation.services.work.holds import TAKEN_OVER, idle_hold_seconds

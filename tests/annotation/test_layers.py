@@ -225,7 +225,7 @@ def test_the_map_sees_a_circle_and_an_arrow_up(tmp_path):
         "__init__.py": "",
         "services/__init__.py": "",
         "services/work/__init__.py": "",
-        "services/work/a.py": "from annotation.services.runs import b\n",
+        "services/work/a.py": "from annotation.services.runs.runs import b\n",
         "services/runs/__init__.py": "",
         "services/runs/b.py": "import annotation.services.work.a\n"
         "def f():\n    from annotation.flows.x import y\n",
@@ -236,6 +236,6 @@ def test_the_map_sees_a_circle_and_an_arrow_up(tmp_path):
         (root / name).write_text(text)
     imports = m.import_map(root)
     assert m.circles_across_rooms(imports) == [
-        ["annotation.services.runs.b", "annotation.services.work.a"]
+        ["annotation.services.runs.runs.b", "annotation.services.work.a"]
     ]
-    assert m.arrows_up(imports) == [("annotation.services.runs.b", "annotation.flows.x")]
+    assert m.arrows_up(imports) == [("annotation.services.runs.runs.b", "annotation.flows.x")]

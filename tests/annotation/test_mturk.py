@@ -27,7 +27,7 @@ from annotation.models import (
     PoolMembership,
     Worker,
 )
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from pipeline.mturk_xml import answer_xml
 from tests.annotation.drivers import SUBMIT_TO, MTurkDriver, fake_id, stubbed_mturk
@@ -487,7 +487,7 @@ def test_review_actions_notify_extend_and_unblock(mt, draft):
     batch = published_batch(mt, draft)
     a = mt.take(batch, "W1")
     mt.submit(a, {"q0": "none", "q1": "none"})
-    from annotation.services.batch_extension import batch_extend
+    from annotation.services.money.batch_extension import batch_extend
     from annotation.services.work.worker_actions import worker_block, worker_unblock, workers_notify
 
     mt.expect(

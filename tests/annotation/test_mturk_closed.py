@@ -11,7 +11,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Batch, BatchStatus
 from annotation.providers import provider_for
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver
 

@@ -20,7 +20,7 @@ from annotation.models import (
     ReviewStatus,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_expire, batch_publish
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.decisions import assignment_reject
 from annotation.services.work.reoffer import hits_reoffer
@@ -437,8 +437,8 @@ def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
 
 def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
     from annotation.errors import ServiceError
-    from annotation.services.batch_extension import hit_add_assignments
-    from annotation.services.spend import committed_last_day as mturk_committed_last_day
+    from annotation.services.money.batch_extension import hit_add_assignments
+    from annotation.services.money.spend import committed_last_day as mturk_committed_last_day
     from annotation.services.work.worker_actions import worker_bonus
 
     batch = published(mt, paired_run, limit=4)  # 2 HITs x $0.60 = $1.20 committed now

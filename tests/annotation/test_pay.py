@@ -13,8 +13,8 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Assignment, Bonus
 from annotation.selectors.pay import effective_pay, pay_estimate
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.pay import batch_pay_top_up
+from annotation.services.money.pay import batch_pay_top_up
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create

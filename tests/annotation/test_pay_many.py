@@ -15,8 +15,8 @@ from annotation.models import Assignment, AssignmentState, Batch, Bonus, Hit, It
 from annotation.selectors.dashboard import pay_summaries, pay_summary
 from annotation.selectors.pay import effective_pay, pay_estimate
 from annotation.selectors.pay_many import effective_pays, pay_estimates
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.pay import batch_pay_top_up
+from annotation.services.money.pay import batch_pay_top_up
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db

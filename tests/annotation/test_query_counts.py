@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db

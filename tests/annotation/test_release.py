@@ -16,7 +16,7 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.quality.services.export import quality_export_start
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Export, JobState
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import cxc_run, rate_all, sampled  # noqa: F401
 from tests.annotation.flows.eccv.test_eccv_results import export_of, judged  # noqa: F401

@@ -28,8 +28,8 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_publish, batches_stop
-from annotation.services.spend import committed_last_day as mturk_committed_last_day
+from annotation.services.money.spend import committed_last_day as mturk_committed_last_day
+from annotation.services.runs.batches import batch_create, batch_publish, batches_stop
 from annotation.services.work.decisions import assignment_reject
 from annotation.services.work.reoffer import hits_reoffer, hits_reoffer_all
 from annotation.services.work.reviews import review_decide

@@ -33,8 +33,8 @@ from annotation.models import (
 from annotation.selectors.batch_live import batch_live_status
 from annotation.selectors.data_browser import item_rows, run_items
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.batches import batch_create, batch_pause, batch_publish
-from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.services.runs.batches import batch_create, batch_pause, batch_publish
+from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.slots import first_claim_seconds
 from annotation.services.work.submit import assignment_submit

@@ -28,9 +28,9 @@ from annotation.models import (
 from annotation.providers import provider_for
 from annotation.selectors.dashboard import dashboard_runs
 from annotation.selectors.run_page import batch_progress
-from annotation.services.batch_extension import hit_add_assignments
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.spend import committed_last_day
+from annotation.services.money.batch_extension import hit_add_assignments
+from annotation.services.money.spend import committed_last_day
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work import decisions
 from annotation.services.work.decisions import assignment_mark
 from annotation.services.work.worker_actions import workers_notify

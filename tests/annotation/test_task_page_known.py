@@ -13,7 +13,7 @@ from annotation.models import Assignment, AssignmentState, Invitation
 from annotation.selectors.images import SALT, page_key
 from annotation.selectors.invitations import run_consent
 from annotation.selectors.task_page import _Known, _known_key, task_page
-from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
 from tests.annotation.test_task_page_shell import local_batch
 from tests.factories import join
 

@@ -13,7 +13,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembership
 from annotation.providers import PROVIDERS
 from annotation.providers.base import ServerSideProvider
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.confirm import assignment_confirm
 from annotation.services.work.reviews import assignments_auto_approve

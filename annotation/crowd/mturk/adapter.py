@@ -91,12 +91,12 @@ class MTurkProvider(CrowdProvider):
         return amount + mturk_fee(amount, BONUS_FEE_RATE)
 
     def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
-        from annotation.services.spend import daily_cap_reason
+        from annotation.services.money.spend import daily_cap_reason
 
         return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
-        from annotation.services.spend import platform_committed_since
+        from annotation.services.money.spend import platform_committed_since
 
         return platform_committed_since(provider=self, since=since)
 

@@ -12,7 +12,7 @@ class MTurkCrowdConfig(AppConfig):
     def ready(self) -> None:
         from annotation.crowd.mturk.adapter import MTurkProvider
         from annotation.providers import provider_register
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 
         provider_register(MTurkProvider())
         job_steps_register(JobSteps(name="mturk.publish", start="mturk.publish"))

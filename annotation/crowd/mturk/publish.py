@@ -16,7 +16,7 @@ from annotation.flow_registry import disjoint_stages
 from annotation.models import Batch, BatchStatus, EventAction, Hit, Job, PoolQualification
 from annotation.selectors.pay import pay_estimate
 from annotation.services.events import event_record
-from annotation.services.jobs import Progress, job_create
+from annotation.services.jobs.jobs import Progress, job_create
 
 PROVIDER = "mturk"
 TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken

@@ -25,7 +25,7 @@ from annotation.crowd.prolific.fees import estimate_cost, prolific_fee
 from annotation.errors import Refused, ServiceError
 from annotation.models import Assignment, Batch, BatchStatus, Hit, Worker
 from annotation.providers.base import CostEstimate, CrowdProvider, IdShapes, LaunchNote
-from annotation.services.remote_calls import NO_OBJECT, remote_call_once
+from annotation.services.jobs.remote_calls import NO_OBJECT, remote_call_once
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:
@@ -108,12 +108,12 @@ class ProlificProvider(CrowdProvider):
         return amount + prolific_fee(amount)
 
     def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
-        from annotation.services.spend import daily_cap_reason
+        from annotation.services.money.spend import daily_cap_reason
 
         return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
-        from annotation.services.spend import platform_committed_since
+        from annotation.services.money.spend import platform_committed_since
 
         return platform_committed_since(provider=self, since=since)
 

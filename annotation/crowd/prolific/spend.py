@@ -21,7 +21,7 @@ from annotation.errors import Reason, Refused, ServiceError, page_message
 from annotation.models import Assignment, Batch
 from annotation.providers import CostEstimate
 from annotation.selectors.counting import counted
-from annotation.services.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
+from annotation.services.money.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
 from pipeline.errors import InputError
 
 PROVIDER = "prolific"

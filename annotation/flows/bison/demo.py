@@ -21,9 +21,9 @@ from annotation.management.arguments import whole
 from annotation.models import Caption, Export, Run, RunKind
 from annotation.providers import simulated_crowd
 from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
 from annotation.services.release.exports import export_scratch_folder
-from annotation.services.runs import run_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.runs import run_create
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
 from pipeline.simulate import Population, WorkerProfile, population_named, world_config

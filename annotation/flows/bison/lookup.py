@@ -38,7 +38,7 @@ from annotation.models import Answer, Assignment, Batch, GoldItemKind, Item, Run
 from annotation.selectors.counting import counted
 from annotation.selectors.gold import Established
 from annotation.services.checks import check_int, check_number
-from annotation.services.gold import GoldKind
+from annotation.services.runs.gold import GoldKind
 
 # What a worker who looks the caption's COCO image up answers: its own image.
 LOOKUP_LABEL = "positive"

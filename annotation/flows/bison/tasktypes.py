@@ -24,7 +24,7 @@ from annotation.models import (
 from annotation.selectors.gold import Agreement
 from annotation.selectors.images import ImageLinks
 from annotation.services.checks import check_int, check_number
-from annotation.services.gold import GoldCopies, gold_copies_create
+from annotation.services.runs.gold import GoldCopies, gold_copies_create
 from annotation.tasktypes.base import RELAX_IMAGES, ParsedAnswer, Shown, TaskType
 
 DAY = 24 * 3600

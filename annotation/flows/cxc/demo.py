@@ -22,9 +22,9 @@ from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_crea
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.models import Caption, Export, GoldItemKind, Job, Question, Review, Run
 from annotation.providers import simulated_crowd
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.release.exports import export_scratch_folder
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.gold import ESTABLISHED, gold_source
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.simulate import WorkerProfile, population_named

@@ -18,7 +18,7 @@ from annotation.models import Answer, Item, Review, Run
 from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model

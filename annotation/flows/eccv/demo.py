@@ -29,8 +29,8 @@ from annotation.management.arguments import whole
 from annotation.models import GOLD_KINDS, Export, Question, Review, Run
 from annotation.providers import simulated_crowd
 from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.gold import ESTABLISHED, gold_source
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.gold import ESTABLISHED, gold_source
 from annotation.services.work.reviews import (
     assignments_auto_approve,
     review_decide,

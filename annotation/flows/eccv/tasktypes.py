@@ -17,7 +17,7 @@ from annotation.models import Answer, Caption, GoldItemKind, Item, Question, Run
 from annotation.selectors.gold import Established
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.images import ImageLinks
-from annotation.services.gold import GoldKind
+from annotation.services.runs.gold import GoldKind
 from annotation.tasktypes.base import (
     BatchOption,
     ParsedAnswer,

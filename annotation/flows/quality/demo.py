@@ -32,9 +32,9 @@ from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quali
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Caption, Export, Question, Review
 from annotation.providers import simulated_crowd
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.gold import ESTABLISHED, gold_source
 from annotation.services.release.exports import export_scratch_folder
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.gold import ESTABLISHED, gold_source
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived

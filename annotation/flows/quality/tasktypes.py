@@ -21,7 +21,7 @@ from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
 from annotation.selectors.gold import Established
 from annotation.selectors.images import ImageLinks
-from annotation.services.gold import GoldKind
+from annotation.services.runs.gold import GoldKind
 from annotation.tasktypes.adaptive import (
     MORE_JUDGMENTS,
     follow_up_batch_items,

@@ -12,8 +12,8 @@ from annotation.providers import provider_for
 from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.selectors.adaptive_cost import batch_adaptive_cost
 from annotation.selectors.image_availability import batch_images_check
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.checks import FIRST_CLAIM_MIN, MAX_PER_HIT
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 
 
 def stages() -> dict[str, str]:

@@ -27,8 +27,9 @@ from annotation.selectors.batch_reach import batch_reach
 from annotation.selectors.links import public_base_url
 from annotation.selectors.pay import pay_estimate
 from annotation.selectors.reviews import reviews_held_fast_count
-from annotation.services.batch_extension import batch_add_assignments, batch_extend
-from annotation.services.batches import (
+from annotation.services.datasets.images import images_kept_apart
+from annotation.services.money.batch_extension import batch_add_assignments, batch_extend
+from annotation.services.runs.batches import (
     batch_create,
     batch_discard,
     batch_expire,
@@ -38,7 +39,6 @@ from annotation.services.batches import (
     batch_sync,
     batch_warnings,
 )
-from annotation.services.images import images_kept_apart
 from annotation.services.work.speed_policy import speed_rule
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError

@@ -33,7 +33,7 @@ from annotation.selectors.exports import (
     export_file_named,
     export_jobs_recent,
 )
-from annotation.services.jobs import LIVE
+from annotation.services.jobs.jobs import LIVE
 from annotation.services.release.release_bundle import export_bundle_start
 from pipeline.errors import InputError
 

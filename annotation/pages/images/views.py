@@ -11,7 +11,12 @@ from annotation.models import Image, ImageSource
 from annotation.permissions import Action, is_staff, require, visible_runs
 from annotation.selectors.images import served_image
 from annotation.selectors.task_page import hit_image_places
-from annotation.services.images import ImageUnavailable, cache_path, image_cached, image_variant
+from annotation.services.datasets.images import (
+    ImageUnavailable,
+    cache_path,
+    image_cached,
+    image_variant,
+)
 
 
 def _image_response(image: Image) -> HttpResponse:

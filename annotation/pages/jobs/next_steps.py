@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.models import Export, Job, JobState
 from annotation.selectors.exports import BUNDLE_JOB, DATASHEET, export_bundle, export_file_named
-from annotation.services.dataset_jobs import JOB_NAME as IMPORT_JOB
+from annotation.services.datasets.dataset_jobs import JOB_NAME as IMPORT_JOB
 from annotation.services.release.export_specs import export_job_names
 
 

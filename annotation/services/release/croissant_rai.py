@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from annotation.models import Run
-from annotation.services.images import SIZE
+from annotation.services.datasets.images import SIZE
 from annotation.services.release.datasheet import DatasheetRun, held_summary
 from annotation.services.release.release_facts import agreement_lines, annotations_per_item
 
@@ -169,7 +169,7 @@ def rai_fields(
             f"Images shown to workers: decoded and re-encoded as a {SIZE}x{SIZE} JPEG without "
             "metadata, the whole picture fitted inside on a blurred copy of itself (no crop), "
             "each showing with at most one grey level of noise and its own JPEG quality, so "
-            "no two renderings share bytes (annotation/services/images.py).",
+            "no two renderings share bytes (annotation/services/datasets/images.py).",
             "Captions shown as the source dataset gives them.",
         ],
         "dataAnnotationProtocol": (

@@ -122,7 +122,7 @@ def _real_quality(gold: GoldTally, agreement: list[str]) -> list[str]:
 def _images_rule(run: Run) -> list[str]:
     """Image-disjoint stages: whether each published batch kept the claim's rule (nobody sees
     an image in two HITs) or relaxed it for a trusted pool (issue 46)."""
-    from annotation.services.images import images_kept_apart
+    from annotation.services.datasets.images import images_kept_apart
 
     kept: dict[str, list[int]] = {}
     relaxed: dict[str, list[int]] = {}

@@ -21,7 +21,7 @@ from annotation.models import Export, Job, Run
 from annotation.selectors.invitations import consent_summary
 from annotation.selectors.pay import run_pay_summary
 from annotation.services.files import AtomicLines
-from annotation.services.jobs import (
+from annotation.services.jobs.jobs import (
     job_create,
     job_enqueue,
     job_fail,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from annotation.services.job_steps import JobSteps, job_steps_register
+from annotation.services.jobs.job_steps import JobSteps, job_steps_register
 
 if TYPE_CHECKING:
     from annotation.services.release.export_jobs import ExportSpec

@@ -21,14 +21,14 @@ from annotation.models import Export, Run, RunStatus
 from annotation.paths import paths_hidden
 from annotation.selectors.run_texts import instructions_record
 from annotation.services.files import file_write_atomic, media_path
-from annotation.services.jobs import job_finishing, job_succeed
+from annotation.services.jobs.jobs import job_finishing, job_succeed
 from annotation.services.release.croissant import croissant_write
 from annotation.services.release.dataset_card import card_write
 from annotation.services.release.datasheet import DatasheetRun, datasheet_run, datasheet_write
 from annotation.services.release.release_changes import changes_write, release_changes
 from annotation.services.release.release_tables import release_tables_write
 from annotation.services.release.release_terms import release_people, release_terms
-from annotation.services.runs import run_set_status
+from annotation.services.runs.runs import run_set_status
 
 
 def exports_folder(run: Run) -> Path:

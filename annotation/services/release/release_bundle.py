@@ -27,7 +27,7 @@ from annotation.selectors.exports import (
 )
 from annotation.services.checks import check_int
 from annotation.services.files import file_write_atomic
-from annotation.services.jobs import (
+from annotation.services.jobs.jobs import (
     job_create,
     job_enqueue,
     job_fail,

@@ -20,9 +20,9 @@ from annotation.models import (
     HitStatus,
     Worker,
 )
+from annotation.services.datasets.images import image_seen_before, images_kept_apart
 from annotation.services.events import event_record
-from annotation.services.gold import gold_seen_before
-from annotation.services.images import image_seen_before, images_kept_apart
+from annotation.services.runs.gold import gold_seen_before
 from annotation.services.work.holds import idle_hold_release, idle_hold_seconds, idle_holds
 from annotation.services.work.pools import pool_enter
 from annotation.services.work.slots import (

@@ -7,7 +7,7 @@ from annotation.models import Batch, BatchStatus, EventAction, Hit, HitStatus
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
 from annotation.services.notifications import owner_notify
-from annotation.services.runs import run_status_follow
+from annotation.services.runs.runs import run_status_follow
 
 
 def batch_refresh_status(*, batch: Batch) -> Batch:

@@ -18,8 +18,8 @@ from django.utils import timezone
 from annotation.models import Batch, BatchStatus, EventAction, Hit, Question
 from annotation.providers import provider_for
 from annotation.selectors.counting import counted
-from annotation.services.batches import balanced_sides
 from annotation.services.events import event_record
+from annotation.services.runs.batches import balanced_sides
 from annotation.services.work.recount import hit_recount
 from annotation.tasktypes import task_type_for
 

@@ -13,7 +13,7 @@ from annotation.flows.bison.selectors import (
 )
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Batch, Hit, Item, Review
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.reviews import assignments_auto_approve
 from annotation.services.work.submit import assignment_submit

@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.providers import provider_for
-from annotation.services.batches import batch_warnings
+from annotation.services.runs.batches import batch_warnings
 
 
 class Command(ServiceCommand):

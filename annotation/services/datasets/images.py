@@ -31,9 +31,9 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.images import FIRST_VARIANTS
+from annotation.services.datasets.fetch_guard import FetchFailed, fetch
 from annotation.services.events import event_record
-from annotation.services.fetch_guard import FetchFailed, fetch
-from annotation.services.jobs import job_create, job_fail, job_progress, job_start, job_succeed
+from annotation.services.jobs.jobs import job_create, job_fail, job_progress, job_start, job_succeed
 from annotation.tasktypes.base import RELAX_IMAGES
 
 # Every image is served as a SIZE x SIZE JPEG: the picture fitted inside, the rest filled with

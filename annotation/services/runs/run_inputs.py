@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from annotation.flow_registry import RunInput, flow_for_kind
 from annotation.models import Job, Run
-from annotation.services.dataset_jobs import server_file, upload_store
+from annotation.services.datasets.dataset_jobs import server_file, upload_store
 from annotation.services.files import media_path
 from pipeline.errors import InputError
 

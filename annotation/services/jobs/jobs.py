@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from annotation.models import Job, JobState, Run, RunStatus
 from annotation.paths import paths_hidden
-from annotation.services.job_steps import job_steps
-from annotation.services.job_timing import phase_close, phase_open, timings_with
+from annotation.services.jobs.job_steps import job_steps
+from annotation.services.jobs.job_timing import phase_close, phase_open, timings_with
 from annotation.services.notifications import owner_notify
-from annotation.services.runs import run_set_status
+from annotation.services.runs.runs import run_set_status
 
 if TYPE_CHECKING:
     from celery import Task

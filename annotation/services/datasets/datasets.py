@@ -14,17 +14,17 @@ from annotation.models import Batch, BatchStatus, Dataset, EventAction, Image, I
 from annotation.paths import paths_hidden
 from annotation.selectors.image_availability import local_files_found
 from annotation.services.checks import max_length
-from annotation.services.dataset_rows import (
+from annotation.services.datasets.dataset_rows import (
     StreamedRows,
     caption_columns,
     dataset_rows_write,
     longest_text,
 )
+from annotation.services.datasets.fetch_guard import url_refusal
+from annotation.services.datasets.images import image_dir_allowed, image_folder
 from annotation.services.events import event_record
-from annotation.services.fetch_guard import url_refusal
 from annotation.services.files import media_path, path_component
-from annotation.services.images import image_dir_allowed, image_folder
-from annotation.services.jobs import Progress
+from annotation.services.jobs.jobs import Progress
 from pipeline.coco import (
     CocoCaptions,
     iter_coco_captions,

@@ -13,7 +13,7 @@ import psycopg
 from django.db import connection
 
 from annotation.models import Caption, Image
-from annotation.services.jobs import Progress
+from annotation.services.jobs.jobs import Progress
 from pipeline.coco import CaptionColumns, CocoCaption, CocoCaptions, CocoImage
 
 BATCH = 5000

@@ -40,16 +40,16 @@ from annotation.services.checks import (
     check_reward,
     check_run_stage,
 )
-from annotation.services.events import event_record
-from annotation.services.gold import gold_warnings, item_images
-from annotation.services.images import (
+from annotation.services.datasets.images import (
     batch_images_create,
     hit_images_create,
     images_cache_start,
     images_kept_apart,
 )
-from annotation.services.jobs import Progress, job_fail, job_progress, job_start, job_succeed
-from annotation.services.runs import run_set_status, run_status_follow
+from annotation.services.events import event_record
+from annotation.services.jobs.jobs import Progress, job_fail, job_progress, job_start, job_succeed
+from annotation.services.runs.gold import gold_warnings, item_images
+from annotation.services.runs.runs import run_set_status, run_status_follow
 from annotation.services.work.speed_policy import speed_warnings
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import RELAX_IMAGES

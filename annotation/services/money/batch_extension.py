@@ -11,7 +11,7 @@ from annotation.models import Batch, BatchStatus, EventAction, Hit, HitStatus, S
 from annotation.providers import provider_for
 from annotation.selectors.installation import installation_token
 from annotation.services.events import event_record
-from annotation.services.runs import run_status_follow
+from annotation.services.runs.runs import run_status_follow
 from pipeline.errors import InputError
 
 

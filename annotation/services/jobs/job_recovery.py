@@ -19,13 +19,13 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.models import EventAction, Job, JobState
 from annotation.services.events import event_record
-from annotation.services.job_steps import (
+from annotation.services.jobs.job_steps import (
     JobSteps,
     job_names_registered,
     job_steps,
     job_steps_register,
 )
-from annotation.services.jobs import LIVE, job_run_release
+from annotation.services.jobs.jobs import LIVE, job_run_release
 
 log = logging.getLogger("annotation.jobs")
 

@@ -14,14 +14,14 @@ from django.db import transaction
 
 from annotation.errors import page_message
 from annotation.models import EventAction, ImageSource, Job
-from annotation.services.datasets import (
+from annotation.services.datasets.datasets import (
     DatasetImportResult,
     dataset_import,
     image_location_check,
 )
 from annotation.services.events import event_record
 from annotation.services.files import media_path, path_component
-from annotation.services.jobs import (
+from annotation.services.jobs.jobs import (
     job_create,
     job_fail,
     job_finished_result,

@@ -22,7 +22,7 @@ from annotation.models import (
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_consent, check_name, check_stored_json
 from annotation.services.events import event_record
-from annotation.services.projects import project_default
+from annotation.services.runs.projects import project_default
 from pipeline.errors import InputError
 
 
