@@ -218,7 +218,7 @@ def child_parts(url: str, run_id: str) -> dict:
     from annotation.flows.bison import tally as bison
     from annotation.flows.bison.services import export
     from annotation.models import Export, Run
-    from annotation.selectors.run_texts import instructions_record
+    from annotation.selectors.work.run_texts import instructions_record
     from annotation.services.release.croissant import croissant_write
     from annotation.services.release.dataset_card import card_write
     from annotation.services.release.datasheet import datasheet_write

@@ -103,8 +103,8 @@ def build(images: int, clients: int, folder: Path) -> dict:
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.flows.bison.vocabulary import BisonStage
     from annotation.models import ImageSource
-    from annotation.selectors.images import FIRST_VARIANTS
-    from annotation.selectors.invitations import run_consent
+    from annotation.selectors.work.images import FIRST_VARIANTS
+    from annotation.selectors.work.invitations import run_consent
     from annotation.services.datasets.datasets import dataset_import
     from annotation.services.datasets.images import image_cached, image_variant
     from annotation.services.runs.batches import batch_create, batch_publish

@@ -410,7 +410,7 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 2000},  # 5-30 kB each
     },
     # Per process, what never changes about an assignment whose task page was shown (its HIT,
-    # batch, stage, run: selectors/task_page.py), so its later views read only what can change.
+    # batch, stage, run: selectors/work/task_page.py), so its later views read only what can change.
     "assignments": {
         "BACKEND": "config.memory_cache.ObjectMemoryCache",
         "LOCATION": "crowdvl-assignments",

@@ -233,7 +233,7 @@ def topic_vectors_file(path: Path, *, dim: int = 12) -> Path:
 def invited(run, label: str = "worker"):
     """An invitation to `run` whose holder has accepted the current consent text."""
     from annotation.crowd.local.invitations import invitation_consent, invitations_create
-    from annotation.selectors.invitations import run_consent
+    from annotation.selectors.work.invitations import run_consent
 
     invitation = invitations_create(run=run, labels=[label])[0]
     return invitation_consent(invitation=invitation, version=run_consent(run)["version"])

@@ -20,11 +20,11 @@ from annotation.flow_registry import stage_names
 from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action
 from annotation.providers import web_provider_check
-from annotation.selectors.adaptive_cost import batch_adaptive_cost
-from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
-from annotation.selectors.image_availability import batch_images_check
-from annotation.selectors.listing import batch_list, batches_counted
-from annotation.selectors.preview import batch_preview, preview_record
+from annotation.selectors.datasets.image_availability import batch_images_check
+from annotation.selectors.money.adaptive_cost import batch_adaptive_cost
+from annotation.selectors.runs.batch_live import LIVE_STATES, batch_live_status
+from annotation.selectors.runs.listing import batch_list, batches_counted
+from annotation.selectors.work.preview import batch_preview, preview_record
 from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 
 

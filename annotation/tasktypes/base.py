@@ -9,8 +9,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
-from annotation.selectors.gold import Established
-from annotation.selectors.images import ImageLinks
+from annotation.selectors.reviews.gold import Established
+from annotation.selectors.work.images import ImageLinks
 from annotation.services.runs.gold import (
     ESTABLISHED,
     GoldCopies,
@@ -119,7 +119,7 @@ class TaskType(ABC):
 
     def instructions_example(self, *, run: Run) -> dict[str, Any]:
         """What the stage's own instructions read from a question (a rating scale's points),
-        so they are written out as text without a HIT (`selectors/run_texts.py`)."""
+        so they are written out as text without a HIT (`selectors/work/run_texts.py`)."""
         return {}
 
     def seconds_per_item(self, *, options: dict[str, Any]) -> float:
@@ -148,7 +148,7 @@ class TaskType(ABC):
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         """Read one submitted value; raise AnswerError if it does not fit the question."""
 
-    # --- The review page (`annotation/selectors/review_page.py`): each task type says what its
+    # --- The review page (`annotation/selectors/reviews/review_page.py`): each task type says what its
     # workers saw and what their answers mean, so the core page stays flow-neutral.
 
     @abstractmethod

@@ -32,7 +32,9 @@ def room_of(module: str) -> str:
     if not parts or len(parts) == 1:
         return "core"
     if parts[0] in ROOMED:
-        return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+        # a room's own package (its __init__) is in the room
+        inside = len(parts) > 2 or ROOT.joinpath(*parts).is_dir()
+        return ".".join(parts[:2]) if inside else parts[0]
     if parts[0] in ("crowd", "flows") and len(parts) > 2:
         return ".".join(parts[:2])
     return parts[0]
@@ -211,8 +213,10 @@ def arrows_up(imports: dict[str, Imports]) -> list[tuple[str, str]]:
 
 def report(under: Path = ROOT) -> str:
     imports = import_map(under)
-    per_room = Counter(room_of(m) for m in imports if m.split(".")[1:2] != ["migrations"])
-    lines = ["modules per folder:"]
+    per_room = Counter(
+        room_of(m) for m in imports if not under.joinpath(*m.split(".")[1:]).is_dir()
+    )
+    lines = ["modules per folder (without __init__.py):"]
     for room in sorted(r for r in per_room if r.split(".")[0] in ROOMED):
         lines.append(f"  {room}: {per_room[room]}")
     circles = circles_across_rooms(imports)

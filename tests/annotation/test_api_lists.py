@@ -20,7 +20,7 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
-from annotation.selectors.exports import export_file_named
+from annotation.selectors.release.exports import export_file_named
 from annotation.services.runs.batches import batch_create
 from annotation.services.runs.runs import run_create
 from tests.annotation.test_api_schema import check, schema  # noqa: F401

@@ -177,7 +177,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
     visitor = Client()
     visitor.get(f"/panel/{panel.pk}/", {"participantId": "P1"})
     previews.append(visitor.get(f"/panel/{panel.pk}/").content.decode())
-    from annotation.selectors.invitations import run_consent
+    from annotation.selectors.work.invitations import run_consent
 
     version = run_consent(panel.run)["version"]
     assert visitor.post(f"/panel/{panel.pk}/", {"version": version}).status_code == 302

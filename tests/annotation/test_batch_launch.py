@@ -10,7 +10,7 @@ from annotation.crowd.mturk.fees import estimate_cost
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Batch, BatchStatus, Item
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 
 pytestmark = pytest.mark.django_db
 

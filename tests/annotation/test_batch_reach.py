@@ -1,4 +1,4 @@
-"""Who can fill a batch's open slots (`selectors/batch_reach.py`), and the stage-3 setting that
+"""Who can fill a batch's open slots (`selectors/runs/batch_reach.py`), and the stage-3 setting that
 relaxes image-disjointness for a trusted pool (issue 46: a small lab's BISON stage 3 stalled
 in silence, 3 verifiers able to do 2 of 3 HITs)."""
 
@@ -10,7 +10,7 @@ from django.core.management import call_command
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Batch
-from annotation.selectors.batch_reach import DID_IT, IMAGE_SEEN, OTHER_POOL, batch_reach
+from annotation.selectors.runs.batch_reach import DID_IT, IMAGE_SEEN, OTHER_POOL, batch_reach
 from annotation.services.runs.batches import (
     batch_create,
     batch_discard,

@@ -15,7 +15,7 @@ from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Consent, Event, Invitation
-from annotation.selectors.invitations import consent_summary, run_consent
+from annotation.selectors.work.invitations import consent_summary, run_consent
 from annotation.services.release.datasheet import datasheet_write
 from annotation.services.release.export_jobs import export_manifest_crowd
 from annotation.services.runs.batches import batch_create, batch_publish

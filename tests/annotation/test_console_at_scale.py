@@ -24,7 +24,7 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
-from annotation.selectors.dashboard import dashboard_runs
+from annotation.selectors.runs.dashboard import dashboard_runs
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.runs import run_create
 from annotation.services.work.worker_identity import worker_get_or_create

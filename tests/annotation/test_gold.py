@@ -18,7 +18,7 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Export, GoldItemKind, Item, Question, Review, Run
-from annotation.selectors.gold import Agreement, items_established, stage_consensus
+from annotation.selectors.reviews.gold import Agreement, items_established, stage_consensus
 from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.runs.gold import gold_place
 from annotation.services.runs.runs import run_check_config
@@ -280,7 +280,7 @@ def test_quality_gold_is_reviewed_counted_per_worker_and_left_out_of_the_export(
     quality_run, run_on_commit
 ):
     from annotation.flows.quality.services.export import quality_export_start
-    from annotation.selectors.gold import worker_gold_tally
+    from annotation.selectors.reviews.gold import worker_gold_tally
 
     calibrated(quality_run)
     second = batch_publish(

@@ -31,7 +31,7 @@ from annotation.models import (
     Run,
     RunStatus,
 )
-from annotation.selectors.task_page import hit_image_places
+from annotation.selectors.work.task_page import hit_image_places
 from annotation.services.datasets.datasets import images as image_service
 from annotation.services.datasets.images import ImageUnavailable, image_cached, reencode
 from annotation.services.runs.batches import batch_create, batch_publish

@@ -26,7 +26,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import consent_summary, run_consent
+from annotation.selectors.work.invitations import consent_summary, run_consent
 from annotation.services.runs.batches import batch_create, batch_expire, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.slots import first_claim_seconds

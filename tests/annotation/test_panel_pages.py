@@ -14,7 +14,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Event, PoolMembership, Worker
 from annotation.providers import provider_for
-from annotation.selectors.invitations import run_consent
+from annotation.selectors.work.invitations import run_consent
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.worker_actions import worker_block, workers_notify
 from annotation.services.work.worker_identity import worker_get_or_create

@@ -12,7 +12,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Assignment, Bonus
-from annotation.selectors.pay import effective_pay, pay_estimate
+from annotation.selectors.money.pay import effective_pay, pay_estimate
 from annotation.services.money.pay import batch_pay_top_up
 from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.work.claim import assignment_claim_next

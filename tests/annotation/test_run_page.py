@@ -12,8 +12,8 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Answer, Assignment, Item, Job, JobState
-from annotation.selectors.run_page import run_page_data, stage_agreement
-from annotation.selectors.run_workers import run_workers
+from annotation.selectors.runs.run_page import run_page_data, stage_agreement
+from annotation.selectors.runs.run_workers import run_workers
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_browser import browser, page  # noqa: F401 (fixtures)

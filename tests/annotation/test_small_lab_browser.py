@@ -23,9 +23,9 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
-from annotation.selectors.batch_reach import batch_reach
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import run_consent
+from annotation.selectors.runs.batch_reach import batch_reach
+from annotation.selectors.work.invitations import run_consent
 from annotation.services.runs.projects import project_default, project_member_set
 from annotation.services.work.reviews import reviews_hold_all
 from tests.annotation.held_reviews import cxc_held

@@ -26,8 +26,8 @@ from annotation.models import (
     WorkerNoticeState,
 )
 from annotation.providers import provider_for
-from annotation.selectors.dashboard import dashboard_runs
-from annotation.selectors.run_page import batch_progress
+from annotation.selectors.runs.dashboard import dashboard_runs
+from annotation.selectors.runs.run_page import batch_progress
 from annotation.services.money.batch_extension import hit_add_assignments
 from annotation.services.money.spend import committed_last_day
 from annotation.services.runs.batches import batch_create, batch_publish

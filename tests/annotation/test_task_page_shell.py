@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment
-from annotation.selectors.images import SALT
+from annotation.selectors.work.images import SALT
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.run_texts import run_instructions_set
 from annotation.templatetags.task_shell import MARKER

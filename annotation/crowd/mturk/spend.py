@@ -12,7 +12,7 @@ from annotation.crowd.mturk.fees import estimate_cost
 from annotation.errors import ServiceError
 from annotation.models import Batch, BlockQualification
 from annotation.providers import CostEstimate, provider_for
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 from annotation.services.money.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
 
 PROVIDER = "mturk"

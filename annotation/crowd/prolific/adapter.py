@@ -170,7 +170,7 @@ class ProlificProvider(CrowdProvider):
     def requirements(self, *, batch: Batch) -> list[str]:
         from annotation.crowd.prolific.fees import PROLIFIC_MINIMUM_HOURLY, currency
         from annotation.crowd.prolific.filters import requirements_described
-        from annotation.selectors.pay import pay_estimate
+        from annotation.selectors.money.pay import pay_estimate
 
         # Titles and choice labels from Prolific's filter list (the batch's own settings with
         # a note when it cannot be read: this never raises).

@@ -26,7 +26,7 @@ from annotation.crowd.prolific.sync import (
 )
 from annotation.errors import ServiceError
 from annotation.models import Batch, BatchStatus, EventAction, Job
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 from annotation.services.events import event_record
 from annotation.services.jobs.jobs import Progress, job_create
 

@@ -20,7 +20,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.management.arguments import whole
 from annotation.models import Caption, Export, Run, RunKind
 from annotation.providers import simulated_crowd
-from annotation.selectors.simulated_quality import QualityRow
+from annotation.selectors.release.simulated_quality import QualityRow
 from annotation.services.release.exports import export_scratch_folder
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.runs import run_create

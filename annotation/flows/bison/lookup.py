@@ -36,7 +36,7 @@ from django.db.models import Count, Q
 from annotation.flows.bison.vocabulary import NONE, VERIFICATION_LABELS, BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, Batch, GoldItemKind, Item, Run
 from annotation.selectors.counting import counted
-from annotation.selectors.gold import Established
+from annotation.selectors.reviews.gold import Established
 from annotation.services.checks import check_int, check_number
 from annotation.services.runs.gold import GoldKind
 

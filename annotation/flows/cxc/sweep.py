@@ -17,7 +17,7 @@ from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, Item, Review, Run
 from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.simulated_quality import QualityRow
+from annotation.selectors.release.simulated_quality import QualityRow
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError

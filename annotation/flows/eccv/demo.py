@@ -28,7 +28,7 @@ from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.management.arguments import whole
 from annotation.models import GOLD_KINDS, Export, Question, Review, Run
 from annotation.providers import simulated_crowd
-from annotation.selectors.simulated_quality import QualityRow
+from annotation.selectors.release.simulated_quality import QualityRow
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.gold import ESTABLISHED, gold_source
 from annotation.services.work.reviews import (

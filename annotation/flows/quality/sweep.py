@@ -26,7 +26,7 @@ from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, Question, Review, Run
 from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.simulated_quality import QualityRow
+from annotation.selectors.release.simulated_quality import QualityRow
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError

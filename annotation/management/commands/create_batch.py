@@ -10,8 +10,8 @@ from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.providers import provider_for
 from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
-from annotation.selectors.adaptive_cost import batch_adaptive_cost
-from annotation.selectors.image_availability import batch_images_check
+from annotation.selectors.datasets.image_availability import batch_images_check
+from annotation.selectors.money.adaptive_cost import batch_adaptive_cost
 from annotation.services.checks import FIRST_CLAIM_MIN, MAX_PER_HIT
 from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 

@@ -13,7 +13,7 @@ from annotation.models import Run, default_qualifications
 from annotation.money import currency_code, symbol
 from annotation.providers import provider_for, web_provider_names
 from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, LIFETIME_RANGE
-from annotation.selectors.pay import min_hourly_pay
+from annotation.selectors.money.pay import min_hourly_pay
 from annotation.services.money.spend import ALLOW_LOW_PAY_LABEL
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import BatchOption, TaskType

@@ -3,7 +3,7 @@ qualifications, the stage's own options such as an ECCV round's direction) makes
 shows what it would cost (rewards and the platform's fees), the expected hourly pay and
 anything that would refuse it (budget, daily cap, balance, low pay) before "Publish" or
 "Discard"; for an adaptive run's first batch, the judgments and cost over all its rounds
-(minimum, expected, maximum: `selectors/adaptive_cost.py`). What it offers for a provider comes from the provider's declared capabilities."""
+(minimum, expected, maximum: `selectors/money/adaptive_cost.py`). What it offers for a provider comes from the provider's declared capabilities."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
 from annotation.providers import provider_for, web_provider_names
-from annotation.selectors.adaptive_cost import batch_adaptive_cost
-from annotation.selectors.batch_live import batch_live_status
-from annotation.selectors.batch_reach import batch_reach
 from annotation.selectors.links import public_base_url
-from annotation.selectors.pay import pay_estimate
-from annotation.selectors.reviews import reviews_held_fast_count
+from annotation.selectors.money.adaptive_cost import batch_adaptive_cost
+from annotation.selectors.money.pay import pay_estimate
+from annotation.selectors.reviews.reviews import reviews_held_fast_count
+from annotation.selectors.runs.batch_live import batch_live_status
+from annotation.selectors.runs.batch_reach import batch_reach
 from annotation.services.datasets.images import images_kept_apart
 from annotation.services.money.batch_extension import batch_add_assignments, batch_extend
 from annotation.services.runs.batches import (

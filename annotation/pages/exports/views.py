@@ -25,7 +25,7 @@ from annotation.pages.exports.forms import ExportForm
 from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
-from annotation.selectors.exports import (
+from annotation.selectors.release.exports import (
     export_bundle,
     export_bundle_jobs,
     export_datasheet,

@@ -24,12 +24,12 @@ from annotation.permissions import (
     visible_runs,
 )
 from annotation.providers import provider_for
-from annotation.selectors.review_page import (
+from annotation.selectors.reviews.review_page import (
     review_reasons_in_words,
     review_rows,
     review_worker_history,
 )
-from annotation.selectors.reviews import review_queue_view
+from annotation.selectors.reviews.reviews import review_queue_view
 from annotation.services.work.decisions import assignment_reversible_until
 from annotation.services.work.review_closing import auto_approved_policy
 from annotation.services.work.reviews import review_decide, review_reverse, reviews_decide

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 
 from annotation.models import Batch, BatchStatus, Dataset, EventAction, Image, ImageSource
 from annotation.paths import paths_hidden
-from annotation.selectors.image_availability import local_files_found
+from annotation.selectors.datasets.image_availability import local_files_found
 from annotation.services.checks import max_length
 from annotation.services.datasets.dataset_rows import (
     StreamedRows,

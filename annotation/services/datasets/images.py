@@ -30,7 +30,7 @@ from annotation.models import (
     Job,
     Worker,
 )
-from annotation.selectors.images import FIRST_VARIANTS
+from annotation.selectors.work.images import FIRST_VARIANTS
 from annotation.services.datasets.fetch_guard import FetchFailed, fetch
 from annotation.services.events import event_record
 from annotation.services.jobs.jobs import job_create, job_fail, job_progress, job_start, job_succeed
@@ -52,7 +52,7 @@ class ImageUnavailable(Exception):
 def batch_images_create(*, batch: Batch, image_ids: Iterable[int]) -> int:
     """The images a batch shows (in batch_create's transaction): what the caching job fetches
     and the publish check looks for. Their tokens are no longer served (issue 25: pages name
-    images per question and assignment, selectors/images.py)."""
+    images per question and assignment, selectors/work/images.py)."""
     rows = [
         BatchImage(batch=batch, image_id=pk, token=secrets.token_urlsafe(24))
         for pk in sorted(set(image_ids))

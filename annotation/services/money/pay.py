@@ -7,7 +7,7 @@ from decimal import ROUND_CEILING, Decimal
 from annotation.models import Assignment, Batch, Worker
 from annotation.money import symbol
 from annotation.selectors.counting import COUNTED_STATES
-from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay
+from annotation.selectors.money.pay import CENT, effective_pay, min_hourly_pay
 from annotation.services.work.worker_actions import worker_bonus
 
 

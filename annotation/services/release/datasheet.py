@@ -79,7 +79,7 @@ def _quality(run: Run, simulated: bool) -> list[str]:
     """The simulated crowd's quality lines (a human run's come with the export's tables:
     `_real_quality`, written with the datasheet)."""
     from annotation.flow_registry import flow_for_kind
-    from annotation.selectors.simulated_quality import quality_lines
+    from annotation.selectors.release.simulated_quality import quality_lines
 
     flow = flow_for_kind(run.kind)
     if not simulated or flow is None:

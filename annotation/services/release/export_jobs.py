@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from annotation.json_order import keys_sorted
 from annotation.models import Export, Job, Run
-from annotation.selectors.invitations import consent_summary
-from annotation.selectors.pay import run_pay_summary
+from annotation.selectors.money.pay import run_pay_summary
+from annotation.selectors.work.invitations import consent_summary
 from annotation.services.files import AtomicLines
 from annotation.services.jobs.jobs import (
     job_create,

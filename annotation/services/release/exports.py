@@ -19,7 +19,7 @@ from django.db.models import Max
 
 from annotation.models import Export, Run, RunStatus
 from annotation.paths import paths_hidden
-from annotation.selectors.run_texts import instructions_record
+from annotation.selectors.work.run_texts import instructions_record
 from annotation.services.files import file_write_atomic, media_path
 from annotation.services.jobs.jobs import job_finishing, job_succeed
 from annotation.services.release.croissant import croissant_write

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from annotation.errors import ServiceError
 from annotation.models import Export, Job, Run
-from annotation.selectors.exports import (
+from annotation.selectors.release.exports import (
     BUNDLE_JOB,
     export_bundle_path,
     export_file_entries,

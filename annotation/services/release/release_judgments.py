@@ -20,7 +20,7 @@ from annotation.models import GOLD_KINDS, Answer, Event, EventAction, Item, Run
 from annotation.selectors.arrow_rows import arrow_numbers, arrow_rows, arrow_strings, numpy_ints
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
-from annotation.selectors.run_texts import instructions_version
+from annotation.selectors.work.run_texts import instructions_version
 from annotation.services.release.release_tables import table_from_columns
 
 PROVENANCE_SET = "label_provenance"

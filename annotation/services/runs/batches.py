@@ -31,8 +31,8 @@ from annotation.models import (
     default_qualifications,
 )
 from annotation.providers import provider_for
-from annotation.selectors.image_availability import batch_images_check
-from annotation.selectors.pay import fair_reward, pay_estimate
+from annotation.selectors.datasets.image_availability import batch_images_check
+from annotation.selectors.money.pay import fair_reward, pay_estimate
 from annotation.services.checks import (
     check_batch_counts,
     check_batch_times,

@@ -1,7 +1,7 @@
 """Gold a cheater cannot recognise: copies of the run's own established items.
 
 A flow's task type asks, while planning a batch's HITs, for the items earlier batches of the
-same stage established (`annotation/selectors/gold.py`), turns each into a gold copy (an
+same stage established (`annotation/selectors/reviews/gold.py`), turns each into a gold copy (an
 `Item` of a gold kind that shows exactly what the real item showed: same images, captions and
 candidates, with the agreed answer as its target) and places copies into the HITs at
 positions drawn from a secret source. Nothing on a worker's page tells a copy from the real
@@ -26,7 +26,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotation.models import GOLD_KINDS, Assignment, Batch, Item, Question, Run, Worker
-from annotation.selectors.gold import Agreement, Established, stage_consensus
+from annotation.selectors.reviews.gold import Agreement, Established, stage_consensus
 
 ESTABLISHED = "established"  # gold copied from the run's own high-agreement items
 PAPER = "paper"  # the flow's paper's gold (published labels, original pairs), or none

@@ -1,6 +1,6 @@
 """Editing what a run's workers read: its information and consent text and each stage's
-instructions. Each is versioned by a hash of its text (`selectors/run_texts.py`,
-`selectors/invitations.py`): an edited consent text is a new version, so every worker is asked
+instructions. Each is versioned by a hash of its text (`selectors/work/run_texts.py`,
+`selectors/work/invitations.py`): an edited consent text is a new version, so every worker is asked
 again before their next task; an empty text goes back to the default (the papers' wording)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import EventAction, Run
-from annotation.selectors.invitations import DEFAULT_CONSENT, consent_version
-from annotation.selectors.run_texts import (
+from annotation.selectors.work.invitations import DEFAULT_CONSENT, consent_version
+from annotation.selectors.work.run_texts import (
     instructions_default,
     instructions_version,
     run_stages,

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation.errors import AnswerError, NotAssignmentHolder, ServiceError, TooLate
 from annotation.models import Assignment, AssignmentDraft, AssignmentState
-from annotation.selectors.task_page import hit_questions
+from annotation.selectors.work.task_page import hit_questions
 from annotation.services.work.slots import late_reason
 
 # The form's own names: a question's answer (q3) and an uncertain answer's follow-ups

@@ -23,7 +23,7 @@ from annotation.models import (
 from annotation.permissions import Action, visible_runs
 from annotation.providers import provider_names
 from annotation.selectors.counting import counted
-from annotation.selectors.gold_record import gold_record_hold_reasons
+from annotation.selectors.reviews.gold_record import gold_record_hold_reasons
 from annotation.services.events import event_record
 from annotation.services.work.decisions import (
     assignment_approve,
@@ -160,11 +160,11 @@ def reviews_hold_by_policy(*, batch: Batch) -> int:
     type decides, e.g. BISON stage 2: a worker whose selections stage 3 mostly rejected); in
     every flow, work faster than the run's `hold_fast_seconds_per_item`; work of a worker
     who passes gold but disagrees with the other workers on the rest
-    (`annotation/selectors/worker_agreement.py`; batch option `"agreement_hold": false`); and
+    (`annotation/selectors/reviews/worker_agreement.py`; batch option `"agreement_hold": false`); and
     all work of a worker whose gold record on the stage is below the rule, not only the HITs
-    holding a miss (`annotation/selectors/gold_record.py`, issue 47)."""
+    holding a miss (`annotation/selectors/reviews/gold_record.py`, issue 47)."""
     # Imported here: the agreement is numpy's, and the review pages' URLs load this module.
-    from annotation.selectors.worker_agreement import agreement_hold_reasons
+    from annotation.selectors.reviews.worker_agreement import agreement_hold_reasons
 
     waiting = list(
         Assignment.objects.filter(

@@ -24,7 +24,7 @@ from annotation.models import (
 )
 from annotation.providers import provider_for
 from annotation.selectors.counting import pool_bar_reason
-from annotation.selectors.task_page import hit_questions
+from annotation.selectors.work.task_page import hit_questions
 from annotation.services.events import event_record
 from annotation.services.work.drafts import draft_consume
 from annotation.services.work.recount import batch_refresh_status, hit_recount

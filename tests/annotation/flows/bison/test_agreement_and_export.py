@@ -17,7 +17,7 @@ from annotation.flows.bison.tally import bison_tally
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Export, Item, Question
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import run_consent
+from annotation.selectors.work.invitations import run_consent
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.submit import assignment_submit

@@ -20,8 +20,8 @@ from annotation.models import (
     Run,
 )
 from annotation.providers import provider_for
-from annotation.selectors.pay import PayEstimate
-from annotation.selectors.pay_many import effective_pays, pay_estimates
+from annotation.selectors.money.pay import PayEstimate
+from annotation.selectors.money.pay_many import effective_pays, pay_estimates
 
 
 def dashboard_filter_from(params: Mapping[str, str]) -> dict[str, str]:

@@ -11,15 +11,15 @@ from django.core.cache import caches
 from django.db import connection
 
 from annotation.models import Hit, Question
-from annotation.selectors.drafts import draft_view
-from annotation.selectors.hit_cache import hit_cached
-from annotation.selectors.images import ImageLinks, image_places
-from annotation.selectors.run_texts import run_instructions
+from annotation.selectors.work.drafts import draft_view
+from annotation.selectors.work.hit_cache import hit_cached
+from annotation.selectors.work.images import ImageLinks, image_places
+from annotation.selectors.work.run_texts import run_instructions
 from annotation.tasktypes import task_type_for
 
 # A HIT's questions and their items never change once the HIT exists (a re-offer makes a
 # new HIT), so every worker of the HIT gets the same view: built once
-# (selectors/hit_cache.py), then read from memory with no SQL (the page's template caches
+# (selectors/work/hit_cache.py), then read from memory with no SQL (the page's template caches
 # the rendered questions per process). Its image URLs hold a placeholder for the page key,
 # filled in per assignment (`pages/work/render.task_render`).
 

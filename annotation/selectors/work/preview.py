@@ -10,8 +10,8 @@ from typing import Any
 from django.urls import reverse
 
 from annotation.models import Batch
-from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.task_page import hit_view
+from annotation.selectors.work.run_texts import run_instructions
+from annotation.selectors.work.task_page import hit_view
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from annotation.flow_registry import flow_for_kind, stage_label
 from annotation.models import Answer, Assignment, AssignmentState, Bonus, Item, Job, Run
 from annotation.paths import paths_hidden
 from annotation.providers import provider_for
-from annotation.selectors.agreement_pairs import agreement_pairs, held_answers
 from annotation.selectors.counting import COUNTED_STATES, counted_reviewed
+from annotation.selectors.reviews.agreement_pairs import agreement_pairs, held_answers
 from annotation.services.jobs.jobs import LIVE
 
 

@@ -1,5 +1,5 @@
 """What a run's workers read besides the questions: the information and consent text
-(`selectors/invitations.py`) and each stage's instructions. The instructions are the task
+(`selectors/work/invitations.py`) and each stage's instructions. The instructions are the task
 type's own template (the paper's wording) unless the run sets its own text for the stage
 (`config["instructions"][stage]`); like consent, a text's version is a hash of it."""
 
@@ -16,7 +16,7 @@ from django.template.loader_tags import BlockNode
 
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Run
-from annotation.selectors.invitations import run_consent
+from annotation.selectors.work.invitations import run_consent
 from annotation.tasktypes import task_type_for
 
 DEFAULT_VERSION = "default"  # the task type's own instructions

@@ -1,7 +1,7 @@
 """One review as a person judges it (`/review/<id>/`): each question as the worker saw it and
 their answer in words (the stage's task type says both: `TaskType.review_shown`,
 `answer_words`), gold's expected answer beside it, why the work was held
-(`selectors/review_reasons.py`) and the worker's history in the run. Flow-neutral: the core
+(`selectors/reviews/review_reasons.py`) and the worker's history in the run. Flow-neutral: the core
 asks the task type and never names a flow."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from django.urls import reverse
 
 from annotation.flow_registry import flow_for_kind, item_kind_label, task_type_for
 from annotation.models import GOLD_KINDS, Assignment, AssignmentState, Review, ReviewStatus
-from annotation.selectors.images import STAFF_LINKS
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.selectors.review_reasons import review_reason_sentences
+from annotation.selectors.reviews.review_reasons import review_reason_sentences
+from annotation.selectors.work.images import STAFF_LINKS
 from annotation.tasktypes.base import Shown
 
 

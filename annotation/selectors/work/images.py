@@ -25,7 +25,7 @@ from annotation.models import Assignment, AssignmentState, Hit, Image
 
 SALT = "crowdvl.images.page"
 # Stands for the assignment's page key in a HIT's view, which is built once for every
-# worker of the HIT (selectors/task_page.py) and filled in for each page (pages/work/shell.py).
+# worker of the HIT (selectors/work/task_page.py) and filled in for each page (pages/work/shell.py).
 PLACEHOLDER = "{page-key}"
 URL_PREFIX = "/img/"
 # Renderings of each image (services/datasets/images.py): a page's first showing of an image takes

@@ -33,7 +33,7 @@ from annotation.models import (
     Run,
 )
 from annotation.permissions import Action, can, visible_projects, visible_runs
-from annotation.selectors.reviews import SORTS
+from annotation.selectors.reviews.reviews import SORTS
 
 
 def run_list(
@@ -91,7 +91,7 @@ def job_list(
     """The jobs of the user's runs and, for anyone who may view some run, the jobs of no run
     (dataset imports: datasets are shared; encoding jobs of their projects' sets); newest
     first."""
-    from annotation.selectors.job_walls import shared_jobs_visible
+    from annotation.selectors.runs.job_walls import shared_jobs_visible
 
     shared = shared_jobs_visible(user=user) if can(user, Action.VIEW) else Q(pk__in=[])
     jobs = Job.objects.filter(Q(run__in=visible_runs(user)) | shared)

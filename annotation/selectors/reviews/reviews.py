@@ -9,7 +9,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Batch, Hit, Review, ReviewStatus, Run
-from annotation.selectors.review_reasons import reviews_reason_sentences
+from annotation.selectors.reviews.review_reasons import reviews_reason_sentences
 from annotation.services.work.speed_policy import POLICY as SPEED_POLICY
 
 DUE_SOON = timedelta(hours=24)

@@ -12,7 +12,7 @@ from django.db.models import Subquery
 
 from annotation.models import GOLD_KINDS, Answer, Assignment, Batch, Run
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.gold import _number, worker_gold_tally
+from annotation.selectors.reviews.gold import _number, worker_gold_tally
 from pipeline.worker_quality import (
     WorkerAgreement,
     others_majority_agrees,

@@ -14,10 +14,10 @@ from django.db.models import Count, QuerySet
 
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Assignment, PoolMembership, Run, Worker
-from annotation.selectors.agreement_pairs import agreement_pairs
-from annotation.selectors.dashboard import IMPLAUSIBLE_SPEEDUP
-from annotation.selectors.pay import CENT, effective_pay, min_hourly_pay, pay_estimate
+from annotation.selectors.money.pay import CENT, effective_pay, min_hourly_pay, pay_estimate
 from annotation.selectors.pseudonyms import worker_pseudonym
+from annotation.selectors.reviews.agreement_pairs import agreement_pairs
+from annotation.selectors.runs.dashboard import IMPLAUSIBLE_SPEEDUP
 from pipeline.expectation import wilson
 
 

@@ -26,7 +26,7 @@ from django.db.models.functions import Coalesce, RowNumber
 
 from annotation.models import Assignment, Batch, Bonus, Hit, Question
 from annotation.selectors.counting import COUNTED_STATES
-from annotation.selectors.pay import (
+from annotation.selectors.money.pay import (
     PAID_WORK,
     PILOT_ROWS,
     PayEstimate,

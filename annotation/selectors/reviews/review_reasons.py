@@ -11,7 +11,7 @@ from typing import Any
 
 from annotation.flow_registry import item_kind_label, task_type_for
 from annotation.models import Question, Review
-from annotation.selectors.gold_record import POLICY as GOLD_RECORD_POLICY
+from annotation.selectors.reviews.gold_record import POLICY as GOLD_RECORD_POLICY
 from annotation.services.work.speed_policy import POLICY as SPEED_POLICY
 from annotation.services.work.speed_policy import SETTING as SPEED_SETTING
 from annotation.tasktypes.base import TaskType
@@ -26,7 +26,7 @@ def reason_sentence(reason: Any, *, task: TaskType | None, question: Question | 
     if own:
         return own
     # The agreement hold's module reads numpy: imported here, not when commands start.
-    from annotation.selectors.worker_agreement import POLICY as AGREEMENT_POLICY
+    from annotation.selectors.reviews.worker_agreement import POLICY as AGREEMENT_POLICY
 
     policy = reason.get("policy")
     if "position" in reason:
