@@ -33,7 +33,7 @@ def room_of(module: str) -> str:
         return "core"
     if parts[0] in ROOMED:
         # a room's own package (its __init__) is in the room
-        inside = len(parts) > 2 or ROOT.joinpath(*parts).is_dir()
+        inside = len(parts) > 2 or module in PACKAGES
         return ".".join(parts[:2]) if inside else parts[0]
     if parts[0] in ("crowd", "flows") and len(parts) > 2:
         return ".".join(parts[:2])
@@ -52,6 +52,10 @@ def is_wing(module: str) -> bool:
     if len(parts) > 1 and parts[1] == "flows":
         return True
     return len(parts) > 1 and parts[1] == "crowd" and module not in CROWD_CORE
+
+
+# The packages (folders with __init__.py) import_map last read.
+PACKAGES: set[str] = set()
 
 
 def python_files(under: Path = ROOT) -> list[Path]:
@@ -117,6 +121,8 @@ def imports_of(path: Path, known: set[str], root: Path = ROOT) -> Imports:
 def import_map(under: Path = ROOT) -> dict[str, Imports]:
     files = python_files(under)
     known = {module_name(p, under) for p in files}
+    PACKAGES.clear()
+    PACKAGES.update(module_name(p, under) for p in files if p.name == "__init__.py")
     return {module_name(p, under): imports_of(p, known, under) for p in files}
 
 
@@ -213,9 +219,7 @@ def arrows_up(imports: dict[str, Imports]) -> list[tuple[str, str]]:
 
 def report(under: Path = ROOT) -> str:
     imports = import_map(under)
-    per_room = Counter(
-        room_of(m) for m in imports if not under.joinpath(*m.split(".")[1:]).is_dir()
-    )
+    per_room = Counter(room_of(m) for m in imports if m not in PACKAGES)
     lines = ["modules per folder (without __init__.py):"]
     for room in sorted(r for r in per_room if r.split(".")[0] in ROOMED):
         lines.append(f"  {room}: {per_room[room]}")
