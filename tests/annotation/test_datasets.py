@@ -258,7 +258,7 @@ def test_counts_are_rows_in_the_database_and_progress_is_reported(tmp_path):
 
 def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
     # The batched-INSERT writer is what SQLite uses; run it here so both writers are checked.
-    from annotation.services.datasets.datasets import dataset_rows
+    from annotation.services.datasets import dataset_rows
     from pipeline.coco import load_coco_captions
 
     path = write_coco(tmp_path / "x.json")
@@ -281,7 +281,7 @@ def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
 
 def test_a_file_read_in_two_passes_writes_what_one_pass_writes(sample_path, monkeypatch):
     """Files above ONE_PASS_BYTES are validated first and streamed again into COPY."""
-    from annotation.services.datasets.datasets import datasets
+    from annotation.services.datasets import datasets
 
     def rows(result):
         return sorted(

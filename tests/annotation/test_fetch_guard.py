@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image as PILImage
 
-from annotation.services.datasets.datasets import fetch_guard
+from annotation.services.datasets import fetch_guard
 from annotation.services.datasets.fetch_guard import (
     FetchFailed,
     FetchRefused,

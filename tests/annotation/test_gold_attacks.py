@@ -56,7 +56,7 @@ pytestmark = pytest.mark.django_db
 def _fixed_layout(monkeypatch):
     """Batches draw their layout (gold positions and copies) from a secret source; fixed
     here so that each run of a test measures the same batch."""
-    from annotation.services.runs.runs import batches
+    from annotation.services.runs import batches
 
     monkeypatch.setattr(batches.secrets, "randbits", lambda bits: 20_251_125)
 

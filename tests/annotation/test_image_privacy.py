@@ -32,7 +32,7 @@ from annotation.models import (
     RunStatus,
 )
 from annotation.selectors.work.task_page import hit_image_places
-from annotation.services.datasets.datasets import images as image_service
+from annotation.services.datasets import images as image_service
 from annotation.services.datasets.images import ImageUnavailable, image_cached, reencode
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.projects import project_default

@@ -225,7 +225,7 @@ def test_the_map_sees_a_circle_and_an_arrow_up(tmp_path):
         "__init__.py": "",
         "services/__init__.py": "",
         "services/work/__init__.py": "",
-        "services/work/a.py": "from annotation.services.runs.runs import b\n",
+        "services/work/a.py": "from annotation.services.runs import b\n",
         "services/runs/__init__.py": "",
         "services/runs/b.py": "import annotation.services.work.a\n"
         "def f():\n    from annotation.flows.x import y\n",

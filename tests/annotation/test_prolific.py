@@ -336,7 +336,7 @@ def test_a_bonus_is_never_paid_twice_whatever_step_crashes(pro, paired_run, cras
     pro.submit(a, answers_for(a))
     a.refresh_from_db()
     from annotation.crowd.prolific import bonuses
-    from annotation.services.jobs.jobs import remote_calls
+    from annotation.services.jobs import remote_calls
 
     if crash == "create_lost":  # the set-up is made at Prolific, its answer lost
         pro.standin.lose("POST", "submissions/bonus-payments/")
