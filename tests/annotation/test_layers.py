@@ -236,6 +236,6 @@ def test_the_map_sees_a_circle_and_an_arrow_up(tmp_path):
         (root / name).write_text(text)
     imports = m.import_map(root)
     assert m.circles_across_rooms(imports) == [
-        ["annotation.services.runs.runs.b", "annotation.services.work.a"]
+        ["annotation.services.runs.b", "annotation.services.work.a"]
     ]
-    assert m.arrows_up(imports) == [("annotation.services.runs.runs.b", "annotation.flows.x")]
+    assert m.arrows_up(imports) == [("annotation.services.runs.b", "annotation.flows.x")]
