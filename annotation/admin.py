@@ -13,7 +13,7 @@ from annotation.services.checks import (
     check_name,
     check_reward,
 )
-from annotation.services.runs import run_check_config
+from annotation.services.runs.runs import run_check_config
 from pipeline.errors import InputError
 
 
@@ -234,7 +234,7 @@ class LoginThrottleAdmin(admin.ModelAdmin):
 
     @admin.action(description="Clear (unlock) the selected sign-in counts")
     def clear(self, request: Any, queryset: Any) -> None:
-        from annotation.services.logins import login_throttle_clear
+        from annotation.services.access.logins import login_throttle_clear
 
         cleared = login_throttle_clear(
             ids=list(queryset.values_list("pk", flat=True)), by=request.user.get_username()

@@ -7,7 +7,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Crowd annotation"
 
     def ready(self) -> None:
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 
         # The core's single-step jobs: each step is safe to run again.
         for name, task in (

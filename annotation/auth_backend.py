@@ -1,4 +1,4 @@
-"""The only authentication backend: Django's, with the sign-in throttle (services/logins.py)
+"""The only authentication backend: Django's, with the sign-in throttle (services/access/logins.py)
 in front of it, so every password check a client can reach is throttled: the sign-in page, the
 admin's and the API's HTTP basic auth alike."""
 
@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
 from annotation.ratelimit import client_address
-from annotation.services.logins import (
+from annotation.services.access.logins import (
     login_attempt_refused,
     login_failure_record,
     login_success_record,

@@ -34,7 +34,7 @@ class DemoContext:
     command: Any
     dataset: Dataset
     options: dict[str, Any]
-    # Rows of the quality table (annotation.selectors.simulated_quality.QualityRow) the
+    # Rows of the quality table (annotation.selectors.release.simulated_quality.QualityRow) the
     # flows measured against the latent world; the command prints them.
     quality: list[Any] = field(default_factory=list)
     # What each flow did with the image-text model (`demo --encoder-checkpoint`), one line a

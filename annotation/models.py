@@ -145,7 +145,7 @@ class ProjectMembership(models.Model):
 def default_project_id() -> int:
     """Kept for migration 0015, which named it as Run.project's default. A model default
     writes nothing now: `run_create` puts a run without a project in the Default project."""
-    from annotation.services.projects import project_default
+    from annotation.services.runs.projects import project_default
 
     return project_default().pk
 
@@ -285,7 +285,7 @@ class Job(models.Model):
     parts_total = models.IntegerField(default=0)
     parts_done = models.JSONField(default=list, blank=True)
     # When the prepare, each part and the finish ran, and on which worker process
-    # (annotation/services/job_timing.py); read by the scale-out model (pipeline/scaleout.py).
+    # (annotation/services/jobs/job_timing.py); read by the scale-out model (pipeline/scaleout.py).
     timings = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -1066,7 +1066,7 @@ class LoginScope(models.TextChoices):
 class LoginThrottle(models.Model):
     """Failed sign-ins counted per account (username), client address, and account from one
     address (`pair`, key "<account>|<address>"): in the database, so every server process
-    counts the same failures (services/logins.py). An account's `locked_until` slows it (a
+    counts the same failures (services/access/logins.py). An account's `locked_until` slows it (a
     wait for addresses that failed on it); a pair's or an address's locks it."""
 
     scope = models.CharField(max_length=10, choices=LoginScope.choices)

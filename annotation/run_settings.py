@@ -134,8 +134,8 @@ SEED = Setting(
 def gold_settings(
     *, categorical: bool, ratings: bool, agreement: float = 1.0, spread: float = 1.0
 ) -> tuple[Setting, ...]:
-    """The gold settings of a flow (see annotation/services/gold.py)."""
-    from annotation.services.gold import ESTABLISHED, GOLD_SOURCES
+    """The gold settings of a flow (see annotation/services/runs/gold.py)."""
+    from annotation.services.runs.gold import ESTABLISHED, GOLD_SOURCES
 
     out = [
         Setting(

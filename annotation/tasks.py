@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from annotation.services.jobs import job_step
+from annotation.services.jobs.jobs import job_step
 from config.celery import app
 
 logger = logging.getLogger(__name__)
@@ -15,8 +15,8 @@ logger = logging.getLogger(__name__)
 def crowd_sync_open() -> None:
     """Periodic: every remote provider brings in its open batches' results; then HITs a
     provider would not grow get their items in a new HIT."""
-    from annotation.crowd import providers
-    from annotation.services.reoffer import hits_reoffer_all
+    from annotation.providers import providers
+    from annotation.services.work.reoffer import hits_reoffer_all
 
     for provider in providers():
         if not provider.remote:
@@ -30,7 +30,7 @@ def crowd_sync_open() -> None:
 
 @app.task(name="assignments.auto_approve")
 def assignments_auto_approve() -> None:
-    from annotation.services.reviews import assignments_auto_approve as approve
+    from annotation.services.work.reviews import assignments_auto_approve as approve
 
     approve()
 
@@ -38,7 +38,7 @@ def assignments_auto_approve() -> None:
 @app.task(name="datasets.import")
 @job_step
 def dataset_import(job_id: int) -> None:
-    from annotation.services.dataset_jobs import dataset_import_job
+    from annotation.services.datasets.dataset_jobs import dataset_import_job
 
     dataset_import_job(job_id=job_id)
 
@@ -46,7 +46,7 @@ def dataset_import(job_id: int) -> None:
 @app.task(name="images.cache")
 @job_step
 def images_cache(job_id: int) -> None:
-    from annotation.services.images import images_cache_job
+    from annotation.services.datasets.images import images_cache_job
 
     images_cache_job(job_id=job_id)
 
@@ -55,7 +55,7 @@ def images_cache(job_id: int) -> None:
 @job_step
 def export_write(job_id: int) -> None:
     """Every flow's export job (its build is the flow's `ExportSpec`)."""
-    from annotation.services.export_jobs import export_job_write
+    from annotation.services.release.export_jobs import export_job_write
 
     export_job_write(job_id=job_id)
 
@@ -63,7 +63,7 @@ def export_write(job_id: int) -> None:
 @app.task(name="jobs.recover")
 def jobs_recover() -> None:
     """Periodic: re-send the missing steps of jobs silent for CROWDVL_JOB_STALL_SECONDS."""
-    from annotation.services.job_recovery import jobs_recover as recover
+    from annotation.services.jobs.job_recovery import jobs_recover as recover
 
     recover()
 
@@ -79,6 +79,6 @@ def owner_notify(run_id: int, subject: str, body: str) -> None:
 @job_step
 def export_bundle(job_id: int) -> None:
     """A release bundle of one export version (the exports page's and API's button)."""
-    from annotation.services.release_bundle import export_bundle_job
+    from annotation.services.release.release_bundle import export_bundle_job
 
     export_bundle_job(job_id=job_id)

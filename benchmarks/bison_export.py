@@ -105,7 +105,7 @@ def fill_rows(cur: Any, *, images: int) -> int:
     (Django set up); returns the run id."""
     from annotation.flows.bison.vocabulary import BisonStage
     from annotation.models import Dataset
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     dataset = Dataset.objects.create(
         name="bench", source_file="", checksum="", image_source="coco_url"
@@ -197,8 +197,8 @@ def child_app(url: str, run_id: str) -> dict:
     django_setup(url)
     from annotation.flows.bison.services.export import JOB_NAME
     from annotation.models import Run
-    from annotation.services.export_jobs import export_job_write
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
+    from annotation.services.release.export_jobs import export_job_write
 
     job = job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id)))
     base = current_rss()
@@ -221,14 +221,14 @@ def child_parts(url: str, run_id: str) -> dict:
     from annotation.flows.bison import tally as bison
     from annotation.flows.bison.services import export
     from annotation.models import Export, Run
-    from annotation.selectors.run_texts import instructions_record
-    from annotation.services.croissant import croissant_write
-    from annotation.services.dataset_card import card_write
-    from annotation.services.datasheet import datasheet_write
-    from annotation.services.export_jobs import export_manifest_crowd
-    from annotation.services.release_changes import release_changes
-    from annotation.services.release_tables import release_tables_write
-    from annotation.services.release_terms import release_people, release_terms
+    from annotation.selectors.work.run_texts import instructions_record
+    from annotation.services.release.croissant import croissant_write
+    from annotation.services.release.dataset_card import card_write
+    from annotation.services.release.datasheet import datasheet_write
+    from annotation.services.release.export_jobs import export_manifest_crowd
+    from annotation.services.release.release_changes import release_changes
+    from annotation.services.release.release_tables import release_tables_write
+    from annotation.services.release.release_terms import release_people, release_terms
 
     parts = PartTimes()
     timed = parts.timed

@@ -47,7 +47,7 @@ SMALL, LARGE = 2, 100
 def _run(cur: Any, *, dataset: Any, w0: int) -> int:
     """One run filled as the docstring says; returns its id."""
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     run = run_create(dataset=dataset, kind="bison").pk
     cur.execute(
@@ -199,7 +199,7 @@ def main() -> None:
         from django.core.management import call_command
         from django.db import connections
 
-        from annotation.services.projects import project_default, project_member_set
+        from annotation.services.runs.projects import project_default, project_member_set
 
         call_command("migrate", verbosity=0)
         get_user_model().objects.create_user("bench-researcher", password="unused")

@@ -104,8 +104,8 @@ def main() -> int:
     import mlcroissant as mlc
 
     from annotation.croissant_vocabulary import CONFORMS_TO
-    from annotation.services.croissant import CONTEXT, _record_set
-    from annotation.services.release_tables import parquet_name, release_tables_write
+    from annotation.services.release.croissant import CONTEXT, _record_set
+    from annotation.services.release.release_tables import parquet_name, release_tables_write
 
     start = time.perf_counter()
     tables = _tables(args.pairs, args.raters)

@@ -188,9 +188,9 @@ def child_app(url: str, run_id: str, *, pandas: bool = False, again: bool = Fals
     django_setup(url)
     from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
-    from annotation.services.export_jobs import export_job_write
-    from annotation.services.jobs import job_create
-    from annotation.services.memory import memory_release
+    from annotation.services.jobs.jobs import job_create
+    from annotation.services.release.export_jobs import export_job_write
+    from annotation.services.release.memory import memory_release
 
     if again:
         export_job_write(job_id=job_create(name=JOB_NAME, run=Run.objects.get(pk=int(run_id))).pk)
@@ -211,21 +211,21 @@ def child_app(url: str, run_id: str, *, pandas: bool = False, again: bool = Fals
 
 
 # The job's steps timed in place: (module, function), in the order the job starts them. Steps
-# marked in BESIDE run in a helper thread beside others (services/beside.py).
+# marked in BESIDE run in a helper thread beside others (services/release/beside.py).
 PARTS = (
-    ("annotation.services.export_jobs", "datasheet_run"),
-    ("annotation.services.export_jobs", "label_provenance_table"),
+    ("annotation.services.release.export_jobs", "datasheet_run"),
+    ("annotation.services.release.export_jobs", "label_provenance_table"),
     ("annotation.flows.cxc.services.export", "_reads"),
     ("annotation.flows.cxc.services.export", "cxc_rating_arrays"),
     ("annotation.flows.cxc.services.export", "_ratings_jsonl"),
     ("annotation.flows.cxc.services.export", "_scale_model"),
     ("annotation.flows.cxc.services.export", "cxc_agreement"),
     ("annotation.flows.cxc.services.export", "_pair_files"),
-    ("annotation.services.exports", "release_tables_write"),
-    ("annotation.services.exports", "release_changes"),
-    ("annotation.services.exports", "datasheet_write"),
-    ("annotation.services.exports", "card_write"),
-    ("annotation.services.exports", "croissant_write"),
+    ("annotation.services.release.exports", "release_tables_write"),
+    ("annotation.services.release.exports", "release_changes"),
+    ("annotation.services.release.exports", "datasheet_write"),
+    ("annotation.services.release.exports", "card_write"),
+    ("annotation.services.release.exports", "croissant_write"),
 )
 BESIDE = {"datasheet_run", "_reads", "_ratings_jsonl", "cxc_agreement"}
 
@@ -240,8 +240,8 @@ def child_parts(url: str, run_id: str) -> dict:
 
     from annotation.flows.cxc.services.export import JOB_NAME
     from annotation.models import Run
-    from annotation.services.export_jobs import export_job_write
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
+    from annotation.services.release.export_jobs import export_job_write
 
     seconds: dict[str, float] = {}
     cpu: dict[str, float] = {}  # this process's CPU time (the database's is not in it)

@@ -261,8 +261,8 @@ def child_app(url: str, run_id: str) -> dict:
     django_setup(url)
     from annotation.flows.eccv.services.export import ECCV_EXPORT
     from annotation.models import Run
-    from annotation.services.export_jobs import export_job_write
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
+    from annotation.services.release.export_jobs import export_job_write
 
     job = job_create(name=ECCV_EXPORT.job_name, run=Run.objects.get(pk=int(run_id)))
     base = current_rss()
@@ -291,7 +291,7 @@ def child_parts(url: str, run_id: str) -> dict:
     from annotation.flows.eccv.services import export as eccv
     from annotation.flows.eccv.services import judged_columns as jc
     from annotation.models import Run
-    from annotation.services.release_tables import table_parquet_bytes
+    from annotation.services.release.release_tables import table_parquet_bytes
 
     run = Run.objects.get(pk=int(run_id))
     seconds: dict[str, float] = {}

@@ -171,7 +171,7 @@ def main() -> None:
     env = workers_setup(
         database_url=args.database_url, database=DB, broker=args.broker, folder=folder
     )
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     try:
         coco = folder / "captions.json"

@@ -305,7 +305,7 @@ def setup(args: argparse.Namespace, tmp: Path) -> list[str]:
     _django(database_url, media, str(import_dir))
     from django.core.management import call_command
 
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     call_command("migrate", verbosity=0)
     dataset_import(

@@ -93,7 +93,7 @@ def child_app(url: str, path: str) -> dict:
     _django(url)
     from django.db import connection
 
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     with connection.cursor() as cursor:  # connected before the clock starts, as the baseline
         cursor.execute("SELECT pg_backend_pid()")

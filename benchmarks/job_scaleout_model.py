@@ -91,8 +91,8 @@ def run_job(start: Callable[[], Any], *, count: int, env: dict, logs: Path, thre
 
 def stage1_setup(args: argparse.Namespace, folder: Path) -> Callable[[], Any]:
     from annotation.flows.bison.services.pairing import pairing_start
-    from annotation.services.datasets import dataset_import
-    from annotation.services.runs import run_create
+    from annotation.services.datasets.datasets import dataset_import
+    from annotation.services.runs.runs import run_create
 
     coco = folder / "stage1.json"
     write_synthetic(coco, images=args.stage1_images)
@@ -113,7 +113,7 @@ def eccv_setup(args: argparse.Namespace, folder: Path) -> Callable[[], Any]:
     from annotation.flows.eccv.models import Annotator, AnnotatorKind
     from annotation.flows.eccv.services.proposal_job import eccv_propose_start
     from annotation.flows.eccv.services.runs import eccv_run_create
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     coco = folder / "eccv.json"
     write_synthetic(coco, images=args.eccv_images)
@@ -135,7 +135,7 @@ def encode_setup(args: argparse.Namespace, folder: Path) -> Callable[[], Any]:
     from annotation.encoders.models import EmbeddingSet
     from annotation.encoders.services import embedding_set_delete, embedding_set_start
     from annotation.models import Job
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from benchmarks.encode_throughput import build_model, write_data
 
     import_dir = Path(os.environ["CROWDVL_IMPORT_DIR"])

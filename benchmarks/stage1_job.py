@@ -90,8 +90,8 @@ def main() -> None:
 
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Caption
-    from annotation.services.datasets import dataset_import
-    from annotation.services.runs import run_create
+    from annotation.services.datasets.datasets import dataset_import
+    from annotation.services.runs.runs import run_create
     from pipeline.text import tokenize
 
     call_command("migrate", verbosity=0)

@@ -139,7 +139,7 @@ def workers_teardown(*, database_url: str, database: str) -> None:
 def run_once(*, dataset, vectors: Path, count: int, env: dict, logs: Path) -> dict:
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Job, JobState
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
     from config import celery_app
 
     queue = f"crowdvl-scale-{uuid.uuid4().hex[:6]}"
@@ -199,7 +199,7 @@ def main() -> None:
     env = workers_setup(
         database_url=args.database_url, database=DB, broker=args.broker, folder=folder
     )
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     try:
         coco = folder / "captions.json"

@@ -103,12 +103,12 @@ def build(images: int, clients: int, folder: Path) -> dict:
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.flows.bison.vocabulary import BisonStage
     from annotation.models import ImageSource
-    from annotation.selectors.images import FIRST_VARIANTS
-    from annotation.selectors.invitations import run_consent
-    from annotation.services.batches import batch_create, batch_publish
-    from annotation.services.datasets import dataset_import
-    from annotation.services.images import image_cached, image_variant
-    from annotation.services.runs import run_create
+    from annotation.selectors.work.images import FIRST_VARIANTS
+    from annotation.selectors.work.invitations import run_consent
+    from annotation.services.datasets.datasets import dataset_import
+    from annotation.services.datasets.images import image_cached, image_variant
+    from annotation.services.runs.batches import batch_create, batch_publish
+    from annotation.services.runs.runs import run_create
 
     call_command("migrate", verbosity=0)
     pictures = folder / "images"

@@ -230,7 +230,7 @@ CROWDVL_MAX_UPLOAD_MB = int(env("CROWDVL_MAX_UPLOAD_MB", "8192"))
 LOGIN_URL = "login"
 # Django's password check with the sign-in throttle in front (annotation/auth_backend.py).
 AUTHENTICATION_BACKENDS = ["annotation.auth_backend.ThrottledModelBackend"]
-# Sign-in throttle (annotation/services/logins.py): failures of a username from one address,
+# Sign-in throttle (annotation/services/access/logins.py): failures of a username from one address,
 # or from one address across usernames, within the window lock that pair (or address) for the
 # lock time (0: no limit); past ACCOUNT_FAILURES from any address, a username is slowed (an
 # address that failed on it waits, doubling up to SLOW_MAX seconds), never locked.
@@ -325,7 +325,7 @@ CROWDVL_MIN_HOURLY_PAY = env("CROWDVL_MIN_HOURLY_PAY", "15.00")
 # ranks them: "float32" (as given), or "float16" (unit rows, half the memory, products still
 # summed in float32; a 512-d model at 10x val2014 then fits a 4 GB worker).
 CROWDVL_ECCV_EMBEDDING_STORAGE = env("CROWDVL_ECCV_EMBEDDING_STORAGE", "float32")
-# Export jobs run steps beside each other on a second thread (services/beside.py): faster on
+# Export jobs run steps beside each other on a second thread (services/release/beside.py): faster on
 # two or more cores, with the temporaries of two steps held at once. Off: one step at a time
 # (less peak memory for a small worker).
 CROWDVL_EXPORT_BESIDE = env_flag("CROWDVL_EXPORT_BESIDE", True)
@@ -383,7 +383,7 @@ CROWDVL_RATE_LIMITS = {
     "panel-batch-arrival": int(env("CROWDVL_PANEL_BATCH_ARRIVALS_PER_MINUTE", "200")),
 }
 # How long a claim under an unconfirmed id (a panel's study link) that nobody answered on keeps
-# its slot from a new arrival who finds no other (services/holds.py).
+# its slot from a new arrival who finds no other (services/work/holds.py).
 CROWDVL_IDLE_HOLD_SECONDS = int(env("CROWDVL_IDLE_HOLD_SECONDS", "120"))
 # The header a trusted reverse proxy puts the client's address in (e.g. HTTP_X_REAL_IP).
 CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
@@ -410,7 +410,7 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 2000},  # 5-30 kB each
     },
     # Per process, what never changes about an assignment whose task page was shown (its HIT,
-    # batch, stage, run: selectors/task_page.py), so its later views read only what can change.
+    # batch, stage, run: selectors/work/task_page.py), so its later views read only what can change.
     "assignments": {
         "BACKEND": "config.memory_cache.ObjectMemoryCache",
         "LOCATION": "crowdvl-assignments",

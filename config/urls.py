@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from annotation.crowd import providers
+from annotation.providers import providers
 
 # The researchers' pages, one package per domain (annotation/pages/<domain>/urls.py). Their
 # patterns never overlap across domains, so this order only keeps the list readable.

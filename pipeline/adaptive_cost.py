@@ -6,7 +6,7 @@ The expectation is a simulation of the policy's own rule (`pipeline.flow_quality
 ECCV) on the frozen realistic population (`pipeline.simulate.REALISTIC`), over `SEEDS` seeds of
 `ITEMS` items. It is cached per process and per setting: the simulation takes about 0.1 s for
 ratings and 0.03 s for preferences or ECCV's judgments, but the first rating one in a process
-also imports scipy (~1.5 s), so `annotation/selectors/adaptive_cost.py` computes it when a
+also imports scipy (~1.5 s), so `annotation/selectors/money/adaptive_cost.py` computes it when a
 draft is made and keeps it in the shared cache; the launch page only reads it.
 """
 

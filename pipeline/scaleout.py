@@ -3,7 +3,7 @@
 A split job (stage 1's blocks, the ECCV proposal's models, the encoder's chunks) is a serial
 prepare, parts that Celery hands to whichever worker is free in the order they were sent,
 and a serial finish. With the per-part times measured on one worker (`Job.timings`, see
-annotation/services/job_timing.py), the model is
+annotation/services/jobs/job_timing.py), the model is
 
     T(N) = before + makespan(parts, N) + after
 

@@ -186,7 +186,7 @@ def rating_model(
         # Items: precision-weighted mean of the ratings read back through each worker.
         # Each round's item-long arrays made in the same buffers: a new one is fresh pages
         # from the system where large blocks are mapped on their own (an export's job:
-        # services/memory.py), five a round of 2 MB each at CxC's 267,000 pairs.
+        # services/release/memory.py), five a round of 2 MB each at CxC's 267,000 pairs.
         _item_sums(y, row, col, (a, b, s2), n_items, into=(precision, total))
         np.divide(total, precision, out=spare)
         change = float(np.abs(np.subtract(spare, mu, out=gap), out=gap).max())

@@ -131,7 +131,7 @@ def dataset_factory(
     document: dict | None = None,
     name: str = "toy",
 ):
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     path = write_coco(tmp_path / f"{name}.json", document)
     if image_dir is None:
@@ -147,7 +147,7 @@ def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int 
 
     from annotation.flows.bison.services.pairing import pairing_start
     from annotation.models import Run
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     run = run_create(dataset=dataset, config={"seed": seed, "verifiers": verifiers})
     # Vectors with known neighbours (three mutual edges): six ordered pairs, both orders.
@@ -160,7 +160,7 @@ def paired_run_factory(dataset, *, run_on_commit, seed: int = 0, verifiers: int 
 def selection_done_factory(run, *, workers: int = 2, accuracy: float = 1.0, seed: int = 0):
     """Stage 2 published to simulated workers and completed."""
     from annotation.crowd.simulated.crowd import simulate_crowd
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from pipeline.simulate import WorkerProfile
 
     batch = batch_publish(
@@ -180,9 +180,9 @@ def verify_every_hit(batch, picks, *, after_first=None):
     a role is played by a fresh worker per HIT ("v1", "v1-2", ...); with as many roles as
     workers per HIT, each HIT is full before the next one is claimed. `after_first` runs once
     the first role answered the first HIT. Returns the assignments."""
-    from annotation.services.claim import assignment_claim_next
-    from annotation.services.submit import assignment_submit
-    from annotation.services.worker_identity import worker_get_or_create
+    from annotation.services.work.claim import assignment_claim_next
+    from annotation.services.work.submit import assignment_submit
+    from annotation.services.work.worker_identity import worker_get_or_create
 
     assert len(picks) == batch.assignments_per_hit
     done = []
@@ -233,7 +233,7 @@ def topic_vectors_file(path: Path, *, dim: int = 12) -> Path:
 def invited(run, label: str = "worker"):
     """An invitation to `run` whose holder has accepted the current consent text."""
     from annotation.crowd.local.invitations import invitation_consent, invitations_create
-    from annotation.selectors.invitations import run_consent
+    from annotation.selectors.work.invitations import run_consent
 
     invitation = invitations_create(run=run, labels=[label])[0]
     return invitation_consent(invitation=invitation, version=run_consent(run)["version"])

@@ -12,11 +12,11 @@ from rest_framework.response import Response
 from annotation.api.batches import BatchOutput, batch_output, batch_visible
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.jobs import JobOutput
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.permissions import Action
-from annotation.services.batch_extension import batch_add_assignments, batch_extend
-from annotation.services.batches import (
+from annotation.providers import provider_for
+from annotation.services.money.batch_extension import batch_add_assignments, batch_extend
+from annotation.services.runs.batches import (
     batch_discard,
     batch_expire,
     batch_pause,

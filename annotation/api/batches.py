@@ -16,16 +16,16 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
-from annotation.crowd import web_provider_check
 from annotation.flow_registry import stage_names
 from annotation.models import Batch, BatchStatus, Run
 from annotation.permissions import Action
-from annotation.selectors.adaptive_cost import batch_adaptive_cost
-from annotation.selectors.batch_live import LIVE_STATES, batch_live_status
-from annotation.selectors.image_availability import batch_images_check
-from annotation.selectors.listing import batch_list, batches_counted
-from annotation.selectors.preview import batch_preview, preview_record
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.providers import web_provider_check
+from annotation.selectors.datasets.image_availability import batch_images_check
+from annotation.selectors.money.adaptive_cost import batch_adaptive_cost
+from annotation.selectors.runs.batch_live import LIVE_STATES, batch_live_status
+from annotation.selectors.runs.listing import batch_list, batches_counted
+from annotation.selectors.work.preview import batch_preview, preview_record
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 
 
 def batch_visible(view: ServiceAPIView, request: Request, batch_id: int) -> Batch:

@@ -16,8 +16,12 @@ from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.api.parsers import BoundedJSONParser
 from annotation.models import Dataset, ImageSource, Job
 from annotation.permissions import Action
-from annotation.selectors.listing import dataset_list
-from annotation.services.dataset_jobs import dataset_import_start, dataset_upload_store, server_file
+from annotation.selectors.runs.listing import dataset_list
+from annotation.services.datasets.dataset_jobs import (
+    dataset_import_start,
+    dataset_upload_store,
+    server_file,
+)
 
 
 class DatasetListApi(ServiceAPIView):

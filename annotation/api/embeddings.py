@@ -24,7 +24,7 @@ from annotation.encoders.selectors import embedding_set_estimate, embedding_sets
 from annotation.encoders.services import DEVICES, DTYPES, embedding_set_delete, embedding_set_start
 from annotation.models import Dataset, Project
 from annotation.permissions import Action, can, is_staff, visible_projects
-from annotation.services.projects import project_default
+from annotation.services.runs.projects import project_default
 from pipeline.errors import InputError
 
 

@@ -22,9 +22,13 @@ from annotation.flow_registry import flow_for_kind
 from annotation.models import Export, Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
-from annotation.selectors.exports import export_bundle, export_file_entries, export_file_named
-from annotation.selectors.listing import export_list
-from annotation.services.release_bundle import export_bundle_start
+from annotation.selectors.release.exports import (
+    export_bundle,
+    export_file_entries,
+    export_file_named,
+)
+from annotation.selectors.runs.listing import export_list
+from annotation.services.release.release_bundle import export_bundle_start
 
 
 class ExportFileOutput(serializers.Serializer):

@@ -14,7 +14,7 @@ from annotation.api.paging import PAGE_PARAMETERS, Page, filters, page_of
 from annotation.flow_registry import stage_names
 from annotation.models import Run
 from annotation.permissions import Action
-from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
+from annotation.selectors.datasets.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
 
 
 def _run(view: ServiceAPIView, request: Request, run_id: int) -> Run:

@@ -16,9 +16,9 @@ from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.models import Job, JobState
 from annotation.paths import paths_hidden
 from annotation.permissions import Action
-from annotation.selectors.job_walls import job_require
-from annotation.selectors.listing import job_list
-from annotation.services.job_recovery import job_cancel, job_resume
+from annotation.selectors.runs.job_walls import job_require
+from annotation.selectors.runs.listing import job_list
+from annotation.services.jobs.job_recovery import job_cancel, job_resume
 
 
 class JobOutput(serializers.ModelSerializer):

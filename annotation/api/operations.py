@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.models import Run
 from annotation.permissions import Action
-from annotation.services.batches import batches_stop
+from annotation.services.runs.batches import batches_stop
 from pipeline.errors import InputError
 
 

@@ -11,8 +11,8 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
 from annotation.models import Project, ProjectRole
 from annotation.permissions import Action
-from annotation.selectors.listing import project_list
-from annotation.services.projects import DEFAULT_PROJECT, project_default
+from annotation.selectors.runs.listing import project_list
+from annotation.services.runs.projects import DEFAULT_PROJECT, project_default
 
 
 class ProjectListApi(ServiceAPIView):

@@ -8,8 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.crowd import provider_for, web_provider_names
 from annotation.permissions import Action
+from annotation.providers import provider_for, web_provider_names
 
 
 class ProviderListApi(ServiceAPIView):

@@ -13,9 +13,9 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, filters, page_of, paginated
 from annotation.models import Review, ReviewStatus
 from annotation.permissions import Action
-from annotation.selectors.listing import review_list
-from annotation.selectors.reviews import SORTS
-from annotation.services.reviews import review_reverse, reviews_decide
+from annotation.selectors.reviews.reviews import SORTS
+from annotation.selectors.runs.listing import review_list
+from annotation.services.work.reviews import review_reverse, reviews_decide
 
 
 class ReviewListApi(ServiceAPIView):

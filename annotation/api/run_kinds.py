@@ -12,7 +12,7 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.flow_registry import flows
 from annotation.models import RunKind
 from annotation.permissions import Action
-from annotation.services.runs import run_check_config
+from annotation.services.runs.runs import run_check_config
 
 
 class SettingOutput(serializers.Serializer):

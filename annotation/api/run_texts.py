@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.models import Run
 from annotation.permissions import Action
-from annotation.selectors.run_texts import run_texts
-from annotation.services.run_texts import run_texts_set
+from annotation.selectors.work.run_texts import run_texts
+from annotation.services.runs.run_texts import run_texts_set
 
 
 def _run(view: ServiceAPIView, request: Request, run_id: int) -> Run:

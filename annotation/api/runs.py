@@ -22,10 +22,10 @@ from annotation.api.parsers import BoundedJSONParser
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Dataset, Project, Run, RunKind, RunStatus
 from annotation.permissions import Action, can
-from annotation.selectors.listing import run_list
-from annotation.services.projects import project_default
-from annotation.services.run_inputs import run_input_apply, run_inputs_of
-from annotation.services.runs import run_create_any
+from annotation.selectors.runs.listing import run_list
+from annotation.services.runs.projects import project_default
+from annotation.services.runs.run_inputs import run_input_apply, run_inputs_of
+from annotation.services.runs.runs import run_create_any
 
 
 class RunOutput(serializers.ModelSerializer):

@@ -18,8 +18,8 @@ from annotation.api import (
     workers,
 )
 from annotation.api.paging import by_method
-from annotation.crowd import providers as crowd_providers
 from annotation.flow_registry import flows
+from annotation.providers import providers as crowd_providers
 
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="api-dataset-list"),

@@ -14,8 +14,8 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.api.paging import PAGE_PARAMETERS, page_of, paginated
 from annotation.models import Run, Worker
 from annotation.permissions import Action, sees_platform_ids
-from annotation.selectors.run_workers import run_workers, workers_of_run
-from annotation.services.worker_actions import (
+from annotation.selectors.runs.run_workers import run_workers, workers_of_run
+from annotation.services.work.worker_actions import (
     BLOCK_SCOPES,
     run_worker_bonus,
     worker_block,

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.models import Assignment, Batch
-from annotation.services.batches import batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 
 
 class ServerDriver:

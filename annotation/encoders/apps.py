@@ -10,7 +10,7 @@ class EncodersConfig(AppConfig):
     verbose_name = "Image-text encoders"
 
     def ready(self) -> None:
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 
         job_steps_register(
             JobSteps(

@@ -16,7 +16,7 @@ from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.encoders.services import embedding_set_start
 from annotation.flow_registry import DemoContext
 from annotation.models import ImageSource, Job
-from annotation.services.images import image_folder
+from annotation.services.datasets.images import image_folder
 from pipeline.errors import InputError
 
 FAILED_NAMES_SHOWN = 3

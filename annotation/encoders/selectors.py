@@ -80,7 +80,7 @@ def embedding_set_ready(
     """A ready set of `dataset` in `project` (None: the default project, as runs made without
     one); a refusal naming `field` otherwise."""
     if project is None:
-        from annotation.services.projects import project_default
+        from annotation.services.runs.projects import project_default
 
         project = project_default()
     try:

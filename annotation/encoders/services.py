@@ -21,8 +21,8 @@ from annotation.encoders.names import model_name_check
 from annotation.models import Caption, Dataset, EventAction, Image, Job, Project, Run
 from annotation.services.events import event_record
 from annotation.services.files import media_path, path_component
-from annotation.services.job_timing import phase_setup
-from annotation.services.jobs import (
+from annotation.services.jobs.job_timing import phase_setup
+from annotation.services.jobs.jobs import (
     job_create,
     job_enqueue,
     job_fail,
@@ -33,7 +33,7 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.projects import project_default
+from annotation.services.runs.projects import project_default
 from pipeline.encoders.estimate import encode_estimate
 from pipeline.encoders.loading import (
     checkpoint_sha256,
@@ -433,6 +433,6 @@ def encode_finish(*, job_id: int) -> None:
 
 def _original_bytes(image: Image) -> bytes:
     # A named function, not a lambda in a loop: each image's reader keeps its own image.
-    from annotation.services.images import image_original
+    from annotation.services.datasets.images import image_original
 
     return image_original(image=image)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import group
 
-from annotation.services.jobs import job_step
+from annotation.services.jobs.jobs import job_step
 from config.celery import app
 
 

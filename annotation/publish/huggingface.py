@@ -16,8 +16,8 @@ from django.conf import settings
 from annotation.errors import RemoteUnclear, ServiceError
 from annotation.models import Export, Publication
 from annotation.publish.base import ReleaseFile, Say, redacted, release_file
-from annotation.selectors.exports import export_file_entries
-from annotation.services.remote_calls import remote_call_once
+from annotation.selectors.release.exports import export_file_entries
+from annotation.services.jobs.remote_calls import remote_call_once
 
 REPO_TYPE = "dataset"
 

@@ -20,9 +20,9 @@ from django.conf import settings
 from annotation.errors import RemoteUnclear, ServiceError
 from annotation.models import Export, Publication
 from annotation.publish.base import ReleaseFile, Say, redacted, release_file
-from annotation.selectors.exports import export_bundle_path, export_folder
-from annotation.services.release_bundle import export_bundle_write
-from annotation.services.remote_calls import remote_call_once
+from annotation.selectors.release.exports import export_bundle_path, export_folder
+from annotation.services.jobs.remote_calls import remote_call_once
+from annotation.services.release.release_bundle import export_bundle_write
 
 BESIDE = ("README.md", "croissant.json", "DATASHEET.md")  # readable without unpacking
 TIMEOUT = (10, 300)  # connect, read: a large file's PUT takes a while

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.db.models import Field, Model
 
-from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.money import symbol
+from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 from pipeline.money import dollars

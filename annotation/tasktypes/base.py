@@ -9,9 +9,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Answer, Assignment, Batch, Caption, Item, Question, Run, RunStatus
-from annotation.selectors.gold import Established
-from annotation.selectors.images import ImageLinks
-from annotation.services.gold import (
+from annotation.selectors.reviews.gold import Established
+from annotation.selectors.work.images import ImageLinks
+from annotation.services.runs.gold import (
     ESTABLISHED,
     GoldCopies,
     GoldKind,
@@ -119,7 +119,7 @@ class TaskType(ABC):
 
     def instructions_example(self, *, run: Run) -> dict[str, Any]:
         """What the stage's own instructions read from a question (a rating scale's points),
-        so they are written out as text without a HIT (`selectors/run_texts.py`)."""
+        so they are written out as text without a HIT (`selectors/work/run_texts.py`)."""
         return {}
 
     def seconds_per_item(self, *, options: dict[str, Any]) -> float:
@@ -148,7 +148,7 @@ class TaskType(ABC):
     def parse_answer(self, *, question: Question, value: str) -> ParsedAnswer:
         """Read one submitted value; raise AnswerError if it does not fit the question."""
 
-    # --- The review page (`annotation/selectors/review_page.py`): each task type says what its
+    # --- The review page (`annotation/selectors/reviews/review_page.py`): each task type says what its
     # workers saw and what their answers mean, so the core page stays flow-neutral.
 
     @abstractmethod
@@ -186,7 +186,7 @@ class TaskType(ABC):
         """The questions of each HIT in display order (items arrive in a seeded order; `seed`
         is secret, `options` the batch's). A stage with gold kinds, in a run whose
         `gold_source` is "established", gets gold copies of the items its earlier batches
-        established (`services/gold.py`), one of each pool per HIT at a secret position."""
+        established (`services/runs/gold.py`), one of each pool per HIT at a secret position."""
         if self.gold_kinds and not self.gold_always and gold_source(run) != ESTABLISHED:
             return self.plan_paper(run=run, items=items, items_per_hit=items_per_hit, seed=seed)
         copies = GoldCopies(by_kind={}, weight={})
@@ -231,7 +231,7 @@ class TaskType(ABC):
 
     # The gold kinds this stage's batches may hold (empty: the stage has no gold). With the
     # run's `gold_source` "established", a batch of the stage with no gold question gets a
-    # publish warning (`services/gold.py`, `gold_warnings`).
+    # publish warning (`services/runs/gold.py`, `gold_warnings`).
     gold_kinds: tuple[str, ...] = ()
     # Whether the stage's gold is its own defence rather than a paper's choice, dealt whatever
     # the run's `gold_source` (BISON stage 3's traps for workers who look pictures up).

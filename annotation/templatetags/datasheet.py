@@ -1,4 +1,4 @@
-"""`datasheet_html`: the Markdown our datasheets are written in (`services/datasheet.py`:
+"""`datasheet_html`: the Markdown our datasheets are written in (`services/release/datasheet.py`:
 headings, bullets, small tables, fenced code, `code`, **bold**, *emphasis*) as HTML for the exports page.
 Every character is escaped first; only these few constructs become tags."""
 

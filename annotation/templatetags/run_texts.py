@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import template
 
 from annotation.models import Batch
-from annotation.selectors.run_texts import run_instructions
+from annotation.selectors.work.run_texts import run_instructions
 
 register = template.Library()
 

@@ -13,8 +13,8 @@ def paired_run(*, images: int, name: str):
     """Migrate, import `images` one-caption images with random word vectors, and run stage 1
     in-process (done on return)."""
     from annotation.flows.bison.services.pairing import pairing_start
-    from annotation.services.datasets import dataset_import
-    from annotation.services.runs import run_create
+    from annotation.services.datasets.datasets import dataset_import
+    from annotation.services.runs.runs import run_create
 
     call_command("migrate", verbosity=0)
     folder = Path(tempfile.mkdtemp())

@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from annotation.crowd import provider_for
 from annotation.crowd.mturk.testing import SUBMIT_TO, MTurkDriver, fake_id, stubbed_mturk
 from annotation.crowd.testing import ServerDriver
+from annotation.providers import provider_for
 
 __all__ = ["SUBMIT_TO", "MTurkDriver", "ServerDriver", "driver_for", "fake_id", "stubbed_mturk"]
 

@@ -27,7 +27,7 @@ IMAGES = 120
 def setup(workers: int, limit: int | None = None) -> dict:
     from annotation.crowd.local.invitations import invitations_create
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from tests.annotation.driver_run import paired_run
 
     run = paired_run(images=IMAGES, name="embedded")
@@ -102,9 +102,9 @@ def due(batch_id: int) -> dict:
 
     from annotation.flow_registry import task_type_for
     from annotation.models import Assignment, Batch
-    from annotation.services.claim import assignment_claim_next
-    from annotation.services.submit import assignment_submit
-    from annotation.services.worker_identity import worker_get_or_create
+    from annotation.services.work.claim import assignment_claim_next
+    from annotation.services.work.submit import assignment_submit
+    from annotation.services.work.worker_identity import worker_get_or_create
 
     worker = worker_get_or_create(provider="local", external_id="due")
     taken = assignment_claim_next(batch=Batch.objects.get(pk=batch_id), worker=worker)
@@ -120,7 +120,7 @@ def due(batch_id: int) -> dict:
 
 
 def enqueue_import(path: str) -> dict:
-    from annotation.services.dataset_jobs import dataset_import_start
+    from annotation.services.datasets.dataset_jobs import dataset_import_start
 
     return {"job": dataset_import_start(path=path, name="background").pk}
 

@@ -14,11 +14,11 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Assignment, Batch, Caption, Item, Review, Run
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.reviews import reviews_hold_by_policy
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.reviews import reviews_hold_by_policy
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from annotation.tasktypes import task_type_for
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory

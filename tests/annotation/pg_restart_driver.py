@@ -24,7 +24,7 @@ IMAGES = 150
 
 def setup():
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from tests.annotation.driver_run import paired_run
 
     run = paired_run(images=IMAGES, name="restart")
@@ -43,9 +43,9 @@ def work(batch_id: int) -> dict:
 
     from annotation.flow_registry import task_type_for
     from annotation.models import Batch
-    from annotation.services.claim import assignment_claim_next
-    from annotation.services.submit import assignment_submit
-    from annotation.services.worker_identity import worker_get_or_create
+    from annotation.services.work.claim import assignment_claim_next
+    from annotation.services.work.submit import assignment_submit
+    from annotation.services.work.worker_identity import worker_get_or_create
 
     client = Client(raise_request_exception=False)  # the whole request path, error pages too
     pages: dict[str, int] = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from annotation.croissant_vocabulary import RAI_FIELDS
-from annotation.services.release_judgments import PROVENANCE_SET
+from annotation.services.release.release_judgments import PROVENANCE_SET
 
 # "/" then two or more path segments, not inside a URL ("https://…/…") or a relative path.
 ABSOLUTE = re.compile(r"(?<![\w.:/~<-])/[\w.-]+/[\w./-]+")

@@ -61,7 +61,7 @@ def test_the_launch_page_shows_minimum_expected_and_maximum(adaptive_run, admin_
     assert f"expected {round(items * expected.per_item, 1)} judgments" in page
     assert "realistic population" in page and 'id="adaptive-source"' in page
     # Priced at the batch's own cost per judgment, MTurk's fees included.
-    from annotation.crowd import provider_for
+    from annotation.providers import provider_for
 
     total = provider_for("mturk").cost_estimate(batch=batch).total
     assert f"${total.quantize(Decimal('0.01'))}" in page.split('id="adaptive-minimum"')[1][:80]

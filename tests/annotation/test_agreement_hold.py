@@ -6,8 +6,8 @@ import pytest
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Review
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import reviews_hold_by_policy
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import reviews_hold_by_policy
 from pipeline.simulate import Population, WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -1,12 +1,12 @@
 """The run page and the workers page measure agreement the same way, over the same answers,
-and both say how many held answers they leave out (`selectors/agreement_pairs.py`; issue 46:
+and both say how many held answers they leave out (`selectors/reviews/agreement_pairs.py`; issue 46:
 they disagreed when work was held)."""
 
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.models import Review, ReviewStatus
-from annotation.selectors.agreement_pairs import held_answers
-from annotation.selectors.run_page import stage_agreement
-from annotation.selectors.run_workers import run_workers
+from annotation.selectors.reviews.agreement_pairs import held_answers
+from annotation.selectors.runs.run_page import stage_agreement
+from annotation.selectors.runs.run_workers import run_workers
 from tests.annotation.held_reviews import cxc_held
 
 

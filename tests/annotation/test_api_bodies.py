@@ -53,7 +53,7 @@ def test_batch_numbers_in_bodies(admin_client, paired_run, body):
 
 @pytest.mark.parametrize("body", [{"dim": 2**70}, {"seed": 2**70}, {"block_size": 2**70}])
 def test_pairing_numbers_in_bodies(admin_client, dataset, body):
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     run = run_create(dataset=dataset)
     assert post(admin_client, f"/api/runs/{run.pk}/pairing/", body).status_code == 400

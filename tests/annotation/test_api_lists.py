@@ -20,9 +20,9 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
-from annotation.selectors.exports import export_file_named
-from annotation.services.batches import batch_create
-from annotation.services.runs import run_create
+from annotation.selectors.release.exports import export_file_named
+from annotation.services.runs.batches import batch_create
+from annotation.services.runs.runs import run_create
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.annotation.test_exports_page import exported  # noqa: F401
 from tests.annotation.test_permissions import world  # noqa: F401

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import Bonus, Event, ProjectRole, Worker
-from annotation.selectors.run_workers import run_workers
+from annotation.selectors.runs.run_workers import run_workers
 from tests.annotation.test_api_lists import member
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.factories import selection_done_factory

@@ -3,10 +3,10 @@ import pytest
 from annotation.errors import AnswerError, NotAssignmentHolder, PoolConflict, ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, HitStatus, PoolMembership
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

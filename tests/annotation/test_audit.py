@@ -3,8 +3,8 @@
 import pytest
 
 from annotation.models import Dataset
-from annotation.services.datasets import dataset_import
-from annotation.services.images import cache_path
+from annotation.services.datasets.datasets import dataset_import
+from annotation.services.datasets.images import cache_path
 from pipeline.errors import InputError
 from tests.factories import dataset_factory, placeholder_images, write_coco
 

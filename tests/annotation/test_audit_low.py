@@ -134,7 +134,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
 ):
     from annotation.crowd.prolific.testing import ProlificDriver
     from annotation.flows.bison.vocabulary import BisonStage
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from tests.annotation.drivers import MTurkDriver
     from tests.factories import paired_run_factory
 
@@ -177,7 +177,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
     visitor = Client()
     visitor.get(f"/panel/{panel.pk}/", {"participantId": "P1"})
     previews.append(visitor.get(f"/panel/{panel.pk}/").content.decode())
-    from annotation.selectors.invitations import run_consent
+    from annotation.selectors.work.invitations import run_consent
 
     version = run_consent(panel.run)["version"]
     assert visitor.post(f"/panel/{panel.pk}/", {"version": version}).status_code == 302
@@ -256,8 +256,8 @@ def test_no_absolute_server_path_reaches_a_researcher_or_a_viewer(
 
     from annotation.crowd.simulated.crowd import simulate_crowd
     from annotation.models import Dataset, Export, Job, Review, Run
-    from annotation.services.batches import batch_create, batch_publish
-    from annotation.services.reviews import review_decide
+    from annotation.services.runs.batches import batch_create, batch_publish
+    from annotation.services.work.reviews import review_decide
     from pipeline.simulate import WorkerProfile
     from tests.annotation.conftest import rankings_file
     from tests.factories import coco_document, placeholder_images, topic_vectors_file, write_coco

@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.models import Batch, Run
-from annotation.services.batches import batch_create
-from annotation.services.runs import run_create
+from annotation.services.runs.batches import batch_create
+from annotation.services.runs.runs import run_create
 from pipeline.errors import InputError
 
 pytestmark = pytest.mark.django_db

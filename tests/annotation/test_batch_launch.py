@@ -10,7 +10,7 @@ from annotation.crowd.mturk.fees import estimate_cost
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Batch, BatchStatus, Item
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 
 pytestmark = pytest.mark.django_db
 
@@ -173,7 +173,7 @@ def _as_shown(page: str) -> dict[str, str]:
 def test_the_batch_form_sent_as_shown_makes_the_stages_default_batch(stage, proposed, admin_client):
     """Each size is pre-filled with the stage's default and sent back untouched it is no
     choice: the batch is the one an empty form makes (the reward raised to the minimum pay)."""
-    from annotation.services.batches import batch_create, batch_discard
+    from annotation.services.runs.batches import batch_create, batch_discard
 
     page = admin_client.get(f"/runs/{proposed.pk}/batches/new/").content.decode()
     shown = _as_shown(page)

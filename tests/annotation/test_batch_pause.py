@@ -8,17 +8,17 @@ from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentDraft, AssignmentState, BatchStatus, Event, ProjectRole
-from annotation.services.batches import (
+from annotation.services.runs.batches import (
     batch_create,
     batch_pause,
     batch_publish,
     batch_resume,
     batches_stop,
 )
-from annotation.services.claim import assignment_claim_next
-from annotation.services.drafts import draft_save
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.drafts import draft_save
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.annotation.test_api_lists import member
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
@@ -131,7 +131,7 @@ def test_the_command_pauses_and_resumes(paired_run):
 def test_an_invited_worker_is_told_a_paused_batch_is_paused(client, paired_run):
     """Issue 46: the start page said "it has closed, or it needs people who have not taken
     part" of a paused batch; each case now says its own reason."""
-    from annotation.services.batches import batch_expire
+    from annotation.services.runs.batches import batch_expire
     from tests.factories import join
 
     batch = local_batch(paired_run)

@@ -1,4 +1,4 @@
-"""Who can fill a batch's open slots (`selectors/batch_reach.py`), and the stage-3 setting that
+"""Who can fill a batch's open slots (`selectors/runs/batch_reach.py`), and the stage-3 setting that
 relaxes image-disjointness for a trusted pool (issue 46: a small lab's BISON stage 3 stalled
 in silence, 3 verifiers able to do 2 of 3 HITs)."""
 
@@ -10,16 +10,16 @@ from django.core.management import call_command
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Batch
-from annotation.selectors.batch_reach import DID_IT, IMAGE_SEEN, OTHER_POOL, batch_reach
-from annotation.services.batches import (
+from annotation.selectors.runs.batch_reach import DID_IT, IMAGE_SEEN, OTHER_POOL, batch_reach
+from annotation.services.runs.batches import (
     batch_create,
     batch_discard,
     batch_publish,
     batch_warnings,
 )
-from annotation.services.claim import assignment_claim_next
-from annotation.services.pools import pool_join
-from annotation.services.submit import assignment_submit
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.pools import pool_join
+from annotation.services.work.submit import assignment_submit
 from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.errors import InputError
 from tests.factories import invited, selection_done_factory

@@ -1,4 +1,4 @@
-"""Work beside a job's main thread (services/beside.py, issue 32): reads go to a connection of
+"""Work beside a job's main thread (services/release/beside.py, issue 32): reads go to a connection of
 their own only where it sees the same rows, and an export made that way is the export made in
 order, file for file."""
 
@@ -11,9 +11,9 @@ from django.db import connection, connections, transaction
 
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Dataset, Job, Run
-from annotation.services.beside import beside_pool, reads_beside
-from annotation.services.export_jobs import export_job_write
-from annotation.services.jobs import job_create
+from annotation.services.jobs.jobs import job_create
+from annotation.services.release.beside import beside_pool, reads_beside
+from annotation.services.release.export_jobs import export_job_write
 from benchmarks.cxc_export import fill_rows
 
 

@@ -10,7 +10,7 @@ from annotation.crowd.local.invitations import invitations_create
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Answer, Assignment, AssignmentState, Question
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from tests.factories import selection_done_factory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

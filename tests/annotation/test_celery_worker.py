@@ -8,8 +8,8 @@ from django.conf import settings
 
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.models import Item, Job, JobState, Run, RunStatus
-from annotation.services.job_timing import worker_name
-from annotation.services.runs import run_create
+from annotation.services.jobs.job_timing import worker_name
+from annotation.services.runs.runs import run_create
 from tests.annotation.celery_process import CeleryProcess, private_queue
 from tests.annotation.test_job_timing import check_timings
 from tests.factories import database_name, dataset_factory, topic_vectors_file

@@ -7,10 +7,10 @@ from django.db import connection
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.pools import pool_join
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.pools import pool_join
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import dataset_factory, paired_run_factory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from annotation.services.column_stats import column_mean, column_median
+from annotation.services.release.column_stats import column_mean, column_median
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -1,6 +1,6 @@
 """Consent recorded for every provider (issue 45): a Prolific participant's, a panel
 participant's and an invited worker's acceptance of the run's information text is a `Consent`
-row (worker, run, version, time), written once per version by `services/consent.py`; the
+row (worker, run, version, time), written once per version by `services/work/consent.py`; the
 manifest and the datasheet count the people who accepted per provider from those rows and
 name the crowds the run used."""
 
@@ -15,12 +15,12 @@ from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Consent, Event, Invitation
-from annotation.selectors.invitations import consent_summary, run_consent
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.consent import consent_record
-from annotation.services.datasheet import datasheet_write
-from annotation.services.export_jobs import export_manifest_crowd
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.work.invitations import consent_summary, run_consent
+from annotation.services.release.datasheet import datasheet_write
+from annotation.services.release.export_jobs import export_manifest_crowd
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.consent import consent_record
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import invited
 
 pytestmark = pytest.mark.django_db

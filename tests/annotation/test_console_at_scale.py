@@ -24,10 +24,10 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
-from annotation.selectors.dashboard import dashboard_runs
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.runs import run_create
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.runs.dashboard import dashboard_runs
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.runs import run_create
+from annotation.services.work.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -23,8 +23,8 @@ from annotation.models import (
     Question,
     Run,
 )
-from annotation.selectors.exports import export_files
-from annotation.services.projects import project_default, project_member_set
+from annotation.selectors.release.exports import export_files
+from annotation.services.runs.projects import project_default, project_member_set
 from tests.annotation.test_browser import browser  # noqa: F401
 from tests.factories import placeholder_images, write_coco
 

@@ -4,7 +4,7 @@ same `run_create` as the CLI and the API)."""
 import pytest
 
 from annotation.models import Caption, Run, RunKind
-from annotation.services.runs import run_check_config
+from annotation.services.runs.runs import run_check_config
 
 pytestmark = pytest.mark.django_db
 
@@ -122,7 +122,7 @@ def test_every_console_form_says_units_defaults_and_help(paired_run, proposed):
 
 def test_the_export_form_starts_from_the_runs_terms(proposed):
     from annotation.pages.exports.forms import ExportForm
-    from annotation.services.release_terms import run_release_terms_set
+    from annotation.services.release.release_terms import run_release_terms_set
 
     run_release_terms_set(
         run=proposed, release={"license": "cc-by-4.0", "creators": "Ada; Alan", "citation": "X"}

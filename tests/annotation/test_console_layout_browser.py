@@ -15,8 +15,8 @@ from annotation.encoders.services import embedding_set_start
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Export, Review
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import review_decide
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_browser import browser  # noqa: F401
 from tests.annotation.test_console_browser import sign_in

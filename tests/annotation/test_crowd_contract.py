@@ -3,15 +3,15 @@
 import pytest
 from botocore.stub import ANY
 
-from annotation.crowd import PROVIDERS, provider_for
 from annotation.crowd.mturk.client import request_token
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, BatchStatus, Event, HitStatus
-from annotation.services.batch_extension import hit_add_assignments
-from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
-from annotation.services.decisions import assignment_approve, assignment_reject
-from annotation.services.worker_actions import worker_block, worker_bonus
+from annotation.providers import PROVIDERS, provider_for
+from annotation.services.money.batch_extension import hit_add_assignments
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish, batch_sync
+from annotation.services.work.decisions import assignment_approve, assignment_reject
+from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.annotation.drivers import driver_for
 

@@ -6,7 +6,7 @@ import pytest
 from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 
 pytestmark = pytest.mark.django_db
 

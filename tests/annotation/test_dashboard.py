@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_worker_links_follow_the_host_the_page_was_served_from(admin_client, pai
 
 def test_the_dashboard_filters_runs_and_names_them(admin_client, paired_run, dataset):
     from annotation.models import Run
-    from annotation.services.projects import project_create
+    from annotation.services.runs.projects import project_create
 
     other = Run.objects.create(
         dataset=dataset, kind="eccv", name="eccv pilot", project=project_create(name="Eyes")

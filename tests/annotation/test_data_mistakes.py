@@ -8,9 +8,9 @@ from django.core.management import CommandError, call_command
 
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Batch, Dataset, Run, RunStatus
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.datasets import dataset_import
-from annotation.services.projects import project_default
+from annotation.services.datasets.datasets import dataset_import
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.projects import project_default
 from pipeline.errors import InputError
 from tests.factories import coco_document, placeholder_images, write_coco
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotation.models import Caption, Dataset, Image
-from annotation.services.datasets import dataset_import
+from annotation.services.datasets.datasets import dataset_import
 from pipeline.errors import InputError
 
 pytestmark = pytest.mark.django_db

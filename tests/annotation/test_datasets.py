@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Caption, Dataset, Image, Job, JobState
-from annotation.services.datasets import dataset_import
+from annotation.services.datasets.datasets import dataset_import
 from pipeline.errors import InputError
 from tests.annotation.test_browser import browser  # noqa: F401  (fixture)
 from tests.annotation.test_celery_worker import worker  # noqa: F401  (fixture)
@@ -258,7 +258,7 @@ def test_counts_are_rows_in_the_database_and_progress_is_reported(tmp_path):
 
 def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
     # The batched-INSERT writer is what SQLite uses; run it here so both writers are checked.
-    from annotation.services import dataset_rows
+    from annotation.services.datasets import dataset_rows
     from pipeline.coco import load_coco_captions
 
     path = write_coco(tmp_path / "x.json")
@@ -281,7 +281,7 @@ def test_batched_insert_path_writes_the_same_rows_as_copy(tmp_path):
 
 def test_a_file_read_in_two_passes_writes_what_one_pass_writes(sample_path, monkeypatch):
     """Files above ONE_PASS_BYTES are validated first and streamed again into COPY."""
-    from annotation.services import datasets
+    from annotation.services.datasets import datasets
 
     def rows(result):
         return sorted(
@@ -307,7 +307,7 @@ def test_a_file_read_in_two_passes_writes_what_one_pass_writes(sample_path, monk
 def test_import_job_runs_on_a_real_worker(worker, tmp_path):  # noqa: F811
     import time
 
-    from annotation.services.dataset_jobs import dataset_import_start
+    from annotation.services.datasets.dataset_jobs import dataset_import_start
 
     path = write_coco(tmp_path / "worker.json", coco_document(extra_images=1))
     job = dataset_import_start(path=path)  # autocommit: the task is sent now

@@ -1,4 +1,4 @@
-"""The datasheet's words for people's work (`services/datasheet.py`): the gold accuracy it
+"""The datasheet's words for people's work (`services/release/datasheet.py`): the gold accuracy it
 measured instead of pointing "above" at nothing, and a stage's image-disjointness, kept or
 relaxed for a trusted pool (issue 46)."""
 
@@ -8,9 +8,9 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flow_registry import flow_for_kind
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.datasheet import _real_quality, datasheet_write
-from annotation.services.release_facts import gold_tally
+from annotation.services.release.datasheet import _real_quality, datasheet_write
+from annotation.services.release.release_facts import gold_tally
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile

@@ -11,7 +11,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from annotation.crowd import provider_for, providers
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.lookup import TRAP_KIND
 from annotation.flows.bison.services.export import bison_export_start
@@ -21,9 +20,10 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.quality.services.export import quality_export_start
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Answer, Assignment, AssignmentState, Batch, Run
+from annotation.providers import provider_for, providers
 from annotation.selectors.counting import counted_reviewed
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.datasheet import datasheet_run, datasheet_write
+from annotation.services.release.datasheet import datasheet_run, datasheet_write
+from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.tasktypes import task_type_for
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import cxc_run, rate_all, sampled  # noqa: F401

@@ -1,4 +1,4 @@
-"""A worker's answers in progress kept on the server (issue 46: `services/drafts.py`, the
+"""A worker's answers in progress kept on the server (issue 46: `services/work/drafts.py`, the
 draft endpoints of every provider's task page, `pages/work/drafts.py`): saved only by the
 holder of the open assignment, for its own questions and within bounds; restored on the page;
 never counted, never exported; gone with the submit."""
@@ -28,11 +28,11 @@ from annotation.models import (
     JobState,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_pause, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.drafts import draft_save
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_pause, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.drafts import draft_save
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.annotation.flows.quality.test_quality_flow import quality_run  # noqa: F401
 from tests.factories import join
 
@@ -289,7 +289,7 @@ def test_a_panel_or_prolific_participants_draft_is_saved_and_restored(
 def test_every_task_types_form_fields_are_ones_a_draft_keeps():
     """The page's script saves the form's values whatever the task type: each template's
     field names (with the question's key, q0) are names a draft keeps."""
-    from annotation.services.drafts import QUESTION_FIELD, STARTED_AT
+    from annotation.services.work.drafts import QUESTION_FIELD, STARTED_AT
 
     root = Path(__file__).resolve().parents[2]
     templates = [

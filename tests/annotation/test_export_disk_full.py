@@ -13,7 +13,7 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Export
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory
 
@@ -117,7 +117,7 @@ def test_a_command_waiting_on_a_job_gives_up_with_a_message(verified_run, settin
     from django.core.management.base import CommandError
 
     from annotation.management.base import ServiceCommand
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
 
     job = job_create(name="bison.export", run=verified_run, params={})
     settings.CROWDVL_JOB_WAIT_SECONDS = 0.3

@@ -13,8 +13,8 @@ from django.db import connection
 
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Run
-from annotation.services.export_jobs import export_job_write
-from annotation.services.jobs import job_create
+from annotation.services.jobs.jobs import job_create
+from annotation.services.release.export_jobs import export_job_write
 from benchmarks.cxc_export import fill_rows
 from tests.factories import database_name
 
@@ -31,8 +31,8 @@ import django
 django.setup()
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Run
-from annotation.services.export_jobs import export_job_write
-from annotation.services.jobs import job_create
+from annotation.services.release.export_jobs import export_job_write
+from annotation.services.jobs.jobs import job_create
 
 run = Run.objects.get(pk=int(sys.argv[1]))
 export = export_job_write(job_id=job_create(name=JOB_NAME, run=run).pk)

@@ -11,7 +11,7 @@ from django.template.defaultfilters import filesizeformat
 from playwright.sync_api import expect
 
 from annotation.models import Job, JobState
-from annotation.selectors.exports import export_file_entries, export_folder
+from annotation.selectors.release.exports import export_file_entries, export_folder
 from tests.annotation.test_browser import browser  # noqa: F401
 from tests.annotation.test_console_browser import sign_in
 from tests.annotation.test_exports_page import exported  # noqa: F401

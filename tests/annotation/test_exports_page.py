@@ -10,8 +10,8 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Export, Project, ProjectMembership, ProjectRole, Review, Run
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import review_decide
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db
@@ -72,7 +72,7 @@ def test_the_exports_page_follows_its_jobs_and_links_what_they_made(
     import re
 
     from annotation.models import Job
-    from annotation.services.jobs import job_create
+    from annotation.services.jobs.jobs import job_create
 
     with django_capture_on_commit_callbacks(execute=True):
         started = admin_client.post(f"/runs/{exported.run_id}/exports/new/")

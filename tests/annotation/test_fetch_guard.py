@@ -17,9 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image as PILImage
 
-from annotation.services import fetch_guard
-from annotation.services.fetch_guard import FetchFailed, FetchRefused, address_refusal, fetch
-from annotation.services.images import ImageUnavailable, download
+from annotation.services.datasets import fetch_guard
+from annotation.services.datasets.fetch_guard import (
+    FetchFailed,
+    FetchRefused,
+    address_refusal,
+    fetch,
+)
+from annotation.services.datasets.images import ImageUnavailable, download
 
 
 def _png() -> bytes:

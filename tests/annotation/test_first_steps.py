@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation.models import Event, Project, ProjectMembership
-from annotation.services.projects import (
+from annotation.services.runs.projects import (
     DEFAULT_PROJECT,
     project_create,
     project_member_set,
@@ -145,7 +145,7 @@ def test_the_demo_account_gets_a_new_password_each_time(client):
 def test_every_page_of_a_run_links_back_to_it(paired_run, admin_client):
     from annotation.crowd.simulated.crowd import simulate_crowd
     from annotation.models import Review
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from pipeline.simulate import WorkerProfile
 
     batch = batch_publish(

@@ -13,7 +13,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Batch, Review
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL
 
@@ -68,7 +68,7 @@ def test_an_export_held_back_by_open_reviews_says_so_in_the_pages_words(
 
 
 def test_low_pay_on_the_launch_page_names_the_forms_checkbox(paired_run, admin_client, settings):
-    from annotation.services.spend import ALLOW_LOW_PAY_LABEL
+    from annotation.services.money.spend import ALLOW_LOW_PAY_LABEL
 
     settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
 

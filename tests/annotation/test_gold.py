@@ -18,12 +18,12 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Export, GoldItemKind, Item, Question, Review, Run
-from annotation.selectors.gold import Agreement, items_established, stage_consensus
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.claim import assignment_claim_next
-from annotation.services.gold import gold_place
-from annotation.services.runs import run_check_config
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.reviews.gold import Agreement, items_established, stage_consensus
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.runs.gold import gold_place
+from annotation.services.runs.runs import run_check_config
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.worker_identity import worker_get_or_create
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
@@ -256,7 +256,7 @@ def test_runs_made_before_keep_the_papers_gold(dataset):
 
     from django.apps import apps
 
-    from annotation.services.projects import project_default
+    from annotation.services.runs.projects import project_default
 
     old = [
         Run.objects.create(
@@ -280,7 +280,7 @@ def test_quality_gold_is_reviewed_counted_per_worker_and_left_out_of_the_export(
     quality_run, run_on_commit
 ):
     from annotation.flows.quality.services.export import quality_export_start
-    from annotation.selectors.gold import worker_gold_tally
+    from annotation.selectors.reviews.gold import worker_gold_tally
 
     calibrated(quality_run)
     second = batch_publish(
@@ -502,7 +502,7 @@ def test_gold_joins_only_hits_showing_none_of_its_images_in_an_image_disjoint_st
     """Issue 25: a gold copy showing an image its HIT already shows would link two
     questions; with `images` gold_place skips such copies (no database needed)."""
     from annotation.models import Item
-    from annotation.services.gold import item_images
+    from annotation.services.runs.gold import item_images
 
     plans = [
         [Item(pk=1, positive_id=10, negative_id=11), Item(pk=2, positive_id=12, negative_id=13)],

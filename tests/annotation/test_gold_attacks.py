@@ -43,7 +43,7 @@ from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Answer, Caption, GoldItemKind, Item, Run
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile
 from pipeline.world import World
@@ -56,7 +56,7 @@ pytestmark = pytest.mark.django_db
 def _fixed_layout(monkeypatch):
     """Batches draw their layout (gold positions and copies) from a secret source; fixed
     here so that each run of a test measures the same batch."""
-    from annotation.services import batches
+    from annotation.services.runs import batches
 
     monkeypatch.setattr(batches.secrets, "randbits", lambda bits: 20_251_125)
 

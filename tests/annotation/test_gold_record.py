@@ -9,9 +9,9 @@ import pytest
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Answer, Review
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.gold_record import MIN_GOLD, POLICY
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import reviews_hold_by_policy
+from annotation.selectors.reviews.gold_record import MIN_GOLD, POLICY
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import reviews_hold_by_policy
 from tests.annotation.held_reviews import answer_all
 from tests.annotation.test_gold_attacks import quality_setup
 

@@ -7,16 +7,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.crowd import PROVIDERS
-from annotation.crowd.base import ServerSideProvider
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Event
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next, claim_wait_seconds
-from annotation.services.drafts import draft_save
-from annotation.services.holds import TAKEN_OVER, idle_hold_seconds
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.providers import PROVIDERS
+from annotation.providers.base import ServerSideProvider
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next, claim_wait_seconds
+from annotation.services.work.drafts import draft_save
+from annotation.services.work.holds import TAKEN_OVER, idle_hold_seconds
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -10,10 +10,10 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.selectors import bison_funnel
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Assignment, AssignmentState, Item, Run
-from annotation.selectors.dashboard import pay_summary
-from annotation.selectors.run_page import run_spend
-from annotation.selectors.run_workers import run_workers
-from annotation.services.batches import batch_create, batch_publish
+from annotation.selectors.runs.dashboard import pay_summary
+from annotation.selectors.runs.run_page import run_spend
+from annotation.selectors.runs.run_workers import run_workers
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -31,14 +31,14 @@ from annotation.models import (
     Run,
     RunStatus,
 )
-from annotation.selectors.task_page import hit_image_places
-from annotation.services import images as image_service
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.images import ImageUnavailable, image_cached, reencode
-from annotation.services.projects import project_default
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.work.task_page import hit_image_places
+from annotation.services.datasets import images as image_service
+from annotation.services.datasets.images import ImageUnavailable, image_cached, reencode
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.projects import project_default
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import dataset_factory, join
 
 pytestmark = pytest.mark.django_db

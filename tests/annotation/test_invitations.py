@@ -26,12 +26,12 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import consent_summary, run_consent
-from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.slots import first_claim_seconds
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
+from annotation.selectors.work.invitations import consent_summary, run_consent
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.slots import first_claim_seconds
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create, worker_id_normalise
 from pipeline.errors import InputError
 from tests.factories import invited, join, selection_done_factory
 
@@ -336,7 +336,7 @@ def test_labels_are_checked(paired_run):
 
 @pytest.mark.parametrize("text", ["", "too short", 42, "a\x00" * 20, "x" * 20_001])
 def test_a_runs_consent_text_is_checked(dataset, text):
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     with pytest.raises(InputError) as caught:
         run_create(dataset=dataset, config={"consent": text})
@@ -361,7 +361,7 @@ def test_a_consent_change_mid_task_loses_nothing_and_asks_again_before_the_next(
     """Issue 46: the task in progress is submitted under the version the worker accepted;
     the next task needs the new text accepted first."""
     from annotation.models import Answer, Consent
-    from annotation.services.run_texts import run_consent_set
+    from annotation.services.runs.run_texts import run_consent_set
 
     batch = stage2(paired_run)
     invitation = invitations_create(run=paired_run, labels=["alice"])[0]

@@ -15,8 +15,8 @@ from annotation.flows.bison.services.pairing import (
 )
 from annotation.flows.bison.vocabulary import BisonItemKind
 from annotation.models import Event, Item, Job, JobState, Run, RunStatus
-from annotation.services.job_recovery import job_cancel, job_resume, jobs_recover
-from annotation.services.runs import run_create
+from annotation.services.jobs.job_recovery import job_cancel, job_resume, jobs_recover
+from annotation.services.runs.runs import run_create
 from tests.factories import dataset_factory, topic_vectors_file
 
 pytestmark = pytest.mark.django_db

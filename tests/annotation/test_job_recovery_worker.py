@@ -15,7 +15,7 @@ from django.conf import settings
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import BisonItemKind
 from annotation.models import Event, Item, Job, JobState, Run, RunStatus
-from annotation.services.runs import run_create
+from annotation.services.runs.runs import run_create
 from tests.annotation.celery_process import CeleryProcess, private_queue
 from tests.factories import dataset_factory
 

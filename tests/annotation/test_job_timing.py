@@ -6,9 +6,9 @@ from rest_framework.test import APIClient
 
 from annotation.flows.bison.services.pairing import pairing_block, pairing_start
 from annotation.models import Job, JobState
-from annotation.services.job_timing import phase_open, worker_name
-from annotation.services.jobs import job_create, job_start, job_succeed
-from annotation.services.runs import run_create
+from annotation.services.jobs.job_timing import phase_open, worker_name
+from annotation.services.jobs.jobs import job_create, job_start, job_succeed
+from annotation.services.runs.runs import run_create
 from pipeline.scaleout import predict, profile_from_timings
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.factories import topic_vectors_file

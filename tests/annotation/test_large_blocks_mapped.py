@@ -1,4 +1,4 @@
-"""An export job has glibc map its large blocks on their own (services/memory.py): a block
+"""An export job has glibc map its large blocks on their own (services/release/memory.py): a block
 freed goes back to the system at once, instead of staying resident in the heap, where glibc
 otherwise puts every block up to the largest one freed so far (CxC's export peak). After the
 export, such blocks come from the heap again."""
@@ -20,7 +20,7 @@ class Info(ctypes.Structure):
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
         "fordblks", "keepcost")]
 libc.mallinfo2.restype = Info
-from annotation.services.memory import large_blocks_mapped
+from annotation.services.release.memory import large_blocks_mapped
 
 def mapped_bytes_of_a_4_mb_block():
     libc.free(libc.malloc(20 << 20))  # glibc's own rule: blocks up to 20 MB from the heap now

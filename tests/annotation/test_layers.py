@@ -1,5 +1,7 @@
 """The layering rules of docs/architecture.md, read from the source: the provider registry and
-the platform clients never import services or flows; the core never imports a flow or a crowd
+interface (`annotation/providers/`, the core's) and the platform clients never import services
+or flows; no import circle joins modules of different rooms and the core never imports up into
+a provider's or a flow's package (`tests/annotation/import_map.py`); the core never imports a flow or a crowd
 provider's package, nor names a provider; flows never import each other or a provider; and
 providers never import each other."""
 
@@ -68,7 +70,7 @@ def test_every_provider_is_a_package_of_its_own():
 
 
 def test_the_registry_and_platform_clients_import_no_service_flow_or_task():
-    shared = [ROOT / "crowd" / "__init__.py", ROOT / "crowd" / "base.py"]
+    shared = [ROOT / "providers" / "__init__.py", ROOT / "providers" / "base.py"]
     clients = [p for d in PROVIDER_DIRS for p in (d / "client.py", d / "fees.py") if p.exists()]
     assert clients, "no platform client found"
     bad = offending(
@@ -110,7 +112,7 @@ def provider_names_in(path: Path, names: set[str]) -> list[str]:
 
 
 def test_the_core_and_the_flows_never_name_a_provider():
-    from annotation.crowd import PROVIDERS
+    from annotation.providers import PROVIDERS
 
     names = set(PROVIDERS)
     assert names >= {"local", "simulated", "mturk"}
@@ -191,3 +193,49 @@ def test_the_name_checker_sees_a_provider_name(tmp_path):
     finally:
         ROOT = saved
     assert [line.rsplit(" ", 1)[-1] for line in found] == ["'mturk'", "'local'"]
+
+
+def test_the_providers_wing_holds_only_providers():
+    """The registry and the interface are the core's (`annotation/providers/`): the core asks
+    them and never reaches into `annotation/crowd/`, which holds the providers' folders."""
+    loose = sorted(p.name for p in (ROOT / "crowd").glob("*.py"))
+    assert loose == ["__init__.py", "testing.py"]  # testing.py: the contract tests' player
+    assert offending(core_modules(), ("annotation.crowd",)) == []
+
+
+def test_no_import_circle_joins_two_rooms():
+    from tests.annotation.import_map import circles_across_rooms, import_map
+
+    imports = import_map(ROOT)
+    assert len(imports) > 400
+    assert circles_across_rooms(imports) == []
+
+
+def test_no_arrow_from_the_core_up_to_a_provider_or_a_flow():
+    from tests.annotation.import_map import arrows_up, import_map
+
+    assert arrows_up(import_map(ROOT)) == []
+
+
+def test_the_map_sees_a_circle_and_an_arrow_up(tmp_path):
+    from tests.annotation import import_map as m
+
+    root = tmp_path / "annotation"
+    for name, text in {
+        "__init__.py": "",
+        "services/__init__.py": "",
+        "services/work/__init__.py": "",
+        "services/work/a.py": "from annotation.services.runs import b\n",
+        "services/runs/__init__.py": "",
+        "services/runs/b.py": "import annotation.services.work.a\n"
+        "def f():\n    from annotation.flows.x import y\n",
+        "flows/__init__.py": "",
+        "flows/x.py": "",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    imports = m.import_map(root)
+    assert m.circles_across_rooms(imports) == [
+        ["annotation.services.runs.b", "annotation.services.work.a"]
+    ]
+    assert m.arrows_up(imports) == [("annotation.services.runs.b", "annotation.flows.x")]

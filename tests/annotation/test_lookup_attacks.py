@@ -45,8 +45,8 @@ from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Answer, Assignment, Batch, Item, Question, Run, Worker
 from annotation.selectors.counting import counted_reviewed
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import reviews_hold_by_policy
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import reviews_hold_by_policy
 from annotation.tasktypes import task_type_for
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_gold_attacks import (

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import RunKind
-from annotation.services.runs import run_create
+from annotation.services.runs.runs import run_create
 
 pytestmark = pytest.mark.django_db
 

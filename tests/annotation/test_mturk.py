@@ -27,7 +27,7 @@ from annotation.models import (
     PoolMembership,
     Worker,
 )
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from pipeline.mturk_xml import answer_xml
 from tests.annotation.drivers import SUBMIT_TO, MTurkDriver, fake_id, stubbed_mturk
@@ -466,8 +466,8 @@ def test_stage_pools_are_kept_apart_by_qualifications(mt, paired_run):
     batch_publish(batch=stage3)
     # A stage-2 worker arriving at a stage-3 HIT anyway is refused by the server too.
     hit = stage3.hits.get()
-    from annotation.services.pools import pool_join
-    from annotation.services.worker_identity import worker_get_or_create
+    from annotation.services.work.pools import pool_join
+    from annotation.services.work.worker_identity import worker_get_or_create
 
     w = worker_get_or_create(provider="mturk", external_id="STAGE2W")
     pool_join(run=paired_run, worker=w, stage=BisonStage.SELECTION)
@@ -487,8 +487,8 @@ def test_review_actions_notify_extend_and_unblock(mt, draft):
     batch = published_batch(mt, draft)
     a = mt.take(batch, "W1")
     mt.submit(a, {"q0": "none", "q1": "none"})
-    from annotation.services.batch_extension import batch_extend
-    from annotation.services.worker_actions import worker_block, worker_unblock, workers_notify
+    from annotation.services.money.batch_extension import batch_extend
+    from annotation.services.work.worker_actions import worker_block, worker_unblock, workers_notify
 
     mt.expect(
         "NotifyWorkers",

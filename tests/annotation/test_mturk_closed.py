@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from annotation.crowd import provider_for
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Batch, BatchStatus
-from annotation.services.batches import batch_create, batch_publish
+from annotation.providers import provider_for
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver
 

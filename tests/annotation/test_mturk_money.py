@@ -23,10 +23,10 @@ from annotation.models import (
     PoolQualification,
 )
 from annotation.selectors.installation import installation_id
-from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.decisions import assignment_reject
-from annotation.services.installation import installation_regenerate
-from annotation.services.worker_actions import worker_bonus
+from annotation.services.access.installation import installation_regenerate
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish
+from annotation.services.work.decisions import assignment_reject
+from annotation.services.work.worker_actions import worker_bonus
 from tests.annotation.drivers import MTurkDriver, fake_id
 
 pytestmark = pytest.mark.django_db

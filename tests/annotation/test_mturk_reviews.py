@@ -20,13 +20,13 @@ from annotation.models import (
     ReviewStatus,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.decisions import assignment_reject
-from annotation.services.reoffer import hits_reoffer
-from annotation.services.reviews import review_decide
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.decisions import assignment_reject
+from annotation.services.work.reoffer import hits_reoffer
+from annotation.services.work.reviews import review_decide
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.annotation.drivers import MTurkDriver, fake_id
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
@@ -244,7 +244,7 @@ def test_reconciliation_compares_money_and_hits_with_mturk(
     from django.core.management.base import CommandError
 
     from annotation.crowd.mturk.reconcile import mturk_reconcile
-    from annotation.services.worker_actions import worker_bonus
+    from annotation.services.work.worker_actions import worker_bonus
 
     batch = published(mt, paired_run)  # 3 HITs of 2 pairs, 1 assignment each, $0.50
     a = worked(mt, batch, "W1")
@@ -370,7 +370,7 @@ def test_a_rejection_is_reversed_from_the_review_page_within_30_days(mt, paired_
 def test_a_server_side_rejection_can_be_reversed_at_any_time(paired_run):
     """No provider stands in the way: the window is MTurk's (tests/annotation/
     test_remote_invariants_a.py), not ours."""
-    from annotation.services.decisions import assignment_reverse_rejection
+    from annotation.services.work.decisions import assignment_reverse_rejection
 
     batch = batch_publish(
         batch=batch_create(run=paired_run, stage=BisonStage.SELECTION, provider="local")
@@ -437,9 +437,9 @@ def test_the_kill_switch_expires_every_hit_and_survives_a_failing_batch(
 
 def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
     from annotation.errors import ServiceError
-    from annotation.services.batch_extension import hit_add_assignments
-    from annotation.services.spend import committed_last_day as mturk_committed_last_day
-    from annotation.services.worker_actions import worker_bonus
+    from annotation.services.money.batch_extension import hit_add_assignments
+    from annotation.services.money.spend import committed_last_day as mturk_committed_last_day
+    from annotation.services.work.worker_actions import worker_bonus
 
     batch = published(mt, paired_run, limit=4)  # 2 HITs x $0.60 = $1.20 committed now
     assert mturk_committed_last_day() == Decimal("1.20")
@@ -468,7 +468,7 @@ def test_the_daily_cap_refuses_what_would_go_over_it(mt, paired_run, settings):
 
 def test_a_project_block_is_a_qualification_every_later_hit_type_excludes(mt, paired_run):
     from annotation.models import BlockQualification, Worker
-    from annotation.services.worker_actions import worker_block, worker_unblock
+    from annotation.services.work.worker_actions import worker_block, worker_unblock
 
     first = published(mt, paired_run, limit=2)
     a = worked(mt, first, "W9")

@@ -24,9 +24,9 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import pool_bar_reason
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.confirm import assignment_confirm
-from annotation.services.decisions import assignment_approve
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.confirm import assignment_confirm
+from annotation.services.work.decisions import assignment_approve
 from tests.annotation.drivers import SUBMIT_TO, MTurkDriver
 
 pytestmark = pytest.mark.django_db

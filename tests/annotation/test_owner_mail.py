@@ -7,8 +7,8 @@ from django.core import mail
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Event, Run, RunKind
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.jobs import job_create, job_fail, job_start
+from annotation.services.jobs.jobs import job_create, job_fail, job_start
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

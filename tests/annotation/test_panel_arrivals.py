@@ -16,8 +16,8 @@ from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Consent, Event, Worker
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.holds import idle_hold_seconds
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.holds import idle_hold_seconds
 
 pytestmark = pytest.mark.django_db
 

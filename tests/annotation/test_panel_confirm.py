@@ -8,7 +8,7 @@ from annotation.crowd.panel.approvals import PanelFileError, approved_ids, panel
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Event, Hit, HitStatus
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 
 pytestmark = pytest.mark.django_db

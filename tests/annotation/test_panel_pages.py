@@ -7,17 +7,17 @@ import re
 
 import pytest
 
-from annotation.crowd import provider_for
 from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.services import panel_settings_set
 from annotation.crowd.panel.testing import PanelDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Event, PoolMembership, Worker
-from annotation.selectors.invitations import run_consent
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.worker_actions import worker_block, workers_notify
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.providers import provider_for
+from annotation.selectors.work.invitations import run_consent
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.worker_actions import worker_block, workers_notify
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
 

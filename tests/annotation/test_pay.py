@@ -12,12 +12,12 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Assignment, Bonus
-from annotation.selectors.pay import effective_pay, pay_estimate
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.claim import assignment_claim_next
-from annotation.services.pay import batch_pay_top_up
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.money.pay import effective_pay, pay_estimate
+from annotation.services.money.pay import batch_pay_top_up
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -12,12 +12,12 @@ from django.utils import timezone
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Batch, Bonus, Hit, Item, Question
-from annotation.selectors.dashboard import pay_summaries, pay_summary
-from annotation.selectors.pay import effective_pay, pay_estimate
-from annotation.selectors.pay_many import effective_pays, pay_estimates
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.pay import batch_pay_top_up
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.money.pay import effective_pay, pay_estimate
+from annotation.selectors.money.pay_many import effective_pays, pay_estimates
+from annotation.selectors.runs.dashboard import pay_summaries, pay_summary
+from annotation.services.money.pay import batch_pay_top_up
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.worker_identity import worker_get_or_create
 
 pytestmark = pytest.mark.django_db
 
@@ -56,8 +56,8 @@ def _work(batch: Batch, name: str, seconds: float, *, started: float | None = No
 def batches(paired_run, monkeypatch):
     """A pilot whose rows pass the (lowered) cap, a second pilot-measured batch, a batch paid
     below the minimum and topped up, one with no work, a draft."""
-    monkeypatch.setattr("annotation.selectors.pay.PILOT_ROWS", 7)
-    monkeypatch.setattr("annotation.selectors.pay_many.PILOT_ROWS", 7)
+    monkeypatch.setattr("annotation.selectors.money.pay.PILOT_ROWS", 7)
+    monkeypatch.setattr("annotation.selectors.money.pay_many.PILOT_ROWS", 7)
     pilot = batch_publish(
         batch=batch_create(
             run=paired_run,

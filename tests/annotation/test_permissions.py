@@ -30,9 +30,9 @@ from annotation.models import (
     Worker,
 )
 from annotation.permissions import Action, can, require, visible_projects, visible_runs
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.projects import DEFAULT_PROJECT, project_default
-from annotation.services.runs import run_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.projects import DEFAULT_PROJECT, project_default
+from annotation.services.runs.runs import run_create
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

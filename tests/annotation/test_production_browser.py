@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from tests.annotation.test_browser import ARGS, CHROMIUM, begin
 from tests.factories import database_name
 

@@ -28,9 +28,9 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_expire, batch_publish, batch_sync
-from annotation.services.decisions import assignment_approve, assignment_reject
-from annotation.services.worker_actions import worker_block, worker_bonus
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish, batch_sync
+from annotation.services.work.decisions import assignment_approve, assignment_reject
+from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
 from tests.factories import selection_done_factory
 
@@ -336,7 +336,7 @@ def test_a_bonus_is_never_paid_twice_whatever_step_crashes(pro, paired_run, cras
     pro.submit(a, answers_for(a))
     a.refresh_from_db()
     from annotation.crowd.prolific import bonuses
-    from annotation.services import remote_calls
+    from annotation.services.jobs import remote_calls
 
     if crash == "create_lost":  # the set-up is made at Prolific, its answer lost
         pro.standin.lose("POST", "submissions/bonus-payments/")
@@ -414,7 +414,7 @@ def test_expiry_stops_the_study_and_more_places_raise_it(pro, paired_run):
     batch = pro.publish(draft(paired_run))
     study = pro.standin.studies[batch.provider_hit_type_id]
     before = study["total_available_places"]
-    from annotation.services.batch_extension import hit_add_assignments
+    from annotation.services.money.batch_extension import hit_add_assignments
 
     hit = batch.hits.first()
     hit_add_assignments(hit=hit, count=2)
@@ -741,7 +741,7 @@ def test_an_unexpected_error_ends_the_publish_job_failed_and_recovery_leaves_it(
 ):
     from annotation.crowd.prolific import publish, tasks
     from annotation.models import Job
-    from annotation.services.job_recovery import jobs_recover
+    from annotation.services.jobs.job_recovery import jobs_recover
 
     batch = draft(paired_run)
     job = prolific_publish_start(batch=batch, provider=pro.provider)

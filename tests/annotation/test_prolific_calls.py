@@ -9,9 +9,9 @@ from django.core.management import call_command
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Worker
-from annotation.services.batch_extension import batch_extend
-from annotation.services.batches import batch_create
-from annotation.services.worker_actions import worker_block, worker_unblock, workers_notify
+from annotation.services.money.batch_extension import batch_extend
+from annotation.services.runs.batches import batch_create
+from annotation.services.work.worker_actions import worker_block, worker_unblock, workers_notify
 
 pytestmark = pytest.mark.django_db
 

@@ -12,10 +12,10 @@ from annotation.crowd.prolific.adjustments import prolific_pay_adjust
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Bonus, Export, HitStatus, RemoteCall, Worker
-from annotation.services.batch_extension import hit_add_assignments
-from annotation.services.batches import batch_create, batch_sync
-from annotation.services.decisions import assignment_approve, assignment_reject
-from annotation.services.worker_actions import worker_bonus, workers_notify
+from annotation.services.money.batch_extension import hit_add_assignments
+from annotation.services.runs.batches import batch_create, batch_sync
+from annotation.services.work.decisions import assignment_approve, assignment_reject
+from annotation.services.work.worker_actions import worker_bonus, workers_notify
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

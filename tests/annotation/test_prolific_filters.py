@@ -10,7 +10,7 @@ from annotation.crowd.prolific.filters import KNOWN, vocabulary, vocabulary_forg
 from annotation.crowd.prolific.groups import BLOCKLIST
 from annotation.crowd.prolific.testing import API
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.services.batches import batch_create
+from annotation.services.runs.batches import batch_create
 from pipeline.errors import InputError
 
 pytestmark = pytest.mark.django_db

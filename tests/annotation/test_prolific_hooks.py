@@ -24,7 +24,7 @@ from annotation.crowd.prolific.models import HighReturnRate, HookDelivery, HookO
 from annotation.crowd.prolific.testing import SECRET
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Event
-from annotation.services.batches import batch_create
+from annotation.services.runs.batches import batch_create
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from annotation.crowd.prolific.publish import prolific_publish_start
 from annotation.errors import Refused
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Bonus, BonusKind
-from annotation.services.batches import batch_create
+from annotation.services.runs.batches import batch_create
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db

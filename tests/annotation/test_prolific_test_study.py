@@ -16,7 +16,7 @@ from annotation.crowd.prolific.test_study import (
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, BatchStatus, Consent, Worker
-from annotation.services.batches import batch_create
+from annotation.services.runs.batches import batch_create
 
 pytestmark = pytest.mark.django_db
 

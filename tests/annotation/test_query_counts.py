@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_worker_path_queries_do_not_grow_with_the_hit(client, paired_run):
 def test_hit_cache_builds_once_for_every_process(settings):
     from django.core.cache import caches
 
-    from annotation.selectors.hit_cache import hit_cached
+    from annotation.selectors.work.hit_cache import hit_cached
 
     settings.CROWDVL_CACHE_SHARED = True
     built = []

@@ -16,7 +16,7 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.quality.services.export import quality_export_start
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Export, JobState
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import cxc_run, rate_all, sampled  # noqa: F401
 from tests.annotation.flows.eccv.test_eccv_results import export_of, judged  # noqa: F401
@@ -168,7 +168,7 @@ def test_terms_unlicensed_by_default_then_per_run_export_form_api_and_cli(
     from annotation.flows.eccv.management.commands.eccv_export import Command
     from annotation.flows.eccv.services.export import eccv_export_start
     from annotation.management.release_options import release_options
-    from annotation.services.release_terms import run_release_terms_set
+    from annotation.services.release.release_terms import run_release_terms_set
 
     def terms_of(export: Export) -> tuple[str, str, str, dict, str]:
         folder = Path(export.path)
@@ -270,7 +270,7 @@ def test_the_exports_page_renders_the_datasheets_tables():
 def test_changes_match_records_by_key_and_compare_every_column():
     import pyarrow as pa
 
-    from annotation.services.release_changes import changes_between
+    from annotation.services.release.release_changes import changes_between
 
     def table(rows):  # type: ignore[no-untyped-def]
         return pa.table(
@@ -328,7 +328,7 @@ def test_a_release_bundle_packs_a_version_with_checksums(judged, run_on_commit, 
 
 
 def test_datasheet_cells_read_as_words_small_tables_or_counts_never_json():
-    from annotation.services.datasheet_cells import cell_text, pairs
+    from annotation.services.release.datasheet_cells import cell_text, pairs
     from tests.annotation.release_checks import json_outside_blocks
 
     selectors = [{"worker": f"w-{n}", "judged": 10 + n, "rejected": n} for n in range(3)]

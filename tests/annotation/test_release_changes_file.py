@@ -7,8 +7,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from annotation.services import release_changes
-from annotation.services.release_changes import _PreviousFile, changes_between
+from annotation.services.release import release_changes
+from annotation.services.release.release_changes import _PreviousFile, changes_between
 
 KEY = ("kind", "first", "second")
 

@@ -5,8 +5,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation.services import release_tables
-from annotation.services.release_tables import release_tables_write, table_parquet_bytes
+from annotation.services.release import release_tables
+from annotation.services.release.release_tables import release_tables_write, table_parquet_bytes
 
 
 def _tables(n: int) -> tuple[pa.Table, pa.Table]:

@@ -1,4 +1,4 @@
-"""`annotation/services/remote_calls.py`: an effect outside is sent once, even when a second
+"""`annotation/services/jobs/remote_calls.py`: an effect outside is sent once, even when a second
 request (a double click, a second worker) arrives while the first is sending, and a claim a
 crash left behind does not block for ever."""
 
@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.models import RemoteCall
-from annotation.services.remote_calls import IN_FLIGHT, NO_OBJECT, remote_call_once
+from annotation.services.jobs.remote_calls import IN_FLIGHT, NO_OBJECT, remote_call_once
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Event, Review, ReviewStatus
-from annotation.services.batches import batch_create
-from annotation.services.reviews import review_decide, review_reverse
+from annotation.services.runs.batches import batch_create
+from annotation.services.work.reviews import review_decide, review_reverse
 from tests.annotation.drivers import MTurkDriver
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 

@@ -28,11 +28,11 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_create, batch_publish, batches_stop
-from annotation.services.decisions import assignment_reject
-from annotation.services.reoffer import hits_reoffer, hits_reoffer_all
-from annotation.services.reviews import review_decide
-from annotation.services.spend import committed_last_day as mturk_committed_last_day
+from annotation.services.money.spend import committed_last_day as mturk_committed_last_day
+from annotation.services.runs.batches import batch_create, batch_publish, batches_stop
+from annotation.services.work.decisions import assignment_reject
+from annotation.services.work.reoffer import hits_reoffer, hits_reoffer_all
+from annotation.services.work.reviews import review_decide
 from pipeline.mturk_xml import answer_xml
 from tests.annotation.drivers import SUBMIT_TO, MTurkDriver, fake_id
 

@@ -6,9 +6,9 @@ import pytest
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import AssignmentState, Review, ReviewStatus
-from annotation.selectors.reviews import review_queue_view
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.selectors.reviews.reviews import review_queue_view
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import review_decide
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from django.urls import reverse
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Answer, Review
-from annotation.services.reviews import review_decide
+from annotation.services.work.reviews import review_decide
 from tests.annotation.held_reviews import (
     bison_selection_held,
     bison_verification_held,

@@ -9,8 +9,8 @@ from django.db import connection
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Event, Review, ReviewStatus
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import reviews_decide
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import reviews_decide
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db(transaction=True)

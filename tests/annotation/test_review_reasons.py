@@ -9,8 +9,8 @@ from django.utils.html import escape
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.eccv.vocabulary import EccvStage
-from annotation.selectors.review_page import review_reasons_in_words
-from annotation.selectors.review_reasons import reason_sentence
+from annotation.selectors.reviews.review_page import review_reasons_in_words
+from annotation.selectors.reviews.review_reasons import reason_sentence
 from annotation.tasktypes import task_type_for
 from tests.annotation.held_reviews import bison_selection_held, eccv_held
 

@@ -159,7 +159,7 @@ def test_uploads_over_the_limit_are_refused_before_a_copy_is_kept(
 
 
 def test_cxc_gold_pairs_uploaded_through_the_api(sample_path, schema, django_user_model):  # noqa: F811
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from tests.annotation.flows.cxc.test_cxc_flow import SAMPLE_CXC
 
     dataset = dataset_import(path=sample_path).dataset

@@ -12,9 +12,9 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Answer, Assignment, Item, Job, JobState
-from annotation.selectors.run_page import run_page_data, stage_agreement
-from annotation.selectors.run_workers import run_workers
-from annotation.services.batches import batch_create, batch_publish
+from annotation.selectors.runs.run_page import run_page_data, stage_agreement
+from annotation.selectors.runs.run_workers import run_workers
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_browser import browser, page  # noqa: F401 (fixtures)
 
@@ -146,7 +146,7 @@ def test_charts_drawn_and_a_running_job_followed(page, live_server, worked, djan
 @pytest.mark.django_db
 def test_stage_one_started_from_the_page(dataset, admin_client, django_capture_on_commit_callbacks):
     from annotation.models import Run
-    from annotation.services.runs import run_create
+    from annotation.services.runs.runs import run_create
 
     run = run_create(dataset=dataset, kind="bison")
     html = admin_client.get(f"/runs/{run.pk}/").content.decode()

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Run, RunKind
 from annotation.run_settings import Setting
-from annotation.services.runs import run_check_config
+from annotation.services.runs.runs import run_check_config
 from pipeline.errors import InputError
 
 pytestmark = pytest.mark.django_db

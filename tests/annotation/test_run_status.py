@@ -13,9 +13,9 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Event, Hit, HitStatus, Run, RunStatus
-from annotation.services.batch_extension import batch_extend
-from annotation.services.batches import batch_create, batch_expire, batch_publish
-from annotation.services.recount import hit_recount
+from annotation.services.money.batch_extension import batch_extend
+from annotation.services.runs.batches import batch_create, batch_expire, batch_publish
+from annotation.services.work.recount import hit_recount
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled
 from tests.annotation.test_gold import quality_run  # noqa: F401 - a fixture
@@ -79,7 +79,7 @@ def test_a_reopened_hit_or_an_extended_batch_puts_the_run_back_to_work(paired_ru
 
 
 def test_a_paused_batch_is_still_on_offer_and_other_statuses_stay(paired_run):
-    from annotation.services.batches import batch_pause
+    from annotation.services.runs.batches import batch_pause
 
     paused = batch_pause(batch=_published(paired_run, BisonStage.SELECTION, limit=4))
     _answered(paired_run, BisonStage.SELECTION)

@@ -30,15 +30,15 @@ from annotation.models import (
     ProjectRole,
     Review,
 )
-from annotation.selectors.batch_live import batch_live_status
-from annotation.selectors.data_browser import item_rows, run_items
+from annotation.selectors.datasets.data_browser import item_rows, run_items
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.batches import batch_create, batch_pause, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.run_texts import run_consent_set, run_instructions_set
-from annotation.services.slots import first_claim_seconds
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.runs.batch_live import batch_live_status
+from annotation.services.runs.batches import batch_create, batch_pause, batch_publish
+from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.slots import first_claim_seconds
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_api_lists import member
@@ -155,7 +155,7 @@ def test_instructions_replace_the_papers_on_the_workers_page_and_the_manifest(pa
     assert "&lt;b&gt;only&lt;/b&gt;" in page  # text, never markup
     with pytest.raises(InputError):
         run_instructions_set(run=paired_run, stage=EccvStage.JUDGMENT, text="x")
-    from annotation.selectors.run_texts import instructions_record
+    from annotation.selectors.work.run_texts import instructions_record
 
     record = instructions_record(paired_run)
     assert record[BisonStage.SELECTION]["own_text"] is True
@@ -213,7 +213,7 @@ def test_texts_page_offers_the_defaults_to_edit_and_an_unchanged_save_is_no_chan
     """The boxes hold the default consent text and the stage's own instructions (as text),
     not placeholders; saved as shown (a browser's line ends) they stay the default: no own
     text, no new version, no event."""
-    from annotation.selectors.invitations import DEFAULT_CONSENT, consent_version
+    from annotation.selectors.work.invitations import DEFAULT_CONSENT, consent_version
 
     url = f"/runs/{paired_run.pk}/texts/"
     page = admin_client.get(url).content.decode()
@@ -468,7 +468,7 @@ def test_data_browser_in_the_api_and_the_cli(judged, django_user_model, schema):
 
 
 def test_exports_page_renders_the_datasheet_and_the_manifest(judged, run_on_commit, admin_client):
-    from annotation.services.reviews import review_decide
+    from annotation.services.work.reviews import review_decide
 
     for review in Review.objects.filter(status="open"):
         review_decide(review=review, approve=True)
@@ -507,7 +507,7 @@ def _every_stage() -> list[str]:
 def test_every_stages_own_instructions_read_as_text(stage, paired_run):
     """What the texts page offers to edit: words, lists one item a line, a rating scale's
     points written out, a HIT's size as the stage's default; never markup."""
-    from annotation.selectors.run_texts import instructions_default
+    from annotation.selectors.work.run_texts import instructions_default
     from annotation.tasktypes import task_type_for
 
     text = instructions_default(paired_run, stage)

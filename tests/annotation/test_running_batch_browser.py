@@ -12,8 +12,8 @@ from annotation.crowd.local.invitations import invitations_create
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.models import Answer, Assignment, AssignmentState, BatchStatus, Review
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.projects import project_member_set
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.projects import project_member_set
 from tests.annotation.test_browser import begin, browser, shot  # noqa: F401
 from tests.annotation.test_console_browser import sign_in
 from tests.annotation.test_running_batch import judged  # noqa: F401
@@ -184,7 +184,7 @@ def test_data_browser_filters_and_exports_page(researcher, live_server, judged):
     expect(tab).to_have_url(f"{live_server.url}/review/{review_id}/")
 
     for open_review in Review.objects.filter(status="open"):
-        from annotation.services.reviews import review_decide
+        from annotation.services.work.reviews import review_decide
 
         review_decide(review=open_review, approve=True)
     eccv_export_start(run=proposed)

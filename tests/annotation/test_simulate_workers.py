@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 
 pytestmark = pytest.mark.django_db
 

@@ -23,11 +23,11 @@ from annotation.models import (
     ReviewStatus,
     Run,
 )
-from annotation.selectors.batch_reach import batch_reach
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import run_consent
-from annotation.services.projects import project_default, project_member_set
-from annotation.services.reviews import reviews_hold_all
+from annotation.selectors.runs.batch_reach import batch_reach
+from annotation.selectors.work.invitations import run_consent
+from annotation.services.runs.projects import project_default, project_member_set
+from annotation.services.work.reviews import reviews_hold_all
 from tests.annotation.held_reviews import cxc_held
 from tests.annotation.test_browser import browser, shot  # noqa: F401
 from tests.annotation.test_console_browser import invite, launch, sign_in, upload

@@ -11,9 +11,9 @@ from django.utils import timezone
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Review, Run
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.reviews import assignments_auto_approve
-from annotation.services.runs import run_check_config
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.runs.runs import run_check_config
+from annotation.services.work.reviews import assignments_auto_approve
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 

@@ -6,7 +6,6 @@ import string
 
 import pytest
 
-from annotation.crowd import provider_for
 from annotation.crowd.mturk import sync as mturk_sync
 from annotation.crowd.panel.models import Finish
 from annotation.crowd.panel.selectors import panel_figures
@@ -26,14 +25,15 @@ from annotation.models import (
     WorkerNotice,
     WorkerNoticeState,
 )
-from annotation.selectors.dashboard import dashboard_runs
-from annotation.selectors.run_page import batch_progress
-from annotation.services import decisions
-from annotation.services.batch_extension import hit_add_assignments
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.decisions import assignment_mark
-from annotation.services.spend import committed_last_day
-from annotation.services.worker_actions import workers_notify
+from annotation.providers import provider_for
+from annotation.selectors.runs.dashboard import dashboard_runs
+from annotation.selectors.runs.run_page import batch_progress
+from annotation.services.money.batch_extension import hit_add_assignments
+from annotation.services.money.spend import committed_last_day
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work import decisions
+from annotation.services.work.decisions import assignment_mark
+from annotation.services.work.worker_actions import workers_notify
 from pipeline.simulate import WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""A shown assignment's fixed facts kept per process (selectors/task_page.py, issue 32): later
+"""A shown assignment's fixed facts kept per process (selectors/work/task_page.py, issue 32): later
 views read only what can change, and whatever changed, they answer as the first view would."""
 
 import pytest
@@ -10,10 +10,10 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.crowd.local.invitations import invitation_consent, invitation_revoke
 from annotation.models import Assignment, AssignmentState, Invitation
-from annotation.selectors.images import SALT, page_key
-from annotation.selectors.invitations import run_consent
-from annotation.selectors.task_page import _Known, _known_key, task_page
-from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.selectors.work.images import SALT, page_key
+from annotation.selectors.work.invitations import run_consent
+from annotation.selectors.work.task_page import _Known, _known_key, task_page
+from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
 from tests.annotation.test_task_page_shell import local_batch
 from tests.factories import join
 

@@ -11,7 +11,7 @@ from django.test import Client, override_settings
 
 from annotation.crowd.local import lean_path
 from annotation.models import Assignment, AssignmentState
-from annotation.selectors.images import SALT
+from annotation.selectors.work.images import SALT
 from config import settings as project_settings
 from tests.annotation.test_task_page_shell import local_batch
 from tests.factories import join

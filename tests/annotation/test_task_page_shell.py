@@ -15,9 +15,9 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment
-from annotation.selectors.images import SALT
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.run_texts import run_instructions_set
+from annotation.selectors.work.images import SALT
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.run_texts import run_instructions_set
 from annotation.templatetags.task_shell import MARKER
 from config.memory_cache import ObjectMemoryCache
 from tests.factories import join

@@ -1,4 +1,4 @@
-"""The column-at-a-time text of large exports (annotation/services/text_columns.py) is byte
+"""The column-at-a-time text of large exports (annotation/services/release/text_columns.py) is byte
 for byte what Python's own formatting and `csv.writer` write, ties and odd values included."""
 
 import csv
@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from annotation.services.files import AtomicLines
-from annotation.services.text_columns import (
+from annotation.services.release.text_columns import (
     csv_field,
     float_2f,
     int_text,

@@ -8,17 +8,17 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.crowd import PROVIDERS
-from annotation.crowd.base import ServerSideProvider
 from annotation.errors import PoolConflict, TooLate
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, BatchStatus, HitStatus, PoolMembership
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.confirm import assignment_confirm
-from annotation.services.reviews import assignments_auto_approve
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.providers import PROVIDERS
+from annotation.providers.base import ServerSideProvider
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.confirm import assignment_confirm
+from annotation.services.work.reviews import assignments_auto_approve
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

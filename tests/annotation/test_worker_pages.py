@@ -6,9 +6,9 @@ import pytest
 
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, PoolMembership, Question
-from annotation.selectors.task_page import hit_image_places
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.work.task_page import hit_image_places
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import join, selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.eccv.selectors import GOLD_EXPECTED
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Answer, Assignment, Bonus, Event, Review, Worker
-from annotation.selectors.run_workers import accuracy_histogram, run_workers
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.selectors.runs.run_workers import accuracy_histogram, run_workers
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import review_decide
 from pipeline.simulate import Population, WorkerProfile
 
 pytestmark = pytest.mark.django_db

@@ -17,13 +17,13 @@ def test_every_scheduled_task_is_registered():
 
 def test_one_provider_failing_does_not_stop_the_others(monkeypatch, caplog):
     from annotation import tasks
-    from annotation.crowd import provider_for
+    from annotation.providers import provider_for
 
     seen = []
     monkeypatch.setattr(provider_for("mturk"), "sync_open", lambda: 1 / 0)
     monkeypatch.setattr(provider_for("prolific"), "sync_open", lambda: seen.append("prolific"))
     monkeypatch.setattr(
-        "annotation.services.reoffer.hits_reoffer_all", lambda: seen.append("reoffer")
+        "annotation.services.work.reoffer.hits_reoffer_all", lambda: seen.append("reoffer")
     )
     tasks.crowd_sync_open()
     assert seen == ["prolific", "reoffer"]

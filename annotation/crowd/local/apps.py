@@ -9,7 +9,7 @@ class LocalCrowdConfig(AppConfig):
     verbose_name = "Local workers"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.local.provider import LocalProvider
+        from annotation.providers import provider_register
 
         provider_register(LocalProvider())

@@ -16,8 +16,8 @@ from annotation.crowd.local.invitations import invitation_revoke, invitations_cr
 from annotation.errors import ServiceError
 from annotation.models import Invitation, Run
 from annotation.permissions import Action, require
-from annotation.selectors.invitations import run_consent
 from annotation.selectors.links import invitation_link, loopback_warning, public_base_url
+from annotation.selectors.work.invitations import run_consent
 from annotation.spreadsheet import spreadsheet_cell
 
 

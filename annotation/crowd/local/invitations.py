@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.models import EventAction, Invitation, Run
-from annotation.selectors.invitations import run_consent
+from annotation.selectors.work.invitations import run_consent
 from annotation.services.checks import check_name
-from annotation.services.consent import consent_record
 from annotation.services.events import event_record
-from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
+from annotation.services.work.consent import consent_record
+from annotation.services.work.worker_identity import worker_get_or_create, worker_id_normalise
 
 PROVIDER = "local"
 

@@ -23,7 +23,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import COUNTED_STATES
-from annotation.services.slots import late_reason
+from annotation.services.work.slots import late_reason
 
 PROVIDER = "local"
 

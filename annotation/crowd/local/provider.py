@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.crowd.base import ServerSideProvider
 from annotation.models import Batch
+from annotation.providers.base import ServerSideProvider
 
 
 class LocalProvider(ServerSideProvider):

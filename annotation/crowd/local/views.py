@@ -19,10 +19,10 @@ from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.pages.work.shell import shell_fill_plain, task_shell
-from annotation.selectors.images import page_key
-from annotation.selectors.invitations import invitation_by_token, invited_worker, run_consent
-from annotation.selectors.task_page import task_page
-from annotation.services.claim import assignment_claim_next
+from annotation.selectors.work.images import page_key
+from annotation.selectors.work.invitations import invitation_by_token, invited_worker, run_consent
+from annotation.selectors.work.task_page import task_page
+from annotation.services.work.claim import assignment_claim_next
 
 SESSION_WORKER = "crowdvl_worker"
 SESSION_HOME = "crowdvl_join"  # the invitation token of the session, for "your tasks" links

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes
 from annotation.crowd.mturk.client import (
     CANNOT_GROW,
     CLOSED,
@@ -36,13 +35,14 @@ from annotation.crowd.mturk.fees import BONUS_FEE_RATE, estimate_cost, mturk_fee
 from annotation.errors import AlreadyPaid, ServiceError
 from annotation.flow_registry import stage_label
 from annotation.models import Assignment, Batch, Hit, Worker
+from annotation.providers.base import CostEstimate, CrowdProvider, IdShapes
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
 from pipeline.mturk_xml import external_question_xml
 
 if TYPE_CHECKING:
-    from annotation.crowd.base import Progress
     from annotation.models import Job
+    from annotation.providers.base import Progress
 
 
 class MTurkProvider(CrowdProvider):
@@ -91,12 +91,12 @@ class MTurkProvider(CrowdProvider):
         return amount + mturk_fee(amount, BONUS_FEE_RATE)
 
     def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
-        from annotation.services.spend import daily_cap_reason
+        from annotation.services.money.spend import daily_cap_reason
 
         return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
-        from annotation.services.spend import platform_committed_since
+        from annotation.services.money.spend import platform_committed_since
 
         return platform_committed_since(provider=self, since=since)
 

@@ -10,9 +10,9 @@ class MTurkCrowdConfig(AppConfig):
     verbose_name = "Amazon Mechanical Turk (legacy)"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.mturk.adapter import MTurkProvider
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.providers import provider_register
+        from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 
         provider_register(MTurkProvider())
         job_steps_register(JobSteps(name="mturk.publish", start="mturk.publish"))

@@ -12,9 +12,9 @@ from django.utils import timezone
 from annotation.errors import PoolConflict, ServiceError
 from annotation.models import Assignment, AssignmentState, BatchStatus, Hit, HitStatus, Worker
 from annotation.selectors.counting import pool_bar_reason
-from annotation.services.claim import same_items_reason
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create, worker_id_normalise
+from annotation.services.work.claim import same_items_reason
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create, worker_id_normalise
 
 PROVIDER = "mturk"
 TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken

@@ -18,9 +18,9 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.errors import ServiceError
 from annotation.models import Batch, Hit
+from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.selectors.installation import installation_id
 from pipeline.errors import InputError
 

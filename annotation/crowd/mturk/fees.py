@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from annotation.crowd.base import CostEstimate
+from annotation.providers.base import CostEstimate
 
 
 def mturk_fee_rate(assignments_per_hit: int) -> Decimal:

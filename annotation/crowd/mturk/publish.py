@@ -14,9 +14,9 @@ from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_c
 from annotation.errors import ServiceError
 from annotation.flow_registry import disjoint_stages
 from annotation.models import Batch, BatchStatus, EventAction, Hit, Job, PoolQualification
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 from annotation.services.events import event_record
-from annotation.services.jobs import Progress, job_create
+from annotation.services.jobs.jobs import Progress, job_create
 
 PROVIDER = "mturk"
 TOKEN_MEMORY = timedelta(hours=24)  # how long MTurk remembers a UniqueRequestToken

@@ -7,13 +7,13 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from annotation.crowd import CostEstimate, provider_for
 from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.fees import estimate_cost
 from annotation.errors import ServiceError
 from annotation.models import Batch, BlockQualification
-from annotation.selectors.pay import pay_estimate
-from annotation.services.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
+from annotation.providers import CostEstimate, provider_for
+from annotation.selectors.money.pay import pay_estimate
+from annotation.services.money.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
 
 PROVIDER = "mturk"
 

@@ -30,12 +30,12 @@ from annotation.models import (
     ReviewStatus,
 )
 from annotation.selectors.counting import pool_members_ungranted
-from annotation.services.confirm import assignment_confirm
-from annotation.services.decisions import assignment_mark, assignment_provider_reject
 from annotation.services.events import event_record
-from annotation.services.review_closing import review_close_auto_approved
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.confirm import assignment_confirm
+from annotation.services.work.decisions import assignment_mark, assignment_provider_reject
+from annotation.services.work.review_closing import review_close_auto_approved
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.mturk_xml import parse_answer_xml
 

@@ -29,7 +29,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.selectors.counting import counted
-from annotation.services.batches import batch_publish, batch_sync
+from annotation.services.runs.batches import batch_publish, batch_sync
 from pipeline.mturk_xml import answer_xml
 
 SUBMIT_TO = "https://workersandbox.mturk.com"

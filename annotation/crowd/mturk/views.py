@@ -32,10 +32,10 @@ from annotation.pages.work.forms import answers_from
 from annotation.pages.work.render import task_render
 from annotation.permissions import Action, require
 from annotation.ratelimit import client_address, rate_allow
-from annotation.selectors.images import page_key
-from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.task_page import hit_view
-from annotation.services.submit import stored_answers
+from annotation.selectors.work.images import page_key
+from annotation.selectors.work.run_texts import run_instructions
+from annotation.selectors.work.task_page import hit_view
+from annotation.services.work.submit import stored_answers
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

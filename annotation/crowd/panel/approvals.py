@@ -20,9 +20,9 @@ from annotation.crowd.panel.services import panel_batch_check
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, EventAction
 from annotation.selectors.counting import COUNTED_STATES
-from annotation.services.confirm import assignment_confirm
-from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
+from annotation.services.work.confirm import assignment_confirm
+from annotation.services.work.decisions import assignment_mark
 from pipeline.errors import InputError
 
 MAX_BYTES = 5 * 1024 * 1024

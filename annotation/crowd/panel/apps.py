@@ -10,7 +10,7 @@ class PanelCrowdConfig(AppConfig):
     verbose_name = "Panels (CloudResearch Connect, SONA, participant pools)"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.panel.provider import PanelProvider
+        from annotation.providers import provider_register
 
         provider_register(PanelProvider())

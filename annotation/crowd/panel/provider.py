@@ -5,11 +5,11 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.crowd.base import IdShapes, LaunchNote, ServerSideProvider
 from annotation.crowd.panel import options
 from annotation.crowd.panel.options import KEY
 from annotation.errors import ServiceError
 from annotation.models import Batch, Worker
+from annotation.providers.base import IdShapes, LaunchNote, ServerSideProvider
 
 
 class PanelProvider(ServerSideProvider):

@@ -14,10 +14,10 @@ from annotation.crowd.panel import options
 from annotation.crowd.panel.models import Finish, Participant
 from annotation.models import Assignment, AssignmentState, Batch, Bonus, Run, Worker
 from annotation.selectors.counting import COUNTED_STATES
-from annotation.selectors.drafts import draft_view
-from annotation.selectors.invitations import consent_version, run_consent
-from annotation.selectors.run_texts import run_instructions
-from annotation.selectors.task_page import TaskPage
+from annotation.selectors.work.drafts import draft_view
+from annotation.selectors.work.invitations import consent_version, run_consent
+from annotation.selectors.work.run_texts import run_instructions
+from annotation.selectors.work.task_page import TaskPage
 from annotation.spreadsheet import spreadsheet_cell
 
 

@@ -13,10 +13,10 @@ from annotation.crowd.panel import options
 from annotation.crowd.panel.models import Finish, Participant
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, EventAction, Worker
-from annotation.selectors.invitations import run_consent
-from annotation.services.consent import consent_record
+from annotation.selectors.work.invitations import run_consent
 from annotation.services.events import event_record
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.consent import consent_record
+from annotation.services.work.worker_identity import worker_get_or_create
 
 
 def panel_batch_check(batch: Batch) -> None:

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from annotation.crowd.panel import options
 from annotation.crowd.panel.selectors import consented, panel_worker
 from annotation.models import Batch, Worker
-from annotation.selectors.invitations import run_consent
+from annotation.selectors.work.invitations import run_consent
 
 # {"batch": id, "participant": the link's id, "worker": pk or None, "consent": [version, when]
 # or None}: the consent waits here until the participant starts work (`participant_start`).

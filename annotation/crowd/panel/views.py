@@ -35,9 +35,9 @@ from annotation.models import AssignmentState, Batch, BatchStatus, Worker
 from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
-from annotation.selectors.images import page_key
-from annotation.selectors.invitations import run_consent
-from annotation.services.claim import assignment_claim_next, claim_wait_seconds
+from annotation.selectors.work.images import page_key
+from annotation.selectors.work.invitations import run_consent
+from annotation.services.work.claim import assignment_claim_next, claim_wait_seconds
 from annotation.tasktypes import task_type_for
 
 NO_ID = (

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.crowd.base import CostEstimate, CrowdProvider, IdShapes, LaunchNote
 from annotation.crowd.prolific.client import (
     ID_LENGTH,
     REJECTION_CATEGORIES,
@@ -25,12 +24,13 @@ from annotation.crowd.prolific.client import (
 from annotation.crowd.prolific.fees import estimate_cost, prolific_fee
 from annotation.errors import Refused, ServiceError
 from annotation.models import Assignment, Batch, BatchStatus, Hit, Worker
-from annotation.services.remote_calls import NO_OBJECT, remote_call_once
+from annotation.providers.base import CostEstimate, CrowdProvider, IdShapes, LaunchNote
+from annotation.services.jobs.remote_calls import NO_OBJECT, remote_call_once
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:
-    from annotation.crowd.base import Progress
     from annotation.models import Job
+    from annotation.providers.base import Progress
 
 PROVIDER = "prolific"
 
@@ -108,12 +108,12 @@ class ProlificProvider(CrowdProvider):
         return amount + prolific_fee(amount)
 
     def spend_refusal(self, *, amount: Decimal, what: str) -> str | None:
-        from annotation.services.spend import daily_cap_reason
+        from annotation.services.money.spend import daily_cap_reason
 
         return daily_cap_reason(amount=amount, what=what)
 
     def committed_since(self, *, since: datetime) -> Decimal:
-        from annotation.services.spend import platform_committed_since
+        from annotation.services.money.spend import platform_committed_since
 
         return platform_committed_since(provider=self, since=since)
 
@@ -170,7 +170,7 @@ class ProlificProvider(CrowdProvider):
     def requirements(self, *, batch: Batch) -> list[str]:
         from annotation.crowd.prolific.fees import PROLIFIC_MINIMUM_HOURLY, currency
         from annotation.crowd.prolific.filters import requirements_described
-        from annotation.selectors.pay import pay_estimate
+        from annotation.selectors.money.pay import pay_estimate
 
         # Titles and choice labels from Prolific's filter list (the batch's own settings with
         # a note when it cannot be read: this never raises).
@@ -389,7 +389,7 @@ class ProlificProvider(CrowdProvider):
 
 def prolific_provider() -> ProlificProvider:
     """The registered Prolific provider, with its type (the registry gives the base class)."""
-    from annotation.crowd import provider_for
+    from annotation.providers import provider_for
 
     provider = provider_for("prolific")
     assert isinstance(provider, ProlificProvider)

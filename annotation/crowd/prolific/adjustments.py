@@ -11,7 +11,7 @@ from annotation.crowd.prolific.pay import MedianPay, median_pay
 from annotation.errors import ServiceError
 from annotation.models import Batch, Bonus, BonusKind, EventAction
 from annotation.services.events import event_record
-from annotation.services.worker_actions import worker_bonus
+from annotation.services.work.worker_actions import worker_bonus
 
 
 def adjustment_reason(review: MedianPay) -> str:

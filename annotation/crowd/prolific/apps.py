@@ -10,9 +10,9 @@ class ProlificCrowdConfig(AppConfig):
     verbose_name = "Prolific"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.prolific.adapter import ProlificProvider
-        from annotation.services.job_recovery import JobSteps, job_steps_register
+        from annotation.providers import provider_register
+        from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 
         provider_register(ProlificProvider())
         job_steps_register(JobSteps(name="prolific.publish", start="prolific.publish"))

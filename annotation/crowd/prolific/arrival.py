@@ -17,8 +17,8 @@ from annotation.crowd.prolific.client import (
 from annotation.crowd.prolific.studies import study_of
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, Worker
-from annotation.services.claim import assignment_claim_next
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.worker_identity import worker_get_or_create
 
 PROVIDER = "prolific"
 

@@ -15,7 +15,7 @@ from annotation.crowd.prolific.fees import minor_units
 from annotation.crowd.prolific.studies import study_of
 from annotation.models import Assignment, EventAction, RemoteCall
 from annotation.services.events import event_record
-from annotation.services.remote_calls import NO_OBJECT, remote_call_once
+from annotation.services.jobs.remote_calls import NO_OBJECT, remote_call_once
 
 PROVIDER = "prolific"
 

@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
-from annotation.crowd.base import CostEstimate
+from annotation.providers.base import CostEstimate
 from pipeline.errors import InputError
 
 CENT = Decimal("0.01")

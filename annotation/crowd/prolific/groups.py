@@ -25,7 +25,7 @@ from annotation.models import (
 from annotation.selectors.counting import pool_members_ungranted
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
-from annotation.services.remote_calls import remote_call_once
+from annotation.services.jobs.remote_calls import remote_call_once
 
 PROVIDER = "prolific"
 BLOCKLIST = KNOWN["group_blocklist"].filter_id

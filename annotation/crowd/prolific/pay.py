@@ -22,7 +22,7 @@ from django.db.models import Sum
 from annotation.crowd.prolific.client import APPROVED, AWAITING_REVIEW, ProlificClient
 from annotation.crowd.prolific.fees import PROLIFIC_MINIMUM_HOURLY, currency, minimum_hourly
 from annotation.models import Assignment, AssignmentState, Batch, Bonus, BonusKind
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 
 CENT = Decimal("0.01")
 # Prolific's recommended hourly rate (its help centre), shown where the API gives none.

@@ -26,9 +26,9 @@ from annotation.crowd.prolific.sync import (
 )
 from annotation.errors import ServiceError
 from annotation.models import Batch, BatchStatus, EventAction, Job
-from annotation.selectors.pay import pay_estimate
+from annotation.selectors.money.pay import pay_estimate
 from annotation.services.events import event_record
-from annotation.services.jobs import Progress, job_create
+from annotation.services.jobs.jobs import Progress, job_create
 
 if TYPE_CHECKING:
     from annotation.crowd.prolific.adapter import ProlificProvider

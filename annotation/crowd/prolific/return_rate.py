@@ -8,9 +8,9 @@ from typing import Any
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.crowd.base import LaunchNote
 from annotation.crowd.prolific.models import HighReturnRate
 from annotation.models import Batch, EventAction
+from annotation.providers.base import LaunchNote
 from annotation.services.events import event_record
 
 

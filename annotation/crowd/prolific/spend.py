@@ -14,14 +14,14 @@ from decimal import ROUND_CEILING, Decimal
 from django.conf import settings
 from django.core.cache import cache
 
-from annotation.crowd import CostEstimate
 from annotation.crowd.prolific.client import ProlificClient
 from annotation.crowd.prolific.fees import CENT, PROLIFIC_MINIMUM_HOURLY, currency, estimate_cost
 from annotation.crowd.prolific.pay import PROLIFIC_RECOMMENDED_HOURLY, declared_pay
 from annotation.errors import Reason, Refused, ServiceError, page_message
 from annotation.models import Assignment, Batch
+from annotation.providers import CostEstimate
 from annotation.selectors.counting import counted
-from annotation.services.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
+from annotation.services.money.spend import LOW_PAY_PAGE, budget_check, daily_cap_check
 from pipeline.errors import InputError
 
 PROVIDER = "prolific"

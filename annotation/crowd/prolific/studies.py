@@ -23,8 +23,8 @@ from annotation.errors import ServiceError
 from annotation.models import Batch, EventAction, Hit
 from annotation.selectors.installation import installation_id
 from annotation.services.events import event_record
-from annotation.services.jobs import Progress
-from annotation.services.remote_calls import remote_call_once
+from annotation.services.jobs.jobs import Progress
+from annotation.services.jobs.remote_calls import remote_call_once
 from pipeline.errors import InputError
 
 PROVIDER = "prolific"

@@ -29,10 +29,10 @@ from annotation.crowd.prolific.client import (
 from annotation.crowd.prolific.models import RefusedSubmission, UnknownStatus
 from annotation.errors import ServiceError
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, EventAction
-from annotation.services.confirm import assignment_confirm
-from annotation.services.decisions import assignment_mark
 from annotation.services.events import event_record
-from annotation.services.recount import hit_recount
+from annotation.services.work.confirm import assignment_confirm
+from annotation.services.work.decisions import assignment_mark
+from annotation.services.work.recount import hit_recount
 
 PROVIDER = "prolific"
 ENDED = (RETURNED, TIMED_OUT, SCREENED_OUT)

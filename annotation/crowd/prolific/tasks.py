@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from annotation.services.jobs import job_step
+from annotation.services.jobs.jobs import job_step
 from config.celery import app
 
 
 @app.task(name="prolific.publish")
 @job_step
 def prolific_publish(job_id: int) -> None:
-    from annotation.services.batches import batch_publish_job
+    from annotation.services.runs.batches import batch_publish_job
 
     batch_publish_job(job_id=job_id)

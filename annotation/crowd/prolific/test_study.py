@@ -17,7 +17,7 @@ from annotation.crowd.prolific.studies import filters, internal_name, study_crea
 from annotation.errors import ServiceError
 from annotation.models import Batch, BatchStatus, EventAction, RemoteCall, RemoteCallState
 from annotation.services.events import event_record
-from annotation.services.remote_calls import remote_call_once
+from annotation.services.jobs.remote_calls import remote_call_once
 
 PROVIDER = "prolific"
 OPERATION = "study.test"

@@ -24,7 +24,7 @@ from annotation.errors import ServiceError, page_message
 from annotation.models import Batch, BatchStatus
 from annotation.pages.batches.preview import preview_refusal, preview_response
 from annotation.permissions import Action, require
-from annotation.selectors.preview import batch_preview
+from annotation.selectors.work.preview import batch_preview
 from pipeline.errors import InputError
 
 SESSION = "crowdvl_prolific"  # the arrival's session (views.SESSION)

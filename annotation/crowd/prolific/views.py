@@ -43,11 +43,11 @@ from annotation.pages.work.drafts import draft_post, draft_session_ended
 from annotation.pages.work.forms import task_form_submit
 from annotation.pages.work.render import task_render
 from annotation.permissions import Action, require
-from annotation.selectors.drafts import assignment_draft
-from annotation.selectors.images import page_key
-from annotation.selectors.invitations import run_consent
-from annotation.selectors.run_texts import run_instructions
-from annotation.services.consent import consent_record
+from annotation.selectors.work.drafts import assignment_draft
+from annotation.selectors.work.images import page_key
+from annotation.selectors.work.invitations import run_consent
+from annotation.selectors.work.run_texts import run_instructions
+from annotation.services.work.consent import consent_record
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

@@ -9,7 +9,7 @@ class SimulatedCrowdConfig(AppConfig):
     verbose_name = "Simulated crowd"
 
     def ready(self) -> None:
-        from annotation.crowd import provider_register
         from annotation.crowd.simulated.provider import SimulatedProvider
+        from annotation.providers import provider_register
 
         provider_register(SimulatedProvider())

@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from annotation.flow_registry import answerer_for
 from annotation.models import Assignment, Batch
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from annotation.tasktypes import task_type_for
 from pipeline.simulate import Population, WorkerProfile, answer_seconds
 from pipeline.world import World

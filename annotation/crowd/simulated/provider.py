@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.crowd.base import ServerSideProvider
+from annotation.providers.base import ServerSideProvider
 
 
 class SimulatedProvider(ServerSideProvider):
-    """Batches answered by the simulated crowd (`crowd.py` here): HITs are rows here and no
+    """Batches answered by the simulated crowd (`providers.py` here): HITs are rows here and no
     call leaves the server."""
 
     name = "simulated"

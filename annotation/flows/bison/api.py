@@ -18,7 +18,7 @@ from annotation.api.jobs import JobOutput
 from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS
 from annotation.models import Export, Run
 from annotation.permissions import Action
-from annotation.services.dataset_jobs import server_file
+from annotation.services.datasets.dataset_jobs import server_file
 from pipeline.bison import bison_accuracy, parse_bison_annotations, parse_bison_predictions
 
 

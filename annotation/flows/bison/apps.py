@@ -17,8 +17,8 @@ class BisonConfig(AppConfig):
         from annotation.flows.bison import simulate
         from annotation.flows.bison.tasktypes import SelectionTask, VerificationTask
         from annotation.models import RunKind, RunStatus
-        from annotation.services.export_specs import export_spec_register
-        from annotation.services.job_steps import JobSteps, job_steps_register
+        from annotation.services.jobs.job_steps import JobSteps, job_steps_register
+        from annotation.services.release.export_specs import export_spec_register
 
         pairing = "annotation.flows.bison.services.pairing"
         selectors = "annotation.flows.bison.selectors"

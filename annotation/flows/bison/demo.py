@@ -11,7 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 
-from annotation.crowd import simulated_crowd
 from annotation.flow_registry import DemoContext
 from annotation.flows.bison.quality import bison_quality, exported_triples
 from annotation.flows.bison.selectors import bison_stage_counts
@@ -20,10 +19,11 @@ from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.management.arguments import whole
 from annotation.models import Caption, Export, Run, RunKind
-from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.exports import export_scratch_folder
-from annotation.services.runs import run_create
+from annotation.providers import simulated_crowd
+from annotation.selectors.release.simulated_quality import QualityRow
+from annotation.services.release.exports import export_scratch_folder
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.runs import run_create
 from pipeline.baselines import caption_overlap_predictions
 from pipeline.bison import bison_accuracy, parse_bison_annotations
 from pipeline.simulate import Population, WorkerProfile, population_named, world_config

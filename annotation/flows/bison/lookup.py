@@ -36,9 +36,9 @@ from django.db.models import Count, Q
 from annotation.flows.bison.vocabulary import NONE, VERIFICATION_LABELS, BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, Batch, GoldItemKind, Item, Run
 from annotation.selectors.counting import counted
-from annotation.selectors.gold import Established
+from annotation.selectors.reviews.gold import Established
 from annotation.services.checks import check_int, check_number
-from annotation.services.gold import GoldKind
+from annotation.services.runs.gold import GoldKind
 
 # What a worker who looks the caption's COCO image up answers: its own image.
 LOOKUP_LABEL = "positive"

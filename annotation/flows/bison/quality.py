@@ -12,7 +12,11 @@ from annotation.flows.bison.selectors import (
 )
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Caption, Item, Run
-from annotation.selectors.simulated_quality import QualityRow, answer_mixture, answering_workers
+from annotation.selectors.release.simulated_quality import (
+    QualityRow,
+    answer_mixture,
+    answering_workers,
+)
 from pipeline.bison import parse_bison_annotations
 from pipeline.expectation import bison_expectation
 from pipeline.simulate import WorkerProfile

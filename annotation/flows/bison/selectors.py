@@ -25,7 +25,7 @@ from annotation.selectors.counting import counted, counted_reviewed
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from annotation.services.checks import check_int
-from annotation.services.speed_policy import SPEED_DEFAULTS
+from annotation.services.work.speed_policy import SPEED_DEFAULTS
 from pipeline.aggregation import dawid_skene
 from pipeline.errors import InputError
 

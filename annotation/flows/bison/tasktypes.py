@@ -21,10 +21,10 @@ from annotation.models import (
     Run,
     RunStatus,
 )
-from annotation.selectors.gold import Agreement
-from annotation.selectors.images import ImageLinks
+from annotation.selectors.reviews.gold import Agreement
+from annotation.selectors.work.images import ImageLinks
 from annotation.services.checks import check_int, check_number
-from annotation.services.gold import GoldCopies, gold_copies_create
+from annotation.services.runs.gold import GoldCopies, gold_copies_create
 from annotation.tasktypes.base import RELAX_IMAGES, ParsedAnswer, Shown, TaskType
 
 DAY = 24 * 3600

@@ -17,9 +17,9 @@ class CxcConfig(AppConfig):
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
         from annotation.flows.cxc.vocabulary import CxcStage
         from annotation.models import RunKind, RunStatus
-        from annotation.selectors.gold import worker_gold_tally
-        from annotation.services.export_specs import export_spec_register
-        from annotation.services.job_steps import JobSteps, job_steps_register
+        from annotation.selectors.reviews.gold import worker_gold_tally
+        from annotation.services.jobs.job_steps import JobSteps, job_steps_register
+        from annotation.services.release.export_specs import export_spec_register
 
         job_steps_register(
             JobSteps(name="cxc.sample", start="cxc.sample", busy_status=RunStatus.PREPARING)

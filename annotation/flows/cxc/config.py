@@ -10,8 +10,8 @@ from annotation.flows.cxc.sampling_encoders import DIFFERENT
 from annotation.flows.cxc.settings import MAX_PAIRS, SETTINGS
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_int
-from annotation.services.gold import GOLD_DEFAULTS
-from annotation.services.speed_policy import SPEED_DEFAULTS
+from annotation.services.runs.gold import GOLD_DEFAULTS
+from annotation.services.work.speed_policy import SPEED_DEFAULTS
 from pipeline.cxc_bins import DEFAULT_BINS, DEFAULT_SHARES
 from pipeline.cxc_sampling import check_bins
 from pipeline.errors import InputError

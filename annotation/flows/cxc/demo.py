@@ -13,7 +13,6 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
 from annotation.flow_registry import DemoContext
 from annotation.flows.cxc.services.encoder_sampling import cxc_sample_from_encoder
@@ -22,10 +21,11 @@ from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.models import Caption, Export, GoldItemKind, Job, Question, Review, Run
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.exports import export_scratch_folder
-from annotation.services.gold import ESTABLISHED, gold_source
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.providers import simulated_crowd
+from annotation.services.release.exports import export_scratch_folder
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.gold import ESTABLISHED, gold_source
+from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.simulate import WorkerProfile, population_named
 from pipeline.text import tokenize

@@ -10,16 +10,16 @@ from datetime import timedelta
 import numpy as np
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.flow_registry import DemoContext
 from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.simulate import pair_key
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, Item, Review, Run
+from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.selectors.release.simulated_quality import QualityRow
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
 from pipeline.simulate import Population, WorkerProfile, world_config

@@ -14,9 +14,9 @@ from annotation.errors import AnswerError
 from annotation.flows.cxc.adaptive import HIGH, LOW, cxc_policy
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
-from annotation.selectors.gold import Established
-from annotation.selectors.images import ImageLinks
-from annotation.services.gold import GoldKind
+from annotation.selectors.reviews.gold import Established
+from annotation.selectors.work.images import ImageLinks
+from annotation.services.runs.gold import GoldKind
 from annotation.tasktypes.adaptive import (
     MORE_JUDGMENTS,
     follow_up_batch_items,
@@ -65,7 +65,7 @@ class CxcRatingTask(TaskType):
         """Pairs not rated yet; with `more_judgments`, an adaptive run's follow-up batch: the
         rated pairs whose interval is still wider than the run's `adaptive` setting."""
         from annotation.flows.cxc.services.sampling import METHODS_OF
-        from annotation.selectors.follow_ups import rating_follow_ups
+        from annotation.selectors.reviews.follow_ups import rating_follow_ups
 
         pairs = Item.objects.filter(
             run=run, kind=CxcItemKind.RATING_PAIR, tag__in=METHODS_OF[self.stage]

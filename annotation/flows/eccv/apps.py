@@ -17,8 +17,8 @@ class EccvConfig(AppConfig):
         from annotation.flows.eccv import inputs, simulate
         from annotation.flows.eccv.tasktypes import EccvJudgmentTask
         from annotation.models import RunKind, RunStatus
-        from annotation.services.export_specs import export_spec_register
-        from annotation.services.job_steps import JobSteps, job_steps_register
+        from annotation.services.jobs.job_steps import JobSteps, job_steps_register
+        from annotation.services.release.export_specs import export_spec_register
 
         selectors = "annotation.flows.eccv.selectors"
         runs = "annotation.flows.eccv.services.runs"

@@ -11,7 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
 from annotation.encoders.selectors import embedding_set_readable_images
 from annotation.errors import ServiceError
@@ -28,10 +27,11 @@ from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.management.arguments import whole
 from annotation.models import GOLD_KINDS, Export, Question, Review, Run
-from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.gold import ESTABLISHED, gold_source
-from annotation.services.reviews import (
+from annotation.providers import simulated_crowd
+from annotation.selectors.release.simulated_quality import QualityRow
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.gold import ESTABLISHED, gold_source
+from annotation.services.work.reviews import (
     assignments_auto_approve,
     review_decide,
     reviews_hold_by_policy,

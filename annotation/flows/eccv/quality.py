@@ -14,7 +14,7 @@ from annotation.flows.eccv.services.export import PAIRS_FILE
 from annotation.flows.eccv.simulate import latent_level
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Run
-from annotation.selectors.simulated_quality import QualityRow, answer_mixture
+from annotation.selectors.release.simulated_quality import QualityRow, answer_mixture
 from pipeline.expectation import eccv_expectation
 from pipeline.simulate import WorkerProfile
 from pipeline.world import World

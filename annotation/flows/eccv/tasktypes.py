@@ -14,10 +14,10 @@ from django.db.models import QuerySet
 from annotation.errors import AnswerError
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, Caption, GoldItemKind, Item, Question, Run
-from annotation.selectors.gold import Established
 from annotation.selectors.id_sets import ids_in
-from annotation.selectors.images import ImageLinks
-from annotation.services.gold import GoldKind
+from annotation.selectors.reviews.gold import Established
+from annotation.selectors.work.images import ImageLinks
+from annotation.services.runs.gold import GoldKind
 from annotation.tasktypes.base import (
     BatchOption,
     ParsedAnswer,

@@ -25,8 +25,8 @@ class QualityConfig(AppConfig):
         )
         from annotation.flows.quality.vocabulary import QualityStage
         from annotation.models import RunKind
-        from annotation.selectors.gold import worker_gold_tally
-        from annotation.services.export_specs import export_spec_register
+        from annotation.selectors.reviews.gold import worker_gold_tally
+        from annotation.services.release.export_specs import export_spec_register
 
         export_spec_register(
             job_name="quality.export",

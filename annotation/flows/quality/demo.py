@@ -17,7 +17,6 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.encoders.models import EmbeddingSet
 from annotation.encoders.selectors import embedding_set_readable_images
 from annotation.errors import ServiceError
@@ -32,10 +31,11 @@ from annotation.flows.quality.services.encoder_scores import quality_encoder_sco
 from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quality_export_start
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import GOLD_KINDS, Caption, Export, Question, Review
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.exports import export_scratch_folder
-from annotation.services.gold import ESTABLISHED, gold_source
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.providers import simulated_crowd
+from annotation.services.release.exports import export_scratch_folder
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.gold import ESTABLISHED, gold_source
+from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile, population_named

@@ -14,7 +14,6 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.crowd import simulated_crowd
 from annotation.flow_registry import DemoContext
 from annotation.flows.quality.demo import stand_in_models
 from annotation.flows.quality.services.candidates import (
@@ -25,10 +24,11 @@ from annotation.flows.quality.services.candidates import (
 from annotation.flows.quality.simulate import candidate_quality
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, Question, Review, Run
+from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.simulated_quality import QualityRow
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.selectors.release.simulated_quality import QualityRow
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
 from pipeline.simulate import Population, WorkerProfile, world_config

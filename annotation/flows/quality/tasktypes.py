@@ -19,9 +19,9 @@ from annotation.flows.quality.adaptive import (
 from annotation.flows.quality.services.candidates import SCALES, quality_items_create
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
-from annotation.selectors.gold import Established
-from annotation.selectors.images import ImageLinks
-from annotation.services.gold import GoldKind
+from annotation.selectors.reviews.gold import Established
+from annotation.selectors.work.images import ImageLinks
+from annotation.services.runs.gold import GoldKind
 from annotation.tasktypes.adaptive import (
     MORE_JUDGMENTS,
     follow_up_batch_items,
@@ -145,7 +145,7 @@ class QualityRatingTask(QualityTask):
         if policy is None:
             raise no_policy("adaptive")
         low, high = scale_bounds(run.config)
-        from annotation.selectors.follow_ups import rating_follow_ups
+        from annotation.selectors.reviews.follow_ups import rating_follow_ups
 
         captions = Item.objects.filter(run=run, kind=self.kind)
         ids = rating_follow_ups(
@@ -233,7 +233,7 @@ class QualityPreferenceTask(QualityTask):
         policy = quality_preference_policy(run)
         if policy is None:
             raise no_policy("adaptive_preference")
-        from annotation.selectors.follow_ups import preference_follow_ups
+        from annotation.selectors.reviews.follow_ups import preference_follow_ups
 
         pairs = Item.objects.filter(run=run, kind=self.kind)
         ids = preference_follow_ups(run=run, stage=self.stage, items=pairs, policy=policy)

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.services.batches import batch_pause, batch_resume
+from annotation.services.runs.batches import batch_pause, batch_resume
 
 
 class Command(ServiceCommand):

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.selectors.preview import batch_preview, preview_record
+from annotation.selectors.work.preview import batch_preview, preview_record
 
 
 class Command(ServiceCommand):

@@ -6,8 +6,8 @@ from django.shortcuts import get_object_or_404
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.selectors.batch_live import batch_live_status
-from annotation.selectors.batch_reach import batch_reach
+from annotation.selectors.runs.batch_live import batch_live_status
+from annotation.selectors.runs.batch_reach import batch_reach
 
 
 class Command(ServiceCommand):

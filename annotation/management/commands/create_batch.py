@@ -4,16 +4,16 @@ from django.conf import settings
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
-from annotation.crowd import provider_for
-from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
 from annotation.flow_registry import flows
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
-from annotation.selectors.adaptive_cost import batch_adaptive_cost
-from annotation.selectors.image_availability import batch_images_check
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
+from annotation.providers import provider_for
+from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, AUTO_APPROVAL_RANGE, LIFETIME_RANGE
+from annotation.selectors.datasets.image_availability import batch_images_check
+from annotation.selectors.money.adaptive_cost import batch_adaptive_cost
 from annotation.services.checks import FIRST_CLAIM_MIN, MAX_PER_HIT
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 
 
 def stages() -> dict[str, str]:

@@ -21,10 +21,10 @@ from annotation.management.arguments import seed
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.money import symbol
-from annotation.selectors.pay import min_hourly_pay, run_pay_summary
-from annotation.selectors.simulated_quality import quality_lines
-from annotation.services.datasets import dataset_import
-from annotation.services.projects import DEFAULT_PROJECT, researcher_account_ensure
+from annotation.selectors.money.pay import min_hourly_pay, run_pay_summary
+from annotation.selectors.release.simulated_quality import quality_lines
+from annotation.services.datasets.datasets import dataset_import
+from annotation.services.runs.projects import DEFAULT_PROJECT, researcher_account_ensure
 from pipeline.simulate import POPULATIONS, population_named
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "sample" / "coco_captions_val2014.subset.json"

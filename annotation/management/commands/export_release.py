@@ -7,7 +7,7 @@ from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
 from annotation.publish.publications import destination_for, publication_plan, publication_run
-from annotation.services.release_bundle import export_bundle_create, export_version
+from annotation.services.release.release_bundle import export_bundle_create, export_version
 
 
 class Command(ServiceCommand):

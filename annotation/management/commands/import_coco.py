@@ -4,8 +4,8 @@ from django.core.management.base import CommandParser
 
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
-from annotation.services.dataset_jobs import import_summary
-from annotation.services.datasets import dataset_import
+from annotation.services.datasets.dataset_jobs import import_summary
+from annotation.services.datasets.datasets import dataset_import
 
 
 class Command(ServiceCommand):

@@ -4,7 +4,7 @@ from django.core.management.base import CommandParser
 
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
-from annotation.services.datasets import dataset_import_flickr8k
+from annotation.services.datasets.datasets import dataset_import_flickr8k
 
 
 class Command(ServiceCommand):

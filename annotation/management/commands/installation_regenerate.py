@@ -2,7 +2,7 @@ from typing import Any
 
 from annotation.management.base import ServiceCommand
 from annotation.selectors.installation import installation_id
-from annotation.services.installation import installation_regenerate
+from annotation.services.access.installation import installation_regenerate
 
 
 class Command(ServiceCommand):

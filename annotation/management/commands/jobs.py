@@ -6,8 +6,8 @@ from django.utils import timezone
 from annotation.management.arguments import number, record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Job
-from annotation.services.job_recovery import job_cancel, job_resume, jobs_recover
-from annotation.services.jobs import LIVE
+from annotation.services.jobs.job_recovery import job_cancel, job_resume, jobs_recover
+from annotation.services.jobs.jobs import LIVE
 
 
 class Command(ServiceCommand):

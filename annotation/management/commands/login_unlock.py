@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.base import ServiceCommand
-from annotation.services.logins import login_unlock
+from annotation.services.access.logins import login_unlock
 
 
 class Command(ServiceCommand):

@@ -4,7 +4,7 @@ from django.core.management.base import CommandParser
 
 from annotation.management.base import ServiceCommand
 from annotation.models import Project
-from annotation.services.projects import project_create, project_default
+from annotation.services.runs.projects import project_create, project_default
 
 
 class Command(ServiceCommand):

@@ -4,7 +4,7 @@ from django.core.management.base import CommandParser
 
 from annotation.management.base import ServiceCommand
 from annotation.models import ProjectMembership, ProjectRole
-from annotation.services.projects import (
+from annotation.services.runs.projects import (
     project_member_create,
     project_member_remove,
     project_member_set,

@@ -17,8 +17,8 @@ from annotation.flow_registry import DemoContext, flows
 from annotation.management.arguments import seed, whole, writable_file
 from annotation.management.base import ServiceCommand
 from annotation.models import ImageSource
-from annotation.selectors.simulated_quality import QualityRow, quality_lines
-from annotation.services.datasets import dataset_import
+from annotation.selectors.release.simulated_quality import QualityRow, quality_lines
+from annotation.services.datasets.datasets import dataset_import
 from pipeline.flow_quality import figure_lines, flow_figures
 from pipeline.simulate import POPULATIONS, population_named
 

@@ -3,20 +3,21 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.shortcuts import get_object_or_404
 
-from annotation.crowd.base import LIFETIME_RANGE
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Assignment, Batch, Hit, Worker
 from annotation.money import symbol
-from annotation.services import batch_extension, worker_actions
-from annotation.services.batches import batch_expire
+from annotation.providers.base import LIFETIME_RANGE
 from annotation.services.checks import MAX_PER_HIT
-from annotation.services.decisions import (
+from annotation.services.money import batch_extension
+from annotation.services.runs.batches import batch_expire
+from annotation.services.work import worker_actions
+from annotation.services.work.decisions import (
     assignment_approve,
     assignment_reject,
     assignment_reverse_rejection,
 )
-from annotation.services.reoffer import hits_reoffer
+from annotation.services.work.reoffer import hits_reoffer
 
 
 def _assignment(key: str) -> Assignment:
@@ -97,7 +98,7 @@ class Command(ServiceCommand):
         elif action == "top-up":
             from decimal import Decimal
 
-            from annotation.services.pay import batch_pay_top_up
+            from annotation.services.money.pay import batch_pay_top_up
 
             paid = batch_pay_top_up(
                 batch=get_object_or_404(Batch, pk=opts["batch"]),

@@ -8,7 +8,7 @@ from annotation.flow_registry import stage_names
 from annotation.management.arguments import record_id, whole
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
-from annotation.selectors.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
+from annotation.selectors.datasets.data_browser import AGREEMENT, GOLD, HELD, item_rows, run_items
 from annotation.services.checks import check_run_stage
 
 

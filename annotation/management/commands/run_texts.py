@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
-from annotation.selectors.run_texts import run_texts
-from annotation.services.run_texts import run_texts_set
+from annotation.selectors.work.run_texts import run_texts
+from annotation.services.runs.run_texts import run_texts_set
 
 
 class Command(ServiceCommand):

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Run
-from annotation.services.batches import batches_stop
+from annotation.services.runs.batches import batches_stop
 
 
 class Command(ServiceCommand):

@@ -12,7 +12,7 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from annotation.ratelimit import client_address
-from annotation.services.logins import login_attempt_refused, login_refusal
+from annotation.services.access.logins import login_attempt_refused, login_refusal
 
 LOCKED_MESSAGE = (
     "Too many failed sign-ins %(where)s: try again in %(minutes)s minutes, or ask a staff "

@@ -8,13 +8,13 @@ from typing import Any, cast
 
 from django import forms
 
-from annotation.crowd import provider_for, web_provider_names
-from annotation.crowd.base import ASSIGNMENT_DURATION_RANGE, LIFETIME_RANGE
 from annotation.flow_registry import flow_for_kind, stage_label
 from annotation.models import Run, default_qualifications
 from annotation.money import currency_code, symbol
-from annotation.selectors.pay import min_hourly_pay
-from annotation.services.spend import ALLOW_LOW_PAY_LABEL
+from annotation.providers import provider_for, web_provider_names
+from annotation.providers.base import ASSIGNMENT_DURATION_RANGE, LIFETIME_RANGE
+from annotation.selectors.money.pay import min_hourly_pay
+from annotation.services.money.spend import ALLOW_LOW_PAY_LABEL
 from annotation.tasktypes import task_type_for
 from annotation.tasktypes.base import BatchOption, TaskType
 
@@ -60,7 +60,7 @@ class BatchForm(forms.Form):
         "Default: all the waiting items.",
         widget=forms.NumberInput(attrs={"placeholder": "all"}),
     )
-    # The providers' ranges (`crowd/base.py`) in the form's own units: refused here, by the
+    # The providers' ranges (`providers/base.py`) in the form's own units: refused here, by the
     # field, rather than by `batch_create` in seconds.
     lifetime_hours = forms.IntegerField(
         min_value=1,

@@ -16,9 +16,9 @@ from django.views.decorators.http import require_http_methods
 from annotation.models import Batch
 from annotation.pages.work.forms import answers_from
 from annotation.permissions import Action, require
-from annotation.selectors.images import with_staff_images
-from annotation.selectors.preview import PreviewPage, batch_preview
-from annotation.services.submit import answers_read
+from annotation.selectors.work.images import with_staff_images
+from annotation.selectors.work.preview import PreviewPage, batch_preview
+from annotation.services.work.submit import answers_read
 from pipeline.errors import InputError
 
 

@@ -3,7 +3,7 @@ qualifications, the stage's own options such as an ECCV round's direction) makes
 shows what it would cost (rewards and the platform's fees), the expected hourly pay and
 anything that would refuse it (budget, daily cap, balance, low pay) before "Publish" or
 "Discard"; for an adaptive run's first batch, the judgments and cost over all its rounds
-(minimum, expected, maximum: `selectors/adaptive_cost.py`). What it offers for a provider comes from the provider's declared capabilities."""
+(minimum, expected, maximum: `selectors/money/adaptive_cost.py`). What it offers for a provider comes from the provider's declared capabilities."""
 
 from __future__ import annotations
 
@@ -15,20 +15,21 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.crowd import provider_for, web_provider_names
 from annotation.errors import Refused, ServiceError, page_message
 from annotation.models import Batch, BatchStatus, Run
 from annotation.pages.batches.forms import BatchForm
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
-from annotation.selectors.adaptive_cost import batch_adaptive_cost
-from annotation.selectors.batch_live import batch_live_status
-from annotation.selectors.batch_reach import batch_reach
+from annotation.providers import provider_for, web_provider_names
 from annotation.selectors.links import public_base_url
-from annotation.selectors.pay import pay_estimate
-from annotation.selectors.reviews import reviews_held_fast_count
-from annotation.services.batch_extension import batch_add_assignments, batch_extend
-from annotation.services.batches import (
+from annotation.selectors.money.adaptive_cost import batch_adaptive_cost
+from annotation.selectors.money.pay import pay_estimate
+from annotation.selectors.reviews.reviews import reviews_held_fast_count
+from annotation.selectors.runs.batch_live import batch_live_status
+from annotation.selectors.runs.batch_reach import batch_reach
+from annotation.services.datasets.images import images_kept_apart
+from annotation.services.money.batch_extension import batch_add_assignments, batch_extend
+from annotation.services.runs.batches import (
     batch_create,
     batch_discard,
     batch_expire,
@@ -38,8 +39,7 @@ from annotation.services.batches import (
     batch_sync,
     batch_warnings,
 )
-from annotation.services.images import images_kept_apart
-from annotation.services.speed_policy import speed_rule
+from annotation.services.work.speed_policy import speed_rule
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

@@ -9,21 +9,21 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotation.crowd import providers
 from annotation.models import RunKind, RunStatus
 from annotation.permissions import Action, can, is_staff, require, visible_projects, visible_runs
+from annotation.providers import providers
 
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    from annotation.selectors.dashboard import (
+    from annotation.selectors.links import public_base_url
+    from annotation.selectors.runs.dashboard import (
         dashboard_busy,
         dashboard_filter_from,
         dashboard_filtered,
         dashboard_runs,
     )
-    from annotation.selectors.links import public_base_url
-    from annotation.selectors.listing import dataset_list
+    from annotation.selectors.runs.listing import dataset_list
 
     require(request.user, Action.VIEW)  # a user of no project: ask staff to add them
     # Staff: every run and job (also jobs of no run, such as dataset imports), unfiltered.

@@ -26,7 +26,7 @@ from annotation.pages.choices import PartlyDisabledSelect, project_choice
 from annotation.pages.form_errors import form_refusal
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, is_staff, require, visible_projects
-from annotation.services.projects import project_default
+from annotation.services.runs.projects import project_default
 from pipeline.errors import InputError
 
 

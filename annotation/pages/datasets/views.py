@@ -16,9 +16,9 @@ from annotation.pages.form_errors import form_refusal
 from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.paths import paths_hidden, paths_hidden_but
 from annotation.permissions import Action, require
-from annotation.selectors.listing import dataset_list
-from annotation.services.dataset_jobs import JOB_NAME, dataset_import_upload
-from annotation.services.datasets import UPDATE_SOURCE_LABEL
+from annotation.selectors.runs.listing import dataset_list
+from annotation.services.datasets.dataset_jobs import JOB_NAME, dataset_import_upload
+from annotation.services.datasets.datasets import UPDATE_SOURCE_LABEL
 from pipeline.errors import InputError
 
 

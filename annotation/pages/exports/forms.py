@@ -1,5 +1,5 @@
 """The exports page's form: the terms of one export (license, creators, citation), pre-filled
-with the run's own, which an export takes when it gives none (`services/release_terms.py`)."""
+with the run's own, which an export takes when it gives none (`services/release/release_terms.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import Run
-from annotation.services.release_terms import UNLICENSED
+from annotation.services.release.release_terms import UNLICENSED
 
 
 class ExportForm(forms.Form):

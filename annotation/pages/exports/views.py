@@ -25,7 +25,7 @@ from annotation.pages.exports.forms import ExportForm
 from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
-from annotation.selectors.exports import (
+from annotation.selectors.release.exports import (
     export_bundle,
     export_bundle_jobs,
     export_datasheet,
@@ -33,8 +33,8 @@ from annotation.selectors.exports import (
     export_file_named,
     export_jobs_recent,
 )
-from annotation.services.jobs import LIVE
-from annotation.services.release_bundle import export_bundle_start
+from annotation.services.jobs.jobs import LIVE
+from annotation.services.release.release_bundle import export_bundle_start
 from pipeline.errors import InputError
 
 

@@ -1,5 +1,5 @@
 """Images of the task and review pages: by a page key and place (workers, any provider:
-selectors/images.py) or by id (researchers of the dataset's runs, staff)."""
+selectors/work/images.py) or by id (researchers of the dataset's runs, staff)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from django.shortcuts import get_object_or_404
 
 from annotation.models import Image, ImageSource
 from annotation.permissions import Action, is_staff, require, visible_runs
-from annotation.selectors.images import served_image
-from annotation.selectors.task_page import hit_image_places
-from annotation.services.images import ImageUnavailable, cache_path, image_cached, image_variant
+from annotation.selectors.work.images import served_image
+from annotation.selectors.work.task_page import hit_image_places
+from annotation.services.datasets.images import (
+    ImageUnavailable,
+    cache_path,
+    image_cached,
+    image_variant,
+)
 
 
 def _image_response(image: Image) -> HttpResponse:

@@ -7,9 +7,14 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.models import Export, Job, JobState
-from annotation.selectors.exports import BUNDLE_JOB, DATASHEET, export_bundle, export_file_named
-from annotation.services.dataset_jobs import JOB_NAME as IMPORT_JOB
-from annotation.services.export_specs import export_job_names
+from annotation.selectors.release.exports import (
+    BUNDLE_JOB,
+    DATASHEET,
+    export_bundle,
+    export_file_named,
+)
+from annotation.services.datasets.dataset_jobs import JOB_NAME as IMPORT_JOB
+from annotation.services.release.export_specs import export_job_names
 
 
 def job_next_steps(

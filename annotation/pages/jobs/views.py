@@ -14,9 +14,9 @@ from annotation.errors import ServiceError
 from annotation.models import Job
 from annotation.pages.jobs.next_steps import job_next_steps
 from annotation.permissions import Action, can
-from annotation.selectors.job_walls import job_require
-from annotation.services.job_recovery import job_cancel, job_resume
-from annotation.services.jobs import LIVE
+from annotation.selectors.runs.job_walls import job_require
+from annotation.services.jobs.job_recovery import job_cancel, job_resume
+from annotation.services.jobs.jobs import LIVE
 
 
 @login_required

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.models import ProjectRole
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, can, require, visible_projects
-from annotation.services.projects import (
+from annotation.services.runs.projects import (
     project_create,
     project_default,
     project_member_create,

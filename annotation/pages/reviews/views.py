@@ -12,7 +12,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd import provider_for
 from annotation.errors import ServiceError
 from annotation.models import Review
 from annotation.permissions import (
@@ -24,16 +23,17 @@ from annotation.permissions import (
     sees_platform_ids,
     visible_runs,
 )
-from annotation.selectors.review_page import (
+from annotation.providers import provider_for
+from annotation.selectors.reviews.review_page import (
     review_reasons_in_words,
     review_rows,
     review_worker_history,
 )
-from annotation.selectors.reviews import review_queue_view
-from annotation.services.decisions import assignment_reversible_until
-from annotation.services.review_closing import auto_approved_policy
-from annotation.services.reviews import review_decide, review_reverse, reviews_decide
-from annotation.services.speed_policy import speed_rule
+from annotation.selectors.reviews.reviews import review_queue_view
+from annotation.services.work.decisions import assignment_reversible_until
+from annotation.services.work.review_closing import auto_approved_policy
+from annotation.services.work.reviews import review_decide, review_reverse, reviews_decide
+from annotation.services.work.speed_policy import speed_rule
 from pipeline.errors import InputError
 
 

@@ -1,5 +1,5 @@
 """A run's data browser: the items of a stage with their answers, agreement, aggregate and
-workers, filtered and paged (`selectors/data_browser.py`), with links to held reviews."""
+workers, filtered and paged (`selectors/datasets/data_browser.py`), with links to held reviews."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 from annotation.flow_registry import stage_label
 from annotation.models import Run
 from annotation.permissions import Action, require
-from annotation.selectors.data_browser import (
+from annotation.selectors.datasets.data_browser import (
     AGREEMENT,
     GOLD,
     HELD,

@@ -1,6 +1,6 @@
 """A run's inputs from the browser (`Flow.run_inputs`): a form per input, built from its
 options, with the file uploaded or named in the import folder; checked and applied by
-`services/run_inputs.py`, as the API does."""
+`services/runs/run_inputs.py`, as the API does."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from annotation.models import Run
 from annotation.pages.choices import PartlyDisabledSelect
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, require
-from annotation.services.run_inputs import run_input_apply, run_inputs_of
+from annotation.services.runs.run_inputs import run_input_apply, run_inputs_of
 from pipeline.errors import InputError
 
 

@@ -24,7 +24,7 @@ from annotation.pages.choices import project_choice
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.run_settings import Setting
-from annotation.services.runs import run_check_config, run_create_any
+from annotation.services.runs.runs import run_check_config, run_create_any
 from pipeline.errors import InputError
 
 

@@ -1,6 +1,6 @@
 """A run's texts for workers in the console: the information and consent text and each
 stage's instructions, read, previewed (the stage's real task page, in a sandboxed frame) and
-saved through `services/run_texts.py`, as the API and `manage.py run_texts` do."""
+saved through `services/runs/run_texts.py`, as the API and `manage.py run_texts` do."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from django.views.decorators.http import require_http_methods
 from annotation.errors import ServiceError
 from annotation.models import Batch, Run
 from annotation.permissions import Action, can, require
-from annotation.selectors.invitations import DEFAULT_CONSENT
-from annotation.selectors.run_texts import instructions_default, run_texts, same_text
-from annotation.selectors.task_page import hit_view
-from annotation.services.run_texts import run_consent_set, run_instructions_set
+from annotation.selectors.work.invitations import DEFAULT_CONSENT
+from annotation.selectors.work.run_texts import instructions_default, run_texts, same_text
+from annotation.selectors.work.task_page import hit_view
+from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
 from annotation.tasktypes import task_type_for
 from pipeline.errors import InputError
 

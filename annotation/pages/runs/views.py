@@ -14,9 +14,9 @@ from annotation.flow_registry import flow_for_kind
 from annotation.models import Run
 from annotation.paths import paths_hidden
 from annotation.permissions import Action, can, require
-from annotation.selectors.reviews import reviews_held_fast_count
-from annotation.selectors.run_page import run_funnel, run_jobs, run_page_data
-from annotation.services.speed_policy import speed_rule
+from annotation.selectors.reviews.reviews import reviews_held_fast_count
+from annotation.selectors.runs.run_page import run_funnel, run_jobs, run_page_data
+from annotation.services.work.speed_policy import speed_rule
 from pipeline.errors import InputError
 
 

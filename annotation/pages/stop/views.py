@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.models import Run
 from annotation.permissions import Action, require
-from annotation.services.batches import batches_stop
+from annotation.services.runs.batches import batches_stop
 from pipeline.errors import InputError
 
 

@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 
 from annotation.errors import AnswerError, NotAssignmentHolder, ServiceError
 from annotation.ratelimit import rate_allow
-from annotation.services.drafts import draft_save
+from annotation.services.work.drafts import draft_save
 
 # A draft is the form's values: a few kB at most (a 100-question HIT with every follow-up
 # ticked is under 16 kB); anything longer is not one, and is not read.

@@ -7,7 +7,7 @@ from typing import Any
 
 from annotation.errors import AnswerError, ServiceError, TooLate
 from annotation.models import Worker
-from annotation.services.submit import assignment_submit
+from annotation.services.work.submit import assignment_submit
 from annotation.tasktypes import task_type_for
 
 

@@ -1,6 +1,6 @@
 """Rendering a worker's task page: the HIT's page rendered once (`shell.py`: the same for every
 worker of the HIT), filled in for this view with its varying parts and this assignment's
-image URLs (selectors/images.py)."""
+image URLs (selectors/work/images.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The shell is the page's template rendered from the HIT's view alone, with no req
 parts that differ per request are `{% varies %}` parts (templatetags/task_shell.py), left as
 markers and rendered for each view by themselves (CSRF token, messages, an error, hidden
 fields, the signed-in bar); the image URLs hold the page-key placeholder, filled in with the
-assignment's signed page key (selectors/images.py). So nothing of one request, worker or
+assignment's signed page key (selectors/work/images.py). So nothing of one request, worker or
 assignment is ever in a shell, and what a view adds never comes from another's.
 
 Shells live in this process's memory (the "shells" cache, objects not pickled: they hold
@@ -27,8 +27,8 @@ from django.template.base import NodeList
 from django.template.context import make_context
 from django.template.loader import get_template
 
-from annotation.selectors.images import PLACEHOLDER, URL_PREFIX
-from annotation.selectors.task_page import hit_view
+from annotation.selectors.work.images import PLACEHOLDER, URL_PREFIX
+from annotation.selectors.work.task_page import hit_view
 from annotation.templatetags.task_shell import MARKER, SHELL_SLOTS
 
 KEY = -1  # in `Shell.parts`: where the assignment's page key goes

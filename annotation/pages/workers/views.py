@@ -14,9 +14,9 @@ from annotation.errors import ServiceError
 from annotation.models import Run, Worker
 from annotation.money import symbol
 from annotation.permissions import Action, can, require, sees_platform_ids
-from annotation.selectors.agreement_pairs import held_answers
-from annotation.selectors.run_workers import accuracy_histogram, run_workers, workers_of_run
-from annotation.services.worker_actions import (
+from annotation.selectors.reviews.agreement_pairs import held_answers
+from annotation.selectors.runs.run_workers import accuracy_histogram, run_workers, workers_of_run
+from annotation.services.work.worker_actions import (
     BLOCK_SCOPES,
     run_worker_bonus,
     worker_block,

@@ -18,7 +18,7 @@ from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.models import Caption, Export, Item, JobState
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.encoders.conftest import SMALL_CXC

@@ -65,7 +65,7 @@ def test_the_quality_demo_correlates_the_sets_scores_with_the_judgments(
     from annotation.flows.quality.services.export import quality_export_start
     from annotation.flows.quality.vocabulary import QualityStage
     from annotation.models import Export
-    from annotation.services.batches import batch_create, batch_publish
+    from annotation.services.runs.batches import batch_create, batch_publish
     from pipeline.simulate import WorkerProfile
 
     run = quality_run_create(dataset=dataset, config={"pairs_per_image": 4})
@@ -103,7 +103,7 @@ def test_local_images_feed_the_demos_eccv_run_through_the_image_text_annotator(
     from annotation.encoders.demo import demo_image_source, encoder_demo_summary
     from annotation.flows.eccv.demo import eccv_simulated_run
     from annotation.flows.eccv.models import Proposal
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from pipeline.simulate import population_named
     from tests.tiny_models import write_images
 
@@ -151,7 +151,7 @@ def test_the_quality_demo_captions_only_images_the_model_could_read(
     from annotation.encoders.demo import demo_image_source
     from annotation.flows.quality.demo import run_demo
     from annotation.flows.quality.models import Candidate
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from tests.tiny_models import write_images
 
     with open(sample_path) as handle:
@@ -182,7 +182,7 @@ def test_the_quality_demo_captions_only_images_the_model_could_read(
 
 def test_an_images_folder_outside_the_allowed_folders_is_refused(import_dir, sample_path):
     from annotation.encoders.demo import demo_image_source
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from pipeline.errors import InputError
 
     with pytest.raises(InputError, match="outside the folders images may be served from"):
@@ -196,7 +196,7 @@ def test_an_image_query_the_model_could_not_read_is_refused_before_proposals(
     from annotation.encoders.demo import demo_image_source
     from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annotator_add
     from annotation.flows.eccv.services.runs import eccv_run_create
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from pipeline.errors import InputError
     from tests.tiny_models import write_images
 

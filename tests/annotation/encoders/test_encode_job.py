@@ -7,7 +7,7 @@ import pytest
 from annotation.encoders import services
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.models import Caption, Job, JobState
-from annotation.services.job_recovery import job_resume
+from annotation.services.jobs.job_recovery import job_resume
 from pipeline.encoders.encode import encode_images, encode_texts
 from pipeline.encoders.loading import encoder_load
 from pipeline.errors import InputError

@@ -26,7 +26,7 @@ from annotation.flows.quality.services.encoder_scores import quality_encoder_sco
 from annotation.flows.quality.services.export import quality_export_start
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Export, JobState
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile

@@ -3,8 +3,8 @@ tests of every flow repeat between follow-up rounds."""
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.models import Batch, Review, Run
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import review_decide
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import review_decide
 from pipeline.simulate import POPULATIONS, WorkerProfile
 
 

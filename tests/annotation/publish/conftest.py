@@ -2,7 +2,7 @@ import secrets
 
 import pytest
 
-from annotation.services.release_terms import run_release_terms_set
+from annotation.services.release.release_terms import run_release_terms_set
 from tests.annotation.flows.eccv.test_eccv_results import export_of, judged  # noqa: F401
 from tests.annotation.publish.http_standin import serve
 from tests.annotation.publish.hub_standin import HubStandIn

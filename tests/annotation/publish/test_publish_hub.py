@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Publication, PublicationStatus, RemoteCall
-from annotation.selectors.exports import export_file_entries
+from annotation.selectors.release.exports import export_file_entries
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Publication, PublicationStatus, RemoteCall
-from annotation.services.release_terms import run_release_terms_set
+from annotation.services.release.release_terms import run_release_terms_set
 
 pytestmark = pytest.mark.django_db
 

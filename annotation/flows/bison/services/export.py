@@ -1,5 +1,5 @@
 """The BISON export: the verified triples in the official annotation layout, and its manifest
-(the job around it is the core's, `annotation/services/export_jobs.py`)."""
+(the job around it is the core's, `annotation/services/release/export_jobs.py`)."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ from annotation.json_order import keys_sorted
 from annotation.models import Job, Run
 from annotation.selectors.arrow_rows import arrow_lists, arrow_numbers, arrow_strings
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
-from annotation.services.export_jobs import (
+from annotation.services.release.export_jobs import (
     ExportParts,
     ExportSpec,
     ExportWork,
     export_job_start,
     export_manifest_crowd,
 )
-from annotation.services.release_tables import table_from_columns
+from annotation.services.release.release_tables import table_from_columns
 from pipeline.bison import bison_document_json
 from pipeline.pair_shuffle import pairs_swapped
 

@@ -21,7 +21,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS, BisonItemKind
 from annotation.models import Caption, Image, Item, Job, Run, RunStatus
 from annotation.services.checks import check_int
-from annotation.services.jobs import (
+from annotation.services.jobs.jobs import (
     LIVE,
     job_create,
     job_fail,
@@ -32,7 +32,7 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_require_status, run_set_status
+from annotation.services.runs.runs import run_require_status, run_set_status
 from pipeline.embeddings import WordVectors, image_embeddings, load_word_vectors, train_word_vectors
 from pipeline.errors import InputError
 from pipeline.neighbours import nearest_neighbours, normalize_rows

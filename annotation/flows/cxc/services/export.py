@@ -27,8 +27,9 @@ from annotation.flows.cxc.vocabulary import PAPER, CxcStage
 from annotation.models import Caption, Image, Item, Job, Run
 from annotation.selectors.int_arrays import id_dtype, int_arrays
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
-from annotation.services.beside import beside_pool, reads_beside
-from annotation.services.export_jobs import (
+from annotation.services.files import AtomicLines
+from annotation.services.release.beside import beside_pool, reads_beside
+from annotation.services.release.export_jobs import (
     ExportParts,
     ExportSpec,
     ExportWork,
@@ -36,10 +37,9 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
-from annotation.services.files import AtomicLines
-from annotation.services.memory import memory_release
-from annotation.services.release_tables import list_column, table_from_columns
-from annotation.services.text_columns import (
+from annotation.services.release.memory import memory_release
+from annotation.services.release.release_tables import list_column, table_from_columns
+from annotation.services.release.text_columns import (
     csv_field,
     float_2f,
     int_text,

@@ -38,8 +38,7 @@ from annotation.models import (
 )
 from annotation.selectors.counting import counted
 from annotation.services.events import event_record
-from annotation.services.gold import PAPER, gold_source
-from annotation.services.jobs import (
+from annotation.services.jobs.jobs import (
     job_create,
     job_fail,
     job_finishing,
@@ -47,7 +46,8 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_create, run_require_status, run_set_status
+from annotation.services.runs.gold import PAPER, gold_source
+from annotation.services.runs.runs import run_create, run_require_status, run_set_status
 from pipeline.cxc import load_sis, load_sits, load_sts
 from pipeline.cxc_sampling import (
     C2C_COCAPTION,

@@ -27,7 +27,7 @@ from annotation.flows.eccv.services.judged_columns import (
 from annotation.flows.eccv.vocabulary import PAPER
 from annotation.json_order import keys_sorted
 from annotation.models import Export, Job, Review, ReviewStatus, Run, RunKind
-from annotation.services.export_jobs import (
+from annotation.services.release.export_jobs import (
     ExportParts,
     ExportSpec,
     ExportWork,

@@ -29,8 +29,8 @@ from annotation.models import Answer, Item, Run
 from annotation.selectors.arrow_rows import arrow_columns
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.release_tables import table_from_columns
-from annotation.services.text_columns import lines_bytes
+from annotation.services.release.release_tables import table_from_columns
+from annotation.services.release.text_columns import lines_bytes
 
 
 def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[Any]]:

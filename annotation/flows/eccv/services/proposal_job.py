@@ -14,7 +14,7 @@ from annotation.flows.eccv.services.rankings import annotator_ranking, ranking_l
 from annotation.flows.eccv.services.runs import eccv_workdir
 from annotation.flows.eccv.vocabulary import GOLD_DEPTH, EccvItemKind
 from annotation.models import Caption, Item, Job, Run, RunKind, RunStatus
-from annotation.services.jobs import (
+from annotation.services.jobs.jobs import (
     LIVE,
     job_create,
     job_fail,
@@ -24,7 +24,7 @@ from annotation.services.jobs import (
     job_start,
     job_succeed,
 )
-from annotation.services.runs import run_require_status, run_set_status
+from annotation.services.runs.runs import run_require_status, run_set_status
 from pipeline.eccv_candidates import ModelRanking, proposal_counts, propose, top_pairs
 from pipeline.errors import InputError
 

@@ -14,9 +14,9 @@ from annotation.flows.eccv.config_ids import run_config_ids
 from annotation.flows.eccv.settings import SETTINGS
 from annotation.models import Caption, Dataset, Project, Run, RunKind
 from annotation.run_settings import settings_check
-from annotation.services.gold import GOLD_DEFAULTS
-from annotation.services.runs import run_create
-from annotation.services.speed_policy import SPEED_DEFAULTS
+from annotation.services.runs.gold import GOLD_DEFAULTS
+from annotation.services.runs.runs import run_create
+from annotation.services.work.speed_policy import SPEED_DEFAULTS
 from pipeline.eccv_candidates import subsample_queries
 from pipeline.errors import InputError
 from pipeline.redundancy import RedundancyPolicy

@@ -18,9 +18,9 @@ from annotation.models import Caption, Dataset, EventAction, Item, Project, Run,
 from annotation.run_settings import settings_check
 from annotation.services.checks import check_name
 from annotation.services.events import event_record
-from annotation.services.gold import GOLD_DEFAULTS
-from annotation.services.runs import run_create
-from annotation.services.speed_policy import SPEED_DEFAULTS
+from annotation.services.runs.gold import GOLD_DEFAULTS
+from annotation.services.runs.runs import run_create
+from annotation.services.work.speed_policy import SPEED_DEFAULTS
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 

@@ -20,7 +20,7 @@ from annotation.flows.quality.vocabulary import PAPER, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Caption, Item, Job, Question, Run
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
-from annotation.services.export_jobs import (
+from annotation.services.release.export_jobs import (
     ExportParts,
     ExportSpec,
     ExportWork,
@@ -28,7 +28,7 @@ from annotation.services.export_jobs import (
     export_manifest_crowd,
     export_manifest_head,
 )
-from annotation.services.release_tables import majority_share, table_from_columns
+from annotation.services.release.release_tables import majority_share, table_from_columns
 from pipeline.agreement import krippendorff_alpha_interval, mean_pairwise_spearman
 from pipeline.flickr8k import Judgement, derived_document
 from pipeline.scales import bradley_terry

@@ -17,11 +17,11 @@ from annotation.flows.bison.tally import bison_tally
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Export, Item, Question
 from annotation.selectors.counting import counted
-from annotation.selectors.invitations import run_consent
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.selectors.work.invitations import run_consent
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.bison import parse_bison_annotations
 from pipeline.simulate import WorkerProfile
 from tests.factories import selection_done_factory, verify_every_hit
@@ -194,7 +194,7 @@ def test_export_writes_the_official_layout_with_a_manifest(paired_run, run_on_co
     assert "BISON accuracy: 0.00%" in capsys.readouterr().out
 
     # A redelivered export task writes no second version.
-    from annotation.services.export_jobs import export_job_write as bison_export_write
+    from annotation.services.release.export_jobs import export_job_write as bison_export_write
 
     assert bison_export_write(job_id=job.pk) == export
     assert Export.objects.filter(run=run).count() == 1

@@ -36,8 +36,8 @@ from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.services.pairing import pairing_start
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Question, Run
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.runs import run_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.runs.runs import run_create
 from pipeline.simulate import WorkerProfile
 from tests.factories import dataset_factory, join
 

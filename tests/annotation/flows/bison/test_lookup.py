@@ -38,8 +38,8 @@ from annotation.flows.bison.tally import bison_tally
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, Question, Review, Run
 from annotation.selectors.counting import counted_reviewed
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import reviews_hold_by_policy
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import reviews_hold_by_policy
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.bison.test_linking_attacks import sample_after_stage2
 from tests.factories import join

@@ -4,7 +4,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.services.pairing import pairing_block, pairing_start
 from annotation.flows.bison.vocabulary import BisonItemKind
 from annotation.models import Item, Job, JobState, Run, RunStatus
-from annotation.services.runs import run_create
+from annotation.services.runs.runs import run_create
 from pipeline.errors import InputError
 from pipeline.text import tokenize
 from tests.factories import TOPICS, topic_vectors_file
@@ -128,7 +128,7 @@ def test_default_stage1_on_the_sample_pairs_both_orders_in_a_sound_space(
 ):
     """The bundled 462 real COCO images with the default training: every nearest-neighbour
     edge is stored in both orders, and the space is not degenerate."""
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     dataset = dataset_import(path=sample_path).dataset
     run = run_create(dataset=dataset)

@@ -13,11 +13,11 @@ from annotation.flows.bison.selectors import (
 )
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Batch, Hit, Item, Review
-from annotation.services.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.claim import assignment_claim_next
-from annotation.services.reviews import assignments_auto_approve
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.reviews import assignments_auto_approve
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.factories import verify_every_hit
 

@@ -6,7 +6,7 @@ from random import Random
 from annotation.flows.bison.simulate import verification_answer
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Question
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from pipeline.world import World
 from tests.factories import selection_done_factory

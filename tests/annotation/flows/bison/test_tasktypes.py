@@ -11,9 +11,9 @@ from annotation.flows.bison.lookup import TRAP_KIND
 from annotation.flows.bison.tasktypes import SIDE_WORDS, SelectionTask, VerificationTask
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Question
-from annotation.selectors.pay import pay_estimate
-from annotation.selectors.run_texts import instructions_default
-from annotation.services.batches import batch_create
+from annotation.selectors.money.pay import pay_estimate
+from annotation.selectors.work.run_texts import instructions_default
+from annotation.services.runs.batches import batch_create
 from tests.annotation.flows.bison.test_linking_attacks import sample_after_stage2
 
 pytestmark = pytest.mark.django_db

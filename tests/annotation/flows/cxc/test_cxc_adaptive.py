@@ -12,7 +12,7 @@ from annotation.flows.cxc.services.sampling import cxc_run_create
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, GoldItemKind, Item, Question
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.follow_ups import rating_intervals
+from annotation.selectors.reviews.follow_ups import rating_intervals
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled

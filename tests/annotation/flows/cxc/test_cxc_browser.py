@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, Assignment, AssignmentState
-from annotation.services.batches import batch_create, batch_publish
+from annotation.services.runs.batches import batch_create, batch_publish
 from tests.annotation.test_browser import begin, browser, page  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

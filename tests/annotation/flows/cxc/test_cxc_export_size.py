@@ -15,8 +15,8 @@ from django.db.models.functions import Coalesce
 from annotation.flows.cxc.services.export import JOB_NAME
 from annotation.models import Item, Run
 from annotation.selectors.int_arrays import _iterated, int_arrays
-from annotation.services.export_jobs import export_job_write as cxc_export_write
-from annotation.services.jobs import job_create
+from annotation.services.jobs.jobs import job_create
+from annotation.services.release.export_jobs import export_job_write as cxc_export_write
 from benchmarks.cxc_export import fill_rows
 
 pytestmark = pytest.mark.django_db

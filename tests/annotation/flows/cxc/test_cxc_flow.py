@@ -15,10 +15,10 @@ from annotation.flows.cxc.services.export import cxc_export_start
 from annotation.flows.cxc.services.sampling import cxc_gold_import, cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Export, GoldItemKind, Item, Job, JobState, Review
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.cxc import load_sis, load_sits, load_sts
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
@@ -274,7 +274,7 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
 
 def test_gold_pairs_are_in_every_hit_and_a_miss_is_held(run_on_commit, sample_path):
     """The paper's gold (CxC's published ratings); the default is in test_gold.py."""
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     dataset = dataset_import(path=sample_path).dataset
     run = cxc_run_create(
@@ -380,7 +380,7 @@ def test_evaluation_on_cxcs_own_files_matches_scipy(tmp_path, sample_path):
 def test_rating_pages_give_nothing_away(run_on_commit, sample_path, client):
     """Every byte of a SIS page: no gold flag, known rating, sampling method, similarity or
     image file name; gold pairs look like the others."""
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
     from tests.factories import join
 
     dataset = dataset_import(path=sample_path).dataset

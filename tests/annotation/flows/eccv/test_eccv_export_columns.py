@@ -27,9 +27,9 @@ from annotation.flows.eccv.services.export import ECCV_EXPORT
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Caption, Image, Item, Run
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.export_jobs import export_job_write
-from annotation.services.jobs import job_create
-from annotation.services.release_tables import table_from_columns, table_parquet_bytes
+from annotation.services.jobs.jobs import job_create
+from annotation.services.release.export_jobs import export_job_write
+from annotation.services.release.release_tables import table_from_columns, table_parquet_bytes
 from benchmarks.eccv_export import fill_rows
 from tests.annotation.flows.eccv.test_eccv_results import export_of, judged  # noqa: F401
 

@@ -13,8 +13,8 @@ from annotation.flows.eccv.selectors import eccv_positive_pairs
 from annotation.flows.eccv.services.export import ECCV_EXPORT
 from annotation.models import Run
 from annotation.selectors.pseudonyms import worker_pseudonym
-from annotation.services.export_jobs import export_job_write
-from annotation.services.jobs import job_create
+from annotation.services.jobs.jobs import job_create
+from annotation.services.release.export_jobs import export_job_write
 from benchmarks.eccv_export import fill_rows
 
 pytestmark = pytest.mark.django_db

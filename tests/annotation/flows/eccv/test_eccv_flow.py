@@ -11,10 +11,10 @@ from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Review, RunStatus
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.conftest import rankings_file  # noqa: F401
@@ -236,7 +236,7 @@ def test_a_split_limits_queries_gallery_and_gold_items(sample_path, run_on_commi
     from annotation.flows.eccv.services.gold_pools import eccv_gold_pools
     from annotation.flows.eccv.services.proposal_job import eccv_propose_start
     from annotation.flows.eccv.services.runs import eccv_run_create
-    from annotation.services.datasets import dataset_import
+    from annotation.services.datasets.datasets import dataset_import
 
     split_path = str(settings.BASE_DIR / "data" / "eccv" / "coco_5k_test_image_ids.json")
     split = set(json.loads(Path(split_path).read_text())["image_ids"])

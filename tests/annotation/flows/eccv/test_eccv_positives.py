@@ -7,7 +7,7 @@ import pytest
 from annotation.flows.eccv.selectors import eccv_exclusions, eccv_positives
 from annotation.flows.eccv.services.runs import eccv_run_create
 from annotation.models import Caption, Run
-from annotation.services.datasets import dataset_import
+from annotation.services.datasets.datasets import dataset_import
 
 pytestmark = pytest.mark.django_db
 

@@ -17,9 +17,9 @@ from annotation.flows.eccv.services.export import eccv_evaluate, eccv_export_sta
 from annotation.flows.eccv.services.report import eccv_report
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Assignment, AssignmentState, Caption, Export, HitStatus, Item, Review
-from annotation.selectors.invitations import run_consent
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.reviews import assignments_auto_approve, review_decide
+from annotation.selectors.work.invitations import run_consent
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_api_schema import check, schema  # noqa: F401

@@ -13,7 +13,7 @@ from annotation.flows.quality.services.candidates import (
 )
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, Question
-from annotation.selectors.follow_ups import preference_counts, rating_intervals
+from annotation.selectors.reviews.follow_ups import preference_counts, rating_intervals
 from pipeline.errors import InputError
 from pipeline.expectation import wilson
 from tests.annotation.flows.quality.test_quality_flow import own_captions, results

@@ -22,10 +22,10 @@ from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quali
 from annotation.flows.quality.simulate import candidate_quality
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Export, Item, JobState, Question
-from annotation.services.batches import batch_create, batch_publish
-from annotation.services.claim import assignment_claim_next
-from annotation.services.submit import assignment_submit
-from annotation.services.worker_identity import worker_get_or_create
+from annotation.services.runs.batches import batch_create, batch_publish
+from annotation.services.work.claim import assignment_claim_next
+from annotation.services.work.submit import assignment_submit
+from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile
@@ -287,7 +287,7 @@ def test_embedding_metrics_on_the_real_flickr8k_samples(tmp_path):
 
 
 def test_flickr8k_references_and_candidates_by_image_name(tmp_path, settings):
-    from annotation.services.datasets import dataset_import_flickr8k
+    from annotation.services.datasets.datasets import dataset_import_flickr8k
 
     folder = tmp_path / "flickr"
     folder.mkdir()

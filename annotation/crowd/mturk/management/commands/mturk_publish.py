@@ -10,7 +10,7 @@ from annotation.errors import ServiceError
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 from annotation.models import Batch
-from annotation.services.batches import batch_warnings
+from annotation.services.runs.batches import batch_warnings
 
 
 class Command(ServiceCommand):

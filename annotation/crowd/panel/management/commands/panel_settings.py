@@ -2,11 +2,11 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from annotation.crowd import provider_for
 from annotation.crowd.panel import options
 from annotation.crowd.panel.services import panel_batch_check, panel_settings_set
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
+from annotation.providers import provider_for
 
 
 class Command(ServiceCommand):

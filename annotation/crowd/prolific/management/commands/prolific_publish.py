@@ -2,10 +2,10 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from annotation.crowd import provider_for
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
-from annotation.services.batches import batch_warnings
+from annotation.providers import provider_for
+from annotation.services.runs.batches import batch_warnings
 
 
 class Command(ServiceCommand):

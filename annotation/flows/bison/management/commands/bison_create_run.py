@@ -6,7 +6,7 @@ from annotation.flows.bison.settings import SETTINGS
 from annotation.management.arguments import setting
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset, RunKind
-from annotation.services.runs import run_create
+from annotation.services.runs.runs import run_create
 
 
 class Command(ServiceCommand):

@@ -1,0 +1,1 @@
+"""Reads for reviewing work: reasons, agreement, gold, follow-ups (README.md)."""

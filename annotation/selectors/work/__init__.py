@@ -1,0 +1,1 @@
+"""Reads for the worker's task page: the HIT, its images, texts and drafts (README.md)."""

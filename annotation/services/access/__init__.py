@@ -1,0 +1,1 @@
+"""Who may use the console: logins and the installation's first owner (README.md)."""

@@ -1,0 +1,1 @@
+"""Background jobs: their rows, steps, timing, recovery, and calls made once (README.md)."""

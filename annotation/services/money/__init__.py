@@ -1,0 +1,1 @@
+"""Money: paying workers, the daily spending cap, extending a batch's budget (README.md)."""

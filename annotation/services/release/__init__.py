@@ -1,0 +1,1 @@
+"""Exports and the release's documents: datasheet, dataset card, Croissant (README.md)."""

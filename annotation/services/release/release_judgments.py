@@ -1,0 +1,280 @@
+"""Per-label provenance (issue 50): the `label_provenance` record set, one row per counted
+judgment of the run (gold answers are checks, not labels: they appear as the gold a worker
+passed), saying who gave it (the export's worker pseudonym), through which provider and
+study, in which stage, batch and HIT, when, under which consent and instructions versions,
+which gold checks of the same HIT the worker passed or failed, and (ECCV) which models
+proposed the item with their checkpoints' sha256. Read by one COPY (`arrow_rows`) and built
+in numpy/Arrow, so CxC's 1.3 million ratings cost no Python object per row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from annotation.models import (
+    GOLD_KINDS,
+    Answer,
+    Assignment,
+    Event,
+    EventAction,
+    Hit,
+    Item,
+    Run,
+)
+from annotation.selectors.arrow_rows import (
+    arrow_numbers,
+    arrow_rows,
+    arrow_strings,
+    numpy_flags,
+    numpy_ints,
+)
+from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.int_arrays import int_and_text_arrays
+from annotation.selectors.pseudonyms import run_worker_pseudonyms
+from annotation.selectors.work.run_texts import instructions_version
+from annotation.services.release.release_tables import table_from_columns
+
+PROVENANCE_SET = "label_provenance"
+PROVENANCE_KEYS = ("judgment",)  # CHANGES.md matches rows by the answer's id
+
+# Per item (pk), the machines that proposed it: (name, checkpoint sha256 or "").
+Proposers = Callable[[Run], dict[int, list[tuple[str, str]]]]
+
+# The provenance table's columns, each read once from the table that holds it: the answers'
+# own (1.3 million rows at CxC's size) apart from their items', assignments' and HITs' (a
+# fifth, a tenth and a fiftieth as many), gathered per answer in Arrow. One join of every
+# answer with all of them sent PostgreSQL's CSV of 18 columns a row (193 MB at CxC's size)
+# and took most of the export's time.
+_ANSWER_COLUMNS = {  # read packed a chunk of rows at a time (`int_and_text_arrays`)
+    "judgment": ("pk", np.int64),
+    "item": ("question__item_id", np.int64),
+    "hit": ("question__hit_id", np.int64),
+    "assignment": ("assignment_id", np.int64),
+}
+_ITEM_COLUMNS = {
+    "item": ("pk", pa.int64()),
+    "item_kind": ("kind", pa.string()),
+    "image_id": ("positive__coco_id", pa.int64()),
+    "image_id_2": ("negative__coco_id", pa.int64()),
+    "caption_id": ("caption__coco_id", pa.int64()),
+    "caption_id_2": ("caption2__coco_id", pa.int64()),
+}
+_ASSIGNMENT_COLUMNS = {
+    "assignment": ("pk", pa.int64()),
+    "worker_pk": ("worker_id", pa.int64()),
+    "accepted_at": ("accepted_at", pa.timestamp("us", tz="UTC")),
+    "submitted_at": ("submitted_at", pa.timestamp("us", tz="UTC")),
+    "consent_version": ("consent_version", pa.string()),
+}
+_HIT_COLUMNS = {
+    "hit": ("pk", pa.int64()),
+    "batch": ("batch_id", pa.int64()),
+    "provider": ("batch__provider", pa.string()),
+    "study": ("batch__provider_hit_type_id", pa.string()),
+    "stage": ("batch__stage", pa.string()),
+}
+
+
+def _rows_of(table: pa.Table, key: str, keys: np.ndarray) -> np.ndarray:
+    """Where each of `keys` stands in `table`'s `key` column (unique, ascending)."""
+    have = numpy_ints(table.column(key))
+    at = np.searchsorted(have, keys).clip(0, max(have.size - 1, 0))
+    if keys.size and (not have.size or (have[at] != keys).any()):
+        raise ValueError(f"label provenance: a {key} of an answer is not the run's")
+    return at.astype(np.int64)
+
+
+def _gathered(table: pa.Table, key: str, keys: np.ndarray) -> pa.Table:
+    """The rows of `table` (ordered by its unique `key` column) whose key is each of `keys`,
+    in that order."""
+    return table.take(arrow_numbers(_rows_of(table, key, keys)))
+
+
+def _counted_answers(run: Run, *, gold: bool) -> Any:
+    kinds = {"question__item__kind__in": GOLD_KINDS}
+    answers = Answer.objects.filter(counted_reviewed(""), question__item__run=run)
+    return answers.filter(**kinds) if gold else answers.exclude(**kinds)
+
+
+def _gold_by_assignment(run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's counted gold answers as (assignment, gold item, passed) arrays sorted by
+    assignment, each judged by its stage's task type (`TaskType.gold_passed`, the rule the
+    gold tally and the review hold use); answers no rule judges are left out."""
+    from annotation.tasktypes import task_type_for
+
+    rows = list(
+        _counted_answers(run, gold=True)
+        .order_by("assignment_id", "pk")
+        .values_list("assignment_id", "question__item_id", "question__hit__batch__stage", "label")
+    )
+    items = Item.objects.in_bulk({item for _, item, _, _ in rows})
+    verdicts: dict[tuple[str, int, str], bool | None] = {}
+    kept = []
+    for assignment, item, stage, label in rows:
+        key = (stage, item, label)
+        if key not in verdicts:
+            verdicts[key] = task_type_for(stage).gold_passed(item=items[item], label=label)
+        if verdicts[key] is not None:
+            kept.append((assignment, item, bool(verdicts[key])))
+    if not kept:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=bool)
+    array = np.array(kept, dtype=np.int64)
+    return array[:, 0], array[:, 1], array[:, 2].astype(bool)
+
+
+def _per_row_lists(
+    row_keys: np.ndarray, keys: np.ndarray, values: np.ndarray, *, where: np.ndarray
+) -> pa.ListArray:
+    """For each row, the `values` whose `keys` (sorted) equal the row's key and `where` holds,
+    as a list column (a row without any: an empty list)."""
+    keys, values = keys[where], values[where]
+    start = np.searchsorted(keys, row_keys, side="left")
+    end = np.searchsorted(keys, row_keys, side="right")
+    counts = end - start
+    offsets = np.zeros(row_keys.size + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    # Each row's run of values: start[i] .. end[i], gathered without a Python loop.
+    at = np.repeat(start - offsets[:-1], counts) + np.arange(int(offsets[-1]), dtype=np.int64)
+    return pa.ListArray.from_arrays(
+        arrow_numbers(offsets), arrow_numbers(values[at].astype(np.int64))
+    )
+
+
+def _instructions_versions(run: Run, stages: pa.Array, accepted: pa.Array) -> pa.Array:
+    """Per row, the version of its stage's instructions in force when the worker took the
+    HIT: the run's recorded changes (`run.instructions_changed` events) give each stage's
+    versions over time; a stage never changed shows its one version throughout."""
+    changes: dict[str, list[tuple[datetime, str, str]]] = {}
+    for created, data in (
+        Event.objects.filter(run=run, action=EventAction.RUN_INSTRUCTIONS_CHANGED)
+        .order_by("created_at", "pk")
+        .values_list("created_at", "data")
+    ):
+        changes.setdefault(str(data.get("stage")), []).append(
+            (created, str(data.get("from")), str(data.get("to")))
+        )
+    encoded = pc.dictionary_encode(stages)
+    names = encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    times = pc.cast(accepted, pa.int64()).to_numpy(zero_copy_only=False)
+    out = np.empty(len(stages), dtype=object)
+    for code, stage in enumerate(names):
+        rows = np.flatnonzero(codes == code)
+        timeline = changes.get(stage)
+        if not timeline:
+            out[rows] = instructions_version(run.config, stage)
+            continue
+        # Versions: before the first change its "from", after change n its "to".
+        versions = np.array([timeline[0][1], *(to for _, _, to in timeline)], dtype=object)
+        at = np.array([int(t.timestamp() * 1_000_000) for t, _, _ in timeline], dtype=np.int64)
+        out[rows] = versions[np.searchsorted(at, times[rows], side="right")]
+    return pa.array(out, pa.string()).dictionary_encode()
+
+
+def _proposals(
+    items: np.ndarray, proposers: dict[int, list[tuple[str, str]]]
+) -> tuple[pa.ListArray, pa.ListArray]:
+    """Per row, the names of the machines that proposed its item and their checkpoints'
+    sha256 ("" where none was recorded), in the same order."""
+    distinct, at = np.unique(items, return_inverse=True)
+    names: list[str] = []
+    shas: list[str] = []
+    counts = np.zeros(distinct.size, dtype=np.int64)
+    starts = np.zeros(distinct.size, dtype=np.int64)
+    for n, item in enumerate(distinct.tolist()):
+        starts[n] = len(names)
+        for name, sha in proposers.get(item, []):
+            names.append(name)
+            shas.append(sha)
+        counts[n] = len(names) - starts[n]
+    row_counts = counts[at]
+    offsets = np.zeros(items.size + 1, dtype=np.int32)
+    np.cumsum(row_counts, out=offsets[1:])
+    gather = np.repeat(starts[at] - offsets[:-1], row_counts) + np.arange(
+        int(offsets[-1]), dtype=np.int64
+    )
+    index = arrow_numbers(gather)
+    return (
+        pa.ListArray.from_arrays(arrow_numbers(offsets), arrow_strings(names).take(index)),
+        pa.ListArray.from_arrays(arrow_numbers(offsets), arrow_strings(shas).take(index)),
+    )
+
+
+def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> pa.Table:
+    """The `label_provenance` record set of `run` (rows in the order the answers were
+    stored). `proposers`: the flow's machines per item (ECCV's annotators)."""
+    # Every counted answer of the run's batches (a join on the items for the run and their
+    # kind made PostgreSQL look each answer's item up by its index: twice as slow), the gold
+    # answers then left out by their items' kind, read anyway.
+    ints, texts = int_and_text_arrays(
+        Answer.objects.filter(counted_reviewed(""), question__hit__batch__run=run),
+        _ANSWER_COLUMNS,
+        {"label": "label"},
+    )
+    item_rows = arrow_rows(Item.objects.filter(run=run).order_by("pk"), _ITEM_COLUMNS)
+    at_item = _rows_of(item_rows, "item", ints["item"])
+    gold = numpy_flags(
+        pc.is_in(
+            item_rows.column("item_kind"), value_set=arrow_strings([k.value for k in GOLD_KINDS])
+        )
+    )
+    kept = np.flatnonzero(~gold[at_item])
+    # In the order the answers were stored.
+    order = kept[np.argsort(ints["judgment"][kept], kind="stable")]
+    answers = {name: values[order] for name, values in ints.items()}
+    label = texts["label"].take(arrow_numbers(order))
+    of_item = item_rows.take(arrow_numbers(at_item[order]))
+    del ints, texts, order, kept, at_item, gold, item_rows
+    items, assignments = answers["item"], answers["assignment"]
+    of_assignment = _gathered(
+        arrow_rows(
+            Assignment.objects.filter(hit__batch__run=run).order_by("pk"), _ASSIGNMENT_COLUMNS
+        ),
+        "assignment",
+        assignments,
+    )
+    of_hit = _gathered(
+        arrow_rows(Hit.objects.filter(batch__run=run).order_by("pk"), _HIT_COLUMNS),
+        "hit",
+        answers["hit"],
+    )
+    names = run_worker_pseudonyms(run=run)
+    workers = numpy_ints(of_assignment.column("worker_pk"))
+    distinct, at = np.unique(workers, return_inverse=True)
+    pseudonyms = arrow_strings([names[w] for w in distinct.tolist()])
+    gold_assignments, gold_items, passed = _gold_by_assignment(run)
+    columns: dict[str, Any] = {
+        "judgment": arrow_numbers(answers["judgment"]),
+        "item": arrow_numbers(items),
+    }
+    for name in ("item_kind", "image_id", "image_id_2", "caption_id", "caption_id_2"):
+        columns[name] = of_item.column(name)
+    columns["label"] = label
+    columns["worker"] = pa.DictionaryArray.from_arrays(
+        arrow_numbers(at.reshape(-1).astype(np.int32)), pseudonyms
+    )
+    for name in ("provider", "study", "batch", "stage"):
+        columns[name] = of_hit.column(name)
+    columns["hit"] = arrow_numbers(answers["hit"])
+    columns["submitted_at"] = of_assignment.column("submitted_at")
+    columns["consent_version"] = of_assignment.column("consent_version")
+    columns["instructions_version"] = _instructions_versions(
+        run,
+        of_hit.column("stage").combine_chunks(),
+        of_assignment.column("accepted_at").combine_chunks(),
+    )
+    columns["gold_passed"] = _per_row_lists(assignments, gold_assignments, gold_items, where=passed)
+    columns["gold_failed"] = _per_row_lists(
+        assignments, gold_assignments, gold_items, where=~passed
+    )
+    if proposers is not None:
+        columns["proposed_by"], columns["proposer_checkpoint_sha256"] = _proposals(
+            items, proposers(run)
+        )
+    return table_from_columns(columns)

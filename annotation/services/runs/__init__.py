@@ -1,0 +1,1 @@
+"""Runs and their batches, projects, texts, inputs and gold items (README.md)."""
