@@ -24,7 +24,12 @@ def test_parquet_download_and_bundle_button(browser, live_server, exported, admi
     sign_in(tab, live_server, admin_user.username, password="password")
     tab.goto(f"{live_server.url}/runs/{exported.run_id}/exports/")
     section = tab.locator(f"#export-{exported.pk}")
-    [parquet] = [e for e in export_file_entries(exported) if e.name.startswith("data/")]
+    # The export's own table (every export also carries data/label_provenance.parquet).
+    [parquet] = [
+        e
+        for e in export_file_entries(exported)
+        if e.name.startswith("data/") and e.name != "data/label_provenance.parquet"
+    ]
     selector = f"a[href$='/files/{parquet.name}']"
     link = section.locator(selector)
     expect(link).to_have_text(parquet.name)

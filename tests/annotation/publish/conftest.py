@@ -19,7 +19,14 @@ def released(judged, run_on_commit):  # noqa: F811
 
 
 @pytest.fixture
-def hub(settings):
+def hub(settings, monkeypatch):
+    # Another test in this process may have put the Hub client offline (the MiniLM annotator
+    # sets HF_HUB_OFFLINE before huggingface_hub reads it at import): publishing is online.
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     token = "hf_" + secrets.token_urlsafe(24)
     standin = HubStandIn(users={token: "ada"})
     server = serve(standin)
