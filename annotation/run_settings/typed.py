@@ -126,11 +126,12 @@ def run_settings(run: Run, of: type[S]) -> S: ...
 
 def run_settings(run: Run, of: type[S] | None = None) -> RunSettings:
     """The run's settings as its flow's typed object (`of`: the flow's class, for its own
-    fields; a run of another flow is refused)."""
+    fields; a run of another flow reads as that class, its defaults where the config names
+    nothing, as a task type's example on the texts page may ask)."""
     kind = settings_type(run.kind)
     if of is not None and not issubclass(kind, of):
-        raise TypeError(f"run {run.pk} is a {run.kind} run: its settings are not {of.__name__}")
-    key = (run.kind, run.pk)
+        kind = of
+    key = (kind, run.pk)
     found = _recent.get(key)
     if found is not None and found[0] == run.config:
         return found[1]
@@ -147,8 +148,8 @@ def run_settings(run: Run, of: type[S] | None = None) -> RunSettings:
 # read from: a page reads a run's settings once per question (each through its own instance
 # of the run), which would otherwise parse the same config each time. A config that changed
 # since (saved or only edited in memory) is no longer equal to its copy and is read again.
-RECENT = 512
-_recent: dict[tuple[str, int | None], tuple[Any, RunSettings]] = {}
+RECENT = 64
+_recent: dict[tuple[type[RunSettings], int | None], tuple[Any, RunSettings]] = {}
 _recent_lock = Lock()
 
 
@@ -156,8 +157,9 @@ def _copy(value: Any) -> Any:
     """A deep copy of JSON (the copy must not change when the run's config is edited)."""
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
+    if isinstance(value, list):  # a list of ids (ECCV's gallery) is copied in one step
+        nested = any(isinstance(v, dict | list) for v in value)
+        return [_copy(v) for v in value] if nested else list(value)
     return value
 
 
