@@ -99,11 +99,13 @@ class Flow:
     datasheet_quality: Callable[[Run], list[Any]] | None = None
     # A module with `urlpatterns`, included under /api/.
     api_urls: str | None = None
-    # Checks a run's config (defaults filled in) and returns it; InputError names the field.
-    check_config: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # What each run setting means (annotation.run_settings.Setting): label, unit, range, help;
-    # the new-run form and GET /api/flows/ show them, run_check_config checks their ranges.
+    # the new-run form and GET /api/run-kinds/ show them, a new run's config is checked by them.
     settings: tuple[Any, ...] = ()
+    # The frozen, typed object a run's stored config reads as (a subclass of
+    # annotation.run_settings.RunSettings, with the flow's own rules across settings in its
+    # `check`); None: the shared settings only.
+    settings_type: type[Any] | None = None
     # Files a run takes after it is created (run page and API): name -> RunInput.
     run_inputs: Mapping[str, RunInput] = field(default_factory=dict)
     # The run page's job buttons: name -> (label, start(run) -> Job), with their defaults.

@@ -73,6 +73,7 @@ def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, in
     filled."""
     from annotation.flows.eccv.models import Annotator
     from annotation.flows.eccv.services.runs import eccv_run_create
+    from annotation.flows.eccv.settings import eccv_settings
     from annotation.flows.eccv.vocabulary import EccvStage
     from annotation.models import Dataset, Job
 
@@ -124,8 +125,8 @@ def fill_rows(cur: Any, *, images: int, queries: int) -> tuple[int, dict[str, in
             "s": SLOTS,
             "nc": n_captions,
             "ni": images,
-            "qi": run.config["query_images"],
-            "qc": run.config["query_captions"],
+            "qi": list(eccv_settings(run).query_images),
+            "qc": list(eccv_settings(run).query_captions),
             "models": MODELS,
             "k": K,
         },

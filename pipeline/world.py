@@ -53,7 +53,7 @@ a decision boundary (a rating near the middle, two captions of close quality) ar
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from statistics import NormalDist
 from typing import Any
@@ -159,10 +159,10 @@ class World:
                 )
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> World:
-        """A run's world: its `seed` and the optional `world` settings of its config (every
+    def from_settings(cls, world: Mapping[str, Any] | None, *, seed: int) -> World:
+        """A run's world: its seed and the optional `world` setting of its config (every
         field but the seed; JSON lists stand for the tuple-valued ones)."""
-        settings = dict(config.get("world") or {})
+        settings = dict(world or {})
         unknown = set(settings) - set(WORLD_SETTINGS)
         if unknown:
             raise InputError(f"unknown world setting {sorted(unknown)[0]!r}", field="world")
@@ -179,7 +179,7 @@ class World:
                 ) from None
         if isinstance(settings.get("cxc_shares"), list):
             settings["cxc_shares"] = tuple(settings["cxc_shares"])
-        return cls(seed=int(config.get("seed", 0)), **settings)
+        return cls(seed=seed, **settings)
 
     def settings(self) -> dict[str, Any]:
         """The settings that differ from the defaults, as a run config's `world` (JSON)."""

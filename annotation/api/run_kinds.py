@@ -12,7 +12,6 @@ from annotation.api.errors import ERRORS, ServiceAPIView
 from annotation.flow_registry import flows
 from annotation.models import RunKind
 from annotation.permissions import Action
-from annotation.services.runs.runs import run_check_config
 
 
 class SettingOutput(serializers.Serializer):
@@ -44,15 +43,12 @@ class RunKindListApi(ServiceAPIView):
     def get(self, request: Request) -> Response:
         """Every kind of run with its settings: label, unit, range, default and help, as the
         new-run form shows them; `POST /api/runs/` takes them in `config`."""
-        out = []
-        for flow in flows():
-            defaults = run_check_config(kind=flow.run_kind, config={})
-            settings = []
-            for setting in flow.settings:
-                row = setting.as_dict()
-                row["default"] = defaults.get(setting.key, setting.default)
-                settings.append(row)
-            out.append(
-                {"kind": flow.run_kind, "label": RunKind(flow.run_kind).label, "settings": settings}
-            )
+        out = [
+            {
+                "kind": flow.run_kind,
+                "label": RunKind(flow.run_kind).label,
+                "settings": [setting.as_dict() for setting in flow.settings],
+            }
+            for flow in flows()
+        ]
         return Response(RunKindOutput(out, many=True).data)

@@ -122,7 +122,7 @@ def embedding_set_start(
     model_name = model_name_check(model_name)  # before anything is read or written
     project = project or project_default()
     path = encoder_checkpoint_path(checkpoint=checkpoint)
-    config = model_config(path)
+    described = model_config(path)
     if dtype not in DTYPES:
         raise InputError(f"must be one of {', '.join(DTYPES)}", field="dtype")
     device = encoder_device(device=device)
@@ -132,7 +132,7 @@ def embedding_set_start(
     preprocessing = preprocessing_of(path)
     sha = checkpoint_sha256(path)
     images, captions = dataset.images.count(), Caption.objects.filter(dataset=dataset).count()
-    estimate = encode_estimate(config, images=images, captions=captions)
+    estimate = encode_estimate(described, images=images, captions=captions)
     with transaction.atomic():
         embedding_set, created = EmbeddingSet.objects.select_for_update().get_or_create(
             project=project,
@@ -141,7 +141,7 @@ def embedding_set_start(
             checkpoint_sha256=sha,
             preprocessing_sha256=preprocessing_sha256(preprocessing),
             defaults={
-                "family": config["model_type"],
+                "family": described["model_type"],
                 "checkpoint": str(path.relative_to(Path(settings.CROWDVL_IMPORT_DIR).resolve())),
                 "preprocessing": preprocessing,
                 "license": license[:200],

@@ -147,11 +147,8 @@ def check_batch_times(
 CONSENT_LENGTH = (20, 20_000)
 
 
-def check_consent(config: dict[str, Any]) -> None:
-    """A run's own information and consent text (`consent`), if it sets one."""
-    if "consent" not in config:
-        return
-    text = config["consent"]
+def check_consent(text: object) -> None:
+    """A run's own information and consent text (its setting `consent`)."""
     low, high = CONSENT_LENGTH
     if not isinstance(text, str) or not low <= len(text.strip()) <= high or "\x00" in text:
         raise InputError(

@@ -31,10 +31,10 @@ class Estimate:
 
 
 def encode_estimate(
-    config: dict[str, Any], *, images: int, captions: int, workers: int = 1
+    described: dict[str, Any], *, images: int, captions: int, workers: int = 1
 ) -> Estimate:
     """Rates and total seconds for a model's config.json on this machine size."""
-    vision, text = config.get("vision_config", {}), config.get("text_config", {})
+    vision, text = described.get("vision_config", {}), described.get("text_config", {})
     grid = int(vision.get("image_size", 224)) // int(vision.get("patch_size", 32))
     image_cost = _cost(
         int(vision.get("num_hidden_layers", 12)),
@@ -42,7 +42,7 @@ def encode_estimate(
         int(vision.get("hidden_size", 768)),
         int(vision.get("intermediate_size", 3072)) / int(vision.get("hidden_size", 768)),
     )
-    text_tokens = 64 if config.get("model_type") == "siglip" else 20  # SigLIP pads to 64
+    text_tokens = 64 if described.get("model_type") == "siglip" else 20  # SigLIP pads to 64
     text_cost = _cost(
         int(text.get("num_hidden_layers", 12)),
         min(text_tokens, int(text.get("max_position_embeddings", 77))),

@@ -83,18 +83,18 @@ def model_config(folder: str | Path) -> dict[str, Any]:
             field="checkpoint",
         )
     try:
-        config = json.loads(path.read_text())
+        described = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise InputError(
             f"unreadable config.json: {exc}", file=str(path), field="checkpoint"
         ) from None
-    if config.get("model_type") not in FAMILIES:
+    if described.get("model_type") not in FAMILIES:
         raise InputError(
-            f"model_type {config.get('model_type')!r} is not one of {', '.join(FAMILIES)}",
+            f"model_type {described.get('model_type')!r} is not one of {', '.join(FAMILIES)}",
             file=str(path),
             field="checkpoint",
         )
-    return config
+    return described
 
 
 TOKENIZER_FILES = (
@@ -111,8 +111,8 @@ def preprocessing_of(folder: str | Path) -> dict[str, Any]:
     image processor's settings, a hash of the tokenizer's files, the text context and padding.
     Two folders with the same weights and these equal give the same embeddings."""
     path = Path(folder)
-    config = model_config(path)
-    family = config["model_type"]
+    described = model_config(path)
+    family = described["model_type"]
     processor_file = path / "preprocessor_config.json"
     if not processor_file.is_file():
         raise InputError(
@@ -128,7 +128,7 @@ def preprocessing_of(folder: str | Path) -> dict[str, Any]:
         raise InputError("no tokenizer files", file=str(folder), field="checkpoint")
     for name in found:
         digest.update(name.encode() + b"\0" + (path / name).read_bytes())
-    context = int(config.get("text_config", {}).get("max_position_embeddings", 77))
+    context = int(described.get("text_config", {}).get("max_position_embeddings", 77))
     return {
         "image": image,
         "text": {

@@ -18,6 +18,7 @@ from annotation.flows.cxc.vocabulary import CxcStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import GOLD_KINDS, Answer, Export, GoldItemKind, Item, Question, Review, Run
+from annotation.selectors.release.simulated_quality import run_world
 from annotation.selectors.reviews.gold import Agreement, items_established, stage_consensus
 from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
 from annotation.services.runs.gold import gold_place
@@ -330,7 +331,6 @@ def eccv_default(dataset, tmp_path, run_on_commit):
 def test_eccv_gold_is_two_copies_of_agreed_pairs_of_the_round_per_hit(eccv_default):
     from annotation.flows.eccv.selectors import eccv_judged_pairs, eccv_worker_gold
     from annotation.flows.eccv.simulate import latent_level
-    from pipeline.world import World
 
     options = {"direction": "i2t"}
     first = batch_publish(
@@ -357,7 +357,7 @@ def test_eccv_gold_is_two_copies_of_agreed_pairs_of_the_round_per_hit(eccv_defau
             options=options,
         )
     )
-    world = World.from_config(eccv_default.config)
+    world = run_world(eccv_default)
     for hit in second.hits.all():
         questions = list(hit.questions.select_related("item__source"))
         gold = [q.item for q in questions if q.item.kind in GOLD_KINDS]

@@ -43,10 +43,10 @@ from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Answer, Caption, GoldItemKind, Item, Run
+from annotation.selectors.release.simulated_quality import run_world
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile
-from pipeline.world import World
 from tests.factories import dataset_factory, join
 
 pytestmark = pytest.mark.django_db
@@ -412,7 +412,7 @@ def cxc_setup(tmp_path, stage: str):  # type: ignore[no-untyped-def]
     document = coco_file(160, seed=1)
     dataset = dataset_factory(tmp_path, document=document, name="cxc-attack")
     run = cxc_run_create(dataset=dataset, config=CXC_CONFIG)
-    world = World.from_config(run.config)
+    world = run_world(run)
     rng = random.Random(7)
     captions = list(Caption.objects.filter(dataset=dataset).select_related("image"))
     images = list(dataset.images.all())
@@ -596,7 +596,7 @@ def eccv_setup(tmp_path, run_on_commit):  # type: ignore[no-untyped-def]
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
     run.refresh_from_db()
-    world = World.from_config(run.config)
+    world = run_world(run)
     i2c: dict[str, list[int]] = {str(i): list(own_captions[i]) for i in run.config["query_images"]}
     c2i: dict[str, list[int]] = {str(c): [owner[c]] for c in run.config["query_captions"]}
     candidates = Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE).select_related(
@@ -720,7 +720,6 @@ def quality_setup(tmp_path):  # type: ignore[no-untyped-def]
 
 def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
     from annotation.flows.quality.simulate import candidate_quality
-    from pipeline.world import World
 
     run, _document = quality_setup(tmp_path)
     # The best text-only answer: a caption no captioner copied whole fits its image, a whole
@@ -742,7 +741,7 @@ def test_caption_quality_has_gold_a_cheater_cannot_recognise(client, tmp_path):
             want = "yes" if item.kind == GoldItemKind.POSITIVE else "no"
             tally.add(gold=True, recognised=seen, right=answer.label == want, baseline=False)
             continue
-        world = World.from_config(run.config)
+        world = run_world(run)
         truth = "yes" if candidate_quality(answer.question, world) >= 0.5 else "no"
         tally.add(gold=False, recognised=seen, right=answer.label == truth, baseline=truth == "yes")
     tally.check()

@@ -17,6 +17,8 @@ from django.utils import timezone
 
 from annotation.flow_registry import answerer_for
 from annotation.models import Assignment, Batch
+from annotation.run_settings import run_settings
+from annotation.selectors.release.simulated_quality import run_world
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
@@ -52,8 +54,8 @@ def simulate_crowd(
     # Seeded by the run's seed and the batch's place among the run's batches, never by
     # database ids: the same run answers the same way whatever else the database holds.
     ordinal = Batch.objects.filter(run_id=batch.run_id, pk__lt=batch.pk).count()
-    rng = random.Random(f"{seed}:{batch.run.config.get('seed', 0)}:{ordinal}")
-    world = World.from_config(batch.run.config)
+    rng = random.Random(f"{seed}:{run_settings(batch.run).seed}:{ordinal}")
+    world = run_world(batch.run)
     prefix = id_prefix or f"sim-r{batch.run_id}-{batch.stage}"
     report = SimulationReport()
     team = [

@@ -39,7 +39,7 @@ class BisonConfig(AppConfig):
             spec="annotation.flows.bison.services.export:BISON_EXPORT",
         )
 
-        from annotation.flows.bison.settings import SETTINGS
+        from annotation.flows.bison.settings import SETTINGS, BisonSettings
         from annotation.flows.bison.vocabulary import PAPER, STATUS_WORDS, SUMMARY, BisonItemKind
 
         flow_register(
@@ -62,8 +62,8 @@ class BisonConfig(AppConfig):
                 datasheet_quality=lazy("annotation.flows.bison.quality:bison_datasheet_quality"),
                 quality_sweep=lazy("annotation.flows.bison.demo:bison_quality_sweep"),
                 api_urls="annotation.flows.bison.urls",
-                check_config=lazy(f"{selectors}:bison_check_config"),
                 settings=SETTINGS,
+                settings_type=BisonSettings,
                 start_export=lazy("annotation.flows.bison.services.export:bison_export_start"),
                 funnel=lazy(f"{selectors}:bison_funnel"),
                 run_jobs={

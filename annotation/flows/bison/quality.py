@@ -7,6 +7,7 @@ from pathlib import Path
 
 from annotation.flows.bison.selectors import (
     bison_required_verifiers,
+    bison_settings,
     bison_stage_counts,
     bison_verified_triples,
 )
@@ -16,11 +17,11 @@ from annotation.selectors.release.simulated_quality import (
     QualityRow,
     answer_mixture,
     answering_workers,
+    run_world,
 )
 from pipeline.bison import parse_bison_annotations
 from pipeline.expectation import bison_expectation
 from pipeline.simulate import WorkerProfile
-from pipeline.world import World
 
 
 def _caption_ids(images: set[int], run: Run) -> dict[int, list[int]]:
@@ -63,7 +64,7 @@ def bison_quality(
     """Precision of the exported `triples` (their captions describe the true image and not
     the other), recall of stage 3 (valid triples kept) and the triples' validity before
     stage 3. Without a `team` (who the simulated workers were) no expectation is given."""
-    world = World.from_config(run.config)
+    world = run_world(run)
     made = list(
         Item.objects.filter(run=run, kind=BisonItemKind.TRIPLE).select_related(
             "positive", "negative", "caption"
@@ -101,12 +102,13 @@ def bison_quality(
     closed_form = bool(team) and all(p.closed_form for p in team.values())
     valid_share = closed.valid_share
     # The closed form of stage 3 is for the paper's unanimity.
-    unanimity = run.config.get("aggregation", "unanimity") == "unanimity"
+    aggregation = bison_settings(run).aggregation_rule
+    unanimity = aggregation == "unanimity"
     expected = closed if unanimity and closed_form else None
     stage = bison_stage_counts(run=run)
     funnel = (
         f"pairs {stage['stage2']['pairs_judged']} -> triples {len(made)} "
-        f"-> verified {len(triples)} ({run.config.get('aggregation', 'unanimity')})"
+        f"-> verified {len(triples)} ({aggregation})"
     )
     row = dict(flow="bison", population=population)
     return [

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.errors import ServiceError
-from annotation.flows.bison.settings import SETTINGS
+from annotation.flows.bison.settings import BisonSettings
 from annotation.flows.bison.vocabulary import (
     NONE,
     VERIFICATION_LABELS,
@@ -19,13 +19,11 @@ from annotation.flows.bison.vocabulary import (
     BisonStage,
 )
 from annotation.models import Answer, Assignment, Item, Run, RunStatus
-from annotation.run_settings import settings_check
+from annotation.run_settings import run_settings
 from annotation.selectors.arrow_rows import arrow_rows, numpy_ints
 from annotation.selectors.counting import counted, counted_reviewed
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
-from annotation.services.checks import check_int
-from annotation.services.work.speed_policy import SPEED_DEFAULTS
 from pipeline.aggregation import dawid_skene
 from pipeline.errors import InputError
 
@@ -35,19 +33,17 @@ if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not ne
     from annotation.flows.bison.tally import BisonTally
 
 
-def bison_check_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A BISON run's settings: `verifiers` per triple (the paper: 2), the public `seed` and
+def bison_settings(run: Run) -> BisonSettings:
+    """The BISON run's settings: `verifiers` per triple (the paper: 2), the public `seed` and
     the stage-3 `aggregation`."""
-    config = {"verifiers": 2, "seed": 0, **SPEED_DEFAULTS, **config}
-    settings_check(SETTINGS, config)  # each declared setting's range or choices
-    return config
+    try:
+        return run_settings(run, BisonSettings)
+    except InputError as exc:  # stored before settings were checked
+        raise ServiceError(f"run {run.pk} has a bad setting: {exc}") from None
 
 
 def bison_required_verifiers(run: Run) -> int:
-    try:
-        return check_int({"verifiers": 2, **run.config}, "verifiers", low=1, high=10)
-    except InputError as exc:  # stored before settings were checked
-        raise ServiceError(f"run {run.pk} has a bad setting: {exc}") from None
+    return bison_settings(run).verifiers
 
 
 def _answers_in(stage: str, prefix: str = "questions__") -> Q:
@@ -74,7 +70,7 @@ def bison_verified_triples(*, run: Run) -> QuerySet[WithAnnotations[Item, Triple
     """Triples with at least the required number of verifiers that the run's aggregation
     verifies (by default every verifier matched them to their positive image)."""
     judged = bison_triples_with_votes(run=run).filter(votes__gte=bison_required_verifiers(run))
-    aggregation = run.config.get("aggregation", "unanimity")
+    aggregation = bison_settings(run).aggregation_rule
     # The same rules over vote arrays: `verified_by_votes` (the export's and counts' reads).
     if aggregation == "unanimity":
         return judged.filter(positive_votes=F("votes")).order_by("pk")
@@ -226,7 +222,7 @@ def bison_stage_counts(*, run: Run, tally: BisonTally | None = None) -> dict[str
             "verifiers_per_triple": bison_required_verifiers(run),
             "triples_judged": judged,
             "verified": verified,
-            "aggregation": run.config.get("aggregation", "unanimity"),
+            "aggregation": bison_settings(run).aggregation_rule,
             "conversion_percent": _rate(verified, judged),
             **crowd[BisonStage.VERIFICATION],
             # Traps: questions where people's answer is not the picture lookup's (issue 47).

@@ -16,6 +16,7 @@ from django.db.models import Case, IntegerField, Value, When
 
 from annotation.flows.bison.selectors import (
     bison_required_verifiers,
+    bison_settings,
     dawid_skene_verified,
     verified_by_votes,
 )
@@ -73,7 +74,7 @@ def bison_tally(*, run: Run, triples: pa.Table | None = None) -> BisonTally:
     votes = np.bincount(rows, minlength=pks.size)
     positive = np.bincount(rows, weights=answers["code"] == 0, minlength=pks.size).astype(np.int64)
     judged = votes >= required
-    aggregation = run.config.get("aggregation", "unanimity")
+    aggregation = bison_settings(run).aggregation_rule
     if aggregation == "dawid_skene":
         of_judged = judged[rows]
         chosen = dawid_skene_verified(

@@ -4,7 +4,7 @@ under the per-worker scale model is still wider than `half_width` (`pipeline.red
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from annotation.models import Run
 from pipeline.redundancy_scales import RatingRedundancy
@@ -12,13 +12,19 @@ from pipeline.redundancy_scales import RatingRedundancy
 LOW, HIGH = 0, 5  # the STS-style scale
 
 
+if TYPE_CHECKING:
+    from annotation.flows.cxc.settings import CxcSettings
+
+
 def cxc_policy(run: Run) -> RatingRedundancy | None:
     """The run's policy, or None when it has no `adaptive` setting."""
-    return cxc_policy_of(run.config)
+    from annotation.flows.cxc.settings import cxc_settings
+
+    return cxc_policy_of(cxc_settings(run))
 
 
-def cxc_policy_of(config: dict[str, Any]) -> RatingRedundancy | None:
-    options = config.get("adaptive")
-    if options is None:
+def cxc_policy_of(settings: CxcSettings) -> RatingRedundancy | None:
+    if settings.adaptive is None:
         return None
+    options = dict(settings.adaptive)
     return RatingRedundancy.from_options(options, field="adaptive", span=HIGH - LOW)

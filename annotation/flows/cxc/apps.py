@@ -28,7 +28,7 @@ class CxcConfig(AppConfig):
             job_name="cxc.export", spec="annotation.flows.cxc.services.export:CXC_EXPORT"
         )
 
-        from annotation.flows.cxc.settings import SETTINGS
+        from annotation.flows.cxc.settings import SETTINGS, CxcSettings
         from annotation.flows.cxc.vocabulary import PAPER, STATUS_WORDS, SUMMARY, CxcItemKind
 
         flow_register(
@@ -49,8 +49,8 @@ class CxcConfig(AppConfig):
                 demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
                 demo=lazy("annotation.flows.cxc.demo:run_demo"),
                 quality_sweep=lazy("annotation.flows.cxc.sweep:cxc_quality_sweep"),
-                check_config=lazy("annotation.flows.cxc.config:cxc_check_config"),
                 settings=SETTINGS,
+                settings_type=CxcSettings,
                 create_run=lazy("annotation.flows.cxc.services.sampling:cxc_run_create"),
                 run_inputs=inputs.INPUTS,
                 start_export=lazy("annotation.flows.cxc.services.export:cxc_export_start"),

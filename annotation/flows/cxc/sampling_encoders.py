@@ -32,11 +32,6 @@ JOINT_DEVIATION = (
 )
 
 
-def sampling_encoders_of(config: dict[str, Any]) -> str:
-    """The run's choice (a run created before the setting existed reads as `different`)."""
-    return str(config.get("sampling_encoders", DIFFERENT))
-
-
 def sampling_encoders_check(
     *, mode: str, encoder: dict[str, Any] | None, caption_encoder: dict[str, Any] | None
 ) -> None:

@@ -1,8 +1,31 @@
-"""A CxC run's settings, described for the new-run form, the API and the checks."""
+"""A CxC run's settings: how many pairs of each sampling method, the bins they are drawn from,
+where gold comes from and its tolerance, described for the new-run form, the API and the
+checks; and the typed object a CxC run's config reads as (`cxc_settings(run)`), checked in
+its ranges and across settings (bins and shares, the `adaptive` object; InputError names the
+field)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from annotation.flows.cxc.sampling_encoders import CHOICES, DIFFERENT
-from annotation.run_settings import CONSENT, GOLD_TOLERANCE, HOLD_FAST, SEED, Setting, gold_settings
+from annotation.run_settings import (
+    CONSENT,
+    GOLD_TOLERANCE,
+    HOLD_FAST,
+    SEED,
+    RunSettings,
+    Setting,
+    declared,
+    gold_settings,
+)
 from pipeline.cxc_bins import DEFAULT_BINS, DEFAULT_SHARES
+from pipeline.errors import InputError
+
+if TYPE_CHECKING:
+    from annotation.models import Run
 
 MAX_PAIRS = 10_000_000
 
@@ -128,3 +151,57 @@ SETTINGS = (
     SEED,
     CONSENT,
 )
+
+# Recorded, not chosen on the form.
+EXPORT_NAME = Setting(
+    "export_name",
+    "Export split name",
+    "The split name in the export's file names, as CxC's own files (default val)",
+    kind="text",
+    default="val",
+)
+
+# The defaults a new run stores, by setting (what `cxc_create_run --help` lists).
+DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS if s.default is not None}
+
+
+@dataclass(frozen=True)
+class CxcSettings(RunSettings):
+    DECLARED = declared(SETTINGS, (EXPORT_NAME,))
+
+    sis_pairs: int  # i2i_csim
+    sts_pairs: int  # c2c_isim
+    cocaption_pairs: int  # c2c_cocaption
+    intrasim_pairs: int  # c2i_intrasim, from the highest-rated intramodal pairs
+    original_pairs: int | str  # c2i_original: a number, or "all"
+    neighbours: int
+    random_per_example: int
+    bins: tuple[float, ...]
+    shares: tuple[float, ...]
+    adaptive: Mapping[str, Any] | None
+    gold_tolerance: float
+    sampling_encoders: str  # CxC's rule, "different"; "joint" is a deviation
+    text_dim: int
+    text_epochs: int
+    export_name: str
+
+    def expectation_inputs(self) -> dict[str, Any]:
+        return {"adaptive": None if self.adaptive is None else dict(self.adaptive)}
+
+    def check(self) -> None:
+        super().check()
+        from annotation.flows.cxc.adaptive import cxc_policy_of
+        from pipeline.cxc_sampling import check_bins
+
+        for key, values in (("bins", self.bins), ("shares", self.shares)):
+            if not all(isinstance(v, int | float) for v in values):
+                raise InputError("must be a list of numbers", field=key)
+        check_bins(self.bins, self.shares)
+        cxc_policy_of(self)  # the `adaptive` object's own checks
+
+
+def cxc_settings(run: Run) -> CxcSettings:
+    """The CxC run's settings (`run_settings` of a CxC run)."""
+    from annotation.run_settings import run_settings
+
+    return run_settings(run, CxcSettings)

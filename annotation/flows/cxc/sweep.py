@@ -17,13 +17,12 @@ from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, Item, Review, Run
 from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.release.simulated_quality import QualityRow
+from annotation.selectors.release.simulated_quality import QualityRow, run_world
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
 from pipeline.simulate import Population, WorkerProfile, world_config
-from pipeline.world import World
 
 # Caption-caption pairs only (the stage the Monte Carlo models): a sample-sized slice.
 SWEEP_CONFIG = {
@@ -85,7 +84,7 @@ def cxc_rating_rows(*, run: Run, population: str, label: str) -> list[QualityRow
     # Every rating paid for, counted or excluded by the review policies.
     spent = Answer.objects.filter(question__item_id__in=list(pairs)).count()
     est = rating_model(items, workers, labels.astype(np.float64), low=0, high=5)
-    world = World.from_config(run.config)
+    world = run_world(run)
     latent = np.array([world.cxc_latent(*pair_key(pairs[int(i)])) for i in est.items])
     n = int(est.items.size)
 

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
 from annotation.flows.cxc.adaptive import HIGH, LOW, cxc_policy
+from annotation.flows.cxc.settings import cxc_settings
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
 from annotation.selectors.reviews.gold import Established
@@ -40,7 +41,7 @@ SCALE = tuple(value for value, _ in RUBRIC)
 
 def _tolerance(item: Item) -> float:
     """How far from a gold pair's known rating a rating may be and pass (`gold_tolerance`)."""
-    return float(item.run.config.get("gold_tolerance", 1.0))
+    return cxc_settings(item.run).gold_tolerance
 
 
 class CxcRatingTask(TaskType):

@@ -38,7 +38,7 @@ class EccvConfig(AppConfig):
             job_name="eccv.export", spec="annotation.flows.eccv.services.export:ECCV_EXPORT"
         )
 
-        from annotation.flows.eccv.settings import SETTINGS
+        from annotation.flows.eccv.settings import SETTINGS, EccvSettings
         from annotation.flows.eccv.vocabulary import PAPER, STATUS_WORDS, SUMMARY, EccvItemKind
 
         flow_register(
@@ -57,8 +57,8 @@ class EccvConfig(AppConfig):
                 datasheet_quality=lazy("annotation.flows.eccv.quality:eccv_datasheet_quality"),
                 quality_sweep=lazy("annotation.flows.eccv.demo:eccv_quality_sweep"),
                 api_urls="annotation.flows.eccv.urls",
-                check_config=lazy(f"{runs}:eccv_check_config"),
                 settings=SETTINGS,
+                settings_type=EccvSettings,
                 create_run=lazy(f"{runs}:eccv_run_create"),
                 start_export=lazy("annotation.flows.eccv.services.export:eccv_export_start"),
                 funnel=lazy(f"{selectors}:eccv_funnel"),

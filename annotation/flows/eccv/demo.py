@@ -24,6 +24,7 @@ from annotation.flows.eccv.services.encoder_annotators import eccv_encoder_annot
 from annotation.flows.eccv.services.export import eccv_evaluate_annotator, eccv_export_start
 from annotation.flows.eccv.services.proposal_job import eccv_propose_start
 from annotation.flows.eccv.services.runs import eccv_run_create
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.management.arguments import whole
 from annotation.models import GOLD_KINDS, Export, Question, Review, Run
@@ -120,7 +121,7 @@ def eccv_simulated_run(
     made = SimulatedEccv(run=run)
     profile = WorkerProfile(seconds_per_answer=8.0)
     established = gold_source(run) == ESTABLISHED
-    calibrate = int(run.config["gold_min_answers"]) if established else 0
+    calibrate = eccv_settings(run).gold_min_answers if established else 0
     # The paper's two rounds: image-to-caption pairs with the rationale questions, then
     # caption-to-image pairs without them. With gold copied from the run's own agreed pairs,
     # each round starts with a calibration batch (no gold yet, several judges per pair).

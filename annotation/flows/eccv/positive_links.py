@@ -5,7 +5,7 @@ imported CxC positives, each link once with the sources that give it, exclusions
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from django.db.models import Q
 
 from annotation.flows.eccv.config_ids import run_config_ids
 from annotation.flows.eccv.models import ExternalPositive
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.models import Caption, Run
 from annotation.selectors.arrow_rows import arrow_columns
 
@@ -33,7 +34,7 @@ def _pairs(table: pa.Table) -> Pairs:
 def query_originals(run: Run) -> Pairs:
     """(image, caption) of the captions of the run's image queries and of its caption queries:
     the original COCO pairs of the queries. The database reads the query lists from the run's
-    row (no id list is sent); the lists of `run.config` decide."""
+    row (no id list is sent); the run's recorded query lists decide."""
     table = arrow_columns(
         Caption.objects.filter(dataset=run.dataset).filter(
             Q(image__coco_id__in=run_config_ids(run, "query_images"))
@@ -42,7 +43,8 @@ def query_originals(run: Run) -> Pairs:
         {"image": ("image__coco_id", pa.int64()), "caption": ("coco_id", pa.int64())},
     )
     image, caption = _pairs(table)
-    keep = _isin(image, run.config["query_images"]) | _isin(caption, run.config["query_captions"])
+    settings = eccv_settings(run)
+    keep = _isin(image, settings.query_images) | _isin(caption, settings.query_captions)
     return image[keep], caption[keep]
 
 
@@ -108,8 +110,8 @@ def _key(image: np.ndarray, caption: np.ndarray) -> np.ndarray:
 
 def positive_links(
     *,
-    query_images: list[int],
-    query_captions: list[int],
+    query_images: Sequence[int],
+    query_captions: Sequence[int],
     bad_images: set[int],
     bad_captions: set[int],
     originals: Pairs | None,

@@ -11,13 +11,13 @@ from django.db.models import Min
 from annotation.flows.eccv.models import Proposal
 from annotation.flows.eccv.selectors import eccv_human_positives, eccv_judged_pairs
 from annotation.flows.eccv.services.export import PAIRS_FILE
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.simulate import latent_level
 from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Run
-from annotation.selectors.release.simulated_quality import QualityRow, answer_mixture
+from annotation.selectors.release.simulated_quality import QualityRow, answer_mixture, run_world
 from pipeline.expectation import eccv_expectation
 from pipeline.simulate import WorkerProfile
-from pipeline.world import World
 
 
 def exported_positives(export_folder: Path) -> set[tuple[int, int]]:
@@ -43,7 +43,7 @@ def eccv_quality(
     Without a `team` (who the simulated workers were) no expectation is given. Each pair's
     expectation takes its own number of counted judgments (a calibration batch's pairs have
     several, the others often one)."""
-    world = World.from_config(run.config)
+    world = run_world(run)
     truth: dict[tuple[int, int], bool] = {}
     ranks: list[int | None] = []
     judgments: list[int] = []
@@ -67,7 +67,7 @@ def eccv_quality(
         truth[pair] = level <= 1
         ranks.append(0 if own else best.get(item.pk))
         judgments.append(item.n)
-    aggregation = run.config.get("aggregation", "majority")
+    aggregation = eccv_settings(run).aggregation_rule
     expected = (
         eccv_expectation(
             ranks,

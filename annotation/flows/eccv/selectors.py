@@ -20,6 +20,7 @@ from annotation.flows.eccv.positive_links import (
     query_originals,
     source_names,
 )
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
@@ -93,7 +94,7 @@ def eccv_worker_gold_accuracy(*, run: Run) -> dict[int, float]:
 
 def eccv_policy(run: Run) -> RedundancyPolicy:
     """The run's adaptive-redundancy policy (`adaptive` settings; defaults otherwise)."""
-    return RedundancyPolicy.from_options(dict(run.config.get("adaptive") or {}))
+    return RedundancyPolicy.from_options(dict(eccv_settings(run).adaptive or {}))
 
 
 def eccv_votes(*, run: Run) -> dict[int, list[Vote]]:
@@ -139,7 +140,7 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
     confusion matrix, gold items included as ordinary evidence); positive when YES or
     Partially YES has at least half the weight or posterior; "posterior" (with `adaptive`
     runs: votes weighted by gold reliability against the prior share of positives)."""
-    aggregation = run.config.get("aggregation", "majority")
+    aggregation = eccv_settings(run).aggregation_rule
     if aggregation == "majority":
         return set(eccv_positive_pairs(run=run).values_list("pk", flat=True))
     if aggregation == "posterior":  # the adaptive policy's own reading
@@ -175,7 +176,7 @@ def eccv_positive_item_ids(*, run: Run) -> set[int]:
 def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
     """(image, caption) COCO ids of the judged candidates people call positive (see
     `eccv_positive_item_ids`), read by the run: no id list goes to the database."""
-    if run.config.get("aggregation", "majority") == "majority":
+    if eccv_settings(run).aggregation_rule == "majority":
         return list(
             eccv_positive_pairs(run=run).values_list("positive__coco_id", "caption__coco_id")
         )
@@ -191,7 +192,7 @@ def eccv_human_positives(*, run: Run) -> list[tuple[int, int]]:
 
 def eccv_exclusions(*, run: Run) -> tuple[set[int], set[int]]:
     """Caption ids and image ids dropped in post-processing (default: the paper's lists)."""
-    path = Path(run.config.get("exclusions") or DEFAULT_EXCLUSIONS)
+    path = Path(eccv_settings(run).exclusions or DEFAULT_EXCLUSIONS)
     data = json.loads(path.read_text())
     captions = {
         int(c["caption_id"])
@@ -237,12 +238,13 @@ def eccv_positive_links(*, run: Run, human: Pairs, originals: Pairs | None = Non
     """`eccv_positives` as columns, from the pairs people call positive (`human`) and, when
     the caller has read them, the queries' original pairs (`query_originals`)."""
     bad_captions, bad_images = eccv_exclusions(run=run)
-    with_originals = run.config.get("original_positives", True)
+    settings = eccv_settings(run)
+    with_originals = settings.original_positives
     if with_originals and originals is None:
         originals = query_originals(run)
     return positive_links(
-        query_images=run.config["query_images"],
-        query_captions=run.config["query_captions"],
+        query_images=settings.query_images,
+        query_captions=settings.query_captions,
         bad_images=bad_images,
         bad_captions=bad_captions,
         originals=originals if with_originals else None,
@@ -256,7 +258,8 @@ def eccv_original_positives(
 ) -> dict[str, dict[int, list[int]]]:
     """The original COCO pairs of the run's queries (each caption's own image);
     `originals` (`query_originals`) when the caller has read them already."""
-    query_images, caption_queries = run.config["query_images"], run.config["query_captions"]
+    settings = eccv_settings(run)
+    query_images, caption_queries = settings.query_images, settings.query_captions
     # Only the queries' rows: the gallery's other captions cannot be among them.
     images, captions = query_originals(run) if originals is None else originals
     i2t: dict[int, list[int]] = defaultdict(list)

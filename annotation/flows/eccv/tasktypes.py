@@ -12,6 +12,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, Caption, GoldItemKind, Item, Question, Run
 from annotation.selectors.id_sets import ids_in
@@ -81,11 +82,11 @@ class EccvJudgmentTask(TaskType):
     default_assignments = 1
 
     def assignments_default(self, *, run: Run, options: dict[str, Any] | None = None) -> int:
-        return int(run.config.get("judgments_per_pair", 1))
+        return eccv_settings(run).judgments_per_pair
 
     def adaptive_expected(self, *, run: Run) -> ExpectedJudgments | None:
         """With `adaptive`: judgments per pair expected from the benchmark's simulation."""
-        if run.config.get("adaptive") is None:
+        if eccv_settings(run).adaptive is None:
             return None
         from annotation.flows.eccv.selectors import eccv_policy
 

@@ -6,36 +6,37 @@ interval neither excludes one half nor is narrower than `half_width`); see
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from annotation.flows.quality.services.candidates import SCALES
 from annotation.models import Run
 from pipeline.redundancy_scales import PreferenceRedundancy, RatingRedundancy
 
-
-def scale_bounds(config: dict[str, Any]) -> tuple[int, int]:
-    points = [int(value) for value, _ in SCALES[str(config.get("scale", "expert"))]]
-    return min(points), max(points)
+if TYPE_CHECKING:
+    from annotation.flows.quality.settings import QualitySettings
 
 
-def rating_policy_of(config: dict[str, Any]) -> RatingRedundancy | None:
-    options = config.get("adaptive")
-    if options is None:
+def rating_policy_of(settings: QualitySettings) -> RatingRedundancy | None:
+    if settings.adaptive is None:
         return None
-    low, high = scale_bounds(config)
+    low, high = settings.scale_bounds
+    options = dict(settings.adaptive)
     return RatingRedundancy.from_options(options, field="adaptive", span=high - low)
 
 
-def preference_policy_of(config: dict[str, Any]) -> PreferenceRedundancy | None:
-    options = config.get("adaptive_preference")
-    if options is None:
+def preference_policy_of(settings: QualitySettings) -> PreferenceRedundancy | None:
+    if settings.adaptive_preference is None:
         return None
+    options = dict(settings.adaptive_preference)
     return PreferenceRedundancy.from_options(options, field="adaptive_preference")
 
 
 def quality_rating_policy(run: Run) -> RatingRedundancy | None:
-    return rating_policy_of(run.config)
+    from annotation.flows.quality.settings import quality_settings
+
+    return rating_policy_of(quality_settings(run))
 
 
 def quality_preference_policy(run: Run) -> PreferenceRedundancy | None:
-    return preference_policy_of(run.config)
+    from annotation.flows.quality.settings import quality_settings
+
+    return preference_policy_of(quality_settings(run))

@@ -14,10 +14,7 @@ class QualityConfig(AppConfig):
         # called, so no command or web process pays for it at start-up (issue 46).
         from annotation.flow_registry import Flow, flow_register, lazy
         from annotation.flows.quality import inputs, simulate
-        from annotation.flows.quality.services.candidates import (
-            quality_check_config,
-            quality_run_create,
-        )
+        from annotation.flows.quality.services.candidates import quality_run_create
         from annotation.flows.quality.tasktypes import (
             QualityBinaryTask,
             QualityPreferenceTask,
@@ -33,7 +30,7 @@ class QualityConfig(AppConfig):
             spec="annotation.flows.quality.services.export:QUALITY_EXPORT",
         )
 
-        from annotation.flows.quality.settings import SETTINGS
+        from annotation.flows.quality.settings import SETTINGS, QualitySettings
         from annotation.flows.quality.vocabulary import (
             PAPER,
             STATUS_WORDS,
@@ -59,8 +56,8 @@ class QualityConfig(AppConfig):
                 demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
                 demo=lazy("annotation.flows.quality.demo:run_demo"),
                 quality_sweep=lazy("annotation.flows.quality.sweep:quality_quality_sweep"),
-                check_config=quality_check_config,
                 settings=SETTINGS,
+                settings_type=QualitySettings,
                 create_run=quality_run_create,
                 run_inputs=inputs.INPUTS,
                 start_export=lazy("annotation.flows.quality.services.export:quality_export_start"),

@@ -1,7 +1,26 @@
-"""A caption-quality run's settings, described for the new-run form, the API and the checks."""
+"""A caption-quality run's settings, described for the new-run form, the API and the checks,
+and the typed object a caption-quality run's config reads as (`quality_settings(run)`)."""
 
-from annotation.flows.quality.services.candidates import SCALES
-from annotation.run_settings import CONSENT, GOLD_TOLERANCE, HOLD_FAST, SEED, Setting, gold_settings
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from annotation.flows.quality.vocabulary import SCALES
+from annotation.run_settings import (
+    CONSENT,
+    GOLD_TOLERANCE,
+    HOLD_FAST,
+    SEED,
+    RunSettings,
+    Setting,
+    declared,
+    gold_settings,
+)
+
+if TYPE_CHECKING:
+    from annotation.models import Run
 
 SETTINGS = (
     Setting(
@@ -48,3 +67,46 @@ SETTINGS = (
     SEED,
     CONSENT,
 )
+
+# The defaults a new run stores, by setting (what `quality_create_run --help` lists).
+DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS if s.default is not None}
+
+
+@dataclass(frozen=True)
+class QualitySettings(RunSettings):
+    DECLARED = declared(SETTINGS)
+
+    scale: str
+    pairs_per_image: int
+    adaptive: Mapping[str, Any] | None  # the rating stage's policy
+    adaptive_preference: Mapping[str, Any] | None
+    gold_tolerance: float
+
+    @property
+    def scale_bounds(self) -> tuple[int, int]:
+        """The lowest and highest point of the run's rating scale."""
+        points = [int(value) for value, _ in SCALES[self.scale]]
+        return min(points), max(points)
+
+    def expectation_inputs(self) -> dict[str, Any]:
+        return {
+            "adaptive": None if self.adaptive is None else dict(self.adaptive),
+            "adaptive_preference": (
+                None if self.adaptive_preference is None else dict(self.adaptive_preference)
+            ),
+            "scale": self.scale,
+        }
+
+    def check(self) -> None:
+        super().check()
+        from annotation.flows.quality.adaptive import preference_policy_of, rating_policy_of
+
+        rating_policy_of(self)  # the adaptive objects' own checks
+        preference_policy_of(self)
+
+
+def quality_settings(run: Run) -> QualitySettings:
+    """The caption-quality run's settings (`run_settings` of such a run)."""
+    from annotation.run_settings import run_settings
+
+    return run_settings(run, QualitySettings)

@@ -26,13 +26,12 @@ from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Answer, Question, Review, Run
 from annotation.providers import simulated_crowd
 from annotation.selectors.counting import counted_reviewed
-from annotation.selectors.release.simulated_quality import QualityRow
+from annotation.selectors.release.simulated_quality import QualityRow, run_world
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.scales import rating_model
 from pipeline.simulate import Population, WorkerProfile, world_config
-from pipeline.world import World
 
 RATINGS = {"start": 3, "cap": 7, "half_width": 0.5}
 PREFERENCES = {"start": 6, "cap": 48, "half_width": 0.15}
@@ -88,7 +87,7 @@ def _answers(run: Run, kind: str) -> tuple[list[tuple[int, int, str]], dict[int,
 
 def quality_rows(*, run: Run, population: str, label: str) -> list[QualityRow]:
     """The run's ratings (1-4) and preferences against the latent caption quality."""
-    world = World.from_config(run.config)
+    world = run_world(run)
 
     def row(measure: str, hits: int, total: int, note: str = "") -> QualityRow:
         return QualityRow("quality", population, measure, hits, total, None, note)

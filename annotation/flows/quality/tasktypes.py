@@ -11,13 +11,10 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.errors import AnswerError
-from annotation.flows.quality.adaptive import (
-    quality_preference_policy,
-    quality_rating_policy,
-    scale_bounds,
-)
-from annotation.flows.quality.services.candidates import SCALES, quality_items_create
-from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
+from annotation.flows.quality.adaptive import quality_preference_policy, quality_rating_policy
+from annotation.flows.quality.services.candidates import quality_items_create
+from annotation.flows.quality.settings import quality_settings
+from annotation.flows.quality.vocabulary import SCALES, QualityItemKind, QualityStage
 from annotation.models import Answer, GoldItemKind, Item, Question, Run, RunStatus
 from annotation.selectors.reviews.gold import Established
 from annotation.selectors.work.images import ImageLinks
@@ -35,7 +32,7 @@ BINARY = (("yes", "Yes, the caption describes the image"), ("no", "No, it does n
 
 
 def _tolerance(item: Item) -> float:
-    return float(item.run.config.get("gold_tolerance", 1.0))
+    return quality_settings(item.run).gold_tolerance
 
 
 class QualityTask(TaskType):
@@ -118,10 +115,10 @@ class QualityRatingTask(QualityTask):
         return [f"{item.target:.2f} ± {_tolerance(item):g}"]
 
     def _options(self, question: Question) -> tuple[tuple[str, str], ...]:
-        return SCALES[str(question.item.run.config.get("scale", "expert"))]
+        return SCALES[quality_settings(question.item.run).scale]
 
     def instructions_example(self, *, run: Run) -> dict[str, Any]:
-        scale = SCALES[str(run.config.get("scale", "expert"))]
+        scale = SCALES[quality_settings(run).scale]
         return {"options": [{"value": v, "label": label} for v, label in scale]}
 
     batch_options = (MORE_JUDGMENTS,)
@@ -133,7 +130,7 @@ class QualityRatingTask(QualityTask):
         policy = quality_rating_policy(run)
         if policy is None:
             return None
-        low, high = scale_bounds(run.config)
+        low, high = quality_settings(run).scale_bounds
         return expected_ratings(policy, tuple(range(low, high + 1)))
 
     def items_for_batch(self, *, run: Run, options: dict[str, Any]) -> QuerySet[Item]:
@@ -144,7 +141,7 @@ class QualityRatingTask(QualityTask):
         policy = quality_rating_policy(run)
         if policy is None:
             raise no_policy("adaptive")
-        low, high = scale_bounds(run.config)
+        low, high = quality_settings(run).scale_bounds
         from annotation.selectors.reviews.follow_ups import rating_follow_ups
 
         captions = Item.objects.filter(run=run, kind=self.kind)

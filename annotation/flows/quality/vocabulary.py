@@ -32,3 +32,22 @@ class QualityItemKind(models.TextChoices):
 
     CANDIDATE_CAPTION = "candidate_caption", "A candidate caption for an image"
     CANDIDATE_PAIR = "candidate_pair", "Two candidate captions for one image"
+
+
+SCALES = {
+    # Flickr8k-Expert's four points (Hodosh et al. 2013), best first.
+    "expert": (
+        ("4", "Describes the image without any errors"),
+        ("3", "Describes the image with minor errors"),
+        ("2", "Is somewhat related to the image"),
+        ("1", "Is unrelated to the image"),
+    ),
+    # Composite's 1-5 correspondence (Aditya et al.): 5 = fully consistent with the image.
+    "composite": (
+        ("5", "Fully matches the image"),
+        ("4", "Matches the image with small errors"),
+        ("3", "Partly matches the image"),
+        ("2", "Barely matches the image"),
+        ("1", "Does not match the image at all"),
+    ),
+}

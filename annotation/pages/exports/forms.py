@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import Run
+from annotation.run_settings import run_settings
 from annotation.services.release.release_terms import UNLICENSED
 
 
@@ -33,7 +34,7 @@ class ExportForm(forms.Form):
 
     def __init__(self, *args: Any, run: Run, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        terms = run.config.get("release") or {}
+        terms = run_settings(run).release or {}
         creators = terms.get("creators") or []
         self.initial = {
             "license": terms.get("license", ""),

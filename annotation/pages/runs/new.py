@@ -2,8 +2,9 @@
 registered flow from the browser, in one of their projects.
 
 The run form is built from the flow's described settings (`Flow.settings`: label, unit, range,
-help) and its defaults (`check_config({})`), so a new flow gets its form without a line here, and it is checked by the same `run_create` as the CLI and the
-API: an error names the setting and is shown next to its field."""
+help, default), so a new flow gets its form without a line here, and it is checked by the same
+`run_create` as the CLI and the API: an error names the setting and is shown next to its
+field."""
 
 from __future__ import annotations
 
@@ -24,33 +25,18 @@ from annotation.pages.choices import project_choice
 from annotation.pages.form_errors import form_refusal
 from annotation.permissions import Action, is_staff, require, visible_projects
 from annotation.run_settings import Setting
-from annotation.services.runs.runs import run_check_config, run_create_any
+from annotation.services.runs.runs import run_create_any
 from pipeline.errors import InputError
 
 
-def _setting_field(name: str, default: Any, setting: Setting | None) -> forms.Field:
-    """A form field for one of the flow's settings: described by the flow (label, unit,
-    range, help), else typed by its default."""
-    if setting is not None:
-        return _described_field(setting, default)
-    if isinstance(default, bool):
-        return forms.BooleanField(label=name, required=False, initial=default)
-    # A number left empty (or not posted) takes the flow's default.
-    if isinstance(default, int):
-        return forms.IntegerField(label=name, initial=default, required=False)
-    if isinstance(default, float):
-        return forms.FloatField(label=name, initial=default, required=False)
-    if isinstance(default, str):
-        return forms.CharField(label=name, initial=default, max_length=500)
-    return forms.JSONField(label=name, initial=default, help_text="JSON")
-
-
-def _described_field(setting: Setting, default: Any) -> forms.Field:
+def _described_field(setting: Setting) -> forms.Field:
+    """A form field for one of the flow's settings, as the flow describes it (label, unit,
+    range, help, default)."""
     label = f"{setting.label} ({setting.unit})" if setting.unit else setting.label
     common: dict[str, Any] = {
         "label": label,
         "help_text": setting.describe(),
-        "initial": default,
+        "initial": setting.default,
         # Left empty: the flow's default (or nothing, for an optional setting).
         "required": False,
     }
@@ -87,7 +73,6 @@ class RunForm(forms.Form):
     def __init__(
         self,
         *args: Any,
-        defaults: dict[str, Any],
         settings: tuple[Setting, ...],
         projects: QuerySet[Project],
         project_required: bool,
@@ -96,15 +81,10 @@ class RunForm(forms.Form):
         super().__init__(*args, **kwargs)
         project = project_choice(self, projects=projects, required=project_required)
         project.help_text = "" if project_required else "default: the Default project"
-        described = {s.key: s for s in settings}
-        # The flow's described settings in its order, then any other default it fills in.
-        keys = [s.key for s in settings] + [k for k in defaults if k not in described]
-        for key in keys:
-            setting = described.get(key)
-            default = defaults.get(key, setting.default if setting else None)
-            field = _setting_field(key, default, setting)
-            field.advanced = bool(setting and setting.advanced)  # type: ignore[attr-defined]
-            self.fields[f"config_{key}"] = field
+        for setting in settings:  # in the flow's order
+            field = _described_field(setting)
+            field.advanced = setting.advanced  # type: ignore[attr-defined]
+            self.fields[f"config_{setting.key}"] = field
 
     def main_fields(self) -> list[forms.BoundField]:
         return [f for f in self if not getattr(f.field, "advanced", False)]
@@ -153,11 +133,9 @@ def run_new_page(request: HttpRequest, kind: str | None = None) -> HttpResponse:
         return render(request, "annotation/run_new.html", chooser)
     if kind not in RunKind.values:
         raise Http404("no such kind of run")
-    defaults = run_check_config(kind=kind, config={})
     flow = flow_for_kind(kind)
     form = RunForm(
         request.POST or None,
-        defaults=defaults,
         settings=flow.settings if flow is not None else (),
         projects=visible_projects(request.user, Action.ACT),
         project_required=not is_staff(request.user),

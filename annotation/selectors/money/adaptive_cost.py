@@ -17,11 +17,10 @@ from django.core.cache import cache
 from annotation.flow_registry import task_type_for
 from annotation.models import Batch, GoldItemKind, Question
 from annotation.providers import provider_for
+from annotation.run_settings import run_settings
 from pipeline.adaptive_cost import ExpectedJudgments
 
 CENT = Decimal("0.01")
-# The run settings an expectation reads (the policies and the rating scale).
-SETTING_KEYS = ("adaptive", "adaptive_preference", "scale")
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ def _expected(batch: Batch) -> ExpectedJudgments | None:
     """The stage's expectation for the run's setting, kept in the shared cache: the first
     computation in a process imports scipy (~1.5 s), which the launch page must not wait for
     (the draft's creation computes it first, see `pages/batches/views.py`)."""
-    setting = {key: batch.run.config.get(key) for key in SETTING_KEYS}
+    setting = run_settings(batch.run).expectation_inputs()  # the policies, the scale
     digest = hashlib.sha256(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:20]
     key = f"adaptive-cost:v1:{batch.stage}:{digest}"
     found = cache.get(key)

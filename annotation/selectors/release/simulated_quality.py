@@ -9,8 +9,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from annotation.models import GOLD_KINDS, Answer, Run
+from annotation.run_settings import run_settings
 from pipeline.expectation import Mixture, wilson
 from pipeline.simulate import WorkerProfile
+from pipeline.world import World
+
+
+def run_world(run: Run) -> World:
+    """The latent world the run's simulated workers answer from: its seed and `world`."""
+    settings = run_settings(run)
+    return World.from_settings(settings.world, seed=settings.seed)
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import Count
 
 from annotation.models import Consent, Invitation, Run, Worker
+from annotation.run_settings import RunTexts, run_settings
 
 DEFAULT_CONSENT = (
     "This is a research study that builds a dataset of images and their descriptions. You "
@@ -19,15 +21,18 @@ DEFAULT_CONSENT = (
 
 
 def run_consent(run: Run) -> dict[str, Any]:
-    """The information and consent text workers of `run` accept (`config.consent`, or the
-    default), with its version: a hash of the text, so any edit is a new version."""
-    text = str(run.config.get("consent") or DEFAULT_CONSENT)
-    return {"text": text, "version": consent_version(run.config)}
+    """The information and consent text workers of `run` accept (its setting `consent`, or
+    the default), with its version: a hash of the text, so any edit is a new version."""
+    text = run_settings(run).consent or DEFAULT_CONSENT
+    return {"text": text, "version": _version(text)}
 
 
-def consent_version(config: dict[str, Any]) -> str:
-    """The version of a run's consent text, from its config."""
-    text = str(config.get("consent") or DEFAULT_CONSENT)
+def consent_version(config: Mapping[str, Any]) -> str:
+    """The version of a run's consent text, from its stored config (read without its run)."""
+    return _version(RunTexts.from_config(config).consent or DEFAULT_CONSENT)
+
+
+def _version(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

@@ -1,12 +1,13 @@
 """What a run's workers read besides the questions: the information and consent text
 (`selectors/work/invitations.py`) and each stage's instructions. The instructions are the task
 type's own template (the paper's wording) unless the run sets its own text for the stage
-(`config["instructions"][stage]`); like consent, a text's version is a hash of it."""
+(its setting `instructions`, by stage); like consent, a text's version is a hash of it."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from typing import Any
 
@@ -16,19 +17,21 @@ from django.template.loader_tags import BlockNode
 
 from annotation.flow_registry import flow_for_kind
 from annotation.models import Run
+from annotation.run_settings import RunTexts, run_settings
 from annotation.selectors.work.invitations import run_consent
 from annotation.tasktypes import task_type_for
 
 DEFAULT_VERSION = "default"  # the task type's own instructions
 
 
-def run_instructions(config: dict[str, Any] | None, stage: str) -> str:
-    """The run's own instructions for `stage` ("" when the task type's own apply)."""
-    own = (config or {}).get("instructions")
-    return str(own.get(stage) or "") if isinstance(own, dict) else ""
+def run_instructions(config: Mapping[str, Any] | None, stage: str) -> str:
+    """The run's own instructions for `stage` ("" when the task type's own apply), from its
+    stored config (a task page reads it without the run)."""
+    own = RunTexts.from_config(config or {}).instructions
+    return str(own.get(stage) or "") if own is not None else ""
 
 
-def instructions_version(config: dict[str, Any] | None, stage: str) -> str:
+def instructions_version(config: Mapping[str, Any] | None, stage: str) -> str:
     text = run_instructions(config, stage)
     if not text:
         return DEFAULT_VERSION
@@ -111,7 +114,7 @@ def instructions_record(run: Run) -> dict[str, dict[str, Any]]:
 def run_texts(run: Run) -> dict[str, Any]:
     """The console's and the API's view of a run's texts: consent and instructions."""
     return {
-        "consent": {**run_consent(run), "own_text": bool(run.config.get("consent"))},
+        "consent": {**run_consent(run), "own_text": bool(run_settings(run).consent)},
         "instructions": [
             {
                 "stage": stage,

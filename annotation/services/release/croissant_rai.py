@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from annotation.models import Run
+from annotation.run_settings import run_settings
 from annotation.services.datasets.images import SIZE
 from annotation.services.release.datasheet import DatasheetRun, held_summary
 from annotation.services.release.release_facts import agreement_lines, annotations_per_item
@@ -104,7 +105,7 @@ def rai_fields(
     dataset = run.dataset
     consent = manifest.get("consent") or {}
     instructions = manifest.get("instructions") or {}
-    aggregation = str(run.config.get("aggregation") or "the flow's default rule")
+    aggregation = run_settings(run).aggregation_chosen or "the flow's default rule"
     codes = {p.get("batch"): p.get("stage") for p in manifest.get("pay", []) if isinstance(p, dict)}
     locales = sorted(
         {

@@ -1,5 +1,5 @@
 """Who made a release and under what terms: license, creators and citation, entered per run
-(`run.config["release"]`) and overridable per export (the export job's params). An export
+(the run setting `release`) and overridable per export (the export job's params). An export
 without a license is "unlicensed" in every file and the job's message warns about it."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.models import Run
+from annotation.run_settings import run_settings
 
 UNLICENSED = "unlicensed"
 
@@ -49,8 +50,8 @@ def run_release_terms_set(*, run: Run, release: dict[str, Any]) -> Run:
 
 def release_terms(*, run: Run, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release's license, creators and citation: the export's own (`params["release"]`)
-    over the run's (`config["release"]`); no license given means "unlicensed"."""
-    terms: dict[str, Any] = {**(run.config.get("release") or {})}
+    over the run's (its setting `release`); no license given means "unlicensed"."""
+    terms: dict[str, Any] = {**(run_settings(run).release or {})}
     terms.update({k: v for k, v in ((params or {}).get("release") or {}).items() if v})
     license_id = str(terms.get("license") or "").strip() or UNLICENSED
     creators = terms.get("creators") or []

@@ -21,39 +21,33 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotation.models import GOLD_KINDS, Assignment, Batch, Item, Question, Run, Worker
+from annotation.run_settings import ESTABLISHED as ESTABLISHED  # gold sources, declared there
+from annotation.run_settings import GOLD_SOURCES as GOLD_SOURCES
+from annotation.run_settings import PAPER as PAPER
+from annotation.run_settings import run_settings
 from annotation.selectors.reviews.gold import Agreement, Established, stage_consensus
 
-ESTABLISHED = "established"  # gold copied from the run's own high-agreement items
-PAPER = "paper"  # the flow's paper's gold (published labels, original pairs), or none
-GOLD_SOURCES = (ESTABLISHED, PAPER)
 # The fields a copy shares with its source: everything a task page can show.
 SHOWN_FIELDS = ("positive_id", "negative_id", "caption_id", "caption2_id", "candidate_id")
 COPIED_FIELDS = (*SHOWN_FIELDS, "candidate2_id", "tag")
 
-GOLD_DEFAULTS: dict[str, Any] = {
-    "gold_source": ESTABLISHED,
-    # An item becomes gold once at least this many different workers answered it and agree.
-    "gold_min_answers": 3,
-}
-
 
 def gold_source(run: Run) -> str:
     """The run's gold source; a run whose config predates the setting keeps the paper's."""
-    return str(run.config.get("gold_source", PAPER))
+    return run_settings(run).gold_source
 
 
 def gold_agreement(run: Run, *, classes: dict[str, str] | None = None, ratings: bool) -> Agreement:
     """The run's rule for when answers establish an item."""
-    config = run.config
+    settings = run_settings(run)
     return Agreement(
-        min_answers=int(config.get("gold_min_answers", 3)),
-        share=float(config.get("gold_agreement", 1.0)),
-        spread=float(config.get("gold_spread", 1.0)) if ratings else None,
+        min_answers=settings.gold_min_answers,
+        share=settings.gold_agreement,
+        spread=settings.gold_spread if ratings else None,
         classes=classes,
     )
 
@@ -196,7 +190,7 @@ def gold_warnings(*, batch: Batch) -> list[str]:
         return []
     if Question.objects.filter(hit__batch=batch, item__kind__in=GOLD_KINDS).exists():
         return []
-    need = int(run.config.get("gold_min_answers", 3))
+    need = run_settings(run).gold_min_answers
     text = (
         "no gold questions: nothing of this stage is established yet (gold is copied from "
         f"items of earlier batches that at least {need} workers answered alike, "

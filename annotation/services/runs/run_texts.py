@@ -10,6 +10,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import EventAction, Run
+from annotation.run_settings import CONSENT, INSTRUCTIONS, RunTexts
 from annotation.selectors.work.invitations import DEFAULT_CONSENT, consent_version
 from annotation.selectors.work.run_texts import (
     instructions_default,
@@ -31,6 +32,13 @@ def _locked(run: Run) -> Run:
     return locked
 
 
+def _with(config: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of a run's config with the setting `key` set to `value` (None: left out)."""
+    if value is None:
+        return {k: v for k, v in config.items() if k != key}
+    return {**config, key: value}
+
+
 def _changed(*, run: Run, config: dict[str, Any], action: EventAction, data: dict[str, Any]) -> Run:
     """Store `config` and write the event, unless the text's version did not change."""
     if data["from"] == data["to"]:
@@ -46,15 +54,15 @@ def run_consent_set(*, run: Run, text: str) -> Run:
     """The run's own information and consent text ("", or the default text as the console
     shows it to edit: the default text)."""
     locked = _locked(run)
-    config = dict(locked.config)
-    before = consent_version(config)
-    if text.strip() and not same_text(text, DEFAULT_CONSENT):
-        config["consent"] = text.replace("\r\n", "\n")
-        check_consent(config)
-    else:
-        config.pop("consent", None)
+    before = consent_version(locked.config)
+    own = (
+        text.replace("\r\n", "\n") if text.strip() and not same_text(text, DEFAULT_CONSENT) else ""
+    )
+    if own:
+        check_consent(own)
+    config = _with(locked.config, CONSENT.key, own or None)
     after = consent_version(config)
-    data = {"from": before, "to": after, "text": config.get("consent", "")}
+    data = {"from": before, "to": after, "text": own}
     return _changed(run=run, config=config, action=EventAction.RUN_CONSENT_CHANGED, data=data)
 
 
@@ -67,18 +75,14 @@ def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
     if len(text) > INSTRUCTIONS_LENGTH:
         raise InputError(f"must be at most {INSTRUCTIONS_LENGTH} characters", field="text")
     locked = _locked(run)
-    config = dict(locked.config)
-    own = dict(config.get("instructions") or {})
-    before = instructions_version(config, stage)
+    own = dict(RunTexts.from_config(locked.config).instructions or {})
+    before = instructions_version(locked.config, stage)
     if text.strip() and not same_text(text, instructions_default(run, stage)):
         own[stage] = text.replace("\r\n", "\n").strip()
     else:
         own.pop(stage, None)
-    if own:
-        config["instructions"] = own
-    else:
-        config.pop("instructions", None)
-    check_stored_json(config.get("instructions", {}), field="text")
+    config = _with(locked.config, INSTRUCTIONS.key, own or None)
+    check_stored_json(own, field="text")
     after = instructions_version(config, stage)
     data = {"stage": stage, "from": before, "to": after, "text": own.get(stage, "")}
     return _changed(run=run, config=config, action=EventAction.RUN_INSTRUCTIONS_CHANGED, data=data)

@@ -19,8 +19,8 @@ from annotation.models import (
     RunKind,
     RunStatus,
 )
-from annotation.run_settings import settings_check
-from annotation.services.checks import check_consent, check_name, check_stored_json
+from annotation.run_settings import settings_stored
+from annotation.services.checks import check_name, check_stored_json
 from annotation.services.events import event_record
 from annotation.services.runs.projects import project_default
 from pipeline.errors import InputError
@@ -79,15 +79,9 @@ def run_check_config(*, kind: str, config: dict[str, Any]) -> dict[str, Any]:
     the admin all store them."""
     if not isinstance(config, dict):
         raise InputError("must be an object of settings", field="config")
-    config = dict(config)
-    check_consent(config)
-    check_stored_json(config, field="config")
-    flow = flow_for_kind(kind)
-    if flow is not None and flow.check_config is not None:
-        config = flow.check_config(config)
-    elif flow is not None:  # a flow's own check runs its declared settings' checks
-        settings_check(flow.settings, config)
-    return config
+    stored = settings_stored(kind=kind, config=config)  # each setting names its own field
+    check_stored_json(stored, field="config")
+    return stored
 
 
 def run_set_status(*, run: Run, status: str, **data: Any) -> None:

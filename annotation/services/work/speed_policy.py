@@ -1,5 +1,5 @@
-"""Implausibly fast work held for review (issue 27), a run setting every flow shares (merged
-into each flow's defaults, as `GOLD_DEFAULTS`): a submitted assignment whose active time per
+"""Implausibly fast work held for review (issue 27), a run setting every flow shares
+(`annotation.run_settings.HOLD_FAST`): a submitted assignment whose active time per
 item (accept, or the page's first answer, to submit, over the HIT's questions) is under
 `hold_fast_seconds_per_item` gets a review before it is paid. It runs in the batch's approval
 policy (`reviews_hold_by_policy`), before our auto-approval and periodically before a
@@ -14,16 +14,16 @@ from django.db.models import Count
 
 from annotation.models import Assignment, Batch, Question, Run
 from annotation.providers import provider_for
+from annotation.run_settings import HOLD_FAST, run_settings
 
-SETTING = "hold_fast_seconds_per_item"
-SPEED_DEFAULTS: dict[str, Any] = {SETTING: 0.0}
+SETTING = HOLD_FAST.key
 POLICY = "fast_work"  # a held review's reason names its policy
 
 
 def speed_limit(run: Run) -> float:
     """Seconds per item under which work is held; 0: nothing is held (runs made before the
     setting included)."""
-    return float(run.config.get(SETTING) or 0.0)
+    return run_settings(run).hold_fast_seconds_per_item
 
 
 def speed_rule(run: Run) -> str:

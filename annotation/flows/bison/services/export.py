@@ -14,6 +14,7 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.flows.bison.selectors import (
     bison_selector_report,
+    bison_settings,
     bison_stage_counts,
     bison_verified_triples,
 )
@@ -41,7 +42,7 @@ JOB_NAME = "bison.export"
 def bison_export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
     """Start the export job, once the run has verified triples (Dawid-Skene's are known
     once its EM has run over the answers: the tally's, not the selector's list of ids)."""
-    if run.config.get("aggregation") == "dawid_skene":
+    if bison_settings(run).aggregation_rule == "dawid_skene":
         verified = bool(bison_tally(run=run).verified.any())
     else:
         verified = bison_verified_triples(run=run).exists()
@@ -84,7 +85,7 @@ class BisonRecords:
                 raise ServiceError(f"run {run.pk}: verified triple {pk} has no {what}")
         self.rows = verified.num_rows
         swap = arrow_numbers(
-            _swapped(seed=int(run.config.get("seed", 0)), pks=verified.column("pk").to_pylist())
+            _swapped(seed=bison_settings(run).seed, pks=verified.column("pk").to_pylist())
         )
         col = {name: verified.column(name).combine_chunks() for name in verified.column_names}
         self.caption = col["caption_coco"]
@@ -151,7 +152,7 @@ def _build(work: ExportWork) -> ExportParts:
     run = work.run
     records = BisonRecords(run=run)
     work.progress(50, f"writing {records.rows} records")
-    split = str(run.dataset.info.get("split") or run.config.get("split") or "val2014")
+    split = str(run.dataset.info.get("split") or bison_settings(run).split or "val2014")
     data = records.document(source="coco", split=split)
     checksum = hashlib.sha256(data).hexdigest()
     name = f"bison_annotations.coco{split}.json"

@@ -23,6 +23,7 @@ from annotation.flows.cxc.selectors import (
     cxc_has_ratings,
     cxc_rating_arrays,
 )
+from annotation.flows.cxc.settings import cxc_settings
 from annotation.flows.cxc.vocabulary import PAPER, CxcStage
 from annotation.models import Caption, Image, Item, Job, Run
 from annotation.selectors.int_arrays import id_dtype, int_arrays
@@ -450,7 +451,7 @@ def _pair_files(
     """The three CSVs and the scale model's file; returns the record set's parts and the
     pairs per sampling method."""
     pairs = _pairs(counted)
-    name = str(work.run.config.get("export_name", "val"))
+    name = cxc_settings(work.run).export_name
     per_method: dict[str, int] = {}
     table_parts: list[pa.Table] = []
     with ExitStack() as stack:
@@ -498,7 +499,7 @@ def _build(work: ExportWork) -> ExportParts:
         memory_release()
         table_parts, per_method = _pair_files(work, reads, counted, model)
         agreement = agreement_now.result()
-    name = str(run.config.get("export_name", "val"))
+    name = cxc_settings(run).export_name
     counted_ratings, fitted = int(counted.item.size), model is not None
     sample, crowd = reads.sample, reads.crowd
     del counted, model, reads

@@ -13,16 +13,12 @@ from django.db.models import Avg, Count, FloatField, Q
 from django.db.models.functions import Cast
 
 from annotation.errors import ServiceError
-from annotation.flows.cxc.config import cxc_check_config
-from annotation.flows.cxc.sampling_encoders import (
-    encoders_record,
-    sampling_encoders_check,
-    sampling_encoders_of,
-)
+from annotation.flows.cxc.sampling_encoders import encoders_record, sampling_encoders_check
 from annotation.flows.cxc.services.similarity_sources import (
     caption_similarity_rows,
     image_similarity_source,
 )
+from annotation.flows.cxc.settings import cxc_settings
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import (
     Caption,
@@ -90,7 +86,7 @@ def cxc_run_create(
         dataset=dataset,
         kind=RunKind.CXC,
         name=name,
-        config=cxc_check_config(config or {}),
+        config=config or {},
         project=project,
         owner=owner,
     )
@@ -132,12 +128,12 @@ def cxc_sample_start(
             "ask for the named stand-in (seeded random image vectors) explicitly",
         )
     sampling_encoders_check(
-        mode=sampling_encoders_of(run.config), encoder=encoder, caption_encoder=caption_encoder
+        mode=cxc_settings(run).sampling_encoders, encoder=encoder, caption_encoder=caption_encoder
     )
     if image_embeddings_path:
         known = run.dataset.images.values_list("coco_id", flat=True)
         load_image_embeddings(image_embeddings_path, known_image_ids=list(known))  # check now
-    source = image_embeddings_path or standin_name(dim=512, seed=int(run.config["seed"]))
+    source = image_embeddings_path or standin_name(dim=512, seed=cxc_settings(run).seed)
     with transaction.atomic():
         params: dict[str, Any] = {"image_embeddings": source}
         if encoder:
@@ -223,15 +219,15 @@ def _summary(result: dict[str, Any]) -> str:
 
 
 def _sample(*, run: Run, job: Job) -> dict[str, Any]:
-    config = run.config
-    seed = int(config["seed"])
+    settings = cxc_settings(run)
+    seed = settings.seed
     image_pks, coco_ids, captions, texts, caption_coco_ids = _examples(run.dataset)
     if len(image_pks) < 2:
         raise InputError("the dataset needs at least two images with captions", field="dataset")
     encoder = job.params.get("encoder")
-    mode = sampling_encoders_of(config)
+    mode = settings.sampling_encoders
     text_rows, caption_source = caption_similarity_rows(
-        config=config,
+        settings=settings,
         texts=texts,
         caption_ids=caption_coco_ids,
         counts=[len(c) for c in captions],
@@ -248,20 +244,18 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
             file=source,
             field="image_ids",
         )
-    bins, shares = config["bins"], config["shares"]
-    common = {
-        "neighbours": int(config["neighbours"]),
-        "random_per_example": int(config["random_per_example"]),
+    bins = settings.bins
+    common: dict[str, Any] = {
+        "neighbours": settings.neighbours,
+        "random_per_example": settings.random_per_example,
         "bins": bins,
-        "shares": shares,
+        "shares": settings.shares,
     }
     job_progress(job_id=job.pk, progress=60, message="sampling pairs")
     # Image pairs by caption similarity; caption pairs by image similarity (indirect).
-    sis = binned_pairs(text_rows, n_pairs=int(config["sis_pairs"]), seed=seed, **common)
+    sis = binned_pairs(text_rows, n_pairs=settings.sis_pairs, seed=seed, **common)
     with_image = np.flatnonzero(has_image)
-    sts = binned_pairs(
-        image_rows[with_image], n_pairs=int(config["sts_pairs"]), seed=seed + 1, **common
-    )
+    sts = binned_pairs(image_rows[with_image], n_pairs=settings.sts_pairs, seed=seed + 1, **common)
     rng = np.random.default_rng(seed + 2)
     owner_of = {c: n for n, caps in enumerate(captions) for c in caps}
     items: list[Item] = []
@@ -280,7 +274,7 @@ def _sample(*, run: Run, job: Job) -> dict[str, Any]:
         i, j = int(with_image[p.i]), int(with_image[p.j])
         c1, c2 = pick(captions[i], rng), pick(captions[j], rng)
         items.append(_caption_pair(run, image_pks, owner_of, c1, c2, C2C_ISIM, p.similarity))
-    cocap = cocaption_pairs(captions, n_pairs=int(config["cocaption_pairs"]), seed=seed + 3)
+    cocap = cocaption_pairs(captions, n_pairs=settings.cocaption_pairs, seed=seed + 3)
     for c1, c2 in cocap:
         items.append(_caption_pair(run, image_pks, owner_of, c1, c2, C2C_COCAPTION, None))
     with transaction.atomic():
@@ -361,8 +355,8 @@ def cxc_intermodal_create(*, run: Run) -> int:
     )
     if made_before.exists():  # gold pairs carry these tags too: only rating pairs count
         return 0
-    config = run.config
-    seed = int(config["seed"])
+    settings = cxc_settings(run)
+    seed = settings.seed
     rated = pair_means(run=run, methods=(I2I_CSIM, C2C_ISIM, C2C_COCAPTION))
     if not rated:
         raise ServiceError(
@@ -375,7 +369,7 @@ def cxc_intermodal_create(*, run: Run) -> int:
     rng = np.random.default_rng(seed + 4)
     made: set[tuple[int, int]] = set()
     items: list[Item] = []
-    wanted = int(config["intrasim_pairs"])
+    wanted = settings.intrasim_pairs
     # Highest mean first; ties by pk (stable).
     for item, mean, _n in sorted(rated, key=lambda r: (-r[1], r[0].pk)):
         if len(items) >= wanted:
@@ -400,8 +394,8 @@ def cxc_intermodal_create(*, run: Run) -> int:
             )
         )
     originals = sorted((image, caption) for image, caps in captions_of.items() for caption in caps)
-    if config["original_pairs"] != "all":
-        size = min(int(config["original_pairs"]), len(originals))
+    if settings.original_pairs != "all":
+        size = min(int(settings.original_pairs), len(originals))
         take = rng.choice(len(originals), size=size, replace=False)
         originals = sorted({originals[int(t)] for t in take})
     items += [

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from annotation.flows.cxc.sampling_encoders import FASTTEXT_FOR_USE_GLOVE, JOINT
+from annotation.flows.cxc.settings import CxcSettings
 from pipeline.embeddings import image_embeddings, train_word_vectors
 from pipeline.errors import InputError
 from pipeline.text import tokenize
@@ -58,7 +59,7 @@ def _encoder_caption_rows(encoder: dict[str, Any], caption_ids: list[int]) -> np
 
 def caption_similarity_rows(
     *,
-    config: dict[str, Any],
+    settings: CxcSettings,
     texts: list[str],
     caption_ids: list[int],
     counts: list[int],
@@ -76,9 +77,9 @@ def caption_similarity_rows(
     tokens = [tokenize(t) for t in texts]
     vectors = train_word_vectors(
         tokens,
-        dim=int(config["text_dim"]),
-        epochs=int(config["text_epochs"]),
-        seed=int(config["seed"]),
+        dim=settings.text_dim,
+        epochs=settings.text_epochs,
+        seed=settings.seed,
     )
     caption_vectors, _ = image_embeddings(tokens, vectors)
     return cocaption_means(caption_vectors, counts), {

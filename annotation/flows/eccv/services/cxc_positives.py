@@ -7,6 +7,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.flows.eccv.models import ExternalPositive
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.models import Caption, EventAction, Run
 from annotation.services.events import event_record
 from pipeline.cxc import parse_sits
@@ -21,7 +22,7 @@ def eccv_cxc_import(
     Ids unknown to the dataset are an error naming the line, unless `skip_unknown` (a trimmed
     dataset meets ratings of images it does not hold); nothing is written on error.
     """
-    threshold = float(run.config.get("cxc_threshold", 3.0) if threshold is None else threshold)
+    threshold = eccv_settings(run).cxc_threshold if threshold is None else float(threshold)
     if not 0.0 <= threshold <= 5.0:
         raise InputError(f"threshold must be within 0..5, got {threshold}", field="threshold")
     try:

@@ -12,6 +12,7 @@ from django.conf import settings
 
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.runs import eccv_workdir
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.models import Caption, Dataset
 from pipeline.eccv_embeddings import ModelEmbeddings, load_model_embeddings
 from pipeline.embedding_storage import check_storage
@@ -78,7 +79,7 @@ def _builtin_embeddings(annotator: Annotator) -> ModelEmbeddings:
     if annotator.kind == AnnotatorKind.FASTTEXT:
         tokens = [tokenize(t) for t in texts]
         dim = int(annotator.params.get("dim", 100))
-        seed = int(annotator.params.get("seed", annotator.run.config.get("seed", 0)))
+        seed = int(annotator.params.get("seed", eccv_settings(annotator.run).seed))
         vectors = train_word_vectors(
             tokens,
             dim=dim,

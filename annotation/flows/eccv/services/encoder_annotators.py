@@ -14,6 +14,7 @@ from annotation.encoders.selectors import embedding_set_image_ids
 from annotation.encoders.services import embedding_set_use_record
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.annotators import eccv_annotator_add
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.models import Run
 from pipeline.errors import InputError
 
@@ -54,10 +55,11 @@ def _check_query_images(*, run: Run, embedding_set: EmbeddingSet) -> None:
     """Every annotator ranks every query: an image query the model could not read (skipped
     when the set was encoded) is refused now, not by the proposal job."""
     encoded = set(embedding_set_image_ids(embedding_set=embedding_set))
-    missing = [i for i in run.config["query_images"] if i not in encoded]
+    queries = eccv_settings(run).query_images
+    missing = [i for i in queries if i not in encoded]
     if missing:
         raise InputError(
-            f"{len(missing)} of the run's {len(run.config['query_images'])} image queries have "
+            f"{len(missing)} of the run's {len(queries)} image queries have "
             f"no image embedding in {embedding_set.label} (unreadable when it was encoded); "
             "draw the run's image queries from the encoded images (the run setting "
             f"image_query_set = {embedding_set.pk}) or encode again with the images readable",

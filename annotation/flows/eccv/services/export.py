@@ -24,6 +24,7 @@ from annotation.flows.eccv.services.judged_columns import (
     pairs_lines,
     pairs_table,
 )
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import PAPER
 from annotation.json_order import keys_sorted
 from annotation.models import Export, Job, Review, ReviewStatus, Run, RunKind
@@ -86,7 +87,7 @@ def eccv_export_start(
 
 def _build(work: ExportWork) -> ExportParts:
     run = work.run
-    aggregation = run.config.get("aggregation", "majority")
+    aggregation = eccv_settings(run).aggregation_rule
     # The judged pairs, their answers and proposals: three COPYs, columns in numpy/Arrow.
     columns = judged_columns(
         run, None if aggregation == "majority" else eccv_positive_item_ids(run=run)

@@ -12,6 +12,7 @@ from django.db import transaction
 from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.services.rankings import annotator_ranking, ranking_load, ranking_save
 from annotation.flows.eccv.services.runs import eccv_workdir
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import GOLD_DEPTH, EccvItemKind
 from annotation.models import Caption, Item, Job, Run, RunKind, RunStatus
 from annotation.services.jobs.jobs import (
@@ -41,7 +42,7 @@ def eccv_propose_start(*, run: Run) -> Job:
         run=run, allowed={RunStatus.CREATED, RunStatus.FAILED}, action="propose candidates"
     )
     annotators = list(run.annotators.order_by("pk"))
-    wanted = int(run.config.get("models", 1))
+    wanted = eccv_settings(run).models
     if len(annotators) < wanted:
         raise InputError(
             f"the run asks for {wanted} models but {len(annotators)} are registered",
@@ -95,7 +96,7 @@ def eccv_propose_finish(*, job_id: int) -> None:
         name: ranking_load(eccv_workdir(run) / f"ranking-{a.pk}.json")
         for name, a in annotators.items()
     }
-    k = int(run.config["k"])
+    k = eccv_settings(run).k
     candidates = propose(rankings, k)
     counts = proposal_counts(candidates)
     excluded = top_pairs(rankings, min(GOLD_DEPTH, *(_depth(r) for r in rankings.values())))

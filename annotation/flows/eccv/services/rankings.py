@@ -10,6 +10,7 @@ from pathlib import Path
 from annotation.flows.eccv.models import Annotator, AnnotatorKind
 from annotation.flows.eccv.services.embeddings import annotator_embeddings
 from annotation.flows.eccv.services.runs import eccv_gallery, eccv_workdir
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import GOLD_DEPTH
 from annotation.models import Caption
 from pipeline.eccv_candidates import ModelRanking
@@ -20,8 +21,8 @@ from pipeline.errors import InputError
 def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> ModelRanking:
     """The annotator's top-`depth` lists for the run's image and caption queries."""
     run = annotator.run
-    image_queries = run.config["query_images"]
-    caption_queries = run.config["query_captions"]
+    settings = eccv_settings(run)
+    image_queries, caption_queries = settings.query_images, settings.query_captions
     if annotator.kind == AnnotatorKind.RANKINGS:
         # Sets only here: an embeddings part checks its ids against arrays (2M captions as a
         # set of Python ints cost ~150 MB, which a part would hold while it ranks).
@@ -31,7 +32,7 @@ def annotator_ranking(*, annotator: Annotator, depth: int = GOLD_DEPTH) -> Model
             known_caption_ids=set(
                 Caption.objects.filter(dataset=run.dataset).values_list("coco_id", flat=True)
             ),
-            min_length=int(run.config["k"]),
+            min_length=settings.k,
         )
         for direction, queries in (("i2t", image_queries), ("t2i", caption_queries)):
             lists = getattr(ranking, direction)

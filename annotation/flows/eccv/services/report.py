@@ -16,6 +16,7 @@ from annotation.flows.eccv.selectors import (
 )
 from annotation.flows.eccv.services.embeddings import annotator_embeddings
 from annotation.flows.eccv.services.rankings import eccv_saved_ranking
+from annotation.flows.eccv.settings import eccv_settings
 from annotation.models import Run
 from pipeline.eccv_analysis import (
     JudgedPair,
@@ -93,7 +94,8 @@ def eccv_report(*, run: Run) -> dict[str, Any]:
     verified: dict[str, dict[int, set[int]]] = {"i2t": defaultdict(set), "t2i": defaultdict(set)}
     seen: dict[str, dict[int, set[int]]] = {"i2t": defaultdict(set), "t2i": defaultdict(set)}
     pairs: dict[str, list[JudgedPair]] = {"i2t": [], "t2i": []}
-    queries = {"i2t": set(run.config["query_images"]), "t2i": set(run.config["query_captions"])}
+    settings = eccv_settings(run)
+    queries = {"i2t": set(settings.query_images), "t2i": set(settings.query_captions)}
     for item, image, caption, n, n_yes, n_positive in judged:
         score = (n_yes + 0.5 * (n_positive - n_yes)) / n  # 1 YES, 0.5 Partially YES (App. E)
         for direction, query, target in (("i2t", image, caption), ("t2i", caption, image)):

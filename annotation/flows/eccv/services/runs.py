@@ -1,5 +1,5 @@
-"""An ECCV Caption run: its settings' defaults and check, its creation with the query sample
-drawn, the gallery a split limits it to, and its folder of job files."""
+"""An ECCV Caption run: its creation with the query sample drawn, the gallery a split limits
+it to, and its folder of job files (its settings: `annotation/flows/eccv/settings.py`)."""
 
 from __future__ import annotations
 
@@ -11,32 +11,13 @@ from django.conf import settings
 
 from annotation.encoders.selectors import embedding_set_image_ids, embedding_set_ready
 from annotation.flows.eccv.config_ids import run_config_ids
-from annotation.flows.eccv.settings import SETTINGS
+from annotation.flows.eccv.settings import EccvSettings
 from annotation.models import Caption, Dataset, Project, Run, RunKind
-from annotation.run_settings import settings_check
-from annotation.services.runs.gold import GOLD_DEFAULTS
-from annotation.services.runs.runs import run_create
-from annotation.services.work.speed_policy import SPEED_DEFAULTS
+from annotation.run_settings import run_settings
+from annotation.services.runs.runs import run_check_config, run_create
 from pipeline.eccv_candidates import subsample_queries
 from pipeline.errors import InputError
-from pipeline.redundancy import RedundancyPolicy
 from pipeline.splits import load_split
-
-DEFAULTS: dict[str, Any] = {
-    "image_queries": 100,
-    "caption_queries": 100,
-    "k": 5,
-    "models": 2,
-    "seed": 0,
-    "cxc_threshold": 3.0,
-    "judgments_per_pair": 1,
-    # Gold: copies of pairs earlier batches of the same direction established (at least
-    # gold_min_answers judges, at least gold_agreement of them on one side of YES/NO), or
-    # "paper": ECCV Caption's original COCO pairs and random pairs in no model's top-25.
-    **GOLD_DEFAULTS,
-    "gold_agreement": 1.0,
-    **SPEED_DEFAULTS,
-}
 
 
 def eccv_workdir(run: Run) -> Path:
@@ -44,18 +25,6 @@ def eccv_workdir(run: Run) -> Path:
     path = Path(settings.MEDIA_ROOT) / "runs" / str(run.pk) / "eccv"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def eccv_check_config(config: dict[str, Any]) -> dict[str, Any]:
-    """An ECCV run's settings, each in its range (InputError names the field)."""
-    config = {**DEFAULTS, **config}
-    settings_check(SETTINGS, config)  # each declared setting's range or choices
-    adaptive = config.get("adaptive")
-    if adaptive is not None:
-        if not isinstance(adaptive, dict):
-            raise InputError("must be an object of redundancy settings", field="adaptive")
-        RedundancyPolicy.from_options(adaptive)
-    return config
 
 
 def eccv_run_create(
@@ -71,15 +40,17 @@ def eccv_run_create(
     `image_query_pool` (COCO ids) limits the image queries to those images, e.g. the ones an
     image-text model could read (every annotator must rank every query); the run's config
     records how many there were."""
-    config = eccv_check_config({**DEFAULTS, **(config or {})})
+    config = run_check_config(kind=RunKind.ECCV, config=config or {})
+    given = EccvSettings.from_config(config)
+    recorded: dict[str, Any] = {}
     image_ids = list(dataset.images.values_list("coco_id", flat=True))
     caption_rows = list(
         Caption.objects.filter(dataset=dataset).values_list("coco_id", "image__coco_id")
     )
     caption_ids = [c for c, _ in caption_rows]
-    if config.get("split"):
+    if given.split:
         # Queries and gallery both come from the split (the paper: the COCO 5k test split).
-        path = str(config["split"])
+        path = str(given.split)
         split = load_split(path)
         wanted = set(split.image_ids)
         image_ids = [i for i in image_ids if i in wanted]
@@ -90,40 +61,45 @@ def eccv_run_create(
                 field="split",
             )
         caption_ids = [c for c, owner in caption_rows if owner in wanted]
-        config["split"] = {
+        recorded["split"] = {
             "file": path,
             "sha256": split.sha256,
             "images_in_split": len(wanted),
             "images_in_dataset": len(image_ids),
             **split.provenance,
         }
-        config["gallery_images"] = sorted(image_ids)
+        recorded["gallery_images"] = sorted(image_ids)
     query_images = image_ids
-    if config.get("image_query_set") is not None and image_query_pool is None:
-        image_query_pool = _encoded_images(dataset, project, config["image_query_set"])
+    if given.image_query_set is not None and image_query_pool is None:
+        image_query_pool = _encoded_images(dataset, project, given.image_query_set)
     if image_query_pool is not None:
         pool = set(image_query_pool)
         query_images = [i for i in image_ids if i in pool]
         if not query_images:
             raise InputError("none of these images is in the run's gallery", field="image_queries")
-        config["image_query_pool"] = len(query_images)
+        recorded["image_query_pool"] = len(query_images)
     sample = subsample_queries(
         query_images,
         caption_ids,
-        min(int(config["image_queries"]), len(query_images)),
-        min(int(config["caption_queries"]), len(caption_ids)),
-        int(config["seed"]),
+        min(given.image_queries, len(query_images)),
+        min(given.caption_queries, len(caption_ids)),
+        given.seed,
     )
-    if int(config["k"]) > min(len(image_ids), len(caption_ids)):
+    if given.k > min(len(image_ids), len(caption_ids)):
         raise InputError(
-            f"k={config['k']} is larger than the gallery ({len(image_ids)} images, "
+            f"k={given.k} is larger than the gallery ({len(image_ids)} images, "
             f"{len(caption_ids)} captions)",
             field="k",
         )
-    config["query_images"] = list(sample.image_ids)
-    config["query_captions"] = list(sample.caption_ids)
+    recorded["query_images"] = list(sample.image_ids)
+    recorded["query_captions"] = list(sample.caption_ids)
     return run_create(
-        dataset=dataset, kind=RunKind.ECCV, name=name, config=config, project=project, owner=owner
+        dataset=dataset,
+        kind=RunKind.ECCV,
+        name=name,
+        config={**config, **recorded},
+        project=project,
+        owner=owner,
     )
 
 
@@ -139,9 +115,10 @@ def _encoded_images(dataset: Dataset, project: Project | None, set_id: Any) -> l
 def eccv_gallery(*, run: Run) -> tuple[set[int], set[int]] | None:
     """The image and caption ids a split limits the run to (None: the whole dataset). The
     database reads the gallery from the run's row: no id list is sent (issue 32)."""
-    if "gallery_images" not in run.config:
+    gallery = run_settings(run, EccvSettings).gallery_images
+    if gallery is None:
         return None
-    images = set(run.config["gallery_images"])
+    images = set(gallery)
     rows = Caption.objects.filter(
         dataset=run.dataset, image__coco_id__in=run_config_ids(run, "gallery_images")
     ).values_list("coco_id", "image__coco_id")

@@ -13,62 +13,19 @@ from django.db import transaction
 
 from annotation.errors import ServiceError
 from annotation.flows.quality.models import Candidate
+from annotation.flows.quality.settings import quality_settings
+from annotation.flows.quality.vocabulary import (
+    SCALES as SCALES,  # the rating scales, declared there
+)
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Caption, Dataset, EventAction, Item, Project, Run, RunKind
-from annotation.run_settings import settings_check
 from annotation.services.checks import check_name
 from annotation.services.events import event_record
-from annotation.services.runs.gold import GOLD_DEFAULTS
 from annotation.services.runs.runs import run_create
-from annotation.services.work.speed_policy import SPEED_DEFAULTS
 from pipeline.errors import InputError
 from pipeline.jsonio import check_text
 
 REFERENCE = "reference"
-SCALES = {
-    # Flickr8k-Expert's four points (Hodosh et al. 2013), best first.
-    "expert": (
-        ("4", "Describes the image without any errors"),
-        ("3", "Describes the image with minor errors"),
-        ("2", "Is somewhat related to the image"),
-        ("1", "Is unrelated to the image"),
-    ),
-    # Composite's 1-5 correspondence (Aditya et al.): 5 = fully consistent with the image.
-    "composite": (
-        ("5", "Fully matches the image"),
-        ("4", "Matches the image with small errors"),
-        ("3", "Partly matches the image"),
-        ("2", "Barely matches the image"),
-        ("1", "Does not match the image at all"),
-    ),
-}
-DEFAULTS: dict[str, Any] = {
-    "seed": 0,
-    "scale": "expert",
-    "pairs_per_image": 4,  # preference pairs per image, spread over the four categories
-    # Gold (the metric papers used none; "paper" keeps it so): one question per HIT copied
-    # from a caption or pair earlier batches of the stage established: at least
-    # gold_min_answers workers, at least gold_agreement of them giving the same yes/no or
-    # preference, ratings at most gold_spread apart (the known rating their mean, a rating
-    # within gold_tolerance of it passes).
-    **GOLD_DEFAULTS,
-    "gold_agreement": 0.8,
-    "gold_spread": 1.0,
-    "gold_tolerance": 1.0,
-    **SPEED_DEFAULTS,
-}
-
-
-def quality_check_config(config: dict[str, Any]) -> dict[str, Any]:
-    from annotation.flows.quality.settings import SETTINGS  # it reads SCALES from here
-
-    config = {**DEFAULTS, **config}
-    settings_check(SETTINGS, config)  # each declared setting's range or choices
-    from annotation.flows.quality.adaptive import preference_policy_of, rating_policy_of
-
-    rating_policy_of(config)  # the adaptive objects' own checks
-    preference_policy_of(config)
-    return config
 
 
 def quality_run_create(
@@ -83,7 +40,7 @@ def quality_run_create(
         dataset=dataset,
         kind=RunKind.QUALITY,
         name=name,
-        config=quality_check_config(config or {}),
+        config=config or {},
         project=project,
         owner=owner,
     )
@@ -163,7 +120,8 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
     models = list(Candidate.objects.filter(run=run).exclude(source=REFERENCE).order_by("pk"))
     if not models:
         raise ServiceError(f"run {run.pk} has no candidate captions: import a model's first")
-    rng = random.Random(int(run.config["seed"]))
+    settings = quality_settings(run)
+    rng = random.Random(settings.seed)
     refs_of: dict[int, list[Caption]] = defaultdict(list)
     for caption in Caption.objects.filter(dataset=run.dataset).order_by("coco_id"):
         refs_of[caption.image_id].append(caption)
@@ -193,7 +151,7 @@ def quality_items_create(*, run: Run) -> dict[str, int]:
         return found
 
     pairs: list[Item] = []
-    wanted = int(run.config["pairs_per_image"])
+    wanted = settings.pairs_per_image
     for image in images:
         refs = refs_of.get(image, [])
         others = [i for i in images if i != image and refs_of.get(i)]

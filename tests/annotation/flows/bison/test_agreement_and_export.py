@@ -288,11 +288,11 @@ def test_the_runs_aggregation_decides_which_triples_three_verifiers_verify(
 
 
 def test_an_unknown_aggregation_is_refused(paired_run):
-    from annotation.flows.bison.selectors import bison_check_config
+    from annotation.flows.bison.settings import BisonSettings
     from pipeline.errors import InputError
 
     with pytest.raises(InputError, match="unanimity, majority, dawid_skene"):
-        bison_check_config({"aggregation": "vote"})
+        BisonSettings.from_config({"aggregation": "vote"})
 
 
 @pytest.mark.django_db(transaction=True)

@@ -140,7 +140,7 @@ def test_run_settings_are_checked(dataset, config, field):
 
 def test_the_new_run_form_takes_a_number_of_original_pairs(dataset, admin_client):
     """The form's text field for "all or a number" sends "20": that is the number 20."""
-    from annotation.flows.cxc.config import DEFAULTS
+    from annotation.flows.cxc.settings import DEFAULTS
 
     form = {
         f"config_{key}": json.dumps(value) if isinstance(value, list) else str(value)

@@ -22,6 +22,7 @@ from annotation.flows.quality.services.export import CF_FILE, EXPERT_FILE, quali
 from annotation.flows.quality.simulate import candidate_quality
 from annotation.flows.quality.vocabulary import QualityItemKind, QualityStage
 from annotation.models import Export, Item, JobState, Question
+from annotation.selectors.release.simulated_quality import run_world
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.submit import assignment_submit
@@ -29,7 +30,6 @@ from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from pipeline.flickr8k import load_derived
 from pipeline.simulate import WorkerProfile
-from pipeline.world import World
 
 pytestmark = pytest.mark.django_db
 FLICKR = Path(__file__).resolve().parents[3] / "data" / "flickr8k"
@@ -180,7 +180,7 @@ def test_judgments_to_the_flickr8k_layouts_and_correlation(quality_run, run_on_c
         assert float(row["low95"]) <= float(row["strength"]) <= float(row["high95"])
     # People judge by each caption's latent quality (never its words): a metric that knows
     # which captions are good agrees with them. Keys: (image file name stem, caption).
-    world = World.from_config(quality_run.config)
+    world = run_world(quality_run)
     quality = {}
     for question in Question.objects.filter(item__run=quality_run).select_related(
         "item__candidate", "item__candidate2", "item__positive"

@@ -3,8 +3,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.cxc.config import DEFAULTS
 from annotation.flows.cxc.services.sampling import cxc_run_create
+from annotation.flows.cxc.settings import DEFAULTS
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset
 

@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.flows.eccv.services.runs import eccv_run_create
-from annotation.flows.eccv.settings import SETTINGS
+from annotation.flows.eccv.settings import SETTINGS, eccv_settings
 from annotation.management.arguments import setting
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset
@@ -54,6 +54,11 @@ class Command(ServiceCommand):
         ).first()
         if dataset is None:
             raise CommandError(f"no dataset {key!r}; import one with import_coco")
+        optional = {
+            "exclusions": opts["exclusions"] or None,
+            "split": opts["split"] or None,
+            "image_query_set": opts["image_query_set"],
+        }
         config = {
             "image_queries": opts["image_queries"],
             "caption_queries": opts["caption_queries"],
@@ -61,20 +66,16 @@ class Command(ServiceCommand):
             "models": opts["models"],
             "seed": opts["seed"],
             "cxc_threshold": opts["cxc_threshold"],
+            **{key: value for key, value in optional.items() if value is not None},
         }
-        if opts["exclusions"]:
-            config["exclusions"] = opts["exclusions"]
-        if opts["split"]:
-            config["split"] = opts["split"]
-        if opts["image_query_set"] is not None:
-            config["image_query_set"] = opts["image_query_set"]
         run = eccv_run_create(dataset=dataset, name=opts["name"], config=config)
+        settings = eccv_settings(run)
         self.stdout.write(
-            f"run {run.pk}: {len(run.config['query_images'])} image and "
-            f"{len(run.config['query_captions'])} caption queries"
+            f"run {run.pk}: {len(settings.query_images)} image and "
+            f"{len(settings.query_captions)} caption queries"
             + (
-                f" from a gallery of {len(run.config['gallery_images'])} split images"
-                if "gallery_images" in run.config
+                f" from a gallery of {len(settings.gallery_images)} split images"
+                if settings.gallery_images is not None
                 else ""
             )
         )

@@ -3,7 +3,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.shortcuts import get_object_or_404
 
-from annotation.flows.quality.services.candidates import DEFAULTS, quality_run_create
+from annotation.flows.quality.services.candidates import quality_run_create
+from annotation.flows.quality.settings import DEFAULTS
 from annotation.management.base import ServiceCommand
 from annotation.models import Dataset
 
