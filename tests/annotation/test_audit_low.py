@@ -132,9 +132,9 @@ def _leaks(body: str, texts: set[str], images: set[str]) -> list[str]:
 def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
     client, dataset, run_on_commit, settings
 ):
-    from annotation.crowd.prolific.testing import ProlificDriver
     from annotation.flows.bison.vocabulary import BisonStage
     from annotation.services.runs.batches import batch_create, batch_publish
+    from tests.annotation.crowd.prolific import ProlificDriver
     from tests.annotation.drivers import MTurkDriver
     from tests.factories import paired_run_factory
 

@@ -4,7 +4,6 @@ and the kill switch."""
 
 import pytest
 
-from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentDraft, AssignmentState, BatchStatus, Event, ProjectRole
@@ -19,6 +18,7 @@ from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.drafts import draft_save
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
+from tests.annotation.crowd.prolific import ProlificDriver
 from tests.annotation.test_api_lists import member
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 

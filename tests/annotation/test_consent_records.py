@@ -12,7 +12,6 @@ from django.apps import apps
 from django.utils import timezone
 
 from annotation.crowd.panel.models import Participant
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Consent, Event, Invitation
 from annotation.selectors.work.invitations import consent_summary, run_consent
@@ -21,6 +20,7 @@ from annotation.services.release.export_jobs import export_manifest_crowd
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.consent import consent_record
 from annotation.services.work.worker_identity import worker_get_or_create
+from tests.annotation.crowd.panel import PanelDriver
 from tests.factories import invited
 
 pytestmark = pytest.mark.django_db

@@ -3,10 +3,10 @@ provider paying in another currency refuses instead of converting."""
 
 import pytest
 
-from annotation.crowd.prolific.testing import ProlificDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.runs.batches import batch_create, batch_publish
+from tests.annotation.crowd.prolific import ProlificDriver
 
 pytestmark = pytest.mark.django_db
 

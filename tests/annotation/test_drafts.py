@@ -13,7 +13,6 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 from django.utils import timezone
 
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.errors import NotAssignmentHolder, ServiceError, TooLate
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.flows.quality.services.export import EXPERT_FILE, quality_export_start
@@ -33,6 +32,7 @@ from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.drafts import draft_save
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
+from tests.annotation.crowd.panel import PanelDriver
 from tests.annotation.flows.quality.test_quality_flow import quality_run  # noqa: F401
 from tests.factories import join
 

@@ -119,7 +119,6 @@ def test_the_core_and_the_flows_never_name_a_provider():
     found = [
         hit
         for path in core_modules() + modules(ROOT / "flows")
-        if path.name != "testing.py"  # the contract tests' shared player names none either
         for hit in provider_names_in(path, names)
     ]
     assert found == []
@@ -199,7 +198,7 @@ def test_the_providers_wing_holds_only_providers():
     """The registry and the interface are the core's (`annotation/providers/`): the core asks
     them and never reaches into `annotation/crowd/`, which holds the providers' folders."""
     loose = sorted(p.name for p in (ROOT / "crowd").glob("*.py"))
-    assert loose == ["__init__.py", "testing.py"]  # testing.py: the contract tests' player
+    assert loose == ["__init__.py"]  # the test doubles live in tests/annotation/crowd/
     assert offending(core_modules(), ("annotation.crowd",)) == []
 
 

@@ -5,11 +5,11 @@ naming its file, line and field, and nothing is written unless the whole file is
 import pytest
 
 from annotation.crowd.panel.approvals import PanelFileError, approved_ids, panel_confirm
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Event, Hit, HitStatus
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
+from tests.annotation.crowd.panel import PanelDriver
 
 pytestmark = pytest.mark.django_db
 

@@ -11,11 +11,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.crowd.panel.services import panel_settings_set
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, Batch, ProjectRole
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.worker_actions import worker_bonus
+from tests.annotation.crowd.panel import PanelDriver
 from tests.annotation.test_api_lists import member
 from tests.annotation.test_api_schema import check, schema  # noqa: F401
 

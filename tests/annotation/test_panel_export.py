@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from annotation.crowd.panel.approvals import panel_confirm
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.selectors import bison_verified_triples
 from annotation.flows.bison.services.export import bison_export_start
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Export, Item
 from annotation.selectors.work.invitations import run_consent
 from annotation.services.runs.batches import batch_create, batch_publish
+from tests.annotation.crowd.panel import PanelDriver
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -13,13 +13,13 @@ from annotation.crowd.panel import options
 from annotation.crowd.panel.approvals import panel_confirm
 from annotation.crowd.panel.selectors import bonus_csv
 from annotation.crowd.panel.services import panel_settings_set
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Worker
 from annotation.services.runs.batches import batch_create
 from annotation.services.work.worker_actions import worker_block, worker_bonus
 from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
+from tests.annotation.crowd.panel import PanelDriver
 from tests.annotation.test_panel_pages import answers_of, panel_batch
 
 pytestmark = pytest.mark.django_db

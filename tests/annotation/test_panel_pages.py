@@ -9,7 +9,6 @@ import pytest
 
 from annotation.crowd.panel.models import Participant
 from annotation.crowd.panel.services import panel_settings_set
-from annotation.crowd.panel.testing import PanelDriver
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState, Event, PoolMembership, Worker
@@ -19,6 +18,7 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.worker_actions import worker_block, workers_notify
 from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
+from tests.annotation.crowd.panel import PanelDriver
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

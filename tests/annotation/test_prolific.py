@@ -11,8 +11,6 @@ from annotation.crowd.prolific import studies
 from annotation.crowd.prolific.client import ProlificClient, ProlificError
 from annotation.crowd.prolific.fees import minor_units
 from annotation.crowd.prolific.publish import prolific_publish_start
-from annotation.crowd.prolific.standin import ProlificStandIn, standin_session
-from annotation.crowd.prolific.testing import SECRET
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import (
@@ -32,6 +30,8 @@ from annotation.services.runs.batches import batch_create, batch_expire, batch_p
 from annotation.services.work.decisions import assignment_approve, assignment_reject
 from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
+from tests.annotation.crowd.prolific import SECRET
+from tests.annotation.crowd.prolific_standin import ProlificStandIn, standin_session
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ from annotation.crowd.prolific import studies
 from annotation.crowd.prolific.client import ProlificError, client_default
 from annotation.crowd.prolific.filters import KNOWN, vocabulary, vocabulary_forget
 from annotation.crowd.prolific.groups import BLOCKLIST
-from annotation.crowd.prolific.testing import API
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.runs.batches import batch_create
 from pipeline.errors import InputError
+from tests.annotation.crowd.prolific import API
 
 pytestmark = pytest.mark.django_db
 

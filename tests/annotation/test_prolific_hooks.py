@@ -21,10 +21,10 @@ from django.test import Client
 from annotation.crowd.prolific import hooks
 from annotation.crowd.prolific.client import ProlificError
 from annotation.crowd.prolific.models import HighReturnRate, HookDelivery, HookOutcome
-from annotation.crowd.prolific.testing import SECRET
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Event
 from annotation.services.runs.batches import batch_create
+from tests.annotation.crowd.prolific import SECRET
 
 pytestmark = pytest.mark.django_db
 

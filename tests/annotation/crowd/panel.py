@@ -9,8 +9,8 @@ from typing import Any
 
 from annotation.crowd.panel import options
 from annotation.crowd.panel.approvals import panel_confirm
-from annotation.crowd.testing import ServerDriver
 from annotation.models import Assignment, Batch
+from tests.annotation.crowd.testing import ServerDriver
 
 TASK = re.compile(r"/panel/task/(\d+)/$")
 

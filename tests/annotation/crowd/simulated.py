@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.crowd.testing import ServerDriver
+from tests.annotation.crowd.testing import ServerDriver
 
 
 def driver(http: Any) -> ServerDriver:

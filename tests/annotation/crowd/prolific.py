@@ -13,10 +13,10 @@ from django.test import Client
 from django.test.utils import override_settings
 
 from annotation.crowd.prolific.client import ProlificClient, client_default
-from annotation.crowd.prolific.standin import ProlificStandIn, standin_session
 from annotation.models import Assignment, Batch
 from annotation.providers import provider_for
 from annotation.services.runs.batches import batch_publish, batch_sync
+from tests.annotation.crowd.prolific_standin import ProlificStandIn, standin_session
 
 API = "https://api.prolific.test/api/v1/"
 SECRET = "hook-secret-for-tests"

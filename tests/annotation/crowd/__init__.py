@@ -1,0 +1,3 @@
+"""Test doubles of the crowd providers: the contract tests' players (one module per provider,
+`driver(http)`), the shared server-side player (`testing.py`) and the stand-in of Prolific's
+HTTP API (`prolific_standin.py`). Issue 49 moved them here out of the production packages."""
