@@ -55,7 +55,7 @@ class QualityConfig(AppConfig):
                 },
                 demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
                 demo=lazy("annotation.flows.quality.demo:run_demo"),
-                quality_sweep=lazy("annotation.flows.quality.sweep:quality_quality_sweep"),
+                quality_sweep=lazy("annotation.flows.quality.sweep:caption_quality_sweep"),
                 settings=SETTINGS,
                 settings_type=QualitySettings,
                 create_run=quality_run_create,

@@ -144,7 +144,7 @@ def quality_rows(*, run: Run, population: str, label: str) -> list[QualityRow]:
     ]
 
 
-def quality_quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:
+def caption_quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:
     seed = int(ctx.options["seed"])
     folder = Path(settings.MEDIA_ROOT) / "sweep-quality"
     folder.mkdir(parents=True, exist_ok=True)
