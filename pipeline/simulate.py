@@ -290,7 +290,7 @@ POPULATIONS: dict[str, Population] = {
 # The "realistic" crowd (issue 30), calibrated by benchmarks/calibrate_world.py against BISON's
 # stage conversions (91.56 %, 87.70 %), ECCV Table B.2's rank-1 shares and the agreement of
 # Flickr8k-Expert's raters and Flickr8k-CrowdFlower's workers; the table in
-# docs/architecture.md says which figure each setting targets. Frozen before any policy or
+# docs/quality.md says which figure each setting targets. Frozen before any policy or
 # aggregation was tuned on it: change it only in a commit of its own, with the figures again.
 _COLUMNS = (
     "name", "behaviour", "accuracy", "gold_accuracy", "sensitivity", "lean", "fatigue",

@@ -1,4 +1,5 @@
-"""The researchers' web pages, one package per domain (see docs/architecture.md, "Web layer").
+"""The researchers' web pages, one package per domain (see docs/console-and-api.md, "Web
+layer: from a URL to its view").
 
 Each `<domain>/urls.py` lists its pages and is included by `config/urls.py`; the view of a
 URL sits in that package (`views.py`, or a module named after the URL's last word, e.g.

@@ -1,6 +1,6 @@
 """The registry of crowd providers. Each provider is a package `annotation/crowd/<name>/` and a
-Django app whose `AppConfig.ready()` calls `provider_register` (see docs/architecture.md,
-"Adding a provider"). The core and the flows ask this registry; they never name a provider.
+Django app whose `AppConfig.ready()` calls `provider_register` (see CONTRIBUTING.md,
+"Adding a crowd provider"). The core and the flows ask this registry; they never name a provider.
 """
 
 from __future__ import annotations
