@@ -25,6 +25,12 @@ DOCS = [
     ROOT / "CONTRIBUTING.md",
     *sorted((ROOT / "docs").rglob("*.md")),
     *(ROOT / package / "README.md" for package in PACKAGES),
+    # the rooms' READMEs (annotation/services/work/, ...) and any other package's
+    *sorted(
+        path
+        for path in (ROOT / "annotation").rglob("README.md")
+        if path.parent.relative_to(ROOT).as_posix() not in PACKAGES
+    ),
 ]
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
