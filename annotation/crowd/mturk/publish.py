@@ -53,7 +53,7 @@ def mturk_publish_start(*, batch: Batch) -> Job:
         event_record(
             action=EventAction.MTURK_PUBLISH_REQUESTED, run=batch.run, batch=batch, data=job.params
         )
-        transaction.on_commit(lambda: tasks.mturk_publish.delay(job.pk))
+        transaction.on_commit(lambda: tasks.mturk_publish_task.delay(job.pk))
     return job
 
 

@@ -64,7 +64,7 @@ def prolific_publish_start(*, batch: Batch, provider: ProlificProvider) -> Job:
             batch=batch,
             data=job.params,
         )
-        transaction.on_commit(lambda: tasks.prolific_publish.delay(job.pk))
+        transaction.on_commit(lambda: tasks.prolific_publish_task.delay(job.pk))
     return job
 
 

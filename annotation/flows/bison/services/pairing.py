@@ -144,7 +144,7 @@ def pairing_start(
             Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).delete()
         job = job_create(name=JOB_NAME, run=run, params=params)
         run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
-        transaction.on_commit(lambda: tasks.pairing_prepare.delay(job.pk))
+        transaction.on_commit(lambda: tasks.pairing_prepare_task.delay(job.pk))
     return job
 
 
