@@ -8,8 +8,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import batch_environment, validate_batch
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_check, mturk_provider
 from annotation.errors import ServiceError
 from annotation.flow_registry import disjoint_stages

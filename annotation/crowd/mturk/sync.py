@@ -10,8 +10,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import MTurkError, batch_environment, hit_gone
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.spend import mturk_provider
 from annotation.errors import AnswerError, ServiceError
 from annotation.models import (

@@ -31,7 +31,7 @@ from annotation.services.events import event_record
 from annotation.services.jobs.jobs import Progress, job_create
 
 if TYPE_CHECKING:
-    from annotation.crowd.prolific.adapter import ProlificProvider
+    from annotation.crowd.prolific.provider import ProlificProvider
 
 PROVIDER = "prolific"
 
