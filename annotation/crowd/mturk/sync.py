@@ -276,11 +276,6 @@ def mturk_sync_batch(*, batch: Batch, provider: MTurkProvider | None = None) -> 
     return report
 
 
-def mturk_sync_changes(*, batch: Batch) -> int:
-    """`mturk_sync_batch` reduced to how many assignments changed."""
-    return mturk_sync_batch(batch=batch).changed
-
-
 def mturk_batches_to_sync() -> list[Batch]:
     """Published MTurk batches, and completed or expired ones until their work is final: late
     submissions, MTurk's auto-approvals and unconfirmed answers still to be settled."""
