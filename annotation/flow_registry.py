@@ -129,24 +129,6 @@ class Flow:
     paper: str = ""
 
 
-def lazy(target: str) -> Callable[..., Any]:
-    """`"module:function"` as a function that imports its module when first called: a flow
-    registers its demo and quality steps without loading them (and what they import) at
-    start-up (issue 26)."""
-    module_name, _, name = target.partition(":")
-    loaded: list[Callable[..., Any]] = []
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if not loaded:
-            from importlib import import_module
-
-            loaded.append(getattr(import_module(module_name), name))
-        return loaded[0](*args, **kwargs)
-
-    call.__qualname__ = call.__name__ = name
-    return call
-
-
 _FLOWS: dict[str, Flow] = {}
 _STAGES: dict[str, tuple[Flow, TaskType]] = {}
 

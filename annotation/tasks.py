@@ -12,7 +12,7 @@ logger = logging.getLogger(__name__)
 
 
 @app.task(name="crowd.sync_open")
-def crowd_sync_open() -> None:
+def crowd_sync_open_task() -> None:
     """Periodic: every remote provider brings in its open batches' results; then HITs a
     provider would not grow get their items in a new HIT."""
     from annotation.providers import providers
@@ -29,7 +29,7 @@ def crowd_sync_open() -> None:
 
 
 @app.task(name="assignments.auto_approve")
-def assignments_auto_approve() -> None:
+def assignments_auto_approve_task() -> None:
     from annotation.services.work.reviews import assignments_auto_approve as approve
 
     approve()
@@ -37,7 +37,7 @@ def assignments_auto_approve() -> None:
 
 @app.task(name="datasets.import")
 @job_step
-def dataset_import(job_id: int) -> None:
+def dataset_import_task(job_id: int) -> None:
     from annotation.services.datasets.dataset_jobs import dataset_import_job
 
     dataset_import_job(job_id=job_id)
@@ -45,7 +45,7 @@ def dataset_import(job_id: int) -> None:
 
 @app.task(name="images.cache")
 @job_step
-def images_cache(job_id: int) -> None:
+def images_cache_task(job_id: int) -> None:
     from annotation.services.datasets.images import images_cache_job
 
     images_cache_job(job_id=job_id)
@@ -53,7 +53,7 @@ def images_cache(job_id: int) -> None:
 
 @app.task(name="exports.write")
 @job_step
-def export_write(job_id: int) -> None:
+def export_write_task(job_id: int) -> None:
     """Every flow's export job (its build is the flow's `ExportSpec`)."""
     from annotation.services.release.export_jobs import export_job_write
 
@@ -61,7 +61,7 @@ def export_write(job_id: int) -> None:
 
 
 @app.task(name="jobs.recover")
-def jobs_recover() -> None:
+def jobs_recover_task() -> None:
     """Periodic: re-send the missing steps of jobs silent for CROWDVL_JOB_STALL_SECONDS."""
     from annotation.services.jobs.job_recovery import jobs_recover as recover
 
@@ -69,7 +69,7 @@ def jobs_recover() -> None:
 
 
 @app.task(name="notify.owner")
-def owner_notify(run_id: int, subject: str, body: str) -> None:
+def owner_notify_task(run_id: int, subject: str, body: str) -> None:
     from annotation.services.notifications import owner_notify_send
 
     owner_notify_send(run_id=run_id, subject=subject, body=body)
@@ -77,7 +77,7 @@ def owner_notify(run_id: int, subject: str, body: str) -> None:
 
 @app.task(name="exports.bundle")
 @job_step
-def export_bundle(job_id: int) -> None:
+def export_bundle_task(job_id: int) -> None:
     """A release bundle of one export version (the exports page's and API's button)."""
     from annotation.services.release.release_bundle import export_bundle_job
 

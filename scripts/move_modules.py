@@ -5,7 +5,7 @@ a line; the same list rewrites code written before a move (another branch, a doc
     python scripts/move_modules.py move old.module new.module ...   # git mv + rewrite + record
     python scripts/move_modules.py rewrite [PATH ...]                # rewrite only (all moves)
 
-Rewritten: dotted names (`import`, `from … import`, `mock.patch("…")`, `lazy("…:…")`),
+Rewritten: dotted names (`import`, `from … import`, `mock.patch("…")`, `"module:NAME"` specs),
 `from package import module` lines, and file paths (`annotation/services/claim.py`, and the
 short `services/claim.py` docs use). Migrations, CHANGELOG.md and docs/architecture.md are
 history or edited elsewhere: left alone unless named on the command line.

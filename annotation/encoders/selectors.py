@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, QuerySet
 
-from annotation.encoders.models import EmbeddingSet, EmbeddingSetUse, EmbeddingState
+from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.encoders.services import encoder_checkpoint_path
 from annotation.models import Caption, Dataset, Project
 from pipeline.encoders.estimate import encode_estimate
@@ -50,12 +50,6 @@ def embedding_set_get(
         where = f" in project {project.name!r}" if project is not None else ""
         raise InputError(f"no embedding set {wanted} of this dataset{where}", field="set")
     return embedding_set
-
-
-def embedding_set_runs(*, embedding_set: EmbeddingSet) -> list[int]:
-    """The ids of the runs that read the set, oldest first."""
-    uses = EmbeddingSetUse.objects.filter(embedding_set=embedding_set).order_by("run_id")
-    return list(uses.values_list("run_id", flat=True))
 
 
 def embedding_set_image_ids(*, embedding_set: EmbeddingSet) -> list[int]:

@@ -180,7 +180,7 @@ def embedding_set_start(
         )
         from annotation.encoders import tasks
 
-        job_enqueue(job=job, task=tasks.encode_prepare)
+        job_enqueue(job=job, task=tasks.encode_prepare_task)
     return embedding_set
 
 

@@ -10,7 +10,7 @@ from config.celery import app
 
 @app.task(name="encoders.encode_prepare")
 @job_step
-def encode_prepare(job_id: int) -> None:
+def encode_prepare_task(job_id: int) -> None:
     from annotation.encoders import services
 
     try:
@@ -19,12 +19,12 @@ def encode_prepare(job_id: int) -> None:
         services.encode_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
         raise
     if parts:
-        group(encode_part.s(job_id, part) for part in parts).delay()
+        group(encode_part_task.s(job_id, part) for part in parts).delay()
 
 
 @app.task(name="encoders.encode_part")
 @job_step
-def encode_part(job_id: int, part: int) -> None:
+def encode_part_task(job_id: int, part: int) -> None:
     from annotation.encoders import services
 
     try:
@@ -33,12 +33,12 @@ def encode_part(job_id: int, part: int) -> None:
         services.encode_fail(job_id=job_id, error=f"chunk {part}: {type(exc).__name__}: {exc}")
         raise
     if last:
-        encode_finish.delay(job_id)
+        encode_finish_task.delay(job_id)
 
 
 @app.task(name="encoders.encode_finish")
 @job_step
-def encode_finish(job_id: int) -> None:
+def encode_finish_task(job_id: int) -> None:
     from annotation.encoders import services
 
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -180,8 +179,3 @@ def arrow_lists(values: pa.Array, counts: np.ndarray) -> pa.ListArray:
     offsets = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
     return pa.ListArray.from_arrays(arrow_numbers(offsets), values)
-
-
-def as_python(value: Any) -> Any:
-    """A numpy scalar as the Python number JSON writes (manifests)."""
-    return value.item() if isinstance(value, np.generic) else value

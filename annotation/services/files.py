@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -93,13 +93,6 @@ class AtomicLines:
         data = line.encode() + b"\n"
         self.digest.update(data)
         self.handle.write(data)
-
-    def write_many(self, lines: Iterable[str]) -> None:
-        """Many lines in one write (a slice of a large export)."""
-        data = ("\n".join(lines) + "\n").encode()
-        if data != b"\n":
-            self.digest.update(data)
-            self.handle.write(data)
 
     def write_bytes(self, data: bytes | memoryview) -> None:
         """Lines already encoded, each ending in its newline (an Arrow buffer)."""

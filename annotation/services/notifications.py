@@ -18,7 +18,7 @@ def owner_notify(*, run_id: int | None, subject: str, body: str) -> None:
         return
     from annotation import tasks  # tasks import services: import here
 
-    transaction.on_commit(lambda: tasks.owner_notify.delay(run_id, subject, body))
+    transaction.on_commit(lambda: tasks.owner_notify_task.delay(run_id, subject, body))
 
 
 def owner_notify_send(*, run_id: int, subject: str, body: str) -> bool:

@@ -163,10 +163,3 @@ def threads_for(*, cores: int, processes: int) -> int:
     """torch threads per worker process: the cores shared out, at least one (more threads
     than cores only make the processes wait for each other)."""
     return max(1, cores // max(1, processes))
-
-
-def batch_for(*, tokens: int, width: int, layers: int, budget_bytes: int, cap: int = 64) -> int:
-    """Images per forward pass within a memory budget: each image holds about 16 float32
-    activations of tokens x width per layer while the pass runs (attention, MLP, residual)."""
-    per_image = max(1, 16 * tokens * width * 4 * max(1, layers) // 4)
-    return max(1, min(cap, budget_bytes // per_image))

@@ -66,7 +66,7 @@ def test_only_the_missing_blocks_are_sent_again_and_the_job_finishes_once(
     assert Item.objects.filter(run=job.run, kind=BisonItemKind.IMAGE_PAIR).count() == 6
     # A late copy of the finishing step or of a block changes nothing.
     pairing_finish(job_id=job.pk)
-    bison_tasks.pairing_block(job.pk, 1, 2, 4)
+    bison_tasks.pairing_block_task(job.pk, 1, 2, 4)
     assert _paired_events(job.run) == 1
     with pytest.raises(ServiceError, match="succeeded"):
         job_resume(job_id=job.pk, reason="test")
@@ -85,7 +85,7 @@ def test_cancel_stops_the_job_and_frees_the_run(lost_job, tmp_path, run_on_commi
     run = Run.objects.get(pk=job.run_id)
     assert run.status == RunStatus.FAILED
     # Its steps, delivered late, do nothing; the run can start stage 1 again.
-    bison_tasks.pairing_prepare(job.pk)
+    bison_tasks.pairing_prepare_task(job.pk)
     assert Job.objects.get(pk=job.pk).parts_total == 0
     with pytest.raises(ServiceError, match="cancelled"):
         job_cancel(job_id=job.pk, by="alice")

@@ -8,9 +8,9 @@ from botocore.stub import ANY
 from django.core.management import call_command
 
 from annotation.crowd.mturk import client as mturk
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import MTurkError, MTurkGateway, make_client
 from annotation.crowd.mturk.fees import estimate_cost
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.crowd.mturk.sync import mturk_sync_batch
 from annotation.errors import ServiceError

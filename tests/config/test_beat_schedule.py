@@ -25,6 +25,6 @@ def test_one_provider_failing_does_not_stop_the_others(monkeypatch, caplog):
     monkeypatch.setattr(
         "annotation.services.work.reoffer.hits_reoffer_all", lambda: seen.append("reoffer")
     )
-    tasks.crowd_sync_open()
+    tasks.crowd_sync_open_task()
     assert seen == ["prolific", "reoffer"]
     assert "synchronising mturk failed" in caplog.text

@@ -10,7 +10,7 @@ class MTurkCrowdConfig(AppConfig):
     verbose_name = "Amazon Mechanical Turk (legacy)"
 
     def ready(self) -> None:
-        from annotation.crowd.mturk.adapter import MTurkProvider
+        from annotation.crowd.mturk.provider import MTurkProvider
         from annotation.providers import provider_register
         from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 

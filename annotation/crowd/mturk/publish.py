@@ -8,8 +8,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import batch_environment, validate_batch
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.spend import mturk_block_qualification, mturk_cost_check, mturk_provider
 from annotation.errors import ServiceError
 from annotation.flow_registry import disjoint_stages
@@ -53,7 +53,7 @@ def mturk_publish_start(*, batch: Batch) -> Job:
         event_record(
             action=EventAction.MTURK_PUBLISH_REQUESTED, run=batch.run, batch=batch, data=job.params
         )
-        transaction.on_commit(lambda: tasks.mturk_publish.delay(job.pk))
+        transaction.on_commit(lambda: tasks.mturk_publish_task.delay(job.pk))
     return job
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import ENV_TAGS, MTurkError, batch_environment, hit_gone
 from annotation.crowd.mturk.fees import BONUS_FEE_RATE, mturk_fee, mturk_fee_rate
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.spend import mturk_provider
 from annotation.models import Assignment, AssignmentState, Batch, BatchStatus, Bonus, Hit
 from annotation.selectors.installation import installation_id

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.fees import estimate_cost
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.errors import ServiceError
 from annotation.models import Batch, BlockQualification
 from annotation.providers import CostEstimate, provider_for

@@ -10,8 +10,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd.mturk.adapter import MTurkProvider
 from annotation.crowd.mturk.client import MTurkError, batch_environment, hit_gone
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.spend import mturk_provider
 from annotation.errors import AnswerError, ServiceError
 from annotation.models import (
@@ -274,11 +274,6 @@ def mturk_sync_batch(*, batch: Batch, provider: MTurkProvider | None = None) -> 
         },
     )
     return report
-
-
-def mturk_sync_changes(*, batch: Batch) -> int:
-    """`mturk_sync_batch` reduced to how many assignments changed."""
-    return mturk_sync_batch(batch=batch).changed
 
 
 def mturk_batches_to_sync() -> list[Batch]:

@@ -10,9 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ERRORS, ServiceAPIView
-from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.adjustments import prolific_pay_adjust
 from annotation.crowd.prolific.pay import MedianPay, declared_pay, median_pay
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.models import Batch
 from annotation.permissions import Action
 

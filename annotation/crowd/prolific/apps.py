@@ -10,7 +10,7 @@ class ProlificCrowdConfig(AppConfig):
     verbose_name = "Prolific"
 
     def ready(self) -> None:
-        from annotation.crowd.prolific.adapter import ProlificProvider
+        from annotation.crowd.prolific.provider import ProlificProvider
         from annotation.providers import provider_register
         from annotation.services.jobs.job_recovery import JobSteps, job_steps_register
 

@@ -16,7 +16,7 @@ from annotation.crowd.prolific.client import (
 )
 from annotation.crowd.prolific.studies import study_of
 from annotation.errors import ServiceError
-from annotation.models import Assignment, AssignmentState, Batch, Worker
+from annotation.models import Assignment, Batch, Worker
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.worker_identity import worker_get_or_create
 
@@ -90,7 +90,3 @@ def participant_claim(
         Assignment.objects.filter(pk=assignment.pk).update(provider_assignment_id=session_id)
         assignment.provider_assignment_id = session_id
     return assignment
-
-
-def assignment_done(assignment: Assignment) -> bool:
-    return assignment.state != AssignmentState.ACCEPTED

@@ -8,9 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.adjustments import prolific_pay_adjust
 from annotation.crowd.prolific.pay import MedianPay, declared_pay, median_pay
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.errors import ServiceError
 from annotation.models import Batch
 from annotation.permissions import Action, require

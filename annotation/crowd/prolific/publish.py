@@ -31,7 +31,7 @@ from annotation.services.events import event_record
 from annotation.services.jobs.jobs import Progress, job_create
 
 if TYPE_CHECKING:
-    from annotation.crowd.prolific.adapter import ProlificProvider
+    from annotation.crowd.prolific.provider import ProlificProvider
 
 PROVIDER = "prolific"
 
@@ -64,7 +64,7 @@ def prolific_publish_start(*, batch: Batch, provider: ProlificProvider) -> Job:
             batch=batch,
             data=job.params,
         )
-        transaction.on_commit(lambda: tasks.prolific_publish.delay(job.pk))
+        transaction.on_commit(lambda: tasks.prolific_publish_task.delay(job.pk))
     return job
 
 

@@ -8,7 +8,7 @@ from config.celery import app
 
 @app.task(name="prolific.publish")
 @job_step
-def prolific_publish(job_id: int) -> None:
+def prolific_publish_task(job_id: int) -> None:
     from annotation.services.runs.batches import batch_publish_job
 
     batch_publish_job(job_id=job_id)

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd.prolific.adapter import prolific_provider
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.crowd.prolific.studies import COMPLETED, completion_url
 from annotation.crowd.prolific.test_study import (
     prolific_test_participant_create,

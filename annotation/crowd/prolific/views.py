@@ -19,7 +19,6 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.arrival import (
     arrival_ids_check,
     participant_claim,
@@ -34,6 +33,7 @@ from annotation.crowd.prolific.hooks import (
     hook_sent_at,
     hook_verify,
 )
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.crowd.prolific.studies import COMPLETED, NO_CONSENT, NO_WORK, completion_url
 from annotation.crowd.prolific.test_study import prolific_test_study_of

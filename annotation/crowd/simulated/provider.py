@@ -6,7 +6,7 @@ from annotation.providers.base import ServerSideProvider
 
 
 class SimulatedProvider(ServerSideProvider):
-    """Batches answered by the simulated crowd (`providers.py` here): HITs are rows here and no
+    """Batches answered by the simulated crowd (`crowd.py` here): HITs are rows here and no
     call leaves the server."""
 
     name = "simulated"

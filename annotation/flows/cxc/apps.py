@@ -1,4 +1,16 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from django.apps import AppConfig
+
+if TYPE_CHECKING:
+    import argparse
+
+    from annotation.flow_registry import DemoContext
+    from annotation.models import Job, Run
+    from annotation.selectors.release.simulated_quality import QualityRow
+    from pipeline.simulate import Population
 
 
 class CxcConfig(AppConfig):
@@ -10,9 +22,10 @@ class CxcConfig(AppConfig):
     verbose_name = "Crisscrossed Captions"
 
     def ready(self) -> None:
-        # Only light modules here: services (numpy, pyarrow) are `lazy`, imported when first
-        # called, so no command or web process pays for them at start-up (issue 46).
-        from annotation.flow_registry import Flow, flow_register, lazy
+        # Only light modules here: services (numpy, pyarrow) are reached through the functions
+        # below this class, which import them when first called, so no command or web process
+        # pays for them at start-up (issue 46).
+        from annotation.flow_registry import Flow, flow_register
         from annotation.flows.cxc import inputs, simulate
         from annotation.flows.cxc.tasktypes import CxcSisTask, CxcSitsTask, CxcStsTask
         from annotation.flows.cxc.vocabulary import CxcStage
@@ -46,14 +59,47 @@ class CxcConfig(AppConfig):
                     CxcStage.STS: simulate.rating_answer,
                     CxcStage.SITS: simulate.rating_answer,
                 },
-                demo_arguments=lazy("annotation.flows.cxc.demo:add_arguments"),
-                demo=lazy("annotation.flows.cxc.demo:run_demo"),
-                quality_sweep=lazy("annotation.flows.cxc.sweep:cxc_quality_sweep"),
+                demo_arguments=_demo_arguments,
+                demo=_demo,
+                quality_sweep=_quality_sweep,
                 settings=SETTINGS,
                 settings_type=CxcSettings,
-                create_run=lazy("annotation.flows.cxc.services.sampling:cxc_run_create"),
+                create_run=_run_create,
                 run_inputs=inputs.INPUTS,
-                start_export=lazy("annotation.flows.cxc.services.export:cxc_export_start"),
+                start_export=_export_start,
                 worker_gold=worker_gold_tally,
             )
         )
+
+
+# The flow's steps in heavy modules (numpy, pyarrow), each imported when first called.
+
+
+def _run_create(**options: Any) -> Run:
+    from annotation.flows.cxc.services.sampling import cxc_run_create
+
+    return cxc_run_create(**options)
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from annotation.flows.cxc.demo import add_arguments
+
+    add_arguments(parser)
+
+
+def _demo(ctx: DemoContext) -> None:
+    from annotation.flows.cxc.demo import run_demo
+
+    run_demo(ctx)
+
+
+def _quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:
+    from annotation.flows.cxc.sweep import cxc_quality_sweep
+
+    return cxc_quality_sweep(ctx, population)
+
+
+def _export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
+    from annotation.flows.cxc.services.export import cxc_export_start
+
+    return cxc_export_start(run=run, release=release)

@@ -8,7 +8,7 @@ from config.celery import app
 
 @app.task(name="cxc.sample")
 @job_step
-def cxc_sample(job_id: int) -> None:
+def cxc_sample_task(job_id: int) -> None:
     from annotation.flows.cxc.services.sampling import cxc_sample_job
 
     cxc_sample_job(job_id=job_id)

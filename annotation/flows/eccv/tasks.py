@@ -12,15 +12,15 @@ from config.celery import app
 
 @app.task(name="eccv.propose_prepare")
 @job_step
-def eccv_propose_prepare(job_id: int) -> None:
+def eccv_propose_prepare_task(job_id: int) -> None:
     parts = proposal_job.eccv_propose_prepare(job_id=job_id)
     if parts:
-        group(eccv_propose_part.s(job_id, part) for part in parts).delay()
+        group(eccv_propose_part_task.s(job_id, part) for part in parts).delay()
 
 
 @app.task(name="eccv.propose_part")
 @job_step
-def eccv_propose_part(job_id: int, part: int) -> None:
+def eccv_propose_part_task(job_id: int, part: int) -> None:
     try:
         proposal_job.eccv_propose_part(job_id=job_id, part=part)
     except Exception as exc:
@@ -32,7 +32,7 @@ def eccv_propose_part(job_id: int, part: int) -> None:
 
 @app.task(name="eccv.propose_finish")
 @job_step
-def eccv_propose_finish(job_id: int) -> None:
+def eccv_propose_finish_task(job_id: int) -> None:
     """Sent by recovery when every annotator ranked but the job never closed."""
     try:
         proposal_job.eccv_propose_finish(job_id=job_id)

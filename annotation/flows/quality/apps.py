@@ -1,4 +1,16 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from django.apps import AppConfig
+
+if TYPE_CHECKING:
+    import argparse
+
+    from annotation.flow_registry import DemoContext
+    from annotation.models import Job, Run
+    from annotation.selectors.release.simulated_quality import QualityRow
+    from pipeline.simulate import Population
 
 
 class QualityConfig(AppConfig):
@@ -10,9 +22,10 @@ class QualityConfig(AppConfig):
     verbose_name = "Caption-quality judgments"
 
     def ready(self) -> None:
-        # Only light modules here: the export (numpy, pyarrow) is `lazy`, imported when first
-        # called, so no command or web process pays for it at start-up (issue 46).
-        from annotation.flow_registry import Flow, flow_register, lazy
+        # Only light modules here: the demo, the sweep and the export (numpy, pyarrow) are
+        # reached through the functions below this class, which import them when first called,
+        # so no command or web process pays for them at start-up (issue 46).
+        from annotation.flow_registry import Flow, flow_register
         from annotation.flows.quality import inputs, simulate
         from annotation.flows.quality.services.candidates import quality_run_create
         from annotation.flows.quality.tasktypes import (
@@ -53,14 +66,41 @@ class QualityConfig(AppConfig):
                     QualityStage.BINARY: simulate.quality_answer,
                     QualityStage.PREFERENCE: simulate.quality_answer,
                 },
-                demo_arguments=lazy("annotation.flows.quality.demo:add_arguments"),
-                demo=lazy("annotation.flows.quality.demo:run_demo"),
-                quality_sweep=lazy("annotation.flows.quality.sweep:caption_quality_sweep"),
+                demo_arguments=_demo_arguments,
+                demo=_demo,
+                quality_sweep=_quality_sweep,
                 settings=SETTINGS,
                 settings_type=QualitySettings,
                 create_run=quality_run_create,
                 run_inputs=inputs.INPUTS,
-                start_export=lazy("annotation.flows.quality.services.export:quality_export_start"),
+                start_export=_export_start,
                 worker_gold=worker_gold_tally,
             )
         )
+
+
+# The flow's steps in heavy modules (numpy, pyarrow), each imported when first called.
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from annotation.flows.quality.demo import add_arguments
+
+    add_arguments(parser)
+
+
+def _demo(ctx: DemoContext) -> None:
+    from annotation.flows.quality.demo import run_demo
+
+    run_demo(ctx)
+
+
+def _quality_sweep(ctx: DemoContext, population: Population) -> list[QualityRow]:
+    from annotation.flows.quality.sweep import caption_quality_sweep
+
+    return caption_quality_sweep(ctx, population)
+
+
+def _export_start(*, run: Run, release: dict[str, Any] | None = None) -> Job:
+    from annotation.flows.quality.services.export import quality_export_start
+
+    return quality_export_start(run=run, release=release)

@@ -93,14 +93,6 @@ def login_attempt_refused(*, username: str, address: str) -> LoginRefusal | None
     return refusal
 
 
-def login_locked_until(
-    *, username: str, address: str, now: datetime | None = None
-) -> datetime | None:
-    """When the refusal of `username` from `address` ends, or None if it is not refused."""
-    refusal = login_refusal(username=username, address=address, now=now)
-    return refusal.until if refusal else None
-
-
 def _slow_for(failures: int) -> timedelta:
     """The wait after the n-th failure of a username past its limit: doubling, capped."""
     extra = failures - settings.CROWDVL_LOGIN_ACCOUNT_FAILURES

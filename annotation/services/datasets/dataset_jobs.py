@@ -122,7 +122,7 @@ def dataset_import_start(
     with transaction.atomic():
         job = job_create(name=JOB_NAME, params=params)
         event_record(action=EventAction.DATASET_IMPORT_REQUESTED, data={"job": job.pk, **params})
-        transaction.on_commit(lambda: tasks.dataset_import.delay(job.pk))
+        transaction.on_commit(lambda: tasks.dataset_import_task.delay(job.pk))
     return job
 
 

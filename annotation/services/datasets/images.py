@@ -235,7 +235,7 @@ def images_cache_start(*, batch: Batch) -> Job:
     from annotation import tasks
 
     job = job_create(name="images.cache", run=batch.run, params={"batch": batch.pk})
-    transaction.on_commit(lambda: tasks.images_cache.delay(job.pk))
+    transaction.on_commit(lambda: tasks.images_cache_task.delay(job.pk))
     return job
 
 

@@ -119,8 +119,3 @@ def _look_up_or_send(
         raise
     _answered(row, remote_id=remote_id or NO_OBJECT, state=RemoteCallState.DONE)
     return row.remote_id
-
-
-def remote_call_done(*, key: str) -> RemoteCall | None:
-    """The finished call `key` names, if any."""
-    return RemoteCall.objects.filter(key=key, state=RemoteCallState.DONE).first()

@@ -130,7 +130,7 @@ def export_job_start(
 
     with transaction.atomic():
         job = job_create(name=spec.job_name, run=run, params=params)
-        job_enqueue(job=job, task=tasks.export_write)
+        job_enqueue(job=job, task=tasks.export_write_task)
     return job
 
 

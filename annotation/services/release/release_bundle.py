@@ -136,7 +136,7 @@ def export_bundle_start(*, export: Export) -> Job:
         raise ServiceError(f"export {export.pk}'s files are gone from the server")
     with transaction.atomic():
         job = job_create(name=BUNDLE_JOB, run=export.run, params={"export": export.pk})
-        job_enqueue(job=job, task=tasks.export_bundle)
+        job_enqueue(job=job, task=tasks.export_bundle_task)
     return job
 
 

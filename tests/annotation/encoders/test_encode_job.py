@@ -69,7 +69,7 @@ def test_a_resumed_job_does_not_recompute_finished_chunks(
     from annotation.encoders import tasks
 
     sent = []
-    monkeypatch.setattr(tasks.encode_prepare, "delay", lambda job_id: sent.append(job_id))
+    monkeypatch.setattr(tasks.encode_prepare_task, "delay", lambda job_id: sent.append(job_id))
     es = _start(run_on_commit, dataset, chunk_images=2, chunk_captions=4)
     job_id = sent[0]
     parts = services.encode_prepare(job_id=job_id)

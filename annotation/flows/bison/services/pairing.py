@@ -17,7 +17,6 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import DEFAULT_EPOCHS, BisonItemKind
 from annotation.models import Caption, Image, Item, Job, Run, RunStatus
 from annotation.services.checks import check_int
@@ -144,7 +143,7 @@ def pairing_start(
             Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).delete()
         job = job_create(name=JOB_NAME, run=run, params=params)
         run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
-        transaction.on_commit(lambda: tasks.pairing_prepare.delay(job.pk))
+        transaction.on_commit(lambda: tasks.pairing_prepare_task.delay(job.pk))
     return job
 
 
@@ -383,11 +382,6 @@ def pairing_fail(*, job_id: int, error: str) -> None:
     job_fail(job_id=job_id, error=error)
     if job.run is not None:
         run_set_status(run=job.run, status=RunStatus.FAILED, error=error)
-
-
-def pairing_require_done(*, run: Run) -> None:
-    if not Item.objects.filter(run=run, kind=BisonItemKind.IMAGE_PAIR).exists():
-        raise ServiceError(f"run {run.pk} has no image pairs yet: run stage 1 first")
 
 
 __all__ = ["Image", "pairing_block", "pairing_prepare", "pairing_start"]

@@ -142,7 +142,7 @@ def cxc_sample_start(
             params["caption_encoder"] = caption_encoder
         job = job_create(name=JOB_NAME, run=run, params=params)
         run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
-        transaction.on_commit(lambda: tasks.cxc_sample.delay(job.pk))
+        transaction.on_commit(lambda: tasks.cxc_sample_task.delay(job.pk))
     return job
 
 

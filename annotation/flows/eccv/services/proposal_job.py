@@ -51,7 +51,7 @@ def eccv_propose_start(*, run: Run) -> Job:
     with transaction.atomic():
         job = job_create(name=JOB_NAME, run=run, params={"annotators": [a.pk for a in annotators]})
         run_set_status(run=run, status=RunStatus.PREPARING, job=job.pk)
-        transaction.on_commit(lambda: tasks.eccv_propose_prepare.delay(job.pk))
+        transaction.on_commit(lambda: tasks.eccv_propose_prepare_task.delay(job.pk))
     return job
 
 

@@ -1,7 +1,7 @@
 from typing import Any
 
-from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.fees import currency, minimum_hourly
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.crowd.prolific.spend import workspace_balance
 from annotation.management.base import ServiceCommand
 

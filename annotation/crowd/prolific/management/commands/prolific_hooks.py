@@ -2,8 +2,8 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.hook_setup import prolific_hooks_setup
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.management.base import ServiceCommand
 
 

@@ -2,9 +2,9 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from annotation.crowd.prolific.adapter import prolific_provider
 from annotation.crowd.prolific.adjustments import prolific_pay_adjust
 from annotation.crowd.prolific.pay import declared_pay, median_pay
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.management.arguments import record_id
 from annotation.management.base import ServiceCommand
 

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
-from annotation.crowd.prolific.adapter import prolific_provider
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.crowd.prolific.reconcile import prolific_reconcile
 from annotation.management.base import ServiceCommand
 

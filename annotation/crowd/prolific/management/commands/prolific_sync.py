@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.crowd.prolific.adapter import prolific_provider
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.crowd.prolific.publish import prolific_sync_one
 from annotation.crowd.prolific.sync import PROVIDER
 from annotation.management.arguments import record_id

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from annotation.crowd.prolific.adapter import prolific_provider
+from annotation.crowd.prolific.provider import prolific_provider
 from annotation.crowd.prolific.test_study import (
     prolific_test_participant_create,
     prolific_test_study,
