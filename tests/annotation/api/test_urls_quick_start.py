@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.annotation.test_embedded_serve import serving
+from tests.annotation.management.commands.test_serve import serving
 from tests.annotation.test_sqlite_concurrency import _env
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "console-and-api.md"
 SECTION = "## API quick start"
 DOC_URL = "http://127.0.0.1:8000"

@@ -22,9 +22,9 @@ from annotation.models import (
     Run,
 )
 from pipeline.bison import parse_bison_annotations
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
 import api_bison_run  # noqa: E402
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,8 +8,8 @@ import pytest
 
 from annotation.models import Bonus, Event, ProjectRole, Worker
 from annotation.selectors.runs.run_workers import run_workers
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

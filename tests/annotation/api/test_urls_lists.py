@@ -23,8 +23,8 @@ from annotation.models import (
 from annotation.selectors.release.exports import export_file_named
 from annotation.services.runs.batches import batch_create
 from annotation.services.runs.runs import run_create
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
-from tests.annotation.test_exports_page import exported  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.pages.exports.test_views import exported  # noqa: F401
 from tests.annotation.test_permissions import world  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -138,7 +138,7 @@ def test_every_operation_has_a_response_checked_against_the_schema(schema):
     ...)` (JSON answers) or in BINARY_OPERATIONS (files, checked byte for byte)."""
     from pathlib import Path
 
-    sources = "".join(p.read_text() for p in Path(__file__).parent.rglob("test_*.py"))
+    sources = "".join(p.read_text() for p in Path(__file__).resolve().parents[1].rglob("test_*.py"))
     called = set(re.findall(r'check\(\s*schema,\s*"([^"]+)",\s*"(\w+)"', sources))
     operations = {(p, m) for p, ops in schema["paths"].items() for m in ops}
     missing = operations - called - BINARY_OPERATIONS - NO_BODY_OPERATIONS
@@ -147,7 +147,7 @@ def test_every_operation_has_a_response_checked_against_the_schema(schema):
 
 BINARY_OPERATIONS = {
     ("/api/exports/{export_id}/files/{name}", "get"),
-    ("/api/exports/{export_id}/bundle/", "get"),  # test_export_files.py
+    ("/api/exports/{export_id}/bundle/", "get"),  # pages/exports/test_views_files.py
     ("/api/batches/{batch_id}/panel/bonuses.csv", "get"),  # test_panel_console.py
 }
 # 204 No Content (tested for its status and effect).
