@@ -1,6 +1,6 @@
 """A worker's gold record holds all their waiting work (issue 47): a gold miss used to hold
 only the HIT it was in, so a worker who missed gold in a third of their HITs (the lookup
-cheater of `test_lookup_attacks`) kept the rest counted."""
+cheater of `services/work/test_reviews_lookup_attacks.py`) kept the rest counted."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from annotation.selectors.reviews.gold_record import MIN_GOLD, POLICY
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import reviews_hold_by_policy
 from tests.annotation.held_reviews import answer_all
-from tests.annotation.test_gold_attacks import quality_setup
+from tests.annotation.services.runs.test_gold_attacks import quality_setup
 
 pytestmark = pytest.mark.django_db
 
