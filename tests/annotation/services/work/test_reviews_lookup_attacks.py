@@ -9,7 +9,7 @@ and is the only thing it takes from outside its browser; the texts it reads from
 looks up in the public files (`PublicFiles`; CxC's published ratings). It never judges.
 
 Per flow, the stage's first batch establishes gold (careful simulated raters, as in
-`test_gold_attacks`); in the next batch, five workers answer every HIT: the lookup cheater
+`services/runs/test_gold_attacks.py`); in the next batch, five workers answer every HIT: the lookup cheater
 and a random clicker (uniform over each question's choices, the chance baseline) over HTTP,
 and three careful simulated workers (the world's answers at accuracy 0.9). After the batch's
 hold policy ran (`reviews_hold_by_policy`; gold misses were already held at submit), an
@@ -49,11 +49,11 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import reviews_hold_by_policy
 from annotation.tasktypes import task_type_for
 from pipeline.simulate import WorkerProfile
-from tests.annotation.test_gold_attacks import (
+from tests.annotation.services.runs.test_gold_attacks import (
     Cheater,
     PageQuestion,
     PublicFiles,
-    _fixed_layout,  # noqa: F401  (autouse: the same batches as test_gold_attacks)
+    _fixed_layout,  # noqa: F401  (autouse: the same batches as services/runs/test_gold_attacks.py)
     cxc_setup,
     eccv_setup,
     quality_setup,

@@ -18,7 +18,7 @@ from annotation.services.release.export_jobs import export_job_write
 from benchmarks.cxc_export import fill_rows
 from tests.factories import database_name
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 SCRIPT = """
 import sys

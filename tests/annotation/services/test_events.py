@@ -10,7 +10,7 @@ import pytest
 from annotation.models import ASSIGNMENT_STATE_ACTIONS, AssignmentState, EventAction
 from annotation.services.events import event_record
 
-CODE = Path(__file__).resolve().parents[2] / "annotation"
+CODE = Path(__file__).resolve().parents[3] / "annotation"
 VALUES = {a.value for a in EventAction}
 
 

@@ -291,7 +291,7 @@ def test_every_task_types_form_fields_are_ones_a_draft_keeps():
     field names (with the question's key, q0) are names a draft keeps."""
     from annotation.services.work.drafts import QUESTION_FIELD, STARTED_AT
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[4]
     templates = [
         *root.glob("annotation/flows/*/templates/annotation/task_*.html"),
         *root.glob("annotation/flows/*/templates/annotation/*_scale.html"),

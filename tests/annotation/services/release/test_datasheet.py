@@ -14,7 +14,7 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.tasktypes.base import RELAX_IMAGES
 from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile
-from tests.annotation.test_batch_reach import work_all
+from tests.annotation.selectors.runs.test_batch_reach import work_all
 from tests.factories import invited, selection_done_factory
 
 

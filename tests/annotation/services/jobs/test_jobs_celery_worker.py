@@ -11,7 +11,7 @@ from annotation.models import Item, Job, JobState, Run, RunStatus
 from annotation.services.jobs.job_timing import worker_name
 from annotation.services.runs.runs import run_create
 from tests.annotation.celery_process import CeleryProcess, private_queue
-from tests.annotation.test_job_timing import check_timings
+from tests.annotation.services.jobs.test_job_timing import check_timings
 from tests.factories import database_name, dataset_factory, topic_vectors_file
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]

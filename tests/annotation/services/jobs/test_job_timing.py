@@ -10,7 +10,7 @@ from annotation.services.jobs.job_timing import phase_open, worker_name
 from annotation.services.jobs.jobs import job_create, job_start, job_succeed
 from annotation.services.runs.runs import run_create
 from pipeline.scaleout import predict, profile_from_timings
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 from tests.factories import topic_vectors_file
 
 pytestmark = pytest.mark.django_db

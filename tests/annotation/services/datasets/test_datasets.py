@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 from annotation.models import Caption, Dataset, Image, Job, JobState
 from annotation.services.datasets.datasets import dataset_import
 from pipeline.errors import InputError
-from tests.annotation.test_browser import browser  # noqa: F401  (fixture)
-from tests.annotation.test_celery_worker import worker  # noqa: F401  (fixture)
+from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401  (fixture)
+from tests.annotation.services.jobs.test_jobs_celery_worker import worker  # noqa: F401  (fixture)
 from tests.factories import coco_document, write_coco
 
 pytestmark = pytest.mark.django_db

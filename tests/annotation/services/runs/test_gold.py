@@ -30,7 +30,7 @@ from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
 from tests.annotation.conftest import rankings_file
 from tests.annotation.held_reviews import answer_all, quality_run_for
-from tests.annotation.test_gold_attacks import caption_pair
+from tests.annotation.services.runs.test_gold_attacks import caption_pair
 
 pytestmark = pytest.mark.django_db
 

@@ -184,7 +184,7 @@ def test_a_fresh_process_resumes_a_job_whose_tasks_it_never_imported(tmp_path, s
     }
     done = subprocess.run(
         [sys.executable, "manage.py", "jobs", "resume", str(job.pk)],
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[4],
         env=env,
         capture_output=True,
         text=True,
