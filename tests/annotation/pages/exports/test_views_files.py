@@ -16,8 +16,8 @@ from rest_framework.test import APIClient
 from annotation.models import Job, JobState, Project, ProjectMembership, ProjectRole, Run
 from annotation.selectors.release.exports import export_bundle, export_file_entries, export_folder
 from annotation.services.release.release_bundle import export_bundle_write
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
-from tests.annotation.test_exports_page import exported  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.pages.exports.test_views import exported  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

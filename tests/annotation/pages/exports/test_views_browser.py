@@ -12,9 +12,9 @@ from playwright.sync_api import expect
 
 from annotation.models import Job, JobState
 from annotation.selectors.release.exports import export_file_entries, export_folder
-from tests.annotation.test_browser import browser  # noqa: F401
-from tests.annotation.test_console_browser import sign_in
-from tests.annotation.test_exports_page import exported  # noqa: F401
+from tests.annotation.pages.dashboard.test_views_full_run_browser import sign_in
+from tests.annotation.pages.exports.test_views import exported  # noqa: F401
+from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

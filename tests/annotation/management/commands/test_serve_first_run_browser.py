@@ -17,16 +17,16 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.flows.bison.vocabulary import BisonStage
-from tests.annotation.test_browser import browser  # noqa: F401
-from tests.annotation.test_console_browser import (
+from tests.annotation.management.commands.test_serve import ROOT, serving
+from tests.annotation.pages.dashboard.test_views_full_run_browser import (
     invite,
     launch,
     select_first_caption,
     sign_in,
     upload,
 )
-from tests.annotation.test_console_browser import work as answer_batch
-from tests.annotation.test_embedded_serve import ROOT, serving
+from tests.annotation.pages.dashboard.test_views_full_run_browser import work as answer_batch
+from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
 from tests.annotation.test_sqlite_concurrency import _env
 from tests.factories import placeholder_images
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from playwright.async_api import async_playwright
 
-from tests.annotation.test_browser import ARGS, CHROMIUM
-from tests.annotation.test_embedded_serve import serving
+from tests.annotation.management.commands.test_serve import serving
+from tests.annotation.pages.work.test_shell_browser import ARGS, CHROMIUM
 from tests.annotation.test_sqlite_concurrency import _env, _run
 
 pytestmark = pytest.mark.browser

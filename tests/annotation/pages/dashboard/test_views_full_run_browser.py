@@ -25,7 +25,7 @@ from annotation.models import (
 )
 from annotation.selectors.release.exports import export_files
 from annotation.services.runs.projects import project_default, project_member_set
-from tests.annotation.test_browser import browser  # noqa: F401
+from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
 from tests.factories import placeholder_images, write_coco
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

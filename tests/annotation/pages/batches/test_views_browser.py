@@ -8,8 +8,8 @@ from playwright.sync_api import expect
 
 from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_start
 from annotation.flows.cxc.vocabulary import CxcStage
-from tests.annotation.test_browser import browser, page  # noqa: F401  (fixtures)
-from tests.annotation.test_console_browser import sign_in
+from tests.annotation.pages.dashboard.test_views_full_run_browser import sign_in
+from tests.annotation.pages.work.test_shell_browser import browser, page  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.annotation.test_sqlite_concurrency import _env, _run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _free_port() -> int:

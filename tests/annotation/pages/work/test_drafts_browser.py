@@ -13,7 +13,7 @@ from annotation.flows.eccv.vocabulary import EccvStage
 from annotation.models import Answer, Assignment, AssignmentDraft
 from annotation.selectors.counting import counted
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.test_browser import browser, shot  # noqa: F401
+from tests.annotation.pages.work.test_shell_browser import browser, shot  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
