@@ -1,5 +1,5 @@
-"""Run by test_sqlite_concurrency.py and test_embedded_serve.py on the embedded default (a SQLite
-file): `setup` migrates and makes a published BISON stage-2 batch of small HITs with one
+"""Run by test_sqlite_concurrency.py and management/commands/test_serve.py on the embedded
+default (a SQLite file): `setup` migrates and makes a published BISON stage-2 batch of small HITs with one
 invitation per worker; `work` is one worker's browser in its own process (join link, then next,
 task page, submit, until no work is left), through the real views and middleware; `due` makes
 one submitted assignment past its approval delay; `import` enqueues a dataset import job;
@@ -12,9 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-import django
+# Run as a script, Python puts this file's folder first on sys.path; there the test packages
+# that mirror annotation's (selectors/, ...) would hide the standard library's modules of the
+# same names (django imports subprocess, which imports selectors). The checkout's root takes
+# its place.
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import django  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 

@@ -10,9 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-import django
+# Run as a script, Python puts this file's folder first on sys.path; there the test packages
+# that mirror annotation's (selectors/, ...) would hide the standard library's modules of the
+# same names (django imports subprocess, which imports selectors). The checkout's root takes
+# its place.
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import django  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 

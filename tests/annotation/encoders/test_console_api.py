@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from annotation.encoders.models import EmbeddingSet, EmbeddingState
 from annotation.models import Project, ProjectMembership, ProjectRole
-from tests.annotation.test_api_schema import check, schema  # noqa: F401  (fixture)
+from tests.annotation.api.test_schema import check, schema  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 

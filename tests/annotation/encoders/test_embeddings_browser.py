@@ -6,8 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.encoders.models import EmbeddingSet
-from tests.annotation.test_browser import browser, page  # noqa: F401
-from tests.annotation.test_console_browser import sign_in
+from tests.annotation.pages.dashboard.test_views_full_run_browser import sign_in
+from tests.annotation.pages.work.test_shell_browser import browser, page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ from annotation.flows.cxc.services.sampling import cxc_run_create, cxc_sample_st
 from annotation.flows.cxc.vocabulary import CxcItemKind, CxcStage
 from annotation.models import Answer, Assignment, AssignmentState
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.test_browser import begin, browser, page  # noqa: F401  (fixtures)
+from tests.annotation.pages.work.test_shell_browser import begin, browser, page  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

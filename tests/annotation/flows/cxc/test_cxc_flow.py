@@ -273,7 +273,7 @@ def test_ratings_to_export_in_cxcs_layout(cxc_run, run_on_commit):
 
 
 def test_gold_pairs_are_in_every_hit_and_a_miss_is_held(run_on_commit, sample_path):
-    """The paper's gold (CxC's published ratings); the default is in test_gold.py."""
+    """The paper's gold (CxC's published ratings); the default is in services/runs/test_gold.py."""
     from annotation.services.datasets.datasets import dataset_import
 
     dataset = dataset_import(path=sample_path).dataset

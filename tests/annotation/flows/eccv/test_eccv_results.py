@@ -22,7 +22,7 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import assignments_auto_approve, review_decide
 from pipeline.errors import InputError
 from pipeline.simulate import WorkerProfile
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from annotation.flows.quality.services.candidates import (
 from annotation.flows.quality.vocabulary import QualityStage
 from annotation.models import Answer, Assignment
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.test_browser import begin, browser, page  # noqa: F401  (fixtures)
+from tests.annotation.pages.work.test_shell_browser import begin, browser, page  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
