@@ -17,7 +17,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Consent, Event, Worker
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.holds import idle_hold_seconds
-from tests.annotation.crowd.panel import PanelDriver
+from tests.annotation.crowd.panel.player import PanelDriver
 
 pytestmark = pytest.mark.django_db
 

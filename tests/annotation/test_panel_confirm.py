@@ -9,7 +9,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Event, Hit, HitStatus
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
-from tests.annotation.crowd.panel import PanelDriver
+from tests.annotation.crowd.panel.player import PanelDriver
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.models import Export, Item
 from annotation.selectors.work.invitations import run_consent
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.crowd.panel import PanelDriver
+from tests.annotation.crowd.panel.player import PanelDriver
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

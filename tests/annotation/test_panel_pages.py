@@ -18,7 +18,7 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.worker_actions import worker_block, workers_notify
 from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
-from tests.annotation.crowd.panel import PanelDriver
+from tests.annotation.crowd.panel.player import PanelDriver
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """Prolific as the paid crowd (issue 24), against the stateful stand-in of its API
-(`annotation/crowd/prolific/standin.py`): nothing reaches the network."""
+(`tests/annotation/crowd/prolific/standin.py`): nothing reaches the network."""
 
 import time
 from decimal import Decimal
@@ -30,8 +30,8 @@ from annotation.services.runs.batches import batch_create, batch_expire, batch_p
 from annotation.services.work.decisions import assignment_approve, assignment_reject
 from annotation.services.work.worker_actions import worker_block, worker_bonus
 from pipeline.errors import InputError
-from tests.annotation.crowd.prolific import SECRET
-from tests.annotation.crowd.prolific_standin import ProlificStandIn, standin_session
+from tests.annotation.crowd.prolific.player import SECRET
+from tests.annotation.crowd.prolific.standin import ProlificStandIn, standin_session
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from annotation.crowd.prolific.groups import BLOCKLIST
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.runs.batches import batch_create
 from pipeline.errors import InputError
-from tests.annotation.crowd.prolific import API
+from tests.annotation.crowd.prolific.player import API
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from annotation.crowd.prolific.models import HighReturnRate, HookDelivery, HookO
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import AssignmentState, Event
 from annotation.services.runs.batches import batch_create
-from tests.annotation.crowd.prolific import SECRET
+from tests.annotation.crowd.prolific.player import SECRET
 
 pytestmark = pytest.mark.django_db
 

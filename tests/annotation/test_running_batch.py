@@ -306,7 +306,7 @@ def test_a_paused_batch_leads_a_worker_back_to_their_open_task_only(paired_run, 
 def test_a_paused_panel_study_gives_a_newcomer_no_code_and_lets_the_open_task_finish(
     paired_run, client
 ):
-    from tests.annotation.crowd.panel import PanelDriver
+    from tests.annotation.crowd.panel.player import PanelDriver
 
     panel = PanelDriver(client)
     batch = batch_publish(

@@ -16,7 +16,7 @@ from annotation.crowd.prolific.client import ProlificClient, client_default
 from annotation.models import Assignment, Batch
 from annotation.providers import provider_for
 from annotation.services.runs.batches import batch_publish, batch_sync
-from tests.annotation.crowd.prolific_standin import ProlificStandIn, standin_session
+from tests.annotation.crowd.prolific.standin import ProlificStandIn, standin_session
 
 API = "https://api.prolific.test/api/v1/"
 SECRET = "hook-secret-for-tests"
