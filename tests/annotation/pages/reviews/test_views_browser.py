@@ -16,7 +16,7 @@ from tests.annotation.test_console_browser import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SHOTS = Path(os.environ.get("CROWDVL_SHOTS") or Path(__file__).parents[2] / ".fragments/screens")
+SHOTS = Path(os.environ.get("CROWDVL_SHOTS") or Path(__file__).parents[4] / ".fragments/screens")
 WIDTH = 1280
 
 

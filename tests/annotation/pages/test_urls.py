@@ -71,5 +71,5 @@ def test_each_page_resolves_to_its_domain_package():
     }
     assert set(one_url_per_domain.values()) == {
         p.parent.name
-        for p in Path(__file__).parents[2].joinpath("annotation", "pages").glob("*/urls.py")
+        for p in Path(__file__).parents[3].joinpath("annotation", "pages").glob("*/urls.py")
     }

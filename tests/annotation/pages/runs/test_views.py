@@ -18,7 +18,7 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
 from tests.annotation.test_browser import browser, page  # noqa: F401 (fixtures)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture
