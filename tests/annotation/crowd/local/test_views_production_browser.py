@@ -21,7 +21,7 @@ from tests.annotation.test_browser import ARGS, CHROMIUM, begin
 from tests.factories import database_name
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ from annotation.services.work.worker_actions import worker_block, worker_bonus
 from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
 from tests.annotation.crowd.panel.player import PanelDriver
-from tests.annotation.test_panel_pages import answers_of, panel_batch
+from tests.annotation.crowd.panel.test_views import answers_of, panel_batch
 
 pytestmark = pytest.mark.django_db
 

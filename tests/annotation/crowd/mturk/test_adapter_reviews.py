@@ -369,7 +369,7 @@ def test_a_rejection_is_reversed_from_the_review_page_within_30_days(mt, paired_
 
 def test_a_server_side_rejection_can_be_reversed_at_any_time(paired_run):
     """No provider stands in the way: the window is MTurk's (tests/annotation/
-    test_remote_invariants_a.py), not ours."""
+    services/work/test_reviews_remote.py), not ours."""
     from annotation.services.work.decisions import assignment_reverse_rejection
 
     batch = batch_publish(

@@ -17,7 +17,7 @@ from tests.annotation.drivers import MTurkDriver
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[4] / "README.md"
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The worker's task page GET answered ahead of the generic middleware
 (annotation/crowd/local/lean_path.py): the same page and headers as the full stack, and what
-it does not answer goes the full way (the page's own rules: test_task_page_view.py)."""
+it does not answer goes the full way (the page's own rules: crowd/local/test_views.py)."""
 
 import re
 
@@ -13,7 +13,7 @@ from annotation.crowd.local import lean_path
 from annotation.models import Assignment, AssignmentState
 from annotation.selectors.work.images import SALT
 from config import settings as project_settings
-from tests.annotation.test_task_page_shell import local_batch
+from tests.annotation.pages.work.test_shell import local_batch
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def _normalized(response) -> tuple:
     """Status, headers in order, cookies and body, with what is random per request (the CSRF
     mask, the page key's timestamp, the cookie's expiry) replaced by what it stands for."""
     body = response.content.decode()
-    # A masked token of the cookie's secret (that it posts: test_task_page_view.py).
+    # A masked token of the cookie's secret (that it posts: crowd/local/test_views.py).
     assert all(len(t) == 64 for t in CSRF.findall(body)) and response.cookies["csrftoken"].value
     body = CSRF.sub('name="csrfmiddlewaretoken" value="TOKEN"', body)
     keys = {signing.loads(k, salt=SALT) for k in KEY.findall(body)}

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DRIVER = Path(__file__).with_name("embedded_driver.py")
+DRIVER = Path(__file__).resolve().parents[2] / "embedded_driver.py"
 WORKERS = 4
 
 

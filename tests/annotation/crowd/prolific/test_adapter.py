@@ -71,7 +71,7 @@ def test_one_study_per_batch_from_the_batch(pro, paired_run):
     assert codes["COMPLETED"]["code"] == studies.completion_code(batch, studies.COMPLETED)
     filters = {f["filter_id"]: f for f in study["filters"]}
     assert filters["approval_rate"]["selected_range"]["lower"] == 97
-    # Countries as the choice ids of Prolific's filter list, not names (test_prolific_filters).
+    # Countries as the choice ids of Prolific's filter list, not names (crowd/prolific/test_filters.py).
     [country] = [
         f for f in pro.standin.filter_list if f["filter_id"] == "current-country-of-residence"
     ]

@@ -73,7 +73,7 @@ def test_worker_path_queries_do_not_grow_with_the_hit(client, paired_run):
     join(client, paired_run, "w1")
     _path(client, small)  # the worker's first claim also puts them in the stage's pool
     # A stage-3 batch on offer, from that first answer: the run's status stays "verifying"
-    # (how it moves once every batch ended is `test_run_status.py`'s).
+    # (how it moves once every batch ended is `services/runs/test_runs_status.py`'s).
     batch_publish(
         batch=batch_create(run=paired_run, stage=BisonStage.VERIFICATION, provider="local")
     )

@@ -16,7 +16,7 @@ from annotation.crowd.local.invitations import invitation_revoke
 from annotation.crowd.local.views import SESSION_WORKER
 from annotation.models import Assignment, AssignmentState, Invitation
 from annotation.services.runs.run_texts import run_consent_set
-from tests.annotation.test_task_page_shell import local_batch
+from tests.annotation.pages.work.test_shell import local_batch
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db
