@@ -14,7 +14,7 @@ from annotation.selectors.work.images import SALT, page_key
 from annotation.selectors.work.invitations import run_consent
 from annotation.selectors.work.task_page import _Known, _known_key, task_page
 from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
-from tests.annotation.test_task_page_shell import local_batch
+from tests.annotation.pages.work.test_shell import local_batch
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db
