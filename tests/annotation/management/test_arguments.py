@@ -18,7 +18,7 @@ from annotation.services.runs.runs import run_create
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MISSING = "987654321"  # an id no row has
 HUGE = "9" * 30  # beyond any id column
 RUN = "{run}"  # replaced by a BISON run's id
