@@ -12,9 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-import django
+# Run as a script, this file's folder comes first on sys.path, where the test packages that
+# mirror annotation/ (selectors/, ...) would hide the standard library's modules of the same
+# name: the repository's root takes its place.
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import django  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
