@@ -81,20 +81,3 @@ def test_worker_path_queries_do_not_grow_with_the_hit(client, paired_run):
     assert one == four
     for step, limit in LIMITS.items():
         assert four[step] <= limit, (step, four)
-
-
-def test_hit_cache_builds_once_for_every_process(settings):
-    from django.core.cache import caches
-
-    from annotation.selectors.work.hit_cache import hit_cached
-
-    settings.CROWDVL_CACHE_SHARED = True
-    built = []
-
-    def build():
-        built.append(1)
-        return {"questions": len(built)}
-
-    assert hit_cached("hit-view:test", build) == {"questions": 1}
-    caches["local"].clear()  # another server process: its memory is empty, the shared cache not
-    assert hit_cached("hit-view:test", build) == {"questions": 1} and len(built) == 1
