@@ -1,4 +1,4 @@
-"""Run by test_sqlite_concurrency.py and management/commands/test_serve.py on the embedded
+"""Run by crowd/local/test_views_sqlite_concurrency.py and management/commands/test_serve.py on the embedded
 default (a SQLite file): `setup` migrates and makes a published BISON stage-2 batch of small HITs with one
 invitation per worker; `work` is one worker's browser in its own process (join link, then next,
 task page, submit, until no work is left), through the real views and middleware; `due` makes

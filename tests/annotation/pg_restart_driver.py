@@ -1,5 +1,5 @@
-"""Run by test_postgres_restart.py against a PostgreSQL server the test started itself:
-migrate, make a BISON stage-2 batch of one-item HITs, then let workers claim and submit one
+"""Run by crowd/local/test_views_postgres_restart.py against a PostgreSQL server the test
+started itself: migrate, make a BISON stage-2 batch of one-item HITs, then let workers claim and submit one
 HIT after another as requests would (connections checked at each request's start and end),
 retrying what a restart broke, and finally check that nothing is half-written.
 Prints `submitted <n>` as it goes and one JSON line at the end."""

@@ -4,7 +4,7 @@ gateway every call goes through, and the names and tokens that make a retry harm
 
 Every remote call goes through `MTurkGateway.call`, which retries throttling and service
 faults with exponential backoff and turns request errors into `MTurkError` carrying MTurk's
-own message. Tests replace the client with one wrapped in botocore's Stubber (`tests/annotation/crowd/mturk.py`).
+own message. Tests replace the client with one wrapped in botocore's Stubber (`tests/annotation/crowd/mturk/player.py`).
 """
 
 from __future__ import annotations

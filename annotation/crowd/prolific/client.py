@@ -5,7 +5,7 @@ only for methods that are safe to repeat (GET, PUT, DELETE, and POSTs the refere
 idempotent): for other POSTs and PATCH the call may have taken effect, so it is never sent again
 here; it raises `ProlificUnclear` and the caller
 looks the object up (`remote_calls.py`). Refusals become `ProlificError` carrying Prolific's
-own message. Tests mount the stand-in of `tests/annotation/crowd/prolific_standin.py` on the client's `requests.Session`:
+own message. Tests mount the stand-in of `tests/annotation/crowd/prolific/standin.py` on the client's `requests.Session`:
 nothing reaches the network.
 """
 

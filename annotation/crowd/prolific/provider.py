@@ -88,7 +88,7 @@ class ProlificProvider(CrowdProvider):
     def __init__(self) -> None:
         self._client_factory: Callable[[], ProlificClient] = client_default
 
-    # Tests mount the stand-in (`tests/annotation/crowd/prolific_standin.py`) through this.
+    # Tests mount the stand-in (`tests/annotation/crowd/prolific/standin.py`) through this.
     def use_client(self, factory: Callable[[], ProlificClient]) -> None:
         self._client_factory = factory
 
