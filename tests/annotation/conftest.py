@@ -156,7 +156,7 @@ def lean_answers(monkeypatch):
 @pytest.fixture
 def pro(client, settings):
     """Prolific through the stand-in of its API (`annotation/crowd/prolific/testing.py`)."""
-    from tests.annotation.crowd.prolific import ProlificDriver
+    from tests.annotation.crowd.prolific.player import ProlificDriver
 
     settings.CROWDVL_PUBLIC_URL = "https://crowd.example.org"
     driver = ProlificDriver(client)

@@ -6,7 +6,7 @@ import pytest
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.crowd.prolific import ProlificDriver
+from tests.annotation.crowd.prolific.player import ProlificDriver
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """While the database is away a request gets a 503 with Retry-After that retries by itself,
 never a 500 (issue 32): pages reload, a posted form is sent again with the same fields, the
 API answers JSON. The real outage (a PostgreSQL restart under workers posting through the
-pages) is in test_postgres_restart.py."""
+pages) is in crowd/local/test_views_postgres_restart.py."""
 
 import re
 

@@ -14,10 +14,10 @@ from annotation.flows.eccv.models import Annotator
 from annotation.flows.quality.models import Candidate
 from annotation.flows.quality.services.candidates import quality_run_create
 from annotation.models import GoldItemKind, Item, Job, JobState, ProjectRole
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.annotation.conftest import rankings_file
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -148,7 +148,7 @@ def test_every_operation_has_a_response_checked_against_the_schema(schema):
 BINARY_OPERATIONS = {
     ("/api/exports/{export_id}/files/{name}", "get"),
     ("/api/exports/{export_id}/bundle/", "get"),  # pages/exports/test_views_files.py
-    ("/api/batches/{batch_id}/panel/bonuses.csv", "get"),  # test_panel_console.py
+    ("/api/batches/{batch_id}/panel/bonuses.csv", "get"),  # crowd/panel/test_batch_views.py
 }
 # 204 No Content (tested for its status and effect).
 NO_BODY_OPERATIONS = {("/api/batches/{batch_id}/discard/", "post")}

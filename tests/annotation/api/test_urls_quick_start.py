@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env
 from tests.annotation.management.commands.test_serve import serving
-from tests.annotation.test_sqlite_concurrency import _env
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "console-and-api.md"

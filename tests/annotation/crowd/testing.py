@@ -1,6 +1,6 @@
 """How a test plays a server-side provider's workers: through the services, nothing leaves the
 server. Each provider's package here has a `player.py` whose `driver(http_client)` returns the
-player the contract tests use (tests/annotation/test_crowd_contract.py)."""
+player the contract tests use (tests/annotation/providers/test_base_contract.py)."""
 
 from __future__ import annotations
 

@@ -29,8 +29,13 @@ from annotation.selectors.work.invitations import run_consent
 from annotation.services.runs.projects import project_default, project_member_set
 from annotation.services.work.reviews import reviews_hold_all
 from tests.annotation.held_reviews import cxc_held
-from tests.annotation.test_browser import browser, shot  # noqa: F401
-from tests.annotation.test_console_browser import invite, launch, sign_in, upload
+from tests.annotation.pages.dashboard.test_views_full_run_browser import (
+    invite,
+    launch,
+    sign_in,
+    upload,
+)
+from tests.annotation.pages.work.test_shell_browser import browser, shot  # noqa: F401
 from tests.factories import placeholder_images, write_coco
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -120,7 +120,7 @@ def test_bonus_block_and_added_assignments_are_idempotent(driver, published):
             "WorkerId": "w1",
             "AssignmentId": a.provider_assignment_id,
             "BonusAmount": "0.25",
-            "Reason": ANY,  # "Careful work [ref …]": see test_mturk_money.py
+            "Reason": ANY,  # "Careful work [ref …]": see crowd/mturk/test_provider_money.py
             "UniqueRequestToken": ANY,
         },
     )

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Answer, Assignment, AssignmentState
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.test_browser import ARGS, CHROMIUM, begin
+from tests.annotation.pages.work.test_shell_browser import ARGS, CHROMIUM, begin
 from tests.factories import database_name
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

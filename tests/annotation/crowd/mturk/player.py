@@ -1,6 +1,6 @@
 """MTurk's stand-in for tests: botocore's Stubber checks every remote call, and workers arrive
 through the frame page with MTurk's query parameters. `driver(http_client)` is what the
-contract tests every provider passes (tests/annotation/test_crowd_contract.py) ask for."""
+contract tests every provider passes (tests/annotation/providers/test_base_contract.py) ask for."""
 
 from __future__ import annotations
 

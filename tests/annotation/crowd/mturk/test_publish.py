@@ -8,15 +8,15 @@ import pytest
 from botocore.stub import ANY
 
 from annotation.crowd.mturk import client as mturk
-from annotation.crowd.mturk.adapter import MTurkProvider
+from annotation.crowd.mturk.provider import MTurkProvider
 from annotation.crowd.mturk.publish import mturk_publish_start
 from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Batch, Event, Hit, Job
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.errors import InputError
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 from tests.annotation.drivers import SUBMIT_TO, fake_id
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

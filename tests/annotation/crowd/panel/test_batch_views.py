@@ -15,9 +15,9 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, Batch, ProjectRole
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.worker_actions import worker_bonus
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.annotation.crowd.panel.player import PanelDriver
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

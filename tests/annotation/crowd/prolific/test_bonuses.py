@@ -6,7 +6,7 @@ import pytest
 from annotation.errors import ServiceError
 from annotation.models import Bonus
 from annotation.services.work.worker_actions import worker_bonus
-from tests.annotation.crowd.prolific.test_adapter import answers_for, draft
+from tests.annotation.crowd.prolific.test_provider import answers_for, draft
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 from annotation.models import Worker
 from annotation.services.work.worker_actions import worker_block
 from pipeline.errors import InputError
-from tests.annotation.crowd.prolific.test_adapter import answers_for, draft
+from tests.annotation.crowd.prolific.test_provider import answers_for, draft
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from annotation.models import AssignmentState, Event
 from tests.annotation.crowd.prolific.player import SECRET
-from tests.annotation.crowd.prolific.test_adapter import draft
+from tests.annotation.crowd.prolific.test_provider import draft
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from annotation.errors import Refused
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Bonus, BonusKind
 from annotation.services.runs.batches import batch_create
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

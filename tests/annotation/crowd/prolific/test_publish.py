@@ -14,7 +14,7 @@ from annotation.errors import ServiceError
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import BatchStatus, PoolQualification
 from annotation.services.runs.batches import batch_create, batch_publish
-from tests.annotation.crowd.prolific.test_adapter import answers_for, draft
+from tests.annotation.crowd.prolific.test_provider import answers_for, draft
 
 pytestmark = pytest.mark.django_db
 
@@ -220,7 +220,7 @@ def test_an_unexpected_error_ends_the_publish_job_failed_and_recovery_leaves_it(
 
     monkeypatch.setattr(publish, "study_create_once", broken)
     with pytest.raises(KeyError):
-        tasks.prolific_publish(job.pk)
+        tasks.prolific_publish_task(job.pk)
     job = Job.objects.get(pk=job.pk)
     assert job.state == "failed" and "KeyError" in job.error
     assert jobs_recover(stall_seconds=0) == []  # never re-sent: it may have acted outside

@@ -8,7 +8,7 @@ import pytest
 from annotation.crowd.prolific import studies
 from annotation.services.work.decisions import assignment_approve
 from annotation.services.work.worker_actions import worker_bonus
-from tests.annotation.crowd.prolific.test_adapter import answers_for, draft
+from tests.annotation.crowd.prolific.test_provider import answers_for, draft
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import Batch
 from annotation.services.runs.batches import batch_expire
-from tests.annotation.crowd.prolific.test_adapter import draft
+from tests.annotation.crowd.prolific.test_provider import draft
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from annotation.models import Assignment, AssignmentState, PoolQualification
 from annotation.selectors.counting import counted
 from annotation.services.runs.batches import batch_sync
 from annotation.services.work.decisions import assignment_approve
-from tests.annotation.crowd.prolific.test_adapter import LONG, answers_for, draft
+from tests.annotation.crowd.prolific.test_provider import LONG, answers_for, draft
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from django.test import Client
 
 from annotation.crowd.prolific import studies
 from annotation.models import Assignment, Worker
-from tests.annotation.crowd.prolific.test_adapter import draft
+from tests.annotation.crowd.prolific.test_provider import draft
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState
 from annotation.services.runs.batches import batch_create, batch_sync
 from tests.annotation.crowd.prolific.player import ProlificDriver
-from tests.annotation.test_browser import browser, page  # noqa: F401
+from tests.annotation.pages.work.test_shell_browser import browser, page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

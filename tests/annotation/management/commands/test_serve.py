@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.annotation.test_sqlite_concurrency import _env, _run
+from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env, _run
 
 ROOT = Path(__file__).resolve().parents[4]
 

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from playwright.async_api import async_playwright
 
+from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env, _run
 from tests.annotation.management.commands.test_serve import serving
 from tests.annotation.pages.work.test_shell_browser import ARGS, CHROMIUM
-from tests.annotation.test_sqlite_concurrency import _env, _run
 
 pytestmark = pytest.mark.browser
 ITEMS = 12  # six HITs of two pairs, each answered by all three workers

@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.flows.bison.vocabulary import BisonStage
+from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env
 from tests.annotation.management.commands.test_serve import ROOT, serving
 from tests.annotation.pages.dashboard.test_views_full_run_browser import (
     invite,
@@ -27,7 +28,6 @@ from tests.annotation.pages.dashboard.test_views_full_run_browser import (
 )
 from tests.annotation.pages.dashboard.test_views_full_run_browser import work as answer_batch
 from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
-from tests.annotation.test_sqlite_concurrency import _env
 from tests.factories import placeholder_images
 
 pytestmark = pytest.mark.browser

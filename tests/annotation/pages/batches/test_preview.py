@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Answer, Assignment, BatchStatus, ProjectRole
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.annotation.pages.batches.test_views_running import local_batch
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

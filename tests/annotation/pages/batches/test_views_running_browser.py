@@ -14,9 +14,9 @@ from annotation.flows.eccv.services.export import eccv_export_start
 from annotation.models import Answer, Assignment, AssignmentState, BatchStatus, Review
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.projects import project_member_set
+from tests.annotation.pages.dashboard.test_views_full_run_browser import sign_in
+from tests.annotation.pages.work.test_shell_browser import begin, browser, shot  # noqa: F401
 from tests.annotation.selectors.datasets.test_data_browser import judged  # noqa: F401
-from tests.annotation.test_browser import begin, browser, shot  # noqa: F401
-from tests.annotation.test_console_browser import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -18,9 +18,9 @@ from annotation.models import Export, Review
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.reviews import review_decide
 from pipeline.simulate import WorkerProfile
+from tests.annotation.pages.batches.test_views_running_browser import shot
 from tests.annotation.pages.dashboard.test_views_full_run_browser import sign_in
 from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
-from tests.annotation.test_running_batch_browser import shot
 from tests.tiny_models import tiny_clip
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -11,8 +11,8 @@ from playwright.sync_api import expect
 
 from annotation.flows.cxc.vocabulary import CxcStage
 from tests.annotation.held_reviews import bison_verification_held, cxc_held
-from tests.annotation.test_browser import browser  # noqa: F401
-from tests.annotation.test_console_browser import sign_in
+from tests.annotation.pages.dashboard.test_views_full_run_browser import sign_in
+from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

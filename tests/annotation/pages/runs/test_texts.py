@@ -16,9 +16,9 @@ from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.run_texts import run_consent_set, run_instructions_set
 from annotation.services.work.claim import assignment_claim_next
 from pipeline.errors import InputError
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.annotation.pages.batches.test_views_running import local_batch
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 from tests.factories import join
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from annotation.selectors.runs.run_page import run_page_data, stage_agreement
 from annotation.selectors.runs.run_workers import run_workers
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
-from tests.annotation.test_browser import browser, page  # noqa: F401 (fixtures)
+from tests.annotation.pages.work.test_shell_browser import browser, page  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[4]
 

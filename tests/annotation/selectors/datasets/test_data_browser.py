@@ -17,8 +17,8 @@ from annotation.models import GOLD_KINDS, ProjectRole, Review
 from annotation.selectors.datasets.data_browser import item_rows, run_items
 from annotation.services.runs.batches import batch_create, batch_publish
 from pipeline.simulate import WorkerProfile
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

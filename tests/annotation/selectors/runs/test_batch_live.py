@@ -18,9 +18,9 @@ from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.slots import first_claim_seconds
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
+from tests.annotation.api.test_urls_lists import member
 from tests.annotation.pages.batches.test_views_running import answers_for
-from tests.annotation.test_api_lists import member
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

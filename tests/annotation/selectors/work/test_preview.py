@@ -44,7 +44,7 @@ def test_previews_and_visitor_pages_show_a_fixed_example_and_no_real_item(
 ):
     from annotation.flows.bison.vocabulary import BisonStage
     from annotation.services.runs.batches import batch_create, batch_publish
-    from tests.annotation.crowd.prolific import ProlificDriver
+    from tests.annotation.crowd.prolific.player import ProlificDriver
     from tests.annotation.drivers import MTurkDriver
     from tests.factories import paired_run_factory
 

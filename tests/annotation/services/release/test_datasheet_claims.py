@@ -29,7 +29,7 @@ from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import cxc_run, rate_all, sampled  # noqa: F401
 from tests.annotation.flows.eccv.test_eccv_results import export_of, judged  # noqa: F401
 from tests.annotation.flows.quality.test_quality_flow import quality_run  # noqa: F401
-from tests.annotation.test_release import exported_folder
+from tests.annotation.services.release.test_release_tables import exported_folder
 from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
 from tests.annotation.api.test_schema import check, schema  # noqa: F401
 from tests.annotation.api.test_urls_lists import member
-from tests.annotation.crowd.prolific import ProlificDriver
+from tests.annotation.crowd.prolific.player import ProlificDriver
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from annotation.services.runs.batches import batch_create, batch_expire, batch_p
 from annotation.services.work.recount import hit_recount
 from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.cxc.test_cxc_flow import SMALL, sampled
-from tests.annotation.test_gold import quality_run  # noqa: F401 - a fixture
+from tests.annotation.services.runs.test_gold import quality_run  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 

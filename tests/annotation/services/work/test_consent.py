@@ -20,7 +20,7 @@ from annotation.services.release.export_jobs import export_manifest_crowd
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.consent import consent_record
 from annotation.services.work.worker_identity import worker_get_or_create
-from tests.annotation.crowd.panel import PanelDriver
+from tests.annotation.crowd.panel.player import PanelDriver
 from tests.factories import invited
 
 pytestmark = pytest.mark.django_db

@@ -32,7 +32,7 @@ from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.drafts import draft_save
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
-from tests.annotation.crowd.panel import PanelDriver
+from tests.annotation.crowd.panel.player import PanelDriver
 from tests.annotation.flows.quality.test_quality_flow import quality_run  # noqa: F401
 from tests.factories import join
 

@@ -17,8 +17,8 @@ from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, AssignmentState, Event, Review, ReviewStatus
 from annotation.services.runs.batches import batch_create
 from annotation.services.work.reviews import review_decide, review_reverse
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 from tests.annotation.drivers import MTurkDriver
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

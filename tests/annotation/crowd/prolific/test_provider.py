@@ -1,6 +1,6 @@
 """Prolific as the paid crowd (issue 24), against the stateful stand-in of its API
 (`tests/annotation/crowd/prolific/standin.py`): nothing reaches the network. Here the adapter's
-whole path (annotation/crowd/prolific/adapter.py): a BISON run end to end, reviews through the
+whole path (annotation/crowd/prolific/provider.py): a BISON run end to end, reviews through the
 API, no participant id in an export, the dashboard's links; its publishing, studies, pages,
 synchronisation, client, reconciliation, bonuses, groups and hooks are tested beside their
 modules (test_publish.py, test_studies.py, test_views.py, test_sync.py, test_client.py,

@@ -1,4 +1,4 @@
-"""MTurk's adapter (annotation/crowd/mturk/adapter.py) beyond the provider contract: the review
+"""MTurk's adapter (annotation/crowd/mturk/provider.py) beyond the provider contract: the review
 actions (notify, extend, block, unblock) reach MTurk once; every call checked by botocore's
 Stubber. Its publishing, client, fees, worker page and synchronisation are tested beside their
 modules (test_publish.py, test_client.py, test_fees.py, test_views.py, test_sync.py)."""

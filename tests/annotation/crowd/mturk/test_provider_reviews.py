@@ -28,8 +28,8 @@ from annotation.services.work.reviews import review_decide
 from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
 from pipeline.errors import InputError
+from tests.annotation.api.test_schema import check, schema  # noqa: F401
 from tests.annotation.drivers import MTurkDriver, fake_id
-from tests.annotation.test_api_schema import check, schema  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
