@@ -21,6 +21,17 @@ def _require_postgres(django_db_blocker):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing():
+    """Passwords hashed with MD5 in tests, as Django's testing docs suggest: the production
+    hasher's PBKDF2 rounds cost about a third of a second per account made or signed in.
+    Processes the tests start (servers, drivers) keep the production hasher."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _celery_in_process():
     """Most tests run tasks in-process; test_celery_worker.py uses a real worker."""
     from config import celery_app
