@@ -173,3 +173,18 @@ def pro(client, settings):
     driver = ProlificDriver(client)
     yield driver
     driver.done()
+
+
+@pytest.fixture
+def two_projects(django_user_model):
+    """Projects for the wall tests. Alice: researcher in Alpha; Vic: viewer in Alpha and
+    researcher in Gamma; Beta: no one's."""
+    from annotation.models import Project, ProjectMembership, ProjectRole
+
+    alpha, beta, gamma = (Project.objects.create(name=n) for n in ("Alpha", "Beta", "Gamma"))
+    alice = django_user_model.objects.create_user("alice")
+    vic = django_user_model.objects.create_user("vic")
+    ProjectMembership.objects.create(project=alpha, user=alice, role=ProjectRole.RESEARCHER)
+    ProjectMembership.objects.create(project=alpha, user=vic, role=ProjectRole.VIEWER)
+    ProjectMembership.objects.create(project=gamma, user=vic, role=ProjectRole.RESEARCHER)
+    return {"alpha": alpha, "beta": beta, "gamma": gamma, "alice": alice, "vic": vic}

@@ -6,23 +6,6 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
-# A `project=` naming a project the caller is no member of answers as an unknown one.
-
-
-@pytest.fixture
-def two_projects(django_user_model):
-    """Alice: researcher in Alpha; Vic: viewer in Alpha and researcher in Gamma; Beta: no one's."""
-    from annotation.models import Project, ProjectMembership, ProjectRole
-
-    alpha, beta, gamma = (Project.objects.create(name=n) for n in ("Alpha", "Beta", "Gamma"))
-    alice = django_user_model.objects.create_user("alice")
-    vic = django_user_model.objects.create_user("vic")
-    ProjectMembership.objects.create(project=alpha, user=alice, role=ProjectRole.RESEARCHER)
-    ProjectMembership.objects.create(project=alpha, user=vic, role=ProjectRole.VIEWER)
-    ProjectMembership.objects.create(project=gamma, user=vic, role=ProjectRole.RESEARCHER)
-    return {"alpha": alpha, "beta": beta, "gamma": gamma, "alice": alice, "vic": vic}
-
-
 def test_another_projects_id_in_a_run_creation_answers_as_an_unknown_id(two_projects, dataset):
     from rest_framework.test import APIClient
 
