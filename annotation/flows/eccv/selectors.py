@@ -11,7 +11,7 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
-from annotation.flows.eccv.models import Proposal
+from annotation.flows.eccv.models import Annotator, Proposal
 from annotation.flows.eccv.positive_links import (
     Pairs,
     PositiveLinks,
@@ -24,6 +24,7 @@ from annotation.flows.eccv.settings import eccv_settings
 from annotation.flows.eccv.vocabulary import EccvItemKind, EccvStage
 from annotation.models import Answer, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.int_arrays import int_arrays
 from pipeline.aggregation import dawid_skene, weighted_majority
 from pipeline.eccv_vocabulary import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
@@ -318,13 +319,22 @@ def eccv_item_proposers(run: Run) -> dict[int, list[tuple[str, str]]]:
     """Per candidate (Item pk), the annotators that proposed it, each with the sha256 of the
     model checkpoint it ranked with ("" where the annotator recorded none: FastText trained
     in the run, a file of ranked lists), in the annotators' order, each once."""
-    rows = (
-        Proposal.objects.filter(item__run=run)
-        .order_by("item_id", "annotator_id")
-        .values_list("item_id", "annotator__name", "annotator__params")
-        .distinct()
+    # The run's few annotators once, then the proposals' two ids by COPY: reading each
+    # proposal's annotator name and params (JSON decoded per row) took 0.9 s of ECCV's
+    # export at val2014 (250,000 proposals).
+    annotators = {
+        pk: (name, str((params or {}).get("checkpoint_sha256") or ""))
+        for pk, name, params in Annotator.objects.filter(run=run).values_list(
+            "pk", "name", "params"
+        )
+    }
+    ids = int_arrays(
+        Proposal.objects.filter(item__run=run),
+        {"item": ("item_id", np.int64), "annotator": ("annotator_id", np.int64)},
     )
+    span = int(ids["annotator"].max(initial=0)) + 1
+    pairs = np.unique(ids["item"] * span + ids["annotator"])  # by item, then annotator
     out: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for item, name, params in rows:
-        out[item].append((name, str((params or {}).get("checkpoint_sha256") or "")))
+    for item, annotator in zip((pairs // span).tolist(), (pairs % span).tolist(), strict=True):
+        out[item].append(annotators[annotator])
     return dict(out)
