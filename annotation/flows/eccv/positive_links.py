@@ -17,7 +17,7 @@ from annotation.flows.eccv.config_ids import run_config_ids
 from annotation.flows.eccv.models import ExternalPositive
 from annotation.flows.eccv.settings import eccv_settings
 from annotation.models import Caption, Run
-from annotation.selectors.arrow_rows import arrow_columns
+from annotation.selectors.arrow_rows import arrow_columns, numpy_ints
 
 SOURCES = ("coco", "cxc", "human")  # bit n of a link's sources is SOURCES[n] (sorted names)
 Pairs = tuple[np.ndarray, np.ndarray]  # (image, caption) COCO ids, int64
@@ -25,8 +25,7 @@ Pairs = tuple[np.ndarray, np.ndarray]  # (image, caption) COCO ids, int64
 
 def _pairs(table: pa.Table) -> Pairs:
     image, caption = (
-        table.column(name).combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64)
-        for name in ("image", "caption")
+        numpy_ints(table.column(name)).astype(np.int64) for name in ("image", "caption")
     )
     return image, caption
 

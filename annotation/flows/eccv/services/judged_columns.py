@@ -26,7 +26,7 @@ from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, 
 from annotation.flows.eccv.selectors import ANSWER_CLASSES, POSITIVE
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
-from annotation.selectors.arrow_rows import arrow_columns, numpy_ints
+from annotation.selectors.arrow_rows import arrow_columns, numpy_flags, numpy_ints
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.release.release_tables import table_from_columns
@@ -37,7 +37,7 @@ def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[Any]]:
     """Each value's index into the column's distinct values, and those values."""
     encoded = pc.dictionary_encode(column.combine_chunks())
     return (
-        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        numpy_ints(encoded.indices).astype(np.int64),
         encoded.dictionary.to_pylist(),
     )
 
@@ -153,10 +153,10 @@ def _read_proposals(run: Run) -> pa.Table:
 def _int(table: pa.Table, name: str) -> np.ndarray:
     # From the Arrow buffer (`numpy_ints`): `to_numpy(zero_copy_only=False)` imports pandas
     # where it is installed, 0.8 s of ECCV's export at val2014 in a fresh process.
-    array = table.column(name).combine_chunks()
-    if pa.types.is_boolean(array.type):
-        array = pc.cast(array, pa.int8())
-    return numpy_ints(array).astype(np.int64)
+    column = table.column(name)
+    if pa.types.is_boolean(column.type):
+        return numpy_flags(column).astype(np.int64)
+    return numpy_ints(column).astype(np.int64)
 
 
 def _python_order(values: list[str]) -> np.ndarray:
