@@ -16,7 +16,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.flow_registry import answerer_for
-from annotation.models import Assignment, Batch
+from annotation.models import Assignment, Batch, HitStatus
 from annotation.run_settings import run_settings
 from annotation.selectors.release.simulated_quality import run_world
 from annotation.services.work.claim import assignment_claim_next
@@ -77,6 +77,9 @@ def simulate_crowd(
             assignment = assignment_claim_next(batch=batch, worker=worker, now=clocks[worker.pk])
             if assignment is None:
                 active.remove(worker)
+                if not batch.hits.filter(status=HitStatus.OPEN).exists():
+                    active.clear()  # every later claim would find nothing too
+                    break
                 continue
             answers, seconds = _answers(assignment, profile_of[worker.pk], rng, world)
             clocks[worker.pk] = assignment.accepted_at + timedelta(seconds=seconds)

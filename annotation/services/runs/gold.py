@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotation.models import GOLD_KINDS, Assignment, Batch, Item, Question, Run, Worker
+from annotation.models import GOLD_KINDS, Batch, Item, Question, Run, Worker
 from annotation.run_settings import ESTABLISHED as ESTABLISHED  # gold sources, declared there
 from annotation.run_settings import GOLD_SOURCES as GOLD_SOURCES
 from annotation.run_settings import PAPER as PAPER
@@ -173,9 +173,7 @@ def item_images(item: Item) -> frozenset[int]:
 def gold_seen_before(worker: Worker) -> Exists:
     """HITs (as a filter on Hit) holding a gold copy of an item `worker` had before, as the
     real item or as that copy: remembering it would tell them which question is gold."""
-    seen = Question.objects.filter(
-        Exists(Assignment.objects.filter(hit=OuterRef("hit"), worker=worker))
-    ).values("item_id")
+    seen = Question.objects.filter(hit__assignments__worker=worker).values("item_id")
     return Exists(
         Question.objects.filter(
             hit=OuterRef("pk"), item__kind__in=GOLD_KINDS, item__source__isnull=False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -131,29 +131,7 @@ def _claim(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assi
     ).first()
     if mine is not None and claim_holds(mine, now, batch):
         return mine
-    active = (
-        Assignment.objects.filter(active_assignments(now, batch), hit=OuterRef("pk"))
-        .order_by()
-        .values("hit")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    candidates = (
-        Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
-        .exclude(assignments__worker=worker)
-        .exclude(judged_before(worker))  # the same items, judged again
-        .exclude(gold_seen_before(worker))  # a gold copy of an item they had
-    )
-    if images_kept_apart(batch):
-        candidates = candidates.exclude(image_seen_before(worker))  # an image seen before
-    candidates = (
-        candidates.annotate(active=Coalesce(Subquery(active), Value(0)))
-        .filter(
-            active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))
-            + F("extra_assignments")
-        )
-        .order_by("position")
-    )
+    free = _with_free_slots(claimable_hits(batch=batch, worker=worker), batch=batch, now=now)
     # One HIT row locked at a time, in position order (so claimers never deadlock). First
     # pass: skip rows other claimers hold, so concurrent workers spread over HITs instead
     # of queueing on the first one; when every open row is held, wait for one, so a worker
@@ -161,24 +139,38 @@ def _claim(*, batch: Batch, worker: Worker, now: datetime, consent: str) -> Assi
     tried: list[int] = []
     skip = True
     while True:
-        hit = (
-            candidates.exclude(pk__in=tried)
-            .select_for_update(of=("self",), skip_locked=skip)
-            .first()
-        )
+        hit = free.exclude(pk__in=tried).select_for_update(of=("self",), skip_locked=skip).first()
         if hit is None:
             if skip:
                 skip = False
                 continue
-            break
+            return None
         hit.batch = batch  # capacity reads it; the same row
-        # Recount under the lock: the annotation may predate another claimer's commit.
-        capacity = hit.capacity
-        if hit.assignments.filter(active_assignments(now, batch)).count() >= capacity:
+        # Recount under the lock: the read may predate another claimer's commit.
+        if hit.assignments.filter(active_assignments(now, batch)).count() >= hit.capacity:
             tried.append(hit.pk)
             continue
         return _claim_take(hit_id=hit.pk, batch=batch, worker=worker, now=now, consent=consent)
-    return None
+
+
+def _with_free_slots(hits: QuerySet[Hit], *, batch: Batch, now: datetime) -> QuerySet[Hit]:
+    """`hits` with fewer assignments holding a slot (`active_assignments`) than their
+    capacity, in position order."""
+    active = (
+        Assignment.objects.filter(active_assignments(now, batch), hit=OuterRef("pk"))
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        hits.alias(active=Coalesce(Subquery(active), Value(0)))
+        .filter(
+            active__lt=Coalesce(F("max_assignments"), Value(batch.assignments_per_hit))
+            + F("extra_assignments")
+        )
+        .order_by("position")
+    )
 
 
 def _claim_take(
@@ -201,14 +193,12 @@ def _claim_take(
     return assignment
 
 
-def judged_before(worker: Worker, *, confirmed_only: bool = False) -> Q:
+def judged_before(worker: Worker, *, confirmed_only: bool = False) -> Exists:
     """HITs (as a filter on Hit) whose items `worker` already had: the HIT they were
     re-offered from (`reoffered_as`) holds an assignment of theirs. With `confirmed_only`,
     only assignments the provider confirmed count (a browser's claim never blocks real work)."""
-    rule = Q(reoffer_of__assignments__worker=worker)
-    if confirmed_only:  # in one filter(): the same assignment row
-        rule &= Q(reoffer_of__assignments__confirmed=True)
-    return rule
+    theirs = Assignment.objects.filter(hit__reoffered_as=OuterRef("pk"), worker=worker)
+    return Exists(theirs.filter(confirmed=True) if confirmed_only else theirs)
 
 
 def same_items_reason(*, hit: Hit, worker: Worker, confirmed_only: bool = False) -> str | None:

@@ -3,10 +3,10 @@
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from annotation.flows.bison.vocabulary import BisonStage
-from annotation.models import Assignment
+from annotation.models import Assignment, Hit
 from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.pools import pool_join
@@ -96,3 +96,62 @@ def test_a_double_click_gets_the_same_assignment(tmp_path, image_dir, run_on_com
         if errors or not same or held != 1:
             failures.append((attempt, errors, held))
     assert not failures, failures
+
+
+def test_a_claim_skips_a_held_hit_and_waits_only_when_every_free_one_is_held(
+    tmp_path, image_dir, run_on_commit
+):
+    """Another request holding a HIT's row (its own claim, a recount): a claim takes the next
+    free HIT instead of queueing; when every free HIT is held it waits, and takes the first
+    once released, never "no work" while a slot remains."""
+    dataset = dataset_factory(tmp_path, image_dir=image_dir)
+    run = paired_run_factory(dataset, run_on_commit=run_on_commit)
+    batch = batch_publish(
+        batch=batch_create(
+            run=run,
+            stage=BisonStage.SELECTION,
+            provider="local",
+            items_per_hit=2,
+            assignments_per_hit=1,
+        )
+    )
+    hits = list(batch.hits.order_by("position"))
+    assert len(hits) == 3
+
+    def hold(pks, locked, release):  # another transaction holding these HIT rows
+        with transaction.atomic():
+            list(Hit.objects.select_for_update().filter(pk__in=pks))
+            locked.set()
+            release.wait(10)
+        connection.close()
+
+    def holding(pks):
+        locked, release = threading.Event(), threading.Event()
+        thread = threading.Thread(target=hold, args=(pks, locked, release))
+        thread.start()
+        assert locked.wait(10)
+        return thread, release
+
+    first = worker_get_or_create(provider="local", external_id="w-first")
+    thread, release = holding([hits[0].pk])
+    assert assignment_claim_next(batch=batch, worker=first).hit_id == hits[1].pk
+    release.set()
+    thread.join()
+
+    # HIT 1 is full now; hold the two free ones: the claim waits for HIT 0.
+    second = worker_get_or_create(provider="local", external_id="w-second")
+    thread, release = holding([hits[0].pk, hits[2].pk])
+    got = []
+
+    def claim():
+        got.append(assignment_claim_next(batch=batch, worker=second))
+        connection.close()
+
+    claimer = threading.Thread(target=claim)
+    claimer.start()
+    claimer.join(1.0)
+    assert claimer.is_alive() and not got  # waiting, not told "no work"
+    release.set()
+    thread.join()
+    claimer.join(10)
+    assert got and got[0].hit_id == hits[0].pk
