@@ -28,8 +28,16 @@ test: $(STAMP)
 	scripts/ensure_services.sh
 	scripts/ensure_chromium.sh
 	scripts/ensure_compose.sh
-	$(MAKE) --no-print-directory lint
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	@# Bytecode written once: the tests' subprocesses (servers, workers, demos) then read it
+	@# even where PYTHONDONTWRITEBYTECODE is set, instead of compiling the project each start.
+	$(PY) -m compileall -q annotation config pipeline
+	@# Lint beside the tests (one core's work while the tests wait on their servers); the
+	@# command fails if either does, lint's output printed after the tests'.
+	@$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS); tests=$$?; \
+	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
+	if [ $$linted -ne 0 ]; then echo "lint failed"; fi; \
+	[ $$tests -eq 0 ] && [ $$linted -eq 0 ]
 
 pytest: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
