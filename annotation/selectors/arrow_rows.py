@@ -115,9 +115,19 @@ def numpy_ints(column: pa.Array | pa.ChunkedArray, *, missing: int = -1) -> np.n
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if not pa.types.is_integer(array.type):
         raise TypeError(f"numpy_ints: {array.type} is not an integer column")
-    dtype = np.dtype(
-        f"{'i' if pa.types.is_signed_integer(array.type) else 'u'}{array.type.bit_width // 8}"
-    )
+    kind = "i" if pa.types.is_signed_integer(array.type) else "u"
+    return _numbers(array, np.dtype(f"{kind}{array.type.bit_width // 8}"), missing)
+
+
+def numpy_floats(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A floating-point column as a numpy array of its width, a missing value NaN."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_floating(array.type):
+        raise TypeError(f"numpy_floats: {array.type} is not a floating-point column")
+    return _numbers(array, np.dtype(f"f{array.type.bit_width // 8}"), np.nan)
+
+
+def _numbers(array: pa.Array, dtype: np.dtype, missing: float) -> np.ndarray:
     if not len(array):
         return np.zeros(0, dtype=dtype)
     values = np.frombuffer(

@@ -161,20 +161,23 @@ def _instructions_versions(run: Run, stages: pa.Array, accepted: pa.Array) -> pa
         )
     encoded = pc.dictionary_encode(stages)
     names = encoded.dictionary.to_pylist()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    times = pc.cast(accepted, pa.int64()).to_numpy(zero_copy_only=False)
-    out = np.empty(len(stages), dtype=object)
+    codes = numpy_ints(encoded.indices)
+    # A missing time falls after every change (as NaN sorted when these were floats).
+    times = numpy_ints(pc.cast(accepted, pa.int64()), missing=np.iinfo(np.int64).max)
+    words: list[str] = []  # every version named, each row pointing at its own
+    word = np.full(len(stages), -1, dtype=np.int64)
     for code, stage in enumerate(names):
         rows = np.flatnonzero(codes == code)
         timeline = changes.get(stage)
         if not timeline:
-            out[rows] = instructions_version(run.config, stage)
+            word[rows] = len(words)
+            words.append(instructions_version(run.config, stage))
             continue
         # Versions: before the first change its "from", after change n its "to".
-        versions = np.array([timeline[0][1], *(to for _, _, to in timeline)], dtype=object)
         at = np.array([int(t.timestamp() * 1_000_000) for t, _, _ in timeline], dtype=np.int64)
-        out[rows] = versions[np.searchsorted(at, times[rows], side="right")]
-    return pa.array(out, pa.string()).dictionary_encode()
+        word[rows] = len(words) + np.searchsorted(at, times[rows], side="right")
+        words.extend([timeline[0][1], *(to for _, _, to in timeline)])
+    return arrow_strings(words).take(arrow_numbers(word, valid=word >= 0)).dictionary_encode()
 
 
 def _proposals(
