@@ -26,7 +26,15 @@ from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, 
 from annotation.flows.eccv.selectors import ANSWER_CLASSES, POSITIVE
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
-from annotation.selectors.arrow_rows import arrow_columns, numpy_flags, numpy_ints
+from annotation.selectors.arrow_rows import (
+    arrow_columns,
+    arrow_lists,
+    arrow_numbers,
+    arrow_strings,
+    arrow_text,
+    numpy_flags,
+    numpy_ints,
+)
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.release.release_tables import table_from_columns
@@ -74,7 +82,7 @@ def _offsets(groups: np.ndarray, n: int) -> np.ndarray:
 
 
 def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+    return pa.ListArray.from_arrays(arrow_numbers(offsets.astype(np.int32)), values)
 
 
 @dataclass
@@ -273,9 +281,9 @@ def _answer_columns(
     agreement = [round(int(top[r]) / int(total[r]), 4) for r in ratio_row.tolist()]
     return {
         "answer_offsets": offsets,
-        "answer_labels": pa.array(labels, pa.string()).take(label[keep]),
-        "answer_workers": pa.array(names, pa.string()).take(worker[keep]),
-        "answer_json": pa.array(answer_json, pa.string()).take(answer[keep]),
+        "answer_labels": arrow_strings(labels).take(arrow_numbers(label[keep])),
+        "answer_workers": arrow_strings(names).take(arrow_numbers(worker[keep])),
+        "answer_json": arrow_strings(answer_json).take(arrow_numbers(answer[keep])),
         "agreement": np.array(agreement, np.float64)[ratio],
     }
 
@@ -311,10 +319,10 @@ def _proposal_columns(
     ]
     return {
         "proposal_offsets": _offsets(p_pair[took], pairs),
-        "proposal_models": pa.array(models, pa.string()).take(model[took]),
-        "proposal_directions": pa.array(directions, pa.string()).take(direction[took]),
+        "proposal_models": arrow_strings(models).take(arrow_numbers(model[took])),
+        "proposal_directions": arrow_strings(directions).take(arrow_numbers(direction[took])),
         "proposal_ranks": rank[took],
-        "proposal_json": pa.array(proposal_json, pa.string()).take(proposal[took]),
+        "proposal_json": arrow_strings(proposal_json).take(arrow_numbers(proposal[took])),
     }
 
 
@@ -368,23 +376,27 @@ def pairs_lines(columns: JudgedColumns, links: PositiveLinks) -> bytes:
     if not columns.item.size:
         return b"\n"  # "\n".join of no lines, plus the closing newline
     code = links.sources_of(columns.image, columns.caption)
-    answers = pc.binary_join(_lists(columns.answer_offsets, columns.answer_json), ", ")
-    proposals = pc.binary_join(_lists(columns.proposal_offsets, columns.proposal_json), ", ")
+    answers = pc.binary_join(_lists(columns.answer_offsets, columns.answer_json), arrow_text(", "))
+    proposals = pc.binary_join(
+        _lists(columns.proposal_offsets, columns.proposal_json), arrow_text(", ")
+    )
     text = pc.binary_join_element_wise(
-        '{"image_id": ',
-        pc.cast(pa.array(columns.image), pa.string()),
-        ', "caption_id": ',
-        pc.cast(pa.array(columns.caption), pa.string()),
-        pa.array([', "positive": false, "answers": [', ', "positive": true, "answers": [']).take(
-            pa.array(columns.positive.astype(np.int8))
-        ),
+        arrow_text('{"image_id": '),
+        pc.cast(arrow_numbers(columns.image), pa.string()),
+        arrow_text(', "caption_id": '),
+        pc.cast(arrow_numbers(columns.caption), pa.string()),
+        arrow_strings(
+            [', "positive": false, "answers": [', ', "positive": true, "answers": [']
+        ).take(arrow_numbers(columns.positive.astype(np.int8))),
         answers,
-        '], "proposals": [',
+        arrow_text('], "proposals": ['),
         proposals,
-        '], "sources": ',
-        pa.array([json.dumps(source_names(bits)) for bits in range(1 << len(SOURCES))]).take(code),
-        "}\n",
-        "",
+        arrow_text('], "sources": '),
+        arrow_strings([json.dumps(source_names(bits)) for bits in range(1 << len(SOURCES))]).take(
+            arrow_numbers(code)
+        ),
+        arrow_text("}\n"),
+        arrow_text(""),
     )
     return lines_bytes(text)
 
@@ -395,19 +407,24 @@ def pairs_table(columns: JudgedColumns, links: PositiveLinks) -> pa.Table:
     their ranks (the JSONL's records, a column each)."""
     code = links.sources_of(columns.image, columns.caption)
     kinds = [source_names(bits) for bits in range(1 << len(SOURCES))]
-    source_lists = pa.array(kinds, pa.list_(pa.string())).take(code)
+    source_lists = arrow_lists(
+        arrow_strings([name for names in kinds for name in names]),
+        np.array([len(names) for names in kinds], dtype=np.int64),
+    ).take(arrow_numbers(code))
     return table_from_columns(
         {
-            "image_id": pa.array(columns.image, pa.int64()),
-            "caption_id": pa.array(columns.caption, pa.int64()),
-            "positive": pa.array(columns.positive, pa.bool_()),
-            "judgments": pa.array(np.diff(columns.answer_offsets), pa.int32()),
-            "agreement": pa.array(columns.agreement, pa.float64()),
+            "image_id": arrow_numbers(columns.image.astype(np.int64)),
+            "caption_id": arrow_numbers(columns.caption.astype(np.int64)),
+            "positive": arrow_numbers(columns.positive.astype(bool)),
+            "judgments": arrow_numbers(np.diff(columns.answer_offsets).astype(np.int32)),
+            "agreement": arrow_numbers(columns.agreement.astype(np.float64)),
             "answers": _lists(columns.answer_offsets, columns.answer_labels),
             "workers": _lists(columns.answer_offsets, columns.answer_workers),
             "models": _lists(columns.proposal_offsets, columns.proposal_models),
             "directions": _lists(columns.proposal_offsets, columns.proposal_directions),
-            "ranks": _lists(columns.proposal_offsets, pa.array(columns.proposal_ranks, pa.int32())),
+            "ranks": _lists(
+                columns.proposal_offsets, arrow_numbers(columns.proposal_ranks.astype(np.int32))
+            ),
             "sources": source_lists,
         }
     )
