@@ -95,30 +95,25 @@ def _gathered(table: pa.Table, key: str, keys: np.ndarray) -> pa.Table:
     return table.take(arrow_numbers(_rows_of(table, key, keys)))
 
 
-def _counted_answers(run: Run, *, gold: bool) -> Any:
-    kinds = {"question__item__kind__in": GOLD_KINDS}
-    answers = Answer.objects.filter(counted_reviewed(""), question__item__run=run)
-    return answers.filter(**kinds) if gold else answers.exclude(**kinds)
-
-
-def _gold_by_assignment(run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The run's counted gold answers as (assignment, gold item, passed) arrays sorted by
-    assignment, each judged by its stage's task type (`TaskType.gold_passed`, the rule the
-    gold tally and the review hold use); answers no rule judges are left out."""
+def _gold_by_assignment(
+    run: Run, *, assignments: np.ndarray, items: np.ndarray, stages: list[str], labels: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's counted gold answers (`assignments`, `items`, `stages`, `labels`: one per
+    answer, in (assignment, answer) order) as (assignment, gold item, passed) arrays, each
+    judged by its stage's task type (`TaskType.gold_passed`, the rule the gold tally and the
+    review hold use); answers no rule judges are left out."""
     from annotation.tasktypes import task_type_for
 
-    rows = list(
-        _counted_answers(run, gold=True)
-        .order_by("assignment_id", "pk")
-        .values_list("assignment_id", "question__item_id", "question__hit__batch__stage", "label")
-    )
-    items = Item.objects.in_bulk({item for _, item, _, _ in rows})
+    # The run's gold items by a filter, not a list of thousands of ids (ECCV's 8,890).
+    of_run = {item.pk: item for item in Item.objects.filter(run=run, kind__in=GOLD_KINDS)}
     verdicts: dict[tuple[str, int, str], bool | None] = {}
     kept = []
-    for assignment, item, stage, label in rows:
+    for assignment, item, stage, label in zip(
+        assignments.tolist(), items.tolist(), stages, labels, strict=True
+    ):
         key = (stage, item, label)
         if key not in verdicts:
-            verdicts[key] = task_type_for(stage).gold_passed(item=items[item], label=label)
+            verdicts[key] = task_type_for(stage).gold_passed(item=of_run[item], label=label)
         if verdicts[key] is not None:
             kept.append((assignment, item, bool(verdicts[key])))
     if not kept:
@@ -221,11 +216,22 @@ def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> p
         {"label": "label"},
     )
     item_rows = arrow_rows(Item.objects.filter(run=run).order_by("pk"), _ITEM_COLUMNS)
+    hit_rows = arrow_rows(Hit.objects.filter(batch__run=run).order_by("pk"), _HIT_COLUMNS)
     at_item = _rows_of(item_rows, "item", ints["item"])
     gold = numpy_flags(
         pc.is_in(
             item_rows.column("item_kind"), value_set=arrow_strings([k.value for k in GOLD_KINDS])
         )
+    )
+    # The gold answers, read with the rest: the gold passed and failed per assignment.
+    of_gold = np.flatnonzero(gold[at_item])
+    of_gold = of_gold[np.lexsort((ints["judgment"][of_gold], ints["assignment"][of_gold]))]
+    gold_assignments, gold_items, passed = _gold_by_assignment(
+        run,
+        assignments=ints["assignment"][of_gold],
+        items=ints["item"][of_gold],
+        stages=_gathered(hit_rows, "hit", ints["hit"][of_gold]).column("stage").to_pylist(),
+        labels=texts["label"].take(arrow_numbers(of_gold)).to_pylist(),
     )
     kept = np.flatnonzero(~gold[at_item])
     # In the order the answers were stored.
@@ -233,7 +239,7 @@ def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> p
     answers = {name: values[order] for name, values in ints.items()}
     label = texts["label"].take(arrow_numbers(order))
     of_item = item_rows.take(arrow_numbers(at_item[order]))
-    del ints, texts, order, kept, at_item, gold, item_rows
+    del ints, texts, order, kept, at_item, gold, item_rows, of_gold
     items, assignments = answers["item"], answers["assignment"]
     of_assignment = _gathered(
         arrow_rows(
@@ -242,16 +248,12 @@ def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> p
         "assignment",
         assignments,
     )
-    of_hit = _gathered(
-        arrow_rows(Hit.objects.filter(batch__run=run).order_by("pk"), _HIT_COLUMNS),
-        "hit",
-        answers["hit"],
-    )
+    of_hit = _gathered(hit_rows, "hit", answers["hit"])
+    del hit_rows
     names = run_worker_pseudonyms(run=run)
     workers = numpy_ints(of_assignment.column("worker_pk"))
     distinct, at = np.unique(workers, return_inverse=True)
     pseudonyms = arrow_strings([names[w] for w in distinct.tolist()])
-    gold_assignments, gold_items, passed = _gold_by_assignment(run)
     columns: dict[str, Any] = {
         "judgment": arrow_numbers(answers["judgment"]),
         "item": arrow_numbers(items),
