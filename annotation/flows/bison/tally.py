@@ -32,6 +32,7 @@ from annotation.models import Answer, Item, Run
 from annotation.selectors.arrow_rows import Columns, arrow_numbers, arrow_rows, numpy_ints
 from annotation.selectors.counting import counted, counted_reviewed
 from annotation.selectors.int_arrays import int_arrays
+from pipeline.dense import distinct_ints
 
 # A triple's identity as the tally reads it; the export adds its texts (`arrow_rows` columns).
 TRIPLE_COLUMNS = {
@@ -102,7 +103,7 @@ def bison_tally(*, run: Run, triples: pa.Table | None = None) -> BisonTally:
         triples=int(pks.size),
         pks=pks,
         pairs_judged=pairs_judged,
-        pairs_with_triple=int(np.unique(sources).size),
+        pairs_with_triple=int(distinct_ints(sources).size),
         votes=votes,
         positive=positive,
         judged=judged,
@@ -173,7 +174,7 @@ def _selections(
             ),
         },
     )
-    pairs_judged = int(np.unique(col["item"][col["pair"] == 1]).size)
+    pairs_judged = int(distinct_ints(col["item"][col["pair"] == 1]).size)
     chose = col["chose"] == 1
     worker, caption = col["worker"][chose], col["caption"][chose]
     wanted = _keys(col["item"][chose], caption)
