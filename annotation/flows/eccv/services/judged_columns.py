@@ -1,9 +1,9 @@
 """The ECCV export's judged pairs a column at a time (issue 32: the export within 5x of a COPY
 of the rows it reads).
 
-Three reads, each one COPY parsed by Arrow (`arrow_columns`): the run's candidate pairs, every
-answer to them and every proposal of the run; nothing is sent back to the database (no id
-list). Counts, the majority reading, the order of the pairs, of each pair's answers and
+Three reads, each one COPY of the columns packed a chunk of rows at a time
+(`int_and_text_arrays`): the run's candidate pairs, every answer to them and every proposal
+of the run; nothing is sent back to the database (no id list). Counts, the majority reading, the order of the pairs, of each pair's answers and
 proposals, and the answer shares per model and rank are computed in numpy. What repeats (an
 answer's JSON for a given worker, label, follow-ups and assignment state; a proposal's for a
 model, direction and rank) is formatted once by `json.dumps` and taken by its code, so every
@@ -13,13 +13,15 @@ byte of the JSONL and the Parquet table is what the record-by-record code wrote.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from django.db.models import Case, Value, When
+from django.db.models import Case, QuerySet, TextField, Value, When
+from django.db.models.functions import Cast
 
 from annotation.flows.eccv.models import Proposal
 from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, source_names
@@ -27,7 +29,6 @@ from annotation.flows.eccv.selectors import ANSWER_CLASSES, POSITIVE
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
 from annotation.selectors.arrow_rows import (
-    arrow_columns,
     arrow_lists,
     arrow_numbers,
     arrow_strings,
@@ -36,6 +37,7 @@ from annotation.selectors.arrow_rows import (
     numpy_ints,
 )
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.int_arrays import int_and_text_arrays
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.release.release_tables import table_from_columns
 from annotation.services.release.text_columns import lines_bytes
@@ -109,52 +111,63 @@ class JudgedColumns:
     shares: dict[str, dict[str, dict[str, float]]] | None  # None: ask the database
 
 
+def _packed(
+    queryset: QuerySet, ints: Mapping[str, tuple[Any, Any]], texts: Mapping[str, Any] | None = None
+) -> pa.Table:
+    """The rows' integer and text columns as a table, packed by the database a chunk of rows
+    at a time (`int_and_text_arrays`: a COPY message per chunk, where a COPY of the rows sent
+    one per row, 250,000 for ECCV's proposals at val2014)."""
+    numbers, strings = int_and_text_arrays(queryset, ints, texts or {})
+    return pa.table({**{name: arrow_numbers(v) for name, v in numbers.items()}, **strings})
+
+
 def _read_items(run: Run) -> pa.Table:
-    return arrow_columns(
+    return _packed(
         Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE),
         {
-            "pk": ("pk", pa.int64()),
-            "image": ("positive__coco_id", pa.int64()),
-            "caption": ("caption__coco_id", pa.int64()),
+            "pk": ("pk", np.int64),
+            "image": ("positive__coco_id", np.int64),
+            "caption": ("caption__coco_id", np.int64),
         },
     )
 
 
 def _read_answers(run: Run) -> pa.Table:
     """Every answer to the run's candidates (counted or not: the records list them all)."""
-    return arrow_columns(
+    return _packed(
         Answer.objects.filter(question__item__run=run, question__item__kind=EccvItemKind.CANDIDATE),
         {
-            "item": ("question__item_id", pa.int64()),
-            "position": ("question__position", pa.int64()),
-            "question": ("question_id", pa.int64()),
-            "pk": ("pk", pa.int64()),
-            "provider": ("assignment__worker__provider", pa.string()),
-            "external_id": ("assignment__worker__external_id", pa.string()),
-            "label": ("label", pa.string()),
-            "details": ("details", pa.string()),
-            "state": ("assignment__state", pa.string()),
+            "item": ("question__item_id", np.int64),
+            "position": ("question__position", np.int64),
+            "question": ("question_id", np.int64),
+            "pk": ("pk", np.int64),
             "counted": (
                 Case(When(counted_reviewed(""), then=Value(1)), default=Value(0)),
-                pa.int16(),
+                np.int16,
             ),
+        },
+        {
+            "provider": "assignment__worker__provider",
+            "external_id": "assignment__worker__external_id",
+            "label": "label",
+            "details": Cast("details", TextField()),  # the JSON's text, as `json.loads` reads it
+            "state": "assignment__state",
         },
     )
 
 
 def _read_proposals(run: Run) -> pa.Table:
-    return arrow_columns(
+    return _packed(
         Proposal.objects.filter(item__run=run),
         {
-            "item": ("item_id", pa.int64()),
+            "item": ("item_id", np.int64),
             "candidate": (
                 Case(When(item__kind=EccvItemKind.CANDIDATE, then=Value(1)), default=Value(0)),
-                pa.int16(),
+                np.int16,
             ),
-            "model": ("annotator__name", pa.string()),
-            "direction": ("direction", pa.string()),
-            "rank": ("rank", pa.int32()),
+            "rank": ("rank", np.int32),
         },
+        {"model": "annotator__name", "direction": "direction"},
     )
 
 
