@@ -32,3 +32,13 @@ def unique_inverse(values: np.ndarray, *, narrow: bool = False) -> tuple[np.ndar
             return np.flatnonzero(present).astype(values.dtype) + low, steps
     ids, index = np.unique(values, return_inverse=True)
     return ids, index.astype(np.int32) if narrow else index
+
+
+def distinct_ints(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` of an integer array, by a sort: numpy 2.4's `np.unique` asked for
+    the values alone takes a hash table, 10-50 times slower here (0.07-0.18 s against 3-7 ms
+    for ECCV's 250,000 proposals)."""
+    ordered = np.sort(np.asarray(values).reshape(-1))
+    if not ordered.size:
+        return ordered
+    return ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]

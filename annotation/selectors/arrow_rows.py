@@ -51,7 +51,7 @@ def arrow_rows(queryset: QuerySet, columns: Columns) -> pa.Table:
     try:
         sql, params = values.query.sql_with_params()
     except EmptyResultSet:  # `.none()`, or a filter nothing can match
-        return schema.empty_table()
+        return _empty(schema)
     data = bytearray()
     with connection.cursor() as cursor:
         raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper
@@ -59,7 +59,7 @@ def arrow_rows(queryset: QuerySet, columns: Columns) -> pa.Table:
             for block in copy:
                 data += block
     if not data:
-        return schema.empty_table()
+        return _empty(schema)
     return pa_csv.read_csv(
         io.BytesIO(data),
         # One block: a row (a text with line breaks) never straddles two.
@@ -78,6 +78,11 @@ def arrow_rows(queryset: QuerySet, columns: Columns) -> pa.Table:
             false_values=["f"],
         ),
     ).select(schema.names)
+
+
+def _empty(schema: pa.Schema) -> pa.Table:
+    """A table of no rows (`schema.empty_table()` imports pandas)."""
+    return pa.table([pa.nulls(0, field.type) for field in schema], schema=schema)
 
 
 _CASTS = {
@@ -115,9 +120,19 @@ def numpy_ints(column: pa.Array | pa.ChunkedArray, *, missing: int = -1) -> np.n
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if not pa.types.is_integer(array.type):
         raise TypeError(f"numpy_ints: {array.type} is not an integer column")
-    dtype = np.dtype(
-        f"{'i' if pa.types.is_signed_integer(array.type) else 'u'}{array.type.bit_width // 8}"
-    )
+    kind = "i" if pa.types.is_signed_integer(array.type) else "u"
+    return _numbers(array, np.dtype(f"{kind}{array.type.bit_width // 8}"), missing)
+
+
+def numpy_floats(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A floating-point column as a numpy array of its width, a missing value NaN."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_floating(array.type):
+        raise TypeError(f"numpy_floats: {array.type} is not a floating-point column")
+    return _numbers(array, np.dtype(f"f{array.type.bit_width // 8}"), np.nan)
+
+
+def _numbers(array: pa.Array, dtype: np.dtype, missing: float) -> np.ndarray:
     if not len(array):
         return np.zeros(0, dtype=dtype)
     values = np.frombuffer(
@@ -172,6 +187,12 @@ def arrow_strings(values: Sequence[str]) -> pa.Array:
     return pa.Array.from_buffers(
         pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
     )
+
+
+def arrow_text(text: str) -> pa.Scalar:
+    """A text as an Arrow scalar, for a compute call (a Python value there is converted by
+    `pa.scalar`, which imports pandas)."""
+    return arrow_strings([text])[0]
 
 
 def arrow_lists(values: pa.Array, counts: np.ndarray) -> pa.ListArray:

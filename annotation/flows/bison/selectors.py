@@ -25,6 +25,7 @@ from annotation.selectors.counting import counted, counted_reviewed
 from annotation.selectors.id_sets import ids_in
 from annotation.selectors.pseudonyms import run_worker_pseudonyms
 from pipeline.aggregation import dawid_skene
+from pipeline.dense import distinct_ints
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:  # django-stubs' helper for querysets with annotations (not needed at run time)
@@ -182,7 +183,7 @@ def _crowd_per_stage(run: Run) -> dict[str, dict[str, Any]]:
         per_answer = (submitted[kept] - accepted[kept]) / 1e6 / n[kept]
         median = round(statistics.median(per_answer.tolist()), 2) if per_answer.size else None
         out[stage] = {
-            "workers": int(np.unique(worker[of_stage]).size),
+            "workers": int(distinct_ints(worker[of_stage]).size),
             "median_seconds_per_annotation": median,
         }
     return out

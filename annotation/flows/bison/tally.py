@@ -1,7 +1,8 @@
 """A BISON run's stage-2 and stage-3 work read once, as arrays: each triple's votes and
 whether it is verified, each stage-2 worker's judged and rejected selections, and the pairs
 judged. Three plain reads (the triples, the verification answers, the selection answers; a
-COPY each on PostgreSQL) counted in numpy: the stage counts, the selectors' outcomes and the
+COPY each on PostgreSQL, the answers' packed into arrays a chunk of rows at a time by
+`int_arrays`) counted in numpy: the stage counts, the selectors' outcomes and the
 export all come from one tally, and nothing is grouped or matched by the database per triple
 (the grouped reads took seconds at 40,000 images)."""
 
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from django.db.models import Case, IntegerField, Value, When
+from django.db.models.functions import Coalesce
 
 from annotation.flows.bison.selectors import (
     bison_required_verifiers,
@@ -29,6 +31,8 @@ from annotation.flows.bison.vocabulary import (
 from annotation.models import Answer, Item, Run
 from annotation.selectors.arrow_rows import Columns, arrow_numbers, arrow_rows, numpy_ints
 from annotation.selectors.counting import counted, counted_reviewed
+from annotation.selectors.int_arrays import int_arrays
+from pipeline.dense import distinct_ints
 
 # A triple's identity as the tally reads it; the export adds its texts (`arrow_rows` columns).
 TRIPLE_COLUMNS = {
@@ -99,7 +103,7 @@ def bison_tally(*, run: Run, triples: pa.Table | None = None) -> BisonTally:
         triples=int(pks.size),
         pks=pks,
         pairs_judged=pairs_judged,
-        pairs_with_triple=int(np.unique(sources).size),
+        pairs_with_triple=int(distinct_ints(sources).size),
         votes=votes,
         positive=positive,
         judged=judged,
@@ -124,7 +128,7 @@ def _verification_answers(run: Run) -> dict[str, np.ndarray]:
         default=Value(1),
         output_field=IntegerField(),
     )
-    table = arrow_rows(
+    columns = int_arrays(
         Answer.objects.filter(
             counted_reviewed(),  # held work (e.g. a lookup worker's) verifies nothing
             question__item__run=run,
@@ -132,13 +136,12 @@ def _verification_answers(run: Run) -> dict[str, np.ndarray]:
             question__hit__batch__stage=BisonStage.VERIFICATION,
         ),
         {
-            "item": ("question__item_id", pa.int64()),
-            "assignment": ("assignment_id", pa.int64()),
-            "worker": ("assignment__worker_id", pa.int64()),
-            "code": (code, pa.int8()),
+            "item": ("question__item_id", np.int64),
+            "assignment": ("assignment_id", np.int64),
+            "worker": ("assignment__worker_id", np.int64),
+            "code": (code, np.int8),
         },
     )
-    columns = {name: numpy_ints(table.column(name)) for name in table.column_names}
     order = np.lexsort((columns["assignment"], columns["item"]))
     return {name: values[order] for name, values in columns.items()}
 
@@ -151,28 +154,27 @@ def _selections(
     and how many it rejected (no verifier matched the caption to its positive image: "bad
     caption selections will not be rewarded"), each selection matched to its triple by pair
     and caption."""
-    table = arrow_rows(
+    col = int_arrays(
         Answer.objects.filter(
             counted("assignment__"),
             question__hit__batch__run=run,
             question__hit__batch__stage=BisonStage.SELECTION,
         ),
         {
-            "worker": ("assignment__worker_id", pa.int64()),
-            "item": ("question__item_id", pa.int64()),
-            "caption": ("caption_id", pa.int64()),
-            "chose": (Case(When(label=NONE, then=Value(0)), default=Value(1)), pa.int8()),
+            "worker": ("assignment__worker_id", np.int64),
+            "item": ("question__item_id", np.int64),
+            "caption": (Coalesce("caption_id", Value(-1)), np.int64),  # -1: "none"
+            "chose": (Case(When(label=NONE, then=Value(0)), default=Value(1)), np.int8),
             "pair": (
                 Case(
                     When(question__item__kind=BisonItemKind.IMAGE_PAIR, then=Value(1)),
                     default=Value(0),
                 ),
-                pa.int8(),
+                np.int8,
             ),
         },
     )
-    col = {name: numpy_ints(table.column(name)) for name in table.column_names}
-    pairs_judged = int(np.unique(col["item"][col["pair"] == 1]).size)
+    pairs_judged = int(distinct_ints(col["item"][col["pair"] == 1]).size)
     chose = col["chose"] == 1
     worker, caption = col["worker"][chose], col["caption"][chose]
     wanted = _keys(col["item"][chose], caption)

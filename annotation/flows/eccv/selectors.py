@@ -26,6 +26,7 @@ from annotation.models import Answer, GoldItemKind, Item, Run, RunStatus
 from annotation.selectors.counting import counted_reviewed
 from annotation.selectors.int_arrays import int_arrays
 from pipeline.aggregation import dawid_skene, weighted_majority
+from pipeline.dense import distinct_ints
 from pipeline.eccv_vocabulary import NEGATIVE_ANSWERS, POSITIVE_ANSWERS
 from pipeline.redundancy import RedundancyPolicy, Vote, decide, needs_more, reliability
 
@@ -333,7 +334,7 @@ def eccv_item_proposers(run: Run) -> dict[int, list[tuple[str, str]]]:
         {"item": ("item_id", np.int64), "annotator": ("annotator_id", np.int64)},
     )
     span = int(ids["annotator"].max(initial=0)) + 1
-    pairs = np.unique(ids["item"] * span + ids["annotator"])  # by item, then annotator
+    pairs = distinct_ints(ids["item"] * span + ids["annotator"])  # by item, then annotator
     out: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for item, annotator in zip((pairs // span).tolist(), (pairs % span).tolist(), strict=True):
         out[item].append(annotators[annotator])

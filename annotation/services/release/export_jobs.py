@@ -111,6 +111,9 @@ class ExportSpec:
     record_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Per item, the machines that proposed it (ECCV's annotators): the provenance table's.
     proposers: Proposers | None = None
+    # The provenance table read beside the build (it needs nothing the build makes): for
+    # builds that hold little memory, since both are then held at once (not CxC's ratings).
+    provenance_beside: bool = False
 
 
 def export_job_start(
@@ -153,8 +156,18 @@ def export_job_write(*, job_id: int) -> Export | None:
         with large_blocks_mapped(), arrow_from_malloc(), beside_pool() as pool:
             # The datasheet's part about the run needs nothing the build makes: read beside it.
             datasheet = reads_beside(pool, datasheet_run, run_id=run.pk)
+            provenance = (
+                reads_beside(pool, label_provenance_table, run=run, proposers=spec.proposers)
+                if spec.provenance_beside
+                else None
+            )
             return _built_and_recorded(
-                job_id=job_id, spec=spec, work=work, terms=terms, datasheet=datasheet
+                job_id=job_id,
+                spec=spec,
+                work=work,
+                terms=terms,
+                datasheet=datasheet,
+                provenance=provenance,
             )
     except Exception as exc:
         export_discard(work.staged)
@@ -169,6 +182,7 @@ def _built_and_recorded(
     work: ExportWork,
     terms: dict[str, Any],
     datasheet: Future[DatasheetRun],
+    provenance: Future[pa.Table] | None,
 ) -> Export | None:
     """The flow's build, then the version written and recorded (`export_finish`)."""
     run = work.run
@@ -179,7 +193,9 @@ def _built_and_recorded(
         work.progress(80, "collecting each label's provenance")
         tables = {
             **tables,
-            PROVENANCE_SET: label_provenance_table(run=run, proposers=spec.proposers),
+            PROVENANCE_SET: provenance.result()
+            if provenance is not None
+            else label_provenance_table(run=run, proposers=spec.proposers),
         }
     if work.streamed:
         manifest["files"] = {**work.streamed, **manifest.get("files", {})}

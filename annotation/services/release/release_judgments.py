@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 
 from annotation.models import (
     GOLD_KINDS,
@@ -56,14 +58,14 @@ _ANSWER_COLUMNS = {  # read packed a chunk of rows at a time (`int_and_text_arra
     "hit": ("question__hit_id", np.int64),
     "assignment": ("assignment_id", np.int64),
 }
-_ITEM_COLUMNS = {
-    "item": ("pk", pa.int64()),
-    "item_kind": ("kind", pa.string()),
-    "image_id": ("positive__coco_id", pa.int64()),
-    "image_id_2": ("negative__coco_id", pa.int64()),
-    "caption_id": ("caption__coco_id", pa.int64()),
-    "caption_id_2": ("caption2__coco_id", pa.int64()),
+_ITEM_COLUMNS = {  # read packed too (`_item_rows`), a missing id as `_NO_ID`
+    "item": "pk",
+    "image_id": "positive__coco_id",
+    "image_id_2": "negative__coco_id",
+    "caption_id": "caption__coco_id",
+    "caption_id_2": "caption2__coco_id",
 }
+_NO_ID = np.iinfo(np.int64).min
 _ASSIGNMENT_COLUMNS = {
     "assignment": ("pk", pa.int64()),
     "worker_pk": ("worker_id", pa.int64()),
@@ -78,6 +80,28 @@ _HIT_COLUMNS = {
     "study": ("batch__provider_hit_type_id", pa.string()),
     "stage": ("batch__stage", pa.string()),
 }
+
+
+def _item_rows(run: Run) -> pa.Table:
+    """The run's items in pk order: their kind and COCO ids (missing ones null), packed by
+    the database a chunk of rows at a time and sorted here (a COPY of the joined rows sent a
+    message per row, and the database's sort of them spilled to disk at val2014 size)."""
+    ints, texts = int_and_text_arrays(
+        Item.objects.filter(run=run),
+        {
+            name: (field if name == "item" else Coalesce(field, Value(_NO_ID)), np.int64)
+            for name, field in _ITEM_COLUMNS.items()
+        },
+        {"item_kind": "kind"},
+    )
+    order = np.argsort(ints["item"], kind="stable")
+    columns: dict[str, Any] = {}
+    for name in _ITEM_COLUMNS:
+        values = ints[name][order]
+        columns[name] = arrow_numbers(values, valid=values != _NO_ID)
+        if name == "item":
+            columns["item_kind"] = texts["item_kind"].take(arrow_numbers(order))
+    return pa.table(columns)
 
 
 def _rows_of(table: pa.Table, key: str, keys: np.ndarray) -> np.ndarray:
@@ -95,30 +119,25 @@ def _gathered(table: pa.Table, key: str, keys: np.ndarray) -> pa.Table:
     return table.take(arrow_numbers(_rows_of(table, key, keys)))
 
 
-def _counted_answers(run: Run, *, gold: bool) -> Any:
-    kinds = {"question__item__kind__in": GOLD_KINDS}
-    answers = Answer.objects.filter(counted_reviewed(""), question__item__run=run)
-    return answers.filter(**kinds) if gold else answers.exclude(**kinds)
-
-
-def _gold_by_assignment(run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The run's counted gold answers as (assignment, gold item, passed) arrays sorted by
-    assignment, each judged by its stage's task type (`TaskType.gold_passed`, the rule the
-    gold tally and the review hold use); answers no rule judges are left out."""
+def _gold_by_assignment(
+    run: Run, *, assignments: np.ndarray, items: np.ndarray, stages: list[str], labels: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's counted gold answers (`assignments`, `items`, `stages`, `labels`: one per
+    answer, in (assignment, answer) order) as (assignment, gold item, passed) arrays, each
+    judged by its stage's task type (`TaskType.gold_passed`, the rule the gold tally and the
+    review hold use); answers no rule judges are left out."""
     from annotation.tasktypes import task_type_for
 
-    rows = list(
-        _counted_answers(run, gold=True)
-        .order_by("assignment_id", "pk")
-        .values_list("assignment_id", "question__item_id", "question__hit__batch__stage", "label")
-    )
-    items = Item.objects.in_bulk({item for _, item, _, _ in rows})
+    # The run's gold items by a filter, not a list of thousands of ids (ECCV's 8,890).
+    of_run = {item.pk: item for item in Item.objects.filter(run=run, kind__in=GOLD_KINDS)}
     verdicts: dict[tuple[str, int, str], bool | None] = {}
     kept = []
-    for assignment, item, stage, label in rows:
+    for assignment, item, stage, label in zip(
+        assignments.tolist(), items.tolist(), stages, labels, strict=True
+    ):
         key = (stage, item, label)
         if key not in verdicts:
-            verdicts[key] = task_type_for(stage).gold_passed(item=items[item], label=label)
+            verdicts[key] = task_type_for(stage).gold_passed(item=of_run[item], label=label)
         if verdicts[key] is not None:
             kept.append((assignment, item, bool(verdicts[key])))
     if not kept:
@@ -161,20 +180,23 @@ def _instructions_versions(run: Run, stages: pa.Array, accepted: pa.Array) -> pa
         )
     encoded = pc.dictionary_encode(stages)
     names = encoded.dictionary.to_pylist()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    times = pc.cast(accepted, pa.int64()).to_numpy(zero_copy_only=False)
-    out = np.empty(len(stages), dtype=object)
+    codes = numpy_ints(encoded.indices)
+    # A missing time falls after every change (as NaN sorted when these were floats).
+    times = numpy_ints(pc.cast(accepted, pa.int64()), missing=np.iinfo(np.int64).max)
+    words: list[str] = []  # every version named, each row pointing at its own
+    word = np.full(len(stages), -1, dtype=np.int64)
     for code, stage in enumerate(names):
         rows = np.flatnonzero(codes == code)
         timeline = changes.get(stage)
         if not timeline:
-            out[rows] = instructions_version(run.config, stage)
+            word[rows] = len(words)
+            words.append(instructions_version(run.config, stage))
             continue
         # Versions: before the first change its "from", after change n its "to".
-        versions = np.array([timeline[0][1], *(to for _, _, to in timeline)], dtype=object)
         at = np.array([int(t.timestamp() * 1_000_000) for t, _, _ in timeline], dtype=np.int64)
-        out[rows] = versions[np.searchsorted(at, times[rows], side="right")]
-    return pa.array(out, pa.string()).dictionary_encode()
+        word[rows] = len(words) + np.searchsorted(at, times[rows], side="right")
+        words.extend([timeline[0][1], *(to for _, _, to in timeline)])
+    return arrow_strings(words).take(arrow_numbers(word, valid=word >= 0)).dictionary_encode()
 
 
 def _proposals(
@@ -217,12 +239,23 @@ def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> p
         _ANSWER_COLUMNS,
         {"label": "label"},
     )
-    item_rows = arrow_rows(Item.objects.filter(run=run).order_by("pk"), _ITEM_COLUMNS)
+    item_rows = _item_rows(run)
+    hit_rows = arrow_rows(Hit.objects.filter(batch__run=run).order_by("pk"), _HIT_COLUMNS)
     at_item = _rows_of(item_rows, "item", ints["item"])
     gold = numpy_flags(
         pc.is_in(
             item_rows.column("item_kind"), value_set=arrow_strings([k.value for k in GOLD_KINDS])
         )
+    )
+    # The gold answers, read with the rest: the gold passed and failed per assignment.
+    of_gold = np.flatnonzero(gold[at_item])
+    of_gold = of_gold[np.lexsort((ints["judgment"][of_gold], ints["assignment"][of_gold]))]
+    gold_assignments, gold_items, passed = _gold_by_assignment(
+        run,
+        assignments=ints["assignment"][of_gold],
+        items=ints["item"][of_gold],
+        stages=_gathered(hit_rows, "hit", ints["hit"][of_gold]).column("stage").to_pylist(),
+        labels=texts["label"].take(arrow_numbers(of_gold)).to_pylist(),
     )
     kept = np.flatnonzero(~gold[at_item])
     # In the order the answers were stored.
@@ -230,7 +263,7 @@ def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> p
     answers = {name: values[order] for name, values in ints.items()}
     label = texts["label"].take(arrow_numbers(order))
     of_item = item_rows.take(arrow_numbers(at_item[order]))
-    del ints, texts, order, kept, at_item, gold, item_rows
+    del ints, texts, order, kept, at_item, gold, item_rows, of_gold
     items, assignments = answers["item"], answers["assignment"]
     of_assignment = _gathered(
         arrow_rows(
@@ -239,16 +272,12 @@ def label_provenance_table(*, run: Run, proposers: Proposers | None = None) -> p
         "assignment",
         assignments,
     )
-    of_hit = _gathered(
-        arrow_rows(Hit.objects.filter(batch__run=run).order_by("pk"), _HIT_COLUMNS),
-        "hit",
-        answers["hit"],
-    )
+    of_hit = _gathered(hit_rows, "hit", answers["hit"])
+    del hit_rows
     names = run_worker_pseudonyms(run=run)
     workers = numpy_ints(of_assignment.column("worker_pk"))
     distinct, at = np.unique(workers, return_inverse=True)
     pseudonyms = arrow_strings([names[w] for w in distinct.tolist()])
-    gold_assignments, gold_items, passed = _gold_by_assignment(run)
     columns: dict[str, Any] = {
         "judgment": arrow_numbers(answers["judgment"]),
         "item": arrow_numbers(items),

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from annotation.selectors.arrow_rows import arrow_numbers, numpy_ints
 from annotation.services.files import file_made_atomic
 from annotation.services.release.memory import memory_release
 
@@ -76,7 +76,7 @@ def _own_values(column: pa.ChunkedArray) -> pa.ChunkedArray:
     for chunk in column.chunks:
         # The child's span the offsets name (`flatten` would drop what a missing list spans).
         start, end = chunk.offsets[0].as_py(), chunk.offsets[-1].as_py()
-        offsets = pc.subtract(chunk.offsets, start)
+        offsets = arrow_numbers(numpy_ints(chunk.offsets) - start)
         mask = chunk.is_null() if chunk.null_count else None
         values = chunk.values.slice(start, end - start)
         chunks.append(pa.ListArray.from_arrays(offsets, values, mask=mask))

@@ -10,12 +10,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from annotation.selectors.arrow_rows import arrow_numbers, arrow_strings
 from annotation.services.files import AtomicLines
 
 
 def int_text(values: np.ndarray) -> pa.Array:
     """Integers as decimal text (Python's `%d`)."""
-    return pc.cast(pa.array(values), pa.string())
+    return pc.cast(arrow_numbers(values), pa.string())
 
 
 def _hundredths_text(hundredths: np.ndarray) -> pa.Array:
@@ -28,9 +29,10 @@ def _patched(text: pa.Array, rows: np.ndarray, exact: list[str]) -> pa.Array:
     """`text` with the strings at `rows` replaced by `exact`."""
     if not rows.size:
         return text
-    out = text.to_numpy(zero_copy_only=False)
-    out[rows] = exact
-    return pa.array(out, pa.string())
+    out = text.to_pylist()
+    for row, value in zip(rows.tolist(), exact, strict=True):
+        out[row] = value
+    return arrow_strings(out)
 
 
 def ratio_2f(numerators: np.ndarray, denominators: np.ndarray) -> pa.Array:

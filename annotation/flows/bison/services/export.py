@@ -236,4 +236,5 @@ BISON_EXPORT = ExportSpec(
     task_categories=("text-to-image", "image-to-text"),
     # The caption and both images (the candidates' order is seeded per run and triple).
     record_keys={"bison_triples": ("caption_id", "true_image_id", "image_id_0", "image_id_1")},
+    provenance_beside=True,
 )

@@ -169,6 +169,7 @@ ECCV_EXPORT = ExportSpec(
     task_categories=("image-to-text", "text-to-image"),
     record_keys={"eccv_judged_pairs": ("image_id", "caption_id")},
     proposers=eccv_item_proposers,
+    provenance_beside=True,
 )
 
 

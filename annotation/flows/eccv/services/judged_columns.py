@@ -1,9 +1,9 @@
 """The ECCV export's judged pairs a column at a time (issue 32: the export within 5x of a COPY
 of the rows it reads).
 
-Three reads, each one COPY parsed by Arrow (`arrow_columns`): the run's candidate pairs, every
-answer to them and every proposal of the run; nothing is sent back to the database (no id
-list). Counts, the majority reading, the order of the pairs, of each pair's answers and
+Three reads, each one COPY of the columns packed a chunk of rows at a time
+(`int_and_text_arrays`): the run's candidate pairs, every answer to them and every proposal
+of the run; nothing is sent back to the database (no id list). Counts, the majority reading, the order of the pairs, of each pair's answers and
 proposals, and the answer shares per model and rank are computed in numpy. What repeats (an
 answer's JSON for a given worker, label, follow-ups and assignment state; a proposal's for a
 model, direction and rank) is formatted once by `json.dumps` and taken by its code, so every
@@ -13,21 +13,31 @@ byte of the JSONL and the Parquet table is what the record-by-record code wrote.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from django.db.models import Case, Value, When
+from django.db.models import Case, QuerySet, TextField, Value, When
+from django.db.models.functions import Cast
 
 from annotation.flows.eccv.models import Proposal
 from annotation.flows.eccv.positive_links import SOURCES, Pairs, PositiveLinks, source_names
 from annotation.flows.eccv.selectors import ANSWER_CLASSES, POSITIVE
 from annotation.flows.eccv.vocabulary import EccvItemKind
 from annotation.models import Answer, Item, Run
-from annotation.selectors.arrow_rows import arrow_columns, numpy_flags, numpy_ints
+from annotation.selectors.arrow_rows import (
+    arrow_lists,
+    arrow_numbers,
+    arrow_strings,
+    arrow_text,
+    numpy_flags,
+    numpy_ints,
+)
 from annotation.selectors.counting import counted_reviewed
+from annotation.selectors.int_arrays import int_and_text_arrays
 from annotation.selectors.pseudonyms import worker_pseudonym
 from annotation.services.release.release_tables import table_from_columns
 from annotation.services.release.text_columns import lines_bytes
@@ -74,7 +84,7 @@ def _offsets(groups: np.ndarray, n: int) -> np.ndarray:
 
 
 def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+    return pa.ListArray.from_arrays(arrow_numbers(offsets.astype(np.int32)), values)
 
 
 @dataclass
@@ -101,52 +111,63 @@ class JudgedColumns:
     shares: dict[str, dict[str, dict[str, float]]] | None  # None: ask the database
 
 
+def _packed(
+    queryset: QuerySet, ints: Mapping[str, tuple[Any, Any]], texts: Mapping[str, Any] | None = None
+) -> pa.Table:
+    """The rows' integer and text columns as a table, packed by the database a chunk of rows
+    at a time (`int_and_text_arrays`: a COPY message per chunk, where a COPY of the rows sent
+    one per row, 250,000 for ECCV's proposals at val2014)."""
+    numbers, strings = int_and_text_arrays(queryset, ints, texts or {})
+    return pa.table({**{name: arrow_numbers(v) for name, v in numbers.items()}, **strings})
+
+
 def _read_items(run: Run) -> pa.Table:
-    return arrow_columns(
+    return _packed(
         Item.objects.filter(run=run, kind=EccvItemKind.CANDIDATE),
         {
-            "pk": ("pk", pa.int64()),
-            "image": ("positive__coco_id", pa.int64()),
-            "caption": ("caption__coco_id", pa.int64()),
+            "pk": ("pk", np.int64),
+            "image": ("positive__coco_id", np.int64),
+            "caption": ("caption__coco_id", np.int64),
         },
     )
 
 
 def _read_answers(run: Run) -> pa.Table:
     """Every answer to the run's candidates (counted or not: the records list them all)."""
-    return arrow_columns(
+    return _packed(
         Answer.objects.filter(question__item__run=run, question__item__kind=EccvItemKind.CANDIDATE),
         {
-            "item": ("question__item_id", pa.int64()),
-            "position": ("question__position", pa.int64()),
-            "question": ("question_id", pa.int64()),
-            "pk": ("pk", pa.int64()),
-            "provider": ("assignment__worker__provider", pa.string()),
-            "external_id": ("assignment__worker__external_id", pa.string()),
-            "label": ("label", pa.string()),
-            "details": ("details", pa.string()),
-            "state": ("assignment__state", pa.string()),
+            "item": ("question__item_id", np.int64),
+            "position": ("question__position", np.int64),
+            "question": ("question_id", np.int64),
+            "pk": ("pk", np.int64),
             "counted": (
                 Case(When(counted_reviewed(""), then=Value(1)), default=Value(0)),
-                pa.int16(),
+                np.int16,
             ),
+        },
+        {
+            "provider": "assignment__worker__provider",
+            "external_id": "assignment__worker__external_id",
+            "label": "label",
+            "details": Cast("details", TextField()),  # the JSON's text, as `json.loads` reads it
+            "state": "assignment__state",
         },
     )
 
 
 def _read_proposals(run: Run) -> pa.Table:
-    return arrow_columns(
+    return _packed(
         Proposal.objects.filter(item__run=run),
         {
-            "item": ("item_id", pa.int64()),
+            "item": ("item_id", np.int64),
             "candidate": (
                 Case(When(item__kind=EccvItemKind.CANDIDATE, then=Value(1)), default=Value(0)),
-                pa.int16(),
+                np.int16,
             ),
-            "model": ("annotator__name", pa.string()),
-            "direction": ("direction", pa.string()),
-            "rank": ("rank", pa.int32()),
+            "rank": ("rank", np.int32),
         },
+        {"model": "annotator__name", "direction": "direction"},
     )
 
 
@@ -273,9 +294,9 @@ def _answer_columns(
     agreement = [round(int(top[r]) / int(total[r]), 4) for r in ratio_row.tolist()]
     return {
         "answer_offsets": offsets,
-        "answer_labels": pa.array(labels, pa.string()).take(label[keep]),
-        "answer_workers": pa.array(names, pa.string()).take(worker[keep]),
-        "answer_json": pa.array(answer_json, pa.string()).take(answer[keep]),
+        "answer_labels": arrow_strings(labels).take(arrow_numbers(label[keep])),
+        "answer_workers": arrow_strings(names).take(arrow_numbers(worker[keep])),
+        "answer_json": arrow_strings(answer_json).take(arrow_numbers(answer[keep])),
         "agreement": np.array(agreement, np.float64)[ratio],
     }
 
@@ -311,10 +332,10 @@ def _proposal_columns(
     ]
     return {
         "proposal_offsets": _offsets(p_pair[took], pairs),
-        "proposal_models": pa.array(models, pa.string()).take(model[took]),
-        "proposal_directions": pa.array(directions, pa.string()).take(direction[took]),
+        "proposal_models": arrow_strings(models).take(arrow_numbers(model[took])),
+        "proposal_directions": arrow_strings(directions).take(arrow_numbers(direction[took])),
         "proposal_ranks": rank[took],
-        "proposal_json": pa.array(proposal_json, pa.string()).take(proposal[took]),
+        "proposal_json": arrow_strings(proposal_json).take(arrow_numbers(proposal[took])),
     }
 
 
@@ -368,23 +389,27 @@ def pairs_lines(columns: JudgedColumns, links: PositiveLinks) -> bytes:
     if not columns.item.size:
         return b"\n"  # "\n".join of no lines, plus the closing newline
     code = links.sources_of(columns.image, columns.caption)
-    answers = pc.binary_join(_lists(columns.answer_offsets, columns.answer_json), ", ")
-    proposals = pc.binary_join(_lists(columns.proposal_offsets, columns.proposal_json), ", ")
+    answers = pc.binary_join(_lists(columns.answer_offsets, columns.answer_json), arrow_text(", "))
+    proposals = pc.binary_join(
+        _lists(columns.proposal_offsets, columns.proposal_json), arrow_text(", ")
+    )
     text = pc.binary_join_element_wise(
-        '{"image_id": ',
-        pc.cast(pa.array(columns.image), pa.string()),
-        ', "caption_id": ',
-        pc.cast(pa.array(columns.caption), pa.string()),
-        pa.array([', "positive": false, "answers": [', ', "positive": true, "answers": [']).take(
-            pa.array(columns.positive.astype(np.int8))
-        ),
+        arrow_text('{"image_id": '),
+        pc.cast(arrow_numbers(columns.image), pa.string()),
+        arrow_text(', "caption_id": '),
+        pc.cast(arrow_numbers(columns.caption), pa.string()),
+        arrow_strings(
+            [', "positive": false, "answers": [', ', "positive": true, "answers": [']
+        ).take(arrow_numbers(columns.positive.astype(np.int8))),
         answers,
-        '], "proposals": [',
+        arrow_text('], "proposals": ['),
         proposals,
-        '], "sources": ',
-        pa.array([json.dumps(source_names(bits)) for bits in range(1 << len(SOURCES))]).take(code),
-        "}\n",
-        "",
+        arrow_text('], "sources": '),
+        arrow_strings([json.dumps(source_names(bits)) for bits in range(1 << len(SOURCES))]).take(
+            arrow_numbers(code)
+        ),
+        arrow_text("}\n"),
+        arrow_text(""),
     )
     return lines_bytes(text)
 
@@ -395,19 +420,24 @@ def pairs_table(columns: JudgedColumns, links: PositiveLinks) -> pa.Table:
     their ranks (the JSONL's records, a column each)."""
     code = links.sources_of(columns.image, columns.caption)
     kinds = [source_names(bits) for bits in range(1 << len(SOURCES))]
-    source_lists = pa.array(kinds, pa.list_(pa.string())).take(code)
+    source_lists = arrow_lists(
+        arrow_strings([name for names in kinds for name in names]),
+        np.array([len(names) for names in kinds], dtype=np.int64),
+    ).take(arrow_numbers(code))
     return table_from_columns(
         {
-            "image_id": pa.array(columns.image, pa.int64()),
-            "caption_id": pa.array(columns.caption, pa.int64()),
-            "positive": pa.array(columns.positive, pa.bool_()),
-            "judgments": pa.array(np.diff(columns.answer_offsets), pa.int32()),
-            "agreement": pa.array(columns.agreement, pa.float64()),
+            "image_id": arrow_numbers(columns.image.astype(np.int64)),
+            "caption_id": arrow_numbers(columns.caption.astype(np.int64)),
+            "positive": arrow_numbers(columns.positive.astype(bool)),
+            "judgments": arrow_numbers(np.diff(columns.answer_offsets).astype(np.int32)),
+            "agreement": arrow_numbers(columns.agreement.astype(np.float64)),
             "answers": _lists(columns.answer_offsets, columns.answer_labels),
             "workers": _lists(columns.answer_offsets, columns.answer_workers),
             "models": _lists(columns.proposal_offsets, columns.proposal_models),
             "directions": _lists(columns.proposal_offsets, columns.proposal_directions),
-            "ranks": _lists(columns.proposal_offsets, pa.array(columns.proposal_ranks, pa.int32())),
+            "ranks": _lists(
+                columns.proposal_offsets, arrow_numbers(columns.proposal_ranks.astype(np.int32))
+            ),
             "sources": source_lists,
         }
     )
