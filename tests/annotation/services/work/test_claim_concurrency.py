@@ -16,18 +16,23 @@ from tests.factories import dataset_factory, paired_run_factory
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commit):
+def _published(tmp_path, image_dir, run_on_commit, *, items: int, workers: int):  # type: ignore[no-untyped-def]
+    """A paired run's published selection batch of local HITs: `items` per HIT, `workers`
+    per HIT."""
     dataset = dataset_factory(tmp_path, image_dir=image_dir)
     run = paired_run_factory(dataset, run_on_commit=run_on_commit)
-    batch = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=BisonStage.SELECTION,
-            provider="local",
-            items_per_hit=2,
-            assignments_per_hit=2,
-        )
+    batch = batch_create(
+        run=run,
+        stage=BisonStage.SELECTION,
+        provider="local",
+        items_per_hit=items,
+        assignments_per_hit=workers,
     )
+    return run, batch_publish(batch=batch)
+
+
+def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commit):
+    run, batch = _published(tmp_path, image_dir, run_on_commit, items=2, workers=2)
     assert batch.hits.count() == 3  # 6 slots
     workers = [worker_get_or_create(provider="local", external_id=f"w{i}") for i in range(12)]
     barrier = threading.Barrier(len(workers))
@@ -59,17 +64,7 @@ def test_concurrent_claims_fill_each_slot_once(tmp_path, image_dir, run_on_commi
 def test_a_double_click_gets_the_same_assignment(tmp_path, image_dir, run_on_commit):
     """Two claims at once by one returning worker (a double click, two tabs): never a 500
     from the once-per-worker constraint, never two assignments held at once."""
-    dataset = dataset_factory(tmp_path, image_dir=image_dir)
-    run = paired_run_factory(dataset, run_on_commit=run_on_commit)
-    batch = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=BisonStage.SELECTION,
-            provider="local",
-            items_per_hit=1,
-            assignments_per_hit=10,
-        )
-    )
+    run, batch = _published(tmp_path, image_dir, run_on_commit, items=1, workers=10)
     failures = []
     for attempt in range(20):
         worker = worker_get_or_create(provider="local", external_id=f"double-{attempt}")
@@ -104,17 +99,7 @@ def test_a_claim_skips_a_held_hit_and_waits_only_when_every_free_one_is_held(
     """Another request holding a HIT's row (its own claim, a recount): a claim takes the next
     free HIT instead of queueing; when every free HIT is held it waits, and takes the first
     once released, never "no work" while a slot remains."""
-    dataset = dataset_factory(tmp_path, image_dir=image_dir)
-    run = paired_run_factory(dataset, run_on_commit=run_on_commit)
-    batch = batch_publish(
-        batch=batch_create(
-            run=run,
-            stage=BisonStage.SELECTION,
-            provider="local",
-            items_per_hit=2,
-            assignments_per_hit=1,
-        )
-    )
+    run, batch = _published(tmp_path, image_dir, run_on_commit, items=2, workers=1)
     hits = list(batch.hits.order_by("position"))
     assert len(hits) == 3
 
