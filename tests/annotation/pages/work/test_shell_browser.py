@@ -35,6 +35,7 @@ def shot(tab, name):
     """A full-page screenshot into CROWDVL_SHOTS when it is set (`make screenshots`)."""
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        tab.wait_for_function("Array.from(document.images).every((i) => i.complete)")
         tab.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
@@ -74,6 +75,7 @@ def test_stage2_hit_in_the_browser(page, live_server, paired_run):
     begin(page, live_server, batch, "browser-alice")
     expect(page.locator("fieldset.question")).to_have_count(3)
     expect(page.locator("img[alt='left image']").first).to_be_visible()
+    page.wait_for_function("document.querySelector('img').complete")  # its box shows first
     assert (
         page.evaluate("document.querySelector('img').naturalWidth") == 512
     )  # loaded through the token proxy, re-encoded
@@ -181,6 +183,52 @@ def test_eccv_hit_with_follow_ups_in_the_browser(page, live_server, proposed):
     )
     assert answer.label == "partially_yes"
     assert answer.details == {"reasons": ["wrong_description"], "errors": ["color"]}
+
+
+def answers_stay_put_while_images_load(page, live_server, batch, worker_id):
+    """The page opened with its images held back: where the first and last questions' answers
+    are before the images arrive is where they are after, so a click aimed while images load
+    lands on what the worker aimed at."""
+    held = []
+    page.route(
+        "**/*",
+        lambda route: held.append(route)
+        if route.request.resource_type == "image"
+        else route.continue_(),
+    )
+    begin(page, live_server, batch, worker_id)
+    answers = [
+        page.locator("fieldset.question").first.locator("input").first,
+        page.locator("fieldset.question").last.locator("input").first,
+    ]
+    before = [a.bounding_box() for a in answers]
+    assert held, "no image was requested"
+    assert page.evaluate("Array.from(document.images).every((i) => !i.complete)")
+    for route in held:
+        route.continue_()
+    page.unroute("**/*")
+    page.wait_for_function(
+        "Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0)"
+    )
+    assert [a.bounding_box() for a in answers] == before
+
+
+def test_bison_answers_stay_put_while_images_load(page, live_server, paired_run):
+    batch = batch_publish(
+        batch=batch_create(
+            run=paired_run, stage=BisonStage.SELECTION, provider="local", items_per_hit=3
+        )
+    )
+    answers_stay_put_while_images_load(page, live_server, batch, "slow-images")
+
+
+def test_eccv_answers_stay_put_while_images_load(page, live_server, proposed):
+    batch = batch_publish(
+        batch=batch_create(
+            run=proposed, stage=EccvStage.JUDGMENT, provider="local", items_per_hit=6
+        )
+    )
+    answers_stay_put_while_images_load(page, live_server, batch, "slow-images")
 
 
 def test_mturk_worker_page_stores_then_posts_to_external_submit(
