@@ -192,9 +192,9 @@ def answers_stay_put_while_images_load(page, live_server, batch, worker_id):
     held = []
     page.route(
         "**/*",
-        lambda route: held.append(route)
-        if route.request.resource_type == "image"
-        else route.continue_(),
+        lambda route: (
+            held.append(route) if route.request.resource_type == "image" else route.continue_()
+        ),
     )
     begin(page, live_server, batch, worker_id)
     answers = [
