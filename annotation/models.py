@@ -916,6 +916,24 @@ class Event(models.Model):
 # rows, each written beside its event; the event log is history only.
 
 
+class InstructionsChange(models.Model):
+    """A run's instructions for one stage changed from one version to another (a version: the
+    first 12 hex digits of the text's sha256, or "default"): a release gives each judgment the
+    version in force when its worker took the HIT from these rows."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    stage = models.CharField(max_length=40)
+    from_version = models.CharField(max_length=12)
+    to_version = models.CharField(max_length=12)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "created_at"], name="instructions_change_run")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.stage}: {self.from_version} -> {self.to_version}"
+
+
 class SlotsAdded(models.Model):
     """Paid slots added to a HIT after it was offered: by a person (`extra_total`, the HIT's
     new extra total, which its provider token is made from) or by a provider in place of

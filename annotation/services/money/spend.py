@@ -28,8 +28,9 @@ LOW_PAY_PAGE = (
 
 def platform_committed_since(*, provider: CrowdProvider, since: datetime) -> Decimal:
     """What a paying platform holds committed since `since`, by its own prices
-    (`slot_cost`, `bonus_cost`): every slot of the HITs offered there, slots added to HITs
-    (by hand or in place of rejected or excluded work), and bonuses sent."""
+    (`slot_cost`, `bonus_cost`): the slots each HIT was offered with, slots added to HITs
+    (by hand or in place of rejected or excluded work; counted from their own rows, when they
+    were added), and bonuses sent."""
     total = Decimal("0.00")
     offered = (
         Hit.objects.filter(batch__provider=provider.name, create_attempted_at__gte=since)
@@ -37,7 +38,9 @@ def platform_committed_since(*, provider: CrowdProvider, since: datetime) -> Dec
         .select_related("batch")
     )
     for hit in offered:
-        total += hit.capacity * provider.slot_cost(batch=hit.batch)
+        # Slots added later raise the HIT's extra_assignments: their SlotsAdded rows count them.
+        offered_with = hit.capacity - hit.extra_assignments
+        total += offered_with * provider.slot_cost(batch=hit.batch)
     added = SlotsAdded.objects.filter(
         hit__batch__provider=provider.name, created_at__gte=since
     ).select_related("hit__batch")

@@ -22,9 +22,8 @@ from annotation.models import (
     GOLD_KINDS,
     Answer,
     Assignment,
-    Event,
-    EventAction,
     Hit,
+    InstructionsChange,
     Item,
     Run,
 )
@@ -167,17 +166,15 @@ def _per_row_lists(
 
 def _instructions_versions(run: Run, stages: pa.Array, accepted: pa.Array) -> pa.Array:
     """Per row, the version of its stage's instructions in force when the worker took the
-    HIT: the run's recorded changes (`run.instructions_changed` events) give each stage's
-    versions over time; a stage never changed shows its one version throughout."""
+    HIT: the run's recorded changes (`InstructionsChange`) give each stage's versions over
+    time; a stage never changed shows its one version throughout."""
     changes: dict[str, list[tuple[datetime, str, str]]] = {}
-    for created, data in (
-        Event.objects.filter(run=run, action=EventAction.RUN_INSTRUCTIONS_CHANGED)
+    for stage, created, before, after in (
+        InstructionsChange.objects.filter(run=run)
         .order_by("created_at", "pk")
-        .values_list("created_at", "data")
+        .values_list("stage", "created_at", "from_version", "to_version")
     ):
-        changes.setdefault(str(data.get("stage")), []).append(
-            (created, str(data.get("from")), str(data.get("to")))
-        )
+        changes.setdefault(stage, []).append((created, before, after))
     encoded = pc.dictionary_encode(stages)
     names = encoded.dictionary.to_pylist()
     codes = numpy_ints(encoded.indices)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.models import EventAction, Run
+from annotation.models import EventAction, InstructionsChange, Run
 from annotation.run_settings import CONSENT, INSTRUCTIONS, RunTexts
 from annotation.selectors.work.invitations import DEFAULT_CONSENT, consent_version
 from annotation.selectors.work.run_texts import (
@@ -85,6 +85,10 @@ def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
     check_stored_json(own, field="text")
     after = instructions_version(config, stage)
     data = {"stage": stage, "from": before, "to": after, "text": own.get(stage, "")}
+    if before != after:  # the release's row; the event is the log's
+        InstructionsChange.objects.create(
+            run=run, stage=stage, from_version=before, to_version=after
+        )
     return _changed(run=run, config=config, action=EventAction.RUN_INSTRUCTIONS_CHANGED, data=data)
 
 

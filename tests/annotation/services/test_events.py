@@ -107,3 +107,21 @@ def test_a_free_form_action_is_refused_when_it_runs():
     with pytest.raises(TypeError, match="EventAction"):
         event_record(action="run.made_up")  # type: ignore[arg-type]
     assert event_record(action=EventAction.RUN_CREATED).action == "run.created"
+
+
+def test_no_code_reads_the_log_back():
+    """The log is history: only `event_record` writes it and only the admin shows it. What a
+    decision reads lives in rows (a release's instructions versions in `InstructionsChange`
+    since annotation 0035), never in `Event.objects` or a row's `events`."""
+    readers = []
+    for path, tree in _modules():
+        where = path.relative_to(CODE.parent).as_posix()
+        if where in {"annotation/services/events.py", "annotation/admin.py"}:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and (
+                (node.attr == "objects" and getattr(node.value, "id", None) == "Event")
+                or node.attr == "events"
+            ):
+                readers.append(f"{where}:{node.lineno}")
+    assert readers == []
