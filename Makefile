@@ -31,10 +31,13 @@ test: $(STAMP)
 	@# Bytecode written once: the tests' subprocesses (servers, workers, demos) then read it
 	@# even where PYTHONDONTWRITEBYTECODE is set, instead of compiling the project each start.
 	$(PY) -m compileall -q annotation config pipeline
+	@# Whole files to each process in collection order, the files marked `long` first
+	@# (tests/conftest.py), not xdist's default of the files with the most tests first, which
+	@# left the minutes-long end-to-end files to the end, one process working while the other waited.
 	@# Lint beside the tests (one core's work while the tests wait on their servers); the
 	@# command fails if either does, lint's output printed after the tests'.
 	@$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS); tests=$$?; \
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "lint failed"; fi; \
 	[ $$tests -eq 0 ] && [ $$linted -eq 0 ]

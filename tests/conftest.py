@@ -19,3 +19,12 @@ def sample_path() -> str:
 def reference_data() -> Path:
     """Real BISON reference files copied into the repository (see data/sample/README.md)."""
     return TESTS / "data"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files marked `long` first, each file's tests kept together and in order: `make test`
+    hands whole files to its processes in this order (xdist's loadfile with
+    --no-loadscope-reorder), so the minutes-long end-to-end files start early and the short
+    ones fill in around them, instead of one process running a long file at the end while the
+    others wait."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

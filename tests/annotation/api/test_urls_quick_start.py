@@ -10,8 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env
 from tests.annotation.management.commands.test_serve import serving
+
+pytestmark = pytest.mark.long
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "console-and-api.md"

@@ -27,7 +27,7 @@ from tests.annotation.api.test_schema import check, schema  # noqa: F401
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
 import api_bison_run  # noqa: E402
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.long, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

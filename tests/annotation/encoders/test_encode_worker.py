@@ -10,7 +10,7 @@ from annotation.models import Job, JobState
 from tests.annotation.celery_process import CeleryProcess, private_queue
 from tests.factories import dataset_factory
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.long, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 
 def test_the_encoder_job_runs_on_a_real_worker_in_chunk_subtasks(tmp_path, image_dir, import_dir):

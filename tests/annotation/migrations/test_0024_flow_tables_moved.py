@@ -8,6 +8,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+pytestmark = pytest.mark.long
+
 BEFORE = [("annotation", "0022_hit_images"), ("eccv", None), ("quality", None)]
 
 # kind, status as of 0022 -> status after 0023

@@ -38,7 +38,7 @@ from tests.annotation.pages.dashboard.test_views_full_run_browser import (
 from tests.annotation.pages.work.test_shell_browser import browser, shot  # noqa: F401
 from tests.factories import placeholder_images, write_coco
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.long, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def fits(tab):

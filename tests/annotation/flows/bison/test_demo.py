@@ -19,6 +19,8 @@ import psycopg
 import pyarrow.parquet as pq
 import pytest
 
+pytestmark = pytest.mark.long
+
 ROOT = Path(__file__).resolve().parents[4]
 # Pseudonyms are keyed by the installation's secret: one key for both installations.
 SECRET = "issue-48-one-secret-for-both-installations-" + "x" * 20

@@ -41,7 +41,7 @@ from annotation.services.runs.runs import run_create
 from pipeline.simulate import WorkerProfile
 from tests.factories import dataset_factory, join
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.long, pytest.mark.django_db]
 
 SAMPLE = (
     Path(__file__).resolve().parents[4] / "data" / "sample" / "coco_captions_val2014.subset.json"

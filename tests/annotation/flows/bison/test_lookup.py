@@ -44,7 +44,7 @@ from pipeline.simulate import WorkerProfile
 from tests.annotation.flows.bison.test_linking_attacks import sample_after_stage2
 from tests.factories import join
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.long, pytest.mark.django_db]
 
 
 class Attacker:

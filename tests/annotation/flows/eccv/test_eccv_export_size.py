@@ -17,7 +17,7 @@ from annotation.services.jobs.jobs import job_create
 from annotation.services.release.export_jobs import export_job_write
 from benchmarks.eccv_export import fill_rows
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.long, pytest.mark.django_db]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from pipeline.expectation import wilson
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.long, pytest.mark.django_db(transaction=True)]
 
 
 def sweep(tmp_path, **options) -> tuple[list[dict], str]:

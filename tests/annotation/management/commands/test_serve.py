@@ -15,7 +15,11 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env, _run
+
+pytestmark = pytest.mark.long
 
 ROOT = Path(__file__).resolve().parents[4]
 

@@ -11,7 +11,7 @@ from tests.annotation.crowd.local.test_views_sqlite_concurrency import _env, _ru
 from tests.annotation.management.commands.test_serve import serving
 from tests.annotation.pages.work.test_shell_browser import ARGS, CHROMIUM
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.long, pytest.mark.browser]
 ITEMS = 12  # six HITs of two pairs, each answered by all three workers
 
 

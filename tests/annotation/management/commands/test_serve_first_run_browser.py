@@ -30,7 +30,7 @@ from tests.annotation.pages.dashboard.test_views_full_run_browser import work as
 from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
 from tests.factories import placeholder_images
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.long, pytest.mark.browser]
 
 SAMPLE = ROOT / "data" / "sample" / "coco_captions_val2014.subset.json"  # as `make demo`
 

@@ -28,7 +28,7 @@ from annotation.services.runs.projects import project_default, project_member_se
 from tests.annotation.pages.work.test_shell_browser import browser  # noqa: F401
 from tests.factories import placeholder_images, write_coco
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.long, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WORKERS = ["w1", "w2", "w3", "w4", "w5", "w6", "w7"]
 

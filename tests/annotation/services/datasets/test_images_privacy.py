@@ -41,7 +41,7 @@ from annotation.services.work.submit import assignment_submit
 from annotation.services.work.worker_identity import worker_get_or_create
 from tests.factories import dataset_factory, join
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.long, pytest.mark.django_db]
 N = 410  # stage-3 items the attacker answers
 
 

@@ -19,7 +19,7 @@ from annotation.services.runs.runs import run_create
 from tests.annotation.celery_process import CeleryProcess, private_queue
 from tests.factories import dataset_factory
 
-pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.long, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 IMAGES = 600
 RECOVERY_ENV = {

@@ -49,7 +49,7 @@ from pipeline.expectation import wilson
 from pipeline.simulate import WorkerProfile
 from tests.factories import dataset_factory, join
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.long, pytest.mark.django_db]
 
 
 @pytest.fixture(autouse=True)

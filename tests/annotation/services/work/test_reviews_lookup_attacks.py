@@ -60,7 +60,7 @@ from tests.annotation.services.runs.test_gold_attacks import (
 )
 from tests.factories import join
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.long, pytest.mark.django_db]
 
 CAREFUL = 3  # careful simulated workers per HIT beside the cheater and the random clicker
 # "Well below": the cheater's counted share stays under this share of the careful workers'.
