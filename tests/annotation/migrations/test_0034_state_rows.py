@@ -31,16 +31,22 @@ def _mturk_id() -> str:
     return "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(30))
 
 
-def _old_log(old):  # type: ignore[no-untyped-def]
-    """A batch with two assignments and the events that held state before the rows."""
+def old_run(old):  # type: ignore[no-untyped-def]
+    """A BISON run in the Default project, made with the historical models `old`."""
     model = old.get_model
     dataset = model("annotation", "Dataset").objects.create(
         name="old", source_file="x.json", checksum="0" * 64, image_source="coco_url"
     )
     project = model("annotation", "Project").objects.create(name="Default")
-    run = model("annotation", "Run").objects.create(
+    return model("annotation", "Run").objects.create(
         dataset=dataset, project=project, kind="bison", status="collecting"
     )
+
+
+def _old_log(old):  # type: ignore[no-untyped-def]
+    """A batch with two assignments and the events that held state before the rows."""
+    model = old.get_model
+    run = old_run(old)
     batch = model("annotation", "Batch").objects.create(
         run=run, stage="selection", provider="mturk", title="old batch"
     )

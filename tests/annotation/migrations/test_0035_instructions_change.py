@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.annotation.migrations.test_0034_state_rows import _migrate
+from tests.annotation.migrations.test_0034_state_rows import _migrate, old_run
 
 BEFORE = [("annotation", "0034_state_rows")]
 
@@ -16,15 +16,8 @@ BEFORE = [("annotation", "0034_state_rows")]
 def test_each_instructions_event_becomes_a_row_at_its_time():
     try:
         old = _migrate(BEFORE)
-        model = old.get_model
-        dataset = model("annotation", "Dataset").objects.create(
-            name="old", source_file="x.json", checksum="0" * 64, image_source="coco_url"
-        )
-        project = model("annotation", "Project").objects.create(name="Default")
-        run = model("annotation", "Run").objects.create(
-            dataset=dataset, project=project, kind="bison", status="collecting"
-        )
-        Event = model("annotation", "Event")
+        run = old_run(old)
+        Event = old.get_model("annotation", "Event")
         start = timezone.now() - timedelta(days=2)
         changes = [
             ("selection", "default", "0123456789ab"),
