@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 
 from annotation.models import EventAction, InstructionsChange, Run
 from annotation.run_settings import CONSENT, INSTRUCTIONS, RunTexts
@@ -39,12 +39,22 @@ def _with(config: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     return {**config, key: value}
 
 
-def _changed(*, run: Run, config: dict[str, Any], action: EventAction, data: dict[str, Any]) -> Run:
-    """Store `config` and write the event, unless the text's version did not change."""
+def _changed(
+    *,
+    run: Run,
+    config: dict[str, Any],
+    action: EventAction,
+    data: dict[str, Any],
+    row: models.Model | None = None,
+) -> Run:
+    """Store `config`, the change's state `row` if any, and the event, unless the text's
+    version did not change."""
     if data["from"] == data["to"]:
         return run
     Run.objects.filter(pk=run.pk).update(config=config)
     run.config = config
+    if row is not None:
+        row.save()
     event_record(action=action, run=run, data=data)
     return run
 
@@ -85,11 +95,13 @@ def run_instructions_set(*, run: Run, stage: str, text: str) -> Run:
     check_stored_json(own, field="text")
     after = instructions_version(config, stage)
     data = {"stage": stage, "from": before, "to": after, "text": own.get(stage, "")}
-    if before != after:  # the release's row; the event is the log's
-        InstructionsChange.objects.create(
-            run=run, stage=stage, from_version=before, to_version=after
-        )
-    return _changed(run=run, config=config, action=EventAction.RUN_INSTRUCTIONS_CHANGED, data=data)
+    return _changed(
+        run=run,
+        config=config,
+        action=EventAction.RUN_INSTRUCTIONS_CHANGED,
+        data=data,
+        row=InstructionsChange(run=run, stage=stage, from_version=before, to_version=after),
+    )
 
 
 @transaction.atomic

@@ -6,29 +6,18 @@ from datetime import timedelta
 
 import pytest
 
-from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.vocabulary import BisonStage
 from annotation.models import Assignment, Event, EventAction, InstructionsChange
 from annotation.selectors.work.run_texts import instructions_version
 from annotation.services.release.release_judgments import label_provenance_table
-from annotation.services.runs.batches import batch_create, batch_publish
 from annotation.services.runs.run_texts import run_instructions_set
-from pipeline.simulate import WorkerProfile
+from tests.factories import selection_done_factory
 
 pytestmark = pytest.mark.django_db
 
 
 def test_each_judgment_names_the_instructions_its_worker_was_shown(paired_run):
-    batch = batch_publish(
-        batch=batch_create(
-            run=paired_run,
-            stage=BisonStage.SELECTION,
-            provider="simulated",
-            limit=4,
-            items_per_hit=1,
-        )
-    )
-    simulate_crowd(batch=batch, workers=2, profile=WorkerProfile(accuracy=0.9))
+    batch = selection_done_factory(paired_run, accuracy=0.9)
     run = run_instructions_set(run=paired_run, stage=BisonStage.SELECTION, text="Pick one.")
     new = instructions_version(run.config, BisonStage.SELECTION)
     changed = InstructionsChange.objects.get(run=run).created_at
