@@ -391,7 +391,9 @@ CROWDVL_CLIENT_IP_HEADER = env("CROWDVL_CLIENT_IP_HEADER", "")
 _cache_url = env("CROWDVL_CACHE_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        # django-redis keeps one client per process; Django's RedisCache builds a redis-py
+        # client per operation, half of a session read's CPU (benchmarks/cache_backend.py).
+        {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": _cache_url}
         if _cache_url
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),

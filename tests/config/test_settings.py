@@ -102,3 +102,36 @@ def test_debug_is_on_only_when_asked_and_bad_flags_are_refused(tmp_path):
     assert settings_in(CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="1")["DEBUG"] is True
     done = django(["manage.py", "check"], CROWDVL_VAR_DIR=str(tmp_path), DJANGO_DEBUG="yes")
     assert done.returncode != 0 and "DJANGO_DEBUG must be 0 or 1" in done.stderr
+
+
+def test_server_processes_share_the_cache_when_one_is_configured():
+    """With CROWDVL_CACHE_URL (docs/operations.md), each server process reaches the same Redis:
+    a rate limit is spent across processes and what one process stores the next reads, through
+    the backend the settings name (django-redis), against the real server."""
+    scope, key = "panel-arrival", secrets.token_hex(8)  # a fresh counter: no other run shares it
+    code = (
+        "import django, json, sys; django.setup(); from django.conf import settings as s; "
+        "from django.core.cache import cache; from annotation.ratelimit import rate_allow; "
+        "limit = int(s.CROWDVL_RATE_LIMITS[sys.argv[1]]); "
+        "allowed = [rate_allow(sys.argv[1], sys.argv[2], now=0.0) for _ in range(limit - 1)]; "
+        "before = cache.get('crowdvl:test:' + sys.argv[2]); "
+        "cache.set('crowdvl:test:' + sys.argv[2], {'worker': 7, 'seen': [1, 2]}, 60); "
+        "print(json.dumps([s.CACHES['default']['BACKEND'], s.SESSION_ENGINE, all(allowed), "
+        "rate_allow(sys.argv[1], sys.argv[2], now=0.0), before]))"
+    )
+    env = {
+        **PRODUCTION,
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "CROWDVL_CACHE_URL": "redis://127.0.0.1:6379/11",
+    }
+    runs = []
+    for _ in range(2):  # one server process after another
+        done = django(["-c", code, scope, key], DJANGO_SETTINGS_MODULE="config.settings", **env)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    (backend, engine, first_allowed, last_allowed, before), second = runs
+    assert backend == "django_redis.cache.RedisCache"
+    assert engine == "django.contrib.sessions.backends.cached_db"
+    assert first_allowed and last_allowed and before is None  # the limit reached, not passed
+    # The second process finds the first's count: its requests are over the limit.
+    assert second[2:] == [False, False, {"worker": 7, "seen": [1, 2]}]

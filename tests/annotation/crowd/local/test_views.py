@@ -3,12 +3,16 @@ browser meets it: the headers of the middleware stack, the form's token, the che
 session, the invitation and the assignment, and what the stack refuses."""
 
 import re
+import secrets
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
+from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.models import Session
 from django.core import signing
+from django.core.cache import caches as cache_handler
 from django.test import Client, override_settings
 from django.utils import timezone
 
@@ -22,6 +26,7 @@ from tests.factories import join
 pytestmark = pytest.mark.django_db
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 CACHED_DB = "django.contrib.sessions.backends.cached_db"
+REDIS = "cached_db on Redis"
 
 
 def _claim(client, batch) -> str:
@@ -150,11 +155,18 @@ def test_an_expired_session_is_refused_at_once(client, paired_run):
     assert client.cookies["sessionid"].value == ""  # the cookie deleted
 
 
-@pytest.mark.parametrize("engine", ["django.contrib.sessions.backends.db", CACHED_DB])
+@pytest.mark.parametrize("engine", ["django.contrib.sessions.backends.db", CACHED_DB, REDIS])
 def test_a_flushed_session_is_refused_at_once(client, paired_run, engine):
-    with override_settings(SESSION_ENGINE=engine):
+    caches = settings.CACHES
+    if engine == REDIS:  # a deployment's shared cache (CROWDVL_CACHE_URL): the real server
+        engine = CACHED_DB
+        shared = {"LOCATION": "redis://127.0.0.1:6379/11", "KEY_PREFIX": secrets.token_hex(8)}
+        caches = {**caches, "default": {"BACKEND": "django_redis.cache.RedisCache", **shared}}
+    with override_settings(SESSION_ENGINE=engine, CACHES=caches):
         url, key = _viewed(client, paired_run)
         assert client.get(url).status_code == 200
+        if engine == CACHED_DB:  # the page read the cache's copy
+            assert cache_handler["default"].get(f"{cached_db.KEY_PREFIX}{key}")
         client.session.flush()  # signed out: the row (and the cache's copy) deleted
         assert not Session.objects.filter(pk=key).exists()
         assert client.get(url).status_code == 404
