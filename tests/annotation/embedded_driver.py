@@ -27,7 +27,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 # 40 HITs of two pairs for each of the concurrency test's four workers: without WAL, immediate
-# transactions and a busy timeout they still meet 20 "database is locked" errors (503).
+# transactions and a busy timeout they still meet about 20 "database is locked" errors (503).
 IMAGES = 60
 
 
