@@ -26,6 +26,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("dataset", "project"), pk=run_id)
     require(request.user, Action.VIEW, run=run)
     data = run_page_data(run)
+    run.refresh_from_db()  # never older than its jobs just read (`run_status`)
     flow = flow_for_kind(run.kind)
     context = {
         "run": run,
@@ -48,13 +49,19 @@ def run_status(request: HttpRequest, run_id: int) -> JsonResponse:
     """What the page refreshes while a job runs: the run's status, its funnel and jobs."""
     run = get_object_or_404(Run, pk=run_id)
     require(request.user, Action.VIEW, run=run)
+    # The jobs first, then the run: a job's last step commits the run's new status with its
+    # own success, so a status read after the jobs is never older than they are. Read the
+    # other way round, a poll could show the job done beside the status before it, and the
+    # page stops polling once no job is live.
+    jobs = run_jobs(run)
+    run.refresh_from_db()
     funnel = run_funnel(run)
     return JsonResponse(
         {
             "status": run.status,
             "status_label": run.get_status_display(),  # in the flow's words
             "funnel": {"labels": [s for s, _ in funnel], "counts": [n for _, n in funnel]},
-            "jobs": run_jobs(run),
+            "jobs": jobs,
         }
     )
 

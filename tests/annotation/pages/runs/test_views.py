@@ -6,12 +6,13 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from playwright.sync_api import expect
 
 from annotation.crowd.simulated.crowd import simulate_crowd
 from annotation.flows.bison.vocabulary import BisonItemKind, BisonStage
 from annotation.flows.eccv.vocabulary import EccvStage
-from annotation.models import Answer, Assignment, Item, Job, JobState
+from annotation.models import Answer, Assignment, Item, Job, JobState, Run, RunStatus
 from annotation.selectors.runs.run_page import run_page_data, stage_agreement
 from annotation.selectors.runs.run_workers import run_workers
 from annotation.services.runs.batches import batch_create, batch_publish
@@ -101,6 +102,40 @@ def test_page_and_status_for_members_only(worked, admin_client, client, django_u
     client.force_login(django_user_model.objects.create_user("outsider", password="pw"))
     assert client.get(f"/runs/{run.pk}/").status_code == 404  # not in her projects: hidden
     assert client.get(f"/runs/{run.pk}/status.json").status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/runs/{}/status.json", "/runs/{}/"])
+def test_a_job_shown_done_comes_with_the_status_it_finished_with(paired_run, admin_client, path):
+    """Stage 1's last step commits the run's status with the job's success. The page and its
+    poll read both: a job shown done beside the status before it stopped the page's polling
+    on a stale status (the first-run browser test, under load). Here the step finishes just
+    before the jobs are read, after the run was."""
+    run = paired_run
+    run.status = RunStatus.PREPARING
+    run.save(update_fields=["status"])
+    job = Job.objects.create(name="bison.pairing", run=run, state=JobState.RUNNING)
+    finished: list[bool] = []
+
+    def finish_before_the_jobs_are_read(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if not finished and 'FROM "annotation_job"' in sql:
+            finished.append(True)
+            Run.objects.filter(pk=run.pk).update(status=RunStatus.PREPARED)
+            Job.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED, progress=100)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(finish_before_the_jobs_are_read):
+        response = admin_client.get(path.format(run.pk))
+    assert finished and response.status_code == 200
+    if path.endswith(".json"):
+        body = response.json()
+        assert {j["id"]: j["state"] for j in body["jobs"]}[job.pk] == "succeeded"
+        assert body["status"] == RunStatus.PREPARED
+    else:
+        page = response.content.decode()
+        assert f'#{job.pk} bison.pairing</a></td><td class="state">succeeded</td>' in page
+        label = Run(kind=run.kind, status=RunStatus.PREPARED).get_status_display()
+        assert f'<span id="run-status">{label}</span>' in page
 
 
 def test_vendored_chartjs_matches_its_checksums():
