@@ -75,6 +75,8 @@ def test_submissions_survive_a_postgresql_restart(server, settings):
         "CROWDVL_DB_CONN_MAX_AGE": "60",
         "DJANGO_SECRET_KEY": "test-" + "k" * 50,
         "CROWDVL_MEDIA_ROOT": str(server.folder / "media"),
+        # The run's pictures (driver_run.py) under the test's folder, not the checkout's var/.
+        "CROWDVL_VAR_DIR": str(server.folder / "var"),
     }
     env.pop("TEST_DATABASE_NAME", None)
     driver = subprocess.Popen(
