@@ -62,6 +62,19 @@ def _fresh_cache():
 
 
 @pytest.fixture
+def one_rate_window(monkeypatch):
+    """Rate limits count in fixed one-minute windows: a test that spends a limit and expects
+    the next request refused must not see the minute turn between the two (a flake on a
+    loaded machine), so the limiter's clock stands still for the test."""
+    from types import SimpleNamespace
+
+    import annotation.ratelimit
+
+    still = annotation.ratelimit.time.time()
+    monkeypatch.setattr(annotation.ratelimit, "time", SimpleNamespace(time=lambda: still))
+
+
+@pytest.fixture
 def run_on_commit(django_capture_on_commit_callbacks):
     """Run on_commit callbacks (task enqueues) inside a test's transaction."""
 

@@ -204,7 +204,9 @@ def test_a_hit_never_counts_more_than_its_capacity(mt, paired_run):
     assert hit.status == HitStatus.COMPLETE
 
 
-def test_anonymous_posts_are_throttled_per_address_but_pages_are_not(mt, paired_run, settings):
+def test_anonymous_posts_are_throttled_per_address_but_pages_are_not(
+    mt, paired_run, settings, one_rate_window
+):
     settings.CROWDVL_RATE_LIMITS = {"mturk-post": 3}
     batch = stage2(mt, paired_run, items_per_hit=2, assignments_per_hit=9)
     hit = batch.hits.order_by("position").first()

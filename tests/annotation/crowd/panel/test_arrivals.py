@@ -112,7 +112,9 @@ def test_a_flood_of_consent_clicks_writes_no_rows(client, paired_run):
     assert Consent.objects.filter(worker=participant.worker).count() == 1
 
 
-def test_arrivals_past_the_address_limit_get_a_page_and_write_nothing(client, paired_run, settings):
+def test_arrivals_past_the_address_limit_get_a_page_and_write_nothing(
+    client, paired_run, settings, one_rate_window
+):
     settings.CROWDVL_RATE_LIMITS = {"panel-arrival": 2}
     batch = panel_batch(paired_run)
     driver = PanelDriver(client)
@@ -133,7 +135,7 @@ def test_arrivals_past_the_address_limit_get_a_page_and_write_nothing(client, pa
     assert arrive(Client(REMOTE_ADDR="10.0.0.2"), batch, "P4").status_code == 302
 
 
-def test_arrivals_past_the_batch_limit_get_a_page(paired_run, settings):
+def test_arrivals_past_the_batch_limit_get_a_page(paired_run, settings, one_rate_window):
     settings.CROWDVL_RATE_LIMITS = {"panel-batch-arrival": 3}
     batch = panel_batch(paired_run)
     other = panel_batch(paired_run)

@@ -141,7 +141,7 @@ def test_a_body_too_large_or_not_json_is_refused(client, paired_run):
     assert not AssignmentDraft.objects.exists()
 
 
-def test_drafts_are_rate_limited_per_worker(client, paired_run, settings):
+def test_drafts_are_rate_limited_per_worker(client, paired_run, settings, one_rate_window):
     settings.CROWDVL_RATE_LIMITS = {"draft-save": 2}
     batch = local_batch(paired_run)
     join(client, paired_run, "alice")
