@@ -9,6 +9,11 @@ thousands of open assignments and invited workers, then drives N concurrent clie
 - bare app:    the same GET from a separate minimal Django+DRF app served beside it by the
                same gunicorn settings (`bare_settings.py`, `bare_urls.py`: no middleware, one
                view): the floor (issue 32);
+- bare app with session: the bare app's GET with a worker's session cookie, from a third
+               minimal app (`bare_session_settings.py`) that reads the session from the
+               app's shared cache and puts a CSRF token in its answer: what any worker page
+               with a form needs of Django, so its ratio to the bare app is the most such a page
+               can reach through public APIs (no target);
 - task page:   GET of a worker's task page (session, invitation check, HIT view, template);
 - cycle:       claim (GET next -> 302) -> render (GET the page) -> the page's images (GET
                /img/<page key>/<place>, renderings from the proxy's cache) -> submit (POST -> 302);
@@ -59,7 +64,7 @@ from benchmarks.harness import results_argument, results_tee  # noqa: E402
 
 DB = "crowdvl_bench_load"  # --database-name
 TICK = os.sysconf("SC_CLK_TCK")
-SERVER = {"app": 0, "bare app": 0}  # each gunicorn's process group, for its CPU
+SERVER = {"app": 0, "bare app": 0, "bare session": 0}  # each gunicorn's process group, for its CPU
 try:  # a leaner event loop keeps the client's own CPU low (optional: the bench extra)
     import uvloop
 
@@ -357,6 +362,7 @@ def analyzer(url: str | None) -> Callable[[], None]:
 async def drive(
     port: int,
     bare_port: int,
+    session_port: int,
     setup: dict,
     clients: int,
     seconds: float,
@@ -365,6 +371,7 @@ async def drive(
 ) -> tuple[list[list[Phase]], dict[str, list[Phase]]]:
     http = Http(port)
     bare_http = Http(bare_port)
+    session_http = Http(session_port)
     workers = [Worker() for _ in range(clients)]
     for worker, token in zip(workers, setup["tokens"], strict=True):
         assert (await http.request("GET", f"/join/{token}/", worker)).status == 200
@@ -384,6 +391,14 @@ async def drive(
         pk = hits[phase.requests % len(hits)]
         response = await timed(phase, "bare", bare_http.request("GET", f"/bench/bare/{pk}/"))
         phase.errors += response.status != 200
+        phase.cycles += 1
+        return True
+
+    async def bare_session(phase: Phase, worker: Worker) -> bool:
+        pk = hits[phase.requests % len(hits)]
+        call = session_http.request("GET", f"/bench/bare/{pk}/", worker)
+        response = await timed(phase, "bare", call)
+        phase.errors += response.status != 200  # 403: the session was not the worker's
         phase.cycles += 1
         return True
 
@@ -437,6 +452,7 @@ async def drive(
         single = [
             ("bare endpoint", bare, "app"),
             ("bare app", bare_app, "bare app"),
+            ("bare session", bare_session, "bare session"),
             ("task page", task_page, "app"),
         ]
         paired = [("cycle", cycle), ("bare cycle", bare_cycle)]
@@ -469,7 +485,7 @@ async def drive(
 SOLO = ("task page, 1 client", "bare app, 1 client")
 
 
-PHASES = ("bare endpoint", "bare app", "task page", "cycle", "bare cycle")
+PHASES = ("bare endpoint", "bare app", "bare session", "task page", "cycle", "bare cycle")
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -502,6 +518,7 @@ def _merged(rounds: list[list[Phase]]) -> list[Phase]:
 def _ratios(phases: list[Phase]) -> dict[str, float]:
     by = {p.name: p for p in phases}
     bare, bare_app, page = by["bare endpoint"], by["bare app"], by["task page"]
+    session = by["bare session"]
     cycle, bare_cycle = by["cycle"], by["bare cycle"]
     page_rate = page.requests / page.seconds
     page_p99 = pct(page.latency["task page"], 0.99)
@@ -509,6 +526,9 @@ def _ratios(phases: list[Phase]) -> dict[str, float]:
         "task page throughput / bare app": page_rate / (bare_app.requests / bare_app.seconds),
         "task page p99 / bare app p99": page_p99 / pct(bare_app.latency["bare"], 0.99),
         "task page throughput / bare endpoint": page_rate / (bare.requests / bare.seconds),
+        "bare session throughput / bare app": (session.requests / session.seconds)
+        / (bare_app.requests / bare_app.seconds),
+        "task page throughput / bare session": page_rate / (session.requests / session.seconds),
         "task page p99 / bare endpoint p99": page_p99 / pct(bare.latency["bare"], 0.99),
         "cycle throughput / bare cycle": (cycle.cycles / cycle.seconds)
         / (bare_cycle.cycles / bare_cycle.seconds),
@@ -525,6 +545,9 @@ TARGETS = {
     "task page p99 / bare app p99": ("<=", 1.5, 2.0),
     "task page throughput / bare endpoint": (">=", 0.90, None),
     "task page p99 / bare endpoint p99": ("<=", 1.5, 2.0),
+    # No targets: the ceiling a page with a session and a form has, and the page against it.
+    "bare session throughput / bare app": (None, None, None),
+    "task page throughput / bare session": (None, None, None),
     "cycle throughput / bare cycle": (">=", 0.70, None),
     "cycle p99 / bare cycle p99": ("<=", 1.5, None),
 }
@@ -588,6 +611,9 @@ def report(rounds: list[list[Phase]], queries: dict[str, int], args, setup: dict
         values = [r[name] for r in per_round]
         ratios[name] = statistics.median(values)
         spread = ", ".join(f"{v:.2f}" for v in values)
+        if sense is None or limit is None:
+            print(f"{name:<38} {ratios[name]:.2f}x  median of rounds [{spread}] (no target)")
+            continue
         target = f"{sense} {limit:.2f}" + (f", every round <= {each:.1f}" if each else "")
         met = _met(ratios[name], sense, limit) and all(v <= each for v in values if each)
         print(
@@ -696,6 +722,7 @@ def main() -> None:
         for name, settings_module in (
             ("app", "benchmarks.load_settings"),
             ("bare app", "benchmarks.bare_settings"),
+            ("bare session", "benchmarks.bare_session_settings"),
         ):
             ports[name] = free_port()
             servers.append(
@@ -729,6 +756,7 @@ def main() -> None:
             drive(
                 ports["app"],
                 ports["bare app"],
+                ports["bare session"],
                 setup,
                 args.clients,
                 args.seconds,
