@@ -22,7 +22,7 @@ from annotation.models import (
 )
 from annotation.services.datasets.images import image_seen_before, images_kept_apart
 from annotation.services.events import event_record
-from annotation.services.runs.gold import gold_seen_before
+from annotation.services.runs.gold import gold_kept_apart, gold_seen_before
 from annotation.services.work.holds import idle_hold_release, idle_hold_seconds, idle_holds
 from annotation.services.work.pools import pool_enter
 from annotation.services.work.slots import (
@@ -73,8 +73,10 @@ def claimable_hits(*, batch: Batch, worker: Worker) -> QuerySet[Hit]:
         Hit.objects.filter(batch=batch, status=HitStatus.OPEN)
         .exclude(assignments__worker=worker)
         .exclude(judged_before(worker))
-        .exclude(gold_seen_before(worker))
     )
+    # A rule that cannot apply to the batch's stage is left out (its subquery is the cost).
+    if gold_kept_apart(batch):
+        hits = hits.exclude(gold_seen_before(worker))
     return hits.exclude(image_seen_before(worker)) if images_kept_apart(batch) else hits
 
 

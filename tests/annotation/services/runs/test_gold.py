@@ -21,7 +21,7 @@ from annotation.models import GOLD_KINDS, Answer, Export, GoldItemKind, Item, Qu
 from annotation.selectors.release.simulated_quality import run_world
 from annotation.selectors.reviews.gold import Agreement, items_established, stage_consensus
 from annotation.services.runs.batches import batch_create, batch_publish, batch_warnings
-from annotation.services.runs.gold import gold_place
+from annotation.services.runs.gold import gold_kept_apart, gold_place
 from annotation.services.runs.runs import run_check_config
 from annotation.services.work.claim import assignment_claim_next
 from annotation.services.work.worker_identity import worker_get_or_create
@@ -175,6 +175,7 @@ def test_nobody_gets_a_copy_of_an_item_they_had(quality_run):
         hits >= 2
         and Question.objects.filter(hit__batch=second, item__kind__in=GOLD_KINDS).count() == hits
     )
+    assert gold_kept_apart(second)  # the claim reads the rule for this stage
     for name in ("a", "b", "c"):
         worker = worker_get_or_create(provider="local", external_id=name)
         assert assignment_claim_next(batch=second, worker=worker) is None
@@ -524,3 +525,13 @@ def test_gold_joins_only_hits_showing_none_of_its_images_in_an_image_disjoint_st
         assert len(shown) == len(set(shown))
     assert {i.pk for i in placed[0]} == {1, 2, 101, 102}
     assert {i.pk for i in placed[1]} == {3, 100, 102}
+
+
+def test_only_a_stage_that_places_gold_keeps_gold_apart(paired_run):
+    """The claim leaves the gold rule's subquery out where no HIT can hold a gold copy: a
+    stage whose task type plans none (BISON's stage 2)."""
+    from tests.factories import selection_done_factory
+
+    selection = selection_done_factory(paired_run)
+    assert not task_type_for(selection.stage).gold_kinds and not gold_kept_apart(selection)
+    assert not Question.objects.filter(hit__batch=selection, item__kind__in=GOLD_KINDS).exists()
