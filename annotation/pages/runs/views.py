@@ -23,10 +23,13 @@ from pipeline.errors import InputError
 @login_required
 @require_GET
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = get_object_or_404(Run.objects.select_related("dataset", "project"), pk=run_id)
+    runs = Run.objects.select_related("dataset", "project")
+    run = get_object_or_404(runs, pk=run_id)
     require(request.user, Action.VIEW, run=run)
     data = run_page_data(run)
-    run.refresh_from_db()  # never older than its jobs just read (`run_status`)
+    # Never older than its jobs just read (`run_status`); the refresh keeps what the page
+    # reads of the run's dataset and project loaded with it.
+    run.refresh_from_db(from_queryset=runs)
     flow = flow_for_kind(run.kind)
     context = {
         "run": run,
